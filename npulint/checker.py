@@ -1,0 +1,131 @@
+"""What a rule family implements, and the per-file context the engine gives it."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, PositionProvider
+
+from npulint.model import Finding, Rule, Span
+from npulint.semantic import Semantic, Site
+from npulint.signatures import Bound, Signature, bind
+from npulint.source import PYTHON
+from npulint.values import UNKNOWN, Evaluator
+
+
+class Checker:
+    """A rule family: one instance per linted file.
+
+    * ``rules``: the :class:`Rule` objects it may report (its codes).
+    * ``tokens``: prefilter. The file is parsed for this checker only if, for some group
+      in ``tokens``, every string of the group occurs in the file's text. An empty
+      ``tokens`` means "always".
+    * ``visit_<Node>``/``leave_<Node>`` hooks are called during the file's one traversal;
+      ``finish()`` at its end, when every binding is known; ``project()`` once per run
+      with the facts every file recorded through :meth:`FileContext.fact`.
+    """
+
+    rules: ClassVar[Tuple[Rule, ...]] = ()
+    tokens: ClassVar[Tuple[Tuple[str, ...], ...]] = ()
+    language: ClassVar[str] = PYTHON
+
+    def __init__(self, ctx: "FileContext"):
+        self.ctx = ctx
+
+    def finish(self) -> None:
+        pass
+
+    @classmethod
+    def project(cls, facts: List[Tuple[str, Any]], report: "ProjectReporter", settings) -> None:
+        """Fold the facts of every file (in sorted path order: ``(path, fact)``)."""
+
+    @classmethod
+    def codes(cls) -> Set[str]:
+        return {r.code for r in cls.rules}
+
+    @classmethod
+    def wants(cls, text: str) -> bool:
+        if not cls.tokens:
+            return True
+        return any(all(t in text for t in group) for group in cls.tokens)
+
+
+class FileContext:
+    """Everything a checker may ask about the file it is in."""
+
+    def __init__(self, path: str, display: str, text: str, module: cst.Module, settings, enabled: Set[str]):
+        self.path = path
+        self.display = display
+        self.text = text
+        self.module = module
+        self.settings = settings
+        self.enabled = enabled
+        self.sem = Semantic(module)
+        self.ev = Evaluator(self.sem)
+        self.findings: List[Finding] = []
+        self.facts: Dict[str, List[Any]] = {}
+        self._positions = None
+
+    # -- where ------------------------------------------------------------------------
+    def site(self) -> Site:
+        """The current point of the traversal (call from a hook)."""
+        return self.sem.site()
+
+    def span(self, node: cst.CSTNode) -> Span:
+        if self._positions is None:
+            self._positions = MetadataWrapper(self.module, unsafe_skip_copy=True).resolve(PositionProvider)
+        r = self._positions.get(node)
+        if r is None:
+            return Span(1, 1, 1, 1)
+        return Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+
+    # -- what -------------------------------------------------------------------------
+    def value(self, expr: Optional[cst.CSTNode], site: Site):
+        return self.ev.value(expr, site) if expr is not None else UNKNOWN
+
+    def resolve(self, expr: cst.CSTNode, site: Site, names) -> Optional[str]:
+        return self.sem.resolve(expr, site, names)
+
+    def bind(self, sig: Signature, call: cst.Call) -> Bound:
+        return bind(sig, call)
+
+    def arg_value(self, bound: Bound, name: str, site: Site):
+        """The value of parameter *name* in a bound call: its argument's value, its
+        default when certainly omitted, else UNKNOWN."""
+        if name in bound.args:
+            return self.value(bound.args[name], site)
+        if bound.is_default(name):
+            p = bound.sig.param(name)
+            if p is not None:
+                return p.default
+        return UNKNOWN
+
+    # -- reporting ----------------------------------------------------------------------
+    def wants(self, code: str) -> bool:
+        return code in self.enabled
+
+    def report(self, code: str, node: cst.CSTNode, message: str,
+               related: Sequence[Tuple[str, int, int]] = ()) -> None:
+        if code not in self.enabled:
+            return
+        s = self.span(node)
+        self.findings.append(Finding(self.display, s.line, s.column, code, message, s.end_line,
+                                     s.end_column, tuple(related)))
+
+    def fact(self, checker: type, fact: Any) -> None:
+        self.facts.setdefault(checker.__name__, []).append(fact)
+
+
+class ProjectReporter:
+    """Collects findings from the project-wide phase; they are filtered like the others."""
+
+    def __init__(self, enabled: Set[str]):
+        self.enabled = enabled
+        self.findings: List[Finding] = []
+
+    def report(self, display: str, span: Span, code: str, message: str,
+               related: Sequence[Tuple[str, int, int]] = ()) -> None:
+        if code in self.enabled:
+            self.findings.append(Finding(display, span.line, span.column, code, message, span.end_line,
+                                         span.end_column, tuple(related)))

@@ -1,0 +1,134 @@
+"""The ``npulint`` command."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import List, Optional, Sequence
+
+import click
+
+from npulint import __version__
+from npulint.config import ConfigError, Settings, check_codes, enabled_codes, find_config, load_config
+
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def _codes(values: Sequence[str]) -> List[str]:
+    out: List[str] = []
+    for v in values:
+        out.extend(c for c in v.replace(" ", ",").split(",") if c)
+    return out
+
+
+def _settings(paths: Sequence[str], config: Optional[str], stdin_filename: Optional[str], known: List[str]) -> Settings:
+    if config is not None:
+        if not os.path.isfile(config):
+            raise ConfigError(f"config file not found: {config}")
+        return load_config(config, known)
+    if stdin_filename is not None:
+        start = os.path.dirname(os.path.abspath(stdin_filename))
+    else:
+        real = [os.path.abspath(p) for p in paths if p != "-"]
+        start = os.path.commonpath(real) if real else os.getcwd()
+    found = find_config(start)
+    if found is None:
+        return Settings(root=os.getcwd())
+    return load_config(found, known)
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("paths", nargs=-1, type=click.Path())
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Rule codes or prefixes to enable (comma-separated), replacing the configured selection.")
+@click.option("--extend-select", multiple=True, metavar="CODES", help="Rule codes or prefixes to enable in addition.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes to disable.")
+@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Output format.")
+@click.option("--config", type=click.Path(dir_okay=False), help="Use this configuration file.")
+@click.option("--stdin-filename", metavar="PATH",
+              help="Lint standard input ('-') as if it were this file (config and per-file-ignores apply).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
+@click.option("-q", "--quiet", is_flag=True, help="Do not print the summary line.")
+@click.option("--list-rules", is_flag=True, help="List every rule and exit.")
+@click.option("--explain", metavar="CODE", help="Explain a rule and exit.")
+@click.version_option(__version__, prog_name="npulint")
+def cli(paths, select, extend_select, ignore, output_format, config, stdin_filename, exit_zero, statistics, quiet,
+        list_rules, explain):
+    """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input)."""
+    from npulint import registry, reporters
+
+    rules, checkers = registry.load()
+    by_code = {r.code: r for r in rules}
+    known = [r.code for r in rules]
+    if list_rules:
+        click.echo(reporters.rule_table(rules))
+        return EXIT_OK
+    if explain is not None:
+        rule = by_code.get(explain.strip().upper())
+        if rule is None:
+            raise ConfigError(f"unknown rule code '{explain}' (see --list-rules)")
+        click.echo(reporters.explain(rule), nl=False)
+        return EXIT_OK
+
+    paths = list(paths) or (["-"] if stdin_filename is not None else ["."])
+    settings = _settings(paths, config, stdin_filename, known)
+    if select:
+        settings.select = check_codes(_codes(select), known, "--select")
+    if extend_select:
+        settings.extend_select = settings.extend_select + check_codes(_codes(extend_select), known, "--extend-select")
+    if ignore:
+        settings.ignore = settings.ignore + check_codes(_codes(ignore), known, "--ignore")
+    enabled = enabled_codes(rules, settings.select, settings.extend_select, settings.ignore)
+
+    from npulint import discovery, pipeline
+
+    file_paths = [p for p in paths if p != "-"]
+    files, missing = discovery.discover(file_paths, settings)
+    if missing:
+        raise ConfigError(f"path not found: {missing[0]}")
+    stdin = None
+    if "-" in paths:
+        data = sys.stdin.buffer.read()
+        stdin = (os.path.abspath(stdin_filename) if stdin_filename else os.path.join(os.getcwd(), "-"), data)
+    result = pipeline.run(files, settings, checkers, enabled, stdin)
+
+    out = sys.stdout
+    if statistics:
+        reporters.write_statistics(result.findings, by_code, out)
+    elif output_format == "json":
+        reporters.write_json(result.findings, by_code, out)
+    else:
+        reporters.write_text(result.findings, out)
+    out.flush()
+    if not quiet and output_format == "text":
+        click.echo(reporters.summary(result.findings, result.files), err=True)
+    if result.findings and not exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def main(argv: Optional[Sequence[str]] = None) -> None:
+    try:
+        code = cli.main(args=list(argv) if argv is not None else None, prog_name="npulint", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        code = exc.exit_code
+    except click.UsageError as exc:
+        click.echo(f"npulint: error: {exc.format_message()}", err=True)
+        code = EXIT_ERROR
+    except ConfigError as exc:
+        click.echo(f"npulint: error: {exc}", err=True)
+        code = EXIT_ERROR
+    except click.Abort:
+        code = 130
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:
+        # the reader went away (``npulint . | head``): not an error of ours
+        try:
+            sys.stdout = open(os.devnull, "w")
+        except OSError:
+            pass
+        code = EXIT_FINDINGS
+    sys.exit(code if isinstance(code, int) else EXIT_OK)

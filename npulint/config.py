@@ -1,0 +1,201 @@
+"""Configuration: ``[tool.npulint]`` in ``pyproject.toml``, or ``npulint.toml`` /
+``.npulint.toml`` (top-level keys), found upward from the linted path."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python < 3.11 only
+    import tomli as tomllib
+
+PRODUCTS = ("atlas-a2", "atlas-a3")
+MINDSPEED_STACKS = ("current", "legacy")
+CONFIG_NAMES = (".npulint.toml", "npulint.toml", "pyproject.toml")
+
+# Like ruff's defaults, plus our own cache folder; a folder holding pyvenv.cfg is skipped too.
+DEFAULT_EXCLUDE = (
+    ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".mypy_cache",
+    ".nox", ".npulint_cache", ".pants.d", ".pyenv", ".pytest_cache", ".pytype", ".ruff_cache", ".svn",
+    ".tox", ".venv", ".vscode", "__pycache__", "__pypackages__", "_build", "buck-out", "build", "dist",
+    "node_modules", "site-packages", "venv",
+)
+
+KEYS = ("product", "mindspeed-stack", "select", "ignore", "extend-select", "per-file-ignores",
+        "exclude", "extend-exclude")
+
+
+class ConfigError(Exception):
+    """A configuration or usage problem: exit code 2 with this one-line message."""
+
+
+@dataclasses.dataclass
+class Settings:
+    root: str  # folder that relative patterns in the config are relative to
+    config_path: Optional[str] = None
+    product: str = "atlas-a2"
+    mindspeed_stack: str = "current"
+    select: Optional[List[str]] = None
+    extend_select: List[str] = dataclasses.field(default_factory=list)
+    ignore: List[str] = dataclasses.field(default_factory=list)
+    per_file_ignores: Dict[str, List[str]] = dataclasses.field(default_factory=dict)
+    exclude: List[str] = dataclasses.field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    extend_exclude: List[str] = dataclasses.field(default_factory=list)
+
+    def fingerprint(self) -> Tuple:
+        """Everything that can change a finding (for caches)."""
+        return (self.product, self.mindspeed_stack, tuple(self.select or ()), tuple(self.extend_select),
+                tuple(self.ignore), tuple(sorted((k, tuple(v)) for k, v in self.per_file_ignores.items())))
+
+
+def find_config(start: str) -> Optional[str]:
+    """The nearest configuration file at or above *start* (a file or folder)."""
+    here = os.path.abspath(start)
+    if not os.path.isdir(here):
+        here = os.path.dirname(here)
+    while True:
+        for name in CONFIG_NAMES:
+            candidate = os.path.join(here, name)
+            if os.path.isfile(candidate):
+                if name != "pyproject.toml" or _has_tool_section(candidate):
+                    return candidate
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _has_tool_section(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except OSError:
+        return False
+    if b"tool.npulint" not in data and b"npulint" not in data:
+        return False
+    try:
+        doc = tomllib.loads(data.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return True  # let load_config report the broken file instead of skipping it silently
+    return isinstance(doc.get("tool"), dict) and "npulint" in doc["tool"]
+
+
+def load_config(path: str, known_codes: Sequence[str]) -> Settings:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}")
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: not UTF-8")
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}")
+    if os.path.basename(path) == "pyproject.toml":
+        table = doc.get("tool", {}).get("npulint", {}) if isinstance(doc.get("tool"), dict) else {}
+        where = f"{path} [tool.npulint]"
+    else:
+        table = doc
+        where = path
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: expected a table")
+    settings = Settings(root=os.path.dirname(os.path.abspath(path)), config_path=os.path.abspath(path))
+    apply_table(settings, table, where, known_codes)
+    return settings
+
+
+def _str_list(value, key: str, where: str) -> List[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{where}: '{key}' must be a list of strings")
+    return list(value)
+
+
+def apply_table(settings: Settings, table: Mapping, where: str, known_codes: Sequence[str]) -> None:
+    for key, value in table.items():
+        if key not in KEYS:
+            hint = _did_you_mean(key, KEYS)
+            raise ConfigError(f"{where}: unknown key '{key}'{hint}")
+        if key == "product":
+            if value not in PRODUCTS:
+                raise ConfigError(f"{where}: product must be one of {', '.join(PRODUCTS)}, not {value!r}")
+            settings.product = value
+        elif key == "mindspeed-stack":
+            if value not in MINDSPEED_STACKS:
+                raise ConfigError(f"{where}: mindspeed-stack must be one of "
+                                  f"{', '.join(MINDSPEED_STACKS)}, not {value!r}")
+            settings.mindspeed_stack = value
+        elif key in ("select", "ignore", "extend-select"):
+            codes = check_codes(_str_list(value, key, where), known_codes, f"{where}: '{key}'")
+            if key == "select":
+                settings.select = codes
+            elif key == "ignore":
+                settings.ignore = codes
+            else:
+                settings.extend_select = codes
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
+            pfi = {}
+            for pattern, codes in value.items():
+                pfi[pattern] = check_codes(_str_list(codes, f"per-file-ignores.{pattern}", where),
+                                           known_codes, f"{where}: 'per-file-ignores.{pattern}'")
+            settings.per_file_ignores = pfi
+        elif key == "exclude":
+            settings.exclude = _str_list(value, key, where)
+        elif key == "extend-exclude":
+            settings.extend_exclude = _str_list(value, key, where)
+
+
+def check_codes(codes: Iterable[str], known_codes: Sequence[str], where: str) -> List[str]:
+    """Validate codes or prefixes (``NPU1``, ``NPU101``, ``ALL``); raise on an unknown one."""
+    out = []
+    for raw in codes:
+        code = raw.strip().upper()
+        if not code:
+            continue
+        if code != "ALL" and not any(k.startswith(code) for k in known_codes):
+            hint = _did_you_mean(code, known_codes)
+            raise ConfigError(f"{where}: unknown rule code or prefix '{raw}'{hint}")
+        out.append(code)
+    return out
+
+
+def _did_you_mean(word: str, choices: Iterable[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _match_len(code: str, patterns: Iterable[str]) -> int:
+    best = -1
+    for p in patterns:
+        if p == "ALL":
+            best = max(best, 0)
+        elif code.startswith(p):
+            best = max(best, len(p))
+    return best
+
+
+def enabled_codes(all_rules, select: Optional[Sequence[str]], extend_select: Sequence[str],
+                  ignore: Sequence[str]) -> Set[str]:
+    """ruff's semantics: the most specific matching selector wins; on a tie, ``ignore`` wins.
+
+    Without ``select``, every rule whose severity is not ``info`` is selected.
+    """
+    out = set()
+    for rule in all_rules:
+        code = rule.code
+        if select is None:
+            sel = max(_match_len(code, extend_select), 0 if rule.default_enabled else -1)
+        else:
+            sel = max(_match_len(code, select), _match_len(code, extend_select))
+        ign = _match_len(code, ignore)
+        if sel >= 0 and sel > ign:
+            out.add(code)
+    return out

@@ -1,0 +1,163 @@
+"""Which files to lint: the paths given, folders walked with default excludes, config
+``exclude``/``extend-exclude`` and ``.gitignore`` files (gitignore semantics via pathspec)."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterator, List, Optional, Sequence, Tuple
+
+import pathspec
+
+from npulint.config import ConfigError, Settings
+from npulint.source import language_of
+
+try:  # pathspec >= 0.12
+    _GitIgnore = pathspec.GitIgnoreSpec
+except AttributeError:  # pragma: no cover
+    _GitIgnore = None
+
+
+class _Ignores:
+    """The ``.gitignore`` files that apply to one folder, innermost last."""
+
+    def __init__(self, specs: Tuple[Tuple[str, "pathspec.PathSpec"], ...] = ()):
+        self.specs = specs
+
+    def with_dir(self, folder: str) -> "_Ignores":
+        spec = _read_gitignore(os.path.join(folder, ".gitignore"))
+        return _Ignores(self.specs + ((folder, spec),)) if spec is not None else self
+
+    def ignored(self, path: str, is_dir: bool) -> bool:
+        # The innermost .gitignore with a matching pattern decides (negations included).
+        for base, spec in reversed(self.specs):
+            rel = os.path.relpath(path, base).replace(os.sep, "/")
+            if rel.startswith(".."):
+                continue
+            if is_dir:
+                rel += "/"
+            result = spec.check_file(rel)
+            if result.include is not None:
+                return bool(result.include)
+        return False
+
+
+def _read_gitignore(path: str):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _git_root(folder: str) -> Optional[str]:
+    here = folder
+    while True:
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _initial_ignores(folder: str) -> _Ignores:
+    """``.gitignore`` files from the repository root down to *folder* (exclusive of deeper ones)."""
+    root = _git_root(folder)
+    ignores = _Ignores()
+    if root is None:
+        return ignores.with_dir(folder)
+    chain = []
+    here = folder
+    while True:
+        chain.append(here)
+        if here == root:
+            break
+        here = os.path.dirname(here)
+    for d in reversed(chain):
+        ignores = ignores.with_dir(d)
+    return ignores
+
+
+class Excluder:
+    def __init__(self, settings: Settings):
+        patterns = list(settings.exclude) + list(settings.extend_exclude)
+        try:
+            self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
+        except Exception as exc:  # pathspec raises various errors for malformed patterns
+            raise ConfigError(f"bad exclude pattern: {exc}")
+        self.root = settings.root
+
+    def excluded(self, path: str, is_dir: bool) -> bool:
+        name = os.path.basename(path)
+        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+        if rel.startswith(".."):
+            rel = name
+        if is_dir:
+            rel += "/"
+            name += "/"
+        return self.spec.match_file(rel) or self.spec.match_file(name)
+
+
+def discover(paths: Sequence[str], settings: Settings, respect_gitignore: bool = True
+             ) -> Tuple[List[Tuple[str, str, bool]], List[str]]:
+    """Return ``([(path, language, explicit)], missing_paths)``; each path once, sorted."""
+    excluder = Excluder(settings)
+    seen = set()
+    out: List[Tuple[str, str, bool]] = []
+    missing: List[str] = []
+    for raw in paths:
+        path = os.path.abspath(raw)
+        if os.path.isfile(path) or (os.path.exists(path) and not os.path.isdir(path)):
+            if path not in seen:
+                seen.add(path)
+                out.append((path, language_of(path) or "python", True))
+        elif os.path.isdir(path):
+            ignores = _initial_ignores(path) if respect_gitignore else _Ignores()
+            for found in _walk(path, ignores, excluder, respect_gitignore):
+                if found[0] not in seen:
+                    seen.add(found[0])
+                    out.append(found)
+        else:
+            missing.append(raw)
+    out.sort(key=lambda item: item[0])
+    return out, missing
+
+
+def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bool
+          ) -> Iterator[Tuple[str, str, bool]]:
+    visited = set()
+    stack = [(top, ignores)]
+    while stack:
+        folder, ign = stack.pop()
+        try:
+            real = os.path.realpath(folder)
+        except OSError:
+            continue
+        if real in visited:  # a symlink loop, or two links to one folder
+            continue
+        visited.add(real)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        if folder != top and any(e.name == "pyvenv.cfg" for e in entries):
+            continue  # a virtual environment
+        sub = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                continue
+            if excluder.excluded(entry.path, is_dir):
+                continue
+            if respect_gitignore and ign.ignored(entry.path, is_dir):
+                continue
+            if is_dir:
+                sub.append(entry.path)
+                continue
+            lang = language_of(entry.name)
+            if lang is not None:
+                yield (entry.path, lang, False)
+        for d in reversed(sub):
+            stack.append((d, ign.with_dir(d) if respect_gitignore else ign))

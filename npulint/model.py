@@ -1,0 +1,73 @@
+"""Plain data shared by the engine, the rules and the reporters."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Tuple
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclasses.dataclass(frozen=True)
+class Rule:
+    """One rule: everything a user, a reporter or a test needs to know about a code.
+
+    A rule is defined once, in ``rules/``; ``--list-rules``, ``--explain``, the README
+    table and the tests all read this object.
+    """
+
+    code: str
+    name: str
+    severity: str
+    summary: str
+    explanation: str
+    source: str
+    invalid: Tuple[str, ...] = ()  # examples that must produce this code
+    valid: Tuple[str, ...] = ()  # examples that must not produce it
+    fix: str = ""  # how to fix it, in words
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"{self.code}: bad severity {self.severity!r}")
+
+    @property
+    def default_enabled(self) -> bool:
+        return self.severity != "info"
+
+
+@dataclasses.dataclass(frozen=True, order=True)
+class Finding:
+    path: str  # as displayed (relative to cwd when under it)
+    line: int  # 1-based
+    column: int  # 1-based
+    code: str
+    message: str
+    end_line: int = 0
+    end_column: int = 0
+    related: Tuple[Tuple[str, int, int], ...] = ()  # other locations (path, line, col)
+
+    def sort_key(self) -> Tuple[str, int, int, str]:
+        return (self.path, self.line, self.column, self.code)
+
+
+@dataclasses.dataclass(frozen=True)
+class Span:
+    """A 1-based source range."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @staticmethod
+    def at(line: int, column: int) -> "Span":
+        return Span(line, column, line, column)
+
+
+UNKNOWN_SPAN = Span(1, 1, 1, 1)
+
+
+def finding_at(path: str, span: Optional[Span], code: str, message: str,
+               related: Tuple[Tuple[str, int, int], ...] = ()) -> Finding:
+    span = span or UNKNOWN_SPAN
+    return Finding(path, span.line, span.column, code, message, span.end_line, span.end_column, related)

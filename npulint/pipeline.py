@@ -1,0 +1,298 @@
+"""The lint pipeline: read, prefilter, parse once, traverse once with every active rule,
+then the project-wide phase, then suppression (``per-file-ignores``, ``# noqa``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import sys
+import threading
+import traceback
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+import pathspec
+
+from npulint.checker import Checker, FileContext, ProjectReporter
+from npulint.config import Settings
+from npulint.model import Finding, Span
+from npulint.semantic import Walker
+from npulint.source import PYTHON, NoqaMap, Unreadable, decode, is_skip_file, noqa_map, suppressed
+
+# CPython's tokenizer refuses more than 200 nested brackets ("too many nested
+# parentheses"); LibCST's native parser crashes the process on a few thousand, so
+# anything deeper is reported before LibCST sees it.
+MAX_BRACKET_DEPTH = 200
+_BRACKETS = re.compile(r"[()\[\]{}]")
+
+
+@dataclasses.dataclass
+class FileResult:
+    path: str
+    display: str
+    language: str
+    findings: List[Finding] = dataclasses.field(default_factory=list)
+    facts: Dict[str, List[Any]] = dataclasses.field(default_factory=dict)
+    noqa: NoqaMap = dataclasses.field(default_factory=dict)
+    parsed: bool = False
+    skipped: bool = False  # binary found by walk, or ``# npulint: skip-file``
+    lines: int = 0
+
+
+@dataclasses.dataclass
+class RunResult:
+    findings: List[Finding]
+    files: int
+    parsed: int
+    lines: int
+
+
+def display_path(path: str, cwd: Optional[str] = None) -> str:
+    cwd = cwd or os.getcwd()
+    try:
+        rel = os.path.relpath(path, cwd)
+    except ValueError:  # another drive on Windows
+        return path
+    if rel.startswith(".." + os.sep) or rel == "..":
+        return path
+    return rel
+
+
+def _too_deep(text: str) -> Optional[Tuple[int, int]]:
+    if text.count("(") + text.count("[") + text.count("{") < MAX_BRACKET_DEPTH:
+        return None
+    depth = 0
+    for m in _BRACKETS.finditer(text):
+        if m.group() in "([{":
+            depth += 1
+            if depth > MAX_BRACKET_DEPTH:
+                # brackets inside strings or comments may have been counted: ask CPython
+                try:
+                    compile(text, "<npulint>", "exec", flags=0x400, dont_inherit=True)  # PyCF_ONLY_AST
+                except (SyntaxError, RecursionError, MemoryError, ValueError):
+                    pos = m.start()
+                    line = text.count("\n", 0, pos) + 1
+                    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
+                return None
+        else:
+            depth = max(depth - 1, 0)
+    return None
+
+
+def lint_text(path: str, display: str, language: str, text: str, settings: Settings,
+              checker_classes: Sequence[type], enabled: Set[str]) -> FileResult:
+    result = FileResult(path, display, language, lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
+    if is_skip_file(text):
+        result.skipped = True
+        return result
+    active = [c for c in checker_classes if c.language == language and (c.codes() & enabled) and c.wants(text)]
+    if not active:
+        return result
+    if language != PYTHON:
+        return result  # shell rules arrive with the MindSpeed family (NPU5xx)
+    deep = _too_deep(text)
+    if deep is not None:
+        if "NPU001" in enabled:
+            result.findings.append(Finding(display, deep[0], deep[1], "NPU001",
+                                           f"too many nested brackets (more than {MAX_BRACKET_DEPTH}); "
+                                           "Python cannot parse this file", deep[0], deep[1]))
+        return _with_noqa(result, text)
+    try:
+        module = cst.parse_module(text)
+    except cst.ParserSyntaxError as exc:
+        if "NPU001" in enabled:
+            msg = " ".join(str(exc.message).split())
+            result.findings.append(Finding(display, exc.raw_line, exc.raw_column + 1, "NPU001",
+                                           f"syntax error: {msg}", exc.raw_line, exc.raw_column + 1))
+        return _with_noqa(result, text)
+    except RecursionError:
+        return _nested_too_deep(result, text, enabled)
+    result.parsed = True
+    ctx = FileContext(path, display, text, module, settings, enabled)
+    errors: List[Finding] = []
+
+    def on_error(checker: Checker, exc: BaseException, node: Optional[cst.CSTNode]) -> None:
+        errors.append(_internal_error(ctx, checker, exc, node))
+
+    checkers = [cls(ctx) for cls in active]
+    walker = Walker(ctx.sem, checkers, on_error)
+    try:
+        module.visit(walker)
+        for checker in checkers:
+            if checker in walker.disabled:
+                continue
+            try:
+                checker.finish()
+            except RecursionError:
+                raise
+            except Exception as exc:
+                on_error(checker, exc, None)
+    except RecursionError:
+        return _nested_too_deep(result, text, enabled)
+    except Exception as exc:  # an engine bug: keep going with the other files
+        if "NPU000" in enabled:
+            errors.append(Finding(display, 1, 1, "NPU000", f"internal error in npulint's engine: "
+                                  f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
+        result.findings.extend(errors)
+        return _with_noqa(result, text)
+    result.findings.extend(ctx.findings)
+    if "NPU000" in enabled:
+        result.findings.extend(errors)
+    result.facts = ctx.facts
+    return _with_noqa(result, text)
+
+
+def _nested_too_deep(result: FileResult, text: str, enabled: Set[str]) -> FileResult:
+    if "NPU001" in enabled:
+        result.findings.append(Finding(result.display, 1, 1, "NPU001",
+                                       "file is nested too deeply to analyse (recursion limit)", 1, 1))
+    return _with_noqa(result, text)
+
+
+def _internal_error(ctx: FileContext, checker: Checker, exc: BaseException, node) -> Finding:
+    span = Span(1, 1, 1, 1)
+    if node is not None:
+        try:
+            span = ctx.span(node)
+        except Exception:
+            pass
+    codes = ", ".join(sorted(type(checker).codes()))
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+    return Finding(ctx.display, span.line, span.column, "NPU000",
+                   f"internal error in {type(checker).__name__} ({codes}): {type(exc).__name__}: {exc}{where} "
+                   "(this file's other findings are still reported; please report this)",
+                   span.end_line, span.end_column)
+
+
+def _with_noqa(result: FileResult, text: str) -> FileResult:
+    if result.findings or result.facts:
+        result.noqa = noqa_map(text, result.language)
+    return result
+
+
+def lint_file(path: str, display: str, language: str, explicit: bool, settings: Settings,
+              checker_classes: Sequence[type], enabled: Set[str], data: Optional[bytes] = None) -> FileResult:
+    result = FileResult(path, display, language)
+    if data is None:
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            if "NPU002" in enabled:
+                result.findings.append(Finding(display, 1, 1, "NPU002",
+                                               f"cannot read file: {exc.strerror or exc}", 1, 1))
+            return result
+    try:
+        text = decode(data, language)
+    except Unreadable as exc:
+        if exc.binary and not explicit:
+            result.skipped = True
+            return result
+        if "NPU002" in enabled:
+            result.findings.append(Finding(display, exc.line, exc.column, "NPU002", str(exc), exc.line, exc.column))
+        return result
+    return lint_text(path, display, language, text, settings, checker_classes, enabled)
+
+
+class PerFileIgnores:
+    def __init__(self, settings: Settings):
+        self.root = settings.root
+        self.entries = [(pathspec.GitIgnoreSpec.from_lines([pattern]), set(codes))
+                        for pattern, codes in settings.per_file_ignores.items()]
+
+    def codes_for(self, path: str) -> Set[str]:
+        if not self.entries:
+            return set()
+        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+        out: Set[str] = set()
+        for spec, codes in self.entries:
+            if spec.match_file(rel) or spec.match_file(os.path.basename(path)):
+                out |= codes
+        return out
+
+
+def run(files: Sequence[Tuple[str, str, bool]], settings: Settings, checker_classes: Sequence[type],
+        enabled: Set[str], stdin: Optional[Tuple[str, bytes]] = None) -> RunResult:
+    """Lint *files* (``(abs_path, language, explicit)``) and optionally one stdin buffer
+    (``(abs_path_it_stands_for, bytes)``)."""
+    return _in_big_stack(lambda: _run(files, settings, checker_classes, enabled, stdin))
+
+
+def _run(files, settings, checker_classes, enabled, stdin) -> RunResult:
+    from npulint.source import language_of
+
+    cwd = os.getcwd()
+    results: List[FileResult] = []
+    for path, language, explicit in files:
+        results.append(lint_file(path, display_path(path, cwd), language, explicit, settings,
+                                 checker_classes, enabled))
+    if stdin is not None:
+        spath, data = stdin
+        results.append(lint_file(spath, display_path(spath, cwd), language_of(spath) or PYTHON, True,
+                                 settings, checker_classes, enabled, data=data))
+    results.sort(key=lambda r: r.path)
+
+    # the project-wide phase: facts in sorted path order
+    reporter = ProjectReporter(enabled)
+    for cls in checker_classes:
+        if not (cls.codes() & enabled):
+            continue
+        facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
+        if facts:
+            try:
+                cls.project(facts, reporter, settings)
+            except Exception as exc:
+                if "NPU000" in enabled:
+                    reporter.findings.append(Finding(facts[0][0], 1, 1, "NPU000",
+                                                     f"internal error in {cls.__name__}.project: "
+                                                     f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
+
+    by_display = {r.display: r for r in results}
+    for f in reporter.findings:
+        r = by_display.get(f.path)
+        if r is not None:
+            r.findings.append(f)
+
+    pfi = PerFileIgnores(settings)
+    out: List[Finding] = []
+    for r in results:
+        if not r.findings:
+            continue
+        ignored = pfi.codes_for(r.path)
+        for f in r.findings:
+            if f.code not in enabled or any(f.code.startswith(c) for c in ignored):
+                continue
+            if suppressed(r.noqa, f.line, f.code):
+                continue
+            out.append(f)
+    out = sorted(set(out), key=Finding.sort_key)
+    return RunResult(out, len(results), sum(1 for r in results if r.parsed), sum(r.lines for r in results))
+
+
+def _in_big_stack(fn):
+    """Run *fn* in a thread with a large stack and a raised recursion limit: LibCST's
+    parser and visitors recurse once per nesting level."""
+    box: Dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    old_size = threading.stack_size()
+    old_limit = sys.getrecursionlimit()
+    try:
+        threading.stack_size(512 * 1024 * 1024)
+        sys.setrecursionlimit(max(old_limit, 12000))
+        t = threading.Thread(target=target, name="npulint")
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -1,0 +1,568 @@
+"""Scopes, bindings and import resolution, built during the one traversal of a file.
+
+This is npulint's single name resolver: a light import/alias table on the LibCST tree
+(measured against LibCST's ``ScopeProvider``/``QualifiedNameProvider`` in
+``docs/benchmarks.md``). Every name binding gets a sequence number in traversal order,
+so a use can be resolved against the bindings that precede it in straight-line code.
+
+Rules do not walk the tree themselves: the :class:`Walker` calls their hooks, and they
+resolve names and values through :class:`Semantic` (usually at the end of the file, when
+every binding is known).
+"""
+
+from __future__ import annotations
+
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+
+import libcst as cst
+
+# A binding that is not an import (a def, a class, an assignment of something else, a
+# parameter...): a name bound this way is never an external API.
+LOCAL = "<local>"
+
+# Modules whose ``import *`` we know: name -> qualified name. ``npu_bridge.npu_init``
+# has no ``__all__``, so every public name it imports is re-exported
+# (hicann/tensorflow tf_adapter/python/npu_bridge/npu_init.py).
+STAR_EXPORTS: Dict[str, Dict[str, str]] = {
+    "npu_bridge.npu_init": {
+        "npu_scope": "npu_bridge.estimator.npu.npu_scope",
+        "hccl_ops": "npu_bridge.hccl.hccl_ops",
+        "npu_ops": "npu_bridge.estimator.npu_ops",
+        "npu_rnn": "npu_bridge.estimator.npu.npu_rnn",
+        "npu_plugin": "npu_bridge.estimator.npu.npu_plugin",
+        "util": "npu_bridge.estimator.npu.util",
+        "npu_strategy": "npu_bridge.estimator.npu.npu_strategy",
+        "keras_to_npu": "npu_bridge.estimator.npu.keras_to_npu",
+        "tf": "tensorflow",
+        "os": "os",
+        "create_group": "hccl.manage.api.create_group",
+        "destroy_group": "hccl.manage.api.destroy_group",
+        "get_rank_size": "hccl.manage.api.get_rank_size",
+        "get_local_rank_size": "hccl.manage.api.get_local_rank_size",
+        "get_rank_id": "hccl.manage.api.get_rank_id",
+        "get_local_rank_id": "hccl.manage.api.get_local_rank_id",
+        "NPURunConfig": "npu_bridge.estimator.npu.npu_config.NPURunConfig",
+        "NPUEstimator": "npu_bridge.estimator.npu.npu_estimator.NPUEstimator",
+        "NPUDistributedOptimizer": "npu_bridge.estimator.npu.npu_optimizer.NPUDistributedOptimizer",
+    },
+}
+
+# Re-exports: a qualified name under the key is the same object as under the value.
+ALIASES: Dict[str, str] = {
+    "npu_bridge.npu_init.npu_scope": "npu_bridge.estimator.npu.npu_scope",
+    "npu_bridge.npu_init.hccl_ops": "npu_bridge.hccl.hccl_ops",
+    "npu_bridge.npu_init.tf": "tensorflow",
+    "tensorflow.compat.v1": "tensorflow",
+    "tensorflow.compat.v2": "tensorflow",
+}
+
+
+def canonical(qualname: str) -> str:
+    """Rewrite a qualified name through :data:`ALIASES` (longest prefix first)."""
+    parts = qualname.split(".")
+    for cut in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:cut])
+        target = ALIASES.get(prefix)
+        if target is not None:
+            rest = parts[cut:]
+            return ".".join([target] + rest) if rest else target
+    return qualname
+
+
+class Scope:
+    __slots__ = ("kind", "node", "parent", "bindings", "globals", "nonlocals", "cond", "loop",
+                 "with_depth", "stars", "class_scope")
+
+    def __init__(self, kind: str, node: cst.CSTNode, parent: Optional["Scope"]):
+        self.kind = kind  # module | class | function | lambda | comprehension
+        self.node = node
+        self.parent = parent
+        self.bindings: Dict[str, List[Binding]] = {}
+        self.globals: set = set()
+        self.nonlocals: set = set()
+        self.cond = 0  # depth of if/for/while/try/match inside this scope, at the current point
+        self.loop = 0
+        self.with_depth = 0
+        self.stars: List[str] = []  # modules star-imported here that we cannot enumerate
+
+    def __repr__(self) -> str:  # pragma: no cover - debugging aid
+        return f"<Scope {self.kind} {getattr(getattr(self.node, 'name', None), 'value', '')}>"
+
+    def enclosing_function(self) -> Optional["Scope"]:
+        s: Optional[Scope] = self
+        while s is not None and s.kind not in ("function", "lambda"):
+            s = s.parent
+        return s
+
+    def chain(self) -> Iterable["Scope"]:
+        s: Optional[Scope] = self
+        while s is not None:
+            yield s
+            s = s.parent
+
+
+class Site:
+    """Where a node is: its scope, its place in traversal order, and whether it sits
+    under a condition, a loop or a ``with`` inside that scope."""
+
+    __slots__ = ("scope", "seq", "cond", "loop", "with_depth")
+
+    def __init__(self, scope: Scope, seq: int, cond: int, loop: int, with_depth: int):
+        self.scope = scope
+        self.seq = seq
+        self.cond = cond
+        self.loop = loop
+        self.with_depth = with_depth
+
+
+class Binding:
+    __slots__ = ("name", "kind", "node", "value", "index", "qualname", "site", "conditional")
+
+    def __init__(self, name: str, kind: str, node: Optional[cst.CSTNode], site: Site, *,
+                 value: Optional[cst.BaseExpression] = None, index: Tuple[int, ...] = (),
+                 qualname: Optional[str] = None, conditional: bool = False):
+        self.name = name
+        # import | assign | aug | def | class | param | loop | with | except | del | other
+        self.kind = kind
+        self.node = node
+        self.value = value
+        self.index = index
+        self.qualname = qualname
+        self.site = site
+        self.conditional = conditional
+
+    def __repr__(self) -> str:  # pragma: no cover
+        return f"<Binding {self.name} {self.kind} seq={self.site.seq} cond={self.conditional}>"
+
+
+_COND = frozenset({"If", "For", "While", "Try", "TryStar", "Match"})
+_LOOP = frozenset({"For", "While"})
+_COMPREHENSIONS = frozenset({"ListComp", "SetComp", "DictComp", "GeneratorExp"})
+
+
+def dotted(node: cst.CSTNode) -> Optional[str]:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts = []
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
+        node = node.value
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
+        return ".".join(reversed(parts))
+    return None
+
+
+class Semantic:
+    """The binding table of one file, and name resolution over it."""
+
+    def __init__(self, module: cst.Module):
+        self.module_scope = Scope("module", module, None)
+        self.scope = self.module_scope
+        self.seq = 0
+        self.scope_of: Dict[cst.CSTNode, Scope] = {module: self.module_scope}
+        self.def_site: Dict[cst.CSTNode, Site] = {}  # FunctionDef/ClassDef/Lambda -> where it stands
+
+    # -- building ---------------------------------------------------------------------
+    def site(self) -> Site:
+        s = self.scope
+        return Site(s, self.seq, s.cond, s.loop, s.with_depth)
+
+    def push(self, kind: str, node: cst.CSTNode) -> None:
+        scope = Scope(kind, node, self.scope)
+        self.scope_of[node] = scope
+        self.scope = scope
+
+    def pop(self) -> None:
+        assert self.scope.parent is not None
+        self.scope = self.scope.parent
+
+    def bind(self, name: str, kind: str, node: Optional[cst.CSTNode], *, value=None, index=(),
+             qualname=None, scope: Optional[Scope] = None) -> None:
+        scope = scope or self.scope
+        conditional = scope.cond > 0 or kind in ("loop", "del", "except")
+        if scope.kind == "comprehension" and kind == "assign":  # walrus binds outside
+            while scope.kind == "comprehension" and scope.parent is not None:
+                scope = scope.parent
+        target = scope
+        if name in scope.globals:
+            target, conditional = self.module_scope, True
+        elif name in scope.nonlocals:
+            target, conditional = self._nonlocal_target(scope, name), True
+        site = Site(scope, self.seq, scope.cond, scope.loop, scope.with_depth)
+        b = Binding(name, kind, node, site, value=value, index=index, qualname=qualname,
+                    conditional=conditional)
+        target.bindings.setdefault(name, []).append(b)
+
+    def _nonlocal_target(self, scope: Scope, name: str) -> Scope:
+        s = scope.parent
+        while s is not None:
+            if s.kind in ("function", "lambda") and name in s.bindings:
+                return s
+            s = s.parent
+        return self.module_scope
+
+    def bind_target(self, target: cst.BaseExpression, kind: str, node, value=None, index=()) -> None:
+        if isinstance(target, cst.Name):
+            self.bind(target.value, kind, node, value=value, index=index)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            starred = any(isinstance(el.value, cst.StarredElement) or isinstance(el, cst.StarredElement)
+                          for el in target.elements)
+            for i, el in enumerate(target.elements):
+                inner = el.value if not isinstance(el, cst.StarredElement) else el.value
+                self.bind_target(inner, "other" if starred else kind, node, value=value,
+                                 index=index + (i,))
+        elif isinstance(target, cst.StarredElement):
+            self.bind_target(target.value, "other", node)
+        # attributes and subscripts bind no name
+
+    # -- resolution -------------------------------------------------------------------
+    def lookup(self, name: str, site: Site) -> Tuple[Optional[Scope], List[Binding], bool]:
+        """The scope that binds *name* for a use at *site*, its bindings, and whether that
+        scope is the use's own scope. ``(None, [], False)`` if unbound (builtin, star)."""
+        origin = site.scope
+        s: Optional[Scope] = origin
+        while s is not None:
+            if s is not origin and s.kind == "class":
+                s = s.parent
+                continue
+            if name in s.globals:
+                s = self.module_scope
+                bl = s.bindings.get(name)
+                return (s, bl, False) if bl else (None, [], False)
+            bl = s.bindings.get(name)
+            if bl:
+                return s, bl, s is origin
+            if s.stars:
+                return None, [], False
+            s = s.parent
+        return None, [], False
+
+    def reaching(self, name: str, site: Site) -> Tuple[List[Binding], bool]:
+        """Bindings that may give *name* its value at *site*, and whether exactly one does
+        for certain (straight-line code, no conditional rebinding)."""
+        scope, bl, same = self.lookup(name, site)
+        if scope is None:
+            return [], False
+        if not same or scope.kind == "comprehension":
+            return list(bl), len(bl) == 1 and not bl[0].conditional
+        before = [b for b in bl if b.site.seq < site.seq]
+        if not before:
+            return [], False
+        start = 0
+        for i in range(len(before) - 1, -1, -1):
+            if not before[i].conditional:
+                start = i
+                break
+        cands = before[start:]
+        exact = len(cands) == 1 and not cands[0].conditional
+        if site.loop:
+            later = [b for b in bl if b.site.seq > site.seq and b.conditional]
+            if later:
+                cands = cands + later
+                exact = False
+        return cands, exact
+
+    def qualnames(self, expr: cst.CSTNode, site: Site, _depth: int = 0) -> FrozenSet[str]:
+        """Candidate qualified names of a Name/Attribute chain (canonical). Contains
+        :data:`LOCAL` when some binding is not an import. Empty when unknown."""
+        if _depth > 20:
+            return frozenset()
+        if isinstance(expr, cst.Attribute):
+            base = self.qualnames(expr.value, site, _depth + 1)
+            out = set()
+            for q in base:
+                out.add(LOCAL if q == LOCAL else canonical(f"{q}.{expr.attr.value}"))
+            return frozenset(out)
+        if not isinstance(expr, cst.Name):
+            return frozenset()
+        name = expr.value
+        cands, _ = self.reaching(name, site)
+        if not cands:
+            scope, bl, _ = self.lookup(name, site)
+            if scope is None and not bl and not self._star_shadowed(site):
+                return frozenset({f"builtins.{name}"})
+            return frozenset()
+        out = set()
+        for b in cands:
+            if b.kind == "import":
+                out.add(b.qualname or LOCAL)
+            elif b.kind == "assign" and not b.index and isinstance(b.value, (cst.Name, cst.Attribute)):
+                inner = self.qualnames(b.value, b.site, _depth + 1)
+                out.update(inner if inner else {LOCAL})
+            elif b.kind == "assign" and isinstance(b.value, cst.Name) and b.value.value == "None":
+                continue  # ``x = None`` as an import fallback: calling it would fail anyway
+            else:
+                out.add(LOCAL)
+        return frozenset(out)
+
+    def _star_shadowed(self, site: Site) -> bool:
+        return any(s.stars for s in site.scope.chain())
+
+    def resolve(self, expr: cst.CSTNode, site: Site, names) -> Optional[str]:
+        """The one entry of *names* (a container of canonical qualified names) that *expr*
+        refers to, if every candidate is that same entry; else None."""
+        qs = self.qualnames(expr, site)
+        if not qs:
+            return None
+        first = None
+        for q in qs:
+            if q not in names:
+                return None
+            if first is None:
+                first = q
+            elif q != first:
+                return None
+        return first
+
+    def function_def(self, expr: cst.CSTNode, site: Site) -> Optional[cst.CSTNode]:
+        """The FunctionDef/Lambda that *expr* certainly names in this file, if any:
+        a lambda, a name bound once to a def, or ``self.method`` inside a class."""
+        if isinstance(expr, cst.Lambda):
+            return expr
+        if isinstance(expr, cst.Name):
+            cands, exact = self.reaching(expr.value, site)
+            if exact and cands[0].kind == "def":
+                return cands[0].node
+            if exact and cands[0].kind == "assign" and not cands[0].index and cands[0].value is not None:
+                return self.function_def(cands[0].value, cands[0].site) if isinstance(
+                    cands[0].value, (cst.Name, cst.Lambda)) else None
+            return None
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in (
+                "self", "cls"):
+            fn = site.scope.enclosing_function()
+            cls = fn.parent if fn is not None else None
+            if cls is not None and cls.kind == "class":
+                bl = cls.bindings.get(expr.attr.value)
+                if bl and len(bl) == 1 and bl[0].kind == "def":
+                    return bl[0].node
+        return None
+
+
+class Walker(cst.CSTVisitor):
+    """The one traversal of a file: maintains :class:`Semantic` and calls every active
+    checker's ``visit_<Node>``/``leave_<Node>`` hooks."""
+
+    def __init__(self, semantic: Semantic, checkers: Sequence, on_error):
+        super().__init__()
+        self.sem = semantic
+        self.on_error = on_error
+        self.visit_hooks: Dict[str, List] = {}
+        self.leave_hooks: Dict[str, List] = {}
+        self.checkers = list(checkers)
+        for checker in self.checkers:
+            for attr in dir(type(checker)):
+                if attr.startswith("visit_"):
+                    self.visit_hooks.setdefault(attr[6:], []).append((checker, getattr(checker, attr)))
+                elif attr.startswith("leave_"):
+                    self.leave_hooks.setdefault(attr[6:], []).append((checker, getattr(checker, attr)))
+        self.disabled: set = set()
+
+    def _call(self, hooks, node) -> None:
+        for checker, hook in hooks:
+            if checker in self.disabled:
+                continue
+            try:
+                hook(node)
+            except RecursionError:
+                raise
+            except Exception as exc:  # a rule bug must not lose other rules or files
+                self.disabled.add(checker)
+                self.on_error(checker, exc, node)
+
+    # -- dispatch ---------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        sem = self.sem
+        sem.seq += 1
+        t = type(node).__name__
+        handler = _ENGINE_VISIT.get(t)
+        if handler is not None:
+            handler(sem, node)
+        hooks = self.visit_hooks.get(t)
+        if hooks:
+            self._call(hooks, node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        t = type(original_node).__name__
+        hooks = self.leave_hooks.get(t)
+        if hooks:
+            self._call(hooks, original_node)
+        handler = _ENGINE_LEAVE.get(t)
+        if handler is not None:
+            self.sem.seq += 1
+            handler(self.sem, original_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if attribute == "params" and isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            self.sem.def_site[node] = self.sem.site()
+            self.sem.push("function" if isinstance(node, cst.FunctionDef) else "lambda", node)
+        elif attribute == "body" and isinstance(node, cst.ClassDef):
+            self.sem.def_site[node] = self.sem.site()
+            self.sem.push("class", node)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if attribute == "body" and isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            self.sem.pop()
+
+
+# -- the engine's own bookkeeping, by node type --------------------------------------
+
+def _v_import(sem: Semantic, node: cst.Import) -> None:
+    for alias in node.names:
+        full = dotted(alias.name)
+        if full is None:
+            continue
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            sem.bind(alias.asname.name.value, "import", node, qualname=canonical(full))
+        else:
+            top = full.split(".")[0]
+            sem.bind(top, "import", node, qualname=top)
+
+
+def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
+    module = dotted(node.module) if node.module is not None else ""
+    relative = bool(node.relative)
+    if isinstance(node.names, cst.ImportStar):
+        exports = None if relative else STAR_EXPORTS.get(module or "")
+        if exports is None:
+            sem.scope.stars.append(module or ".")
+        else:
+            for name, q in exports.items():
+                sem.bind(name, "import", node, qualname=canonical(q))
+        return
+    for alias in node.names:
+        if not isinstance(alias.name, cst.Name):
+            continue
+        name = alias.name.value
+        bound = alias.asname.name.value if alias.asname is not None and isinstance(
+            alias.asname.name, cst.Name) else name
+        qualname = None if relative else canonical(f"{module}.{name}")
+        sem.bind(bound, "import", node, qualname=qualname)
+
+
+def _v_def(sem: Semantic, node) -> None:
+    sem.bind(node.name.value, "def" if isinstance(node, cst.FunctionDef) else "class", node)
+
+
+def _v_params(sem: Semantic, node: cst.Parameters) -> None:
+    for group in (node.posonly_params, node.params, node.kwonly_params):
+        for p in group:
+            sem.bind(p.name.value, "param", p)
+    for star in (node.star_arg, node.star_kwarg):
+        if isinstance(star, cst.Param):
+            sem.bind(star.name.value, "param", star)
+
+
+def _v_cond(sem: Semantic, node) -> None:
+    scope = sem.scope
+    scope.cond += 1
+    if type(node).__name__ in _LOOP:
+        scope.loop += 1
+    if isinstance(node, cst.For):
+        sem.bind_target(node.target, "loop", node)
+
+
+def _l_cond(sem: Semantic, node) -> None:
+    scope = sem.scope
+    scope.cond -= 1
+    if type(node).__name__ in _LOOP:
+        scope.loop -= 1
+
+
+def _v_with(sem: Semantic, node) -> None:
+    sem.scope.with_depth += 1
+
+
+def _l_with(sem: Semantic, node) -> None:
+    sem.scope.with_depth -= 1
+
+
+def _l_with_item(sem: Semantic, node: cst.WithItem) -> None:
+    if node.asname is not None:
+        sem.bind_target(node.asname.name, "with", node)
+
+
+def _l_assign(sem: Semantic, node: cst.Assign) -> None:
+    for t in node.targets:
+        sem.bind_target(t.target, "assign", node, value=node.value)
+
+
+def _l_ann_assign(sem: Semantic, node: cst.AnnAssign) -> None:
+    if node.value is not None:
+        sem.bind_target(node.target, "assign", node, value=node.value)
+
+
+def _l_aug_assign(sem: Semantic, node: cst.AugAssign) -> None:
+    sem.bind_target(node.target, "aug", node, value=node.value)
+
+
+def _l_named_expr(sem: Semantic, node: cst.NamedExpr) -> None:
+    sem.bind_target(node.target, "assign", node, value=node.value)
+
+
+def _v_global(sem: Semantic, node: cst.Global) -> None:
+    for n in node.names:
+        sem.scope.globals.add(n.name.value)
+
+
+def _v_nonlocal(sem: Semantic, node: cst.Nonlocal) -> None:
+    for n in node.names:
+        sem.scope.nonlocals.add(n.name.value)
+
+
+def _v_del(sem: Semantic, node: cst.Del) -> None:
+    sem.bind_target(node.target, "del", node)
+
+
+def _v_except(sem: Semantic, node) -> None:
+    if node.name is not None:
+        sem.bind_target(node.name.name, "except", node)
+
+
+def _v_comp(sem: Semantic, node) -> None:
+    sem.push("comprehension", node)
+
+
+def _l_comp(sem: Semantic, node) -> None:
+    sem.pop()
+
+
+def _v_comp_for(sem: Semantic, node: cst.CompFor) -> None:
+    sem.bind_target(node.target, "loop", node)
+
+
+def _v_match_name(sem: Semantic, node) -> None:
+    name = getattr(node, "name", None) or getattr(node, "rest", None)
+    if isinstance(name, cst.Name):
+        sem.bind(name.value, "other", node)
+
+
+_ENGINE_VISIT = {
+    "Import": _v_import,
+    "ImportFrom": _v_import_from,
+    "FunctionDef": _v_def,
+    "ClassDef": _v_def,
+    "Parameters": _v_params,
+    "If": _v_cond, "For": _v_cond, "While": _v_cond, "Try": _v_cond, "TryStar": _v_cond,
+    "Match": _v_cond,
+    "With": _v_with,
+    "Global": _v_global,
+    "Nonlocal": _v_nonlocal,
+    "Del": _v_del,
+    "ExceptHandler": _v_except, "ExceptStarHandler": _v_except,
+    "ListComp": _v_comp, "SetComp": _v_comp, "DictComp": _v_comp, "GeneratorExp": _v_comp,
+    "CompFor": _v_comp_for,
+    "MatchAs": _v_match_name, "MatchStar": _v_match_name, "MatchMapping": _v_match_name,
+}
+
+_ENGINE_LEAVE = {
+    "If": _l_cond, "For": _l_cond, "While": _l_cond, "Try": _l_cond, "TryStar": _l_cond,
+    "Match": _l_cond,
+    "With": _l_with,
+    "WithItem": _l_with_item,
+    "Assign": _l_assign,
+    "AnnAssign": _l_ann_assign,
+    "AugAssign": _l_aug_assign,
+    "NamedExpr": _l_named_expr,
+    "ListComp": _l_comp, "SetComp": _l_comp, "DictComp": _l_comp, "GeneratorExp": _l_comp,
+}

@@ -1,0 +1,132 @@
+"""Reading source files: bytes to text, honouring BOMs and PEP 263 coding cookies,
+and the comments that steer npulint (``# noqa``, ``# npulint: skip-file``)."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+import tokenize
+from typing import Dict, FrozenSet, Optional, Tuple
+
+PYTHON = "python"
+SHELL = "shell"
+
+SHELL_SUFFIXES = (".sh", ".bash")
+PYTHON_SUFFIXES = (".py", ".pyi")
+
+
+def language_of(path: str) -> Optional[str]:
+    lower = path.lower()
+    if lower.endswith(PYTHON_SUFFIXES):
+        return PYTHON
+    if lower.endswith(SHELL_SUFFIXES):
+        return SHELL
+    return None
+
+
+class Unreadable(Exception):
+    """The file cannot be read or decoded; the message says why."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1, binary: bool = False):
+        super().__init__(message)
+        self.line = line
+        self.column = column
+        self.binary = binary
+
+
+def decode(data: bytes, language: str) -> str:
+    """Decode *data* as the interpreter would, or raise :class:`Unreadable`."""
+    if b"\x00" in data:
+        line = data.count(b"\n", 0, data.index(b"\x00")) + 1
+        raise Unreadable("binary file (contains a NUL byte)", line=line, binary=True)
+    encoding = "utf-8"
+    if language == PYTHON:
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError as exc:  # unknown codec in the cookie, or BOM + other cookie
+            raise Unreadable(f"bad encoding declaration: {exc.msg if hasattr(exc, 'msg') else exc}",
+                             line=getattr(exc, "lineno", None) or 1)
+    elif data.startswith(codecs.BOM_UTF8):
+        encoding = "utf-8-sig"
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        start = getattr(exc, "start", 0)
+        line = data.count(b"\n", 0, start) + 1
+        col = start - (data.rfind(b"\n", 0, start) + 1) + 1
+        raise Unreadable(f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}"
+                         " (add a PEP 263 coding declaration or save as UTF-8)", line=line, column=col)
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text
+
+
+# ``# noqa`` / ``# noqa: NPU101, NPU102`` (case-insensitive, like flake8 and ruff).
+_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_SKIP_FILE = re.compile(r"^[ \t]*#[ \t]*npulint:[ \t]*skip-file\b", re.MULTILINE)
+
+# A line maps to None (blanket ``# noqa``) or to the set of codes it names.
+NoqaMap = Dict[int, Optional[FrozenSet[str]]]
+
+
+def is_skip_file(text: str) -> bool:
+    return "skip-file" in text and _SKIP_FILE.search(text) is not None
+
+
+def _parse_noqa_comment(comment: str) -> Optional[Tuple[bool, Optional[FrozenSet[str]]]]:
+    m = _NOQA.search(comment)
+    if not m:
+        return None
+    codes = m.group("codes")
+    if not codes:
+        return (True, None)
+    return (True, frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c))
+
+
+def noqa_map(text: str, language: str) -> NoqaMap:
+    """Map line numbers to their ``# noqa`` directive; comments only, never string contents."""
+    result: NoqaMap = {}
+    if "noqa" not in text.lower():
+        return result
+    comments = _python_comments(text) if language == PYTHON else None
+    if comments is None:  # shell, or Python that does not tokenize: every '#' starts a comment
+        comments = []
+        for lineno, line in enumerate(text.splitlines(), 1):
+            idx = line.find("#")
+            while idx != -1:
+                if idx == 0 or line[idx - 1] in " \t;":
+                    comments.append((lineno, line[idx:]))
+                    break
+                idx = line.find("#", idx + 1)
+    for lineno, comment in comments:
+        parsed = _parse_noqa_comment(comment)
+        if parsed is None:
+            continue
+        _, codes = parsed
+        previous = result.get(lineno, frozenset())
+        if codes is None or previous is None:
+            result[lineno] = None
+        else:
+            result[lineno] = previous | codes
+    return result
+
+
+def _python_comments(text: str):
+    out = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.COMMENT:
+                out.append((tok.start[0], tok.string))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return None
+    return out
+
+
+def suppressed(noqa: NoqaMap, line: int, code: str) -> bool:
+    if line not in noqa:
+        return False
+    codes = noqa[line]
+    if codes is None:
+        return True
+    return any(code.startswith(c) for c in codes)

@@ -1,0 +1,428 @@
+"""The shared value resolver: "resolve values, never guess" (RULES.md).
+
+:func:`Evaluator.value` returns a Python constant (int, float, str, bytes, bool, None,
+tuple), a :class:`Ref` to an imported object, a :class:`DType`, a :class:`Tensor`, or
+:data:`UNKNOWN`. Anything not statically certain is UNKNOWN, and rules say nothing then.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import operator
+from typing import Callable, Dict, Optional, Tuple
+
+import libcst as cst
+
+from npulint.semantic import LOCAL, Semantic, Site
+
+
+class _Unknown:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "UNKNOWN"
+
+    def __bool__(self) -> bool:
+        return False
+
+
+UNKNOWN = _Unknown()
+
+
+@dataclasses.dataclass(frozen=True)
+class Ref:
+    """An imported object we can name but not evaluate (``tensorflow.float32`` before lookup)."""
+
+    qualname: str
+
+
+@dataclasses.dataclass(frozen=True)
+class DType:
+    name: str  # "float32", "bfloat16", ...
+    itemsize: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Tensor:
+    """A tensor whose shape and/or dtype are statically known (None where not)."""
+
+    shape: Optional[Tuple[int, ...]]
+    dtype: Optional[DType]
+    transposed: bool = False
+
+    def nbytes(self) -> Optional[int]:
+        if self.shape is None or self.dtype is None:
+            return None
+        n = self.dtype.itemsize
+        for d in self.shape:
+            n *= d
+        return n
+
+
+_ITEMSIZE = {
+    "float16": 2, "half": 2, "bfloat16": 2, "float32": 4, "float": 4, "float64": 8, "double": 8,
+    "int8": 1, "uint8": 1, "int16": 2, "uint16": 2, "int32": 4, "uint32": 4, "int64": 8,
+    "uint64": 8, "bool": 1, "complex64": 8, "complex128": 16,
+}
+_CANON = {"half": "float16", "float": "float32", "double": "float64"}
+
+
+def dtype_named(name: str) -> Optional[DType]:
+    size = _ITEMSIZE.get(name)
+    if size is None:
+        return None
+    return DType(_CANON.get(name, name), size)
+
+
+# Known constants by canonical qualified name (dtype objects of the frameworks).
+CONSTANTS: Dict[str, object] = {}
+for _n in _ITEMSIZE:
+    if _n not in ("float", "double", "half"):
+        CONSTANTS[f"tensorflow.{_n}"] = dtype_named(_n)
+        CONSTANTS[f"tensorflow.dtypes.{_n}"] = dtype_named(_n)
+    CONSTANTS[f"torch.{_n}"] = dtype_named(_n)
+del _n
+
+# Constructors whose result the resolver knows: canonical qualname -> handler.
+# A handler gets (evaluator, call, site) and returns a value or UNKNOWN.
+CONSTRUCTORS: Dict[str, Callable] = {}
+
+
+def constructor(*qualnames: str):
+    def deco(fn):
+        for q in qualnames:
+            CONSTRUCTORS[q] = fn
+        return fn
+
+    return deco
+
+
+_MAX_INT_BITS = 4096
+_MAX_STR = 1 << 16
+
+_BINOPS = {
+    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+    cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
+    cst.Power: operator.pow, cst.LeftShift: operator.lshift, cst.RightShift: operator.rshift,
+    cst.BitAnd: operator.and_, cst.BitOr: operator.or_, cst.BitXor: operator.xor,
+}
+
+_NUMBER = (int, float)
+
+
+def _safe_binop(op, a, b):
+    """Apply *op* unless the operands are not plain constants or the result could be huge."""
+    ok = (int, float, str, bytes, tuple, bool)
+    if not isinstance(a, ok) or not isinstance(b, ok):
+        return UNKNOWN
+    if op is operator.pow:
+        if not (isinstance(a, _NUMBER) and isinstance(b, _NUMBER)):
+            return UNKNOWN
+        if isinstance(b, int) and isinstance(a, int) and (abs(b) > 4096 or
+                                                          a.bit_length() * max(b, 0) > _MAX_INT_BITS):
+            return UNKNOWN
+    if op is operator.lshift and isinstance(b, int) and b > _MAX_INT_BITS:
+        return UNKNOWN
+    if op is operator.mul:
+        seq = a if isinstance(a, (str, bytes, tuple)) else b if isinstance(b, (str, bytes, tuple)) else None
+        if seq is not None:
+            n = b if seq is a else a
+            if not isinstance(n, int) or isinstance(n, bool) or len(seq) * max(n, 0) > _MAX_STR:
+                return UNKNOWN
+    try:
+        result = op(a, b)
+    except Exception:  # ZeroDivisionError, TypeError, OverflowError, ValueError
+        return UNKNOWN
+    if isinstance(result, int) and result.bit_length() > _MAX_INT_BITS:
+        return UNKNOWN
+    if isinstance(result, complex):
+        return UNKNOWN
+    return result
+
+
+class Evaluator:
+    """Resolves expressions to values for one file, through its :class:`Semantic`."""
+
+    def __init__(self, semantic: Semantic):
+        self.sem = semantic
+        self._active: set = set()  # (id(node), seq) under evaluation, to stop cycles
+
+    def value(self, expr: Optional[cst.CSTNode], site: Site, _depth: int = 0):
+        if expr is None or _depth > 50:
+            return UNKNOWN
+        key = (id(expr), site.seq)
+        if key in self._active:
+            return UNKNOWN
+        self._active.add(key)
+        try:
+            return self._value(expr, site, _depth + 1)
+        finally:
+            self._active.discard(key)
+
+    def _value(self, e: cst.CSTNode, site: Site, depth: int):
+        if isinstance(e, (cst.Integer, cst.Float)):
+            return e.evaluated_value
+        if isinstance(e, cst.Imaginary):
+            return UNKNOWN
+        if isinstance(e, (cst.SimpleString, cst.ConcatenatedString)):
+            try:
+                v = e.evaluated_value
+            except Exception:
+                return UNKNOWN
+            return UNKNOWN if v is None else v
+        if isinstance(e, cst.Name):
+            if e.value in ("True", "False", "None"):
+                cands, _ = self.sem.reaching(e.value, site)
+                if not cands:
+                    return {"True": True, "False": False, "None": None}[e.value]
+            return self._name(e, site, depth)
+        if isinstance(e, cst.Attribute):
+            base = self.value(e.value, site, depth)
+            if isinstance(base, Ref):
+                return self._ref(f"{base.qualname}.{e.attr.value}")
+            if isinstance(base, Tensor) and e.attr.value in ("T", "mT"):
+                return _transposed(base)
+            return UNKNOWN
+        if isinstance(e, cst.UnaryOperation):
+            v = self.value(e.expression, site, depth)
+            if v is UNKNOWN or not isinstance(v, (int, float, bool)):
+                return UNKNOWN
+            if isinstance(e.operator, cst.Minus):
+                return -v
+            if isinstance(e.operator, cst.Plus):
+                return +v
+            if isinstance(e.operator, cst.BitInvert) and isinstance(v, int):
+                return ~v
+            if isinstance(e.operator, cst.Not):
+                return not v
+            return UNKNOWN
+        if isinstance(e, cst.BinaryOperation):
+            op = _BINOPS.get(type(e.operator))
+            if op is None:
+                return UNKNOWN
+            a = self.value(e.left, site, depth)
+            if a is UNKNOWN:
+                return UNKNOWN
+            b = self.value(e.right, site, depth)
+            if b is UNKNOWN:
+                return UNKNOWN
+            return _safe_binop(op, a, b)
+        if isinstance(e, (cst.Tuple, cst.List)):
+            out = []
+            for el in e.elements:
+                if isinstance(el, cst.StarredElement):
+                    return UNKNOWN
+                v = self.value(el.value, site, depth)
+                if v is UNKNOWN:
+                    return UNKNOWN
+                out.append(v)
+            return tuple(out)
+        if isinstance(e, cst.Subscript):
+            base = self.value(e.value, site, depth)
+            if not isinstance(base, (tuple, str)) or len(e.slice) != 1:
+                return UNKNOWN
+            sl = e.slice[0].slice
+            if not isinstance(sl, cst.Index):
+                return UNKNOWN
+            idx = self.value(sl.value, site, depth)
+            if not isinstance(idx, int) or isinstance(idx, bool):
+                return UNKNOWN
+            try:
+                return base[idx]
+            except IndexError:
+                return UNKNOWN
+        if isinstance(e, cst.Call):
+            return self._call(e, site, depth)
+        return UNKNOWN
+
+    def _ref(self, qualname: str):
+        if qualname in CONSTANTS:
+            return CONSTANTS[qualname]
+        return Ref(qualname)
+
+    def _name(self, e: cst.Name, site: Site, depth: int):
+        cands, exact = self.sem.reaching(e.value, site)
+        if not cands:
+            return UNKNOWN
+        if not exact:
+            # Several imports of the same thing (try/except ImportError) still name one object.
+            qs = self.sem.qualnames(e, site)
+            if len(qs) == 1 and LOCAL not in qs:
+                return self._ref(next(iter(qs)))
+            return UNKNOWN
+        b = cands[0]
+        if b.kind == "import":
+            return self._ref(b.qualname) if b.qualname else UNKNOWN
+        if b.kind == "assign":
+            v = self.value(b.value, b.site, depth)
+            for i in b.index:
+                if not isinstance(v, tuple) or i >= len(v):
+                    return UNKNOWN
+                v = v[i]
+            return v
+        if b.kind == "aug" and isinstance(b.node, cst.AugAssign) and not b.index:
+            op = _BINOPS.get(_AUG_TO_BIN.get(type(b.node.operator)))
+            if op is None:
+                return UNKNOWN
+            prev = self._prev(e.value, b, depth)
+            if prev is UNKNOWN:
+                return UNKNOWN
+            rhs = self.value(b.value, b.site, depth)
+            if rhs is UNKNOWN:
+                return UNKNOWN
+            return _safe_binop(op, prev, rhs)
+        return UNKNOWN
+
+    def _prev(self, name: str, b, depth: int):
+        """The value *name* had just before the augmented assignment *b*."""
+        probe = Site(b.site.scope, b.site.seq - 1, b.site.cond, b.site.loop, b.site.with_depth)
+        # b.site.seq is taken after the right-hand side; bindings strictly before b count.
+        cands, exact = self.sem.reaching(name, probe)
+        cands = [c for c in cands if c is not b]
+        if not exact or len(cands) != 1:
+            return UNKNOWN
+        prev_b = cands[0]
+        if prev_b.kind == "assign":
+            v = self.value(prev_b.value, prev_b.site, depth)
+            for i in prev_b.index:
+                if not isinstance(v, tuple) or i >= len(v):
+                    return UNKNOWN
+                v = v[i]
+            return v
+        if prev_b.kind == "aug":
+            return self._name(cst.Name(name), Site(prev_b.site.scope, prev_b.site.seq + 1, 0, 0, 0), depth)
+        return UNKNOWN
+
+    def _call(self, e: cst.Call, site: Site, depth: int):
+        q = self.sem.resolve(e.func, site, CONSTRUCTORS)
+        if q is not None:
+            try:
+                return CONSTRUCTORS[q](self, e, site)
+            except RecursionError:
+                raise
+            except Exception:
+                return UNKNOWN
+        # methods on known tensors: .npu() .cuda() .to(...) keep shape and dtype
+        if isinstance(e.func, cst.Attribute):
+            base = self.value(e.func.value, site, depth)
+            if isinstance(base, Tensor):
+                return tensor_method(self, base, e, site)
+        return UNKNOWN
+
+    # -- helpers for constructors -----------------------------------------------------
+    def arg(self, call: cst.Call, position: Optional[int], keyword: Optional[str]):
+        """The expression passed for a parameter (by position or keyword), or None."""
+        positional = 0
+        for a in call.args:
+            if a.star:
+                return None
+            if a.keyword is not None:
+                if keyword is not None and a.keyword.value == keyword:
+                    return a.value
+                continue
+            if position is not None and positional == position:
+                return a.value
+            positional += 1
+        return None
+
+    def shape(self, expr, site: Site):
+        v = self.value(expr, site)
+        if isinstance(v, int) and not isinstance(v, bool):
+            v = (v,)
+        if isinstance(v, tuple) and all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in v):
+            return v
+        return None
+
+    def dtype(self, expr, site: Site, default: Optional[DType]):
+        if expr is None:
+            return default
+        v = self.value(expr, site)
+        if isinstance(v, DType):
+            return v
+        if isinstance(v, str):
+            return dtype_named(v)
+        return None
+
+
+_AUG_TO_BIN = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power, cst.LeftShiftAssign: cst.LeftShift, cst.RightShiftAssign: cst.RightShift,
+    cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
+}
+
+
+def _transposed(t: Tensor) -> Tensor:
+    shape = t.shape
+    if shape is not None and len(shape) == 2:
+        shape = (shape[1], shape[0])
+    elif shape is not None:
+        shape = None
+    return Tensor(shape, t.dtype, not t.transposed)
+
+
+def tensor_method(ev: Evaluator, base: Tensor, call: cst.Call, site: Site):
+    name = call.func.attr.value
+    if name in ("npu", "cuda", "cpu", "contiguous", "detach", "clone"):
+        return Tensor(base.shape, base.dtype, base.transposed if name != "contiguous" else False)
+    if name == "to":
+        dt = None
+        for a in call.args:
+            v = ev.value(a.value, site)
+            if isinstance(v, DType):
+                dt = v
+            elif a.keyword is not None and a.keyword.value == "dtype":
+                return Tensor(base.shape, None, base.transposed)
+        return Tensor(base.shape, dt or base.dtype, base.transposed)
+    return UNKNOWN
+
+
+# -- TensorFlow tensor constructors (NPU105) ------------------------------------------
+_TF_FLOAT32 = dtype_named("float32")
+
+
+def _tf_names(*names: str):
+    return [f"tensorflow.{n}" for n in names]
+
+
+@constructor(*_tf_names("zeros", "ones", "random.normal", "random.uniform", "random.truncated_normal",
+                        "random_normal", "random_uniform", "truncated_normal", "random.stateless_normal",
+                        "random.stateless_uniform"))
+def _tf_filled(ev: Evaluator, call: cst.Call, site: Site):
+    shape = ev.shape(ev.arg(call, 0, "shape"), site)
+    # the dtype is the 2nd positional of zeros/ones, keyword-only in practice for random.*
+    q = ev.sem.resolve(call.func, site, CONSTRUCTORS) or ""
+    dt_pos = 1 if q.endswith(("zeros", "ones")) else None
+    dtype = ev.dtype(ev.arg(call, dt_pos, "dtype"), site, _TF_FLOAT32)
+    if shape is None and dtype is None:
+        return UNKNOWN
+    return Tensor(shape, dtype)
+
+
+@constructor(*_tf_names("get_variable"))
+def _tf_get_variable(ev: Evaluator, call: cst.Call, site: Site):
+    shape_expr = ev.arg(call, 1, "shape")
+    dtype_expr = ev.arg(call, 2, "dtype")
+    init = ev.arg(call, 3, "initializer")
+    init_v = ev.value(init, site) if init is not None else UNKNOWN
+    shape = ev.shape(shape_expr, site) if shape_expr is not None else (
+        init_v.shape if isinstance(init_v, Tensor) else None)
+    if dtype_expr is not None:
+        dtype = ev.dtype(dtype_expr, site, None)
+    elif init is None:
+        dtype = _TF_FLOAT32  # tf.get_variable's default dtype is DT_FLOAT
+    else:
+        dtype = init_v.dtype if isinstance(init_v, Tensor) else None
+    if shape is None and dtype is None:
+        return UNKNOWN
+    return Tensor(shape, dtype)
+
+
+@constructor(*_tf_names("Variable"))
+def _tf_variable(ev: Evaluator, call: cst.Call, site: Site):
+    init_v = ev.value(ev.arg(call, 0, "initial_value"), site)
+    if not isinstance(init_v, Tensor):
+        return UNKNOWN
+    dtype_expr = ev.arg(call, None, "dtype")
+    dtype = ev.dtype(dtype_expr, site, None) if dtype_expr is not None else init_v.dtype
+    return Tensor(init_v.shape, dtype)

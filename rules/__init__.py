@@ -1,0 +1,11 @@
+"""npulint's rules. Each rule is defined once, as a :class:`npulint.model.Rule` next to the
+checker that reports it; this package lists them for the engine, the CLI and the docs.
+
+Installed wheels carry this folder as ``npulint.rules``.
+"""
+
+from . import engine, prefetch, signature
+
+CHECKERS = [signature.SignatureChecker, prefetch.PrefetchChecker]
+
+ALL_RULES = [*engine.RULES, *signature.RULES, *prefetch.RULES]

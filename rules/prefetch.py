@@ -1,0 +1,440 @@
+"""NPU101-NPU105: TensorFlow weight prefetch buffer pools
+(``npu_bridge.estimator.npu.npu_scope.npu_weight_prefetch_scope``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from npulint.checker import Checker, FileContext
+from npulint.model import Rule, Span
+from npulint.semantic import Site
+from npulint.values import UNKNOWN, Tensor
+
+from .signature import SIGNATURES
+
+PREFETCH = "npu_bridge.estimator.npu.npu_scope.npu_weight_prefetch_scope"
+ALLGATHER = "npu_bridge.hccl.hccl_ops.allgather"
+DEFAULT_POOL_ID = 0
+DEFAULT_POOL_SIZE = 536870912
+HCOM_ALIGN = 512
+HCOM_PAD = 512  # before and after
+
+_SOURCE = "docs/000 (npu_weight_prefetch_scope, Restrictions 1-4); research/npu-api-constraints.md §D.1-D.2"
+
+# Graph control flow that builds a subgraph from the functions it is given (TF1 and TF2
+# names; tf.compat.v1.X resolves to tensorflow.X).
+_CF = ("cond", "case", "switch_case", "while_loop", "map_fn", "scan", "foldl", "foldr")
+CONTROL_FLOW: Set[str] = {f"tensorflow.{n}" for n in _CF} | {
+    f"tensorflow.python.ops.control_flow_ops.{n}" for n in ("cond", "case", "while_loop")} | {
+    f"tensorflow.python.ops.functional_ops.{n}" for n in ("map_fn", "scan", "foldl", "foldr")} | {
+    "tensorflow.python.ops.map_fn.map_fn", "tensorflow.python.ops.control_flow_switch_case.switch_case",
+    "tensorflow.python.ops.cond.cond", "tensorflow.python.ops.while_loop.while_loop",
+    "tensorflow.function",  # tf.function(fn) traces fn into a subgraph
+}
+SUBGRAPH_DECORATORS: Set[str] = {
+    "tensorflow.function", "tensorflow.python.eager.def_function.function",
+    "tensorflow.python.framework.function.Defun",
+}
+
+# TF ops whose first argument is a list of tensors (several inputs).
+MULTI_INPUT_OPS: Set[str] = {f"tensorflow.{n}" for n in (
+    "concat", "stack", "parallel_stack", "add_n", "math.add_n", "accumulate_n", "math.accumulate_n",
+    "dynamic_stitch", "identity_n", "group", "tuple", "meshgrid", "einsum")}
+# (einsum's first argument is the equation string, never a list: it never matches the list test)
+
+
+PREFETCH_POOL_SIZE_MISMATCH = Rule(
+    code="NPU101",
+    name="prefetch-pool-size-mismatch",
+    severity="error",
+    summary="Two prefetch scopes use one buffer_pool_id with different buffer_pool_size.",
+    explanation=(
+        "Buffer pools with the same ID must have the same size. One TensorFlow graph spans the "
+        "modules of a program, so every scope in the files of one run is compared. Omitted "
+        "arguments take the defaults: `npu_weight_prefetch_scope()` is pool 0 of 536870912 bytes. "
+        "Every scope whose size differs from the first scope seen for that id (in sorted path "
+        "order, then source order) is reported, and the message names that first location. "
+        "Ids or sizes that cannot be known statically are not compared."
+    ),
+    source=_SOURCE + " (Restriction 2)",
+    invalid=(
+        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+        "with npu_weight_prefetch_scope():\n    a = 1\n"
+        "with npu_weight_prefetch_scope(0, 268435456):\n    b = 2\n",
+        "from npu_bridge.npu_init import *\nPOOL = 1\nMB = 1024 * 1024\n"
+        "with npu_scope.npu_weight_prefetch_scope(POOL, 256 * MB):\n    a = 1\n"
+        "with npu_scope.npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=128 * MB):\n    b = 2\n",
+    ),
+    valid=(
+        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+        "with npu_weight_prefetch_scope():\n    a = 1\n"
+        "with npu_weight_prefetch_scope(1, 268435456):\n    b = 2\n",
+        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+        "def build(size):\n    with npu_weight_prefetch_scope(0, size):\n        pass\n"
+        "with npu_weight_prefetch_scope(0, 1024):\n    pass\n",
+    ),
+    fix="Give each pool id one size everywhere (define the size once, as a constant).",
+)
+
+PREFETCH_IN_CONTROL_FLOW = Rule(
+    code="NPU102",
+    name="prefetch-in-control-flow",
+    severity="error",
+    summary="A prefetch scope inside graph control flow or a subgraph.",
+    explanation=(
+        "Prefetch buffer pools are not supported for prefetch operators in a subgraph or in control "
+        "flow. Reported when the scope is in a function or lambda passed as a branch, body or fn to "
+        "`tf.cond`, `tf.case`, `tf.switch_case`, `tf.while_loop`, `tf.map_fn`, `tf.scan`, `tf.foldl`, "
+        "`tf.foldr` (also their `tf.compat.v1` names), in a function decorated with `tf.function` or "
+        "`Defun`, or in a function of this file called from one of those.\n\nNot a violation: Python "
+        "`if`/`for`/`while` in TF1 graph-building code. They run once while the graph is built and "
+        "unroll; they create no graph control flow."
+    ),
+    source=_SOURCE + " (Restriction 4)",
+    invalid=(
+        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+        "def branch():\n    with npu_scope.npu_weight_prefetch_scope():\n"
+        "        return hccl_ops.allgather(w, 8)\n"
+        "out = tf.cond(pred, branch, lambda: w)\n",
+        "import tensorflow as tf\nfrom npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+        "@tf.function\ndef step(x):\n    with npu_weight_prefetch_scope():\n        return x\n",
+    ),
+    valid=(
+        "from npu_bridge.npu_init import *\n"
+        "for i in range(4):\n    with npu_scope.npu_weight_prefetch_scope():\n"
+        "        g = hccl_ops.allgather(ws[i], 8)\n",
+    ),
+    fix="Create the prefetch scope outside the branch or loop body, or drop it there.",
+)
+
+PREFETCH_POOL_INVALID_ARGUMENT = Rule(
+    code="NPU103",
+    name="prefetch-pool-invalid-argument",
+    severity="error",
+    summary="buffer_pool_id is not a non-negative int, or buffer_pool_size not a positive int.",
+    explanation=(
+        "The scope stores both values as integer graph attributes. A bool, float, string, zero "
+        "size or negative value is rejected when the scope is entered (protobuf TypeError) or "
+        "makes the pool unusable. Only statically known values are checked."
+    ),
+    source=_SOURCE + "; D.1 (AttrValue(i=...))",
+    invalid=(
+        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+        "with npu_weight_prefetch_scope(0, 5e8):\n    pass\n",
+        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+        "ID = -1\nwith npu_weight_prefetch_scope(buffer_pool_id=ID):\n    pass\n",
+    ),
+    valid=(
+        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+        "with npu_weight_prefetch_scope(0, 500 * 1024 * 1024):\n    pass\n",
+    ),
+    fix="Pass integers: an id >= 0 and a size in bytes > 0 (e.g. `256 * 1024 * 1024`).",
+)
+
+PREFETCH_MULTI_IO_OP = Rule(
+    code="NPU104",
+    name="prefetch-multi-io-op",
+    severity="warning",
+    summary="An op in a prefetch scope has several inputs or several outputs.",
+    explanation=(
+        "The prefetch buffer pool supports only prefetch operators with a single input and a single "
+        "output. Reported for an op created directly in the scope body with a list/tuple of tensors as "
+        "its input (e.g. `tf.concat([a, b], 0)`, `tf.add_n([a, b])`) or whose result is unpacked into "
+        "several targets (e.g. `a, b = tf.split(w, 2)`)."
+    ),
+    source=_SOURCE + " (Restriction 1)",
+    invalid=(
+        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+        "with npu_scope.npu_weight_prefetch_scope():\n    w = tf.concat([a, b], 0)\n",
+        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+        "with npu_scope.npu_weight_prefetch_scope():\n    a, b = tf.split(w, 2)\n",
+    ),
+    valid=(
+        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+        "with npu_scope.npu_weight_prefetch_scope():\n    g = hccl_ops.allgather(w, 8)\n"
+        "a, b = tf.split(g, 2)\n",
+    ),
+    fix="Keep only the single-input, single-output prefetch op (e.g. the allgather) in the scope.",
+)
+
+PREFETCH_POOL_TOO_SMALL = Rule(
+    code="NPU105",
+    name="prefetch-pool-too-small",
+    severity="error",
+    summary="The largest prefetch op in a pool does not fit in buffer_pool_size.",
+    explanation=(
+        "The pool must hold its largest prefetch operator including alignment and padding. For "
+        "`hccl_ops.allgather(x, rank_size)` in the scope, with `x` statically known (from "
+        "`tf.get_variable`/`tf.Variable`/`tf.zeros`/`tf.ones`/`tf.random.*` with literal shape and "
+        "dtype) and `rank_size` known, the output takes bytes(x) x rank_size, rounded up to 512, "
+        "plus 512 bytes before and after (HCOM alignment). More than `buffer_pool_size` is reported."
+    ),
+    source=_SOURCE + " (Restriction 3); §D.2 item 3",
+    invalid=(
+        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+        "w = tf.get_variable('w', shape=[8192, 8192], dtype=tf.float32)\n"
+        "with npu_scope.npu_weight_prefetch_scope(1, 128 * 1024 * 1024):\n"
+        "    g = hccl_ops.allgather(w, 8)\n",
+    ),
+    valid=(
+        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+        "w = tf.get_variable('w', shape=[1024, 1024], dtype=tf.float16)\n"
+        "with npu_scope.npu_weight_prefetch_scope(1, 128 * 1024 * 1024):\n"
+        "    g = hccl_ops.allgather(w, 8)\n",
+    ),
+    fix="Raise buffer_pool_size to at least the size in the message, or prefetch a smaller tensor.",
+)
+
+RULES = (PREFETCH_POOL_SIZE_MISMATCH, PREFETCH_IN_CONTROL_FLOW, PREFETCH_POOL_INVALID_ARGUMENT,
+         PREFETCH_MULTI_IO_OP, PREFETCH_POOL_TOO_SMALL)
+
+
+@dataclasses.dataclass
+class _Scope:
+    with_node: cst.With
+    call: cst.Call
+    site: Site
+    pool_id: Any
+    size: Any
+
+
+def _module(site: Site):
+    s = site.scope
+    fn = s.enclosing_function()
+    if fn is not None:
+        return fn
+    while s.parent is not None:
+        s = s.parent
+    return s
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+class PrefetchChecker(Checker):
+    rules = RULES
+    tokens = (("npu_weight_prefetch_scope",),)
+
+    def __init__(self, ctx: FileContext):
+        super().__init__(ctx)
+        self.with_stack: List[Tuple[cst.With, Site]] = []
+        self.withs: List[Tuple[cst.With, Site]] = []
+        # every call: (node, site, open withs)
+        self.calls: List[Tuple[cst.Call, Site, Tuple[cst.With, ...]]] = []
+        self.unpacks: List[Tuple[cst.Assign, Site, Tuple[cst.With, ...]]] = []
+        self.decorated: List[Tuple[cst.FunctionDef, Site]] = []
+
+    # -- traversal: structure only; names and values are resolved in finish() -----------
+    def visit_With(self, node: cst.With) -> None:
+        site = self.ctx.site()
+        self.with_stack.append((node, site))
+        self.withs.append((node, site))
+
+    def leave_With(self, node: cst.With) -> None:
+        self.with_stack.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append((node, self.ctx.site(), tuple(w for w, _ in self.with_stack)))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and self.with_stack and any(
+                isinstance(t.target, (cst.Tuple, cst.List)) and len(t.target.elements) >= 2 for t in node.targets):
+            self.unpacks.append((node, self.ctx.site(), tuple(w for w, _ in self.with_stack)))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if node.decorators:
+            self.decorated.append((node, self.ctx.site()))
+
+    # -- decisions -----------------------------------------------------------------------
+    def finish(self) -> None:
+        ctx = self.ctx
+        sig = SIGNATURES[PREFETCH]
+        scopes: Dict[cst.With, _Scope] = {}
+        for with_node, site in self.withs:
+            for item in with_node.items:
+                call = item.item
+                if not isinstance(call, cst.Call) or ctx.resolve(call.func, site, {PREFETCH}) is None:
+                    continue
+                bound = ctx.bind(sig, call)
+                if bound.error is not None:  # NPU010 reports it; its values are not trusted
+                    pid, size = UNKNOWN, UNKNOWN
+                else:
+                    pid = ctx.arg_value(bound, "buffer_pool_id", site)
+                    size = ctx.arg_value(bound, "buffer_pool_size", site)
+                scopes[with_node] = _Scope(with_node, call, site, pid, size)
+        if not scopes:
+            return
+        for s in scopes.values():
+            self._check_arguments(s)
+            if _is_int(s.pool_id) and s.pool_id >= 0 and _is_int(s.size) and s.size > 0:
+                span = ctx.span(s.call)
+                ctx.fact(PrefetchChecker, (span.line, span.column, span.end_line, span.end_column,
+                                           s.pool_id, s.size))
+        self._check_control_flow(scopes)
+        self._check_body(scopes)
+
+    def _check_arguments(self, s: _Scope) -> None:
+        ctx = self.ctx
+        if s.pool_id is not UNKNOWN and not (_is_int(s.pool_id) and s.pool_id >= 0):
+            ctx.report("NPU103", s.call, f"buffer_pool_id={s.pool_id!r} is not a non-negative int: the pool id is "
+                                         "stored as an integer graph attribute; use an int >= 0")
+        if s.size is not UNKNOWN and not (_is_int(s.size) and s.size > 0):
+            ctx.report("NPU103", s.call, f"buffer_pool_size={s.size!r} is not a positive int: the pool size is "
+                                         "stored as an integer number of bytes; use an int > 0, e.g. 256 * 1024 * 1024")
+
+    def _check_control_flow(self, scopes: Dict[cst.With, _Scope]) -> None:
+        ctx = self.ctx
+        sem = ctx.sem
+        # roots: functions that become a graph subgraph
+        roots: Dict[cst.CSTNode, str] = {}
+        for fn, site in self.decorated:
+            for dec in fn.decorators:
+                expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+                q = ctx.resolve(expr, site, SUBGRAPH_DECORATORS)
+                if q is not None:
+                    roots.setdefault(fn, f"a function decorated with {_tf_short(q)}")
+        edges: Dict[cst.CSTNode, List[cst.CSTNode]] = {}
+        for call, site, _ in self.calls:
+            q = ctx.resolve(call.func, site, CONTROL_FLOW)
+            if q is not None:
+                for arg in call.args:
+                    for fexpr in _function_exprs(arg.value, lambda e: ctx.resolve(e, site, _PARTIAL)):
+                        target = sem.function_def(fexpr, site)
+                        if target is not None:
+                            roots.setdefault(target, f"a function passed to {_tf_short(q)}")
+            callee = sem.function_def(call.func, site)
+            if callee is not None:
+                caller = _module(site).node
+                edges.setdefault(caller, []).append(callee)
+        if not roots:
+            return
+        reach: Dict[cst.CSTNode, str] = {}
+        todo = list(roots.items())
+        while todo:
+            fn, why = todo.pop()
+            if fn in reach:
+                continue
+            reach[fn] = why
+            for nxt in edges.get(fn, ()):
+                if nxt not in reach:
+                    todo.append((nxt, why))
+        for s in scopes.values():
+            fn = _module(s.site).node
+            why = reach.get(fn)
+            if why is not None:
+                ctx.report("NPU102", s.call,
+                           f"npu_weight_prefetch_scope in {why}: prefetch buffer pools are not supported in "
+                           "graph control flow or subgraphs; create the scope outside it")
+
+    def _innermost_scope(self, withs: Tuple[cst.With, ...], site: Site,
+                         scopes: Dict[cst.With, _Scope]) -> Optional[_Scope]:
+        fn = _module(site)
+        for w in reversed(withs):
+            s = scopes.get(w)
+            if s is not None:
+                return s if _module(s.site) is fn else None
+        return None
+
+    def _check_body(self, scopes: Dict[cst.With, _Scope]) -> None:
+        ctx = self.ctx
+        for call, site, withs in self.calls:
+            s = self._innermost_scope(withs, site, scopes)
+            if s is None or call is s.call:
+                continue
+            if ctx.wants("NPU104"):
+                q = ctx.resolve(call.func, site, MULTI_INPUT_OPS)
+                if q is not None:
+                    first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star \
+                        else next((a.value for a in call.args if a.keyword is not None
+                                   and a.keyword.value in ("values", "inputs", "tensors")), None)
+                    if isinstance(first, (cst.List, cst.Tuple)) and sum(
+                            1 for el in first.elements if not isinstance(el, cst.StarredElement)) >= 2:
+                        ctx.report("NPU104", call,
+                                   f"{_tf_short(q)} takes {len(first.elements)} inputs inside "
+                                   "npu_weight_prefetch_scope: the prefetch buffer pool supports only "
+                                   "single-input, single-output ops; move it out of the scope")
+            if ctx.wants("NPU105") and ctx.resolve(call.func, site, {ALLGATHER}) is not None:
+                self._check_fit(call, site, s)
+        if ctx.wants("NPU104"):
+            for assign, site, withs in self.unpacks:
+                s = self._innermost_scope(withs, site, scopes)
+                if s is None:
+                    continue
+                qs = ctx.sem.qualnames(assign.value.func, site)
+                if qs and all(q.startswith(("tensorflow.", "npu_bridge.")) for q in qs):
+                    n = max(len(t.target.elements) for t in assign.targets
+                            if isinstance(t.target, (cst.Tuple, cst.List)))
+                    ctx.report("NPU104", assign.value,
+                               f"the result is unpacked into {n} outputs inside npu_weight_prefetch_scope: the "
+                               "prefetch buffer pool supports only single-input, single-output ops; "
+                               "move it out of the scope")
+
+    def _check_fit(self, call: cst.Call, site: Site, s: _Scope) -> None:
+        ctx = self.ctx
+        if not (_is_int(s.size) and s.size > 0):
+            return
+        bound = ctx.bind(SIGNATURES[ALLGATHER], call)
+        if bound.error is not None:
+            return
+        x = ctx.arg_value(bound, "tensor", site)
+        rank = ctx.arg_value(bound, "rank_size", site)
+        if not isinstance(x, Tensor) or not _is_int(rank) or rank <= 0:
+            return
+        nbytes = x.nbytes()
+        if nbytes is None:
+            return
+        out = nbytes * rank
+        need = -(-out // HCOM_ALIGN) * HCOM_ALIGN + 2 * HCOM_PAD
+        if need > s.size:
+            ctx.report("NPU105", call,
+                       f"allgather output needs {need} bytes ({out} bytes = {x.dtype.name}{list(x.shape)} x "
+                       f"rank_size {rank}, aligned to {HCOM_ALIGN} plus {HCOM_PAD} bytes before and after) "
+                       f"but prefetch pool {s.pool_id!r} holds {s.size} bytes: the op does not fit; "
+                       f"raise buffer_pool_size to at least {need}")
+
+    # -- the project-wide phase ----------------------------------------------------------
+    @classmethod
+    def project(cls, facts, report, settings) -> None:
+        first: Dict[int, Tuple[str, int, int, int]] = {}
+        for path, (line, col, end_line, end_col, pid, size) in facts:  # sorted path, then source order
+            seen = first.get(pid)
+            if seen is None:
+                first[pid] = (path, line, col, size)
+                continue
+            fpath, fline, fcol, fsize = seen
+            if size != fsize:
+                where = f"line {fline}" if fpath == path else f"{fpath}:{fline}:{fcol}"
+                report.report(path, Span(line, col, end_line, end_col), "NPU101",
+                              f"prefetch pool {pid} is {size} bytes here but {fsize} bytes at {where}: pools "
+                              "with the same buffer_pool_id must have the same buffer_pool_size; use one size "
+                              "for each id", related=((fpath, fline, fcol),))
+
+
+def _function_exprs(expr: cst.BaseExpression, is_partial):
+    """Function-valued expressions in an argument: the argument itself, the elements of a
+    list/tuple/dict display (``tf.case``, ``switch_case``), ``functools.partial(f, ...)``."""
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Lambda)):
+        yield expr
+    elif isinstance(expr, (cst.List, cst.Tuple)):
+        for el in expr.elements:
+            yield from _function_exprs(el.value, is_partial)
+    elif isinstance(expr, cst.Dict):
+        for el in expr.elements:
+            if isinstance(el, cst.DictElement):
+                yield from _function_exprs(el.value, is_partial)
+    elif isinstance(expr, cst.Call) and expr.args and is_partial(expr.func):
+        yield from _function_exprs(expr.args[0].value, is_partial)
+
+
+_PARTIAL = {"functools.partial"}
+
+
+def _tf_short(q: str) -> str:
+    parts = q.split(".")
+    if parts[0] == "tensorflow":
+        return "tf." + parts[-1] if parts[-1] != "Defun" else "Defun"
+    return parts[-1]

@@ -1,0 +1,99 @@
+"""NPU010: calls to catalogued APIs that do not bind to the API's signature."""
+
+from __future__ import annotations
+
+from typing import Dict, List, Tuple
+
+import libcst as cst
+
+from npulint.checker import Checker
+from npulint.model import Rule
+from npulint.semantic import Site
+from npulint.signatures import Signature
+
+# The catalogue: canonical qualified name -> signature. Sources: RULES.md (NPU010) and
+# research/npu-api-constraints.md §D.1, §D.3 (hicann/tensorflow
+# tf_adapter/python/npu_bridge/hccl/hccl_ops.py, estimator/npu/npu_scope.py).
+_HCCL = "npu_bridge.hccl.hccl_ops"
+SIGNATURE_TEXT: Dict[str, str] = {
+    "npu_bridge.estimator.npu.npu_scope.npu_weight_prefetch_scope":
+        "npu_weight_prefetch_scope(buffer_pool_id=0, buffer_pool_size=536870912)",
+    f"{_HCCL}.allreduce": "allreduce(tensor, reduction, fusion=1, fusion_id=-1, group='hccl_world_group')",
+    f"{_HCCL}.allgather": "allgather(tensor, rank_size, group='hccl_world_group', fusion=0, fusion_id=-1)",
+    f"{_HCCL}.broadcast": "broadcast(tensor, root_rank, fusion=2, fusion_id=0, group='hccl_world_group')",
+    f"{_HCCL}.reduce": "reduce(tensor, reduction, root_rank, fusion=0, fusion_id=-1, group='hccl_world_group')",
+    f"{_HCCL}.reduce_scatter":
+        "reduce_scatter(tensor, reduction, rank_size, group='hccl_world_group', fusion=0, fusion_id=-1)",
+    f"{_HCCL}.send": "send(tensor, sr_tag, dest_rank, group='hccl_world_group')",
+    f"{_HCCL}.receive": "receive(shape, data_type, sr_tag, src_rank, group='hccl_world_group')",
+    f"{_HCCL}.all_to_all_v": "all_to_all_v(send_data, send_counts, send_displacements, recv_counts, "
+                             "recv_displacements, group='hccl_world_group')",
+    f"{_HCCL}.all_to_all_v_c": "all_to_all_v_c(send_data, send_count_matrix, rank, fusion=0, fusion_id=-1, "
+                               "group='hccl_world_group')",
+}
+
+SIGNATURES: Dict[str, Signature] = {q: Signature.parse(t) for q, t in SIGNATURE_TEXT.items()}
+
+
+def short_name(qualname: str) -> str:
+    parts = qualname.split(".")
+    return ".".join(parts[-2:]) if parts[-2] in ("hccl_ops", "ops", "scope") else parts[-1]
+
+
+API_SIGNATURE_MISMATCH = Rule(
+    code="NPU010",
+    name="api-signature-mismatch",
+    severity="error",
+    summary="A call to a catalogued NPU API does not bind to its signature.",
+    explanation=(
+        "The call is missing a required argument, passes an unknown keyword, passes too many "
+        "positional arguments, or passes a keyword-only parameter positionally. Python raises "
+        "TypeError when the line runs, often after the job has been scheduled. Calls are identified "
+        "by their fully qualified name after import resolution, so a local function with the same "
+        "name is not checked. Calls that spread `*args`/`**kwargs` so that binding cannot be decided "
+        "are not reported.\n\nCatalogued so far: `npu_weight_prefetch_scope` and the "
+        "`npu_bridge.hccl.hccl_ops` collectives (`allgather(tensor, rank_size, group=..., fusion=..., "
+        "fusion_id=...)`, `allreduce`, `broadcast`, `reduce`, `reduce_scatter`, `send`, `receive`, "
+        "`all_to_all_v`, `all_to_all_v_c`)."
+    ),
+    source="RULES.md NPU010; research/npu-api-constraints.md §D.1, §D.3 "
+           "(tf_adapter/python/npu_bridge/hccl/hccl_ops.py L31-L245)",
+    invalid=(
+        "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w)\n",
+        "from npu_bridge.npu_init import *\nout = hccl_ops.allgather(w, 8, group_name='g')\n",
+        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope as p\n"
+        "with p(0, 1024, 5):\n    pass\n",
+    ),
+    valid=(
+        "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w, 8)\n",
+        "def allgather(x):\n    return x\nout = allgather(w)\n",
+        "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(*args)\n",
+    ),
+    fix="Pass the arguments the signature requires, by the names it defines.",
+)
+
+RULES = (API_SIGNATURE_MISMATCH,)
+
+
+class SignatureChecker(Checker):
+    rules = RULES
+    tokens = (("npu_weight_prefetch_scope",), ("hccl_ops",), ("npu_init",))
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.calls: List[Tuple[cst.Call, Site]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append((node, self.ctx.site()))
+
+    def finish(self) -> None:
+        for call, site in self.calls:
+            q = self.ctx.resolve(call.func, site, SIGNATURES)
+            if q is None:
+                continue
+            bound = self.ctx.bind(SIGNATURES[q], call)
+            if bound.error is None:
+                continue
+            name = short_name(q)
+            self.ctx.report("NPU010", call, f"{name}() {bound.error}: the call raises TypeError when it runs "
+                                            f"(signature: {SIGNATURE_TEXT[q]})")
