@@ -70,8 +70,7 @@ def canonical(qualname: str) -> str:
 
 
 class Scope:
-    __slots__ = ("kind", "node", "parent", "bindings", "globals", "nonlocals", "cond", "loop",
-                 "with_depth", "stars", "class_scope")
+    __slots__ = ("kind", "node", "parent", "bindings", "globals", "nonlocals", "blocks", "with_depth", "stars")
 
     def __init__(self, kind: str, node: cst.CSTNode, parent: Optional["Scope"]):
         self.kind = kind  # module | class | function | lambda | comprehension
@@ -80,8 +79,9 @@ class Scope:
         self.bindings: Dict[str, List[Binding]] = {}
         self.globals: set = set()
         self.nonlocals: set = set()
-        self.cond = 0  # depth of if/for/while/try/match inside this scope, at the current point
-        self.loop = 0
+        # the conditional blocks (bodies of if/else/for/while/try/except/finally/case) open
+        # at the current point of the traversal, outermost first: ((body_node, is_loop), ...)
+        self.blocks: Tuple[Tuple[cst.CSTNode, bool], ...] = ()
         self.with_depth = 0
         self.stars: List[str] = []  # modules star-imported here that we cannot enumerate
 
@@ -102,17 +102,30 @@ class Scope:
 
 
 class Site:
-    """Where a node is: its scope, its place in traversal order, and whether it sits
-    under a condition, a loop or a ``with`` inside that scope."""
+    """Where a node is: its scope, its place in traversal order, the conditional blocks
+    around it inside that scope, and how many ``with`` statements enclose it there."""
 
-    __slots__ = ("scope", "seq", "cond", "loop", "with_depth")
+    __slots__ = ("scope", "seq", "blocks", "with_depth")
 
-    def __init__(self, scope: Scope, seq: int, cond: int, loop: int, with_depth: int):
+    def __init__(self, scope: Scope, seq: int, blocks: Tuple[Tuple[cst.CSTNode, bool], ...], with_depth: int):
         self.scope = scope
         self.seq = seq
-        self.cond = cond
-        self.loop = loop
+        self.blocks = blocks
         self.with_depth = with_depth
+
+    @property
+    def conditional(self) -> bool:
+        """Under an if/for/while/try/match inside its scope."""
+        return bool(self.blocks)
+
+    @property
+    def in_loop(self) -> bool:
+        return any(is_loop for _, is_loop in self.blocks)
+
+    def encloses(self, other: "Site") -> bool:
+        """True if every conditional block around *self* is also around *other*."""
+        n = len(self.blocks)
+        return n <= len(other.blocks) and other.blocks[:n] == self.blocks
 
 
 class Binding:
@@ -135,8 +148,10 @@ class Binding:
         return f"<Binding {self.name} {self.kind} seq={self.site.seq} cond={self.conditional}>"
 
 
-_COND = frozenset({"If", "For", "While", "Try", "TryStar", "Match"})
-_LOOP = frozenset({"For", "While"})
+# Compound statements whose ``body`` runs conditionally (or repeatedly, for loops).
+_BLOCK_OWNERS = (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler,
+                 cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+_LOOPS = (cst.For, cst.While)
 _COMPREHENSIONS = frozenset({"ListComp", "SetComp", "DictComp", "GeneratorExp"})
 
 
@@ -165,7 +180,7 @@ class Semantic:
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
         s = self.scope
-        return Site(s, self.seq, s.cond, s.loop, s.with_depth)
+        return Site(s, self.seq, s.blocks, s.with_depth)
 
     def push(self, kind: str, node: cst.CSTNode) -> None:
         scope = Scope(kind, node, self.scope)
@@ -179,7 +194,7 @@ class Semantic:
     def bind(self, name: str, kind: str, node: Optional[cst.CSTNode], *, value=None, index=(),
              qualname=None, scope: Optional[Scope] = None) -> None:
         scope = scope or self.scope
-        conditional = scope.cond > 0 or kind in ("loop", "del", "except")
+        conditional = bool(scope.blocks) or kind in ("loop", "del", "except")
         if scope.kind == "comprehension" and kind == "assign":  # walrus binds outside
             while scope.kind == "comprehension" and scope.parent is not None:
                 scope = scope.parent
@@ -188,7 +203,7 @@ class Semantic:
             target, conditional = self.module_scope, True
         elif name in scope.nonlocals:
             target, conditional = self._nonlocal_target(scope, name), True
-        site = Site(scope, self.seq, scope.cond, scope.loop, scope.with_depth)
+        site = Site(scope, self.seq, scope.blocks, scope.with_depth)
         b = Binding(name, kind, node, site, value=value, index=index, qualname=qualname,
                     conditional=conditional)
         target.bindings.setdefault(name, []).append(b)
@@ -239,7 +254,14 @@ class Semantic:
 
     def reaching(self, name: str, site: Site) -> Tuple[List[Binding], bool]:
         """Bindings that may give *name* its value at *site*, and whether exactly one does
-        for certain (straight-line code, no conditional rebinding)."""
+        for certain.
+
+        In the use's own scope, a binding is certain when its block encloses the use (it
+        runs on every path to the use), no other binding stands between them, and no
+        binding inside a loop around the use (but not around the binding) can reach the use
+        through the loop's back edge. From an enclosing scope (a function using a module
+        constant), the name must be bound exactly once, unconditionally.
+        """
         scope, bl, same = self.lookup(name, site)
         if scope is None:
             return [], False
@@ -248,18 +270,22 @@ class Semantic:
         before = [b for b in bl if b.site.seq < site.seq]
         if not before:
             return [], False
-        start = 0
-        for i in range(len(before) - 1, -1, -1):
-            if not before[i].conditional:
-                start = i
+        cands: List[Binding] = []
+        dominator: Optional[Binding] = None
+        for b in reversed(before):
+            cands.append(b)
+            if b.site.encloses(site):
+                dominator = b
                 break
-        cands = before[start:]
-        exact = len(cands) == 1 and not cands[0].conditional
-        if site.loop:
-            later = [b for b in bl if b.site.seq > site.seq and b.conditional]
-            if later:
-                cands = cands + later
-                exact = False
+        exact = dominator is not None and len(cands) == 1
+        # loops around the use that do not also enclose the dominating binding (or all of them)
+        shared = len(dominator.site.blocks) if dominator is not None else 0
+        loops = [blk for blk, is_loop in site.blocks[shared:] if is_loop]
+        if loops:
+            for b in bl:
+                if b.site.seq > site.seq and any((blk, True) in b.site.blocks for blk in loops):
+                    cands.append(b)
+                    exact = False
         return cands, exact
 
     def qualnames(self, expr: cst.CSTNode, site: Site, _depth: int = 0) -> FrozenSet[str]:
@@ -393,7 +419,11 @@ class Walker(cst.CSTVisitor):
             handler(self.sem, original_node)
 
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        if attribute == "params" and isinstance(node, (cst.FunctionDef, cst.Lambda)):
+        if (attribute == "body" and isinstance(node, _BLOCK_OWNERS) and not isinstance(node, cst.While)) or (
+                attribute == "test" and isinstance(node, cst.While)):  # a while test runs on every iteration
+            scope = self.sem.scope
+            scope.blocks = scope.blocks + ((node, isinstance(node, _LOOPS)),)
+        elif attribute == "params" and isinstance(node, (cst.FunctionDef, cst.Lambda)):
             self.sem.def_site[node] = self.sem.site()
             self.sem.push("function" if isinstance(node, cst.FunctionDef) else "lambda", node)
         elif attribute == "body" and isinstance(node, cst.ClassDef):
@@ -401,8 +431,12 @@ class Walker(cst.CSTVisitor):
             self.sem.push("class", node)
 
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
-        if attribute == "body" and isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
-            self.sem.pop()
+        if attribute == "body":
+            if isinstance(original_node, _BLOCK_OWNERS):
+                scope = self.sem.scope
+                scope.blocks = scope.blocks[:-1]
+            elif isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                self.sem.pop()
 
 
 # -- the engine's own bookkeeping, by node type --------------------------------------
@@ -453,20 +487,8 @@ def _v_params(sem: Semantic, node: cst.Parameters) -> None:
             sem.bind(star.name.value, "param", star)
 
 
-def _v_cond(sem: Semantic, node) -> None:
-    scope = sem.scope
-    scope.cond += 1
-    if type(node).__name__ in _LOOP:
-        scope.loop += 1
-    if isinstance(node, cst.For):
-        sem.bind_target(node.target, "loop", node)
-
-
-def _l_cond(sem: Semantic, node) -> None:
-    scope = sem.scope
-    scope.cond -= 1
-    if type(node).__name__ in _LOOP:
-        scope.loop -= 1
+def _v_for(sem: Semantic, node: cst.For) -> None:
+    sem.bind_target(node.target, "loop", node)
 
 
 def _v_with(sem: Semantic, node) -> None:
@@ -543,8 +565,7 @@ _ENGINE_VISIT = {
     "FunctionDef": _v_def,
     "ClassDef": _v_def,
     "Parameters": _v_params,
-    "If": _v_cond, "For": _v_cond, "While": _v_cond, "Try": _v_cond, "TryStar": _v_cond,
-    "Match": _v_cond,
+    "For": _v_for,
     "With": _v_with,
     "Global": _v_global,
     "Nonlocal": _v_nonlocal,
@@ -556,8 +577,6 @@ _ENGINE_VISIT = {
 }
 
 _ENGINE_LEAVE = {
-    "If": _l_cond, "For": _l_cond, "While": _l_cond, "Try": _l_cond, "TryStar": _l_cond,
-    "Match": _l_cond,
     "With": _l_with,
     "WithItem": _l_with_item,
     "Assign": _l_assign,

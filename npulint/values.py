@@ -275,7 +275,7 @@ class Evaluator:
 
     def _prev(self, name: str, b, depth: int):
         """The value *name* had just before the augmented assignment *b*."""
-        probe = Site(b.site.scope, b.site.seq - 1, b.site.cond, b.site.loop, b.site.with_depth)
+        probe = Site(b.site.scope, b.site.seq - 1, b.site.blocks, b.site.with_depth)
         # b.site.seq is taken after the right-hand side; bindings strictly before b count.
         cands, exact = self.sem.reaching(name, probe)
         cands = [c for c in cands if c is not b]
@@ -290,7 +290,7 @@ class Evaluator:
                 v = v[i]
             return v
         if prev_b.kind == "aug":
-            return self._name(cst.Name(name), Site(prev_b.site.scope, prev_b.site.seq + 1, 0, 0, 0), depth)
+            return self._name(cst.Name(name), Site(prev_b.site.scope, prev_b.site.seq + 1, prev_b.site.blocks, 0), depth)
         return UNKNOWN
 
     def _call(self, e: cst.Call, site: Site, depth: int):

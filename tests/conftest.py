@@ -1,0 +1,93 @@
+"""Shared test helpers.
+
+* ``lint(files, ...)``: write *files* (``{relative_path: source}`` or one source string for
+  ``t.py``) into a temporary project and lint it in-process through the real pipeline;
+  returns the findings (``npulint.model.Finding``) sorted by path, line, column, code.
+* ``codes(findings)``: their codes, in order.
+* ``run_cli(args, cwd, stdin=None, env=None)``: the installed ``npulint`` console script
+  in a subprocess; returns ``subprocess.CompletedProcess`` (text mode).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Union
+
+import pytest
+
+from npulint import discovery, pipeline, registry
+from npulint.config import Settings, enabled_codes, find_config, load_config
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _write(root: Path, files: Union[str, Dict[str, str]]) -> None:
+    if isinstance(files, str):
+        files = {"t.py": files}
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            p.write_bytes(text)
+        else:
+            p.write_text(textwrap.dedent(text), encoding="utf-8")
+
+
+@pytest.fixture
+def lint(tmp_path: Path, monkeypatch):
+    def _lint(files: Union[str, Dict[str, str]], select: Optional[Sequence[str]] = None,
+              config: Optional[str] = None, ignore: Sequence[str] = ()) -> List:
+        _write(tmp_path, files)
+        if config is not None:
+            (tmp_path / "pyproject.toml").write_text(textwrap.dedent(config), encoding="utf-8")
+        monkeypatch.chdir(tmp_path)
+        rules, checkers = registry.load()
+        known = [r.code for r in rules]
+        found = find_config(str(tmp_path))
+        settings = load_config(found, known) if found else Settings(root=str(tmp_path))
+        if select is not None:
+            settings.select = list(select)
+        settings.ignore = settings.ignore + list(ignore)
+        enabled = enabled_codes(rules, settings.select, settings.extend_select, settings.ignore)
+        paths, missing = discovery.discover([str(tmp_path)], settings)
+        assert not missing
+        return pipeline.run(paths, settings, checkers, enabled).findings
+
+    return _lint
+
+
+def codes(findings) -> List[str]:
+    return [f.code for f in findings]
+
+
+def npulint_exe() -> List[str]:
+    exe = shutil.which("npulint", path=os.path.dirname(sys.executable)) or shutil.which("npulint")
+    if exe is None:  # pragma: no cover - the suite runs after `pip install .`
+        pytest.fail("the npulint console script is not installed (run the README's test command)")
+    return [exe]
+
+
+def run_cli(args: Sequence[str], cwd: Union[str, Path], stdin: Optional[str] = None,
+            env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+    full_env = dict(os.environ)
+    full_env.pop("NO_COLOR", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run(npulint_exe() + list(args), cwd=str(cwd), input=stdin, capture_output=True,
+                          text=True, env=full_env, timeout=120)
+
+
+@pytest.fixture
+def project(tmp_path: Path):
+    """Write files into a temporary folder and return its path."""
+
+    def _project(files: Union[str, Dict[str, str]]) -> Path:
+        _write(tmp_path, files)
+        return tmp_path
+
+    return _project

@@ -1,0 +1,323 @@
+"""The shared resolvers: names (imports, aliases, scopes) and values (RULES.md
+"Resolve names, not spellings" and "Resolve values, never guess")."""
+
+import libcst as cst
+import pytest
+
+from npulint.semantic import LOCAL, Semantic, Walker
+from npulint.values import UNKNOWN, DType, Evaluator, Tensor
+
+
+class _Probe:
+    """Records the site of every call to ``probe(...)`` so a test can resolve its argument."""
+
+    def __init__(self, sem):
+        self.sem = sem
+        self.sites = []
+
+    def visit_Call(self, node):
+        if isinstance(node.func, cst.Name) and node.func.value == "probe":
+            self.sites.append((node.args[0].value, self.sem.site()))
+
+
+def analyse(src):
+    module = cst.parse_module(src)
+    sem = Semantic(module)
+    probe = _Probe(sem)
+    module.visit(Walker(sem, [probe], on_error=lambda *a: (_ for _ in ()).throw(a[1])))
+    return sem, Evaluator(sem), probe.sites
+
+
+def values(src):
+    sem, ev, sites = analyse(src)
+    return [ev.value(expr, site) for expr, site in sites]
+
+
+def qualnames(src):
+    sem, ev, sites = analyse(src)
+    return [set(sem.qualnames(expr, site)) for expr, site in sites]
+
+
+# -- names -------------------------------------------------------------------------------
+
+def test_import_forms_resolve_to_one_qualified_name():
+    src = """
+import torchair as tng
+import torchair.ops
+from torchair.ops import npu_tagged_event_wait as w
+from torchair import ops as o
+probe(tng.ops.npu_tagged_event_wait)
+probe(torchair.ops.npu_tagged_event_wait)
+probe(w)
+probe(o.npu_tagged_event_wait)
+"""
+    assert qualnames(src) == [{"torchair.ops.npu_tagged_event_wait"}] * 4
+
+
+def test_star_import_of_npu_init_binds_npu_scope_and_hccl_ops():
+    src = """
+from npu_bridge.npu_init import *
+probe(npu_scope.npu_weight_prefetch_scope)
+probe(hccl_ops.allgather)
+probe(tf.cond)
+"""
+    assert qualnames(src) == [{"npu_bridge.estimator.npu.npu_scope.npu_weight_prefetch_scope"},
+                              {"npu_bridge.hccl.hccl_ops.allgather"}, {"tensorflow.cond"}]
+
+
+def test_compat_v1_is_canonicalised():
+    assert qualnames("import tensorflow as tf\nprobe(tf.compat.v1.cond)\n") == [{"tensorflow.cond"}]
+
+
+def test_unknown_star_import_makes_free_names_unknown():
+    assert qualnames("from somewhere import *\nprobe(allgather)\n") == [set()]
+
+
+def test_local_definition_shadows_import():
+    src = """
+from torchair.scope import npu_stream_switch
+def npu_stream_switch(flag, tag, prio):
+    pass
+probe(npu_stream_switch)
+"""
+    assert qualnames(src) == [{LOCAL}]
+
+
+def test_try_except_import_fallback_gives_both_candidates():
+    src = """
+try:
+    from torchair.scope import npu_stream_switch
+except ImportError:
+    from torchair.ops import NpuStreamSwitch as npu_stream_switch
+probe(npu_stream_switch)
+"""
+    assert qualnames(src) == [{"torchair.scope.npu_stream_switch", "torchair.ops.NpuStreamSwitch"}]
+
+
+def test_import_inside_function_is_local_to_it():
+    src = """
+def f():
+    import torchair as tng
+    probe(tng.ops)
+probe(tng)
+"""
+    assert qualnames(src) == [{"torchair.ops"}, {"builtins.tng"}]
+
+
+def test_relative_import_is_not_an_external_api():
+    assert qualnames("from .hccl import hccl_ops\nprobe(hccl_ops.allgather)\n") == [{LOCAL}]
+
+
+def test_alias_through_assignment():
+    src = "import torchair\nwait = torchair.ops.npu_tagged_event_wait\nprobe(wait)\n"
+    assert qualnames(src) == [{"torchair.ops.npu_tagged_event_wait"}]
+
+
+def test_class_attribute_not_visible_in_method():
+    src = """
+import torchair
+class A:
+    torchair = None
+    def f(self):
+        probe(torchair.ops)
+"""
+    assert qualnames(src) == [{"torchair.ops"}]
+
+
+# -- values ------------------------------------------------------------------------------
+
+def test_literals_and_arithmetic():
+    src = """
+MB = 1024 * 1024
+SIZE = 256 * MB
+probe(SIZE)
+probe(1 << 28)
+probe(2 ** 28)
+probe(-3)
+probe((1, 2 + 3))
+probe("a" "b")
+probe(7 // 2)
+"""
+    assert values(src) == [268435456, 1 << 28, 2 ** 28, -3, (1, 5), "ab", 3]
+
+
+def test_straight_line_rebinding_takes_the_last_value():
+    assert values("X = 1\nprobe(X)\nX = 2\nprobe(X)\n") == [1, 2]
+
+
+def test_augmented_assignment_in_straight_line():
+    assert values("X = 4\nX *= 2\nX += 1\nprobe(X)\n") == [9]
+
+
+def test_rebinding_under_if_is_unknown():
+    assert values("X = 1\nif c:\n    X = 2\nprobe(X)\n") == [UNKNOWN]
+
+
+def test_binding_only_under_for_try_while_is_unknown():
+    src = """
+for i in range(3):
+    A = i
+probe(A)
+try:
+    B = 1
+except Exception:
+    B = 2
+probe(B)
+while c:
+    C = 1
+probe(C)
+probe(i)
+"""
+    assert values(src) == [UNKNOWN] * 4
+
+
+def test_module_constant_used_in_function_is_known_only_when_bound_once():
+    src = """
+ONCE = 8
+TWICE = 1
+TWICE = 2
+def f():
+    probe(ONCE)
+    probe(TWICE)
+"""
+    assert values(src) == [8, UNKNOWN]
+
+
+def test_function_constant_and_parameters():
+    src = """
+def f(world_size, n=8):
+    local = 4
+    probe(local * 2)
+    probe(world_size)
+    probe(n)
+"""
+    assert values(src) == [8, UNKNOWN, UNKNOWN]
+
+
+def test_global_statement_makes_module_name_unknown():
+    src = """
+X = 1
+def f():
+    global X
+    X = 2
+def g():
+    probe(X)
+"""
+    assert values(src) == [UNKNOWN]
+
+
+def test_loop_rebinding_after_use_is_unknown():
+    src = """
+X = 1
+for i in range(3):
+    probe(X)
+    if i:
+        X = 2
+"""
+    assert values(src) == [UNKNOWN]
+
+
+def test_calls_attributes_environment_and_subscripts_are_unknown():
+    src = """
+import os
+probe(os.environ["WORLD_SIZE"])
+probe(int(os.getenv("N", "8")))
+probe(obj.size)
+probe(sizes[i])
+probe(f())
+"""
+    assert values(src) == [UNKNOWN] * 5
+
+
+def test_constant_subscript_and_unpacking():
+    src = "T = (2, 4, 8)\na, b = 16, 32\nprobe(T[1])\nprobe(b)\n"
+    assert values(src) == [4, 32]
+
+
+def test_huge_arithmetic_is_refused_not_computed():
+    assert values("probe(10 ** 100000)\nprobe(1 << 100000)\nprobe('x' * 10**9)\n") == [UNKNOWN] * 3
+
+
+def test_division_by_zero_is_unknown():
+    assert values("probe(1 // 0)\n") == [UNKNOWN]
+
+
+def test_self_reference_does_not_loop():
+    assert values("def f():\n    x = x + 1\n    probe(x)\n") == [UNKNOWN]
+
+
+def test_bool_none_literals():
+    assert values("probe(True)\nprobe(None)\n") == [True, None]
+
+
+def test_tf_tensor_constructors():
+    src = """
+import tensorflow as tf
+N = 1024
+probe(tf.get_variable("w", shape=[N, 2 * N]))
+probe(tf.zeros([4, 4], tf.float16))
+probe(tf.compat.v1.get_variable("b", [8], dtype="bfloat16"))
+probe(tf.Variable(tf.ones([3, 3], dtype=tf.int8)))
+probe(tf.random.normal([2, 2], dtype=tf.float64))
+"""
+    f32, f16 = DType("float32", 4), DType("float16", 2)
+    assert values(src) == [Tensor((1024, 2048), f32), Tensor((4, 4), f16), Tensor((8,), DType("bfloat16", 2)),
+                           Tensor((3, 3), DType("int8", 1)), Tensor((2, 2), DType("float64", 8))]
+
+
+def test_tensor_with_unknown_shape_keeps_known_dtype_only():
+    v = values("import tensorflow as tf\nprobe(tf.zeros(shape))\n")[0]
+    assert v == Tensor(None, DType("float32", 4))
+    assert v.nbytes() is None
+
+
+@pytest.mark.parametrize("src", [
+    "probe(x := 5)\n",
+    "probe([*a, 1])\n",
+    "probe(lambda: 1)\n",
+    "probe(f'{x}')\n",
+])
+def test_other_expressions_do_not_crash(src):
+    values(src)
+
+
+def test_binding_in_same_block_before_use_is_known():
+    src = """
+for i in range(3):
+    W = 4 * 2
+    probe(W)
+if c:
+    V = 1
+    probe(V)
+else:
+    probe(V)
+try:
+    T = 5
+    probe(T)
+except Exception:
+    probe(T)
+"""
+    assert values(src) == [8, 1, UNKNOWN, 5, UNKNOWN]
+
+
+def test_loop_back_edge_makes_outer_binding_uncertain():
+    src = """
+X = 1
+while c:
+    probe(X)
+    X = 2
+Y = 0
+while Y < 10:
+    Y = Y + 1
+for _ in r:
+    Z = 3
+    probe(Z)
+    Z = 4
+"""
+    sem, ev, sites = analyse(src)
+    assert [ev.value(e, s) for e, s in sites] == [UNKNOWN, 3]
+
+
+def test_while_test_sees_loop_rebinding():
+    src = "Y = 0\nwhile probe(Y):\n    Y = Y + 1\n"
+    assert values(src) == [UNKNOWN]
