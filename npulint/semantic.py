@@ -54,6 +54,8 @@ ALIASES: Dict[str, str] = {
     "npu_bridge.npu_init.tf": "tensorflow",
     "tensorflow.compat.v1": "tensorflow",
     "tensorflow.compat.v2": "tensorflow",
+    # torch_npu registers its custom ops as torch.ops.npu.<op>; the Python names are the same ops
+    "torch.ops.npu": "torch_npu",
 }
 
 
@@ -175,6 +177,8 @@ class Semantic:
         self.scope = self.module_scope
         self.seq = 0
         self.scope_of: Dict[cst.CSTNode, Scope] = {module: self.module_scope}
+        # ``self.<attr> = value`` in the methods of a class: class scope -> attr -> bindings
+        self.attrs: Dict[Scope, Dict[str, List[Binding]]] = {}
         self.def_site: Dict[cst.CSTNode, Site] = {}  # FunctionDef/ClassDef/Lambda -> where it stands
 
     # -- building ---------------------------------------------------------------------
@@ -229,6 +233,41 @@ class Semantic:
         elif isinstance(target, cst.StarredElement):
             self.bind_target(target.value, "other", node)
         # attributes and subscripts bind no name
+
+    def self_class(self, scope: Scope, name: str) -> Optional[Scope]:
+        """The class whose instance *name* is, if *name* is the first parameter of a method
+        that *scope* belongs to (``self`` inside ``def f(self)`` of ``class C``)."""
+        fn = scope.enclosing_function()
+        if fn is None or fn.kind != "function" or fn.parent is None or fn.parent.kind != "class":
+            return None
+        params = fn.node.params
+        first = (params.posonly_params or params.params or (None,))[0]
+        if first is None or first.name.value != name:
+            return None
+        if any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in fn.node.decorators):
+            return None
+        return fn.parent
+
+    def bind_attribute(self, target: cst.Attribute, kind: str, node, value=None) -> None:
+        if not isinstance(target.value, cst.Name):
+            return
+        cls = self.self_class(self.scope, target.value.value)
+        if cls is None:
+            return
+        site = self.site()
+        b = Binding(target.attr.value, kind, node, site, value=value, conditional=bool(site.blocks))
+        self.attrs.setdefault(cls, {}).setdefault(target.attr.value, []).append(b)
+
+    def attribute_bindings(self, expr: cst.Attribute, site: Site) -> Tuple[List[Binding], bool]:
+        """Assignments to ``self.<attr>`` (in any method of the class, and the class body),
+        and whether exactly one exists."""
+        if not isinstance(expr.value, cst.Name):
+            return [], False
+        cls = self.self_class(site.scope, expr.value.value)
+        if cls is None:
+            return [], False
+        bl = list(self.attrs.get(cls, {}).get(expr.attr.value, ())) + list(cls.bindings.get(expr.attr.value, ()))
+        return bl, len(bl) == 1
 
     # -- resolution -------------------------------------------------------------------
     def lookup(self, name: str, site: Site) -> Tuple[Optional[Scope], List[Binding], bool]:
@@ -506,16 +545,25 @@ def _l_with_item(sem: Semantic, node: cst.WithItem) -> None:
 
 def _l_assign(sem: Semantic, node: cst.Assign) -> None:
     for t in node.targets:
-        sem.bind_target(t.target, "assign", node, value=node.value)
+        if isinstance(t.target, cst.Attribute):
+            sem.bind_attribute(t.target, "assign", node, value=node.value)
+        else:
+            sem.bind_target(t.target, "assign", node, value=node.value)
 
 
 def _l_ann_assign(sem: Semantic, node: cst.AnnAssign) -> None:
     if node.value is not None:
-        sem.bind_target(node.target, "assign", node, value=node.value)
+        if isinstance(node.target, cst.Attribute):
+            sem.bind_attribute(node.target, "assign", node, value=node.value)
+        else:
+            sem.bind_target(node.target, "assign", node, value=node.value)
 
 
 def _l_aug_assign(sem: Semantic, node: cst.AugAssign) -> None:
-    sem.bind_target(node.target, "aug", node, value=node.value)
+    if isinstance(node.target, cst.Attribute):
+        sem.bind_attribute(node.target, "aug", node, value=node.value)
+    else:
+        sem.bind_target(node.target, "aug", node, value=node.value)
 
 
 def _l_named_expr(sem: Semantic, node: cst.NamedExpr) -> None:

@@ -91,8 +91,9 @@ def bind(sig: Signature, call: cst.Call) -> Bound:
                 kwonly = [p.name for p in sig.params if p.kind == "kwonly"]
                 n_pos = len(positional_params)
                 if kwonly:
+                    shown = ", ".join(kwonly[:4]) + (", ..." if len(kwonly) > 4 else "")
                     result.error = (f"takes {n_pos} positional argument{'s' if n_pos != 1 else ''}; "
-                                    f"{', '.join(kwonly)} {'is' if len(kwonly) == 1 else 'are'} keyword-only")
+                                    f"{shown} {'is' if len(kwonly) == 1 else 'are'} keyword-only")
                 else:
                     result.error = f"takes at most {n_pos} positional argument{'s' if n_pos != 1 else ''}"
                 result.error_node = a

@@ -180,8 +180,8 @@ class Evaluator:
             base = self.value(e.value, site, depth)
             if isinstance(base, Ref):
                 return self._ref(f"{base.qualname}.{e.attr.value}")
-            if isinstance(base, Tensor) and e.attr.value in ("T", "mT"):
-                return _transposed(base)
+            if e.attr.value in ("T", "mT"):
+                return _transposed(base) if isinstance(base, Tensor) else Tensor(None, None, True)
             return UNKNOWN
         if isinstance(e, cst.UnaryOperation):
             v = self.value(e.expression, site, depth)
@@ -304,9 +304,7 @@ class Evaluator:
                 return UNKNOWN
         # methods on known tensors: .npu() .cuda() .to(...) keep shape and dtype
         if isinstance(e.func, cst.Attribute):
-            base = self.value(e.func.value, site, depth)
-            if isinstance(base, Tensor):
-                return tensor_method(self, base, e, site)
+            return tensor_method(self, self.value(e.func.value, site, depth), e, site)
         return UNKNOWN
 
     # -- helpers for constructors -----------------------------------------------------
@@ -337,6 +335,8 @@ class Evaluator:
         if expr is None:
             return default
         v = self.value(expr, site)
+        if v is None:  # dtype=None: the default
+            return default
         if isinstance(v, DType):
             return v
         if isinstance(v, str):
@@ -361,20 +361,55 @@ def _transposed(t: Tensor) -> Tensor:
     return Tensor(shape, t.dtype, not t.transposed)
 
 
-def tensor_method(ev: Evaluator, base: Tensor, call: cst.Call, site: Site):
+_DTYPE_METHODS = {"half": "float16", "float": "float32", "double": "float64", "bfloat16": "bfloat16",
+                  "int": "int32", "long": "int64", "char": "int8", "byte": "uint8", "bool": "bool"}
+_TRANSPOSING = ("t", "transpose", "t_", "transpose_")
+_KEEPING = ("npu", "cuda", "cpu", "detach", "clone", "requires_grad_", "pin_memory")
+
+
+def tensor_method(ev: Evaluator, base, call: cst.Call, site: Site):
+    """``x.npu()``, ``x.to(dtype)``, ``x.half()``, ``x.t()``, ``x.permute(1, 0)``, ... on a
+    known tensor; a transposing method on an unknown receiver still gives a tensor known
+    to be a transposed view (its receiver must be a tensor for the call to make sense)."""
     name = call.func.attr.value
-    if name in ("npu", "cuda", "cpu", "contiguous", "detach", "clone"):
-        return Tensor(base.shape, base.dtype, base.transposed if name != "contiguous" else False)
+    if not isinstance(base, Tensor):
+        if name in _TRANSPOSING or (name == "permute" and _permute_swaps(ev, call, site)):
+            return Tensor(None, None, True)
+        return UNKNOWN
+    if name in _KEEPING:
+        return base
+    if name == "contiguous":
+        return Tensor(base.shape, base.dtype, False)
+    if name in _DTYPE_METHODS and not call.args:
+        return Tensor(base.shape, dtype_named(_DTYPE_METHODS[name]), base.transposed)
+    if name in _TRANSPOSING:
+        return _transposed(base)
+    if name == "permute":
+        return _transposed(base) if _permute_swaps(ev, call, site) else UNKNOWN
     if name == "to":
-        dt = None
+        dt = base.dtype
         for a in call.args:
+            if a.star:
+                return UNKNOWN
+            kw = a.keyword.value if a.keyword is not None else None
+            if kw in ("device", "non_blocking", "copy", "memory_format"):
+                continue
             v = ev.value(a.value, site)
             if isinstance(v, DType):
                 dt = v
-            elif a.keyword is not None and a.keyword.value == "dtype":
-                return Tensor(base.shape, None, base.transposed)
-        return Tensor(base.shape, dt or base.dtype, base.transposed)
+            elif isinstance(v, str) and kw is None:
+                continue  # a device string
+            else:
+                return Tensor(base.shape, None, base.transposed)  # an unknown dtype or device
+        return Tensor(base.shape, dt, base.transposed)
     return UNKNOWN
+
+
+def _permute_swaps(ev: Evaluator, call: cst.Call, site: Site) -> bool:
+    dims = [ev.value(a.value, site) for a in call.args if not a.star and a.keyword is None]
+    if len(dims) == 1 and isinstance(dims[0], tuple):
+        dims = list(dims[0])
+    return dims == [1, 0]
 
 
 # -- TensorFlow tensor constructors (NPU105) ------------------------------------------
@@ -426,3 +461,56 @@ def _tf_variable(ev: Evaluator, call: cst.Call, site: Site):
     dtype_expr = ev.arg(call, None, "dtype")
     dtype = ev.dtype(dtype_expr, site, None) if dtype_expr is not None else init_v.dtype
     return Tensor(init_v.shape, dtype)
+
+
+# -- PyTorch tensor constructors (NPU4xx) ---------------------------------------------
+_TORCH_DEFAULT = dtype_named("float32")
+
+
+@constructor("torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty")
+def _torch_filled(ev: Evaluator, call: cst.Call, site: Site):
+    sizes = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
+        shape = None
+    elif len(sizes) == 1:
+        shape = ev.shape(sizes[0].value, site)  # torch.randn([m, k]) or torch.randn(n)
+    elif sizes:
+        shape = _dims(ev, sizes, site)  # torch.randn(m, k)
+    else:
+        size_kw = ev.arg(call, None, "size")
+        shape = ev.shape(size_kw, site) if size_kw is not None else None
+    dtype = ev.dtype(ev.arg(call, None, "dtype"), site, _TORCH_DEFAULT)
+    if shape is None and dtype is None:
+        return UNKNOWN
+    return Tensor(shape, dtype)
+
+
+def _dims(ev: Evaluator, args, site: Site):
+    out = []
+    for a in args:
+        v = ev.value(a.value, site)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            return None
+        out.append(v)
+    return tuple(out)
+
+
+@constructor("torch.full")
+def _torch_full(ev: Evaluator, call: cst.Call, site: Site):
+    shape = ev.shape(ev.arg(call, 0, "size"), site)
+    dtype_expr = ev.arg(call, None, "dtype")
+    if dtype_expr is not None:
+        dtype = ev.dtype(dtype_expr, site, None)
+    else:  # inferred from the fill value
+        fill = ev.value(ev.arg(call, 1, "fill_value"), site)
+        dtype = (dtype_named("bool") if isinstance(fill, bool) else dtype_named("int64") if isinstance(fill, int)
+                 else _TORCH_DEFAULT if isinstance(fill, float) else None)
+    if shape is None and dtype is None:
+        return UNKNOWN
+    return Tensor(shape, dtype)
+
+
+@constructor("torch.t", "torch.transpose")
+def _torch_transpose(ev: Evaluator, call: cst.Call, site: Site):
+    base = ev.value(ev.arg(call, 0, "input"), site)
+    return _transposed(base) if isinstance(base, Tensor) else Tensor(None, None, True)

@@ -4,8 +4,8 @@ checker that reports it; this package lists them for the engine, the CLI and the
 Installed wheels carry this folder as ``npulint.rules``.
 """
 
-from . import engine, prefetch, signature
+from . import engine, mc2, prefetch, signature
 
-CHECKERS = [signature.SignatureChecker, prefetch.PrefetchChecker]
+CHECKERS = [signature.SignatureChecker, prefetch.PrefetchChecker, mc2.MC2Checker]
 
-ALL_RULES = [*engine.RULES, *signature.RULES, *prefetch.RULES]
+ALL_RULES = [*engine.RULES, *signature.RULES, *prefetch.RULES, *mc2.RULES]

@@ -32,6 +32,24 @@ SIGNATURE_TEXT: Dict[str, str] = {
                                "group='hccl_world_group')",
 }
 
+# torch_npu fused communication-compute ops (MC2): op-plugin
+# op_plugin/config/op_plugin_functions.yaml L5879, L6538, L6555 (master 517f2e7d); everything
+# after world_size (after hcom for all-reduce, which has no world_size) is keyword-only.
+SIGNATURE_TEXT.update({
+    "torch_npu.npu_mm_reduce_scatter_base":
+        "npu_mm_reduce_scatter_base(self, x2, hcom, world_size, *, reduce_op='sum', bias=None, x1_scale=None, "
+        "x2_scale=None, comm_turn=0, output_dtype=None, comm_mode=None)",
+    "torch_npu.npu_all_gather_base_mm":
+        "npu_all_gather_base_mm(self, x2, hcom, world_size, *, bias=None, x1_scale=None, x2_scale=None, "
+        "gather_index=0, gather_output=True, comm_turn=0, output_dtype=None, comm_mode=None)",
+    "torch_npu.npu_mm_all_reduce_base":
+        "npu_mm_all_reduce_base(x1, x2, hcom, *, reduce_op='sum', bias=None, antiquant_scale=None, "
+        "antiquant_offset=None, x3=None, dequant_scale=None, pertoken_scale=None, comm_quant_scale_1=None, "
+        "comm_quant_scale_2=None, antiquant_group_size=0, comm_turn=0, group_sizes=None, y_dtype=None, "
+        "x1_dtype=None, x2_dtype=None, dequant_scale_dtype=None, pertoken_scale_dtype=None, comm_quant_mode=0, "
+        "comm_mode=None)",
+})
+
 SIGNATURES: Dict[str, Signature] = {q: Signature.parse(t) for q, t in SIGNATURE_TEXT.items()}
 
 
@@ -54,15 +72,22 @@ API_SIGNATURE_MISMATCH = Rule(
         "are not reported.\n\nCatalogued so far: `npu_weight_prefetch_scope` and the "
         "`npu_bridge.hccl.hccl_ops` collectives (`allgather(tensor, rank_size, group=..., fusion=..., "
         "fusion_id=...)`, `allreduce`, `broadcast`, `reduce`, `reduce_scatter`, `send`, `receive`, "
-        "`all_to_all_v`, `all_to_all_v_c`)."
+        "`all_to_all_v`, `all_to_all_v_c`), and the torch_npu fused communication-compute ops "
+        "`npu_mm_reduce_scatter_base(self, x2, hcom, world_size, *, reduce_op='sum', bias=None, ...)`, "
+        "`npu_all_gather_base_mm(self, x2, hcom, world_size, *, bias=None, ...)` and "
+        "`npu_mm_all_reduce_base(x1, x2, hcom, *, reduce_op='sum', bias=None, ...)`, which has no `world_size`: "
+        "every parameter after `world_size` (after `hcom` for all-reduce) is keyword-only."
     ),
     source="RULES.md NPU010; research/npu-api-constraints.md §D.1, §D.3 "
-           "(tf_adapter/python/npu_bridge/hccl/hccl_ops.py L31-L245)",
+           "(tf_adapter/python/npu_bridge/hccl/hccl_ops.py L31-L245), §C.1 "
+           "(op-plugin op_plugin/config/op_plugin_functions.yaml L5879, L6538, L6555)",
     invalid=(
         "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w)\n",
         "from npu_bridge.npu_init import *\nout = hccl_ops.allgather(w, 8, group_name='g')\n",
         "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope as p\n"
         "with p(0, 1024, 5):\n    pass\n",
+        "import torch_npu\nout = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, 'sum')\n",
+        "import torch_npu\nout = torch_npu.npu_mm_all_reduce_base(x, w, hcom, world_size=8)\n",
     ),
     valid=(
         "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w, 8)\n",
@@ -77,7 +102,8 @@ RULES = (API_SIGNATURE_MISMATCH,)
 
 class SignatureChecker(Checker):
     rules = RULES
-    tokens = (("npu_weight_prefetch_scope",), ("hccl_ops",), ("npu_init",))
+    tokens = (("npu_weight_prefetch_scope",), ("hccl_ops",), ("npu_init",), ("npu_mm_reduce_scatter_base",),
+              ("npu_all_gather_base_mm",), ("npu_mm_all_reduce_base",))
 
     def __init__(self, ctx):
         super().__init__(ctx)
