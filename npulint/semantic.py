@@ -85,7 +85,8 @@ class Scope:
         # at the current point of the traversal, outermost first: ((body_node, is_loop), ...)
         self.blocks: Tuple[Tuple[cst.CSTNode, bool], ...] = ()
         self.with_depth = 0
-        self.stars: List[str] = []  # modules star-imported here that we cannot enumerate
+        # ``from <module> import *`` here, of modules we cannot enumerate: (seq, module)
+        self.stars: List[Tuple[int, str]] = []
 
     def __repr__(self) -> str:  # pragma: no cover - debugging aid
         return f"<Scope {self.kind} {getattr(getattr(self.node, 'name', None), 'value', '')}>"
@@ -304,7 +305,12 @@ class Semantic:
         scope, bl, same = self.lookup(name, site)
         if scope is None:
             return [], False
+        # a rebinding from another scope (``global``/``nonlocal``) may run at any time
+        foreign = [b for b in bl if b.site.scope is not scope]
         if not same or scope.kind == "comprehension":
+            first = min(b.site.seq for b in bl)
+            if any(seq > first for seq, _ in scope.stars):
+                return [], False  # a later ``import *`` may rebind it
             return list(bl), len(bl) == 1 and not bl[0].conditional
         before = [b for b in bl if b.site.seq < site.seq]
         if not before:
@@ -313,10 +319,16 @@ class Semantic:
         dominator: Optional[Binding] = None
         for b in reversed(before):
             cands.append(b)
-            if b.site.encloses(site):
+            if b.site.scope is scope and b.site.encloses(site):
                 dominator = b
                 break
-        exact = dominator is not None and len(cands) == 1
+        start = dominator.site.seq if dominator is not None else cands[-1].site.seq
+        if any(start < seq < site.seq for seq, _ in scope.stars):
+            return [], False  # an ``import *`` between the binding and the use may rebind it
+        exact = dominator is not None and len(cands) == 1 and not foreign
+        for b in foreign:
+            if b not in cands:
+                cands.append(b)
         # loops around the use that do not also enclose the dominating binding (or all of them)
         shared = len(dominator.site.blocks) if dominator is not None else 0
         loops = [blk for blk, is_loop in site.blocks[shared:] if is_loop]
@@ -498,7 +510,7 @@ def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
     if isinstance(node.names, cst.ImportStar):
         exports = None if relative else STAR_EXPORTS.get(module or "")
         if exports is None:
-            sem.scope.stars.append(module or ".")
+            sem.scope.stars.append((sem.seq, module or "."))
         else:
             for name, q in exports.items():
                 sem.bind(name, "import", node, qualname=canonical(q))

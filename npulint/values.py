@@ -413,53 +413,88 @@ def _permute_swaps(ev: Evaluator, call: cst.Call, site: Site) -> bool:
 
 
 # -- TensorFlow tensor constructors (NPU105) ------------------------------------------
+# Arguments are bound to the constructors' real signatures, so a dtype given by position is
+# read where it stands (tf.random.normal's 4th, stateless_normal's 5th, ...).
 _TF_FLOAT32 = dtype_named("float32")
+_TF_SIGNATURES = {
+    "zeros": "zeros(shape, dtype='float32', name=None, layout=None)",
+    "ones": "ones(shape, dtype='float32', name=None, layout=None)",
+    "random.normal": "normal(shape, mean=0.0, stddev=1.0, dtype='float32', seed=None, name=None)",
+    "random_normal": "random_normal(shape, mean=0.0, stddev=1.0, dtype='float32', seed=None, name=None)",
+    "random.truncated_normal": "truncated_normal(shape, mean=0.0, stddev=1.0, dtype='float32', seed=None, name=None)",
+    "truncated_normal": "truncated_normal(shape, mean=0.0, stddev=1.0, dtype='float32', seed=None, name=None)",
+    "random.uniform": "uniform(shape, minval=0, maxval=None, dtype='float32', seed=None, name=None)",
+    "random_uniform": "random_uniform(shape, minval=0, maxval=None, dtype='float32', seed=None, name=None)",
+    "random.stateless_normal": "stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype='float32', name=None, "
+                               "alg='auto_select')",
+    "random.stateless_uniform": "stateless_uniform(shape, seed, minval=0, maxval=None, dtype='float32', name=None, "
+                                "alg='auto_select')",
+    "get_variable": "get_variable(name, shape=None, dtype=None, initializer=None, *args, **kwargs)",
+    "Variable": "Variable(initial_value=None, trainable=None, validate_shape=True, caching_device=None, name=None, "
+                "variable_def=None, dtype=None, *args, **kwargs)",
+}
 
 
-def _tf_names(*names: str):
-    return [f"tensorflow.{n}" for n in names]
+def _tf_bound(ev: Evaluator, call: cst.Call, site: Site):
+    from npulint.signatures import Signature, bind
 
-
-@constructor(*_tf_names("zeros", "ones", "random.normal", "random.uniform", "random.truncated_normal",
-                        "random_normal", "random_uniform", "truncated_normal", "random.stateless_normal",
-                        "random.stateless_uniform"))
-def _tf_filled(ev: Evaluator, call: cst.Call, site: Site):
-    shape = ev.shape(ev.arg(call, 0, "shape"), site)
-    # the dtype is the 2nd positional of zeros/ones, keyword-only in practice for random.*
     q = ev.sem.resolve(call.func, site, CONSTRUCTORS) or ""
-    dt_pos = 1 if q.endswith(("zeros", "ones")) else None
-    dtype = ev.dtype(ev.arg(call, dt_pos, "dtype"), site, _TF_FLOAT32)
-    if shape is None and dtype is None:
+    text = _TF_SIGNATURES.get(q[len("tensorflow."):])
+    if text is None:
+        return None
+    sig = _SIG_CACHE.get(text)
+    if sig is None:
+        sig = _SIG_CACHE[text] = Signature.parse(text)
+    bound = bind(sig, call)
+    return bound if bound.error is None and bound.complete else None
+
+
+_SIG_CACHE: Dict[str, object] = {}
+
+
+def _dtype_arg(ev: Evaluator, bound, site: Site, default: Optional[DType]):
+    expr = bound.args.get("dtype")
+    return ev.dtype(expr, site, default) if expr is not None else default
+
+
+@constructor(*[f"tensorflow.{n}" for n in _TF_SIGNATURES if n not in ("get_variable", "Variable")])
+def _tf_filled(ev: Evaluator, call: cst.Call, site: Site):
+    bound = _tf_bound(ev, call, site)
+    if bound is None:
         return UNKNOWN
+    shape = ev.shape(bound.args.get("shape"), site)
+    dtype = _dtype_arg(ev, bound, site, _TF_FLOAT32)
     return Tensor(shape, dtype)
 
 
-@constructor(*_tf_names("get_variable"))
+@constructor("tensorflow.get_variable")
 def _tf_get_variable(ev: Evaluator, call: cst.Call, site: Site):
-    shape_expr = ev.arg(call, 1, "shape")
-    dtype_expr = ev.arg(call, 2, "dtype")
-    init = ev.arg(call, 3, "initializer")
+    bound = _tf_bound(ev, call, site)
+    if bound is None:
+        return UNKNOWN
+    init = bound.args.get("initializer")
     init_v = ev.value(init, site) if init is not None else UNKNOWN
+    shape_expr = bound.args.get("shape")
     shape = ev.shape(shape_expr, site) if shape_expr is not None else (
         init_v.shape if isinstance(init_v, Tensor) else None)
-    if dtype_expr is not None:
-        dtype = ev.dtype(dtype_expr, site, None)
+    if "dtype" in bound.args:
+        dtype = ev.dtype(bound.args["dtype"], site, None)
     elif init is None:
         dtype = _TF_FLOAT32  # tf.get_variable's default dtype is DT_FLOAT
     else:
         dtype = init_v.dtype if isinstance(init_v, Tensor) else None
-    if shape is None and dtype is None:
-        return UNKNOWN
     return Tensor(shape, dtype)
 
 
-@constructor(*_tf_names("Variable"))
+@constructor("tensorflow.Variable")
 def _tf_variable(ev: Evaluator, call: cst.Call, site: Site):
-    init_v = ev.value(ev.arg(call, 0, "initial_value"), site)
+    bound = _tf_bound(ev, call, site)
+    if bound is None:
+        return UNKNOWN
+    init_v = ev.value(bound.args.get("initial_value"), site)
     if not isinstance(init_v, Tensor):
         return UNKNOWN
-    dtype_expr = ev.arg(call, None, "dtype")
-    dtype = ev.dtype(dtype_expr, site, None) if dtype_expr is not None else init_v.dtype
+    dtype = ev.dtype(bound.args["dtype"], site, None) if "dtype" in bound.args else init_v.dtype
     return Tensor(init_v.shape, dtype)
 
 
@@ -480,8 +515,6 @@ def _torch_filled(ev: Evaluator, call: cst.Call, site: Site):
         size_kw = ev.arg(call, None, "size")
         shape = ev.shape(size_kw, site) if size_kw is not None else None
     dtype = ev.dtype(ev.arg(call, None, "dtype"), site, _TORCH_DEFAULT)
-    if shape is None and dtype is None:
-        return UNKNOWN
     return Tensor(shape, dtype)
 
 
@@ -505,8 +538,6 @@ def _torch_full(ev: Evaluator, call: cst.Call, site: Site):
         fill = ev.value(ev.arg(call, 1, "fill_value"), site)
         dtype = (dtype_named("bool") if isinstance(fill, bool) else dtype_named("int64") if isinstance(fill, int)
                  else _TORCH_DEFAULT if isinstance(fill, float) else None)
-    if shape is None and dtype is None:
-        return UNKNOWN
     return Tensor(shape, dtype)
 
 

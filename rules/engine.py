@@ -24,12 +24,12 @@ SYNTAX_ERROR = Rule(
     explanation=(
         "npulint could not parse the file, so no other rule checked it. Reported at the error "
         "position. Also reported for files nested more deeply than Python itself accepts "
-        "(more than 200 nested brackets). Only files that mention an API some enabled rule "
-        "checks are parsed (the prefilter), so a syntax error elsewhere is left to your other tools."
+        "(more than 200 nested brackets). Only files that mention an API some rule checks are "
+        "parsed (the prefilter), so a syntax error elsewhere is left to your other tools."
     ),
     source="npulint engine",
-    invalid=("import torchair\nprint 'hello'\n",),
-    valid=("import torchair\nprint('hello')\n",),
+    invalid=("from npu_bridge.hccl import hccl_ops\nprint 'hello'\n",),
+    valid=("from npu_bridge.hccl import hccl_ops\nprint('hello')\n",),
     fix="Fix the syntax error; the file does not run as it is.",
 )
 

@@ -253,7 +253,8 @@ class PrefetchChecker(Checker):
     def finish(self) -> None:
         ctx = self.ctx
         sig = SIGNATURES[PREFETCH]
-        scopes: Dict[cst.With, _Scope] = {}
+        scopes: Dict[cst.With, _Scope] = {}  # a with -> its last prefetch item (the one in force)
+        found: List[_Scope] = []
         for with_node, site in self.withs:
             for item in with_node.items:
                 call = item.item
@@ -265,16 +266,18 @@ class PrefetchChecker(Checker):
                 else:
                     pid = ctx.arg_value(bound, "buffer_pool_id", site)
                     size = ctx.arg_value(bound, "buffer_pool_size", site)
-                scopes[with_node] = _Scope(with_node, call, site, pid, size)
-        if not scopes:
+                scope = _Scope(with_node, call, site, pid, size)
+                found.append(scope)
+                scopes[with_node] = scope
+        if not found:
             return
-        for s in scopes.values():
+        for s in found:
             self._check_arguments(s)
             if _is_int(s.pool_id) and s.pool_id >= 0 and _is_int(s.size) and s.size > 0:
                 span = ctx.span(s.call)
                 ctx.fact(PrefetchChecker, (span.line, span.column, span.end_line, span.end_column,
                                            s.pool_id, s.size))
-        self._check_control_flow(scopes)
+        self._check_control_flow(found)
         self._check_body(scopes)
 
     def _check_arguments(self, s: _Scope) -> None:
@@ -286,7 +289,7 @@ class PrefetchChecker(Checker):
             ctx.report("NPU103", s.call, f"buffer_pool_size={s.size!r} is not a positive int: the pool size is "
                                          "stored as an integer number of bytes; use an int > 0, e.g. 256 * 1024 * 1024")
 
-    def _check_control_flow(self, scopes: Dict[cst.With, _Scope]) -> None:
+    def _check_control_flow(self, scopes: List[_Scope]) -> None:
         ctx = self.ctx
         sem = ctx.sem
         # roots: functions that become a graph subgraph
@@ -322,7 +325,7 @@ class PrefetchChecker(Checker):
             for nxt in edges.get(fn, ()):
                 if nxt not in reach:
                     todo.append((nxt, why))
-        for s in scopes.values():
+        for s in scopes:
             fn = _module(s.site).node
             why = reach.get(fn)
             if why is not None:
@@ -343,7 +346,7 @@ class PrefetchChecker(Checker):
         ctx = self.ctx
         for call, site, withs in self.calls:
             s = self._innermost_scope(withs, site, scopes)
-            if s is None or call is s.call:
+            if s is None or any(call is item.item for item in s.with_node.items):
                 continue
             if ctx.wants("NPU104"):
                 q = ctx.resolve(call.func, site, MULTI_INPUT_OPS)
@@ -351,7 +354,8 @@ class PrefetchChecker(Checker):
                     first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star \
                         else next((a.value for a in call.args if a.keyword is not None
                                    and a.keyword.value in ("values", "inputs", "tensors")), None)
-                    if isinstance(first, (cst.List, cst.Tuple)) and sum(
+                    first = _display(ctx, first, site)
+                    if first is not None and sum(
                             1 for el in first.elements if not isinstance(el, cst.StarredElement)) >= 2:
                         ctx.report("NPU104", call,
                                    f"{_tf_short(q)} takes {len(first.elements)} inputs inside "
@@ -412,6 +416,15 @@ class PrefetchChecker(Checker):
                               f"prefetch pool {pid} is {size} bytes here but {fsize} bytes at {where}: pools "
                               "with the same buffer_pool_id must have the same buffer_pool_size; use one size "
                               "for each id", related=((fpath, fline, fcol),))
+
+
+def _display(ctx: FileContext, expr, site: Site):
+    """The list/tuple display *expr* is, or that a name is certainly bound to."""
+    if isinstance(expr, cst.Name):
+        cands, exact = ctx.sem.reaching(expr.value, site)
+        if exact and cands[0].kind == "assign" and not cands[0].index:
+            expr = cands[0].value
+    return expr if isinstance(expr, (cst.List, cst.Tuple)) else None
 
 
 def _function_exprs(expr: cst.BaseExpression, is_partial):

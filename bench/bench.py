@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Benchmark npulint against ruff and flake8 on a folder of Python files.
+
+    python bench/bench.py /path/to/corpus --runs 3
+    python bench/bench.py --synthetic 2000          # a generated corpus, nothing to fetch
+
+Each tool runs as a subprocess on the whole corpus, ``--runs`` times after one warm-up run
+(so every tool sees a warm file cache). Wall time is the median of the runs; CPU time
+(user + sys of the child) and peak RSS are taken from ``/usr/bin/time`` when present,
+else from ``resource.getrusage(RUSAGE_CHILDREN)`` in a fresh wrapper process. The ratio is
+the tool's wall time divided by npulint's. ruff and flake8 are run only if installed (on
+PATH or beside this Python). Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shlex
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", "node_modules"}
+
+# Runs a command and writes its children's CPU time and peak RSS (KB) to a file.
+_WRAPPER = ("import resource, subprocess, sys\n"
+            "subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+            "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "open(sys.argv[1], 'w').write(f'{r.ru_maxrss} {r.ru_utime} {r.ru_stime}')\n")
+
+
+def find_tool(name: str):
+    return shutil.which(name) or shutil.which(name, path=os.path.dirname(sys.executable))
+
+
+def count_python(root: str):
+    files = lines = 0
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS]
+        for name in names:
+            if name.endswith(".py"):
+                files += 1
+                with open(os.path.join(folder, name), "rb") as fh:
+                    lines += fh.read().count(b"\n")
+    return files, lines
+
+
+def run_once(cmd):
+    """(wall seconds, cpu seconds, peak RSS in MB, exit code) of one run of *cmd*."""
+    fd, out = tempfile.mkstemp(prefix="bench-")
+    os.close(fd)
+    try:
+        if os.path.exists("/usr/bin/time"):
+            full = ["/usr/bin/time", "-o", out, "-f", "%M %U %S"] + cmd
+        else:
+            full = [sys.executable, "-c", _WRAPPER, out] + cmd
+        start = time.perf_counter()
+        proc = subprocess.run(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        wall = time.perf_counter() - start
+        with open(out) as fh:
+            fields = fh.read().split()[-3:]  # /usr/bin/time may prepend "Command exited ..."
+    finally:
+        os.unlink(out)
+    rss_kb, user, system = int(fields[0]), float(fields[1]), float(fields[2])
+    return wall, user + system, rss_kb / 1024, proc.returncode
+
+
+def measure(cmd, runs: int):
+    run_once(cmd)  # warm-up
+    results = [run_once(cmd) for _ in range(runs)]
+    return {
+        "wall": statistics.median(r[0] for r in results),
+        "cpu": statistics.median(r[1] for r in results),
+        "rss": max(r[2] for r in results),
+        "rc": sorted({r[3] for r in results}),
+    }
+
+
+# -- the synthetic corpus -----------------------------------------------------------------
+
+_PLAIN = '''
+
+class {cls}(object):
+    """A plain class with a few methods ({i})."""
+
+    def __init__(self, size={n}, name="{cls}"):
+        self.size = size
+        self.name = name
+        self.items = [x * {n} for x in range(size) if x % 3]
+
+    def total(self, scale=1.0):
+        acc = 0.0
+        for j, item in enumerate(self.items):
+            if j % 2 == 0:
+                acc += item * scale
+            else:
+                acc -= math.sqrt(abs(item))
+        return acc
+
+    def describe(self):
+        return "{{}}: {{}} items, total={{:.3f}}".format(self.name, len(self.items), self.total())
+
+
+def {fn}(values, *, limit={n}):
+    result = {{}}
+    for key, value in sorted(values.items()):
+        try:
+            result[key] = json.dumps(value)[:limit]
+        except (TypeError, ValueError) as exc:
+            logging.warning("cannot encode %s: %s", key, exc)
+    return [k for k in result if os.path.basename(k)]
+'''
+
+_PREFETCH = '''
+
+def build_{fn}(weights, rank_size={rank}):
+    outputs = []
+    with npu_scope.npu_weight_prefetch_scope(buffer_pool_id={pool}, buffer_pool_size={size}):
+        for w in weights:
+            outputs.append(hccl_ops.allgather(w, rank_size))
+    return tf.add_n(outputs)
+'''
+
+_MC2 = '''
+
+def {fn}(x, weight, hcomm_info, world_size):
+    return torch_npu.npu_mm_reduce_scatter_base(x, weight.t(), hcomm_info, world_size, reduce_op="sum")
+'''
+
+
+def synthetic_file(rng: random.Random, i: int, npu_share: float) -> str:
+    kind = "plain"
+    roll = rng.random()
+    if roll < npu_share:
+        kind = "prefetch" if roll < npu_share * 0.7 else "mc2"
+    head = ["# synthetic module %d (%s)" % (i, kind), "import json", "import logging", "import math", "import os"]
+    if kind == "prefetch":
+        head += ["import tensorflow as tf", "from npu_bridge.npu_init import *"]
+    elif kind == "mc2":
+        head += ["import torch", "import torch_npu"]
+    parts = ["\n".join(head) + "\n"]
+    for k in range(rng.randint(3, 8)):
+        parts.append(_PLAIN.format(cls="Model%d_%d" % (i, k), fn="helper_%d_%d" % (i, k), i=i, n=rng.randint(2, 64)))
+    if kind == "prefetch":
+        pool = rng.randint(0, 3)
+        size = rng.choice([256, 512]) * 1024 * 1024  # mismatched sizes across files: NPU101
+        parts.append(_PREFETCH.format(fn="layer_%d" % i, rank=rng.choice([2, 8]), pool=pool, size=size))
+    elif kind == "mc2":
+        parts.append(_MC2.format(fn="row_parallel_%d" % i))
+    return "".join(parts)
+
+
+def make_synthetic(n: int, seed: int, npu_share: float) -> str:
+    root = tempfile.mkdtemp(prefix="npulint-synthetic-")
+    rng = random.Random(seed)
+    for i in range(n):
+        folder = os.path.join(root, "pkg_%03d" % (i // 100))
+        os.makedirs(folder, exist_ok=True)
+        with open(os.path.join(folder, "mod_%05d.py" % i), "w") as fh:
+            fh.write(synthetic_file(rng, i, npu_share))
+    return root
+
+
+# -- main ---------------------------------------------------------------------------------
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus", nargs="?", help="folder to lint (omit with --synthetic)")
+    ap.add_argument("--runs", type=int, default=3, help="timed runs per tool (after one warm-up run)")
+    ap.add_argument("--npulint-cmd", default=None, help="how to run npulint (default: npulint on PATH or beside python)")
+    ap.add_argument("--synthetic", type=int, metavar="N", help="generate a corpus of N files instead")
+    ap.add_argument("--seed", type=int, default=20261121, help="seed of the synthetic corpus")
+    ap.add_argument("--npu-share", type=float, default=0.03, help="share of synthetic files using NPU APIs")
+    ap.add_argument("--keep", action="store_true", help="keep the synthetic corpus (its path is printed)")
+    ap.add_argument("--no-others", action="store_true", help="time npulint only")
+    args = ap.parse_args(argv)
+    if (args.corpus is None) == (args.synthetic is None):
+        ap.error("give a corpus folder or --synthetic N (not both)")
+
+    corpus = make_synthetic(args.synthetic, args.seed, args.npu_share) if args.synthetic else args.corpus
+    try:
+        return report(corpus, args)
+    finally:
+        if args.synthetic and not args.keep:
+            shutil.rmtree(corpus, ignore_errors=True)
+
+
+def report(corpus: str, args) -> int:
+    files, lines = count_python(corpus)
+    npulint = shlex.split(args.npulint_cmd) if args.npulint_cmd else [find_tool("npulint") or "npulint"]
+    tools = [("npulint", npulint + [corpus, "--exit-zero", "-q"])]
+    if not args.no_others:
+        ruff, flake8 = find_tool("ruff"), find_tool("flake8")
+        if ruff:
+            tools.append(("ruff ALL", [ruff, "check", "--select", "ALL", "--output-format", "concise",
+                                       "--no-cache", "--exit-zero", corpus]))
+        if flake8:
+            tools.append(("flake8", [flake8, "--exit-zero", corpus]))
+
+    print(f"corpus: {corpus}{' (synthetic, seed %d)' % args.seed if args.synthetic else ''}")
+    print(f"python files: {files}, lines: {lines}, runs: {args.runs} (+1 warm-up), cpus: {os.cpu_count()}")
+    rows = []
+    for name, cmd in tools:
+        print(f"  running {name}: {' '.join(shlex.quote(c) for c in cmd)}", file=sys.stderr)
+        rows.append((name, measure(cmd, args.runs)))
+
+    base = rows[0][1]["wall"]
+    header = ("tool", "wall s", "cpu s", "files/s", "lines/s", "peak MB", "ratio")
+    table = [header]
+    for name, m in rows:
+        table.append((name, f"{m['wall']:.2f}", f"{m['cpu']:.2f}", f"{files / m['wall']:,.0f}",
+                      f"{lines / m['wall']:,.0f}", f"{m['rss']:.0f}", f"{m['wall'] / base:.2f}x"))
+    widths = [max(len(r[i]) for r in table) for i in range(len(header))]
+    print()
+    for k, row in enumerate(table):
+        print("| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) + " |")
+        if k == 0:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    print("\nratio = tool wall time / npulint wall time; cpu s = user + sys of the tool's process(es)")
+    bad = [(name, m["rc"]) for name, m in rows if m["rc"] != [0]]
+    for name, rc in bad:
+        print(f"warning: {name} exited with {rc}", file=sys.stderr)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

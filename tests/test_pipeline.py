@@ -1,0 +1,108 @@
+"""The pipeline's guarantees: one traversal for all rules, a crashing rule becomes NPU000
+without losing other findings or files, the prefilter skips parsing, rules load from a
+source checkout too."""
+
+import os
+import subprocess
+import sys
+
+import libcst as cst
+
+from conftest import REPO, codes
+from npulint import pipeline, registry
+from npulint.checker import Checker
+from npulint.config import Settings, enabled_codes
+from npulint.model import Rule
+
+PREFETCH_CLASH = """\
+from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope
+with npu_weight_prefetch_scope():
+    pass
+with npu_weight_prefetch_scope(0, 1024):
+    pass
+"""
+
+BOOM = Rule(code="NPU999", name="boom", severity="error", summary="s", explanation="e", source="test")
+
+
+class Boom(Checker):
+    rules = (BOOM,)
+    tokens = (("npu_weight_prefetch_scope",),)
+
+    def visit_With(self, node):
+        raise ValueError("kaboom")
+
+
+class CountingChecker(Checker):
+    rules = (Rule(code="NPU998", name="count", severity="error", summary="s", explanation="e", source="t"),)
+    tokens = ()
+    visits = 0
+
+    def visit_Module(self, node):
+        type(self).visits += 1
+
+
+def _run(tmp_path, files, extra=(), select=None):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    rules, checkers = registry.load()
+    all_rules = list(rules) + [r for c in extra for r in c.rules]
+    enabled = enabled_codes(all_rules, select, [], [])
+    paths = [(str(tmp_path / n), "python", True) for n in sorted(files)]
+    return pipeline.run(paths, Settings(root=str(tmp_path)), list(checkers) + list(extra), enabled)
+
+
+def test_crashing_rule_is_reported_and_other_rules_and_files_go_on(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = _run(tmp_path, {"a.py": PREFETCH_CLASH, "b.py": PREFETCH_CLASH}, extra=[Boom])
+    assert codes(result.findings) == ["NPU000", "NPU101", "NPU000", "NPU101"]
+    internal = result.findings[0]
+    assert "Boom" in internal.message and "ValueError: kaboom" in internal.message
+    assert (internal.line, internal.column) == (2, 1)
+
+
+def test_every_enabled_checker_shares_one_traversal(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    parses = []
+    real_parse = cst.parse_module
+    monkeypatch.setattr(pipeline.cst, "parse_module", lambda text: parses.append(1) or real_parse(text))
+    CountingChecker.visits = 0
+    _run(tmp_path, {"a.py": PREFETCH_CLASH}, extra=[CountingChecker])
+    assert parses == [1]
+    assert CountingChecker.visits == 1
+
+
+def test_prefilter_skips_parsing_files_without_relevant_names(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    parses = []
+    real_parse = cst.parse_module
+    monkeypatch.setattr(pipeline.cst, "parse_module", lambda text: parses.append(1) or real_parse(text))
+    result = _run(tmp_path, {"plain.py": "import os\nprint(os.getcwd())\n", "broken.py": "def (:\n"})
+    assert parses == []
+    assert result.findings == [] and result.parsed == 0 and result.files == 2
+
+
+def test_disabled_rules_do_not_parse(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    parses = []
+    real_parse = cst.parse_module
+    monkeypatch.setattr(pipeline.cst, "parse_module", lambda text: parses.append(1) or real_parse(text))
+    result = _run(tmp_path, {"a.py": PREFETCH_CLASH}, select=["NPU4"])
+    assert parses == [] and result.findings == []
+
+
+def test_rules_load_from_a_source_checkout_without_installing():
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import npulint, os; "
+        "assert os.path.dirname(npulint.__file__) == os.path.join(sys.argv[1], 'npulint'), npulint.__file__; "
+        "from npulint import registry; rules, checkers = registry.load(); print(len(rules), len(checkers))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(REPO)], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    n_rules, n_checkers = map(int, out.stdout.split())
+    assert n_rules == len(registry.load()[0]) and n_checkers == len(registry.load()[1])
+
+
+def test_display_paths_are_relative_under_cwd(tmp_path):
+    assert pipeline.display_path(str(tmp_path / "a" / "b.py"), str(tmp_path)) == os.path.join("a", "b.py")
+    assert pipeline.display_path("/elsewhere/x.py", str(tmp_path)) == "/elsewhere/x.py"

@@ -1,0 +1,94 @@
+"""Every rule's own examples hold: each ``invalid`` example produces the rule's code,
+each ``valid`` example does not; and every rule is fully described."""
+
+import re
+
+import pytest
+
+from conftest import codes
+from npulint import registry
+
+RULES = registry.load()[0]
+
+
+def _examples(kind):
+    out = []
+    for rule in RULES:
+        for i, src in enumerate(getattr(rule, kind)):
+            out.append(pytest.param(rule, src, id=f"{rule.code}-{kind}-{i}"))
+    return out
+
+
+@pytest.mark.parametrize("rule, src", _examples("invalid"))
+def test_invalid_example_produces_the_code(lint, rule, src):
+    found = lint(src, select=[rule.code])
+    assert rule.code in codes(found), f"{rule.code} invalid example gave {codes(found)}:\n{src}"
+    assert set(codes(found)) == {rule.code}
+
+
+@pytest.mark.parametrize("rule, src", _examples("valid"))
+def test_valid_example_does_not_produce_the_code(lint, rule, src):
+    found = lint(src, select=[rule.code])
+    assert rule.code not in codes(found), f"{rule.code} valid example gave {found}:\n{src}"
+
+
+@pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
+def test_rule_is_fully_described(rule):
+    assert re.fullmatch(r"NPU\d{3}", rule.code)
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name), rule.name
+    assert rule.severity in ("error", "warning", "info")
+    assert rule.summary.strip()
+    assert rule.explanation.strip()
+    assert rule.source.strip()
+
+
+@pytest.mark.parametrize("rule", [r for r in RULES if r.invalid or r.valid], ids=lambda r: r.code)
+def test_examples_are_python_that_parses(rule):
+    import libcst as cst
+
+    for src in rule.valid:
+        cst.parse_module(src)
+    if rule.code != "NPU001":  # the syntax-error rule's invalid example is meant not to parse
+        for src in rule.invalid:
+            cst.parse_module(src)
+
+
+def test_codes_are_unique():
+    all_codes = [r.code for r in RULES]
+    assert len(all_codes) == len(set(all_codes))
+
+
+def test_names_are_unique():
+    names = [r.name for r in RULES]
+    assert len(names) == len(set(names))
+
+
+def test_rules_are_sorted_by_code():
+    assert [r.code for r in RULES] == sorted(r.code for r in RULES)
+
+
+def test_every_implemented_non_engine_rule_has_examples():
+    for rule in RULES:
+        if rule.code in ("NPU000", "NPU002"):  # engine conditions with no source-level example
+            continue
+        assert rule.invalid, f"{rule.code} has no invalid example"
+        assert rule.valid, f"{rule.code} has no valid example"
+
+
+def test_rule_codes_match_the_catalog():
+    # RULES.md: code -> (name, severity) for the rules implemented so far
+    catalog = {
+        "NPU000": ("internal-error", "error"),
+        "NPU001": ("syntax-error", "error"),
+        "NPU002": ("unreadable-file", "error"),
+        "NPU010": ("api-signature-mismatch", "error"),
+        "NPU101": ("prefetch-pool-size-mismatch", "error"),
+        "NPU102": ("prefetch-in-control-flow", "error"),
+        "NPU103": ("prefetch-pool-invalid-argument", "error"),
+        "NPU104": ("prefetch-multi-io-op", "warning"),
+        "NPU105": ("prefetch-pool-too-small", "error"),
+    }
+    by_code = {r.code: r for r in RULES}
+    for code, (name, severity) in catalog.items():
+        assert code in by_code, code
+        assert (by_code[code].name, by_code[code].severity) == (name, severity), code
