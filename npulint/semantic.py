@@ -131,6 +131,23 @@ class Site:
         return n <= len(other.blocks) and other.blocks[:n] == self.blocks
 
 
+class AttrStore:
+    """An assignment to ``root.a.b.c``: *root* is the name, *path* ``("a", "b", "c")``;
+    *value* is None for a ``del`` and the right-hand side otherwise (for ``+=`` too,
+    with ``kind == "aug"``)."""
+
+    __slots__ = ("root", "path", "value", "kind", "node", "target", "site")
+
+    def __init__(self, root: str, path: Tuple[str, ...], value, kind: str, node, target, site: "Site"):
+        self.root = root
+        self.path = path
+        self.value = value
+        self.kind = kind
+        self.node = node
+        self.target = target
+        self.site = site
+
+
 class Binding:
     __slots__ = ("name", "kind", "node", "value", "index", "qualname", "site", "conditional")
 
@@ -180,6 +197,9 @@ class Semantic:
         self.scope_of: Dict[cst.CSTNode, Scope] = {module: self.module_scope}
         # ``self.<attr> = value`` in the methods of a class: class scope -> attr -> bindings
         self.attrs: Dict[Scope, Dict[str, List[Binding]]] = {}
+        # every store to an attribute chain rooted at a name (``cfg.mode.value = "x"``,
+        # ``cfg.debug.aclgraph.x += 1``), in source order
+        self.attr_stores: List[AttrStore] = []
         self.def_site: Dict[cst.CSTNode, Site] = {}  # FunctionDef/ClassDef/Lambda -> where it stands
 
     # -- building ---------------------------------------------------------------------
@@ -250,6 +270,10 @@ class Semantic:
         return fn.parent
 
     def bind_attribute(self, target: cst.Attribute, kind: str, node, value=None) -> None:
+        chain = dotted(target)
+        if chain is not None:
+            root, *path = chain.split(".")
+            self.attr_stores.append(AttrStore(root, tuple(path), value, kind, node, target, self.site()))
         if not isinstance(target.value, cst.Name):
             return
         cls = self.self_class(self.scope, target.value.value)

@@ -321,3 +321,19 @@ for _ in r:
 def test_while_test_sees_loop_rebinding():
     src = "Y = 0\nwhile probe(Y):\n    Y = Y + 1\n"
     assert values(src) == [UNKNOWN]
+
+
+def test_attribute_stores_are_recorded_with_their_site():
+    src = """
+cfg = make()
+cfg.mode.value = "reduce-overhead"
+if c:
+    cfg.debug.aclgraph.disable_mempool_reuse_in_same_fx = False
+self_like.x += 1
+"""
+    sem, ev, sites = analyse(src)
+    stores = [(s.root, s.path, s.kind, s.site.conditional) for s in sem.attr_stores]
+    assert stores == [("cfg", ("mode", "value"), "assign", False),
+                      ("cfg", ("debug", "aclgraph", "disable_mempool_reuse_in_same_fx"), "assign", True),
+                      ("self_like", ("x",), "aug", False)]
+    assert ev.value(sem.attr_stores[0].value, sem.attr_stores[0].site) == "reduce-overhead"
