@@ -11,7 +11,7 @@ from npulint.model import Finding, Rule, Span
 from npulint.semantic import Semantic, Site
 from npulint.signatures import Bound, Signature, bind
 from npulint.source import PYTHON
-from npulint.values import UNKNOWN, Evaluator
+from npulint.values import TORCH_FLOAT32, UNKNOWN, Evaluator
 
 
 class Checker:
@@ -62,7 +62,10 @@ class FileContext:
         self.settings = settings
         self.enabled = enabled
         self.sem = Semantic(module)
-        self.ev = Evaluator(self.sem)
+        # A program that changes torch's default dtype makes it unknown (the call may run
+        # before any of this file's tensors are made).
+        changed = "set_default_dtype" in text or "set_default_tensor_type" in text
+        self.ev = Evaluator(self.sem, None if changed else TORCH_FLOAT32)
         self.findings: List[Finding] = []
         self.facts: Dict[str, List[Any]] = {}
         self._positions = None

@@ -67,6 +67,14 @@ _ITEMSIZE = {
 _CANON = {"half": "float16", "float": "float32", "double": "float64"}
 
 
+def is_constant(v) -> bool:
+    """A plain Python constant (what scalar rules may compare): not UNKNOWN, not a
+    :class:`Ref` to an imported object, not a tensor or dtype."""
+    if isinstance(v, tuple):
+        return all(is_constant(x) for x in v)
+    return v is None or isinstance(v, (int, float, str, bytes, bool))
+
+
 def dtype_named(name: str) -> Optional[DType]:
     size = _ITEMSIZE.get(name)
     if size is None:
@@ -143,9 +151,11 @@ def _safe_binop(op, a, b):
 class Evaluator:
     """Resolves expressions to values for one file, through its :class:`Semantic`."""
 
-    def __init__(self, semantic: Semantic):
+    def __init__(self, semantic: Semantic, torch_default_dtype: Optional[DType] = None):
         self.sem = semantic
         self._active: set = set()  # (id(node), seq) under evaluation, to stop cycles
+        # torch's default dtype; None (unknown) when the program may change it
+        self.torch_default_dtype = torch_default_dtype
 
     def value(self, expr: Optional[cst.CSTNode], site: Site, _depth: int = 0):
         if expr is None or _depth > 50:
@@ -364,7 +374,7 @@ def _transposed(t: Tensor) -> Tensor:
 _DTYPE_METHODS = {"half": "float16", "float": "float32", "double": "float64", "bfloat16": "bfloat16",
                   "int": "int32", "long": "int64", "char": "int8", "byte": "uint8", "bool": "bool"}
 _TRANSPOSING = ("t", "transpose", "t_", "transpose_")
-_KEEPING = ("npu", "cuda", "cpu", "detach", "clone", "requires_grad_", "pin_memory")
+_KEEPING = ("npu", "cuda", "cpu", "detach", "clone", "requires_grad_", "pin_memory", "to")
 
 
 def tensor_method(ev: Evaluator, base, call: cst.Call, site: Site):
@@ -376,10 +386,15 @@ def tensor_method(ev: Evaluator, base, call: cst.Call, site: Site):
         if name in _TRANSPOSING or (name == "permute" and _permute_swaps(ev, call, site)):
             return Tensor(None, None, True)
         return UNKNOWN
-    if name in _KEEPING:
+    if name == "contiguous" or any(a.keyword is not None and a.keyword.value == "memory_format"
+                                   for a in call.args if name in _KEEPING):
+        # .contiguous(), .clone(memory_format=...), .to(memory_format=...): a transposed view
+        # becomes a (possibly) contiguous copy, so it is no longer known to be transposed
+        base = Tensor(base.shape, base.dtype, False)
+        if name == "contiguous":
+            return base
+    if name in _KEEPING and name != "to":
         return base
-    if name == "contiguous":
-        return Tensor(base.shape, base.dtype, False)
     if name in _DTYPE_METHODS and not call.args:
         return Tensor(base.shape, dtype_named(_DTYPE_METHODS[name]), base.transposed)
     if name in _TRANSPOSING:
@@ -499,7 +514,7 @@ def _tf_variable(ev: Evaluator, call: cst.Call, site: Site):
 
 
 # -- PyTorch tensor constructors (NPU4xx) ---------------------------------------------
-_TORCH_DEFAULT = dtype_named("float32")
+TORCH_FLOAT32 = dtype_named("float32")
 
 
 @constructor("torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty")
@@ -514,7 +529,7 @@ def _torch_filled(ev: Evaluator, call: cst.Call, site: Site):
     else:
         size_kw = ev.arg(call, None, "size")
         shape = ev.shape(size_kw, site) if size_kw is not None else None
-    dtype = ev.dtype(ev.arg(call, None, "dtype"), site, _TORCH_DEFAULT)
+    dtype = ev.dtype(ev.arg(call, None, "dtype"), site, ev.torch_default_dtype)
     return Tensor(shape, dtype)
 
 
@@ -537,7 +552,7 @@ def _torch_full(ev: Evaluator, call: cst.Call, site: Site):
     else:  # inferred from the fill value
         fill = ev.value(ev.arg(call, 1, "fill_value"), site)
         dtype = (dtype_named("bool") if isinstance(fill, bool) else dtype_named("int64") if isinstance(fill, int)
-                 else _TORCH_DEFAULT if isinstance(fill, float) else None)
+                 else ev.torch_default_dtype if isinstance(fill, float) else None)
     return Tensor(shape, dtype)
 
 

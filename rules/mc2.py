@@ -9,9 +9,9 @@ import libcst as cst
 
 from npulint.checker import Checker, FileContext
 from npulint.model import Rule
-from npulint.semantic import LOCAL, Site, dotted
+from npulint.semantic import Site
 from npulint.signatures import Bound
-from npulint.values import UNKNOWN, DType, Tensor
+from npulint.values import UNKNOWN, Tensor, is_constant
 
 from .signature import SIGNATURES
 
@@ -77,7 +77,7 @@ FUSED_COMM_BIAS = Rule(
                  "Reported when the bias is statically known not to be None (a literal or a tensor made in "
                  "the same scope); `npu_mm_all_reduce_base` accepts a bias."),
     source=_SRC,
-    invalid=(_IMPORT + "b = torch.zeros(64, dtype=torch.float16)\n"
+    invalid=(_IMPORT + "b = torch.randn(64, dtype=torch.float16)\n"
                        "out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=b)\n",),
     valid=(_IMPORT + "out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=None)\n",
            _IMPORT + "b = torch.zeros(64, dtype=torch.float16)\n"
@@ -121,7 +121,7 @@ FUSED_COMM_DTYPE = Rule(
     code="NPU407", name="fused-comm-dtype", severity="error",
     summary="Statically known input dtypes the fused op does not support.",
     explanation=("`npu_mm_reduce_scatter_base` and `npu_all_gather_base_mm` take float16 or bfloat16 inputs of "
-                 "one dtype; int8 only with `comm_mode=\"aiv\"` and `x1_scale`/`x2_scale`. "
+                 "one dtype; int8 only with `comm_mode=\"aiv\"` and `x2_scale` (quantisation). "
                  "`npu_mm_all_reduce_base` takes float16, bfloat16 or int8 (quantised) x1; its inputs may "
                  "differ only with quantisation arguments (`antiquant_scale`, `dequant_scale`)."),
     source=_SRC + "; torchair GE converters all_gather_matmul.py L33-37, matmul_reduce_scatter.py L31-35",
@@ -140,8 +140,10 @@ FUSED_COMM_MIXED_DOMAINS = Rule(
                  "MatmulReduceScatter, MatmulAllReduce) support only one communication domain. Reported when "
                  "two fused calls in one file, both without `comm_mode=\"aiv\"`, pass `hcom` values that are "
                  "different string literals, or names/attributes bound to `get_hccl_comm_name(...)` on "
-                 "different group expressions. A value that arrives through a function parameter is unknown "
-                 "and not compared. Not checked with `product = \"atlas-a3\"`."),
+                 "groups known to differ: distinct `torch.distributed.new_group(...)` calls, or one of them and "
+                 "the default group. A group returned by another function, a value that arrives through a "
+                 "function parameter, or an imported name is unknown and not compared. Not checked with "
+                 "`product = \"atlas-a3\"`."),
     source=_SRC + "; §C.3",
     invalid=(_IMPORT + "out = torch_npu.npu_mm_reduce_scatter_base(x, w, 'tp_comm', 8)\n"
                        "out2, g = torch_npu.npu_all_gather_base_mm(x, w, 'ep_comm', 8)\n",),
@@ -156,7 +158,8 @@ RULES = (FUSED_COMM_WORLD_SIZE, FUSED_COMM_REDUCE_OP, FUSED_COMM_RESERVED_ARGUME
 
 _NEW_GROUP = {"torch.distributed.new_group", "torch.distributed.distributed_c10d.new_group"}
 _WORLD = {"torch.distributed.distributed_c10d._get_default_group", "torch.distributed.group.WORLD",
-          "torch.distributed.distributed_c10d.GroupMember.WORLD"}
+          "torch.distributed.distributed_c10d.GroupMember.WORLD", "torch.distributed.GroupMember.WORLD",
+          "torch.distributed.distributed_c10d.group.WORLD"}
 
 
 def _is_int(v) -> bool:
@@ -211,19 +214,19 @@ class MC2Checker(Checker):
                 ctx.report("NPU401", node, f"{name}: {msg}")
         if q in (RS, AR):
             op = ctx.arg_value(bound, "reduce_op", site)
-            if op is not UNKNOWN and op != "sum":
+            if is_constant(op) and op != "sum":
                 ctx.report("NPU402", bound.args.get("reduce_op", call),
                            f"{name}: reduce_op={op!r} is not supported, only 'sum'; drop reduce_op")
         for param in ("comm_turn", "gather_index"):
             if SIGNATURES[q].param(param) is None:
                 continue
             v = ctx.arg_value(bound, param, site)
-            if v is not UNKNOWN and v != 0:
+            if is_constant(v) and v != 0:
                 ctx.report("NPU403", bound.args.get(param, call),
                            f"{name}: {param}={v!r} is reserved and must be 0 in this version; drop it")
         if q in (RS, AG) and "bias" in bound.args:
             b = ctx.value(bound.args["bias"], site)
-            if b is not UNKNOWN and b is not None:
+            if isinstance(b, Tensor) or (is_constant(b) and b is not None):
                 ctx.report("NPU404", bound.args["bias"],
                            f"{name}: a bias is not supported (non-zero bias is rejected); pass bias=None and add "
                            "the bias after the op")
@@ -232,7 +235,7 @@ class MC2Checker(Checker):
     def _check_tensors(self, q: str, call: cst.Call, bound: Bound, site: Site) -> None:
         ctx = self.ctx
         name = SHORT[q]
-        first = "x1" if q == AR else "self"
+        first = "x1" if q == AR else "input"
         x1e, x2e = bound.args.get(first), bound.args.get("x2")
         x1 = ctx.value(x1e, site) if x1e is not None else UNKNOWN
         x2 = ctx.value(x2e, site) if x2e is not None else UNKNOWN
@@ -289,10 +292,9 @@ class MC2Checker(Checker):
             return
         if d1.name == "int8":
             mode = ctx.arg_value(bound, "comm_mode", site)
-            scales = "x1_scale" in bound.args and "x2_scale" in bound.args
-            if mode is UNKNOWN or (mode == "aiv" and scales) or not bound.complete:
+            if not is_constant(mode) or (mode == "aiv" and "x2_scale" in bound.args) or not bound.complete:
                 return
-            ctx.report("NPU407", call, f"{name}: int8 inputs need comm_mode='aiv' and x1_scale/x2_scale")
+            ctx.report("NPU407", call, f"{name}: int8 inputs need comm_mode='aiv' and x2_scale (quantisation)")
             return
         ctx.report("NPU407", call, f"{name}: dtype {d1.name} is not supported; use float16 or bfloat16")
 
@@ -302,7 +304,7 @@ class MC2Checker(Checker):
         when comm_mode is not certainly the default ('ai_cpu')."""
         ctx = self.ctx
         mode = ctx.arg_value(bound, "comm_mode", site)
-        if mode is UNKNOWN or mode == "aiv":
+        if not is_constant(mode) or mode == "aiv":
             return None
         expr = bound.args.get("hcom")
         if expr is None:
@@ -336,6 +338,9 @@ class MC2Checker(Checker):
         return expr, site
 
     def _group_key(self, group, site: Site, depth: int) -> Optional[tuple]:
+        """A key for a process-group expression when its identity is certain: the default
+        group, or the group one ``new_group(...)`` call creates. Anything else (a getter's
+        result, a parameter, a module attribute) is unknown: two spellings may name one group."""
         if depth > 4:
             return None
         ctx = self.ctx
@@ -343,27 +348,12 @@ class MC2Checker(Checker):
             value, vsite = self._binding_value(group, site)
             if value is not group:
                 return self._group_key(value, vsite, depth + 1)
-            if ctx.resolve(group, site, _WORLD):
-                return ("world",)
-            qs = ctx.sem.qualnames(group, site)
-            if len(qs) == 1 and LOCAL not in qs and not next(iter(qs)).startswith("builtins."):
-                return ("object", next(iter(qs)))
-            return None
+            return ("world",) if ctx.resolve(group, site, _WORLD) else None
         if isinstance(group, cst.Call):
             if ctx.resolve(group.func, site, _NEW_GROUP):
                 return ("new_group", id(group))
             if ctx.resolve(group.func, site, _WORLD):
                 return ("world",)
-            fname = dotted(group.func)
-            if fname is None:
-                return None
-            args = []
-            for a in group.args:
-                v = ctx.value(a.value, site)
-                if v is UNKNOWN or a.star:
-                    return None
-                args.append((a.keyword.value if a.keyword else None, v))
-            return ("call", fname.split(".")[-1], tuple(args))
         return None
 
     def _check_domains(self, domains) -> None:
@@ -375,8 +365,6 @@ class MC2Checker(Checker):
                 first[kind] = (call, q, key, desc)
                 continue
             fcall, fq, fkey, fdesc = first[kind]
-            if kind == "group" and fkey[1] == key[1] == "call" and fkey[2] == key[2]:
-                continue  # one getter called with other arguments: not known to be another group
             if key != fkey:
                 line = ctx.span(fcall).line
                 ctx.report("NPU408", call,

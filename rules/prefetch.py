@@ -11,7 +11,7 @@ import libcst as cst
 from npulint.checker import Checker, FileContext
 from npulint.model import Rule, Span
 from npulint.semantic import Site
-from npulint.values import UNKNOWN, Tensor
+from npulint.values import UNKNOWN, Tensor, is_constant
 
 from .signature import SIGNATURES
 
@@ -282,10 +282,10 @@ class PrefetchChecker(Checker):
 
     def _check_arguments(self, s: _Scope) -> None:
         ctx = self.ctx
-        if s.pool_id is not UNKNOWN and not (_is_int(s.pool_id) and s.pool_id >= 0):
+        if is_constant(s.pool_id) and not (_is_int(s.pool_id) and s.pool_id >= 0):
             ctx.report("NPU103", s.call, f"buffer_pool_id={s.pool_id!r} is not a non-negative int: the pool id is "
                                          "stored as an integer graph attribute; use an int >= 0")
-        if s.size is not UNKNOWN and not (_is_int(s.size) and s.size > 0):
+        if is_constant(s.size) and not (_is_int(s.size) and s.size > 0):
             ctx.report("NPU103", s.call, f"buffer_pool_size={s.size!r} is not a positive int: the pool size is "
                                          "stored as an integer number of bytes; use an int > 0, e.g. 256 * 1024 * 1024")
 

@@ -34,13 +34,15 @@ SIGNATURE_TEXT: Dict[str, str] = {
 
 # torch_npu fused communication-compute ops (MC2): op-plugin
 # op_plugin/config/op_plugin_functions.yaml L5879, L6538, L6555 (master 517f2e7d); everything
-# after world_size (after hcom for all-reduce, which has no world_size) is keyword-only.
+# after world_size (after hcom for all-reduce, which has no world_size) is keyword-only. The yaml
+# names the first parameter ``self``; torch_npu exposes it as ``input`` (Ascend/pytorch
+# torchnpugen/custom_functions.py L235-236; docs/004's prototype), so ``input=`` binds.
 SIGNATURE_TEXT.update({
     "torch_npu.npu_mm_reduce_scatter_base":
-        "npu_mm_reduce_scatter_base(self, x2, hcom, world_size, *, reduce_op='sum', bias=None, x1_scale=None, "
+        "npu_mm_reduce_scatter_base(input, x2, hcom, world_size, *, reduce_op='sum', bias=None, x1_scale=None, "
         "x2_scale=None, comm_turn=0, output_dtype=None, comm_mode=None)",
     "torch_npu.npu_all_gather_base_mm":
-        "npu_all_gather_base_mm(self, x2, hcom, world_size, *, bias=None, x1_scale=None, x2_scale=None, "
+        "npu_all_gather_base_mm(input, x2, hcom, world_size, *, bias=None, x1_scale=None, x2_scale=None, "
         "gather_index=0, gather_output=True, comm_turn=0, output_dtype=None, comm_mode=None)",
     "torch_npu.npu_mm_all_reduce_base":
         "npu_mm_all_reduce_base(x1, x2, hcom, *, reduce_op='sum', bias=None, antiquant_scale=None, "
@@ -73,8 +75,8 @@ API_SIGNATURE_MISMATCH = Rule(
         "`npu_bridge.hccl.hccl_ops` collectives (`allgather(tensor, rank_size, group=..., fusion=..., "
         "fusion_id=...)`, `allreduce`, `broadcast`, `reduce`, `reduce_scatter`, `send`, `receive`, "
         "`all_to_all_v`, `all_to_all_v_c`), and the torch_npu fused communication-compute ops "
-        "`npu_mm_reduce_scatter_base(self, x2, hcom, world_size, *, reduce_op='sum', bias=None, ...)`, "
-        "`npu_all_gather_base_mm(self, x2, hcom, world_size, *, bias=None, ...)` and "
+        "`npu_mm_reduce_scatter_base(input, x2, hcom, world_size, *, reduce_op='sum', bias=None, ...)`, "
+        "`npu_all_gather_base_mm(input, x2, hcom, world_size, *, bias=None, ...)` and "
         "`npu_mm_all_reduce_base(x1, x2, hcom, *, reduce_op='sum', bias=None, ...)`, which has no `world_size`: "
         "every parameter after `world_size` (after `hcom` for all-reduce) is keyword-only."
     ),

@@ -366,7 +366,7 @@ def test_npu403_parameter_is_unknown(lint):
 
 def test_npu404_tensor_bias_on_reduce_scatter_and_all_gather(lint):
     src = mk("""
-        b = torch.zeros(64, dtype=torch.float16).npu()
+        b = torch.randn(64, dtype=torch.float16).npu()
         a = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=b)
         c, g = torch_npu.npu_all_gather_base_mm(x, w, hcom, 8, bias=b)
     """)
@@ -379,7 +379,7 @@ def test_npu404_tensor_bias_on_reduce_scatter_and_all_gather(lint):
 
 def test_npu404_clean_twin(lint):
     src = mk("""
-        b = torch.zeros(64, dtype=torch.float16).npu()
+        b = torch.randn(64, dtype=torch.float16).npu()
         a = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=None)
         c, g = torch_npu.npu_all_gather_base_mm(x, w, hcom, 8)
         d = torch_npu.npu_mm_all_reduce_base(x, w, hcom, bias=b)
@@ -402,11 +402,11 @@ def test_npu404_bias_through_local_name_and_alias(lint):
 
 
 def test_npu404_tensor_of_unknown_shape_and_dtype_is_still_not_none(lint):
-    # torch.zeros(...) is one of the constructors the resolver knows: its result is a tensor,
+    # torch.randn(...) is one of the constructors the resolver knows: its result is a tensor,
     # certainly not None, even when neither its size nor its dtype can be resolved.
     src = mk("""
         def f(x, w, hcom, n, dt):
-            b = torch.zeros(n, dtype=dt)
+            b = torch.randn(n, dtype=dt)
             return torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=b)
     """)
     found = lint(src, select=SEL)
@@ -419,6 +419,24 @@ def test_npu404_unknown_bias_is_not_reported(lint):
             a = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=bias)
             b = torch_npu.npu_all_gather_base_mm(x, w, hcom, 8, bias=make_bias())
             return a, b
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_imported_names_are_unknown_values(lint):
+    # ``from m import NAME`` names an object whose value this file does not show (the resolver
+    # gives a Ref): not a literal, so NPU402/403/404/407/408 say nothing about it.
+    src = mk("""
+        from myproj.consts import REDUCE_OP, COMM_TURN, GATHER_INDEX, NO_BIAS, AIV
+
+        def f(x, w, s1, s2):
+            a = torch_npu.npu_mm_reduce_scatter_base(x, w, "tp", 8, reduce_op=REDUCE_OP, comm_turn=COMM_TURN,
+                                                     bias=NO_BIAS)
+            b, g = torch_npu.npu_all_gather_base_mm(x, w, "ep", 8, gather_index=GATHER_INDEX, comm_mode=AIV)
+            x8 = torch.ones(128, 512, dtype=torch.int8)
+            w8 = torch.ones(512, 64, dtype=torch.int8)
+            c = torch_npu.npu_mm_reduce_scatter_base(x8, w8, "tp", 8, comm_mode=AIV, x1_scale=s1, x2_scale=s2)
+            return a, b, c
     """)
     assert codes(lint(src, select=SEL)) == []
 
@@ -492,6 +510,21 @@ def test_npu405_clean_twins(lint):
             return a, b, c, d, e, g, h
     """)
     assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu405_contiguous_copies_are_not_transposed(lint):
+    # clone/to with memory_format=torch.contiguous_format return a contiguous tensor, like
+    # .contiguous() (plain .clone()/.npu() preserve the strides and stay transposed).
+    src = mk("""
+        def f(x, w, hcom):
+            a = torch_npu.npu_mm_reduce_scatter_base(x.t().clone(memory_format=torch.contiguous_format), w, hcom, 8)
+            b = torch_npu.npu_mm_reduce_scatter_base(x.T.to(memory_format=torch.contiguous_format), w, hcom, 8)
+            c = torch_npu.npu_mm_reduce_scatter_base(x.t().clone(), w, hcom, 8)
+            return a, b, c
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU405"]
+    assert pos(found[0]) == at(src, "x.t().clone()")
 
 
 def test_npu405_name_rebound_conditionally_is_unknown(lint):
@@ -785,6 +818,21 @@ def test_npu407_dtype_from_parameter_is_unknown(lint):
     assert codes(lint(src, select=SEL)) == []
 
 
+def test_npu407_set_default_dtype_changes_the_default(lint):
+    # torch.randn(...) without dtype= has the default dtype, which this file sets to float16:
+    # the default is not float32 here, so float32 must not be assumed.
+    src = mk("""
+        torch.set_default_dtype(torch.float16)
+        x = torch.randn(128, 512).npu()
+        w = torch.randn(512, 64).npu()
+        out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8)
+        y = torch.full((128, 512), 1.0)
+        v = torch.full((512, 64), 1.0)
+        out2 = torch_npu.npu_mm_reduce_scatter_base(y, v, hcom, 8)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
 @pytest.mark.parametrize("fill,dtype_name", [("1.0", "float32"), ("1", "int64"), ("True", "bool")])
 def test_npu407_torch_full_infers_dtype_from_fill(lint, fill, dtype_name):
     src = mk(f"""
@@ -836,6 +884,20 @@ def test_npu407_int8_needs_aiv_and_scales(lint):
     assert codes(found) == ["NPU407", "NPU407", "NPU407"]
     assert [pos(f) for f in found] == [at(src, RS), at(src, RS, 1), at(src, AG)]
     assert "aiv" in found[0].message
+
+
+def test_npu407_int8_perchannel_quant_needs_only_x2_scale(lint):
+    # op-plugin docs/zh/custom_APIs/torch_npu/torch_npu-npu_mm_reduce_scatter_base.md, "scale参数组合约束":
+    # quantisation with x2_scale alone (perchannel) is supported (x1_scale not passed); op-plugin's own
+    # test_mm_reduce_scatter_base.py calls it that way (int8, comm_mode='aiv', x2_scale only).
+    src = mk("""
+        x = torch.ones(128, 512, dtype=torch.int8)
+        w = torch.ones(512, 64, dtype=torch.int8)
+        s2 = torch.ones(1, 64)
+        a = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, comm_mode="aiv", x2_scale=s2)
+        b, g = torch_npu.npu_all_gather_base_mm(x, w, hcom, 8, comm_mode="aiv", x2_scale=s2)
+    """)
+    assert codes(lint(src, select=SEL)) == []
 
 
 def test_npu407_int8_with_unknown_comm_mode_is_not_reported(lint):
@@ -1072,6 +1134,69 @@ def test_npu408_default_group_twice_is_one_domain(lint):
     assert codes(lint(src, select=SEL)) == []
 
 
+def test_npu408_default_group_spellings_are_one_domain(lint):
+    # dist.group.WORLD, dist.GroupMember.WORLD and _get_default_group() are the same
+    # default process group (torch.distributed.distributed_c10d: group.WORLD is GroupMember.WORLD).
+    src = """
+        import torch
+        import torch_npu
+        import torch.distributed as dist
+
+        def f(x, w, rank):
+            h1 = dist.group.WORLD.get_hccl_comm_name(rank)
+            h2 = dist.GroupMember.WORLD.get_hccl_comm_name(rank)
+            a = torch_npu.npu_mm_reduce_scatter_base(x, w, h1, 8)
+            b, g = torch_npu.npu_all_gather_base_mm(x, w, h2, 8)
+            return a, b
+    """
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu408_groups_returned_by_calls_are_unknown(lint):
+    # Two getters that return the same group object: calls are unknown values (RULES.md,
+    # "Resolve values, never guess"), so their groups cannot be compared.
+    src = """
+        import torch
+        import torch_npu
+        import torch.distributed as dist
+
+        _TP = dist.new_group([0, 1])
+
+        def get_tp_group():
+            return _TP
+
+        def get_sequence_parallel_group():
+            return _TP
+
+        def f(x, w, rank):
+            h1 = get_tp_group().get_hccl_comm_name(rank)
+            h2 = get_sequence_parallel_group().get_hccl_comm_name(rank)
+            a = torch_npu.npu_mm_reduce_scatter_base(x, w, h1, 2)
+            b, g = torch_npu.npu_all_gather_base_mm(x, w, h2, 2)
+            return a, b
+    """
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu408_inline_get_hccl_comm_name_on_two_new_groups(lint):
+    src = """
+        import torch
+        import torch_npu
+        import torch.distributed as dist
+
+        tp = dist.new_group([0, 1])
+        ep = dist.new_group([0, 1])
+
+        def f(x, w, rank):
+            a = torch_npu.npu_mm_reduce_scatter_base(x, w, tp.get_hccl_comm_name(rank), 2)
+            b, g = torch_npu.npu_all_gather_base_mm(x, w, ep.get_hccl_comm_name(rank), 2)
+            return a, b
+    """
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU408"]
+    assert pos(found[0]) == at(src, AG)
+
+
 def test_npu408_is_per_file(lint):
     files = {
         "a.py": mk("""
@@ -1153,13 +1278,38 @@ def test_npu010_clean_twins(lint):
             a = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, reduce_op="sum", bias=None, comm_turn=0,
                                                      x1_scale=None, x2_scale=None, output_dtype=None,
                                                      comm_mode="aiv")
-            b = torch_npu.npu_all_gather_base_mm(self=x, x2=w, hcom=hcom, world_size=8, gather_output=False)
+            b = torch_npu.npu_all_gather_base_mm(x, x2=w, hcom=hcom, world_size=8, gather_output=False)
             c = torch_npu.npu_mm_all_reduce_base(x1=x, x2=w, hcom=hcom, reduce_op="sum", x3=None)
             d = torch_npu.npu_mm_reduce_scatter_base(*args, **kwargs)
             e = torch_npu.npu_mm_all_reduce_base(x, w, *args)
             return a, b, c, d, e
     """)
     assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu010_first_parameter_is_named_input_at_run_time(lint):
+    # torch_npu registers the op-plugin schema with ``self`` renamed to ``input``
+    # (Ascend/pytorch torchnpugen/custom_functions.py RegisterCustomSchema, L235-236:
+    # re.sub(r'\bself\b(?=[,\)])', 'input', ...)) and binds torch_npu.<op> = torch.ops.npu.<op>;
+    # docs/004's prototype is ``npu_mm_reduce_scatter_base(Tensor input, Tensor x2, ...)``.
+    # So ``input=`` binds, and the first input is still checked when passed by keyword.
+    src = mk("""
+        a = torch_npu.npu_mm_reduce_scatter_base(input=x, x2=w, hcom=hcom, world_size=8)
+        b, g = torch_npu.npu_all_gather_base_mm(input=x.t(), x2=w, hcom=hcom, world_size=8)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU405"]
+    assert pos(found[0]) == at(src, "x.t()")
+
+
+def test_npu010_self_keyword_does_not_bind(lint):
+    src = mk("""
+        a = torch_npu.npu_mm_reduce_scatter_base(self=x, x2=w, hcom=hcom, world_size=8)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU010"]
+    assert pos(found[0]) == at(src, RS)
+    assert "self" in found[0].message
 
 
 def test_npu010_aliases(lint):
@@ -1181,6 +1331,95 @@ def test_npu010_call_that_does_not_bind_gets_no_other_findings(lint):
         a = torch_npu.npu_mm_reduce_scatter_base(x.t(), w, hcom, 16, "max")
     """)
     assert codes(lint(src, select=SEL)) == ["NPU010"]
+
+
+# ======================================================================================
+# Every rule through every alias, through constants, and under both products
+# ======================================================================================
+
+ALIASES = {
+    "from-import-as": ("from torch_npu import npu_mm_reduce_scatter_base as f\n", "f"),
+    "module-alias": ("import torch_npu as tnpu\n", "tnpu.npu_mm_reduce_scatter_base"),
+    "torch-ops-npu": ("", "torch.ops.npu.npu_mm_reduce_scatter_base"),
+}
+
+# code -> (body with {f} for the op, needle of the reported node with {f} expanded, product-dependent)
+CASES = {
+    "NPU401": ("out = {f}(x, w, hcom, 2 * 8)\n", "2 * 8", True),
+    "NPU402": ('out = {f}(x, w, hcom, 8, reduce_op="max")\n', '"max"', False),
+    "NPU403": ("out = {f}(x, w, hcom, 8, comm_turn=1)\n", "1)", False),
+    "NPU404": ("b = torch.randn(64, dtype=torch.float16)\nout = {f}(x, w, hcom, 8, bias=b)\n", "b)", False),
+    "NPU405": ("out = {f}(x.t(), w, hcom, 8)\n", "x.t()", False),
+    "NPU406": ("x = torch.randn(128, 100, dtype=torch.float16)\nw = torch.randn(100, 64, dtype=torch.float16)\n"
+               "out = {f}(x, w, hcom, 8)\n", "{f}(x", False),
+    "NPU407": ("x = torch.randn(128, 512)\nw = torch.randn(512, 64)\nout = {f}(x, w, hcom, 8)\n", "{f}(x", False),
+    "NPU408": ('a = {f}(x, w, "tp", 8)\nb = {f}(x, w, "ep", 8)\n', "{f}(x, w, \"ep\"", True),
+    "NPU010": ('out = {f}(x, w, hcom, 8, "sum")\n', "{f}(x", False),
+}
+
+
+@pytest.mark.parametrize("alias", sorted(ALIASES))
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_every_rule_through_every_alias(lint, code, alias):
+    header, f = ALIASES[alias]
+    body, needle, _ = CASES[code]
+    src = "import torch\n" + header + body.format(f=f)
+    found = lint(src, select=SEL)
+    assert codes(found) == [code]
+    assert pos(found[0]) == at(src, needle.format(f=f))
+
+
+@pytest.mark.parametrize("code", sorted(CASES))
+def test_every_rule_under_atlas_a3(lint, code):
+    # world_size 16 and mixed domains are A2-only limits; the others do not depend on the product.
+    body, needle, product_dependent = CASES[code]
+    src = "import torch\nimport torch_npu\n" + body.format(f=RS)
+    assert codes(lint(src, select=SEL)) == [code]
+    assert codes(lint(src, select=SEL, config=A3)) == ([] if product_dependent else [code])
+
+
+# code -> (module-level or local binding of V, call using V)
+CONSTANT_CASES = {
+    "NPU401": ("V = 2 * 8", "{f}(x, w, hcom, V)"),
+    "NPU402": ('V = "ma" + "x"', "{f}(x, w, hcom, 8, reduce_op=V)"),
+    "NPU403": ("V = 3 - 2", "{f}(x, w, hcom, 8, comm_turn=V)"),
+    "NPU408": ('V = "e" + "p"', '{f}(x, w, "tp", 8) + {f}(x, w, V, 8)'),
+}
+
+
+@pytest.mark.parametrize("where", ["module", "local"])
+@pytest.mark.parametrize("code", ["NPU401", "NPU402", "NPU403", "NPU408"])
+def test_scalar_rules_through_module_and_local_constants(lint, code, where):
+    binding, call = CONSTANT_CASES[code]
+    call = call.format(f=RS)
+    if where == "module":
+        src = mk(f"""
+            {binding}
+
+            def step(x, w, hcom):
+                return {call}
+        """)
+    else:
+        src = mk(f"""
+            def step(x, w, hcom):
+                {binding}
+                return {call}
+        """)
+    found = lint(src, select=SEL)
+    assert codes(found) == [code]
+    assert found[0].line == at(src, "return")[0]
+
+
+def test_npu404_bias_through_module_constant(lint):
+    src = mk("""
+        BIAS = torch.randn(64, dtype=torch.float16).npu()
+
+        def step(x, w, hcom):
+            return torch_npu.npu_all_gather_base_mm(x, w, hcom, 8, bias=BIAS)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU404"]
+    assert pos(found[0]) == at(src, "BIAS)")
 
 
 # ======================================================================================
