@@ -51,6 +51,26 @@ class Checker:
         return any(all(t in text for t in group) for group in cls.tokens)
 
 
+def module_name(path: str):
+    """The dotted module name of a file from the packages around it (folders holding an
+    ``__init__.py``), and whether it is a package's ``__init__``."""
+    import os
+
+    folder, base = os.path.split(os.path.abspath(path))
+    stem = base.rsplit(".", 1)[0]
+    if not stem.isidentifier():
+        return None, False
+    parts = [] if stem == "__init__" else [stem]
+    while os.path.isfile(os.path.join(folder, "__init__.py")):
+        folder, pkg = os.path.split(folder)
+        if not pkg.isidentifier():
+            return None, False
+        parts.insert(0, pkg)
+    if not parts:
+        return None, False
+    return ".".join(parts), stem == "__init__"
+
+
 class FileContext:
     """Everything a checker may ask about the file it is in."""
 
@@ -61,7 +81,8 @@ class FileContext:
         self.module = module
         self.settings = settings
         self.enabled = enabled
-        self.sem = Semantic(module)
+        name, is_package = module_name(path)
+        self.sem = Semantic(module, name, is_package)
         # A program that changes torch's default dtype makes it unknown (the call may run
         # before any of this file's tensors are made).
         changed = "set_default_dtype" in text or "set_default_tensor_type" in text

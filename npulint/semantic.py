@@ -190,7 +190,10 @@ def dotted(node: cst.CSTNode) -> Optional[str]:
 class Semantic:
     """The binding table of one file, and name resolution over it."""
 
-    def __init__(self, module: cst.Module):
+    def __init__(self, module: cst.Module, module_name: Optional[str] = None, is_package: bool = False):
+        # the file's dotted module name (``pkg.sub.mod``), when it can be told from the path
+        self.module_name = module_name
+        self.is_package = is_package  # an __init__.py: relative imports start at itself
         self.module_scope = Scope("module", module, None)
         self.scope = self.module_scope
         self.seq = 0
@@ -396,6 +399,21 @@ class Semantic:
                 out.add(LOCAL)
         return frozenset(out)
 
+    def qualname_of_def(self, node: cst.CSTNode) -> Optional[str]:
+        """``module.Class`` / ``module.func`` / ``module.Class.method`` for a def or class in
+        this file, when the module name is known and every enclosing scope is a class."""
+        if not self.module_name:
+            return None
+        parts = [node.name.value]
+        site = self.def_site.get(node)
+        scope = site.scope if site is not None else None
+        while scope is not None and scope.kind == "class":
+            parts.append(scope.node.name.value)
+            scope = scope.parent
+        if scope is None or scope.kind != "module":
+            return None
+        return ".".join([self.module_name] + list(reversed(parts)))
+
     def _star_shadowed(self, site: Site) -> bool:
         return any(s.stars for s in site.scope.chain())
 
@@ -528,11 +546,28 @@ def _v_import(sem: Semantic, node: cst.Import) -> None:
             sem.bind(top, "import", node, qualname=top)
 
 
-def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
+def _absolute(sem: Semantic, node: cst.ImportFrom) -> Optional[str]:
+    """The absolute module of a ``from`` import, resolving relative imports against the
+    file's module name; None when that is unknown."""
     module = dotted(node.module) if node.module is not None else ""
-    relative = bool(node.relative)
+    level = len(node.relative)
+    if not level:
+        return module
+    if not sem.module_name:
+        return None
+    parts = sem.module_name.split(".")
+    if not sem.is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts) or (level - 1 == len(parts) and not module):
+        return None
+    base = parts[:len(parts) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
+    module = _absolute(sem, node)
     if isinstance(node.names, cst.ImportStar):
-        exports = None if relative else STAR_EXPORTS.get(module or "")
+        exports = STAR_EXPORTS.get(module) if module is not None else None
         if exports is None:
             sem.scope.stars.append((sem.seq, module or "."))
         else:
@@ -545,7 +580,7 @@ def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
         name = alias.name.value
         bound = alias.asname.name.value if alias.asname is not None and isinstance(
             alias.asname.name, cst.Name) else name
-        qualname = None if relative else canonical(f"{module}.{name}")
+        qualname = None if module is None else canonical(f"{module}.{name}" if module else name)
         sem.bind(bound, "import", node, qualname=qualname)
 
 

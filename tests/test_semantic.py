@@ -337,3 +337,23 @@ self_like.x += 1
                       ("cfg", ("debug", "aclgraph", "disable_mempool_reuse_in_same_fx"), "assign", True),
                       ("self_like", ("x",), "aug", False)]
     assert ev.value(sem.attr_stores[0].value, sem.attr_stores[0].site) == "reduce-overhead"
+
+
+def test_relative_imports_resolve_against_the_module_name():
+    module = cst.parse_module("from . import hccl\nfrom ..ops import f as g\nprobe(hccl.x)\nprobe(g)\n")
+    sem = Semantic(module, "pkg.sub.mod")
+    probe = _Probe(sem)
+    module.visit(Walker(sem, [probe], on_error=None))
+    assert [set(sem.qualnames(e, s)) for e, s in probe.sites] == [{"pkg.sub.hccl.x"}, {"pkg.ops.f"}]
+
+
+def test_module_name_from_packages(tmp_path):
+    from npulint.checker import module_name
+
+    (tmp_path / "pkg" / "sub").mkdir(parents=True)
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "sub" / "__init__.py").write_text("")
+    assert module_name(str(tmp_path / "pkg" / "sub" / "m.py")) == ("pkg.sub.m", False)
+    assert module_name(str(tmp_path / "pkg" / "sub" / "__init__.py")) == ("pkg.sub", True)
+    assert module_name(str(tmp_path / "top.py")) == ("top", False)
+    assert module_name(str(tmp_path / "my-script.py")) == (None, False)
