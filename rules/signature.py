@@ -52,6 +52,20 @@ SIGNATURE_TEXT.update({
         "comm_mode=None)",
 })
 
+# torchair multi-stream APIs: research/npu-api-constraints.md §B.1-B.2 (torchair master
+# python/torchair/scope/__init__.py L5-27, python/torchair/ops/__init__.py L20-39).
+SIGNATURE_TEXT.update({
+    "torchair.scope.npu_stream_switch": "npu_stream_switch(stream_tag, stream_priority=0, enable_inner_parallel=True)",
+    "torchair.ops.NpuStreamSwitch": "NpuStreamSwitch(stream_tag, stream_priority=0)",
+    "torchair.NpuStreamSwitch": "NpuStreamSwitch(stream_tag, stream_priority=0)",
+    "torchair.scope.npu_wait_tensor": "npu_wait_tensor(self, dependency)",
+    "torchair.ops.npu_wait_tensor": "npu_wait_tensor(self, dependency)",
+    "torchair.ops.npu_create_tagged_event": "npu_create_tagged_event(tag)",
+    "torchair.ops.npu_tagged_event_record": "npu_tagged_event_record(event)",
+    "torchair.ops.npu_tagged_event_wait": "npu_tagged_event_wait(event)",
+    "torchair.ops.npu_record_tagged_stream": "npu_record_tagged_stream(input, tagged_stream)",
+})
+
 SIGNATURES: Dict[str, Signature] = {q: Signature.parse(t) for q, t in SIGNATURE_TEXT.items()}
 
 
@@ -105,7 +119,8 @@ RULES = (API_SIGNATURE_MISMATCH,)
 class SignatureChecker(Checker):
     rules = RULES
     tokens = (("npu_weight_prefetch_scope",), ("hccl_ops",), ("npu_init",), ("npu_mm_reduce_scatter_base",),
-              ("npu_all_gather_base_mm",), ("npu_mm_all_reduce_base",))
+              ("npu_all_gather_base_mm",), ("npu_mm_all_reduce_base",), ("npu_stream_switch",), ("tagged_event",),
+              ("npu_record_tagged_stream",), ("npu_wait_tensor",), ("NpuStreamSwitch",))
 
     def __init__(self, ctx):
         super().__init__(ctx)

@@ -1,0 +1,499 @@
+"""NPU301-NPU308: TorchAir in-graph multi-stream (``torchair.scope``, ``torchair.ops``)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Set, Tuple
+
+import libcst as cst
+
+from npulint.checker import Checker, FileContext
+from npulint.model import Rule, Span
+from npulint.semantic import LOCAL, Scope, Site
+from npulint.values import is_constant
+
+from .signature import SIGNATURES
+
+SWITCH = {"torchair.scope.npu_stream_switch", "torchair.ops.NpuStreamSwitch", "torchair.NpuStreamSwitch"}
+WAIT_TENSOR = {"torchair.scope.npu_wait_tensor", "torchair.ops.npu_wait_tensor"}
+CREATE = "torchair.ops.npu_create_tagged_event"
+RECORD = "torchair.ops.npu_tagged_event_record"
+WAIT = "torchair.ops.npu_tagged_event_wait"
+RECORD_STREAM = "torchair.ops.npu_record_tagged_stream"
+API = SWITCH | WAIT_TENSOR | {CREATE, RECORD, WAIT, RECORD_STREAM}
+# Base classes that share no tagged-event attributes with their subclasses.
+_PLAIN_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "builtins.object"}
+
+_SRC = ("docs/002 (图内多流表达功能); research/npu-api-constraints.md §B (torchair python/torchair/scope, "
+        "python/torchair/ops/_tagged_event.py)")
+_IMP = "import torch\nimport torchair as tng\n"
+
+EVENT_WAIT_WITHOUT_RECORD = Rule(
+    code="NPU301", name="event-wait-without-record", severity="error",
+    summary="npu_tagged_event_wait on an event that is never recorded.",
+    explanation=(
+        "A wait on an event that is never passed to `npu_tagged_event_record` does nothing: torch_npu creates "
+        "the event lazily on its first record, and a wait on an event never created enqueues no wait. No "
+        "synchronisation happens and the streams race. An event is identified by the name it is bound to: a "
+        "local or closure variable (recorded in the defining function or a function nested in it), a "
+        "module-level name (recorded anywhere in the module), or `self.<attr>` (recorded in any method of the "
+        "class or of the classes it inherits from or that inherit from it in the same file). Events reached "
+        "through parameters, subscripts or other expressions, or passed to other functions, are unknown."),
+    source=_SRC + " §B.4 (NPUEvent.cpp L123-147)",
+    invalid=(_IMP + "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.ev = tng.ops.npu_create_tagged_event(tag='a')\n"
+                    "    def forward(self, x):\n        tng.ops.npu_tagged_event_wait(self.ev)\n        return x\n",),
+    valid=(_IMP + "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                  "        self.ev = tng.ops.npu_create_tagged_event(tag='a')\n"
+                  "    def forward(self, x):\n        tng.ops.npu_tagged_event_record(self.ev)\n"
+                  "        with tng.scope.npu_stream_switch('1'):\n            tng.ops.npu_tagged_event_wait(self.ev)\n"
+                  "        return x\n",
+           _IMP + "def step(events, i):\n    tng.ops.npu_tagged_event_wait(events[i])\n"),
+    fix="Record the event with npu_tagged_event_record on the producing stream before the wait.")
+
+EVENT_WAIT_BEFORE_RECORD = Rule(
+    code="NPU302", name="event-wait-before-record", severity="warning",
+    summary="A wait comes before the event's only records, later in the same function.",
+    explanation=("Within one function, `npu_tagged_event_wait(e)` runs before every `npu_tagged_event_record(e)` "
+                 "(which are all later in that function, and no other function records e). The wait finds the "
+                 "event not yet recorded and synchronises nothing. Not reported when a loop encloses both."),
+    source=_SRC + " §B.4",
+    invalid=(_IMP + "def f(x):\n    ev = tng.ops.npu_create_tagged_event(tag='b')\n"
+                    "    tng.ops.npu_tagged_event_wait(ev)\n    y = x + 1\n    tng.ops.npu_tagged_event_record(ev)\n"
+                    "    return y\n",),
+    valid=(_IMP + "def f(x):\n    ev = tng.ops.npu_create_tagged_event(tag='b')\n"
+                  "    tng.ops.npu_tagged_event_record(ev)\n    y = x + 1\n    tng.ops.npu_tagged_event_wait(ev)\n"
+                  "    return y\n",),
+    fix="Move the record before the wait (record on the producer stream, wait on the consumer stream).")
+
+TAGGED_EVENT_OUTSIDE_ACLGRAPH = Rule(
+    code="NPU303", name="tagged-event-outside-aclgraph", severity="error",
+    summary="Tagged-event APIs in code compiled in max-autotune mode.",
+    explanation=("`npu_tagged_event_record`, `npu_tagged_event_wait` and `npu_record_tagged_stream` have no GE "
+                 "converter: in code compiled with a torchair backend whose effective mode is `max-autotune` "
+                 "(the default), compilation raises NotImplementedError. Creating the event is fine anywhere. "
+                 "A class is compiled when an instance of it reaches `torch.compile(..., backend=<torchair "
+                 "backend>)` in the same run, and the classes it instantiates in its methods are compiled with it."),
+    source=_SRC + " §B.1 (_tagged_event.py L76-80, L92-96, L121-125; tests/st/torchair_aclgraph_st.py L457-503)",
+    invalid=(_IMP + "class M(torch.nn.Module):\n    def forward(self, x):\n"
+                    "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
+                    "cfg = tng.CompilerConfig()\nmodel = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",),
+    valid=(_IMP + "class M(torch.nn.Module):\n    def forward(self, x):\n"
+                  "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
+                  "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\n"
+                  "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",),
+    fix="Compile with config.mode = 'reduce-overhead' (or npugraph_ex), or use npu_wait_tensor in max-autotune.")
+
+STREAM_PRIORITY_RESERVED = Rule(
+    code="NPU304", name="stream-priority-reserved", severity="warning",
+    summary="stream_priority other than 0 in torchair's npu_stream_switch.",
+    explanation="The `stream_priority` parameter is reserved: keep the default 0 (the aclgraph path ignores it).",
+    source=_SRC + " §B.3",
+    invalid=(_IMP + "with tng.scope.npu_stream_switch('1', 2):\n    pass\n",),
+    valid=(_IMP + "with tng.scope.npu_stream_switch('1', 0):\n    pass\n",
+           "from vllm_ascend.utils import npu_stream_switch\nwith npu_stream_switch('1', 2):\n    pass\n"),
+    fix="Drop stream_priority.")
+
+RECORD_STREAM_UNKNOWN_TAG = Rule(
+    code="NPU305", name="record-stream-unknown-tag", severity="warning",
+    summary="npu_record_tagged_stream with a tag no npu_stream_switch in the file uses.",
+    explanation=("`npu_record_tagged_stream(t, tag)` with a literal tag that no torchair `npu_stream_switch` in "
+                 "the same file uses (and not \"default\"): an unknown tag silently creates a new, idle stream, "
+                 "so the tensor's memory is not kept alive for the stream that really uses it. Not reported when "
+                 "some stream switch in the file has a tag that cannot be known statically."),
+    source=_SRC + " §B.4 (_scope_attr.py L95-108)",
+    invalid=(_IMP + "with tng.scope.npu_stream_switch('1'):\n    y = x + 1\ntng.ops.npu_record_tagged_stream(y, '2')\n",),
+    valid=(_IMP + "with tng.scope.npu_stream_switch('1'):\n    y = x + 1\ntng.ops.npu_record_tagged_stream(y, '1')\n",),
+    fix="Use the tag of the npu_stream_switch the tensor is used on.")
+
+TAGGED_EVENT_TAG_REUSED = Rule(
+    code="NPU306", name="tagged-event-tag-reused", severity="error",
+    summary="A tagged-event tag is created twice in one process.",
+    explanation=("torchair keeps tagged events in a process-wide registry and raises "
+                 "`ValueError(\"tagged event tag ... is already in use\")` on the second creation of a tag. "
+                 "Reported when two `npu_create_tagged_event` calls use one literal tag (in the files of one run; "
+                 "at the later one), or when a creation with a literal tag runs more than once: in `__init__` or "
+                 "another method of a class instantiated more than once (two call sites, or inside a loop or "
+                 "comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a subclass), "
+                 "or directly in a loop."),
+    source=_SRC + " §B.4 (_tagged_event.py L137-138)",
+    invalid=(_IMP + "class Layer(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.ev = tng.ops.npu_create_tagged_event(tag='layer')\n"
+                    "layers = torch.nn.ModuleList([Layer() for _ in range(4)])\n",
+             _IMP + "a = tng.ops.npu_create_tagged_event(tag='x')\nb = tng.ops.npu_create_tagged_event(tag='x')\n"),
+    valid=(_IMP + "class Layer(torch.nn.Module):\n    def __init__(self, i):\n        super().__init__()\n"
+                  "        self.ev = tng.ops.npu_create_tagged_event(tag=f'layer{i}')\n"
+                  "layers = torch.nn.ModuleList([Layer(i) for i in range(4)])\n",),
+    fix="Give every event its own tag (e.g. include the layer index), or create the events once and share them.")
+
+STREAM_TAG_TYPE = Rule(
+    code="NPU307", name="stream-tag-type", severity="error",
+    summary="A stream tag or event tag that is not a str.",
+    explanation="`npu_stream_switch(stream_tag, ...)` and `npu_create_tagged_event(tag)` take string tags.",
+    source=_SRC + " §B.1",
+    invalid=(_IMP + "with tng.scope.npu_stream_switch(1):\n    pass\n",),
+    valid=(_IMP + "with tng.scope.npu_stream_switch('1'):\n    pass\n",),
+    fix="Pass the tag as a string, e.g. '1'.")
+
+WAIT_TENSOR_IN_ACLGRAPH = Rule(
+    code="NPU308", name="wait-tensor-in-aclgraph", severity="error",
+    summary="npu_wait_tensor in code compiled in an aclgraph mode.",
+    explanation=("`npu_wait_tensor` works only in max-autotune: in code compiled with a backend whose effective "
+                 "mode is `reduce-overhead` or `npugraph_ex` it raises NotImplementedError. Use the tagged "
+                 "events there (npu_create_tagged_event / npu_tagged_event_record / npu_tagged_event_wait)."),
+    source=_SRC + " §B.1 (scope/_wait_tensor.py L19-26)",
+    invalid=(_IMP + "class M(torch.nn.Module):\n    def forward(self, x, y):\n"
+                    "        return tng.scope.npu_wait_tensor(x, y)\n"
+                    "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\n"
+                    "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",),
+    valid=(_IMP + "class M(torch.nn.Module):\n    def forward(self, x, y):\n"
+                  "        return tng.scope.npu_wait_tensor(x, y)\n"
+                  "cfg = tng.CompilerConfig()\n"
+                  "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",),
+    fix="Use tagged events in reduce-overhead, or compile this model in max-autotune.")
+
+RULES = (EVENT_WAIT_WITHOUT_RECORD, EVENT_WAIT_BEFORE_RECORD, TAGGED_EVENT_OUTSIDE_ACLGRAPH,
+         STREAM_PRIORITY_RESERVED, RECORD_STREAM_UNKNOWN_TAG, TAGGED_EVENT_TAG_REUSED, STREAM_TAG_TYPE,
+         WAIT_TENSOR_IN_ACLGRAPH)
+
+
+class StreamsChecker(Checker):
+    rules = RULES
+    tokens = (("npu_stream_switch",), ("tagged_event",), ("npu_record_tagged_stream",), ("npu_wait_tensor",),
+              ("NpuStreamSwitch",))
+
+    def __init__(self, ctx: FileContext):
+        super().__init__(ctx)
+        self.calls: List[Tuple[cst.Call, Site]] = []
+        self.loads: List[Tuple[cst.CSTNode, Site]] = []  # names and attributes, for escape analysis
+        self.classes: List[Tuple[cst.ClassDef, Site]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append((node, self.ctx.site()))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        self.loads.append((node, self.ctx.site()))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.loads.append((node, self.ctx.site()))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append((node, self.ctx.site()))
+
+    # -- helpers ----------------------------------------------------------------------
+    def _families(self) -> Dict[Scope, Optional[int]]:
+        """Classes of this file grouped with the classes they inherit from or that inherit
+        from them; None for a class with a base we cannot see (it may share attributes)."""
+        sem = self.ctx.sem
+        parent: Dict[cst.ClassDef, cst.ClassDef] = {}
+        open_: Set[cst.ClassDef] = set()
+        by_scope = {}
+
+        def find(c):
+            while parent.get(c, c) is not c:
+                c = parent[c]
+            return c
+
+        for cls, site in self.classes:
+            parent.setdefault(cls, cls)
+            for base in cls.bases:
+                b = base.value
+                cands, exact = sem.reaching(b.value, site) if isinstance(b, cst.Name) else ([], False)
+                if exact and cands[0].kind == "class":
+                    other = cands[0].node
+                    parent.setdefault(other, other)
+                    parent[find(cls)] = find(other)
+                    continue
+                qs = sem.qualnames(b, site)
+                if not qs or not qs <= _PLAIN_BASES:
+                    open_.add(cls)
+        roots_open = {find(c) for c in open_}
+        for cls, _ in self.classes:
+            scope = sem.scope_of.get(cls)
+            if scope is not None:
+                root = find(cls)
+                by_scope[scope] = None if root in roots_open else id(root)
+        return by_scope
+
+    def _event_key(self, expr, site: Site, families) -> Optional[tuple]:
+        sem = self.ctx.sem
+        if isinstance(expr, cst.Name):
+            scope, bl, _ = sem.lookup(expr.value, site)
+            if scope is None or not bl or any(b.kind == "param" for b in bl):
+                return None
+            return ("name", id(scope), expr.value)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            cls = sem.self_class(site.scope, expr.value.value)
+            if cls is None:
+                return None
+            fam = families.get(cls)
+            if fam is None:
+                return None
+            return ("attr", fam, expr.attr.value)
+        return None
+
+    def _arg(self, q: str, call: cst.Call, name: str):
+        bound = self.ctx.bind(SIGNATURES[q], call)
+        if bound.error is not None:
+            return None, None
+        return bound, bound.args.get(name)
+
+    # -- decisions ----------------------------------------------------------------------
+    def finish(self) -> None:
+        ctx = self.ctx
+        resolved: List[Tuple[cst.Call, Site, str]] = []
+        for call, site in self.calls:
+            q = ctx.resolve(call.func, site, API)
+            if q is not None:
+                resolved.append((call, site, q))
+        if not resolved:
+            self._facts_for_instances()
+            return
+        self._check_tags(resolved)
+        self._check_events(resolved)
+        self._facts(resolved)
+
+    def _check_tags(self, resolved) -> None:
+        ctx = self.ctx
+        switch_tags: Set[str] = set()
+        unknown_switch = False
+        for call, site, q in resolved:
+            if q in SWITCH:
+                bound, tag_expr = self._arg(q, call, "stream_tag")
+                if bound is None:
+                    unknown_switch = True
+                    continue
+                tag = ctx.arg_value(bound, "stream_tag", site)
+                if isinstance(tag, str):
+                    switch_tags.add(tag)
+                else:
+                    unknown_switch = True
+                    if is_constant(tag) and tag_expr is not None:
+                        ctx.report("NPU307", tag_expr, f"stream tag {tag!r} is not a str: npu_stream_switch takes a "
+                                                       "string tag; pass e.g. '1'")
+                prio = ctx.arg_value(bound, "stream_priority", site)
+                if is_constant(prio) and prio != 0:
+                    ctx.report("NPU304", bound.args.get("stream_priority", call),
+                               f"stream_priority={prio!r}: the parameter is reserved (the aclgraph path ignores it); "
+                               "keep the default 0")
+            elif q == CREATE:
+                bound, tag_expr = self._arg(q, call, "tag")
+                if bound is None or tag_expr is None:
+                    continue
+                tag = ctx.value(tag_expr, site)
+                if is_constant(tag) and not isinstance(tag, str):
+                    ctx.report("NPU307", tag_expr, f"event tag {tag!r} is not a str: npu_create_tagged_event takes a "
+                                                   "string tag")
+        if unknown_switch or not ctx.wants("NPU305"):
+            return
+        for call, site, q in resolved:
+            if q != RECORD_STREAM:
+                continue
+            bound, tag_expr = self._arg(q, call, "tagged_stream")
+            if bound is None or tag_expr is None:
+                continue
+            tag = ctx.value(tag_expr, site)
+            if isinstance(tag, str) and tag != "default" and tag not in switch_tags:
+                known = ", ".join(repr(t) for t in sorted(switch_tags)) or "none"
+                ctx.report("NPU305", tag_expr,
+                           f"npu_record_tagged_stream tag {tag!r} is used by no npu_stream_switch in this file "
+                           f"(tags: {known}): an unknown tag silently creates a new, idle stream; use the tag "
+                           "of the stream that uses the tensor")
+
+    def _check_events(self, resolved) -> None:
+        ctx = self.ctx
+        if not (ctx.wants("NPU301") or ctx.wants("NPU302")):
+            return
+        families = self._families()
+        records: Dict[tuple, List[Tuple[cst.Call, Site]]] = {}
+        waits: List[Tuple[cst.Call, Site, tuple, cst.CSTNode]] = []
+        counted: Set[int] = set()
+        for call, site, q in resolved:
+            if q not in (RECORD, WAIT):
+                continue
+            bound, ev = self._arg(q, call, "event")
+            if ev is None:
+                continue
+            key = self._event_key(ev, site, families)
+            if key is None:
+                continue
+            counted.add(id(ev))
+            if q == RECORD:
+                records.setdefault(key, []).append((call, site))
+            else:
+                waits.append((call, site, key, ev))
+        if not waits:
+            return
+        escaped = self._escaped(families, counted)
+        for call, site, key, ev in waits:
+            if key in escaped or not self._assigned(key, ev, site):
+                continue
+            name = cst.Module([]).code_for_node(ev)
+            recs = records.get(key, [])
+            if not recs:
+                ctx.report("NPU301", call,
+                           f"npu_tagged_event_wait on '{name}', which is never recorded: the wait does not "
+                           "synchronise anything; record it with npu_tagged_event_record before the wait")
+                continue
+            fn = site.scope.enclosing_function()
+            if fn is None or any(r_site.scope.enclosing_function() is not fn for _, r_site in recs):
+                continue
+            if all(r_site.seq > site.seq for _, r_site in recs) and not any(
+                    self._share_loop(site, r_site) for _, r_site in recs):
+                line = ctx.span(recs[0][0]).line
+                ctx.report("NPU302", call,
+                           f"npu_tagged_event_wait on '{name}' comes before its only record (line {line}) in this "
+                           "function: the wait finds the event not yet recorded and synchronises nothing; "
+                           "record before waiting")
+
+    @staticmethod
+    def _share_loop(a: Site, b: Site) -> bool:
+        return any(is_loop and blk in b.blocks for blk, is_loop in a.blocks)
+
+    def _assigned(self, key, ev, site: Site) -> bool:
+        """The event name is bound somewhere we can see (not only set from outside)."""
+        if key[0] == "name":
+            return True
+        sem = self.ctx.sem
+        cls = sem.self_class(site.scope, ev.value.value)
+        return any(key[2] in sem.attrs.get(scope, {}) for scope, fam in self._families().items() if fam == key[1]) \
+            if cls is not None else False
+
+    def _escaped(self, families, counted: Set[int]) -> Set[tuple]:
+        """Event keys used other than as the event of a record/wait call or an assignment
+        target (passed to a function, stored elsewhere, returned...): another name may record them."""
+        sem = self.ctx.sem
+        stores: Set[int] = set()
+        for scope_attrs in sem.attrs.values():
+            for bl in scope_attrs.values():
+                for b in bl:
+                    if isinstance(b.node, cst.Assign):
+                        stores.update(id(t.target) for t in b.node.targets)
+        for scope in sem.scope_of.values():
+            for bl in scope.bindings.values():
+                for b in bl:
+                    if isinstance(b.node, cst.Assign):
+                        stores.update(id(t.target) for t in b.node.targets)
+        out = set()
+        inner: Set[int] = set()
+        for node, _ in self.loads:
+            if isinstance(node, cst.Attribute):
+                inner.add(id(node.value))
+                inner.add(id(node.attr))
+        for node, site in self.loads:
+            if id(node) in counted or id(node) in stores or id(node) in inner:
+                continue
+            key = self._event_key(node, site, families)
+            if key is not None:
+                out.add(key)
+        return out
+
+    # -- facts for the project-wide phase (NPU306) ------------------------------------
+    def _class_qualname(self, site: Site) -> Optional[str]:
+        fn = site.scope.enclosing_function()
+        if fn is None or fn.parent is None or fn.parent.kind != "class":
+            return None
+        return self.ctx.sem.qualname_of_def(fn.parent.node)
+
+    def _facts(self, resolved) -> None:
+        ctx = self.ctx
+        for call, site, q in resolved:
+            if q != CREATE:
+                continue
+            bound, tag_expr = self._arg(q, call, "tag")
+            if bound is None or tag_expr is None:
+                continue
+            tag = ctx.value(tag_expr, site)
+            if not isinstance(tag, str):
+                continue
+            span = ctx.span(call)
+            looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
+            ctx.fact(StreamsChecker, ("create", tag, span.line, span.column, span.end_line, span.end_column,
+                                      self._class_qualname(site), looped))
+        self._facts_for_instances()
+
+    def _facts_for_instances(self) -> None:
+        """Instantiations of classes (calls resolved to a qualified name) and class bases,
+        so the project phase can tell a class instantiated more than once."""
+        ctx = self.ctx
+        sem = ctx.sem
+        for cls, site in self.classes:
+            q = sem.qualname_of_def(cls)
+            if q is None:
+                continue
+            bases = []
+            for base in cls.bases:
+                b = base.value
+                cands, exact = sem.reaching(b.value, site) if isinstance(b, cst.Name) else ([], False)
+                if exact and cands[0].kind == "class":
+                    bq = sem.qualname_of_def(cands[0].node)
+                    if bq:
+                        bases.append(bq)
+                    continue
+                qs = sem.qualnames(b, site)
+                bases.extend(x for x in qs if x != LOCAL)
+            ctx.fact(StreamsChecker, ("class", q, tuple(bases)))
+        for call, site in self.calls:
+            f = call.func
+            q = None
+            if isinstance(f, cst.Name):
+                cands, exact = sem.reaching(f.value, site)
+                if exact and cands[0].kind == "class":
+                    q = sem.qualname_of_def(cands[0].node)
+            if q is None:
+                qs = sem.qualnames(f, site)
+                if len(qs) == 1 and LOCAL not in qs:
+                    q = next(iter(qs))
+            if q is None or q.startswith(("builtins.", "torch.", "torchair.")):
+                continue
+            looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
+            ctx.fact(StreamsChecker, ("new", q, looped))
+
+    @classmethod
+    def project(cls, facts, report, settings) -> None:
+        instances: Dict[str, int] = {}
+        bases: Dict[str, Tuple[str, ...]] = {}
+        first_tag: Dict[str, Tuple[str, int, int]] = {}
+        creations = []
+        for path, fact in facts:
+            kind = fact[0]
+            if kind == "new":
+                _, q, looped = fact
+                instances[q] = instances.get(q, 0) + (2 if looped else 1)
+            elif kind == "class":
+                bases[fact[1]] = fact[2]
+            else:
+                creations.append((path,) + fact[1:])
+        # a subclass instance runs the base class's __init__ too
+        total = dict(instances)
+        for q, n in instances.items():
+            seen, todo = set(), list(bases.get(q, ()))
+            while todo:
+                b = todo.pop()
+                if b in seen:
+                    continue
+                seen.add(b)
+                total[b] = total.get(b, 0) + n
+                todo.extend(bases.get(b, ()))
+        for path, tag, line, col, end_line, end_col, owner, looped in creations:
+            span = Span(line, col, end_line, end_col)
+            seen = first_tag.get(tag)
+            if seen is not None:
+                fpath, fline, fcol = seen
+                where = f"line {fline}" if fpath == path else f"{fpath}:{fline}:{fcol}"
+                report.report(path, span, "NPU306",
+                              f"tagged event tag {tag!r} is already created at {where}: the second "
+                              f"npu_create_tagged_event raises ValueError('tagged event tag {tag} is already in use'); "
+                              "give each event its own tag", related=((fpath, fline, fcol),))
+                continue
+            first_tag[tag] = (path, line, col)
+            if looped:
+                report.report(path, span, "NPU306",
+                              f"npu_create_tagged_event(tag={tag!r}) runs in a loop: the second creation raises "
+                              f"ValueError('tagged event tag {tag} is already in use'); create it once or give each "
+                              "its own tag")
+            elif owner is not None and total.get(owner, 0) > 1:
+                report.report(path, span, "NPU306",
+                              f"npu_create_tagged_event(tag={tag!r}) runs once per instance of "
+                              f"{owner.rsplit('.', 1)[-1]}, which is instantiated more than once: the second "
+                              f"creation raises ValueError('tagged event tag {tag} is already in use'); include an "
+                              "index in the tag or share one event")
