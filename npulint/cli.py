@@ -9,7 +9,7 @@ from typing import List, Optional, Sequence
 import click
 
 from npulint import __version__
-from npulint.config import ConfigError, Settings, check_codes, enabled_codes, find_config, load_config
+from npulint.config import ConfigError, ConfigResolver, check_codes
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -19,22 +19,6 @@ def _codes(values: Sequence[str]) -> List[str]:
     for v in values:
         out.extend(c for c in v.replace(" ", ",").split(",") if c)
     return out
-
-
-def _settings(paths: Sequence[str], config: Optional[str], stdin_filename: Optional[str], known: List[str]) -> Settings:
-    if config is not None:
-        if not os.path.isfile(config):
-            raise ConfigError(f"config file not found: {config}")
-        return load_config(config, known)
-    if stdin_filename is not None:
-        start = os.path.dirname(os.path.abspath(stdin_filename))
-    else:
-        real = [os.path.abspath(p) for p in paths if p != "-"]
-        start = os.path.commonpath(real) if real else os.getcwd()
-    found = find_config(start)
-    if found is None:
-        return Settings(root=os.getcwd())
-    return load_config(found, known)
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -73,26 +57,36 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
         return EXIT_OK
 
     paths = list(paths) or (["-"] if stdin_filename is not None else ["."])
-    settings = _settings(paths, config, stdin_filename, known)
-    if select:
-        settings.select = check_codes(_codes(select), known, "--select")
-    if extend_select:
-        settings.extend_select = settings.extend_select + check_codes(_codes(extend_select), known, "--extend-select")
-    if ignore:
-        settings.ignore = settings.ignore + check_codes(_codes(ignore), known, "--ignore")
-    enabled = enabled_codes(rules, settings.select, settings.extend_select, settings.ignore)
+    resolver = ConfigResolver(
+        rules, config,
+        select=check_codes(_codes(select), known, "--select") if select else None,
+        extend_select=check_codes(_codes(extend_select), known, "--extend-select") if extend_select else (),
+        ignore=check_codes(_codes(ignore), known, "--ignore") if ignore else ())
 
     from npulint import discovery, pipeline
 
-    file_paths = [p for p in paths if p != "-"]
-    files, missing = discovery.discover(file_paths, settings)
+    files: List = []
+    missing: List[str] = []
+    for p in paths:
+        if p == "-":
+            continue
+        found, miss = discovery.discover([p], resolver.for_path(p)[0])
+        files.extend(found)
+        missing.extend(miss)
     if missing:
         raise ConfigError(f"path not found: {missing[0]}")
     stdin = None
     if "-" in paths:
         data = sys.stdin.buffer.read()
-        stdin = (os.path.abspath(stdin_filename) if stdin_filename else os.path.join(os.getcwd(), "-"), data)
-    result = pipeline.run(files, settings, checkers, enabled, stdin)
+        spath = os.path.abspath(stdin_filename) if stdin_filename else os.path.join(os.getcwd(), "-")
+        resolver.for_path(spath)
+        stdin = (spath, data)
+    seen = set()
+    files = [f for f in sorted(files) if not (f[0] in seen or seen.add(f[0]))]
+    for f in files:
+        resolver.for_path(f[0])
+    root_settings = resolver.for_path(paths[0] if paths[0] != "-" else (stdin[0] if stdin else "."))[0]
+    result = pipeline.run(files, root_settings, checkers, resolver.all_enabled(), stdin, settings_for=resolver.for_path)
 
     out = sys.stdout
     if statistics:

@@ -199,3 +199,57 @@ def enabled_codes(all_rules, select: Optional[Sequence[str]], extend_select: Seq
         if sel >= 0 and sel > ign:
             out.add(code)
     return out
+
+
+class ConfigResolver:
+    """Settings for each linted file: the nearest configuration above the file's folder
+    (ruff's hierarchical configuration), or the ``--config`` file for every file; command-
+    line selections apply on top. Cached per folder and per configuration file."""
+
+    def __init__(self, rules, explicit: Optional[str] = None, select: Optional[List[str]] = None,
+                 extend_select: Sequence[str] = (), ignore: Sequence[str] = ()):
+        self.rules = list(rules)
+        self.known = [r.code for r in self.rules]
+        self.select = select
+        self.extend_select = list(extend_select)
+        self.ignore = list(ignore)
+        self._by_config: Dict[Optional[str], Tuple[Settings, Set[str]]] = {}
+        self._by_dir: Dict[str, Optional[str]] = {}
+        self.explicit = None
+        if explicit is not None:
+            if not os.path.isfile(explicit):
+                raise ConfigError(f"config file not found: {explicit}")
+            self.explicit = os.path.abspath(explicit)
+
+    def _load(self, config: Optional[str]) -> Tuple[Settings, Set[str]]:
+        cached = self._by_config.get(config)
+        if cached is None:
+            settings = load_config(config, self.known) if config else Settings(root=os.getcwd())
+            if self.select is not None:
+                settings.select = list(self.select)
+            settings.extend_select = settings.extend_select + self.extend_select
+            settings.ignore = settings.ignore + self.ignore
+            enabled = enabled_codes(self.rules, settings.select, settings.extend_select, settings.ignore)
+            cached = self._by_config[config] = (settings, enabled)
+        return cached
+
+    def config_for_dir(self, folder: str) -> Optional[str]:
+        if self.explicit is not None:
+            return self.explicit
+        folder = os.path.abspath(folder)
+        if folder not in self._by_dir:
+            self._by_dir[folder] = find_config(folder)
+        return self._by_dir[folder]
+
+    def for_dir(self, folder: str) -> Tuple[Settings, Set[str]]:
+        return self._load(self.config_for_dir(folder))
+
+    def for_path(self, path: str) -> Tuple[Settings, Set[str]]:
+        folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+        return self.for_dir(folder)
+
+    def all_enabled(self) -> Set[str]:
+        out: Set[str] = set()
+        for _, enabled in self._by_config.values():
+            out |= enabled
+        return out

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import sys
 import threading
 import traceback
-from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 import pathspec
@@ -19,13 +18,6 @@ from npulint.config import Settings
 from npulint.model import Finding, Span
 from npulint.semantic import Walker
 from npulint.source import PYTHON, NoqaMap, Unreadable, decode, is_skip_file, noqa_map, suppressed
-
-# CPython's tokenizer refuses more than 200 nested brackets ("too many nested
-# parentheses"); LibCST's native parser crashes the process on a few thousand, so
-# anything deeper is reported before LibCST sees it.
-MAX_BRACKET_DEPTH = 200
-_BRACKETS = re.compile(r"[()\[\]{}]")
-
 
 @dataclasses.dataclass
 class FileResult:
@@ -59,24 +51,31 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
     return rel
 
 
-def _too_deep(text: str) -> Optional[Tuple[int, int]]:
-    if text.count("(") + text.count("[") + text.count("{") < MAX_BRACKET_DEPTH:
-        return None
-    depth = 0
-    for m in _BRACKETS.finditer(text):
-        if m.group() in "([{":
-            depth += 1
-            if depth > MAX_BRACKET_DEPTH:
-                # brackets inside strings or comments may have been counted: ask CPython
-                try:
-                    compile(text, "<npulint>", "exec", flags=0x400, dont_inherit=True)  # PyCF_ONLY_AST
-                except (SyntaxError, RecursionError, MemoryError, ValueError):
-                    pos = m.start()
-                    line = text.count("\n", 0, pos) + 1
-                    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
-                return None
-        else:
-            depth = max(depth - 1, 0)
+_PyCF_ONLY_AST = 0x400
+_CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: what ``python file.py`` accepts
+
+
+def _cpython_check(text: str) -> Optional[Tuple[str, int, int, str]]:
+    """Compile *text* with CPython's own parser (fast, C) before LibCST sees it.
+
+    LibCST's native parser crashes the process on a few thousand nested brackets and takes
+    minutes on very long operator chains; CPython rejects both at once (``too many nested
+    parentheses``; ``maximum recursion depth exceeded during ast construction``), and its
+    syntax errors carry exact positions. Returns ``("deep"|"syntax", line, col, message)``
+    or None when CPython accepts the file.
+    """
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(_CPYTHON_RECURSION_LIMIT)
+    try:
+        compile(text, "<npulint>", "exec", flags=_PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        return "syntax", exc.lineno or 1, exc.offset or 1, exc.msg or "invalid syntax"
+    except (RecursionError, MemoryError):
+        return "deep", 1, 1, "nested too deeply for Python's parser (maximum recursion depth exceeded)"
+    except ValueError as exc:  # e.g. source code string cannot contain null bytes
+        return "syntax", 1, 1, str(exc)
+    finally:
+        sys.setrecursionlimit(old)
     return None
 
 
@@ -92,21 +91,20 @@ def lint_text(path: str, display: str, language: str, text: str, settings: Setti
         return result  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
     if language != PYTHON:
         return result  # shell rules arrive with the MindSpeed family (NPU5xx)
-    deep = _too_deep(text)
-    if deep is not None:
-        if "NPU001" in enabled:
-            result.findings.append(Finding(display, deep[0], deep[1], "NPU001",
-                                           f"too many nested brackets (more than {MAX_BRACKET_DEPTH}); "
-                                           "Python cannot parse this file", deep[0], deep[1]))
-        return _with_noqa(result, text)
+    problem = _cpython_check(text)
+    if problem is not None:
+        kind, line, col, msg = problem
+        # A file CPython rejects may still use syntax newer than this interpreter: let LibCST
+        # try, unless it is one of the inputs that crash or hang it.
+        if kind == "deep" or "too many nested" in msg:
+            return _syntax_error(result, text, enabled, line, col, msg)
     try:
         module = cst.parse_module(text)
     except cst.ParserSyntaxError as exc:
-        if "NPU001" in enabled:
-            msg = " ".join(str(exc.message).split())
-            result.findings.append(Finding(display, exc.raw_line, exc.raw_column + 1, "NPU001",
-                                           f"syntax error: {msg}", exc.raw_line, exc.raw_column + 1))
-        return _with_noqa(result, text)
+        if problem is not None:
+            return _syntax_error(result, text, enabled, problem[1], problem[2], problem[3])
+        return _syntax_error(result, text, enabled, exc.raw_line, exc.raw_column + 1,
+                             " ".join(str(exc.message).split()))
     except RecursionError:
         return _nested_too_deep(result, text, enabled)
     result.parsed = True
@@ -141,6 +139,12 @@ def lint_text(path: str, display: str, language: str, text: str, settings: Setti
     if "NPU000" in enabled:
         result.findings.extend(errors)
     result.facts = ctx.facts
+    return _with_noqa(result, text)
+
+
+def _syntax_error(result: FileResult, text: str, enabled: Set[str], line: int, col: int, msg: str) -> FileResult:
+    if "NPU001" in enabled:
+        result.findings.append(Finding(result.display, line, col, "NPU001", f"syntax error: {msg}", line, col))
     return _with_noqa(result, text)
 
 
@@ -215,24 +219,32 @@ class PerFileIgnores:
 
 
 def run(files: Sequence[Tuple[str, str, bool]], settings: Settings, checker_classes: Sequence[type],
-        enabled: Set[str], stdin: Optional[Tuple[str, bytes]] = None) -> RunResult:
+        enabled: Set[str], stdin: Optional[Tuple[str, bytes]] = None,
+        settings_for: Optional[Callable[[str], Tuple[Settings, Set[str]]]] = None) -> RunResult:
     """Lint *files* (``(abs_path, language, explicit)``) and optionally one stdin buffer
-    (``(abs_path_it_stands_for, bytes)``)."""
-    return _in_big_stack(lambda: _run(files, settings, checker_classes, enabled, stdin))
+    (``(abs_path_it_stands_for, bytes)``). *settings_for* gives each file its own settings
+    and enabled codes (hierarchical configuration); without it, *settings* and *enabled*
+    apply to every file, and in any case *enabled* must cover every file's codes."""
+    return _in_big_stack(lambda: _run(files, settings, checker_classes, enabled, stdin, settings_for))
 
 
-def _run(files, settings, checker_classes, enabled, stdin) -> RunResult:
+def _run(files, settings, checker_classes, enabled, stdin, settings_for) -> RunResult:
     from npulint.source import language_of
+
+    def config_of(path):
+        return settings_for(path) if settings_for is not None else (settings, enabled)
 
     cwd = os.getcwd()
     results: List[FileResult] = []
+    configs: Dict[str, Tuple[Settings, Set[str]]] = {}
     for path, language, explicit in files:
-        results.append(lint_file(path, display_path(path, cwd), language, explicit, settings,
-                                 checker_classes, enabled))
+        fs, fe = configs[path] = config_of(path)
+        results.append(lint_file(path, display_path(path, cwd), language, explicit, fs, checker_classes, fe))
     if stdin is not None:
         spath, data = stdin
+        fs, fe = configs[spath] = config_of(spath)
         results.append(lint_file(spath, display_path(spath, cwd), language_of(spath) or PYTHON, True,
-                                 settings, checker_classes, enabled, data=data))
+                                 fs, checker_classes, fe, data=data))
     results.sort(key=lambda r: r.path)
 
     # the project-wide phase: facts in sorted path order
@@ -256,14 +268,18 @@ def _run(files, settings, checker_classes, enabled, stdin) -> RunResult:
         if r is not None:
             r.findings.append(f)
 
-    pfi = PerFileIgnores(settings)
+    pfis: Dict[int, PerFileIgnores] = {}
     out: List[Finding] = []
     for r in results:
         if not r.findings:
             continue
+        fs, fe = configs[r.path]
+        pfi = pfis.get(id(fs))
+        if pfi is None:
+            pfi = pfis[id(fs)] = PerFileIgnores(fs)
         ignored = pfi.codes_for(r.path)
         for f in r.findings:
-            if f.code not in enabled or any(f.code.startswith(c) for c in ignored):
+            if f.code not in fe or any(f.code.startswith(c) for c in ignored):
                 continue
             if suppressed(r.noqa, f.line, f.code):
                 continue

@@ -1,0 +1,278 @@
+"""Files npulint cannot or can barely read: syntax errors (NPU001 at the error position, the run
+goes on), undecodable bytes and unreadable files (NPU002), coding cookies, BOMs, CRLF, empty
+files, binary files, pathological nesting (NPU001, never a crash or a hang)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+
+import pytest
+
+from conftest import npulint_exe, run_cli
+
+IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+VIOLATION = (IMPORT + "with npu_weight_prefetch_scope():\n    pass\n"
+             "with npu_weight_prefetch_scope(0, 1024):\n    pass\n")  # NPU101 at 4:6
+INVALID_ID = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\n"  # NPU103 at 2:6
+# the prefilter parses a file only when it mentions an API some rule checks
+TOKEN = "from npu_bridge.hccl import hccl_ops\n"
+
+FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>NPU\d{3}) \S")
+
+
+def parse(stdout: str):
+    out = []
+    for line in stdout.splitlines():
+        m = FINDING.match(line)
+        assert m, f"not a finding line: {line!r}"
+        out.append((m["path"], int(m["line"]), int(m["col"]), m["code"]))
+    return out
+
+
+def run(root, args=()):
+    r = run_cli(list(args), cwd=root)
+    assert r.returncode in (0, 1), (r.returncode, r.stdout, r.stderr)  # never a crash or a signal
+    assert "Traceback" not in r.stderr
+    return r
+
+
+# --------------------------------------------------------------------------- syntax errors
+
+
+@pytest.mark.parametrize("bad_line, col", [
+    ("x = 1 1", 7),  # CPython: invalid syntax at 2:7
+    ("x = )", 5),  # CPython: unmatched ')' at 2:5
+    ("def f(:\n    pass", 7),  # CPython: invalid syntax at 2:7
+])
+def test_syntax_error_reported_at_error_position(project, bad_line, col):
+    root = project({"bad.py": TOKEN + bad_line + "\n"})
+    r = run(root, ["bad.py"])
+    assert r.returncode == 1
+    assert parse(r.stdout) == [("bad.py", 2, col, "NPU001")]
+
+
+def test_syntax_error_does_not_stop_the_run(project):
+    root = project({
+        "a_bad.py": TOKEN + "x = (1,\ny = 2\n",
+        "b_good.py": VIOLATION,
+        "c_bad.py": IMPORT + "with npu_weight_prefetch_scope(-1)\n    pass\n",
+        "d_good.py": INVALID_ID,
+    })
+    r = run(root)
+    assert r.returncode == 1
+    got = parse(r.stdout)
+    assert [(p, c) for p, _, _, c in got] == [
+        ("a_bad.py", "NPU001"), ("b_good.py", "NPU101"), ("c_bad.py", "NPU001"), ("d_good.py", "NPU103")]
+    assert ("b_good.py", 4, 6, "NPU101") in got
+    assert ("d_good.py", 2, 6, "NPU103") in got
+
+
+def test_syntax_error_message_is_one_line(project):
+    root = project({"bad.py": TOKEN + "x = 1 1\n"})
+    r = run(root, ["bad.py"])
+    assert len(r.stdout.splitlines()) == 1
+    assert "NPU001" in r.stdout
+
+
+def test_syntax_error_with_crlf(project):
+    root = project({"bad.py": (TOKEN + "x = 1 1\n").replace("\n", "\r\n").encode()})
+    r = run(root, ["bad.py"])
+    assert parse(r.stdout) == [("bad.py", 2, 7, "NPU001")]
+
+
+# --------------------------------------------------------------------------- encodings
+
+
+def test_undecodable_bytes_give_npu002(project):
+    root = project({
+        "latin.py": b"from npu_bridge.hccl import hccl_ops\ns = \"caf\xe9\"\n",
+        "good.py": INVALID_ID,
+    })
+    r = run(root)
+    assert r.returncode == 1
+    assert parse(r.stdout) == [("good.py", 2, 6, "NPU103"), ("latin.py", 2, 9, "NPU002")]
+
+
+def test_undecodable_bytes_in_a_comment(project):
+    root = project({"latin.py": b"from npu_bridge.hccl import hccl_ops\n# caf\xe9\n"})
+    r = run(root, ["latin.py"])
+    assert [(p, ln, c) for p, ln, _, c in parse(r.stdout)] == [("latin.py", 2, "NPU002")]
+
+
+@pytest.mark.parametrize("cookie", [
+    b"# -*- coding: latin-1 -*-\n",
+    b"# coding=iso-8859-1\n",
+    b"#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\n",
+])
+def test_coding_cookie_is_honoured(project, cookie):
+    body = (IMPORT.encode() + b"s = \"caf\xe9\"\n"
+            b"with npu_weight_prefetch_scope():\n    pass\n"
+            b"with npu_weight_prefetch_scope(0, 1024):\n    pass\n")
+    root = project({"cookie.py": cookie + body})
+    r = run(root, ["cookie.py"])
+    offset = cookie.count(b"\n")
+    assert parse(r.stdout) == [("cookie.py", 5 + offset, 6, "NPU101")]
+
+
+def test_non_ascii_column_with_coding_cookie(project):
+    src = (b"# -*- coding: latin-1 -*-\n" + IMPORT.encode()
+           + b"with npu_weight_prefetch_scope():\n    pass\n"
+           b"with open(\"\xe9\xe9\"), npu_weight_prefetch_scope(0, 1024):\n    pass\n")
+    root = project({"c.py": src})
+    assert parse(run(root, ["c.py"]).stdout) == [("c.py", 5, 18, "NPU101")]
+
+
+@pytest.mark.parametrize("data", [
+    b"# -*- coding: no-such-codec -*-\nfrom npu_bridge.hccl import hccl_ops\n",
+    # CPython rejects a BOM together with a cookie naming another encoding
+    b"\xef\xbb\xbf# -*- coding: latin-1 -*-\nfrom npu_bridge.hccl import hccl_ops\n",
+])
+def test_bad_encoding_declaration(project, data):
+    root = project({"enc.py": data})
+    r = run(root, ["enc.py"])
+    assert r.returncode == 1
+    assert [(p, c) for p, _, _, c in parse(r.stdout)] == [("enc.py", "NPU002")]
+
+
+def test_utf8_bom(project):
+    root = project({"bom.py": b"\xef\xbb\xbf" + VIOLATION.encode()})
+    r = run(root, ["bom.py"])
+    assert parse(r.stdout) == [("bom.py", 4, 6, "NPU101")]
+
+
+def test_utf8_bom_with_utf8_cookie(project):
+    root = project({"bom.py": b"\xef\xbb\xbf# -*- coding: utf-8 -*-\n" + VIOLATION.encode()})
+    assert parse(run(root, ["bom.py"]).stdout) == [("bom.py", 5, 6, "NPU101")]
+
+
+def test_utf8_bom_then_skip_file(project):
+    root = project({"bom.py": b"\xef\xbb\xbf# npulint: skip-file\n" + INVALID_ID.encode()})
+    r = run(root, ["bom.py"])
+    assert (r.returncode, r.stdout) == (0, "")
+
+
+def test_crlf_line_endings(project):
+    root = project({"crlf.py": VIOLATION.replace("\n", "\r\n").encode()})
+    r = run(root, ["crlf.py"])
+    assert parse(r.stdout) == [("crlf.py", 4, 6, "NPU101")]
+
+
+def test_crlf_noqa(project):
+    src = VIOLATION.replace("(0, 1024):", "(0, 1024):  # noqa: NPU101").replace("\n", "\r\n")
+    root = project({"crlf.py": src.encode()})
+    r = run(root, ["crlf.py"])
+    assert (r.returncode, r.stdout) == (0, "")
+
+
+def test_cr_only_line_endings(project):
+    root = project({"cr.py": VIOLATION.replace("\n", "\r").encode()})
+    assert parse(run(root, ["cr.py"]).stdout) == [("cr.py", 4, 6, "NPU101")]
+
+
+def test_empty_and_blank_files(project):
+    root = project({"empty.py": b"", "blank.py": b"\n\n   \n", "comment.py": b"# hccl_ops\n", "bom.py": b"\xef\xbb\xbf"})
+    r = run(root)
+    assert (r.returncode, r.stdout) == (0, "")
+    r = run(root, ["empty.py", "blank.py", "comment.py", "bom.py"])
+    assert (r.returncode, r.stdout) == (0, "")
+
+
+# --------------------------------------------------------------------------- binary and unreadable files
+
+
+BINARY = b"from npu_bridge.hccl import hccl_ops\x00\x01\x02\xff\xfe"
+
+
+def test_binary_file_found_by_walk_is_skipped_silently(project):
+    root = project({"blob.py": BINARY, "good.py": INVALID_ID})
+    r = run(root)
+    assert parse(r.stdout) == [("good.py", 2, 6, "NPU103")]
+    assert "blob" not in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1  # just the summary
+
+
+def test_binary_file_named_explicitly_is_npu002(project):
+    root = project({"blob.py": BINARY, "good.py": INVALID_ID})
+    r = run(root, ["blob.py", "good.py"])
+    assert r.returncode == 1
+    assert parse(r.stdout) == [("blob.py", 1, 1, "NPU002"), ("good.py", 2, 6, "NPU103")]
+
+
+def test_unreadable_file(project):
+    root = project({"secret.py": INVALID_ID, "good.py": INVALID_ID})
+    target = root / "secret.py"
+    target.chmod(0)
+    try:
+        if os.access(str(target), os.R_OK):
+            pytest.skip("running as root (or similar): chmod 000 does not stop reading")
+        r = run(root, ["secret.py", "good.py"])
+        assert r.returncode == 1
+        assert parse(r.stdout) == [("good.py", 2, 6, "NPU103"), ("secret.py", 1, 1, "NPU002")]
+        r = run(root)
+        assert parse(r.stdout) == [("good.py", 2, 6, "NPU103"), ("secret.py", 1, 1, "NPU002")]
+    finally:
+        target.chmod(0o644)
+
+
+# --------------------------------------------------------------------------- pathological nesting
+
+
+def nested(n: int, open_="(", close=")") -> str:
+    return TOKEN + "x = " + open_ * n + "1" + close * n + "\n"
+
+
+@pytest.mark.parametrize("depth", [201, 250, 1000, 100_000])
+def test_deep_parentheses_npu001(project, depth):
+    root = project({"deep.py": nested(depth), "good.py": INVALID_ID})
+    r = run(root)
+    assert r.returncode == 1
+    # CPython: "too many nested parentheses" at the 201st bracket, 2:205
+    assert parse(r.stdout) == [("deep.py", 2, 205, "NPU001"), ("good.py", 2, 6, "NPU103")]
+
+
+def test_deep_mixed_brackets_npu001(project):
+    src = TOKEN + "x = " + "[{(" * 400 + "1" + ")}]" * 400 + "\n"
+    root = project({"deep.py": src})
+    r = run(root, ["deep.py"])
+    assert [(p, ln, c) for p, ln, _, c in parse(r.stdout)] == [("deep.py", 2, "NPU001")]
+
+
+def test_nesting_python_accepts_is_fine(project):
+    root = project({"ok.py": nested(150), "ok2.py": TOKEN + "x = " + "[" * 199 + "]" * 199 + "\n"})
+    r = run(root)
+    assert (r.returncode, r.stdout) == (0, "")
+
+
+def test_brackets_in_strings_and_comments_do_not_count(project):
+    src = VIOLATION + 's = "' + "(" * 1000 + '"\n' + "# " + "[" * 1000 + "\n" + 't = """' + "{" * 500 + '"""\n'
+    root = project({"a.py": src})
+    r = run(root, ["a.py"])
+    assert parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
+
+
+def test_deep_indentation(project):
+    lines = [TOKEN.rstrip("\n")] + [" " * i + "if x:" for i in range(99)] + [" " * 99 + "pass"]
+    root = project({"ok.py": "\n".join(lines) + "\n"})
+    r = run(root, ["ok.py"])
+    assert (r.returncode, r.stdout) == (0, "")
+    # CPython: "too many levels of indentation"
+    lines = [TOKEN.rstrip("\n")] + [" " * i + "if x:" for i in range(101)] + [" " * 101 + "pass"]
+    root = project({"bad.py": "\n".join(lines) + "\n"})
+    r = run(root, ["bad.py"])
+    assert [(p, c) for p, _, _, c in parse(r.stdout)] == [("bad.py", "NPU001")]
+
+
+def test_long_operator_chain_does_not_hang(project):
+    # A 10,000-term sum is too deep for CPython ("maximum recursion depth exceeded during ast
+    # construction"), which finds that in milliseconds; npulint must not spend minutes on it.
+    root = project({"chain.py": TOKEN + "x = " + "+".join(["1"] * 10_000) + "\n"})
+    try:
+        r = subprocess.run(npulint_exe() + ["chain.py"], cwd=str(root), capture_output=True, text=True,
+                           timeout=4)
+    except subprocess.TimeoutExpired:
+        pytest.fail("npulint took more than 4 s on a 10,000-term expression")
+    assert r.returncode in (0, 1), r.stderr
+    assert "Traceback" not in r.stderr
+    assert [(p, c) for p, _, _, c in parse(r.stdout)] in ([], [("chain.py", "NPU001")])

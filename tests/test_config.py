@@ -1,0 +1,276 @@
+"""Configuration: ``[tool.npulint]`` in the nearest ``pyproject.toml`` (searched upward from the
+linted path), ``npulint.toml`` / ``.npulint.toml`` with top-level keys, ``--config``; the keys
+product, mindspeed-stack, select, ignore, extend-select, per-file-ignores; and the one-line
+exit-2 errors for anything malformed or unknown."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from conftest import codes, run_cli
+
+IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+VIOLATION = (IMPORT + "with npu_weight_prefetch_scope():\n    pass\n"
+             "with npu_weight_prefetch_scope(0, 1024):\n    pass\n")  # NPU101 at 4:6
+TWO_CODES = VIOLATION + "with npu_weight_prefetch_scope(-1):\n    pass\n"  # + NPU103 at 6:6
+INVALID_ID = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\n"  # NPU103 at 2:6
+
+FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>NPU\d{3}) \S")
+
+
+def parse(stdout: str):
+    out = []
+    for line in stdout.splitlines():
+        m = FINDING.match(line)
+        assert m, f"not a finding line: {line!r}"
+        out.append((m["path"], int(m["line"]), int(m["col"]), m["code"]))
+    return out
+
+
+def assert_config_error(result, *needles: str) -> None:
+    assert result.returncode == 2, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr
+    assert result.stdout == ""
+    msg = result.stderr.strip()
+    assert msg and "\n" not in msg, f"expected one line on stderr: {result.stderr!r}"
+    for needle in needles:
+        assert needle in msg, f"{needle!r} not in {msg!r}"
+
+
+def pyproject(body: str) -> str:
+    return "[project]\nname = \"demo\"\n\n[tool.npulint]\n" + body
+
+
+# --------------------------------------------------------------------------- finding the file
+
+
+def test_pyproject_in_project_root(project):
+    root = project({"a.py": TWO_CODES, "pkg/b.py": TWO_CODES, "pyproject.toml": pyproject('ignore = ["NPU101"]\n')})
+    r = run_cli([], cwd=root)
+    assert parse(r.stdout) == [("a.py", 6, 6, "NPU103"), ("pkg/b.py", 6, 6, "NPU103")]
+
+
+def test_pyproject_searched_upward_from_linted_path(project):
+    root = project({"sub/deeper/x.py": TWO_CODES, "sub/pyproject.toml": pyproject('ignore = ["NPU101"]\n')})
+    r = run_cli(["sub/deeper/x.py"], cwd=root)
+    assert parse(r.stdout) == [("sub/deeper/x.py", 6, 6, "NPU103")]
+    r = run_cli(["sub"], cwd=root)
+    assert parse(r.stdout) == [("sub/deeper/x.py", 6, 6, "NPU103")]
+
+
+def test_config_of_cwd_does_not_apply_to_path_elsewhere(project):
+    root = project({
+        "proj/pyproject.toml": pyproject('ignore = ["NPU101"]\n'),
+        "proj/keep.txt": "x",
+        "other/x.py": VIOLATION,
+    })
+    r = run_cli(["../other/x.py"], cwd=root / "proj")
+    assert [g[1:] for g in parse(r.stdout)] == [(4, 6, "NPU101")]
+
+
+def test_pyproject_without_tool_section_is_skipped(project):
+    root = project({
+        "pyproject.toml": pyproject('ignore = ["NPU101"]\n'),
+        "sub/pyproject.toml": "[project]\nname = \"sub\"\n\n[tool.black]\nline-length = 100\n",
+        "sub/x.py": TWO_CODES,
+    })
+    r = run_cli(["sub/x.py"], cwd=root)
+    assert parse(r.stdout) == [("sub/x.py", 6, 6, "NPU103")]
+
+
+def test_nearest_config_wins(project):
+    root = project({
+        "pyproject.toml": pyproject('ignore = ["NPU101"]\n'),
+        "sub/pyproject.toml": pyproject('ignore = ["NPU103"]\n'),
+        "sub/x.py": TWO_CODES,
+    })
+    r = run_cli(["sub/x.py"], cwd=root)
+    assert parse(r.stdout) == [("sub/x.py", 4, 6, "NPU101")]
+
+
+@pytest.mark.parametrize("name", ["npulint.toml", ".npulint.toml"])
+def test_npulint_toml_top_level_keys(project, name):
+    root = project({"a.py": TWO_CODES, name: 'ignore = ["NPU103"]\nproduct = "atlas-a3"\n'})
+    r = run_cli([], cwd=root)
+    assert r.returncode == 1
+    assert parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
+
+
+@pytest.mark.parametrize("name", ["npulint.toml", ".npulint.toml"])
+def test_npulint_toml_unknown_key(project, name):
+    root = project({"a.py": VIOLATION, name: 'ignroe = ["NPU103"]\n'})
+    assert_config_error(run_cli([], cwd=root), "ignroe")
+
+
+def test_npulint_toml_with_tool_table_is_unknown_key(project):
+    # npulint.toml has top-level keys: a [tool.npulint] table there is an unknown key 'tool'
+    root = project({"a.py": VIOLATION, "npulint.toml": '[tool.npulint]\nignore = ["NPU101"]\n'})
+    assert_config_error(run_cli([], cwd=root), "tool")
+
+
+def test_explicit_config_option(project):
+    root = project({
+        "a.py": TWO_CODES,
+        "pyproject.toml": pyproject('ignore = ["NPU101"]\n'),
+        "cfg/custom.toml": 'ignore = ["NPU103"]\n',
+        "cfg/pyproject.toml": pyproject('select = ["NPU101"]\n'),
+    })
+    assert parse(run_cli([], cwd=root).stdout) == [("a.py", 6, 6, "NPU103")]
+    assert parse(run_cli(["--config", "cfg/custom.toml"], cwd=root).stdout) == [("a.py", 4, 6, "NPU101")]
+    assert parse(run_cli(["--config", "cfg/pyproject.toml"], cwd=root).stdout) == [("a.py", 4, 6, "NPU101")]
+
+
+def test_explicit_config_errors(project):
+    root = project({"a.py": VIOLATION, "bad.toml": 'colour = "red"\n'})
+    assert_config_error(run_cli(["--config", "bad.toml"], cwd=root), "colour")
+    assert_config_error(run_cli(["--config", "missing.toml"], cwd=root), "missing.toml")
+
+
+# --------------------------------------------------------------------------- keys and values
+
+
+@pytest.mark.parametrize("product, stack", [("atlas-a2", "current"), ("atlas-a3", "legacy")])
+def test_valid_values_accepted(project, product, stack):
+    root = project({"a.py": VIOLATION, "pyproject.toml": pyproject(
+        f'product = "{product}"\n'
+        f'mindspeed-stack = "{stack}"\n'
+        'select = ["NPU0", "NPU1"]\n'
+        'ignore = ["NPU104"]\n'
+        'extend-select = ["NPU101"]\n'
+        'exclude = ["build"]\n'
+        'extend-exclude = ["generated"]\n'
+        '[tool.npulint.per-file-ignores]\n'
+        '"tests/*.py" = ["NPU1"]\n'
+    )})
+    r = run_cli([], cwd=root)
+    assert r.returncode == 1, r.stderr
+    assert parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
+
+
+def test_empty_tool_section_uses_defaults(project):
+    root = project({"a.py": VIOLATION, "pyproject.toml": pyproject("")})
+    r = run_cli([], cwd=root)
+    assert parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
+
+
+def test_config_select_in_process(lint):
+    found = lint({"a.py": TWO_CODES}, config='[tool.npulint]\nselect = ["NPU103"]\n')
+    assert codes(found) == ["NPU103"]
+
+
+def test_config_extend_select(project):
+    root = project({"a.py": TWO_CODES, "pyproject.toml": pyproject('select = ["NPU103"]\nextend-select = ["NPU101"]\n')})
+    assert [g[3] for g in parse(run_cli([], cwd=root).stdout)] == ["NPU101", "NPU103"]
+
+
+def test_config_more_specific_selector_wins(project):
+    root = project({"a.py": TWO_CODES, "pyproject.toml": pyproject('select = ["NPU101"]\nignore = ["NPU1"]\n')})
+    assert [g[3] for g in parse(run_cli([], cwd=root).stdout)] == ["NPU101"]
+
+
+def test_cli_ignore_adds_to_config_ignore(project):
+    root = project({"a.py": TWO_CODES + "with npu_weight_prefetch_scope(0, 1024, 3):\n    pass\n",
+                    "pyproject.toml": pyproject('ignore = ["NPU101"]\n')})
+    assert parse(run_cli([], cwd=root).stdout) == [("a.py", 6, 6, "NPU103"), ("a.py", 8, 6, "NPU010")]
+    r = run_cli(["--ignore", "NPU103"], cwd=root)
+    assert parse(r.stdout) == [("a.py", 8, 6, "NPU010")]
+
+
+def test_per_file_ignores(lint):
+    found = lint(
+        {"tests/test_a.py": TWO_CODES, "legacy.py": TWO_CODES, "pkg/legacy.py": TWO_CODES, "main.py": INVALID_ID},
+        select=["NPU103"],
+        config='[tool.npulint]\n[tool.npulint.per-file-ignores]\n"tests/*.py" = ["NPU103"]\n"legacy.py" = ["NPU1"]\n',
+    )
+    # a pattern without a slash matches the file name at any depth (like ruff and .gitignore)
+    assert [(f.path, f.code) for f in found] == [("main.py", "NPU103")]
+
+
+def test_per_file_ignores_relative_to_config_folder(project):
+    root = project({
+        "pyproject.toml": pyproject('[tool.npulint.per-file-ignores]\n"pkg/gen.py" = ["NPU103"]\n'),
+        "pkg/gen.py": INVALID_ID,
+        "pkg/other.py": INVALID_ID,
+    })
+    r = run_cli(["."], cwd=root / "pkg")
+    assert parse(r.stdout) == [("other.py", 2, 6, "NPU103")]
+
+
+def test_per_file_ignores_prefix_code(project):
+    root = project({"a.py": TWO_CODES, "pyproject.toml": pyproject('per-file-ignores = { "a.py" = ["NPU10"] }\n')})
+    r = run_cli([], cwd=root)
+    assert (r.returncode, r.stdout) == (0, "")
+
+
+# --------------------------------------------------------------------------- errors (exit 2)
+
+
+@pytest.mark.parametrize("body, needles", [
+    ('select = [NPU101\n', ["pyproject.toml"]),
+    ('select = ["NPU101"\n', ["pyproject.toml"]),
+    ('unknown-key = 1\n', ["unknown-key"]),
+    ('line-length = 100\n', ["line-length"]),
+    ('[tool.npulint.lint]\nselect = ["NPU1"]\n', ["lint"]),
+    ('product = "atlas-a9"\n', ["product", "atlas-a9"]),
+    ('product = "Atlas A2"\n', ["product"]),
+    ('product = 3\n', ["product"]),
+    ('mindspeed-stack = "ancient"\n', ["mindspeed-stack", "ancient"]),
+    ('select = ["NPU999"]\n', ["NPU999"]),
+    ('select = ["E501"]\n', ["E501"]),
+    ('ignore = ["NPU9"]\n', ["NPU9"]),
+    ('extend-select = ["FOO1"]\n', ["FOO1"]),
+    ('per-file-ignores = { "a.py" = ["NPU777"] }\n', ["NPU777"]),
+    ('select = "NPU101"\n', ["select"]),
+    ('ignore = [101]\n', ["ignore"]),
+    ('per-file-ignores = ["a.py"]\n', ["per-file-ignores"]),
+    ('exclude = "build"\n', ["exclude"]),
+    ('extend-exclude = 3\n', ["extend-exclude"]),
+])
+def test_config_errors(project, body, needles):
+    root = project({"a.py": VIOLATION, "pyproject.toml": pyproject(body)})
+    assert_config_error(run_cli([], cwd=root), *needles)
+
+
+def test_tool_npulint_not_a_table(project):
+    root = project({"a.py": VIOLATION, "pyproject.toml": "[tool]\nnpulint = 3\n"})
+    assert_config_error(run_cli([], cwd=root), "pyproject.toml")
+
+
+def test_config_error_also_for_explicit_file_and_stdin(project):
+    root = project({"a.py": VIOLATION, "pyproject.toml": pyproject('product = "atlas-a9"\n')})
+    assert_config_error(run_cli(["a.py"], cwd=root), "product")
+    assert_config_error(run_cli(["-", "--stdin-filename", "a.py"], cwd=root, stdin=VIOLATION), "product")
+
+
+def test_config_error_in_parent_folder(project):
+    root = project({"sub/a.py": VIOLATION, "pyproject.toml": pyproject('select = ["NPU999"]\n')})
+    assert_config_error(run_cli(["a.py"], cwd=root / "sub"), "NPU999")
+
+
+# --------------------------------------------------------------------------- one run, several configs
+
+
+def test_each_linted_path_uses_its_nearest_config(project):
+    # `npulint sub/x.py` applies sub/pyproject.toml; naming another path in the same run must not
+    # change how sub/x.py is linted (the config is searched upward from each linted path).
+    root = project({
+        "sub/pyproject.toml": pyproject('ignore = ["NPU103"]\n'),
+        "sub/x.py": INVALID_ID,
+        "other/y.py": INVALID_ID,
+    })
+    assert parse(run_cli(["sub/x.py"], cwd=root).stdout) == []
+    r = run_cli(["sub/x.py", "other/y.py"], cwd=root)
+    assert parse(r.stdout) == [("other/y.py", 2, 6, "NPU103")]
+
+
+def test_nested_config_applies_to_its_folder_during_walk(project):
+    # ruff's hierarchical configuration: the nearest config above each file found by the walk
+    root = project({
+        "sub/pyproject.toml": pyproject('ignore = ["NPU103"]\n'),
+        "sub/x.py": INVALID_ID,
+        "t.py": INVALID_ID,
+    })
+    r = run_cli([], cwd=root)
+    assert parse(r.stdout) == [("t.py", 2, 6, "NPU103")]

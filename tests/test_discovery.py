@@ -1,0 +1,221 @@
+"""Which files a run lints: folders walked with the default excludes (VCS folders, virtual
+environments, build output, caches), ``.gitignore`` files (nested, with ``!`` negation), the
+config's ``exclude``/``extend-exclude``; files named on the command line are always linted.
+
+Every Python file written here reports NPU103 once at 2:6, so the set of reported paths is the
+set of linted Python files."""
+
+from __future__ import annotations
+
+import os
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from npulint import discovery, registry
+from npulint.config import Settings, find_config, load_config
+
+IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+INVALID_ID = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\n"  # NPU103 at 2:6
+
+FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>NPU\d{3}) \S")
+
+
+def linted(root: Path, args=(), cwd: Path = None):
+    """Paths reported by ``npulint ARGS`` (run in *cwd*, default *root*), in output order."""
+    r = run_cli(list(args), cwd=cwd or root)
+    assert r.returncode in (0, 1), r.stderr
+    assert "Traceback" not in r.stderr
+    out = []
+    for line in r.stdout.splitlines():
+        m = FINDING.match(line)
+        assert m, line
+        assert (m["line"], m["col"], m["code"]) == ("2", "6", "NPU103"), line
+        out.append(m["path"])
+    return out
+
+
+def tree(project, paths, extra=None) -> Path:
+    files = {p: INVALID_ID for p in paths}
+    files.update(extra or {})
+    root = project(files)
+    (root / ".git").mkdir(exist_ok=True)  # the project is a git work tree
+    return root
+
+
+def discover_in_process(root: Path, paths=(".",)):
+    """``discovery.discover`` as the CLI calls it; returns ``[(relpath, language)]``."""
+    rules, _ = registry.load()
+    found = find_config(str(root))
+    settings = load_config(found, [r.code for r in rules]) if found else Settings(root=str(root))
+    files, missing = discovery.discover([str(root / p) for p in paths], settings)
+    assert not missing
+    return [(os.path.relpath(p, root).replace(os.sep, "/"), lang) for p, lang, _ in files]
+
+
+# --------------------------------------------------------------------------- default excludes
+
+
+def test_default_excludes(project):
+    root = tree(project, [
+        "a.py",
+        ".git/hooks/h.py",
+        ".venv/lib/m.py",
+        "venv/lib/m.py",
+        "build/m.py",
+        "dist/m.py",
+        "__pycache__/m.py",
+        "node_modules/pkg/m.py",
+        "lib/python3.11/site-packages/pkg/m.py",
+        "pkg/build/m.py",
+        "pkg/dist/m.py",
+        "pkg/__pycache__/m.py",
+        "pkg/ok.py",
+    ])
+    assert linted(root) == ["a.py", "pkg/ok.py"]
+
+
+def test_folder_with_pyvenv_cfg_is_a_virtualenv(project):
+    root = tree(project, ["env312/lib/m.py", "tools/env/bin/m.py", "keep/m.py"],
+                {"env312/pyvenv.cfg": "home = /usr/bin\n", "tools/env/pyvenv.cfg": "home = /usr/bin\n"})
+    assert linted(root) == ["keep/m.py"]
+
+
+def test_excludes_match_whole_names_only(project):
+    # build.py, dist_utils.py, venv_tools/, my_build/ are ordinary names
+    root = tree(project, ["build.py", "dist_utils.py", "venv_tools/m.py", "my_build/m.py", "builder/m.py"])
+    assert linted(root) == ["build.py", "builder/m.py", "dist_utils.py", "my_build/m.py", "venv_tools/m.py"]
+
+
+def test_only_python_and_shell_files(project):
+    root = project({
+        "a.py": "x = 1\n",
+        "run.sh": "#!/bin/bash\necho hi\n",
+        "notes.txt": "hccl_ops\n",
+        "README.md": "# x\n",
+        "setup.cfg": "[x]\n",
+        "data.json": "{}\n",
+        "pkg/b.py": "y = 2\n",
+        "pkg/launch.sh": "torchrun pretrain_gpt.py\n",
+    })
+    assert discover_in_process(root) == [
+        ("a.py", "python"), ("pkg/b.py", "python"), ("pkg/launch.sh", "shell"), ("run.sh", "shell")]
+
+
+def test_shell_files_found_by_walk_do_not_crash(project):
+    root = tree(project, ["a.py"], {"scripts/run.sh": "#!/bin/bash\nexport A=1\npython train.py \"$@\"\n", "x.sh": "exit 0\n"})
+    assert linted(root) == ["a.py"]
+
+
+# --------------------------------------------------------------------------- .gitignore
+
+
+def test_gitignore_patterns_and_negation(project):
+    root = tree(project, ["a.py", "gen_a.py", "gen_keep.py", "out/m.py", "pkg/gen_b.py", "pkg/m.py"],
+                {".gitignore": "gen_*.py\n!gen_keep.py\nout/\n"})
+    assert linted(root) == ["a.py", "gen_keep.py", "pkg/m.py"]
+
+
+def test_nested_gitignore(project):
+    root = tree(project, ["a.py", "pkg/a.py", "pkg/tmp/m.py", "pkg/x_gen.py", "other/tmp/m.py"],
+                {"pkg/.gitignore": "tmp/\n*_gen.py\n"})
+    # pkg/.gitignore applies inside pkg only
+    assert linted(root) == ["a.py", "other/tmp/m.py", "pkg/a.py"]
+
+
+def test_nested_gitignore_negation_overrides_parent(project):
+    root = tree(project, ["a_gen.py", "sub/a_gen.py", "sub/b_gen.py", "sub/x.py"],
+                {".gitignore": "*_gen.py\n", "sub/.gitignore": "!a_gen.py\n"})
+    assert linted(root) == ["sub/a_gen.py", "sub/x.py"]
+
+
+def test_gitignore_anchored_pattern(project):
+    root = tree(project, ["gen/m.py", "pkg/gen/m.py", "pkg/x.py"], {".gitignore": "/gen/\n"})
+    assert linted(root) == ["pkg/gen/m.py", "pkg/x.py"]
+
+
+def test_gitignore_cannot_reinclude_file_in_ignored_folder(project):
+    # git: "It is not possible to re-include a file if a parent directory of that file is excluded."
+    root = tree(project, ["a.py", "ign/keep.py", "ign/m.py"], {".gitignore": "ign/\n!ign/keep.py\n"})
+    assert linted(root) == ["a.py"]
+
+
+def test_parent_gitignore_applies_when_linting_subfolder(project):
+    root = tree(project, ["sub/gen/m.py", "sub/x.py", "sub/y_gen.py"], {".gitignore": "gen/\n*_gen.py\n"})
+    assert linted(root, ["sub"]) == ["sub/x.py"]
+    assert linted(root, ["."], cwd=root / "sub") == ["x.py"]
+
+
+def test_explicit_file_linted_even_if_gitignored(project):
+    root = tree(project, ["a.py", "ign/m.py", "b_gen.py"], {".gitignore": "ign/\n*_gen.py\n"})
+    assert linted(root) == ["a.py"]
+    assert linted(root, ["ign/m.py", "b_gen.py"]) == ["b_gen.py", "ign/m.py"]
+
+
+# --------------------------------------------------------------------------- exclude / extend-exclude
+
+
+def test_extend_exclude(project):
+    root = tree(project, [
+        "a.py",
+        "generated/m.py",
+        "pkg/generated/m.py",
+        "pkg/skip.py",
+        "other/skip.py",
+        "msg_pb2.py",
+        "pkg/api_pb2.py",
+        "build/m.py",
+    ], {"pyproject.toml": textwrap.dedent("""\
+        [tool.npulint]
+        extend-exclude = ["generated", "pkg/skip.py", "*_pb2.py"]
+    """)})
+    # a bare name matches at any depth; a path with a slash is relative to the config's folder;
+    # the default excludes (build) still apply
+    assert linted(root) == ["a.py", "other/skip.py"]
+    # from a subfolder, patterns stay relative to the config's folder
+    assert linted(root, ["."], cwd=root / "pkg") == []
+    assert linted(root, ["."], cwd=root / "other") == ["skip.py"]
+
+
+def test_exclude(project):
+    root = tree(project, ["a.py", "gen/m.py", "pkg/gen/m.py", "pkg/m.py"],
+                {"pyproject.toml": '[tool.npulint]\nexclude = ["gen"]\n'})
+    assert linted(root) == ["a.py", "pkg/m.py"]
+
+
+def test_explicit_file_linted_even_if_excluded(project):
+    root = tree(project, ["a.py", "generated/m.py", "build/m.py", ".venv/lib/m.py", "x_pb2.py"],
+                {"pyproject.toml": '[tool.npulint]\nextend-exclude = ["generated", "*_pb2.py"]\n'})
+    assert linted(root) == ["a.py"]
+    assert linted(root, ["generated/m.py", "build/m.py", ".venv/lib/m.py", "x_pb2.py"]) == [
+        ".venv/lib/m.py", "build/m.py", "generated/m.py", "x_pb2.py"]
+
+
+def test_explicit_file_with_other_suffix_is_linted_as_python(project):
+    root = project({"script": INVALID_ID})
+    assert linted(root, ["script"]) == ["script"]
+
+
+# --------------------------------------------------------------------------- odd trees
+
+
+def test_symlink_loop_does_not_hang(project):
+    root = tree(project, ["a.py", "pkg/m.py"])
+    try:
+        os.symlink(str(root / "pkg"), str(root / "pkg" / "loop"))
+    except (OSError, NotImplementedError):  # pragma: no cover - no symlinks here
+        pytest.skip("symlinks not supported")
+    got = linted(root)
+    assert got[0] == "a.py"
+    assert "pkg/m.py" in got
+    assert len(got) <= 3  # each real file at most once more through the link, never endlessly
+
+
+def test_empty_folder(project):
+    root = project({})
+    r = run_cli([], cwd=root)
+    assert (r.returncode, r.stdout) == (0, "")
+    assert "Traceback" not in r.stderr
