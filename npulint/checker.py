@@ -29,6 +29,11 @@ class Checker:
     rules: ClassVar[Tuple[Rule, ...]] = ()
     tokens: ClassVar[Tuple[Tuple[str, ...], ...]] = ()
     language: ClassVar[str] = PYTHON
+    # Shared facts: topics this checker publishes (with ``ctx.fact(topic, data)``) and topics
+    # whose facts its ``project()`` reads. A provider runs, for its facts, whenever a checker
+    # that consumes them is enabled, even if none of its own codes is.
+    provides: ClassVar[Tuple[str, ...]] = ()
+    consumes: ClassVar[Tuple[str, ...]] = ()
 
     def __init__(self, ctx: "FileContext"):
         self.ctx = ctx
@@ -37,8 +42,10 @@ class Checker:
         pass
 
     @classmethod
-    def project(cls, facts: List[Tuple[str, Any]], report: "ProjectReporter", settings) -> None:
-        """Fold the facts of every file (in sorted path order: ``(path, fact)``)."""
+    def project(cls, facts: List[Tuple[str, Any]], report: "ProjectReporter", settings,
+                shared: Optional[Dict[str, List[Tuple[str, Any]]]] = None) -> None:
+        """Fold the facts of every file (in sorted path order: ``(path, fact)``): its own in
+        *facts*, and those of the topics it ``consumes`` in *shared* (topic -> list)."""
 
     @classmethod
     def codes(cls) -> Set[str]:
@@ -137,8 +144,11 @@ class FileContext:
         self.findings.append(Finding(self.display, s.line, s.column, code, message, s.end_line,
                                      s.end_column, tuple(related)))
 
-    def fact(self, checker: type, fact: Any) -> None:
-        self.facts.setdefault(checker.__name__, []).append(fact)
+    def fact(self, topic, fact: Any) -> None:
+        """Record a fact for the project-wide phase: *topic* is the checker class (its own
+        facts) or a shared topic name it ``provides``. Facts must be plain data."""
+        key = topic if isinstance(topic, str) else topic.__name__
+        self.facts.setdefault(key, []).append(fact)
 
 
 class ProjectReporter:

@@ -87,6 +87,8 @@ def lint_text(path: str, display: str, language: str, text: str, settings: Setti
         return result
     candidates = [c for c in checker_classes if c.language == language and c.wants(text)]
     active = [c for c in candidates if c.codes() & enabled]
+    wanted_topics = {t for c in checker_classes if c.codes() & enabled for t in c.consumes}
+    active += [c for c in candidates if c not in active and set(c.provides) & wanted_topics]
     if not active and not (candidates and "NPU001" in enabled):
         return result  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
     if language != PYTHON:
@@ -253,9 +255,10 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for) -> RunR
         if not (cls.codes() & enabled):
             continue
         facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
-        if facts:
+        shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in cls.consumes}
+        if facts or any(shared.values()):
             try:
-                cls.project(facts, reporter, settings)
+                cls.project(facts, reporter, settings, shared)
             except Exception as exc:
                 if "NPU000" in enabled:
                     reporter.findings.append(Finding(facts[0][0], 1, 1, "NPU000",

@@ -125,6 +125,15 @@ class Site:
     def in_loop(self) -> bool:
         return any(is_loop for _, is_loop in self.blocks)
 
+    def shared_loop(self, other: "Site") -> Optional[cst.CSTNode]:
+        """The innermost loop around both sites (in one scope), or None."""
+        if self.scope is not other.scope:
+            return None
+        for blk, is_loop in reversed(self.blocks):
+            if is_loop and (blk, True) in other.blocks:
+                return blk
+        return None
+
     def encloses(self, other: "Site") -> bool:
         """True if every conditional block around *self* is also around *other*."""
         n = len(self.blocks)
@@ -414,6 +423,76 @@ class Semantic:
             return None
         return ".".join([self.module_name] + list(reversed(parts)))
 
+    def certain_binding(self, expr: cst.CSTNode, site: Site) -> Optional["Binding"]:
+        """The one binding a Name or ``self.<attr>`` certainly refers to at *site*."""
+        if isinstance(expr, cst.Name):
+            cands, exact = self.reaching(expr.value, site)
+            return cands[0] if exact else None
+        if isinstance(expr, cst.Attribute):
+            bl, exact = self.attribute_bindings(expr, site)
+            return bl[0] if exact else None
+        return None
+
+    def bound_expr(self, expr: cst.CSTNode, site: Site, _depth: int = 0) -> Tuple[cst.CSTNode, Site]:
+        """The expression a name (or ``self.<attr>``) is certainly bound to, followed through
+        plain assignments, with the site it is evaluated at; *expr* itself otherwise."""
+        if _depth > 5:
+            return expr, site
+        b = self.certain_binding(expr, site)
+        if b is not None and b.kind == "assign" and not b.index and b.value is not None:
+            return self.bound_expr(b.value, b.site, _depth + 1)
+        return expr, site
+
+    def all_bindings(self, with_attrs: bool = False) -> List["Binding"]:
+        """Every name binding of the file (and ``self.<attr>`` ones with *with_attrs*)."""
+        out: List[Binding] = []
+        seen: set = set()
+        for scope in self.scope_of.values():
+            if id(scope) in seen:
+                continue
+            seen.add(id(scope))
+            for bl in scope.bindings.values():
+                out.extend(bl)
+        if with_attrs:
+            for attrs in self.attrs.values():
+                for bl in attrs.values():
+                    out.extend(bl)
+        return out
+
+    def opaque_attribute_stores(self, target: cst.CSTNode, node) -> None:
+        """Attribute chains changed without a plain value: inside tuple/list/starred targets,
+        ``for``/``with ... as`` targets, ``del a.b``. Recorded with kind "opaque"."""
+        if isinstance(target, cst.Attribute):
+            chain = dotted(target)
+            if chain is not None:
+                root, *path = chain.split(".")
+                self.attr_stores.append(AttrStore(root, tuple(path), None, "opaque", node, target, self.site()))
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self.opaque_attribute_stores(el.value, node)
+        elif isinstance(target, (cst.StarredElement, cst.Element)):
+            self.opaque_attribute_stores(target.value, node)
+
+    def callee_qualname(self, func: cst.CSTNode, site: Site) -> Optional[str]:
+        """The qualified name of what a call's *func* certainly names: a class or function
+        defined in this file (``module.Name``) or one imported (``pkg.mod.Name``)."""
+        if isinstance(func, cst.Name):
+            cands, exact = self.reaching(func.value, site)
+            if exact and cands[0].kind in ("class", "def"):
+                return self.qualname_of_def(cands[0].node)
+        qs = self.qualnames(func, site)
+        if len(qs) == 1 and LOCAL not in qs:
+            q = next(iter(qs))
+            return None if q.startswith("builtins.") else q
+        return None
+
+    def enclosing_class(self, site: Site) -> Optional[Scope]:
+        """The class whose method (or class body) *site* is in, if any."""
+        fn = site.scope.enclosing_function()
+        if fn is None:
+            return site.scope if site.scope.kind == "class" else None
+        return fn.parent if fn.parent is not None and fn.parent.kind == "class" else None
+
     def _star_shadowed(self, site: Site) -> bool:
         return any(s.stars for s in site.scope.chain())
 
@@ -598,6 +677,7 @@ def _v_params(sem: Semantic, node: cst.Parameters) -> None:
 
 
 def _v_for(sem: Semantic, node: cst.For) -> None:
+    sem.opaque_attribute_stores(node.target, node)
     sem.bind_target(node.target, "loop", node)
 
 
@@ -611,6 +691,7 @@ def _l_with(sem: Semantic, node) -> None:
 
 def _l_with_item(sem: Semantic, node: cst.WithItem) -> None:
     if node.asname is not None:
+        sem.opaque_attribute_stores(node.asname.name, node)
         sem.bind_target(node.asname.name, "with", node)
 
 
@@ -619,6 +700,8 @@ def _l_assign(sem: Semantic, node: cst.Assign) -> None:
         if isinstance(t.target, cst.Attribute):
             sem.bind_attribute(t.target, "assign", node, value=node.value)
         else:
+            if isinstance(t.target, (cst.Tuple, cst.List, cst.StarredElement)):
+                sem.opaque_attribute_stores(t.target, node)
             sem.bind_target(t.target, "assign", node, value=node.value)
 
 
@@ -652,6 +735,7 @@ def _v_nonlocal(sem: Semantic, node: cst.Nonlocal) -> None:
 
 
 def _v_del(sem: Semantic, node: cst.Del) -> None:
+    sem.opaque_attribute_stores(node.target, node)
     sem.bind_target(node.target, "del", node)
 
 

@@ -402,7 +402,7 @@ class PrefetchChecker(Checker):
 
     # -- the project-wide phase ----------------------------------------------------------
     @classmethod
-    def project(cls, facts, report, settings) -> None:
+    def project(cls, facts, report, settings, shared=None) -> None:
         first: Dict[int, Tuple[str, int, int, int]] = {}
         for path, (line, col, end_line, end_col, pid, size) in facts:  # sorted path, then source order
             seen = first.get(pid)

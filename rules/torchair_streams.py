@@ -12,6 +12,7 @@ from npulint.semantic import LOCAL, Scope, Site
 from npulint.values import is_constant
 
 from .signature import SIGNATURES
+from .torchair_config import ACLGRAPH_MODES, COMPILED
 
 SWITCH = {"torchair.scope.npu_stream_switch", "torchair.ops.NpuStreamSwitch", "torchair.NpuStreamSwitch"}
 WAIT_TENSOR = {"torchair.scope.npu_wait_tensor", "torchair.ops.npu_wait_tensor"}
@@ -156,8 +157,11 @@ RULES = (EVENT_WAIT_WITHOUT_RECORD, EVENT_WAIT_BEFORE_RECORD, TAGGED_EVENT_OUTSI
          WAIT_TENSOR_IN_ACLGRAPH)
 
 
+
+
 class StreamsChecker(Checker):
     rules = RULES
+    consumes = (COMPILED,)
     tokens = (("npu_stream_switch",), ("tagged_event",), ("npu_record_tagged_stream",), ("npu_wait_tensor",),
               ("NpuStreamSwitch",))
 
@@ -251,6 +255,7 @@ class StreamsChecker(Checker):
         self._check_tags(resolved)
         self._check_events(resolved)
         self._facts(resolved)
+        self._api_facts(resolved)
 
     def _check_tags(self, resolved) -> None:
         ctx = self.ctx
@@ -433,47 +438,55 @@ class StreamsChecker(Checker):
                 bases.extend(x for x in qs if x != LOCAL)
             ctx.fact(StreamsChecker, ("class", q, tuple(bases)))
         for call, site in self.calls:
-            f = call.func
-            q = None
-            if isinstance(f, cst.Name):
-                cands, exact = sem.reaching(f.value, site)
-                if exact and cands[0].kind == "class":
-                    q = sem.qualname_of_def(cands[0].node)
-            if q is None:
-                qs = sem.qualnames(f, site)
-                if len(qs) == 1 and LOCAL not in qs:
-                    q = next(iter(qs))
-            if q is None or q.startswith(("builtins.", "torch.", "torchair.")):
+            q = sem.callee_qualname(call.func, site)
+            if q is None or q.startswith(("torch.", "torchair.")):
                 continue
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
-            ctx.fact(StreamsChecker, ("new", q, looped))
+            owner = sem.enclosing_class(site)
+            ctx.fact(StreamsChecker, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None))
+
+    def _api_facts(self, resolved) -> None:
+        """Calls whose legality depends on the compile mode, by the class whose method holds them."""
+        ctx = self.ctx
+        for call, site, q in resolved:
+            kind = "event" if q in (RECORD, WAIT, RECORD_STREAM) else "wait_tensor" if q in WAIT_TENSOR else None
+            if kind is None:
+                continue
+            owner = ctx.sem.enclosing_class(site)
+            cq = ctx.sem.qualname_of_def(owner.node) if owner is not None else None
+            if cq is None:
+                continue
+            span = ctx.span(call)
+            ctx.fact(StreamsChecker, ("api", kind, q.rsplit(".", 1)[-1], cq, span.line, span.column, span.end_line,
+                                      span.end_column))
 
     @classmethod
-    def project(cls, facts, report, settings) -> None:
+    def project(cls, facts, report, settings, shared=None) -> None:
         instances: Dict[str, int] = {}
         bases: Dict[str, Tuple[str, ...]] = {}
+        children: Dict[str, Set[str]] = {}  # class -> classes its methods instantiate
         first_tag: Dict[str, Tuple[str, int, int]] = {}
         creations = []
+        apis = []
         for path, fact in facts:
             kind = fact[0]
             if kind == "new":
-                _, q, looped = fact
+                _, q, looped, owner = fact
                 instances[q] = instances.get(q, 0) + (2 if looped else 1)
+                if owner is not None:
+                    children.setdefault(owner, set()).add(q)
             elif kind == "class":
                 bases[fact[1]] = fact[2]
+            elif kind == "api":
+                apis.append((path,) + fact[1:])
             else:
                 creations.append((path,) + fact[1:])
         # a subclass instance runs the base class's __init__ too
         total = dict(instances)
         for q, n in instances.items():
-            seen, todo = set(), list(bases.get(q, ()))
-            while todo:
-                b = todo.pop()
-                if b in seen:
-                    continue
-                seen.add(b)
+            for b in _ancestors(q, bases):
                 total[b] = total.get(b, 0) + n
-                todo.extend(bases.get(b, ()))
+        cls._check_compiled(apis, (shared or {}).get(COMPILED, []), bases, children, report)
         for path, tag, line, col, end_line, end_col, owner, looped in creations:
             span = Span(line, col, end_line, end_col)
             seen = first_tag.get(tag)
@@ -497,3 +510,47 @@ class StreamsChecker(Checker):
                               f"{owner.rsplit('.', 1)[-1]}, which is instantiated more than once: the second "
                               f"creation raises ValueError('tagged event tag {tag} is already in use'); include an "
                               "index in the tag or share one event")
+
+    @classmethod
+    def _check_compiled(cls, apis, compiled, bases, children, report) -> None:
+        """NPU303/NPU308: calls in the methods of classes compiled with a known mode. A
+        compiled class's bases (inherited methods) and the classes its methods instantiate
+        (submodules) are compiled with it."""
+        if not apis or not compiled:
+            return
+        modes: Dict[str, Dict[str, Tuple[str, int]]] = {}  # class -> mode -> (where)
+        todo = [(q, mode, (path, line)) for path, (q, mode, line) in compiled]
+        while todo:
+            q, mode, where = todo.pop()
+            if mode in modes.setdefault(q, {}):
+                continue
+            modes[q][mode] = where
+            todo.extend((b, mode, where) for b in _ancestors(q, bases))
+            todo.extend((c, mode, where) for c in children.get(q, ()))
+        for path, kind, api, owner, line, col, end_line, end_col in apis:
+            span = Span(line, col, end_line, end_col)
+            for mode, (cpath, cline) in sorted(modes.get(owner, {}).items()):
+                where = f"line {cline}" if cpath == path else f"{cpath}:{cline}"
+                name = owner.rsplit(".", 1)[-1]
+                if kind == "event" and mode == "max-autotune":
+                    report.report(path, span, "NPU303",
+                                  f"{api} in {name}, which is compiled in max-autotune mode ({where}): torchair's GE "
+                                  f"converter raises NotImplementedError for it; compile with config.mode = "
+                                  "\"reduce-overhead\", or use npu_wait_tensor in max-autotune",
+                                  related=((cpath, cline, 1),))
+                elif kind == "wait_tensor" and mode in ACLGRAPH_MODES:
+                    report.report(path, span, "NPU308",
+                                  f"npu_wait_tensor in {name}, which is compiled in {mode} mode ({where}): it raises "
+                                  "NotImplementedError there; use npu_create_tagged_event / npu_tagged_event_record / "
+                                  "npu_tagged_event_wait instead", related=((cpath, cline, 1),))
+
+
+def _ancestors(q: str, bases: Dict[str, Tuple[str, ...]]) -> List[str]:
+    out, todo = [], list(bases.get(q, ()))
+    while todo:
+        b = todo.pop()
+        if b in out:
+            continue
+        out.append(b)
+        todo.extend(bases.get(b, ()))
+    return out

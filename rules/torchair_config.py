@@ -1,0 +1,1241 @@
+"""NPU201-NPU208: torchair ``CompilerConfig`` (reduce-overhead / npugraph_ex = aclgraph mode).
+
+A *config* is the object made by ``torchair.CompilerConfig()``; it is tracked by the call
+that creates it, through the names bound (exactly) to that call. Its *effective mode* at a
+``torchair.get_npu_backend(compiler_config=cfg)`` call is the value of the last assignment to
+``cfg.mode`` / ``cfg.mode.value`` before that call in straight-line code of the same scope
+(default ``"max-autotune"``); RULES.md "NPU2xx". Whatever cannot be known for certain makes
+the mode-dependent rules silent:
+
+* an assignment to the mode under ``if``/``for``/``while``/``try``/``with`` (Site.conditional,
+  Site.with_depth), in another scope than the backend call, or after it (torchair reads the
+  config lazily, when the compiled model first runs), or with an unknown value;
+* a config that *escapes*: its name used other than as the root of an attribute chain
+  (passed to a function, aliased, returned, ...), or a sub-object of it passed on;
+* a name that may or may not be the config (bound in several branches), a parameter, a
+  subscript, an attribute of an unknown object;
+* attribute chains changed without a plain value (tuple targets, ``for``/``with`` targets,
+  ``del``), which the engine records as "opaque" stores.
+
+The option tree (:data:`TREE`) is torchair's: every sub-config and option of
+``CompilerConfig``, with the class that defines it and the file:line of its definition in
+Ascend/torchair master ``fced8842d149f16b587c2c867d427e4b766831ca`` (python/torchair/configs/).
+The same paths exist on branches 7.1.0-26.0.0 (older branches have a subset; no option of
+an older branch is missing from master).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+import libcst as cst
+
+from npulint.checker import Checker, FileContext
+from npulint.model import Rule
+from npulint.semantic import AttrStore, Binding, Site, dotted
+from npulint.values import UNKNOWN, is_constant
+
+# ======================================================================================
+# Qualified names
+# ======================================================================================
+
+COMPILER_CONFIG = {"torchair.CompilerConfig", "torchair.configs.compiler_config.CompilerConfig"}
+GET_NPU_BACKEND = {"torchair.get_npu_backend", "torchair.npu_fx_compiler.get_npu_backend"}
+TORCH_COMPILE = {"torch.compile"}
+DEEPCOPY = {"copy.deepcopy"}
+
+MODES = ("max-autotune", "reduce-overhead", "npugraph_ex")
+DEFAULT_MODE = "max-autotune"
+ACLGRAPH_MODES = ("reduce-overhead", "npugraph_ex")
+INT64_MAX = 2 ** 63 - 1
+
+_TA = "Ascend/torchair@fced8842 python/torchair/"
+_CFG = "configs/"
+
+# ======================================================================================
+# The option tree of torchair's CompilerConfig
+# ======================================================================================
+#
+# kinds:
+#   config   an NpuBaseConfig whose __setattr__ raises ValueError("<Class> has no option <k>,
+#            all options [...]") for a name not in its _fixed_attrs (_option_base.py:221-232)
+#   object   an object that accepts any attribute silently: _AclGraphConfig and
+#            _NpuGraphExConfig are plain classes; _ExportConfig is an NpuBaseConfig whose
+#            __init__ never calls NpuBaseConfig.__init__, so it has no _fixed_attrs
+#            (export_config.py:19-28) and its __setattr__ stores anything
+#   option   an OptionValue; assigning through a strict parent (or to ``.value``) runs the
+#            value setter (_option_base.py:42-48 and the subclasses' setters). Under a lenient
+#            parent the option object is simply replaced (no check)
+#   attr     a plain attribute (any value is stored)
+#   property a settable property (``path`` of graph_dump / data_dump)
+# ``assignable=False``: the attribute exists but is not in _fixed_attrs, so assigning it
+# raises ValueError (CompilerConfig.aclgraph_config, .npugraphex_config).
+# ``check``: what NPU204 validates ("bool": OptionValue(_, [True, False]); ("int", lo, hi):
+# IntRangeValue; "pool": use_custom_pool). Other validators are recorded for the record.
+
+
+@dataclasses.dataclass(frozen=True)
+class Node:
+    kind: str
+    cls: str
+    where: str
+    children: Tuple[Tuple[str, "Node"], ...] = ()
+    check: object = None
+    assignable: bool = True
+
+    def child(self, name: str) -> Optional["Node"]:
+        for k, v in self.children:
+            if k == name:
+                return v
+        return None
+
+    def names(self) -> List[str]:
+        return [k for k, _ in self.children]
+
+
+def _config(cls: str, where: str, *children: Tuple[str, Node], lenient: bool = False) -> Node:
+    return Node("object" if lenient else "config", cls, where, tuple(children))
+
+
+def _opt(name: str, where: str, check: object, cls: str = "OptionValue") -> Tuple[str, Node]:
+    return name, Node("option", cls, where, check=check)
+
+
+def _bool(name: str, where: str) -> Tuple[str, Node]:
+    return _opt(name, where, "bool")
+
+
+def _attr(name: str, where: str, check: object = None) -> Tuple[str, Node]:
+    return name, Node("attr", "", where, check=check)
+
+
+def _raw(name: str, where: str) -> Tuple[str, Node]:
+    """An OptionValue under a lenient parent: assignment replaces it, nothing is checked."""
+    return name, Node("option", "OptionValue", where, check=None)
+
+
+def _sub(name: str, node: Node, assignable: bool = True) -> Tuple[str, Node]:
+    return name, dataclasses.replace(node, assignable=assignable)
+
+
+_D = _CFG + "debug_config.py"
+_E = _CFG + "experimental_config.py"
+_X = _CFG + "export_config.py"
+_DUMP_BASE = (("_path", Node("option", "OptionValue", f"{_D}:18", check="any")),)
+
+TREE = _config(
+    "CompilerConfig", f"{_CFG}compiler_config.py:24-45",
+    _sub("debug", _config(
+        "_DebugConfig", f"{_D}:103-114",
+        _sub("graph_dump", _config(
+            "_Dump", f"{_D}:39-51",
+            _opt("type", f"{_D}:41", ("enum", ("txt", "pbtxt", "py"))),
+            *_DUMP_BASE,
+            ("path", Node("property", "", f"{_D}:43-51")))),
+        _sub("data_dump", _config(
+            "_DataDump", f"{_D}:54-68",
+            _attr("filter", f"{_D}:56,59"),
+            _opt("type", f"{_D}:57", ("enum", ("npy",))),
+            *_DUMP_BASE,
+            ("path", Node("property", "", f"{_D}:60-68")))),
+        _sub("fx_summary", _config(
+            "_FxSummary", f"{_D}:71-75",
+            _opt("type", f"{_D}:73", ("enum", ("csv",))),
+            _bool("skip_compile", f"{_D}:74"),
+            *_DUMP_BASE)),  # no ``path`` here: not in _fixed_attrs, assigning it raises
+        _bool("run_eagerly", f"{_D}:110"),
+        _sub("aclgraph", _config(
+            "_AclGraphDebugConfig", f"{_D}:78-90",
+            _bool("disable_reinplace_inplaceable_ops_pass", f"{_D}:82"),
+            _bool("disable_reinplace_input_mutated_ops_pass", f"{_D}:83"),
+            _bool("disable_mempool_reuse_in_same_fx", f"{_D}:84"),
+            _bool("enable_output_clone", f"{_D}:85"),
+            _opt("static_capture_size_limit", f"{_D}:86", ("int", 1, INT64_MAX), "IntRangeValue"),
+            _bool("clone_input", f"{_D}:87"),
+            _bool("remove_cat_ops", f"{_D}:88"))),
+        _bool("deadlock_check", f"{_D}:112"))),
+    _sub("aoe_config", _config(
+        "_AoeConfig", f"{_CFG}aoe_config.py:9-17",
+        _opt("aoe_mode", f"{_CFG}aoe_config.py:13", ("enum", ("2",))),
+        _opt("work_path", f"{_CFG}aoe_config.py:14", "dir", "MustExistedPathValue"),
+        _opt("aoe_config_file", f"{_CFG}aoe_config.py:15", "file", "FileValue"))),
+    _sub("export", _config(
+        "_ExportConfig", f"{_X}:19-28",
+        _raw("export_mode", f"{_X}:23"),
+        _raw("export_path_dir", f"{_X}:24"),
+        _attr("export_name", f"{_X}:25"),
+        _attr("weight_name", f"{_X}:26"),
+        _attr("inputs_name", f"{_X}:27"),
+        _sub("experimental", _config(
+            "_ExperimentalConfig (export)", f"{_X}:9-16",
+            _bool("enable_record_nn_module_stack", f"{_X}:13"),
+            _bool("auto_atc_config_generated", f"{_X}:14"),
+            _bool("enable_lite_export", f"{_X}:15"))),
+        lenient=True)),
+    _sub("dump_config", _config(
+        "_DataDumpConfig", f"{_CFG}dump_config.py:10-24",
+        _bool("enable_dump", f"{_CFG}dump_config.py:14"),
+        _opt("dump_path", f"{_CFG}dump_config.py:15", "dir", "MustExistedPathValue"),
+        _opt("dump_mode", f"{_CFG}dump_config.py:16", ("enum", ("input", "output", "all"))),
+        _bool("quant_dumpable", f"{_CFG}dump_config.py:17"),
+        _opt("dump_step", f"{_CFG}dump_config.py:18", "regex", "RegexValue"),
+        _opt("dump_layer", f"{_CFG}dump_config.py:19", "regex", "RegexValue"),
+        _opt("dump_data", f"{_CFG}dump_config.py:20", ("enum", ("tensor", "stats"))),
+        _opt("dump_config_path", f"{_CFG}dump_config.py:21", "file", "MustExistedFileAddr"),
+        _opt("data_dump_stage", f"{_CFG}dump_config.py:22", ("enum", ("original", "optimized"))))),
+    _sub("fusion_config", _config(
+        "_FusionConfig", f"{_CFG}fusion_config.py:9-15",
+        _opt("fusion_switch_file", f"{_CFG}fusion_config.py:13", "file", "FileValue"))),
+    _sub("experimental_config", _config(
+        "_ExperimentalConfig", f"{_E}:11-32",
+        _bool("cc_parallel_enable", f"{_E}:15"),
+        _bool("keep_inference_input_mutations", f"{_E}:16"),
+        _bool("memory_efficiency", f"{_E}:17"),
+        _bool("frozen_parameter", f"{_E}:18"),
+        _opt("static_model_ops_lower_limit", f"{_E}:19", ("range", -1, INT64_MAX), "IntRangeValue"),
+        _opt("jit_compile", f"{_E}:20", ("enum", ("auto",))),
+        _bool("npu_fx_pass", f"{_E}:21"),
+        _bool("aot_config_enable_joint_graph", f"{_E}:22"),
+        _opt("aot_config_output_loss_index", f"{_E}:23", "any"),
+        _opt("topology_sorting_strategy", f"{_E}:24", ("enum", ("BFS", "DFS", "RDFS", "StableRDFS"))),
+        _bool("enable_ref_data", f"{_E}:25"),
+        _bool("enable_view_optimize", f"{_E}:26"),
+        _bool("remove_noop_ops", f"{_E}:27"),
+        _bool("tiling_schedule_optimize", f"{_E}:28"),
+        _bool("pattern_fusion_pass", f"{_E}:29"),
+        _sub("aclgraph", _config(
+            "_AclGraphExperimentalConfig", f"{_E}:58-68",
+            _bool("_aclnn_static_shape_kernel", f"{_E}:60"),
+            _opt("_aclnn_static_shape_kernel_build_dir", f"{_E}:61", "str", "StrOptionValue"),
+            _opt("_aclnn_static_shape_kernel_sym_value_range", f"{_E}:62", "intlist", "IntListValue"),
+            _opt("_aclnn_static_shape_kernel_sym_index", f"{_E}:63", ("range", 0, INT64_MAX), "IntRangeValue"),
+            _bool("_super_kernel_optimize", f"{_E}:64"),
+            _opt("_super_kernel_optimize_options", f"{_E}:65", "dict", "DictOptionValue"),
+            _opt("_super_kernel_debug_options", f"{_E}:66", "dict", "DictOptionValue"))))),
+    _sub("inference_config", _config(
+        "_InferenceConfig", f"{_CFG}inference_config.py:9-15",
+        _opt("dynamic_gears_merge_policy", f"{_CFG}inference_config.py:13", ("enum", ("zip", "product"))))),
+    _sub("ge_config", _config(
+        "_GEConfig", f"{_CFG}ge_config.py:9-21",
+        _bool("enable_single_stream", f"{_CFG}ge_config.py:13"),
+        _opt("oo_level", f"{_CFG}ge_config.py:14", ("enum", ("O1", "O3"))),
+        _bool("oo_constant_folding", f"{_CFG}ge_config.py:15"),
+        _bool("oo_dead_code_elimination", f"{_CFG}ge_config.py:16"),
+        _opt("export_compile_stat", f"{_CFG}ge_config.py:17", ("enum", ("0", "1", "2"))),
+        _opt("aicore_num", f"{_CFG}ge_config.py:18", "any"),
+        _opt("optimization_switch", f"{_CFG}ge_config.py:19", "any"))),
+    # not NpuBaseConfig and so not in CompilerConfig._fixed_attrs: assigning the sub-object raises
+    _sub("aclgraph_config", _config(
+        "_AclGraphConfig", f"{_CFG}aclgraph_config.py:7-15",
+        _attr("use_custom_pool", f"{_CFG}aclgraph_config.py:13", "pool"),
+        lenient=True), assignable=False),
+    # never read by torchair (grep: only compiler_config.py:38); its class attributes are known names
+    _sub("npugraphex_config", _config(
+        "_NpuGraphExConfig", f"{_CFG}npugraphex_config.py:6-29",
+        *[_attr(n, f"{_CFG}npugraphex_config.py:7-29") for n in (
+            "force_eager", "use_graph_pool", "reuse_graph_pool_in_same_fx", "capture_limit", "clone_input",
+            "clone_output", "static_kernel_compile", "super_kernel_optimize", "super_kernel_optimize_options",
+            "super_kernel_debug_options", "frozen_parameter", "remove_noop_ops", "remove_cat_ops",
+            "inplace_pass", "input_inplace_pass", "pattern_fusion_pass", "post_grad_custom_pre_pass",
+            "post_grad_custom_post_pass", "dump_tensor_data", "data_dump_stage", "data_dump_dir",
+            "_vllm_aclnn_static_kernel_sym_index", "_vllm_aclnn_static_kernel_sym_range")],
+        lenient=True), assignable=False),
+    _opt("mode", f"{_CFG}compiler_config.py:39", ("enum", MODES)),
+    _opt("post_grad_custom_pre_pass", f"{_CFG}compiler_config.py:40,44", "callable", "CallableValue"),
+    _opt("post_grad_custom_post_pass", f"{_CFG}compiler_config.py:41,45", "callable", "CallableValue"),
+)
+
+# Attributes of an OptionValue itself (_option_base.py:10-48): ``value`` (validating setter),
+# ``_value`` (the raw slot); ``default``/``optional`` are read-only properties.
+OPTION_VALUE_ATTRS = ("value", "_value")
+OPTION_READONLY = ("default", "optional")
+
+
+@dataclasses.dataclass(frozen=True)
+class Walk:
+    """Where an attribute path on a config leads.
+
+    status: ``ok`` (a real option, sub-config or attribute), ``unknown`` (``path[index]`` does
+    not exist on ``parent``), ``unassignable`` (exists, but assigning it raises), ``readonly``
+    (an OptionValue's read-only property), ``opaque`` (below a plain value: not a config)."""
+
+    status: str
+    node: Optional[Node] = None
+    option_path: Tuple[str, ...] = ()  # the option's path without a trailing ``.value``
+    via: Optional[str] = None  # "value" / "_value" when assigned through the OptionValue
+    index: int = 0
+    parent: Optional[Node] = None
+
+
+def walk(path: Sequence[str]) -> Walk:
+    node = TREE
+    n = len(path)
+    for i, name in enumerate(path):
+        last = i == n - 1
+        if node.kind in ("config", "object"):
+            child = node.child(name)
+            if child is None:
+                return Walk("unknown", index=i, parent=node)
+            if last and not child.assignable:
+                return Walk("unassignable", node=child, option_path=tuple(path), index=i, parent=node)
+            node = child
+            continue
+        if node.kind == "option":
+            if name in OPTION_VALUE_ATTRS:
+                return Walk("ok", node, tuple(path[:i]), name) if last else Walk("opaque")
+            if name in OPTION_READONLY:
+                return Walk("readonly", node=node, index=i, parent=node)
+            return Walk("unknown", index=i, parent=node)
+        return Walk("opaque")  # below a plain attribute or a property: its value, not a config
+    return Walk("ok", node, tuple(path))
+
+
+def leaf_paths(node: Node = TREE, prefix: Tuple[str, ...] = ()) -> List[str]:
+    """Every option/attribute path (for docs and tests)."""
+    out = []
+    for name, child in node.children:
+        if child.kind in ("config", "object"):
+            out.extend(leaf_paths(child, prefix + (name,)))
+        else:
+            out.append(".".join(prefix + (name,)))
+    return out
+
+
+def is_aclgraph_only(option_path: Tuple[str, ...]) -> bool:
+    """RULES.md NPU201: ``aclgraph_config.use_custom_pool``, any ``debug.aclgraph.*``, any
+    ``experimental_config.aclgraph.*``."""
+    return (option_path == ("aclgraph_config", "use_custom_pool")
+            or (len(option_path) > 2 and option_path[:2] in (("debug", "aclgraph"), ("experimental_config", "aclgraph"))))
+
+
+POOL = ("aclgraph_config", "use_custom_pool")
+REUSE = ("debug", "aclgraph", "disable_mempool_reuse_in_same_fx")
+OUTPUT_CLONE = ("debug", "aclgraph", "enable_output_clone")
+CAPTURE_LIMIT = ("debug", "aclgraph", "static_capture_size_limit")
+MODE = ("mode",)
+
+# ======================================================================================
+# Rules
+# ======================================================================================
+
+_SRC = "docs/001 (aclgraph间内存复用功能); research/npu-api-constraints.md §A"
+_IMP = "import torch\nimport torchair\n"
+_RO = "config.mode = \"reduce-overhead\"\n"
+
+
+def _ex(*lines: str, header: str = _IMP) -> str:
+    return header + "config = torchair.CompilerConfig()\n" + "".join(line + "\n" for line in lines)
+
+
+_BACKEND = "backend = torchair.get_npu_backend(compiler_config=config)"
+_COMPILE = "opt_model = torch.compile(model, backend=backend)"
+
+ACLGRAPH_OPTION_IGNORED = Rule(
+    code="NPU201", name="aclgraph-option-ignored", severity="warning",
+    summary="An aclgraph-only option is set on a config whose effective mode is max-autotune.",
+    explanation=(
+        "`aclgraph_config.use_custom_pool`, every `debug.aclgraph.*` and every `experimental_config.aclgraph.*` "
+        "option is read only when the graph is captured as an aclgraph (`mode = \"reduce-overhead\"` or "
+        "`\"npugraph_ex\"`). With the default `max-autotune` (Ascend IR / GE) torchair ignores them; for a few it "
+        "warns, for `use_custom_pool`, `disable_mempool_reuse_in_same_fx`, `enable_output_clone`, "
+        "`static_capture_size_limit` and `remove_cat_ops` it says nothing.\n\n"
+        "The effective mode is the value of the last assignment to `config.mode` (or `config.mode.value`) "
+        "before the `torchair.get_npu_backend(compiler_config=config)` call, in straight-line code of the same "
+        "scope; default `max-autotune`. Reported only when every backend made from the config certainly runs "
+        "in max-autotune: a mode set under `if`/`for`/`while`/`try`/`with`, in another function, after the "
+        "backend call, to an unknown value, or a config passed to another function, leaves the mode unknown."),
+    source=_SRC + " (A.3 mode scope, A.5); torchair configs/compiler_config.py L63-67, L84-104 "
+                  "(_check_config_support)",
+    invalid=(_ex("config.debug.aclgraph.clone_input = False", _BACKEND),
+             _ex("config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
+                 "config.mode = \"max-autotune\"", _BACKEND)),
+    valid=(_ex(_RO.strip(), "config.debug.aclgraph.clone_input = False", _BACKEND),
+           _ex("if use_graph:", "    config.mode = \"reduce-overhead\"", "config.debug.aclgraph.clone_input = False",
+               _BACKEND)),
+    fix="Set `config.mode = \"reduce-overhead\"` (or `\"npugraph_ex\"`) if you want aclgraph, or drop the option.")
+
+CUSTOM_POOL_OVERRIDES_FX_REUSE = Rule(
+    code="NPU202", name="custom-pool-overrides-fx-reuse", severity="warning",
+    summary="disable_mempool_reuse_in_same_fx = False together with use_custom_pool has no effect.",
+    explanation=(
+        "With a user memory pool (`aclgraph_config.use_custom_pool`, memory-reuse mode 1) torchair switches "
+        "reuse within one FX graph (mode 2) off: when it compiles the graph it sets "
+        "`debug.aclgraph.disable_mempool_reuse_in_same_fx = True` whenever `use_custom_pool is not None`. "
+        "An explicit `= False` on the same config is overwritten. Setting `True` is redundant but harmless and "
+        "is not reported. Reported when the pool is certainly set (unconditionally, to a call result or a "
+        "non-None value) on the config."),
+    source=_SRC + " (A.4; docs/001 使用约束: 开启模式一时,模式二功能会自动关闭); torchair "
+                  "_acl_concrete_graph/fx2acl_converter.py L231-238",
+    invalid=(_ex(_RO.strip(), "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
+                 "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False", _BACKEND),),
+    valid=(_ex(_RO.strip(), "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
+               "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = True", _BACKEND),
+           _ex(_RO.strip(), "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False", _BACKEND)),
+    fix="Drop the `disable_mempool_reuse_in_same_fx = False` line, or drop the custom pool if you need reuse "
+        "within one FX graph.")
+
+GRAPHS_WITHOUT_SHARED_POOL = Rule(
+    code="NPU203", name="graphs-without-shared-pool", severity="warning",
+    summary="Several aclgraph-mode torch.compile calls in one file and no config sets use_custom_pool.",
+    explanation=(
+        "Each FX graph compiled in an aclgraph mode captures its aclgraphs into its own memory pool "
+        "(torchair creates one with `torch.npu.graph_pool_handle()` per graph). Memory is reused across FX "
+        "graphs only when they share a user pool (`aclgraph_config.use_custom_pool`, mode 1), so several "
+        "compiled graphs each hold their own pool and may run out of device memory. Reported at the second "
+        "and later `torch.compile` calls of a file whose torchair backend has a known aclgraph mode, when none "
+        "of their configs sets `use_custom_pool`."),
+    source=_SRC + " (A.4 three memory-reuse modes; docs/001 场景1, 模式一); torchair "
+                  "_acl_concrete_graph/acl_graph.py L911-912",
+    invalid=(_ex(_RO.strip(), _BACKEND, "enc = torch.compile(encoder, backend=backend)",
+                 "dec = torch.compile(decoder, backend=backend)"),),
+    valid=(_ex(_RO.strip(), "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()", _BACKEND,
+               "enc = torch.compile(encoder, backend=backend)", "dec = torch.compile(decoder, backend=backend)"),
+           _ex(_BACKEND, "enc = torch.compile(encoder, backend=backend)",
+               "dec = torch.compile(decoder, backend=backend)")),
+    fix="Create one pool (`pool = torch.npu.graph_pool_handle()`) and set `config.aclgraph_config.use_custom_pool "
+        "= pool` on the configs of these graphs.")
+
+CONFIG_OPTION_TYPE = Rule(
+    code="NPU204", name="config-option-type", severity="error",
+    summary="A statically known config value of the wrong type.",
+    explanation=(
+        "torchair checks option values: a boolean option (`OptionValue(_, [True, False])`) raises ValueError "
+        "at the assignment for anything that does not compare equal to True or False (`\"False\"`, `None`); "
+        "`0`/`1` are accepted and not reported. Floats are reported too: `0.0`/`1.0` pass torchair's equality "
+        "check, but the option then reads back as the string `'1.0'`, which torchair's `== \"1\"` tests do not "
+        "treat as on. `debug.aclgraph.static_capture_size_limit` must be an int in [1, 2**63-1] (ValueError). "
+        "`aclgraph_config.use_custom_pool` is a plain attribute, stored unchecked; when an aclgraph is first "
+        "compiled torchair raises TypeError unless it is None or a graph-pool handle, a 2-tuple of ints with a "
+        "zero element (`torch.npu.graph_pool_handle()`): a literal bool, number, string or list is reported; "
+        "a call result is unknown and not reported."),
+    source="research/npu-api-constraints.md §A.3; torchair configs/_option_base.py L42-68, debug_config.py L78-88, "
+           "_acl_concrete_graph/acl_graph.py L752-761",
+    invalid=(_ex("config.debug.aclgraph.clone_input = \"False\""),
+             _ex("config.debug.aclgraph.static_capture_size_limit = 0"),
+             _ex("config.aclgraph_config.use_custom_pool = True")),
+    valid=(_ex("config.debug.aclgraph.clone_input = 0", "config.debug.aclgraph.static_capture_size_limit = 128",
+               "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()"),
+           _ex("config.aclgraph_config.use_custom_pool = None")),
+    fix="Use True/False for boolean options, an int >= 1 for static_capture_size_limit, and "
+        "`torch.npu.graph_pool_handle()` for use_custom_pool.")
+
+ACLGRAPH_OUTPUT_RETAINED = Rule(
+    code="NPU205", name="aclgraph-output-retained", severity="warning",
+    summary="An output of an aclgraph-compiled callable is kept across the loop's next call without a copy.",
+    explanation=(
+        "An aclgraph runs on fixed memory addresses: every replay writes its outputs into the same memory. "
+        "With `debug.aclgraph.enable_output_clone` off (the default) an output that is kept while the compiled "
+        "callable runs again is overwritten in place. Reported in an aclgraph mode (known from the config) when, "
+        "inside a loop that calls the compiled callable, its output (the name bound to the call, a subscript of "
+        "it, or the call itself) is appended/inserted/added to a container that outlives the iteration "
+        "(`.append`, `.appendleft`, `.insert`, `.add`, `.extend`, `c[k] = out`) or stored in an attribute; a "
+        "list/set/dict comprehension whose elements are the outputs collects them the same way. "
+        "`.clone()`, `.detach().clone()`, `.cpu()`, `.tolist()`, `.item()` and `copy.deepcopy(...)` at the "
+        "point of storing are copies."),
+    source=_SRC + " (docs/001 场景2; A.4 output lifetime); torchair _acl_concrete_graph/acl_graph.py L1462-1474",
+    invalid=(_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
+                 "    outs.append(out)"),),
+    valid=(_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
+               "    outs.append(out.clone())"),
+           _ex(_RO.strip(), "config.debug.aclgraph.enable_output_clone = True", _BACKEND, _COMPILE, "outs = []",
+               "for x in batches:", "    out = opt_model(x)", "    outs.append(out)")),
+    fix="Store a copy (`out.clone()`), or set `config.debug.aclgraph.enable_output_clone = True`.")
+
+UNKNOWN_CONFIG_OPTION = Rule(
+    code="NPU206", name="unknown-config-option", severity="error",
+    summary="An assignment to an attribute path that is not a torchair config option.",
+    explanation=(
+        "torchair's sub-configs (`NpuBaseConfig`) raise `ValueError(\"<Class> has no option <name>, all options "
+        "[...]\")` when an unknown name is assigned, e.g. `debug.aclgraph.clone_inputs`. `aclgraph_config` (and "
+        "`npugraphex_config`, `export`) accept any attribute: a typo such as `aclgraph_config.use_custom_pools` "
+        "is silently stored and ignored. Assigning `config.aclgraph_config` itself raises ValueError (it is not "
+        "in CompilerConfig's option list). Only paths whose every prefix is a torchair config object are "
+        "checked: the root must be a config made by `torchair.CompilerConfig()`, and a sub-config replaced "
+        "by an assignment is no longer known. The option list is torchair's (configs/*.py, master fced8842)."),
+    source="research/npu-api-constraints.md §A.1, §A.3; torchair configs/_option_base.py L221-232, "
+           "configs/compiler_config.py L24-45 and the sub-config modules",
+    invalid=(_ex("config.debug.aclgraph.clone_inputs = False"),
+             _ex("config.aclgraph_config.use_custom_pools = torch.npu.graph_pool_handle()"),
+             _ex("config.aclgraph_config = None")),
+    valid=(_ex("config.debug.aclgraph.clone_input = False",
+               "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
+               "config.experimental_config.frozen_parameter = True", "config.mode.value = \"npugraph_ex\""),
+           "import torchair\ndef setup(config):\n    config.debug.aclgraph.clone_inputs = False\n"),
+    fix="Use the option's real name (see the message's suggestion).")
+
+INVALID_COMPILE_MODE = Rule(
+    code="NPU207", name="invalid-compile-mode", severity="error",
+    summary="A CompilerConfig mode other than max-autotune, reduce-overhead, npugraph_ex.",
+    explanation=(
+        "`config.mode` (and `config.mode.value`) accepts exactly `\"max-autotune\"`, `\"reduce-overhead\"` and "
+        "`\"npugraph_ex\"`; anything else (`\"reduce_overhead\"`, `\"default\"`, a trailing space) raises "
+        "ValueError at the assignment. `\"npugraph_ex\"` needs torchair 26.0.0 or later; torchair 7.x accepts "
+        "only the first two."),
+    source="research/npu-api-constraints.md §A.2; torchair configs/compiler_config.py L39, "
+           "configs/_option_base.py L42-48",
+    invalid=(_ex("config.mode = \"reduce_overhead\""),
+             _ex("MODE = \"aclgraph\"", "config.mode.value = MODE")),
+    valid=(_ex(_RO.strip()), _ex("config.mode = \"npugraph_ex\"")),
+    fix="Use \"reduce-overhead\" (hyphen) or \"npugraph_ex\" for aclgraph, \"max-autotune\" for Ascend IR.")
+
+COMPILE_MODE_KWARG_IGNORED = Rule(
+    code="NPU208", name="compile-mode-kwarg-ignored", severity="warning",
+    summary="torch.compile(mode=...) with a torchair backend: the backend ignores it.",
+    explanation=(
+        "For a custom backend, `torch.compile` passes `mode` on to the backend as a keyword argument; torchair's "
+        "backend accepts and ignores it (it reads only `options`). The graph runs in the mode of the "
+        "CompilerConfig given to `get_npu_backend` (max-autotune by default), so "
+        "`torch.compile(model, backend=npu_backend, mode=\"reduce-overhead\")` does not select aclgraph. "
+        "`mode=None` and `mode=\"default\"` are not passed on and not reported."),
+    source="research/npu-api-constraints.md §A.6; torchair npu_fx_compiler.py L865-887, "
+           "configs/npugraphex_config.py L89-122",
+    invalid=(_ex(_BACKEND, "opt_model = torch.compile(model, backend=backend, mode=\"reduce-overhead\")"),),
+    valid=(_ex(_RO.strip(), _BACKEND, _COMPILE),
+           _IMP + "opt_model = torch.compile(model, mode=\"reduce-overhead\")\n"),
+    fix="Set `config.mode` on the CompilerConfig passed to get_npu_backend and drop `mode=` from torch.compile.")
+
+RULES = (ACLGRAPH_OPTION_IGNORED, CUSTOM_POOL_OVERRIDES_FX_REUSE, GRAPHS_WITHOUT_SHARED_POOL, CONFIG_OPTION_TYPE,
+         ACLGRAPH_OUTPUT_RETAINED, UNKNOWN_CONFIG_OPTION, INVALID_COMPILE_MODE, COMPILE_MODE_KWARG_IGNORED)
+
+# ======================================================================================
+# The checker
+# ======================================================================================
+
+_RETAINING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1}
+
+
+class Config:
+    """One ``CompilerConfig()`` object: the call that makes it, the stores to it, and the
+    ways it may be changed behind our back."""
+
+    def __init__(self, call: cst.Call, site: Site):
+        self.call = call
+        self.site = site
+        self.stores: List["Store"] = []
+        self.tainted = False  # a store whose root may or may not be this config
+        self.escapes: List[Tuple[Tuple[str, ...], Site]] = []  # sub-path passed on (() = the config)
+        self.backends: List["Backend"] = []
+
+
+class Store:
+    """An assignment to an attribute path of a known config."""
+
+    def __init__(self, raw: AttrStore, known_value: bool):
+        self.raw = raw
+        self.path = raw.path
+        self.site = raw.site
+        self.node = raw.target  # where findings go
+        self.w = walk(raw.path)
+        self.known_value = known_value  # False for the stores the engine does not record (tuple targets...)
+
+    @property
+    def seq(self) -> int:
+        return self.site.seq
+
+    @property
+    def conditional(self) -> bool:
+        return self.site.conditional or self.site.with_depth > 0
+
+    @property
+    def option_path(self) -> Tuple[str, ...]:
+        return self.w.option_path if self.w.status == "ok" else ()
+
+    @property
+    def replaces(self) -> bool:
+        """Replaces a whole sub-config (its options are then no longer torchair's)."""
+        return self.w.status == "ok" and self.w.via is None and self.w.node is not None and \
+            self.w.node.kind in ("config", "object")
+
+
+class Backend:
+    """A ``get_npu_backend(...)`` call and its config (None: the default config)."""
+
+    def __init__(self, call: cst.Call, site: Site, config: Optional[Config], known: bool):
+        self.call = call
+        self.site = site
+        self.config = config
+        self.known = known  # the config argument is certain (a known config, None, or absent)
+
+
+COMPILED = "torchair.compiled"  # shared topic (see rules/torchair_streams.py)
+
+
+class TorchairConfigChecker(Checker):
+    """Also publishes, for the multi-stream rules, which classes are compiled in which mode:
+    ``(class qualname, effective mode, line of the torch.compile call)`` on :data:`COMPILED`."""
+
+    rules = RULES
+    provides = (COMPILED,)
+    tokens = (("torchair",),)
+
+    def __init__(self, ctx: FileContext):
+        super().__init__(ctx)
+        self.calls: List[Tuple[cst.Call, Site]] = []
+        self.names: List[Tuple[cst.Name, Site]] = []
+        self.not_uses: Set[int] = set()  # Name nodes that are not loads of a variable
+        self.chain_escapes: List[Tuple[str, Tuple[str, ...], Site]] = []
+        self.subscript_stores: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, Site]] = []
+        self.comprehensions: List[Tuple[cst.CSTNode, cst.BaseExpression]] = []  # (comp, element kept)
+
+    # -- traversal ----------------------------------------------------------------------
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append((node, self.ctx.site()))
+
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        self.not_uses.add(id(node.attr))
+        if isinstance(node.value, cst.Name):
+            self.not_uses.add(id(node.value))
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        if node.keyword is not None:
+            self.not_uses.add(id(node.keyword))
+        self._chain_escape(node.value)
+
+    def visit_Param(self, node: cst.Param) -> None:
+        self.not_uses.add(id(node.name))
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.not_uses.add(id(node.name))
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.not_uses.add(id(node.name))
+
+    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
+        for n in _names_in(node.name):
+            self.not_uses.add(id(n))
+
+    def visit_AsName(self, node: cst.AsName) -> None:
+        if isinstance(node.name, cst.Name):
+            self.not_uses.add(id(node.name))
+
+    def visit_NameItem(self, node: cst.NameItem) -> None:
+        self.not_uses.add(id(node.name))
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self.not_uses.add(id(node.target))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        site = self.ctx.site()
+        self._chain_escape(node.value)
+        for t in node.targets:
+            if isinstance(t.target, cst.Subscript):
+                self.subscript_stores.append((t.target, node.value, t.target.value, site))
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.not_uses.add(id(node.target))
+        if node.value is not None:
+            self._chain_escape(node.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.not_uses.add(id(node.target))
+
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        if isinstance(node.target, cst.Name):
+            self.not_uses.add(id(node.target))
+
+    def visit_For(self, node: cst.For) -> None:
+        if isinstance(node.target, cst.Name):
+            self.not_uses.add(id(node.target))
+
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        if isinstance(node.target, cst.Name):
+            self.not_uses.add(id(node.target))
+
+    def visit_Del(self, node: cst.Del) -> None:
+        if isinstance(node.target, cst.Name):
+            self.not_uses.add(id(node.target))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        if node.value is not None:
+            self._chain_escape(node.value)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self.comprehensions.append((node, node.elt))
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self.comprehensions.append((node, node.elt))
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self.comprehensions.append((node, node.value))
+
+    def visit_Name(self, node: cst.Name) -> None:
+        if id(node) not in self.not_uses:
+            self.names.append((node, self.ctx.site()))
+
+    def _chain_escape(self, expr) -> None:
+        """``f(cfg.debug)``, ``x = cfg.debug.aclgraph``: a sub-object of a config is passed on."""
+        if isinstance(expr, cst.Attribute):
+            chain = dotted(expr)
+            if chain is not None:
+                root, *path = chain.split(".")
+                self.chain_escapes.append((root, tuple(path), self.ctx.site()))
+
+    # -- the end of the file ------------------------------------------------------------
+    def finish(self) -> None:
+        ctx = self.ctx
+        self.configs: Dict[int, Config] = {}
+        self.config_bindings: Dict[int, Config] = {}  # id(Binding) -> Config
+        self._find_configs()
+        self.backends: Dict[int, Backend] = {}  # id(get_npu_backend call) -> Backend
+        backend_args: Set[int] = set()
+        for call, site in self.calls:
+            if ctx.resolve(call.func, site, GET_NPU_BACKEND) is None:
+                continue
+            arg = _config_arg(call)
+            if isinstance(arg, cst.Name):
+                backend_args.add(id(arg))
+            self.backends[id(call)] = self._backend(call, site, arg)
+        if not self.configs and not self.backends:
+            return
+        self._collect_stores()
+        self._collect_escapes(backend_args)
+        compiles = self._compiles()
+        self._publish_compiled(compiles)
+
+        self._check_stores()
+        self._check_ignored_aclgraph_options()
+        self._check_pool_overrides_reuse()
+        self._check_graphs_without_pool(compiles)
+        self._check_compile_mode_kwarg(compiles)
+        self._check_retained_outputs(compiles)
+
+    # -- configs, stores, escapes -------------------------------------------------------
+    def _find_configs(self) -> None:
+        ctx = self.ctx
+        for call, site in self.calls:
+            if ctx.resolve(call.func, site, COMPILER_CONFIG) is not None:
+                self.configs[id(call)] = Config(call, site)
+        if not self.configs:
+            return
+        for b in ctx.sem.all_bindings():
+            if b.kind == "assign" and not b.index and isinstance(b.value, cst.Call):
+                cfg = self.configs.get(id(b.value))
+                if cfg is not None:
+                    self.config_bindings[id(b)] = cfg
+
+    def _config_of(self, name: str, site: Site) -> Tuple[Optional[Config], List[Config]]:
+        """The config *name* certainly is at *site*, else the configs it may be."""
+        cands, exact = self.ctx.sem.reaching(name, site)
+        cfgs = [self.config_bindings[id(b)] for b in cands if id(b) in self.config_bindings]
+        if exact and len(cands) == 1 and cfgs:
+            return cfgs[0], []
+        return None, cfgs
+
+    def _collect_stores(self) -> None:
+        sem = self.ctx.sem
+        names = {b.name for b in sem.all_bindings() if id(b) in self.config_bindings}
+        for raw in sem.attr_stores:
+            known = raw.kind != "opaque"
+            if raw.root not in names:
+                continue
+            cfg, maybe = self._config_of(raw.root, raw.site)
+            if cfg is not None:
+                cfg.stores.append(Store(raw, known))
+            for m in maybe:
+                m.tainted = True
+        for cfg in self.configs.values():
+            cfg.stores.sort(key=lambda s: s.seq)
+
+    def _collect_escapes(self, backend_args: Set[int]) -> None:
+        if not self.config_bindings:
+            return
+        names = {b.name for b in self.ctx.sem.all_bindings() if id(b) in self.config_bindings}
+        uses = [(n.value, (), site) for n, site in self.names if n.value in names and id(n) not in backend_args]
+        uses += [(root, path, site) for root, path, site in self.chain_escapes if root in names]
+        for name, path, site in uses:
+            cands, _ = self.ctx.sem.reaching(name, site)
+            for b in cands:
+                cfg = self.config_bindings.get(id(b))
+                if cfg is not None:
+                    cfg.escapes.append((path, site))
+
+    def _backend(self, call: cst.Call, site: Site, arg) -> Backend:
+        if arg is None or (isinstance(arg, cst.Name) and arg.value == "None" and not self.ctx.sem.reaching("None", site)[0]):
+            return Backend(call, site, None, True)
+        if isinstance(arg, cst.Call) and id(arg) in self.configs:
+            cfg = self.configs[id(arg)]
+            b = Backend(call, site, cfg, True)
+            cfg.backends.append(b)
+            return b
+        if isinstance(arg, cst.Name):
+            cfg, maybe = self._config_of(arg.value, site)
+            if cfg is not None:
+                b = Backend(call, site, cfg, True)
+                cfg.backends.append(b)
+                return b
+            for m in maybe:
+                m.tainted = True  # handed to a backend we cannot attribute
+        return Backend(call, site, None, False)
+
+    # -- effective values ---------------------------------------------------------------
+    def effective(self, cfg: Optional[Config], option: Tuple[str, ...], at: Site, default):
+        """The value *option* certainly has for a backend made at *at*, or UNKNOWN."""
+        if cfg is None:
+            return default
+        if cfg.tainted:
+            return UNKNOWN
+        if any(option[:len(p)] == p for p, _ in cfg.escapes):
+            return UNKNOWN
+        relevant = []
+        for s in cfg.stores:
+            if s.w.status == "opaque":
+                continue
+            if s.option_path == option or (s.replaces and option[:len(s.path)] == s.path) or \
+                    (s.w.status != "ok" and option[:len(s.path)] == s.path):
+                relevant.append(s)
+        if not relevant:
+            return default
+        for s in relevant:
+            if s.site.scope is not at.scope or s.seq > at.seq or s.conditional or not s.known_value:
+                return UNKNOWN
+        last = relevant[-1]
+        if last.raw.kind != "assign" or last.option_path != option or last.w.via == "_value":
+            return UNKNOWN
+        return self.ctx.value(last.raw.value, last.site)
+
+    def mode(self, backend: Backend):
+        if not backend.known:
+            return UNKNOWN
+        v = self.effective(backend.config, MODE, backend.site, DEFAULT_MODE)
+        return v if v in MODES and isinstance(v, str) else UNKNOWN
+
+    def _mode_store(self, cfg: Optional[Config], backend: Backend) -> Optional[Store]:
+        if cfg is None:
+            return None
+        found = [s for s in cfg.stores if s.option_path == MODE and s.seq < backend.site.seq]
+        return found[-1] if found else None
+
+    def _line(self, node) -> int:
+        return self.ctx.span(node).line
+
+    # -- NPU204, NPU206, NPU207: each store on its own ---------------------------------
+    def _check_stores(self) -> None:
+        ctx = self.ctx
+        for cfg in self.configs.values():
+            replaced = [s.path for s in cfg.stores if s.replaces]
+            for s in cfg.stores:
+                if any(len(p) < len(s.path) and s.path[:len(p)] == p for p in replaced):
+                    continue  # below a sub-config that was replaced: not known to be torchair's
+                w = s.w
+                if w.status in ("unknown", "unassignable", "readonly"):
+                    ctx.report("NPU206", s.node, self._unknown_message(s))
+                    continue
+                if w.status != "ok" or s.raw.kind != "assign" or not s.known_value or w.via == "_value":
+                    continue
+                if s.option_path == MODE:
+                    self._check_mode_value(s)
+                elif w.node is not None and w.node.check is not None:
+                    self._check_type(s)
+
+    def _unknown_message(self, s: Store) -> str:
+        w = s.w
+        path = ".".join(s.path)
+        if w.status == "unassignable":
+            name = s.path[-1]
+            hint = " set `config.aclgraph_config.use_custom_pool` instead" if name == "aclgraph_config" else \
+                " set its attributes instead"
+            return (f"`config.{path}` cannot be assigned: CompilerConfig has no option {name!r} (it is not in its "
+                    f"option list) and torchair raises ValueError at this assignment;{hint}")
+        name = s.path[w.index]
+        parent = w.parent
+        where = ".".join(s.path[:w.index])
+        owner = f"`config.{where}`" if where else "`config`"
+        if w.status == "readonly":
+            return (f"`config.{path}`: {name!r} is a read-only property of the option object {owner}; Python raises "
+                    f"AttributeError at this assignment; assign `config.{where}` (or `.value`) instead")
+        last = w.index == len(s.path) - 1
+        if parent is not None and parent.kind == "option":
+            candidates = list(OPTION_VALUE_ATTRS)
+        else:
+            candidates = parent.names() if parent is not None else []
+        if not name.startswith("_"):
+            candidates = [c for c in candidates if not c.startswith("_")]
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+        hint = f"; did you mean `config.{'.'.join(s.path[:w.index] + (close[0],))}`?" if close else ""
+        if not last or s.raw.kind != "assign":
+            effect = f"{owner} has no attribute {name!r}, so Python raises AttributeError here"
+        elif parent is not None and parent.kind == "config":
+            effect = (f"torchair's {parent.cls} has no option {name!r} and raises ValueError at this assignment")
+        elif parent is not None and parent.kind == "option":
+            effect = (f"{owner} is an option value object: the attribute is stored on it and never read, so the "
+                      "assignment has no effect")
+        else:
+            effect = (f"{owner} ({parent.cls if parent else 'object'}) accepts any attribute, so the value is "
+                      "silently stored and ignored")
+        return f"`config.{path}` is not a torchair config option: {effect}{hint}"
+
+    def _check_mode_value(self, s: Store) -> None:
+        v = self.ctx.value(s.raw.value, s.site)
+        if not is_constant(v) or (isinstance(v, str) and v in MODES):
+            return
+        close = difflib.get_close_matches(v, MODES, n=1, cutoff=0.6) if isinstance(v, str) else []
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        self.ctx.report("NPU207", s.node,
+                        f"{v!r} is not a torchair compile mode: torchair raises ValueError at this assignment; use "
+                        f"\"max-autotune\", \"reduce-overhead\" or \"npugraph_ex\"{hint}")
+
+    def _check_type(self, s: Store) -> None:
+        ctx = self.ctx
+        check = s.w.node.check
+        path = ".".join(s.option_path)
+        if check == "bool":
+            v = ctx.value(s.raw.value, s.site)
+            if not is_constant(v) or isinstance(v, bool) or (type(v) is int and v in (0, 1)):
+                return
+            if isinstance(v, float) and v in (0.0, 1.0):
+                msg = (f"`config.{path}` is a boolean option but gets the float {v!r}: torchair accepts it because "
+                       f"{v!r} == {bool(v)}, but the option then reads back as '{v!r}', not '1'/'0', and the "
+                       f"code that tests it for \"1\" treats it as off; use {bool(v)}")
+            else:
+                msg = (f"`config.{path}` is a boolean option but gets {v!r} ({type(v).__name__}): torchair raises "
+                       f"ValueError at this assignment (allowed: True, False); use True or False")
+            ctx.report("NPU204", s.node, msg)
+        elif isinstance(check, tuple) and check[0] == "int" and s.option_path == CAPTURE_LIMIT:
+            v = ctx.value(s.raw.value, s.site)
+            if not is_constant(v):
+                return
+            lo, hi = check[1], check[2]
+            if isinstance(v, int) and lo <= v <= hi:
+                return
+            why = "is not an int" if not isinstance(v, int) else f"is outside [{lo}, 2**63-1]"
+            ctx.report("NPU204", s.node, f"`config.{path}` = {v!r} {why}: torchair raises ValueError at this "
+                                         f"assignment; use an int >= 1 (the default is 64)")
+        elif check == "pool":
+            kind, v, code = literal_kind(ctx, s.raw.value, s.site)
+            if kind is None or (kind == "scalar" and v is None):
+                return
+            if kind == "tuple" and len(v) == 2 and all(isinstance(x, int) for x in v) and v[0] * v[1] == 0:
+                return
+            shown = (f"the {kind} {code}" if kind in ("list", "tuple") else f"{v!r} ({type(v).__name__})")
+            ctx.report("NPU204", s.node,
+                       f"`config.{path}` gets {shown}, which is not a graph-pool handle: torchair stores it "
+                       "unchecked and raises TypeError (\"Invalid graph pool handle type\") when the first aclgraph "
+                       "is compiled; use `torch.npu.graph_pool_handle()` (or None for no shared pool)")
+
+    # -- NPU201 ---------------------------------------------------------------------------
+    def _check_ignored_aclgraph_options(self) -> None:
+        ctx = self.ctx
+        if not ctx.wants("NPU201"):
+            return
+        for cfg in self.configs.values():
+            if not cfg.backends or any(self.mode(b) != "max-autotune" for b in cfg.backends):
+                continue
+            b0 = cfg.backends[0]
+            ms = self._mode_store(cfg, b0)
+            why = (f"config.mode is \"max-autotune\" (line {self._line(ms.node)})" if ms is not None else
+                   "config.mode is never set, so it is the default \"max-autotune\"")
+            for s in cfg.stores:
+                if s.w.status == "ok" and not s.replaces and is_aclgraph_only(s.option_path):
+                    ctx.report("NPU201", s.node,
+                               f"`config.{'.'.join(s.option_path)}` only applies to aclgraph graphs "
+                               f"(mode \"reduce-overhead\" or \"npugraph_ex\"), but {why} when get_npu_backend runs "
+                               f"(line {self._line(b0.call)}); torchair ignores this setting; set config.mode = "
+                               "\"reduce-overhead\" (or \"npugraph_ex\") before get_npu_backend, or drop the line")
+
+    # -- NPU202 ---------------------------------------------------------------------------
+    def _pool_certainly_set(self, cfg: Config) -> Optional[Store]:
+        if cfg.tainted or any(POOL[:len(p)] == p for p, _ in cfg.escapes):
+            return None
+        pools = [s for s in cfg.stores if s.option_path == POOL or (s.w.status != "ok" and POOL[:len(s.path)] == s.path)]
+        if not pools:
+            return None
+        last = pools[-1]
+        if last.option_path != POOL or last.raw.kind != "assign" or not last.known_value:
+            return None
+        if last.site.scope is not cfg.site.scope or last.site.blocks != cfg.site.blocks or \
+                last.site.with_depth != cfg.site.with_depth:
+            return None
+        if any(s.site.scope is not cfg.site.scope for s in pools):
+            return None  # a store in another function may run later
+        return last if sets_pool(self.ctx, last.raw.value, last.site) is True else None
+
+    def _check_pool_overrides_reuse(self) -> None:
+        ctx = self.ctx
+        if not ctx.wants("NPU202"):
+            return
+        for cfg in self.configs.values():
+            pool = self._pool_certainly_set(cfg)
+            if pool is None:
+                continue
+            for s in cfg.stores:
+                if s.option_path != REUSE or s.raw.kind != "assign" or not s.known_value:
+                    continue
+                v = ctx.value(s.raw.value, s.site)
+                if v is False or (type(v) is int and v == 0):
+                    ctx.report("NPU202", s.node,
+                               f"`config.debug.aclgraph.disable_mempool_reuse_in_same_fx = {v!r}` has no effect: "
+                               f"`config.aclgraph_config.use_custom_pool` is set (line {self._line(pool.node)}), and "
+                               "with a custom pool torchair forces disable_mempool_reuse_in_same_fx to True when it "
+                               "compiles the graph; drop this line, or drop the custom pool if you need reuse within "
+                               "one FX graph")
+
+    # -- torch.compile calls --------------------------------------------------------------
+    def _compiles(self) -> List[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]]:
+        out = []
+        for call, site in self.calls:
+            if self.ctx.resolve(call.func, site, TORCH_COMPILE) is None:
+                continue
+            backend_arg = mode_arg = None
+            for a in call.args:
+                if a.keyword is not None and a.keyword.value == "backend":
+                    backend_arg = a
+                elif a.keyword is not None and a.keyword.value == "mode":
+                    mode_arg = a
+            if backend_arg is None:
+                continue
+            b = self._backend_of(backend_arg.value, site)
+            if b is not None:
+                out.append((call, site, b, mode_arg))
+        return out
+
+    def _publish_compiled(self, compiles) -> None:
+        """``torch.compile(Model(), backend=b)`` or ``model = Model(); torch.compile(model, ...)``
+        with a certain mode: the class of the compiled instance runs in that mode."""
+        sem = self.ctx.sem
+        for call, site, backend, _ in compiles:
+            mode = self.mode(backend)
+            if mode is UNKNOWN:
+                continue
+            target = None
+            if call.args and call.args[0].keyword is None and not call.args[0].star:
+                target = call.args[0].value
+            else:
+                target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "model"), None)
+            if target is None:
+                continue
+            value, vsite = sem.bound_expr(target, site)
+            if not isinstance(value, cst.Call):
+                continue
+            q = sem.callee_qualname(value.func, vsite)
+            if q is not None:
+                self.ctx.fact(COMPILED, (q, mode, self._line(call)))
+
+    def _backend_of(self, expr, site: Site) -> Optional[Backend]:
+        value, _ = self.ctx.sem.bound_expr(expr, site)
+        if isinstance(value, cst.Call):
+            return self.backends.get(id(value))
+        return None
+
+    def _check_graphs_without_pool(self, compiles) -> None:
+        ctx = self.ctx
+        if not ctx.wants("NPU203"):
+            return
+        acl = [(c, b, self.mode(b)) for c, _, b, _ in compiles]
+        acl = [(c, b, m) for c, b, m in acl if m in ACLGRAPH_MODES]
+        if len(acl) < 2:
+            return
+        for _, b, _ in acl:
+            cfg = b.config
+            if cfg is None or self._pool_maybe_set(cfg):
+                return
+        first = acl[0][0]
+        for call, b, m in acl[1:]:
+            ctx.report("NPU203", call,
+                       f"another torch.compile with an aclgraph-mode (\"{m}\") torchair backend (the first is at line "
+                       f"{self._line(first)}), and no config sets `aclgraph_config.use_custom_pool`: each compiled "
+                       "graph captures its aclgraphs into its own memory pool, so memory is not reused across them "
+                       "and device memory may run out; create one pool with `torch.npu.graph_pool_handle()` and set "
+                       "it as `config.aclgraph_config.use_custom_pool`")
+
+    def _pool_maybe_set(self, cfg: Config) -> bool:
+        if cfg.tainted or any(POOL[:len(p)] == p for p, _ in cfg.escapes):
+            return True
+        for s in cfg.stores:
+            if s.option_path == POOL or (s.w.status != "ok" and POOL[:len(s.path)] == s.path):
+                if s.raw.kind != "assign" or not s.known_value:
+                    return True
+                if self.ctx.value(s.raw.value, s.site) is not None:
+                    return True
+        return False
+
+    def _check_compile_mode_kwarg(self, compiles) -> None:
+        ctx = self.ctx
+        if not ctx.wants("NPU208"):
+            return
+        for call, site, b, mode_arg in compiles:
+            if mode_arg is None:
+                continue
+            v = ctx.value(mode_arg.value, site)
+            if not is_constant(v) or v is None or v == "default":
+                continue
+            m = self.mode(b)
+            runs = f"the config's mode (\"{m}\")" if m is not UNKNOWN else "the config's mode"
+            ctx.report("NPU208", mode_arg,
+                       f"torch.compile passes mode={v!r} to the torchair backend (get_npu_backend at line "
+                       f"{self._line(b.call)}), which ignores it: the graph runs in {runs}; set `config.mode` on "
+                       "the CompilerConfig passed to get_npu_backend and drop `mode=` here")
+
+    # -- NPU205 ---------------------------------------------------------------------------
+    def _check_retained_outputs(self, compiles) -> None:
+        ctx = self.ctx
+        if not ctx.wants("NPU205"):
+            return
+        sem = ctx.sem
+        compiled: Dict[int, Tuple[cst.Call, Backend, str]] = {}  # id(compile call) -> ...
+        for call, site, b, _ in compiles:
+            m = self.mode(b)
+            if m not in ACLGRAPH_MODES:
+                continue
+            clone = self.effective(b.config, OUTPUT_CLONE, b.site, False)
+            if not (clone is False or (type(clone) is int and clone == 0)):
+                continue
+            compiled[id(call)] = (call, b, m)
+        if not compiled:
+            return
+        # bindings of a compiled callable: a name or self.<attr> bound to torch.compile(...), or a def
+        # decorated with @torch.compile(backend=...)
+        callable_of: Dict[int, Tuple[cst.Call, Backend, str]] = {}
+        for b in sem.all_bindings(with_attrs=True):
+            if b.kind == "assign" and not b.index and isinstance(b.value, cst.Call) and id(b.value) in compiled:
+                callable_of[id(b)] = compiled[id(b.value)]
+            elif b.kind == "def" and isinstance(b.node, cst.FunctionDef):
+                for d in b.node.decorators:
+                    if isinstance(d.decorator, cst.Call) and id(d.decorator) in compiled:
+                        callable_of[id(b)] = compiled[id(d.decorator)]
+        if not callable_of:
+            return
+        # calls of a compiled callable
+        invocations: Dict[int, Tuple[cst.Call, Site, Tuple[cst.Call, Backend, str]]] = {}
+        for call, site in self.calls:
+            b = sem.certain_binding(call.func, site)
+            if b is not None and id(b) in callable_of:
+                invocations[id(call)] = (call, site, callable_of[id(b)])
+        if not invocations:
+            return
+        # (report node, stored expression, the object that keeps it, how to name the place, site)
+        events: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, cst.CSTNode, Site]] = []
+        for call, site in self.calls:
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value in _RETAINING_METHODS:
+                pos = [a for a in call.args if a.keyword is None and not a.star]
+                i = _RETAINING_METHODS[f.attr.value]
+                if len(pos) > i:
+                    events.append((call, pos[i].value, f.value, f.value, site))
+        for target, value, container, site in self.subscript_stores:
+            events.append((target, value, container, target, site))
+        for raw in sem.attr_stores:
+            if raw.kind == "assign" and raw.value is not None:
+                events.append((raw.target, raw.value, raw.target.value, raw.target, raw.site))
+        code = cst.Module([]).code_for_node
+        # a list/set/dict comprehension that collects the outputs: every element is kept while the
+        # callable runs again for the next one
+        for comp, elt in self.comprehensions:
+            e = elt
+            while isinstance(e, cst.Subscript):
+                e = e.value
+            inv = invocations.get(id(e)) if isinstance(e, cst.Call) else None
+            if inv is None:
+                continue
+            call, _csite, (ccall, _backend, m) = inv
+            callee = code(call.func)
+            ctx.report("NPU205", comp,
+                       f"a comprehension collects the outputs of `{callee}` (compiled at line {self._line(ccall)} "
+                       f"with a torchair backend in \"{m}\" mode) without a copy: aclgraph replays write their "
+                       f"outputs into the same memory, so each call of `{callee}` overwrites the elements kept "
+                       "before it; collect copies (`.clone()`) or set `config.debug.aclgraph.enable_output_clone = "
+                       "True`")
+        reported: Set[int] = set()
+        for node, stored, container, place, site in events:
+            inv = self._output_of(stored, site, invocations)
+            if inv is None or id(node) in reported:
+                continue
+            call, csite, (ccall, _backend, m) = inv
+            loop = csite.shared_loop(site)
+            if loop is None or self._lives_in(container, site, loop):
+                continue
+            reported.add(id(node))
+            callee = code(call.func)
+            ctx.report("NPU205", node,
+                       f"an output of `{callee}` (compiled at line {self._line(ccall)} with a torchair backend in "
+                       f"\"{m}\" mode) is kept in `{code(place)}` across loop iterations without a copy: aclgraph replays "
+                       f"write their outputs into the same memory, so the next call of `{callee}` in this loop "
+                       "overwrites it in place; store a copy (`.clone()`) or set "
+                       "`config.debug.aclgraph.enable_output_clone = True`")
+
+    def _output_of(self, stored, site: Site, invocations):
+        e = stored
+        while isinstance(e, cst.Subscript):
+            e = e.value
+        if isinstance(e, cst.Call):
+            return invocations.get(id(e))
+        if isinstance(e, cst.Name):
+            cands, exact = self.ctx.sem.reaching(e.value, site)
+            if exact and cands[0].kind == "assign" and isinstance(cands[0].value, cst.Call):
+                return invocations.get(id(cands[0].value))
+        return None
+
+    def _lives_in(self, container, site: Site, loop) -> bool:
+        """True if the container (or the object whose attribute is stored) may be created anew
+        in each iteration of *loop*, so it does not outlive the iteration."""
+        root = container
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return True  # an expression we cannot follow: say nothing
+        cands, _ = self.ctx.sem.reaching(root.value, site)
+        return any((loop, True) in b.site.blocks and b.site.scope is site.scope for b in cands)
+
+
+# ======================================================================================
+# Helpers
+# ======================================================================================
+
+def _config_arg(call: cst.Call):
+    """The ``compiler_config`` argument of get_npu_backend (keyword; torchair's signature is
+    keyword-only, but a positional first argument is read too), or None."""
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "compiler_config":
+            return a.value
+    for a in call.args:
+        if a.keyword is None and not a.star:
+            return a.value
+    if any(a.star for a in call.args):
+        return cst.Ellipsis()  # unknown
+    return None
+
+
+def _names_in(node) -> List[cst.Name]:
+    out = []
+    while isinstance(node, cst.Attribute):
+        out.append(node.attr)
+        node = node.value
+    if isinstance(node, cst.Name):
+        out.append(node)
+    return out
+
+
+def sets_pool(ctx: FileContext, expr, site: Site) -> Optional[bool]:
+    """True if ``use_custom_pool = expr`` certainly sets a pool (a call result or a non-None
+    value), False if it is certainly None, None if unknown."""
+    value, vsite = ctx.sem.bound_expr(expr, site)
+    if isinstance(value, cst.Call):
+        return True
+    v = ctx.value(value, vsite)
+    if not is_constant(v):
+        return None  # unknown, or an imported object that may be None
+    return v is not None
+
+
+# The Evaluator turns list and tuple displays alike into tuples; a rule that
+# must tell them apart (torchair's ``isinstance(pool, tuple)``) looks at the syntax.
+def literal_kind(ctx: FileContext, expr, site: Site):
+    """("list"|"tuple"|"scalar", value-or-UNKNOWN, source) for a value whose kind is statically
+    known; (None, UNKNOWN, "") otherwise."""
+    value, vsite = ctx.sem.bound_expr(expr, site)
+    code = cst.Module([]).code_for_node(value)
+    if isinstance(value, (cst.List, cst.ListComp)):
+        v = ctx.value(value, vsite)
+        return "list", (list(v) if isinstance(v, tuple) else UNKNOWN), code
+    v = ctx.value(value, vsite)
+    if not is_constant(v):
+        return None, UNKNOWN, ""
+    if isinstance(v, tuple):
+        return ("tuple", v, code) if isinstance(value, cst.Tuple) else (None, UNKNOWN, "")
+    if isinstance(v, (bool, int, float, str, bytes)) or v is None:
+        return "scalar", v, code
+    return None, UNKNOWN, ""

@@ -1,0 +1,1199 @@
+"""NPU201-NPU208: torchair CompilerConfig, reduce-overhead / npugraph_ex (aclgraph) mode
+(RULES.md "NPU2xx"; docs/001; research/npu-api-constraints.md §A).
+
+Positions are computed on the dedented source with :func:`at` (1-based line and column of
+the first character of a needle), so a source can be edited without renumbering.
+"""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import codes
+from npulint.rules import torchair_config as tc
+
+SEL = ["NPU2"]
+DOCS = Path("/work/shared/docs")
+
+
+def at(src, needle, nth=0):
+    """(line, column) of the nth occurrence of *needle* in the dedented *src*."""
+    text = textwrap.dedent(src)
+    idx = -1
+    for _ in range(nth + 1):
+        idx = text.index(needle, idx + 1)
+    line = text.count("\n", 0, idx) + 1
+    col = idx - (text.rfind("\n", 0, idx) + 1) + 1
+    return line, col
+
+
+def pos(f):
+    return f.line, f.column
+
+
+HEADER = "import torch\nimport torchair\n"
+
+
+def mk(body, header=HEADER):
+    """A module: imports, then *body* (dedented)."""
+    return header + textwrap.dedent(body)
+
+
+def only(found, code):
+    return [f for f in found if f.code == code]
+
+
+# ======================================================================================
+# NPU201 aclgraph-option-ignored
+# ======================================================================================
+
+def test_npu201_default_mode_option_ignored(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_input = False
+        backend = torchair.get_npu_backend(compiler_config=config)
+        model = torch.compile(model, backend=backend)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU201"]
+    assert pos(found[0]) == at(src, "config.debug")
+    msg = found[0].message
+    assert "`config.debug.aclgraph.clone_input` only applies to aclgraph graphs" in msg
+    assert "never set" in msg and "max-autotune" in msg
+    assert f"(line {at(src, 'torchair.get_npu_backend')[0]})" in msg
+    assert "torchair ignores this setting" in msg and 'config.mode = "reduce-overhead"' in msg
+
+
+def test_npu201_explicit_max_autotune_and_every_aclgraph_family(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.mode = "max-autotune"
+        config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()
+        config.debug.aclgraph.static_capture_size_limit = 8
+        config.experimental_config.aclgraph._aclnn_static_shape_kernel = True
+        config.experimental_config.frozen_parameter = True
+        config.debug.run_eagerly = True
+        config.debug.aclgraph.enable_output_clone.value = True
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU201"] * 4
+    assert [pos(f) for f in found] == [at(src, "config.aclgraph_config"), at(src, "config.debug.aclgraph.static"),
+                                       at(src, "config.experimental_config.aclgraph"),
+                                       at(src, "config.debug.aclgraph.enable")]
+    assert f'config.mode is "max-autotune" (line {at(src, "config.mode")[0]})' in found[0].message
+    assert "`config.debug.aclgraph.enable_output_clone` only applies" in found[3].message
+
+
+@pytest.mark.parametrize("mode", ["reduce-overhead", "npugraph_ex"])
+def test_npu201_clean_twin_aclgraph_modes(lint, mode):
+    src = mk(f"""
+        config = torchair.CompilerConfig()
+        config.mode = "{mode}"
+        config.debug.aclgraph.clone_input = False
+        config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu201_mode_value_assignment_sets_the_mode(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.mode.value = "reduce-overhead"
+        config.debug.aclgraph.clone_input = False
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+    found = lint(src.replace('"reduce-overhead"', '"max-autotune"'), select=SEL)
+    assert codes(found) == ["NPU201"]
+
+
+@pytest.mark.parametrize("block", [
+    "if use_graph:\n    config.mode = \"reduce-overhead\"\n",
+    "if use_graph:\n    pass\nelse:\n    config.mode = \"max-autotune\"\n",
+    "for m in modes:\n    config.mode = \"max-autotune\"\n",
+    "while not done:\n    config.mode = \"max-autotune\"\n    done = True\n",
+    "try:\n    config.mode = \"max-autotune\"\nexcept ValueError:\n    pass\n",
+    "with ctx:\n    config.mode = \"max-autotune\"\n",
+])
+def test_npu201_conditional_mode_is_unknown(lint, block):
+    src = mk("config = torchair.CompilerConfig()\n" + block +
+             "config.debug.aclgraph.clone_input = False\n"
+             "backend = torchair.get_npu_backend(compiler_config=config)\n")
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu201_conditional_mode_even_around_the_backend_call_is_unknown(lint):
+    # RULES.md: an assignment under if/for/while/try/with makes the mode unknown
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_input = False
+        if __name__ == "__main__":
+            config.mode = "max-autotune"
+            backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu201_mode_through_constants(lint):
+    src = mk("""
+        GRAPH_MODE = "reduce-" + "overhead"
+        config = torchair.CompilerConfig()
+        config.mode = GRAPH_MODE
+        config.debug.aclgraph.clone_input = False
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+    found = lint(src.replace('"reduce-" + "overhead"', '"max-" + "autotune"'), select=SEL)
+    assert codes(found) == ["NPU201"]
+
+
+def test_npu201_mode_from_parameter_or_environment_is_unknown(lint):
+    src = mk("""
+        import os
+        config = torchair.CompilerConfig()
+        config.mode = os.environ["MODE"]
+        config.debug.aclgraph.clone_input = False
+        backend = torchair.get_npu_backend(compiler_config=config)
+
+        def build(mode):
+            cfg = torchair.CompilerConfig()
+            cfg.mode = mode
+            cfg.debug.aclgraph.clone_input = False
+            return torchair.get_npu_backend(compiler_config=cfg)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu201_config_from_parameter_is_silent(lint):
+    src = mk("""
+        def build(config):
+            config.debug.aclgraph.clone_input = False
+            return torchair.get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu201_local_class_named_compiler_config_is_not_torchair(lint):
+    src = mk("""
+        class CompilerConfig:
+            pass
+
+        config = CompilerConfig()
+        config.debug.aclgraph.clone_input = False
+        config.debug.aclgraph.clone_inputs = "no"
+        config.mode = "reduce_overhead"
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu201_mode_after_the_backend_call_is_unknown(lint):
+    # torchair reads the config when the compiled model first runs: a later assignment counts
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_input = False
+        backend = torchair.get_npu_backend(compiler_config=config)
+        config.mode = "reduce-overhead"
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu201_mode_in_another_scope_is_unknown(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_input = False
+
+        def use_aclgraph():
+            config.mode = "reduce-overhead"
+
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("escape", [
+    "configure(config)",
+    "setattr(config, 'mode', 'reduce-overhead')",
+    "other = config",
+    "configure(mode=config.mode)",
+    "settings = [config]",
+])
+def test_npu201_config_passed_on_is_unknown(lint, escape):
+    src = mk(f"""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_input = False
+        {escape}
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu201_reading_the_config_is_not_an_escape(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_input = False
+        print(config.mode.value, config.debug.aclgraph.clone_input)
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU201"]
+
+
+def test_npu201_mode_in_a_tuple_target_is_unknown(lint):
+    # attribute targets inside tuples are not in the engine's attr_stores; the rule finds them
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.mode, label = "reduce-overhead", "graph"
+        config.debug.aclgraph.clone_input = False
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu201_config_bound_in_two_branches_is_unknown(lint):
+    src = mk("""
+        if fast:
+            config = torchair.CompilerConfig()
+        else:
+            config = make_config()
+        config.debug.aclgraph.clone_input = False
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu201_without_a_backend_call_says_nothing(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_input = False
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("header, cfg, backend", [
+    ("import torch\nimport torchair as tng\n", "tng.CompilerConfig()", "tng.get_npu_backend"),
+    ("import torch\nfrom torchair import CompilerConfig, get_npu_backend\n", "CompilerConfig()", "get_npu_backend"),
+    ("import torch\nfrom torchair.configs.compiler_config import CompilerConfig\nimport torchair\n",
+     "CompilerConfig()", "torchair.get_npu_backend"),
+    (("import torch\nfrom torchair.configs.compiler_config import CompilerConfig as CC\n"
+      "from torchair.npu_fx_compiler import get_npu_backend as gnb\n"), "CC()", "gnb"),
+    ("import torch\nimport torchair.configs.compiler_config\nimport torchair\n",
+     "torchair.configs.compiler_config.CompilerConfig()", "torchair.get_npu_backend"),
+])
+def test_npu201_import_aliases(lint, header, cfg, backend):
+    src = mk(f"""
+        config = {cfg}
+        config.debug.aclgraph.clone_input = False
+        npu_backend = {backend}(compiler_config=config)
+    """, header=header)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU201"]
+    assert pos(found[0]) == at(src, "config.debug")
+
+
+def test_npu201_positional_config_argument(lint):
+    # torchair's get_npu_backend is keyword-only (the call raises TypeError); the config is read anyway
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_input = False
+        backend = torchair.get_npu_backend(config)
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU201"]
+
+
+def test_npu201_same_named_local_get_npu_backend_is_not_torchair(lint):
+    src = mk("""
+        def get_npu_backend(compiler_config):
+            return compiler_config
+
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_input = False
+        backend = get_npu_backend(compiler_config=config)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu201_config_in_a_function(lint):
+    src = mk("""
+        def build(model):
+            config = torchair.CompilerConfig()
+            config.debug.aclgraph.enable_output_clone = True
+            return torch.compile(model, backend=torchair.get_npu_backend(compiler_config=config))
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU201"]
+    assert pos(found[0]) == at(src, "config.debug")
+
+
+def test_npu201_two_configs_one_name(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.mode = "reduce-overhead"
+        config.debug.aclgraph.clone_input = False
+        b1 = torchair.get_npu_backend(compiler_config=config)
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_input = False
+        b2 = torchair.get_npu_backend(compiler_config=config)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU201"]
+    assert pos(found[0]) == at(src, "config.debug", nth=1)
+
+
+# ======================================================================================
+# NPU202 custom-pool-overrides-fx-reuse
+# ======================================================================================
+
+def test_npu202_false_with_custom_pool(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.mode = "reduce-overhead"
+        config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()
+        config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU202"]
+    assert pos(found[0]) == at(src, "config.debug")
+    msg = found[0].message
+    assert "has no effect" in msg and f"use_custom_pool` is set (line {at(src, 'config.aclgraph')[0]})" in msg
+    assert "forces disable_mempool_reuse_in_same_fx to True" in msg
+
+
+def test_npu202_pool_through_a_name_and_zero(lint):
+    src = mk("""
+        pool = torch.npu.graph_pool_handle()
+        config = torchair.CompilerConfig()
+        config.mode = "npugraph_ex"
+        config.debug.aclgraph.disable_mempool_reuse_in_same_fx = 0
+        config.aclgraph_config.use_custom_pool = pool
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU202"]
+    assert pos(found[0]) == at(src, "config.debug")
+
+
+P = "config.aclgraph_config.use_custom_pool = "
+F = "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False\n"
+
+
+@pytest.mark.parametrize("lines", [
+    # True is redundant but harmless
+    P + "torch.npu.graph_pool_handle()\nconfig.debug.aclgraph.disable_mempool_reuse_in_same_fx = True\n",
+    # no pool
+    F,
+    # pool None
+    P + "None\n" + F,
+    # pool only under if: not certainly set
+    "if shared:\n    " + P + "torch.npu.graph_pool_handle()\n" + F,
+    # pool set, then reset to None
+    P + "torch.npu.graph_pool_handle()\n" + P + "None\n" + F,
+    # pool of unknown value
+    P + "pool if shared else None\n" + F,
+    # pool set in another function
+    "def share():\n    " + P + "torch.npu.graph_pool_handle()\n" + F,
+])
+def test_npu202_clean_twins(lint, lines):
+    src = mk("config = torchair.CompilerConfig()\nconfig.mode = \"reduce-overhead\"\n" + lines +
+             "backend = torchair.get_npu_backend(compiler_config=config)\n")
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu202_config_from_parameter_is_silent(lint):
+    src = mk("""
+        def tune(config):
+            config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()
+            config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+# ======================================================================================
+# NPU203 graphs-without-shared-pool
+# ======================================================================================
+
+def test_npu203_second_and_later_compiles(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.mode = "reduce-overhead"
+        backend = torchair.get_npu_backend(compiler_config=config)
+        enc = torch.compile(encoder, backend=backend)
+        dec = torch.compile(decoder, backend=backend)
+        head = torch.compile(lm_head, backend=backend)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU203", "NPU203"]
+    assert [pos(f) for f in found] == [at(src, "torch.compile(decoder"), at(src, "torch.compile(lm_head")]
+    msg = found[0].message
+    assert f"the first is at line {at(src, 'torch.compile')[0]}" in msg and '"reduce-overhead"' in msg
+    assert "use_custom_pool" in msg and "graph_pool_handle" in msg
+
+
+def test_npu203_two_configs_and_a_decorator(lint):
+    src = mk("""
+        import torchair as tng
+        c1 = tng.CompilerConfig()
+        c1.mode = "npugraph_ex"
+        c2 = tng.CompilerConfig()
+        c2.mode = "reduce-overhead"
+        enc = torch.compile(encoder, backend=tng.get_npu_backend(compiler_config=c1))
+
+        @torch.compile(backend=tng.get_npu_backend(compiler_config=c2))
+        def step(x):
+            return x + 1
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU203"]
+    assert pos(found[0]) == at(src, "torch.compile(backend")
+
+
+@pytest.mark.parametrize("lines", [
+    'c1.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()\n',
+    'c2.aclgraph_config.use_custom_pool = pool\n',
+    'if shared:\n    c1.aclgraph_config.use_custom_pool = pool\n',
+    'c2.mode = "max-autotune"\n',
+    'c2.mode = get_mode()\n',
+    'share(c1)\n',
+])
+def test_npu203_clean_twins(lint, lines):
+    src = mk("c1 = torchair.CompilerConfig()\nc1.mode = \"reduce-overhead\"\n"
+             "c2 = torchair.CompilerConfig()\nc2.mode = \"reduce-overhead\"\n" + lines +
+             "a = torch.compile(m1, backend=torchair.get_npu_backend(compiler_config=c1))\n"
+             "b = torch.compile(m2, backend=torchair.get_npu_backend(compiler_config=c2))\n")
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu203_one_compile_or_default_backends_is_clean(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.mode = "reduce-overhead"
+        a = torch.compile(m1, backend=torchair.get_npu_backend(compiler_config=config))
+        b = torch.compile(m2, backend=torchair.get_npu_backend())
+        c = torch.compile(m3)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+# ======================================================================================
+# NPU204 config-option-type
+# ======================================================================================
+
+@pytest.mark.parametrize("value, shown", [
+    ('"False"', "'False' (str)"),
+    ("None", "None (NoneType)"),
+    ("1.5", "1.5 (float)"),
+    ("2", "2 (int)"),
+    ("[True]", "(True,) (tuple)"),
+])
+def test_npu204_bool_option_raises(lint, value, shown):
+    src = mk(f"""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_input = {value}
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU204"]
+    assert pos(found[0]) == at(src, "config.debug")
+    assert f"is a boolean option but gets {shown}: torchair raises ValueError" in found[0].message
+
+
+def test_npu204_float_zero_one_is_accepted_by_torchair_but_reported(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.enable_output_clone = 1.0
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU204"]
+    assert "torchair accepts it because 1.0 == True" in found[0].message
+    assert "treats it as off" in found[0].message
+
+
+@pytest.mark.parametrize("value", ["True", "False", "0", "1", "flag", "not quiet"])
+def test_npu204_bool_option_clean(lint, value):
+    src = mk(f"""
+        config = torchair.CompilerConfig()
+        config.experimental_config.frozen_parameter = {value}
+        config.debug.aclgraph.clone_input.value = {value}
+        config.ge_config.enable_single_stream = {value}
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu204_value_attribute_and_constants(lint):
+    src = mk("""
+        OFF = "off"
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.remove_cat_ops.value = OFF
+        config.experimental_config.aclgraph._super_kernel_optimize = OFF
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU204", "NPU204"]
+    assert [pos(f) for f in found] == [at(src, "config.debug"), at(src, "config.experimental")]
+
+
+@pytest.mark.parametrize("value, why", [
+    ("0", "outside [1, 2**63-1]"),
+    ("-4", "outside [1, 2**63-1]"),
+    ("2 ** 63", "outside [1, 2**63-1]"),
+    ('"64"', "is not an int"),
+    ("64.0", "is not an int"),
+    ("False", "outside [1, 2**63-1]"),
+])
+def test_npu204_static_capture_size_limit(lint, value, why):
+    src = mk(f"""
+        LIMIT = {value}
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.static_capture_size_limit = LIMIT
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU204"]
+    assert pos(found[0]) == at(src, "config.debug")
+    assert why in found[0].message and "ValueError" in found[0].message
+
+
+@pytest.mark.parametrize("value", ["1", "64", "2 ** 63 - 1", "True", "limit"])
+def test_npu204_static_capture_size_limit_clean(lint, value):
+    src = mk(f"""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.static_capture_size_limit = {value}
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("True", "True (bool)"),
+    ("1", "1 (int)"),
+    ('"pool"', "'pool' (str)"),
+    ("[0, 1]", "the list [0, 1]"),
+    ("(1, 2)", "the tuple (1, 2)"),
+    ("(0, 1, 2)", "the tuple (0, 1, 2)"),
+    ("[h for h in handles]", "the list [h for h in handles]"),
+])
+def test_npu204_use_custom_pool_not_a_handle(lint, value, shown):
+    src = mk(f"""
+        config = torchair.CompilerConfig()
+        config.aclgraph_config.use_custom_pool = {value}
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU204"]
+    assert pos(found[0]) == at(src, "config.aclgraph_config")
+    assert f"gets {shown}, which is not a graph-pool handle" in found[0].message
+    assert "TypeError" in found[0].message
+
+
+@pytest.mark.parametrize("value", ["None", "(0, 1)", "torch.npu.graph_pool_handle()", "pool", "make_pool()"])
+def test_npu204_use_custom_pool_clean(lint, value):
+    src = mk(f"""
+        config = torchair.CompilerConfig()
+        config.aclgraph_config.use_custom_pool = {value}
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu204_list_through_a_name(lint):
+    src = mk("""
+        POOL = [0, 7]
+        config = torchair.CompilerConfig()
+        config.aclgraph_config.use_custom_pool = POOL
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU204"]
+
+
+def test_npu204_traps(lint):
+    src = mk("""
+        class CompilerConfig:
+            pass
+
+        def tune(config):
+            config.debug.aclgraph.clone_input = "False"
+
+        local = CompilerConfig()
+        local.debug.aclgraph.clone_input = "False"
+        cfg = torchair.CompilerConfig()
+        cfg.export.export_mode = "yes"          # _ExportConfig stores anything unchecked
+        cfg.debug = other_debug
+        cfg.debug.aclgraph.clone_input = "False"  # no longer torchair's sub-config
+        holder.config.debug.aclgraph.clone_input = "False"
+        configs[0].debug.aclgraph.clone_input = "False"
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+# ======================================================================================
+# NPU205 aclgraph-output-retained
+# ======================================================================================
+
+RO = mk("""
+    config = torchair.CompilerConfig()
+    config.mode = "reduce-overhead"
+    npu_backend = torchair.get_npu_backend(compiler_config=config)
+    opt_model = torch.compile(model, backend=npu_backend)
+""")
+
+
+def test_npu205_append_in_loop(lint):
+    src = RO + textwrap.dedent("""
+        outs = []
+        for x in batches:
+            out = opt_model(x)
+            outs.append(out)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU205"]
+    assert pos(found[0]) == at(src, "outs.append")
+    msg = found[0].message
+    assert f"an output of `opt_model` (compiled at line {at(src, 'torch.compile')[0]}" in msg
+    assert '"reduce-overhead" mode' in msg
+    assert "kept in `outs` across loop iterations" in msg and "overwrites it in place" in msg
+    assert ".clone()" in msg and "enable_output_clone = True" in msg
+
+
+@pytest.mark.parametrize("store, needle", [
+    ("outs.insert(0, out)", "outs.insert"),
+    ("seen.add(out)", "seen.add"),
+    ("outs.extend(out)", "outs.extend"),
+    ("outs.append(out[0])", "outs.append"),
+    ("outs.append(out[:, -1])", "outs.append"),
+    ("cache[step] = out", "cache[step]"),
+    ("holder.last = out", "holder.last"),
+    ("outs.append(opt_model(x))", "outs.append"),
+])
+def test_npu205_other_ways_of_keeping(lint, store, needle):
+    src = RO + textwrap.dedent(f"""
+        outs, seen, cache = [], set(), {{}}
+        for step, x in enumerate(batches):
+            out = opt_model(x)
+            {store}
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU205"]
+    assert pos(found[0]) == at(src, needle)
+
+
+def test_npu205_tuple_outputs_while_loop_and_method(lint):
+    src = RO + textwrap.dedent("""
+        class Runner:
+            def run(self, batches):
+                i = 0
+                while i < len(batches):
+                    logits, cache = opt_model(batches[i])
+                    self.last_logits = logits
+                    i += 1
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU205"]
+    assert pos(found[0]) == at(src, "self.last_logits")
+
+
+@pytest.mark.parametrize("store", [
+    "outs.append(out.clone())",
+    "outs.append(out.detach().clone())",
+    "outs.append(out.cpu())",
+    "outs.append(out.tolist())",
+    "outs.append(out.item())",
+    "outs.append(copy.deepcopy(out))",
+    "outs.append(out.argmax(-1))",
+    "total = total + out",
+])
+def test_npu205_copies_are_clean(lint, store):
+    src = RO + textwrap.dedent(f"""
+        import copy
+        outs = []
+        for x in batches:
+            out = opt_model(x)
+            {store}
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu205_clean_twins(lint):
+    loop = "outs = []\nfor x in batches:\n    out = opt_model(x)\n    outs.append(out)\n"
+    # enable_output_clone on
+    src = RO.replace('npu_backend =', 'config.debug.aclgraph.enable_output_clone = True\nnpu_backend =') + loop
+    assert codes(lint(src, select=SEL)) == []
+    # max-autotune
+    assert codes(lint(RO.replace('"reduce-overhead"', '"max-autotune"') + loop, select=SEL)) == []
+    # mode unknown
+    assert codes(lint(RO.replace('"reduce-overhead"', 'args.mode') + loop, select=SEL)) == []
+    # output clone unknown
+    src = RO.replace('npu_backend =', 'config.debug.aclgraph.enable_output_clone = args.clone\nnpu_backend =') + loop
+    assert codes(lint(src, select=SEL)) == []
+    # a container made in each iteration
+    assert codes(lint(RO + "for x in batches:\n    outs = []\n    out = opt_model(x)\n    outs.append(out)\n",
+                      select=SEL)) == []
+    # no loop
+    assert codes(lint(RO + "outs = []\nout = opt_model(x)\nouts.append(out)\n", select=SEL)) == []
+    # the call is outside the loop
+    assert codes(lint(RO + "outs = []\nout = opt_model(x)\nfor i in range(3):\n    outs.append(out)\n",
+                      select=SEL)) == []
+    # not the compiled callable
+    assert codes(lint(RO + "outs = []\nfor x in batches:\n    out = model(x)\n    outs.append(out)\n",
+                      select=SEL)) == []
+
+
+def test_npu205_decorated_function_npugraph_ex(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.mode = "npugraph_ex"
+
+        @torch.compile(backend=torchair.get_npu_backend(compiler_config=config), dynamic=False)
+        def step(x):
+            return x * 2
+
+        history = []
+        for x in batches:
+            history.append(step(x))
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU205"]
+    assert pos(found[0]) == at(src, "history.append")
+    assert '"npugraph_ex" mode' in found[0].message
+
+
+def test_npu205_comprehension_collecting_outputs(lint):
+    src = RO + textwrap.dedent("""
+        logits = [opt_model(x) for x in batches]
+        firsts = {i: opt_model(x)[0] for i, x in enumerate(batches)}
+        copies = [opt_model(x).clone() for x in batches]
+        total = sum(opt_model(x) for x in batches)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU205", "NPU205"]
+    assert [pos(f) for f in found] == [at(src, "[opt_model"), at(src, "{i:")]
+    assert "a comprehension collects the outputs of `opt_model`" in found[0].message
+
+
+# ======================================================================================
+# NPU206 unknown-config-option
+# ======================================================================================
+
+def test_npu206_unknown_option_raises(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.clone_inputs = False
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU206"]
+    assert pos(found[0]) == at(src, "config.debug")
+    msg = found[0].message
+    assert "`config.debug.aclgraph.clone_inputs` is not a torchair config option" in msg
+    assert "_AclGraphDebugConfig has no option 'clone_inputs' and raises ValueError" in msg
+    assert "did you mean `config.debug.aclgraph.clone_input`?" in msg
+
+
+def test_npu206_lenient_sub_config_silently_ignores(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.aclgraph_config.use_custom_pools = torch.npu.graph_pool_handle()
+        config.npugraphex_config.clone_outputs = True
+        config.export.export_nmae = "net"
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU206"] * 3
+    assert "silently stored and ignored" in found[0].message
+    assert "did you mean `config.aclgraph_config.use_custom_pool`?" in found[0].message
+    assert "did you mean `config.npugraphex_config.clone_output`?" in found[1].message
+    assert "did you mean `config.export.export_name`?" in found[2].message
+
+
+@pytest.mark.parametrize("target", ["aclgraph_config", "npugraphex_config"])
+def test_npu206_assigning_the_sub_object_raises(lint, target):
+    src = mk(f"""
+        config = torchair.CompilerConfig()
+        config.{target} = None
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU206"]
+    assert pos(found[0]) == at(src, f"config.{target}")
+    assert f"CompilerConfig has no option '{target}'" in found[0].message
+    assert "raises ValueError" in found[0].message
+
+
+def test_npu206_other_shapes(lint):
+    src = mk("""
+        import torchair as tng
+        config = tng.CompilerConfig()
+        config.modes = "reduce-overhead"
+        config.debug.fx_summary.path = "/tmp"
+        config.debug.aclgraphs.clone_input = False
+        config.mode.valeu = "reduce-overhead"
+        config.mode.default = "reduce-overhead"
+        config.debug.aclgraph.static_capture_size_limt += 1
+        config.debug.aclgraph.clone_inputs, other = False, 1
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU206"] * 7
+    msgs = [f.message for f in found]
+    assert "CompilerConfig has no option 'modes'" in msgs[0] and "did you mean `config.mode`?" in msgs[0]
+    assert "_FxSummary has no option 'path'" in msgs[1]
+    assert "`config.debug` has no attribute 'aclgraphs', so Python raises AttributeError" in msgs[2]
+    assert "option value object" in msgs[3] and "did you mean `config.mode.value`?" in msgs[3]
+    assert "read-only property" in msgs[4] and "AttributeError" in msgs[4]
+    assert "AttributeError" in msgs[5]
+    assert pos(found[6]) == at(src, "config.debug.aclgraph.clone_inputs")
+
+
+def test_npu206_every_torchair_option_is_known(lint):
+    lines = "".join(f"config.{p} = None\n" for p in tc.leaf_paths())
+    src = mk("config = torchair.CompilerConfig()\n" + lines +
+             "config.mode.value = 'npugraph_ex'\nconfig.debug.aclgraph.clone_input.value = True\n"
+             "config.debug.graph_dump.path = '/tmp'\nconfig.debug.data_dump.filter = f\n"
+             "config.debug = config.debug\nconfig.experimental_config.aclgraph = x\n")
+    assert codes(lint(src, select=["NPU206"])) == []
+
+
+def test_npu206_option_tree_covers_the_research_field_table():
+    # research/npu-api-constraints.md §A.3 (every path it names)
+    paths = set(tc.leaf_paths())
+    for p in ["mode", "aclgraph_config.use_custom_pool", "debug.aclgraph.disable_mempool_reuse_in_same_fx",
+              "debug.aclgraph.clone_input", "debug.aclgraph.enable_output_clone",
+              "debug.aclgraph.static_capture_size_limit", "debug.aclgraph.disable_reinplace_inplaceable_ops_pass",
+              "debug.aclgraph.disable_reinplace_input_mutated_ops_pass", "debug.aclgraph.remove_cat_ops",
+              "debug.run_eagerly", "experimental_config.aclgraph._aclnn_static_shape_kernel",
+              "experimental_config.aclgraph._aclnn_static_shape_kernel_build_dir",
+              "experimental_config.aclgraph._aclnn_static_shape_kernel_sym_value_range",
+              "experimental_config.aclgraph._aclnn_static_shape_kernel_sym_index",
+              "experimental_config.aclgraph._super_kernel_optimize",
+              "experimental_config.aclgraph._super_kernel_optimize_options",
+              "experimental_config.aclgraph._super_kernel_debug_options", "experimental_config.frozen_parameter",
+              # §A.5 warn lists
+              "inference_config.dynamic_gears_merge_policy", "debug.fx_summary.type", "dump_config.enable_dump",
+              "ge_config.export_compile_stat", "export.experimental.auto_atc_config_generated",
+              "export.experimental.enable_record_nn_module_stack", "ge_config.enable_single_stream",
+              "ge_config.oo_level", "ge_config.oo_constant_folding", "ge_config.oo_dead_code_elimination",
+              "experimental_config.topology_sorting_strategy", "experimental_config.cc_parallel_enable",
+              "experimental_config.enable_ref_data", "experimental_config.tiling_schedule_optimize",
+              "experimental_config.enable_view_optimize", "fusion_config.fusion_switch_file",
+              "experimental_config.static_model_ops_lower_limit", "ge_config.aicore_num",
+              "ge_config.optimization_switch"]:
+        assert p in paths, p
+    assert tc.walk(("aclgraph_config",)).status == "unassignable"
+    assert tc.walk(("debug", "aclgraph", "clone_inputs")).status == "unknown"
+    assert tc.walk(("mode", "value")).option_path == ("mode",)
+    assert tc.walk(("aclgraph_config", "use_custom_pool", "x")).status == "opaque"
+
+
+def test_npu206_traps(lint):
+    src = mk("""
+        class CompilerConfig:
+            pass
+
+        def tune(config):
+            config.debug.aclgraph.clone_inputs = False
+
+        local = CompilerConfig()
+        local.debug.aclgraph.clone_inputs = False
+        cfg = torchair.CompilerConfig()
+        cfg.debug = MyDebug()
+        cfg.debug.anything = 1
+        cfg.aclgraph_config.use_custom_pool.whatever = 1
+        self_cfg = holder.cfg
+        self_cfg.debug.aclgraph.clone_inputs = False
+        if flag:
+            maybe = torchair.CompilerConfig()
+        else:
+            maybe = Other()
+        maybe.debug.aclgraph.clone_inputs = False
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu206_module_config_changed_in_a_function(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+
+        def tune():
+            config.debug.aclgraph.clone_inputs = False
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU206"]
+    assert pos(found[0]) == at(src, "config.debug")
+
+
+# ======================================================================================
+# NPU207 invalid-compile-mode
+# ======================================================================================
+
+def test_npu207_reduce_overhead_with_underscore(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.mode = "reduce_overhead"
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU207"]
+    assert pos(found[0]) == at(src, "config.mode")
+    msg = found[0].message
+    assert "'reduce_overhead' is not a torchair compile mode" in msg and "raises ValueError" in msg
+    assert "did you mean 'reduce-overhead'?" in msg
+
+
+@pytest.mark.parametrize("value", ['"reduce-overhead "', '"default"', "None", '"Max-Autotune"', "MODE", '"npugraph-ex"'])
+def test_npu207_other_bad_values(lint, value):
+    src = mk(f"""
+        MODE = "aclgraph"
+        config = torchair.CompilerConfig()
+        config.mode.value = {value}
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU207"]
+    assert pos(found[0]) == at(src, "config.mode")
+
+
+@pytest.mark.parametrize("value", ['"max-autotune"', '"reduce-overhead"', '"npugraph_ex"', "args.mode", "m"])
+def test_npu207_clean(lint, value):
+    src = mk(f"""
+        config = torchair.CompilerConfig()
+        config.mode = {value}
+        config.mode.value = {value}
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu207_traps(lint):
+    src = mk("""
+        class CompilerConfig:
+            mode = "x"
+
+        def tune(config):
+            config.mode = "reduce_overhead"
+
+        local = CompilerConfig()
+        local.mode = "reduce_overhead"
+        opts.mode = "reduce_overhead"
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+# ======================================================================================
+# NPU208 compile-mode-kwarg-ignored
+# ======================================================================================
+
+def test_npu208_mode_kwarg_with_torchair_backend(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        npu_backend = torchair.get_npu_backend(compiler_config=config)
+        model = torch.compile(model, backend=npu_backend, mode="reduce-overhead")
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU208"]
+    assert pos(found[0]) == at(src, 'mode="reduce-overhead"')
+    msg = found[0].message
+    line = at(src, "torchair.get_npu_backend")[0]
+    assert f"passes mode='reduce-overhead' to the torchair backend (get_npu_backend at line {line})" in msg
+    assert 'the config\'s mode ("max-autotune")' in msg and "set `config.mode`" in msg
+
+
+def test_npu208_inline_backend_and_default_config(lint):
+    src = mk("""
+        import torchair as tng
+        MODE = "max-autotune-no-cudagraphs"
+        model = torch.compile(model, mode=MODE, backend=tng.get_npu_backend())
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU208"]
+    assert pos(found[0]) == at(src, "mode=MODE")
+
+
+@pytest.mark.parametrize("compile_call", [
+    "torch.compile(model, backend=npu_backend)",
+    "torch.compile(model, backend=npu_backend, mode=None)",
+    "torch.compile(model, backend=npu_backend, mode='default')",
+    "torch.compile(model, backend=npu_backend, mode=args.mode)",
+    "torch.compile(model, mode='reduce-overhead')",
+    "torch.compile(model, backend='npugraph_ex', mode='reduce-overhead')",
+    "torch.compile(model, backend=other_backend, mode='reduce-overhead')",
+])
+def test_npu208_clean(lint, compile_call):
+    src = mk(f"""
+        npu_backend = torchair.get_npu_backend()
+        model = {compile_call}
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+# ======================================================================================
+# The vendor examples (docs/001, and the torchair part of docs/002)
+# ======================================================================================
+
+# docs/001 使用方法 (lines 1-14 of the example, verbatim; the doc itself imports only torch_npu and torchair)
+DOC_001_EXAMPLE = """\
+import torch_npu, torchair
+config = torchair.CompilerConfig()
+# 配置图执行模式
+config.mode = "reduce-overhead"
+# 开启模式一
+config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()
+# 关闭模式二
+config.debug.aclgraph.disable_mempool_reuse_in_same_fx = True
+# 关闭模式三
+config.debug.aclgraph.clone_input = False
+# 主动开启输出内存拷贝
+config.debug.aclgraph.enable_output_clone = True
+npu_backend = torchair.get_npu_backend(compiler_config=config)
+opt_model = torch.compile(model, backend=npu_backend)
+"""
+
+# docs/002 (in-graph multi-stream, 48 lines), with its indentation restored
+DOC_002_EXAMPLE = r'''import torch, os
+import torch_npu
+import torchair as tng
+from torchair.configs.compiler_config import CompilerConfig
+from torchair.core.utils import logger
+# 定义模型model
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        # 创建两个tag="66",tag="77"的event
+        self.tagged_event1 = tng.ops.npu_create_tagged_event(tag="66")
+        self.tagged_event2 = tng.ops.npu_create_tagged_event(tag="77")
+    def forward(self, in1, in2, in3, in4):
+        add_result = torch.add(in1, in2)
+        # 插入一个event_record用于同步,对于self.tagged_event1.wait后的任务需要等record执行完毕才能执行
+        tng.ops.npu_tagged_event_record(self.tagged_event1)
+        with tng.scope.npu_stream_switch('1'):
+            # torch.mm算子(mm_result)等待torch.add算子(add_result)执行完再执行
+            tng.ops.npu_tagged_event_wait(self.tagged_event1)
+            mm_result = torch.mm(in3, in4)
+            # 插入一个event_record用于同步,对于self.tagged_event2.wait后的任务需要等record执行完毕才能执行
+            tng.ops.npu_tagged_event_record(self.tagged_event2)
+            B = in3 + in4
+            # 调用npu_record_tagged_stream,表明Tensor B在stream'1'上使用,延长Tensor B对应内存的生命周期
+            tng.ops.npu_record_tagged_stream(B, '1')
+        mm1 = torch.mm(in3, in4)
+        del B
+        C = torch.ones(1000, 1000, dtype = torch.float16, device="npu")
+        C.add_(2)
+        with tng.scope.npu_stream_switch('2'):
+            # torch.add算子(add2)等待torch.mm算子(mm_result)执行完再执行
+            tng.ops.npu_tagged_event_wait(self.tagged_event2)
+            add2 = torch.add(in3, in4)
+        return add_result, mm_result, mm1, add2, C
+model = Model()
+config = CompilerConfig()
+config.mode = "reduce-overhead"
+npu_backend = tng.get_npu_backend(compiler_config=config)
+# 使用torchair的backend去调用compile接口编译模型
+model = torch.compile(model, backend=npu_backend, dynamic=False, fullgraph=True)
+in1 = torch.randn(1000, 1000, dtype = torch.float16).npu()
+in2 = torch.randn(1000, 1000, dtype = torch.float16).npu()
+in3 = torch.randn(1000, 1000, dtype = torch.float16).npu()
+in4 = torch.randn(1000, 1000, dtype = torch.float16).npu()
+result = model(in1, in2, in3, in4)
+print(f"Result:\n{result}\n")
+'''
+
+
+def _flat(text):
+    return " ".join(text.split())
+
+
+@pytest.mark.parametrize("name, example", [("001_06edc31463f448ca.txt", DOC_001_EXAMPLE),
+                                           ("002_e8652c860bb7e87b.txt", DOC_002_EXAMPLE)])
+def test_vendor_examples_are_the_docs_code(name, example):
+    doc = DOCS / name
+    if not doc.exists():
+        pytest.skip("shared docs not available")
+    flat = _flat(doc.read_text(encoding="utf-8"))
+    for line in example.splitlines():
+        if line.strip():
+            assert _flat(line) in flat, line
+
+
+def test_doc_001_example_lints_clean(lint):
+    assert codes(lint(DOC_001_EXAMPLE, select=SEL)) == []
+    assert codes(lint(DOC_001_EXAMPLE, select=["ALL"])) == []
+    # with torch imported (torch.compile then resolves) and the model run in a loop
+    src = "import torch\n" + DOC_001_EXAMPLE + "outs = []\nfor x in batches:\n    outs.append(opt_model(x))\n"
+    assert codes(lint(src, select=["ALL"])) == []
+
+
+def test_doc_001_example_variants_are_reported(lint):
+    src = "import torch\n" + DOC_001_EXAMPLE
+    # mode line dropped: every aclgraph option is ignored in max-autotune
+    found = lint(src.replace('config.mode = "reduce-overhead"\n', ""), select=SEL)
+    assert codes(found) == ["NPU201"] * 4
+    # mode 2 "closed" with False: no effect with a custom pool
+    found = lint(src.replace("disable_mempool_reuse_in_same_fx = True", "disable_mempool_reuse_in_same_fx = False"),
+                 select=SEL)
+    assert codes(found) == ["NPU202"]
+    # without the output clone, outputs kept across calls are overwritten
+    found = lint(src.replace("enable_output_clone = True", "enable_output_clone = False")
+                 + "outs = []\nfor x in batches:\n    outs.append(opt_model(x))\n", select=SEL)
+    assert codes(found) == ["NPU205"]
+
+
+def test_doc_002_example_lints_clean(lint):
+    assert codes(lint(DOC_002_EXAMPLE, select=SEL)) == []
+    found = lint(DOC_002_EXAMPLE.replace("model = torch.compile(model, backend=npu_backend, dynamic=False",
+                                         "model = torch.compile(model, backend=npu_backend, mode='reduce-overhead', "
+                                         "dynamic=False"), select=SEL)
+    assert codes(found) == ["NPU208"]
+    assert '("reduce-overhead")' in found[0].message
+
+
+# ======================================================================================
+# Several rules together
+# ======================================================================================
+
+def test_all_rules_in_one_file(lint):
+    src = mk("""
+        import torchair as tng
+        cfg = tng.CompilerConfig()
+        cfg.mode = "reduce-overhead"
+        cfg.debug.aclgraph.clone_inputs = False
+        cfg.debug.aclgraph.clone_input = "False"
+        max_cfg = tng.CompilerConfig()
+        max_cfg.mode = "reduce_overhead"
+        other = tng.CompilerConfig()
+        other.debug.aclgraph.enable_output_clone = True
+        b = tng.get_npu_backend(compiler_config=cfg)
+        b2 = tng.get_npu_backend(compiler_config=other)
+        enc = torch.compile(encoder, backend=b)
+        dec = torch.compile(decoder, backend=b, mode="max-autotune")
+    """)
+    found = lint(src, select=SEL)
+    assert [(f.code, pos(f)) for f in found] == [
+        ("NPU206", at(src, "cfg.debug.aclgraph.clone_inputs")), ("NPU204", at(src, "cfg.debug.aclgraph.clone_input =")),
+        ("NPU207", at(src, "max_cfg.mode")), ("NPU201", at(src, "other.debug")),
+        ("NPU203", at(src, "torch.compile(decoder")), ("NPU208", at(src, 'mode="max-autotune"'))]
+
+
+def test_files_without_torchair_are_not_parsed_by_the_rule(lint):
+    src = "config.mode = 'reduce_overhead'\nconfig.debug.aclgraph.clone_inputs = 1\n"
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_imported_constants_are_not_values(lint):
+    # an imported name is an object we cannot evaluate: never reported as a wrong value
+    src = mk("""
+        from settings import MODE, POOL, FLAG, LIMIT
+        import settings
+        config = torchair.CompilerConfig()
+        config.mode = MODE
+        config.mode.value = settings.MODE
+        config.aclgraph_config.use_custom_pool = POOL
+        config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False
+        config.debug.aclgraph.clone_input = FLAG
+        config.debug.aclgraph.static_capture_size_limit = LIMIT
+        backend = torchair.get_npu_backend(compiler_config=config)
+        model = torch.compile(model, backend=backend, mode=settings.COMPILE_MODE)
+        other = torch.compile(other, backend=backend, mode=torch.float16)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_rule_names_and_severities_match_the_catalog():
+    # RULES.md "NPU2xx"
+    catalog = {
+        "NPU201": ("aclgraph-option-ignored", "warning"),
+        "NPU202": ("custom-pool-overrides-fx-reuse", "warning"),
+        "NPU203": ("graphs-without-shared-pool", "warning"),
+        "NPU204": ("config-option-type", "error"),
+        "NPU205": ("aclgraph-output-retained", "warning"),
+        "NPU206": ("unknown-config-option", "error"),
+        "NPU207": ("invalid-compile-mode", "error"),
+        "NPU208": ("compile-mode-kwarg-ignored", "warning"),
+    }
+    assert {r.code: (r.name, r.severity) for r in tc.RULES} == catalog
+    from npulint import registry
+    assert set(catalog) <= {r.code for r in registry.load()[0]}
