@@ -34,7 +34,7 @@ import libcst as cst
 
 from npulint.checker import Checker, FileContext
 from npulint.model import Rule
-from npulint.semantic import AttrStore, Binding, Site, dotted
+from npulint.semantic import AttrStore, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
 # ======================================================================================

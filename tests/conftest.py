@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -91,3 +92,31 @@ def project(tmp_path: Path):
         return tmp_path
 
     return _project
+
+
+FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>NPU\d{3}) (?P<msg>\S.*)$")
+
+
+def parse(stdout: str):
+    """``[(path, line, col, code)]`` for every line of text output; every line must be a finding."""
+    out = []
+    for line in stdout.splitlines():
+        m = FINDING.match(line)
+        assert m, f"not a finding line: {line!r}"
+        out.append((m["path"], int(m["line"]), int(m["col"]), m["code"]))
+    return out
+
+
+def at(src: str, needle: str, nth: int = 0):
+    """(line, column) of the nth occurrence of *needle* in the dedented *src*."""
+    text = textwrap.dedent(src)
+    idx = -1
+    for _ in range(nth + 1):
+        idx = text.index(needle, idx + 1)
+    line = text.count("\n", 0, idx) + 1
+    col = idx - (text.rfind("\n", 0, idx) + 1) + 1
+    return line, col
+
+
+def pos(f):
+    return f.line, f.column

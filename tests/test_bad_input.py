@@ -5,12 +5,11 @@ files, binary files, pathological nesting (NPU001, never a crash or a hang)."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 
 import pytest
 
-from conftest import npulint_exe, run_cli
+from conftest import parse, npulint_exe, run_cli
 
 IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
 VIOLATION = (IMPORT + "with npu_weight_prefetch_scope():\n    pass\n"
@@ -19,16 +18,6 @@ INVALID_ID = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\n"  # NPU10
 # the prefilter parses a file only when it mentions an API some rule checks
 TOKEN = "from npu_bridge.hccl import hccl_ops\n"
 
-FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>NPU\d{3}) \S")
-
-
-def parse(stdout: str):
-    out = []
-    for line in stdout.splitlines():
-        m = FINDING.match(line)
-        assert m, f"not a finding line: {line!r}"
-        out.append((m["path"], int(m["line"]), int(m["col"]), m["code"]))
-    return out
 
 
 def run(root, args=()):

@@ -16,7 +16,7 @@ import sys
 
 import pytest
 
-from conftest import run_cli
+from conftest import parse, run_cli
 from npulint import registry
 
 IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
@@ -38,17 +38,6 @@ INVALID_ID = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\n"
 
 CLEAN = IMPORT + "with npu_weight_prefetch_scope(1, 1024):\n    pass\n"
 
-FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>NPU\d{3}) (?P<msg>\S.*)$")
-
-
-def parse(stdout: str):
-    """``[(path, line, col, code)]`` for every output line; every line must be a finding."""
-    out = []
-    for line in stdout.splitlines():
-        m = FINDING.match(line)
-        assert m, f"not a finding line: {line!r}"
-        out.append((m["path"], int(m["line"]), int(m["col"]), m["code"]))
-    return out
 
 
 def one_line(stderr: str) -> str:

@@ -5,11 +5,10 @@ exit-2 errors for anything malformed or unknown."""
 
 from __future__ import annotations
 
-import re
 
 import pytest
 
-from conftest import codes, run_cli
+from conftest import parse, codes, run_cli
 
 IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
 VIOLATION = (IMPORT + "with npu_weight_prefetch_scope():\n    pass\n"
@@ -17,16 +16,6 @@ VIOLATION = (IMPORT + "with npu_weight_prefetch_scope():\n    pass\n"
 TWO_CODES = VIOLATION + "with npu_weight_prefetch_scope(-1):\n    pass\n"  # + NPU103 at 6:6
 INVALID_ID = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\n"  # NPU103 at 2:6
 
-FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>NPU\d{3}) \S")
-
-
-def parse(stdout: str):
-    out = []
-    for line in stdout.splitlines():
-        m = FINDING.match(line)
-        assert m, f"not a finding line: {line!r}"
-        out.append((m["path"], int(m["line"]), int(m["col"]), m["code"]))
-    return out
 
 
 def assert_config_error(result, *needles: str) -> None:

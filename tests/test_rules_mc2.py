@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from conftest import codes
+from conftest import at, codes, pos
 
 SEL = ["NPU010", "NPU4"]
 A3 = '[tool.npulint]\nproduct = "atlas-a3"\n'
@@ -20,19 +20,6 @@ AG = "torch_npu.npu_all_gather_base_mm"
 AR = "torch_npu.npu_mm_all_reduce_base"
 
 
-def at(src, needle, nth=0):
-    """(line, column) of the nth occurrence of *needle* in the dedented *src*."""
-    text = textwrap.dedent(src)
-    idx = -1
-    for _ in range(nth + 1):
-        idx = text.index(needle, idx + 1)
-    line = text.count("\n", 0, idx) + 1
-    col = idx - (text.rfind("\n", 0, idx) + 1) + 1
-    return line, col
-
-
-def pos(f):
-    return f.line, f.column
 
 
 def mk(body, header="import torch\nimport torch_npu\n"):

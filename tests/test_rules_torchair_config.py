@@ -9,26 +9,13 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from conftest import codes
+from conftest import at, codes, pos
 from npulint.rules import torchair_config as tc
 
 SEL = ["NPU2"]
 DOCS = Path("/work/shared/docs")
 
 
-def at(src, needle, nth=0):
-    """(line, column) of the nth occurrence of *needle* in the dedented *src*."""
-    text = textwrap.dedent(src)
-    idx = -1
-    for _ in range(nth + 1):
-        idx = text.index(needle, idx + 1)
-    line = text.count("\n", 0, idx) + 1
-    col = idx - (text.rfind("\n", 0, idx) + 1) + 1
-    return line, col
-
-
-def pos(f):
-    return f.line, f.column
 
 
 HEADER = "import torch\nimport torchair\n"
