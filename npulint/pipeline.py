@@ -19,6 +19,7 @@ from npulint.model import Finding, Span
 from npulint.semantic import Walker
 from npulint.source import PYTHON, NoqaMap, Unreadable, decode, is_skip_file, noqa_map, suppressed
 
+
 @dataclasses.dataclass
 class FileResult:
     path: str
