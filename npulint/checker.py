@@ -48,6 +48,14 @@ class Checker:
         *facts*, and those of the topics it ``consumes`` in *shared* (topic -> list)."""
 
     @classmethod
+    def followup(cls, facts: List[Tuple[str, Any]]) -> Tuple[str, ...]:
+        """After the first pass, given this checker's facts: text tokens such that a file the
+        prefilter skipped but that contains one of them must be analysed too (for instance the
+        file that instantiates a class, or imports a module, the facts name). Each such file is
+        then parsed once, for this checker."""
+        return ()
+
+    @classmethod
     def codes(cls) -> Set[str]:
         return {r.code for r in cls.rules}
 

@@ -81,7 +81,7 @@ def _cpython_check(text: str) -> Optional[Tuple[str, int, int, str]]:
 
 
 def lint_text(path: str, display: str, language: str, text: str, settings: Settings,
-              checker_classes: Sequence[type], enabled: Set[str]) -> FileResult:
+              checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = ()) -> FileResult:
     result = FileResult(path, display, language, lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
     if is_skip_file(text):
         result.skipped = True
@@ -90,6 +90,7 @@ def lint_text(path: str, display: str, language: str, text: str, settings: Setti
     active = [c for c in candidates if c.codes() & enabled]
     wanted_topics = {t for c in checker_classes if c.codes() & enabled for t in c.consumes}
     active += [c for c in candidates if c not in active and set(c.provides) & wanted_topics]
+    active += [c for c in force if c not in active]
     if not active and not (candidates and "NPU001" in enabled):
         return result  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
     if language != PYTHON:
@@ -249,6 +250,7 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for) -> RunR
         results.append(lint_file(spath, display_path(spath, cwd), language_of(spath) or PYTHON, True,
                                  fs, checker_classes, fe, data=data))
     results.sort(key=lambda r: r.path)
+    _follow_up(results, configs, checker_classes, enabled)
 
     # the project-wide phase: facts in sorted path order
     reporter = ProjectReporter(enabled)
@@ -290,6 +292,38 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for) -> RunR
             out.append(f)
     out = sorted(set(out), key=Finding.sort_key)
     return RunResult(out, len(results), sum(1 for r in results if r.parsed), sum(r.lines for r in results))
+
+
+def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set[str]) -> None:
+    """Files the prefilter skipped that contain a token some checker asks for after the
+    first pass: parse them once, for those checkers, and merge what they find."""
+    wanted = []
+    for cls in checker_classes:
+        if cls.codes() & enabled:
+            facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
+            tokens = cls.followup(facts) if facts else ()
+            if tokens:
+                wanted.append((cls, tuple(tokens)))
+    if not wanted:
+        return
+    for r in results:
+        if r.parsed or r.skipped or r.language != PYTHON or r.findings or r.path not in configs:
+            continue
+        try:
+            with open(r.path, "rb") as fh:
+                text = decode(fh.read(), r.language)
+        except (OSError, Unreadable):
+            continue
+        force = [cls for cls, tokens in wanted if any(t in text for t in tokens)]
+        if not force:
+            continue
+        fs, fe = configs[r.path]
+        extra = lint_text(r.path, r.display, r.language, text, fs, checker_classes, fe, force=force)
+        r.parsed = extra.parsed
+        r.findings.extend(extra.findings)
+        for topic, facts in extra.facts.items():
+            r.facts.setdefault(topic, []).extend(facts)
+        r.noqa = extra.noqa or r.noqa
 
 
 def _in_big_stack(fn):

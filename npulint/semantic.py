@@ -409,19 +409,21 @@ class Semantic:
         return frozenset(out)
 
     def qualname_of_def(self, node: cst.CSTNode) -> Optional[str]:
-        """``module.Class`` / ``module.func`` / ``module.Class.method`` for a def or class in
-        this file, when the module name is known and every enclosing scope is a class."""
-        if not self.module_name:
-            return None
+        """``module.Class``, ``module.Class.method``, or, like Python's ``__qualname__``,
+        ``module.func.<locals>.Class`` for a def or class in this file (the module name is
+        ``<file>`` when it cannot be told from the path: such names never match an import)."""
         parts = [node.name.value]
         site = self.def_site.get(node)
         scope = site.scope if site is not None else None
-        while scope is not None and scope.kind == "class":
-            parts.append(scope.node.name.value)
+        while scope is not None and scope.kind != "module":
+            if scope.kind == "class":
+                parts.append(scope.node.name.value)
+            elif scope.kind == "function":
+                parts.extend(["<locals>", scope.node.name.value])
+            else:
+                return None  # a lambda or comprehension
             scope = scope.parent
-        if scope is None or scope.kind != "module":
-            return None
-        return ".".join([self.module_name] + list(reversed(parts)))
+        return ".".join([self.module_name or "<file>"] + list(reversed(parts)))
 
     def certain_binding(self, expr: cst.CSTNode, site: Site) -> Optional["Binding"]:
         """The one binding a Name or ``self.<attr>`` certainly refers to at *site*."""

@@ -48,6 +48,7 @@ DEEPCOPY = {"copy.deepcopy"}
 
 MODES = ("max-autotune", "reduce-overhead", "npugraph_ex")
 DEFAULT_MODE = "max-autotune"
+RUN_EAGERLY = ("debug", "run_eagerly")
 ACLGRAPH_MODES = ("reduce-overhead", "npugraph_ex")
 INT64_MAX = 2 ** 63 - 1
 
@@ -378,14 +379,16 @@ CUSTOM_POOL_OVERRIDES_FX_REUSE = Rule(
 
 GRAPHS_WITHOUT_SHARED_POOL = Rule(
     code="NPU203", name="graphs-without-shared-pool", severity="warning",
-    summary="Several aclgraph-mode torch.compile calls in one file and no config sets use_custom_pool.",
+    summary="Several aclgraph-mode torch.compile calls in one function and no config sets use_custom_pool.",
     explanation=(
         "Each FX graph compiled in an aclgraph mode captures its aclgraphs into its own memory pool "
         "(torchair creates one with `torch.npu.graph_pool_handle()` per graph). Memory is reused across FX "
         "graphs only when they share a user pool (`aclgraph_config.use_custom_pool`, mode 1), so several "
         "compiled graphs each hold their own pool and may run out of device memory. Reported at the second "
-        "and later `torch.compile` calls of a file whose torchair backend has a known aclgraph mode, when none "
-        "of their configs sets `use_custom_pool`."),
+        "and later `torch.compile` calls in one function (or at module level) whose torchair backend has a "
+        "known aclgraph mode and `debug.run_eagerly` off, when none of their configs sets `use_custom_pool`. "
+        "Compiles in different functions (separate tests, spawned workers) are not known to hold their graphs "
+        "at the same time, and with `run_eagerly` torchair captures no graph."),
     source=_SRC + " (A.4 three memory-reuse modes; docs/001 场景1, 模式一); torchair "
                   "_acl_concrete_graph/acl_graph.py L911-912",
     invalid=(_ex(_RO.strip(), _BACKEND, "enc = torch.compile(encoder, backend=backend)",
@@ -1022,25 +1025,36 @@ class TorchairConfigChecker(Checker):
         return None
 
     def _check_graphs_without_pool(self, compiles) -> None:
+        """Compiles in one function (or at module level) that certainly capture aclgraphs:
+        an aclgraph mode and ``debug.run_eagerly`` certainly off (with it on, torchair runs the
+        graph eagerly and captures nothing). Compiles in different functions (separate tests,
+        spawned workers) are not known to hold their graphs at the same time."""
         ctx = self.ctx
         if not ctx.wants("NPU203"):
             return
-        acl = [(c, b, self.mode(b)) for c, _, b, _ in compiles]
-        acl = [(c, b, m) for c, b, m in acl if m in ACLGRAPH_MODES]
-        if len(acl) < 2:
-            return
-        for _, b, _ in acl:
-            cfg = b.config
-            if cfg is None or self._pool_maybe_set(cfg):
-                return
-        first = acl[0][0]
-        for call, b, m in acl[1:]:
-            ctx.report("NPU203", call,
-                       f"another torch.compile with an aclgraph-mode (\"{m}\") torchair backend (the first is at line "
-                       f"{self._line(first)}), and no config sets `aclgraph_config.use_custom_pool`: each compiled "
-                       "graph captures its aclgraphs into its own memory pool, so memory is not reused across them "
-                       "and device memory may run out; create one pool with `torch.npu.graph_pool_handle()` and set "
-                       "it as `config.aclgraph_config.use_custom_pool`")
+        groups: Dict[object, list] = {}
+        for c, site, b, _ in compiles:
+            m = self.mode(b)
+            if m not in ACLGRAPH_MODES:
+                continue
+            eager = self.effective(b.config, RUN_EAGERLY, b.site, False)
+            if not is_constant(eager) or eager:
+                continue
+            scope = site.scope.enclosing_function() or site.scope
+            groups.setdefault(id(scope), []).append((c, b, m))
+        for acl in groups.values():
+            if len(acl) < 2:
+                continue
+            if any(b.config is None or self._pool_maybe_set(b.config) for _, b, _ in acl):
+                continue
+            first = acl[0][0]
+            for call, b, m in acl[1:]:
+                ctx.report("NPU203", call,
+                           f"another torch.compile with an aclgraph-mode (\"{m}\") torchair backend (the first is at "
+                           f"line {self._line(first)}), and no config sets `aclgraph_config.use_custom_pool`: each "
+                           "compiled graph captures its aclgraphs into its own memory pool, so memory is not reused "
+                           "across them and device memory may run out; create one pool with "
+                           "`torch.npu.graph_pool_handle()` and set it as `config.aclgraph_config.use_custom_pool`")
 
     def _pool_maybe_set(self, cfg: Config) -> bool:
         if cfg.tainted or any(POOL[:len(p)] == p for p, _ in cfg.escapes):

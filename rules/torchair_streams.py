@@ -162,8 +162,9 @@ RULES = (EVENT_WAIT_WITHOUT_RECORD, EVENT_WAIT_BEFORE_RECORD, TAGGED_EVENT_OUTSI
 class StreamsChecker(Checker):
     rules = RULES
     consumes = (COMPILED,)
-    tokens = (("npu_stream_switch",), ("tagged_event",), ("npu_record_tagged_stream",), ("npu_wait_tensor",),
-              ("NpuStreamSwitch",))
+    # Every torchair API is reached through an import that names torchair; the configuration
+    # checker (whose compile facts this one consumes) parses those files anyway.
+    tokens = (("torchair",),)
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
@@ -273,8 +274,9 @@ class StreamsChecker(Checker):
                 else:
                     unknown_switch = True
                     if is_constant(tag) and tag_expr is not None:
-                        ctx.report("NPU307", tag_expr, f"stream tag {tag!r} is not a str: npu_stream_switch takes a "
-                                                       "string tag; pass e.g. '1'")
+                        ctx.report("NPU307", tag_expr, f"stream tag {tag!r} is not a str: entering the scope fails "
+                                                       "(torch.ops.air.scope_enter takes str[]) when the graph is "
+                                                       "traced; pass the tag as a string, e.g. '1'")
                 prio = ctx.arg_value(bound, "stream_priority", site)
                 if is_constant(prio) and prio != 0:
                     ctx.report("NPU304", bound.args.get("stream_priority", call),
@@ -286,8 +288,9 @@ class StreamsChecker(Checker):
                     continue
                 tag = ctx.value(tag_expr, site)
                 if is_constant(tag) and not isinstance(tag, str):
-                    ctx.report("NPU307", tag_expr, f"event tag {tag!r} is not a str: npu_create_tagged_event takes a "
-                                                   "string tag")
+                    ctx.report("NPU307", tag_expr, f"event tag {tag!r} is not a str: the tagged-event ops take the "
+                                                   "tag as a string, so the first record or wait on this event fails; "
+                                                   f"pass it as a string, e.g. '{tag}'")
         if unknown_switch or not ctx.wants("NPU305"):
             return
         for call, site, q in resolved:
@@ -330,7 +333,7 @@ class StreamsChecker(Checker):
             return
         escaped = self._escaped(families, counted)
         for call, site, key, ev in waits:
-            if key in escaped or not self._assigned(key, ev, site):
+            if key in escaped or not self._created(key, ev, site, families):
                 continue
             name = cst.Module([]).code_for_node(ev)
             recs = records.get(key, [])
@@ -343,25 +346,31 @@ class StreamsChecker(Checker):
             if fn is None or any(r_site.scope.enclosing_function() is not fn for _, r_site in recs):
                 continue
             if all(r_site.seq > site.seq for _, r_site in recs) and not any(
-                    self._share_loop(site, r_site) for _, r_site in recs):
+                    site.shared_loop(r_site) is not None for _, r_site in recs):
                 line = ctx.span(recs[0][0]).line
                 ctx.report("NPU302", call,
                            f"npu_tagged_event_wait on '{name}' comes before its only record (line {line}) in this "
                            "function: the wait finds the event not yet recorded and synchronises nothing; "
                            "record before waiting")
 
-    @staticmethod
-    def _share_loop(a: Site, b: Site) -> bool:
-        return any(is_loop and blk in b.blocks for blk, is_loop in a.blocks)
-
-    def _assigned(self, key, ev, site: Site) -> bool:
-        """The event name is bound somewhere we can see (not only set from outside)."""
-        if key[0] == "name":
-            return True
+    def _created(self, key, ev, site: Site, families) -> bool:
+        """Every binding of the event name is ``npu_create_tagged_event(...)``: an event bound
+        to a parameter, a subscript or any other expression is unknown (RULES.md NPU3xx)."""
         sem = self.ctx.sem
-        cls = sem.self_class(site.scope, ev.value.value)
-        return any(key[2] in sem.attrs.get(scope, {}) for scope, fam in self._families().items() if fam == key[1]) \
-            if cls is not None else False
+        if key[0] == "name":
+            scope, bl, _ = sem.lookup(ev.value, site)
+            bindings = list(bl)
+        else:
+            bindings = [b for scope, fam in families.items() if fam == key[1]
+                        for b in sem.attrs.get(scope, {}).get(key[2], ())]
+        if not bindings:
+            return False
+        for b in bindings:
+            if b.kind != "assign" or b.index or not isinstance(b.value, cst.Call):
+                return False
+            if self.ctx.resolve(b.value.func, b.site, {CREATE}) is None:
+                return False
+        return True
 
     def _escaped(self, families, counted: Set[int]) -> Set[tuple]:
         """Event keys used other than as the event of a record/wait call or an assignment
@@ -418,9 +427,17 @@ class StreamsChecker(Checker):
 
     def _facts_for_instances(self) -> None:
         """Instantiations of classes (calls resolved to a qualified name) and class bases,
-        so the project phase can tell a class instantiated more than once."""
+        so the project phase can tell a class instantiated more than once; the modules this
+        one imports, so it can tell which files run in one process."""
         ctx = self.ctx
         sem = ctx.sem
+        if sem.module_name:
+            imported = set()
+            for b in sem.all_bindings():
+                if b.kind == "import" and b.qualname:
+                    parts = b.qualname.split(".")
+                    imported.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+            ctx.fact(StreamsChecker, ("module", sem.module_name, tuple(sorted(imported))))
         for cls, site in self.classes:
             q = sem.qualname_of_def(cls)
             if q is None:
@@ -461,13 +478,31 @@ class StreamsChecker(Checker):
                                       span.end_column))
 
     @classmethod
+    def followup(cls, facts) -> Tuple[str, ...]:
+        """Files that may instantiate, subclass or import what the first pass found: the
+        classes holding tagged-event creations or mode-dependent calls, and the modules
+        holding creations (for NPU306 across files and NPU303/NPU308 through submodules)."""
+        names: Set[str] = set()
+        creating_paths = {path for path, f in facts if f[0] == "create"}
+        for path, f in facts:
+            if f[0] == "create" and f[6]:
+                names.add(f[6].rsplit(".", 1)[-1])
+            elif f[0] == "api":
+                names.add(f[3].rsplit(".", 1)[-1])
+            elif f[0] == "module" and path in creating_paths:
+                names.add(f[1].rsplit(".", 1)[-1])
+        return tuple(n for n in sorted(names) if len(n) >= 3 and n.isidentifier() and not n.startswith("<"))
+
+    @classmethod
     def project(cls, facts, report, settings, shared=None) -> None:
         instances: Dict[str, int] = {}
         bases: Dict[str, Tuple[str, ...]] = {}
         children: Dict[str, Set[str]] = {}  # class -> classes its methods instantiate
-        first_tag: Dict[str, Tuple[str, int, int]] = {}
+        first_tag: Dict[str, List[Tuple[str, int, int]]] = {}
         creations = []
         apis = []
+        modules: Dict[str, str] = {}  # path -> module name
+        imports: Dict[str, Set[str]] = {}  # module -> modules (and prefixes) it imports
         for path, fact in facts:
             kind = fact[0]
             if kind == "new":
@@ -479,6 +514,9 @@ class StreamsChecker(Checker):
                 bases[fact[1]] = fact[2]
             elif kind == "api":
                 apis.append((path,) + fact[1:])
+            elif kind == "module":
+                modules[path] = fact[1]
+                imports[fact[1]] = set(fact[2])
             else:
                 creations.append((path,) + fact[1:])
         # a subclass instance runs the base class's __init__ too
@@ -489,7 +527,9 @@ class StreamsChecker(Checker):
         cls._check_compiled(apis, (shared or {}).get(COMPILED, []), bases, children, report)
         for path, tag, line, col, end_line, end_col, owner, looped in creations:
             span = Span(line, col, end_line, end_col)
-            seen = first_tag.get(tag)
+            seen = next((t for t in first_tag.get(tag, ()) if t[0] == path or
+                         _one_process(modules.get(t[0]), modules.get(path), imports)), None)
+            first_tag.setdefault(tag, []).append((path, line, col))
             if seen is not None:
                 fpath, fline, fcol = seen
                 where = f"line {fline}" if fpath == path else f"{fpath}:{fline}:{fcol}"
@@ -498,7 +538,6 @@ class StreamsChecker(Checker):
                               f"npu_create_tagged_event raises ValueError('tagged event tag {tag} is already in use'); "
                               "give each event its own tag", related=((fpath, fline, fcol),))
                 continue
-            first_tag[tag] = (path, line, col)
             if looped:
                 report.report(path, span, "NPU306",
                               f"npu_create_tagged_event(tag={tag!r}) runs in a loop: the second creation raises "
@@ -543,6 +582,31 @@ class StreamsChecker(Checker):
                                   f"npu_wait_tensor in {name}, which is compiled in {mode} mode ({where}): it raises "
                                   "NotImplementedError there; use npu_create_tagged_event / npu_tagged_event_record / "
                                   "npu_tagged_event_wait instead", related=((cpath, cline, 1),))
+
+
+def _one_process(a: Optional[str], b: Optional[str], imports: Dict[str, Set[str]]) -> bool:
+    """Two modules certainly run in one process when one imports the other (directly or
+    through modules of the run) or a third module of the run imports both. Independent entry
+    points (two test scripts) each run in their own process."""
+    if not a or not b:
+        return False
+    reach: Dict[str, Set[str]] = {}
+
+    def reachable(m: str) -> Set[str]:
+        if m not in reach:
+            seen, todo = set(), [m]
+            while todo:
+                x = todo.pop()
+                if x in seen:
+                    continue
+                seen.add(x)
+                todo.extend(y for y in imports.get(x, ()) if y in imports)
+            reach[m] = seen
+        return reach[m]
+
+    if b in reachable(a) or a in reachable(b):
+        return True
+    return any(a in reachable(c) and b in reachable(c) for c in imports)
 
 
 def _ancestors(q: str, bases: Dict[str, Tuple[str, ...]]) -> List[str]:

@@ -106,3 +106,18 @@ def test_rules_load_from_a_source_checkout_without_installing():
 def test_display_paths_are_relative_under_cwd(tmp_path):
     assert pipeline.display_path(str(tmp_path / "a" / "b.py"), str(tmp_path)) == os.path.join("a", "b.py")
     assert pipeline.display_path("/elsewhere/x.py", str(tmp_path)) == "/elsewhere/x.py"
+
+
+def test_follow_up_parses_a_skipped_file_once_for_cross_file_facts(tmp_path, monkeypatch):
+    # run.py mentions no torchair API, but it instantiates the Layer whose __init__ creates a
+    # tagged event: the follow-up phase parses it (once) so NPU306 sees both instances.
+    monkeypatch.chdir(tmp_path)
+    parses = []
+    real_parse = cst.parse_module
+    monkeypatch.setattr(pipeline.cst, "parse_module", lambda text: parses.append(1) or real_parse(text))
+    layers = ("import torch\nimport torchair as tng\nclass Layer(torch.nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.ev = tng.ops.npu_create_tagged_event(tag='x')\n")
+    result = _run(tmp_path, {"layers.py": layers, "run.py": "from layers import Layer\na = Layer()\nb = Layer()\n",
+                             "other.py": "print('unrelated')\n"})
+    assert codes(result.findings) == ["NPU306"]
+    assert len(parses) == 2 and result.parsed == 2

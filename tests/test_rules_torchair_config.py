@@ -1184,3 +1184,32 @@ def test_rule_names_and_severities_match_the_catalog():
     assert {r.code: (r.name, r.severity) for r in tc.RULES} == catalog
     from npulint import registry
     assert set(catalog) <= {r.code for r in registry.load()[0]}
+
+
+NPU203_HEAD = """
+import torch
+import torchair
+"""
+
+
+def _ro_compile(name, extra=""):
+    return (f"    cfg_{name} = torchair.CompilerConfig()\n    cfg_{name}.mode = 'reduce-overhead'\n{extra}"
+            f"    {name} = torch.compile(m_{name}, backend=torchair.get_npu_backend(compiler_config=cfg_{name}))\n")
+
+
+def test_npu203_compiles_in_one_function_are_reported(lint):
+    src = NPU203_HEAD + "def build(m_enc, m_dec):\n" + _ro_compile("enc") + _ro_compile("dec")
+    assert codes(lint(src, select=["NPU203"])) == ["NPU203"]
+
+
+def test_npu203_compiles_in_separate_functions_are_not_compared(lint):
+    # separate tests or spawned workers: not known to hold their graphs at the same time
+    src = (NPU203_HEAD + "def test_a(m_enc):\n" + _ro_compile("enc") + "def test_b(m_dec):\n" + _ro_compile("dec"))
+    assert codes(lint(src, select=["NPU203"])) == []
+
+
+def test_npu203_run_eagerly_captures_no_graph(lint):
+    eager = "    cfg_{n}.debug.run_eagerly = True\n"
+    src = (NPU203_HEAD + "def build(m_enc, m_dec):\n" + _ro_compile("enc", eager.format(n="enc"))
+           + _ro_compile("dec", eager.format(n="dec")))
+    assert codes(lint(src, select=["NPU203"])) == []

@@ -1,0 +1,1415 @@
+"""NPU301-NPU308: TorchAir in-graph multi-stream (``torchair.scope``, ``torchair.ops``), and NPU010
+for their signatures (RULES.md "NPU3xx", NPU010 and the general semantics; docs/002;
+research/npu-api-constraints.md §B).
+
+Positions are computed on the dedented source with :func:`at` (1-based line and column of
+the first character of a needle), so a source can be edited without renumbering.
+"""
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import at, codes, pos
+
+SEL = ["NPU010", "NPU3"]
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+HEADER = "import torch\nimport torchair as tng\n"
+
+
+def mk(*bodies, header=HEADER):
+    """A module: imports, then each of *bodies* (dedented on its own)."""
+    return header + "".join(textwrap.dedent(b) for b in bodies)
+
+
+def where(found):
+    return [(f.path, f.line, f.column, f.code) for f in found]
+
+
+def says_runtime_and_fix(msg, runtime, fix):
+    """The message names what happens at run time and what to do."""
+    return any(w in msg for w in runtime) and any(w in msg for w in fix)
+
+
+# ======================================================================================
+# The vendor example (docs/002) lints clean
+# ======================================================================================
+
+def test_doc002_multistream_example_is_clean(lint):
+    src = (FIXTURES / "doc002_multistream.py").read_text(encoding="utf-8")
+    assert codes(lint(src, select=["NPU010", "NPU2", "NPU3"])) == []
+
+
+def test_doc002_example_split_over_model_and_run_files_is_clean(lint):
+    src = (FIXTURES / "doc002_multistream.py").read_text(encoding="utf-8")
+    cut = src.index("model = Model()")
+    run = "import torch\nimport torchair as tng\nfrom torchair.configs.compiler_config import CompilerConfig\n" \
+          "from model import Model\n" + src[cut:]
+    assert codes(lint({"model.py": src[:cut], "run.py": run}, select=["NPU010", "NPU2", "NPU3"])) == []
+
+
+# ======================================================================================
+# NPU301 event-wait-without-record
+# ======================================================================================
+
+def test_npu301_self_event_never_recorded(lint):
+    src = mk("""
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="a")
+
+            def forward(self, x):
+                with tng.scope.npu_stream_switch("1"):
+                    tng.ops.npu_tagged_event_wait(self.ev)
+                    y = x * 2
+                return y
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU301"]
+    assert pos(found[0]) == at(src, "tng.ops.npu_tagged_event_wait")
+    msg = found[0].message
+    assert "self.ev" in msg and "never recorded" in msg
+    assert says_runtime_and_fix(msg, ("does not synchronise", "no synchronisation", "race"),
+                                ("npu_tagged_event_record",))
+
+
+def test_npu301_clean_twin_recorded_in_another_method(lint):
+    src = mk("""
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="a")
+
+            def produce(self, x):
+                y = x + 1
+                tng.ops.npu_tagged_event_record(self.ev)
+                return y
+
+            def forward(self, x):
+                y = self.produce(x)
+                with tng.scope.npu_stream_switch("1"):
+                    tng.ops.npu_tagged_event_wait(self.ev)
+                    z = y * 2
+                return z
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("header, create, wait", [
+    ("from torchair.ops import npu_create_tagged_event, npu_tagged_event_wait\n",
+     "npu_create_tagged_event", "npu_tagged_event_wait"),
+    ("from torchair.ops import npu_create_tagged_event as mk_ev, npu_tagged_event_wait as wait_ev\n",
+     "mk_ev", "wait_ev"),
+    ("from torchair import ops\n", "ops.npu_create_tagged_event", "ops.npu_tagged_event_wait"),
+    ("import torchair.ops\n", "torchair.ops.npu_create_tagged_event", "torchair.ops.npu_tagged_event_wait"),
+])
+def test_npu301_import_aliases(lint, header, create, wait):
+    src = mk(f"""
+        def step(x):
+            ev = {create}(tag="a")
+            {wait}(ev)
+            return x
+    """, header="import torch\n" + header)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU301"]
+    assert pos(found[0]) == at(src, f"{wait}(ev)")
+
+
+def test_npu301_local_event_clean_twin(lint):
+    src = mk("""
+        def step(x):
+            ev = tng.ops.npu_create_tagged_event(tag="a")
+            tng.ops.npu_tagged_event_record(ev)
+            with tng.scope.npu_stream_switch("1"):
+                tng.ops.npu_tagged_event_wait(ev)
+            return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu301_module_level_event_recorded_in_another_function_is_clean(lint):
+    src = mk("""
+        EV = tng.ops.npu_create_tagged_event(tag="m")
+
+        def consume(x):
+            tng.ops.npu_tagged_event_wait(EV)
+            return x
+
+        def produce(x):
+            tng.ops.npu_tagged_event_record(EV)
+            return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu301_module_level_event_never_recorded(lint):
+    src = mk("""
+        EV = tng.ops.npu_create_tagged_event(tag="m")
+
+        class M(torch.nn.Module):
+            def forward(self, x):
+                tng.ops.npu_tagged_event_wait(EV)
+                return x
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU301"]
+    assert pos(found[0]) == at(src, "tng.ops.npu_tagged_event_wait")
+    assert "'EV'" in found[0].message
+
+
+def test_npu301_closure_event_recorded_in_nested_function_is_clean(lint):
+    # the event is created at function scope and used through closures
+    src = mk("""
+        def build():
+            ev = tng.ops.npu_create_tagged_event(tag="c")
+
+            def producer(x):
+                tng.ops.npu_tagged_event_record(ev)
+                return x
+
+            def consumer(x):
+                with tng.scope.npu_stream_switch("1"):
+                    tng.ops.npu_tagged_event_wait(ev)
+                return x
+
+            return producer, consumer
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu301_closure_recorded_in_nested_function_waited_in_outer_is_clean(lint):
+    src = mk("""
+        def run(x):
+            ev = tng.ops.npu_create_tagged_event(tag="c")
+
+            def producer():
+                tng.ops.npu_tagged_event_record(ev)
+
+            producer()
+            tng.ops.npu_tagged_event_wait(ev)
+            return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu301_closure_never_recorded(lint):
+    src = mk("""
+        def build():
+            ev = tng.ops.npu_create_tagged_event(tag="c")
+
+            def consumer(x):
+                tng.ops.npu_tagged_event_wait(ev)
+                return x
+
+            return consumer
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU301"]
+    assert pos(found[0]) == at(src, "tng.ops.npu_tagged_event_wait")
+
+
+def test_npu301_same_name_in_another_function_is_another_event(lint):
+    src = mk("""
+        def f(x):
+            ev = tng.ops.npu_create_tagged_event(tag="c")
+            tng.ops.npu_tagged_event_record(ev)
+            return x
+
+        def g(x):
+            ev = tng.ops.npu_create_tagged_event(tag="d")
+            tng.ops.npu_tagged_event_wait(ev)
+            return x
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU301"]
+    assert pos(found[0]) == at(src, "tng.ops.npu_tagged_event_wait")
+
+
+def test_npu301_same_attribute_in_an_unrelated_class_is_another_event(lint):
+    src = mk("""
+        from torch import nn
+
+        class A(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="a")
+
+            def forward(self, x):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                return x
+
+        class B(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="b")
+
+            def forward(self, x):
+                tng.ops.npu_tagged_event_record(self.ev)
+                return x
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU301"]
+    assert pos(found[0]) == at(src, "tng.ops.npu_tagged_event_wait")
+
+
+def test_npu301_base_class_records_subclass_waits_is_clean(lint):
+    src = mk("""
+        class Base(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="a")
+
+            def produce(self, x):
+                tng.ops.npu_tagged_event_record(self.ev)
+                return x
+
+        class Sub(Base):
+            def forward(self, x):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu301_subscript_and_parameter_events_are_unknown(lint):
+    src = mk("""
+        EVENTS = [tng.ops.npu_create_tagged_event(tag=f"e{i}") for i in range(4)]
+
+        class M(torch.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.evs = [tng.ops.npu_create_tagged_event(tag=f"m{i}") for i in range(n)]
+
+            def forward(self, x, i, ev):
+                tng.ops.npu_tagged_event_wait(self.evs[i])
+                tng.ops.npu_tagged_event_wait(EVENTS[i])
+                tng.ops.npu_tagged_event_wait(ev)
+                return x
+
+        def step(events, i, ev):
+            tng.ops.npu_tagged_event_wait(events[i])
+            tng.ops.npu_tagged_event_wait(ev)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu301_event_stored_from_a_parameter_or_subscript_is_unknown(lint):
+    # the event object comes from outside (a parameter, a subscript): it may be recorded there,
+    # e.g. a model creates the events and hands them to its layers, which only wait on them
+    src = mk("""
+        class Layer(torch.nn.Module):
+            def __init__(self, ev, events):
+                super().__init__()
+                self.ev = ev
+                self.first = events[0]
+
+            def forward(self, x):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                tng.ops.npu_tagged_event_wait(self.first)
+                return x
+
+        def step(events, i, ev, x):
+            picked = events[i]
+            alias = ev
+            tng.ops.npu_tagged_event_wait(picked)
+            tng.ops.npu_tagged_event_wait(alias)
+            return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu301_event_passed_to_another_function_escapes(lint):
+    src = mk("""
+        def produce(event):
+            tng.ops.npu_tagged_event_record(event)
+
+        def step(x):
+            ev = tng.ops.npu_create_tagged_event(tag="esc")
+            produce(ev)
+            tng.ops.npu_tagged_event_wait(ev)
+            return x
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="a")
+                self.producer = Producer(self.ev)
+
+            def forward(self, x):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu301_event_copied_to_another_name_escapes(lint):
+    src = mk("""
+        def step(x):
+            ev = tng.ops.npu_create_tagged_event(tag="esc")
+            other = ev
+            tng.ops.npu_tagged_event_record(other)
+            tng.ops.npu_tagged_event_wait(ev)
+            return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu301_class_with_unseen_base_is_silent(lint):
+    # the base is neither nn.Module nor in this file: it may record self.ev
+    src = mk("""
+        from mylib.layers import BaseLayer
+
+        class M(BaseLayer):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="a")
+
+            def forward(self, x):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu301_same_named_wrappers_are_not_torchair(lint):
+    src = mk("""
+        from mylib.events import npu_create_tagged_event, npu_tagged_event_wait
+
+        def step(x):
+            ev = npu_create_tagged_event(tag="a")
+            npu_tagged_event_wait(ev)
+            return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+# ======================================================================================
+# NPU302 event-wait-before-record
+# ======================================================================================
+
+def test_npu302_wait_before_the_only_record(lint):
+    src = mk("""
+        def step(x):
+            ev = tng.ops.npu_create_tagged_event(tag="b")
+            with tng.scope.npu_stream_switch("1"):
+                tng.ops.npu_tagged_event_wait(ev)
+                y = x + 1
+            tng.ops.npu_tagged_event_record(ev)
+            return y
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU302"]
+    assert pos(found[0]) == at(src, "tng.ops.npu_tagged_event_wait")
+    msg = found[0].message
+    assert f"line {at(src, 'tng.ops.npu_tagged_event_record')[0]}" in msg
+    assert says_runtime_and_fix(msg, ("synchronises nothing", "not yet recorded"), ("record before",))
+
+
+def test_npu302_clean_twin_record_first(lint):
+    src = mk("""
+        def step(x):
+            ev = tng.ops.npu_create_tagged_event(tag="b")
+            tng.ops.npu_tagged_event_record(ev)
+            with tng.scope.npu_stream_switch("1"):
+                tng.ops.npu_tagged_event_wait(ev)
+                y = x + 1
+            return y
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu302_self_event_in_one_method(lint):
+    src = mk("""
+        from torchair.ops import npu_create_tagged_event as mk_ev
+        from torchair.ops import npu_tagged_event_record as rec, npu_tagged_event_wait as wait
+
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = mk_ev("b")
+
+            def forward(self, x):
+                wait(self.ev)
+                y = x + 1
+                rec(self.ev)
+                return y
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU302"]
+    assert pos(found[0]) == at(src, "wait(self.ev)")
+
+
+def test_npu302_another_function_also_records_is_silent(lint):
+    src = mk("""
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="b")
+
+            def prepare(self, x):
+                tng.ops.npu_tagged_event_record(self.ev)
+                return x
+
+            def forward(self, x):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                y = x + 1
+                tng.ops.npu_tagged_event_record(self.ev)
+                return y
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu302_for_loop_enclosing_wait_and_record_is_silent(lint):
+    # from the second iteration on, the wait follows the previous iteration's record
+    src = mk("""
+        def run(xs):
+            ev = tng.ops.npu_create_tagged_event(tag="b")
+            out = []
+            for x in xs:
+                tng.ops.npu_tagged_event_wait(ev)
+                out.append(x + 1)
+                tng.ops.npu_tagged_event_record(ev)
+            return out
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu302_while_loop_enclosing_wait_and_record_is_silent(lint):
+    src = mk("""
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="b")
+
+            def forward(self, x, n):
+                i = 0
+                while i < n:
+                    tng.ops.npu_tagged_event_wait(self.ev)
+                    x = x + 1
+                    tng.ops.npu_tagged_event_record(self.ev)
+                    i += 1
+                return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu302_loop_around_the_wait_only_still_reported(lint):
+    src = mk("""
+        def run(xs):
+            ev = tng.ops.npu_create_tagged_event(tag="b")
+            for x in xs:
+                tng.ops.npu_tagged_event_wait(ev)
+            tng.ops.npu_tagged_event_record(ev)
+            return xs
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU302"]
+    assert pos(found[0]) == at(src, "tng.ops.npu_tagged_event_wait")
+
+
+# ======================================================================================
+# NPU303 tagged-event-outside-aclgraph
+# ======================================================================================
+
+EVENT_MODEL = """
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="e")
+
+        def forward(self, x):
+            y = x + 1
+            tng.ops.npu_tagged_event_record(self.ev)
+            with tng.scope.npu_stream_switch("1"):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                z = y * 2
+            tng.ops.npu_record_tagged_stream(y, "1")
+            return z
+"""
+
+
+def test_npu303_default_mode_is_max_autotune(lint):
+    src = mk(EVENT_MODEL, """
+        config = tng.CompilerConfig()
+        backend = tng.get_npu_backend(compiler_config=config)
+        model = torch.compile(Model(), backend=backend)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU303"] * 3
+    assert [pos(f) for f in found] == [at(src, "tng.ops.npu_tagged_event_record"),
+                                       at(src, "tng.ops.npu_tagged_event_wait"),
+                                       at(src, "tng.ops.npu_record_tagged_stream")]
+    msg = found[0].message
+    assert "max-autotune" in msg and f"line {at(src, 'model = torch.compile')[0]}" in msg
+    assert says_runtime_and_fix(msg, ("NotImplementedError",), ("reduce-overhead",))
+
+
+def test_npu303_explicit_mode_through_constant_and_config_import(lint):
+    src = mk(EVENT_MODEL, """
+        MODE = "max-autotune"
+        config = CompilerConfig()
+        config.mode = MODE
+        model = Model()
+        model = torch.compile(model, backend=tng.get_npu_backend(compiler_config=config))
+    """, header=HEADER + "from torchair.configs.compiler_config import CompilerConfig\n")
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU303"] * 3
+
+
+def test_npu303_from_imports(lint):
+    src = mk("""
+        from torchair.ops import npu_create_tagged_event, npu_tagged_event_record, npu_record_tagged_stream
+        from torchair.scope import npu_stream_switch as s
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = npu_create_tagged_event("e")
+
+            def forward(self, x):
+                npu_tagged_event_record(self.ev)
+                with s("1"):
+                    y = x + 1
+                npu_record_tagged_stream(y, "1")
+                return y
+
+        model = torch.compile(Model(), backend=tng.get_npu_backend())
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU303"] * 2
+    assert [pos(f) for f in found] == [at(src, "npu_tagged_event_record(self"), at(src, "npu_record_tagged_stream(y")]
+
+
+@pytest.mark.parametrize("mode", ["reduce-overhead", "npugraph_ex"])
+def test_npu303_clean_twin_aclgraph_modes(lint, mode):
+    src = mk(EVENT_MODEL, f"""
+        config = tng.CompilerConfig()
+        config.mode = "{mode}"
+        model = torch.compile(Model(), backend=tng.get_npu_backend(compiler_config=config))
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu303_creating_events_is_fine_in_max_autotune(lint):
+    src = mk("""
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="e")
+
+            def forward(self, x):
+                return x
+
+        model = torch.compile(Model(), backend=tng.get_npu_backend(compiler_config=tng.CompilerConfig()))
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu303_mode_set_under_if_is_unknown(lint):
+    src = mk(EVENT_MODEL, """
+        import os
+        config = tng.CompilerConfig()
+        if os.environ.get("ACLGRAPH"):
+            config.mode = "reduce-overhead"
+        model = torch.compile(Model(), backend=tng.get_npu_backend(compiler_config=config))
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("use", ["eager = Model()", 'inductor = torch.compile(Model(), backend="inductor")',
+                                 "compiled = torch.compile(Model())"])
+def test_npu303_not_compiled_or_other_backend_is_silent(lint, use):
+    src = mk(EVENT_MODEL, use + "\n")
+    assert codes(lint(src, select=SEL)) == []
+
+
+RUN_TEMPLATE = """
+    import torch
+    import torchair as tng
+    from {module} import Model
+
+    config = tng.CompilerConfig()
+    config.mode = "{mode}"
+    npu_backend = tng.get_npu_backend(compiler_config=config)
+    model = torch.compile(Model(), backend=npu_backend)
+"""
+
+
+@pytest.mark.parametrize("model_path, module", [
+    ("model.py", "model"),                  # a plain module
+    ("model/__init__.py", "model"),          # a package
+    ("pkg/model.py", "pkg.model"),           # a module of a package
+])
+def test_npu303_cross_file_model_and_run(lint, model_path, module):
+    files = {model_path: mk(EVENT_MODEL), "run.py": RUN_TEMPLATE.format(module=module, mode="max-autotune")}
+    if model_path.startswith("pkg/"):
+        files["pkg/__init__.py"] = ""
+    found = lint(files, select=SEL)
+    assert where(found) == [
+        (model_path,) + at(files[model_path], "tng.ops.npu_tagged_event_record") + ("NPU303",),
+        (model_path,) + at(files[model_path], "tng.ops.npu_tagged_event_wait") + ("NPU303",),
+        (model_path,) + at(files[model_path], "tng.ops.npu_record_tagged_stream") + ("NPU303",),
+    ]
+    assert f"run.py:{at(RUN_TEMPLATE, 'model = torch.compile')[0]}" in found[0].message
+
+
+def test_npu303_cross_file_clean_twin(lint):
+    files = {"model.py": mk(EVENT_MODEL), "run.py": RUN_TEMPLATE.format(module="model", mode="reduce-overhead")}
+    assert codes(lint(files, select=SEL)) == []
+
+
+def test_npu303_cross_file_mode_under_if_is_unknown(lint):
+    run = """
+        import sys
+        import torch
+        from torchair.configs.compiler_config import CompilerConfig
+        import torchair
+        from model import Model
+
+        config = CompilerConfig()
+        if sys.argv[1] == "graph":
+            config.mode = "reduce-overhead"
+        model = torch.compile(Model(), backend=torchair.get_npu_backend(compiler_config=config))
+    """
+    assert codes(lint({"model.py": mk(EVENT_MODEL), "run.py": run}, select=SEL)) == []
+
+
+def test_npu303_submodule_instantiated_in_init_is_compiled(lint):
+    model = mk("""
+        class Layer(torch.nn.Module):
+            def forward(self, x):
+                tng.ops.npu_record_tagged_stream(x, "1")
+                return x
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = Layer()
+
+            def forward(self, x):
+                with tng.scope.npu_stream_switch("1"):
+                    return self.layer(x)
+    """)
+    found = lint({"model.py": model, "run.py": RUN_TEMPLATE.format(module="model", mode="max-autotune")},
+                 select=SEL)
+    assert where(found) == [("model.py",) + at(model, "tng.ops.npu_record_tagged_stream") + ("NPU303",)]
+    assert "Layer" in found[0].message
+
+
+def test_npu303_subclass_inherits_the_compiled_methods(lint):
+    model = mk(EVENT_MODEL, """
+        class Big(Model):
+            pass
+    """)
+    run = RUN_TEMPLATE.format(module="model", mode="max-autotune").replace("Model", "Big")
+    found = lint({"model.py": model, "run.py": run}, select=SEL)
+    assert codes(found) == ["NPU303"] * 3
+    assert found[0].path == "model.py"
+
+
+def test_npu303_submodule_in_a_file_without_stream_apis(lint):
+    # model.py only composes layers; the layer with the tagged-event API lives in layers.py
+    layers = mk("""
+        class Layer(torch.nn.Module):
+            def forward(self, x):
+                tng.ops.npu_record_tagged_stream(x, "1")
+                return x
+    """)
+    model = """
+        import torch
+        from layers import Layer
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = Layer()
+
+            def forward(self, x):
+                return self.layer(x)
+    """
+    found = lint({"layers.py": layers, "model.py": model,
+                  "run.py": RUN_TEMPLATE.format(module="model", mode="max-autotune")}, select=["NPU303"])
+    assert where(found) == [("layers.py",) + at(layers, "tng.ops.npu_record_tagged_stream") + ("NPU303",)]
+
+
+@pytest.mark.parametrize("mode, api, code", [
+    ("max-autotune", "torchair.ops.npu_tagged_event_record(self.ev)", "NPU303"),
+    ("reduce-overhead", "torchair.scope.npu_wait_tensor(x, x)", "NPU308"),
+])
+def test_npu303_npu308_class_defined_inside_a_function(lint, mode, api, code):
+    # torchair's own tests define the model class inside the test method
+    # (tests/st/torchair_aclgraph_st.py test_ge_with_multi_stream_event)
+    src = mk(f"""
+        from torchair.configs.compiler_config import CompilerConfig
+
+        def test_multi_stream():
+            config = CompilerConfig()
+            config.mode = "{mode}"
+            npu_backend = torchair.get_npu_backend(compiler_config=config)
+
+            class Model(torch.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.ev = torchair.ops.npu_create_tagged_event(tag="44")
+
+                def forward(self, x):
+                    {api}
+                    return x
+
+            model = Model()
+            opt_model = torch.compile(model, backend=npu_backend, fullgraph=True, dynamic=False)
+            return opt_model
+    """, header="import torch\nimport torchair\n")
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, api) + (code,)]
+
+
+# ======================================================================================
+# NPU304 stream-priority-reserved
+# ======================================================================================
+
+def test_npu304_positional_priority(lint):
+    src = mk("""
+        with tng.scope.npu_stream_switch("1", 3):
+            y = x + 1
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU304"]
+    assert pos(found[0]) == at(src, "3)")
+    msg = found[0].message
+    assert "stream_priority=3" in msg and "reserved" in msg
+    assert says_runtime_and_fix(msg, ("ignores",), ("keep the default 0", "drop"))
+
+
+@pytest.mark.parametrize("header, call", [
+    ("from torchair.scope import npu_stream_switch as s\n", 's("1", stream_priority=PRIO)'),
+    ("from torchair.scope import npu_stream_switch\n", 'npu_stream_switch("1", PRIO)'),
+    ("from torchair import scope\n", 'scope.npu_stream_switch(stream_tag="1", stream_priority=PRIO)'),
+    ("import torchair\n", 'torchair.ops.NpuStreamSwitch("1", PRIO)'),
+    ("from torchair.ops import NpuStreamSwitch\n", 'NpuStreamSwitch("1", stream_priority=PRIO)'),
+])
+def test_npu304_aliases_legacy_name_and_constant(lint, header, call):
+    src = mk(f"""
+        PRIO = 1 + 1
+        with {call}:
+            y = x + 1
+    """, header=header)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU304"]
+    assert pos(found[0]) == at(src, "PRIO)")
+
+
+@pytest.mark.parametrize("call", ['tng.scope.npu_stream_switch("1")', 'tng.scope.npu_stream_switch("1", 0)',
+                                  'tng.scope.npu_stream_switch("1", stream_priority=0)',
+                                  'tng.ops.NpuStreamSwitch("1", 0)'])
+def test_npu304_clean_twin(lint, call):
+    src = mk(f"""
+        with {call}:
+            y = x + 1
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu304_unknown_priority_is_silent(lint):
+    src = mk("""
+        import os
+        def step(x, prio):
+            with tng.scope.npu_stream_switch("1", prio):
+                y = x + 1
+            with tng.scope.npu_stream_switch("2", int(os.environ["PRIO"])):
+                y = y + 1
+            return y
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu304_same_named_wrappers_are_not_torchair(lint):
+    src = """
+        from vllm_ascend.utils import npu_stream_switch as vllm_switch
+
+        def npu_stream_switch(flag, tag, prio):
+            return tag
+
+        with npu_stream_switch(True, "1", 3):
+            pass
+        with vllm_switch("mla_secondary", 3, enabled=True):
+            pass
+        with vllm_switch(aux_stream, enabled=True):
+            pass
+    """
+    assert codes(lint(src, select=SEL)) == []
+
+
+# ======================================================================================
+# NPU305 record-stream-unknown-tag
+# ======================================================================================
+
+def test_npu305_tag_no_switch_uses(lint):
+    src = mk("""
+        with tng.scope.npu_stream_switch("1"):
+            y = x + 1
+        tng.ops.npu_record_tagged_stream(y, "2")
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU305"]
+    assert pos(found[0]) == at(src, '"2"')
+    msg = found[0].message
+    assert "'2'" in msg and "'1'" in msg
+    assert says_runtime_and_fix(msg, ("new, idle stream",), ("use the tag",))
+
+
+@pytest.mark.parametrize("tag", ['"1"', '"default"', 'TAG'])
+def test_npu305_clean_twin(lint, tag):
+    src = mk(f"""
+        TAG = "1"
+        with tng.scope.npu_stream_switch(TAG):
+            y = x + 1
+        tng.ops.npu_record_tagged_stream(y, {tag})
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu305_aliases_and_constant(lint):
+    src = mk("""
+        from torchair.scope import npu_stream_switch as s
+        from torchair.ops import npu_record_tagged_stream as keep
+        import torchair
+
+        SIDE = "side"
+        OTHER = "oth" + "er"
+        with s(SIDE):
+            y = x + 1
+        with torchair.ops.NpuStreamSwitch("legacy"):
+            z = x + 2
+        keep(y, SIDE)
+        keep(z, "legacy")
+        keep(y, tagged_stream=OTHER)
+    """, header="")
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU305"]
+    assert pos(found[0]) == at(src, "OTHER)")
+    assert "'other'" in found[0].message
+
+
+def test_npu305_a_switch_with_an_unknown_tag_makes_it_silent(lint):
+    src = mk("""
+        def side(x, tag):
+            with tng.scope.npu_stream_switch(tag):
+                return x + 1
+
+        def main(y):
+            tng.ops.npu_record_tagged_stream(y, "2")
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu305_unknown_record_tag_is_silent(lint):
+    src = mk("""
+        def main(y, tag):
+            with tng.scope.npu_stream_switch("1"):
+                z = y + 1
+            tng.ops.npu_record_tagged_stream(z, tag)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu305_wrapper_switch_is_not_a_torchair_switch(lint):
+    # vllm-ascend's npu_stream_switch is a torch.npu.stream wrapper: it does not make tag "1" known
+    src = mk("""
+        from vllm_ascend.utils import npu_stream_switch
+
+        with npu_stream_switch("1"):
+            y = x + 1
+        tng.ops.npu_record_tagged_stream(y, "1")
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU305"]
+    assert pos(found[0]) == at(src, '"1")', 1)
+
+
+# ======================================================================================
+# NPU306 tagged-event-tag-reused
+# ======================================================================================
+
+def test_npu306_two_creations_with_one_tag(lint):
+    src = mk("""
+        TAG = "x"
+        a = tng.ops.npu_create_tagged_event(tag="x")
+        b = tng.ops.npu_create_tagged_event(TAG)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU306"]
+    assert pos(found[0]) == at(src, "tng.ops.npu_create_tagged_event(TAG)")
+    msg = found[0].message
+    assert f"line {at(src, 'a = ')[0]}" in msg
+    assert says_runtime_and_fix(msg, ("ValueError",), ("own tag",))
+
+
+def test_npu306_clean_twin_distinct_tags(lint):
+    src = mk("""
+        a = tng.ops.npu_create_tagged_event(tag="x")
+        b = tng.ops.npu_create_tagged_event(tag="y")
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu306_same_tag_in_two_files_reported_in_the_later_file(lint):
+    first = mk("""
+        EV = tng.ops.npu_create_tagged_event(tag="shared")
+    """)
+    second = mk("""
+        import a_model
+        from torchair.ops import npu_create_tagged_event as mk_ev
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = mk_ev("shared")
+    """)
+    # z_model.py imports a_model.py: one process. z_model.py is written first here, but
+    # a_model.py comes first in sorted path order
+    found = lint({"z_model.py": second, "a_model.py": first}, select=SEL)
+    assert where(found) == [("z_model.py",) + at(second, 'mk_ev("shared")') + ("NPU306",)]
+    assert "a_model.py:%d:%d" % at(first, "tng.ops.npu_create_tagged_event") in found[0].message
+
+
+def test_npu306_same_tag_in_a_package_and_a_module(lint):
+    src = mk("""
+        EV = tng.ops.npu_create_tagged_event(tag="shared")
+    """)
+    importer = "import a\n" + src
+    found = lint({"b.py": importer, "a/__init__.py": src}, select=SEL)
+    assert where(found) == [("b.py",) + at(importer, "tng.ops") + ("NPU306",)]
+    assert "a/__init__.py" in found[0].message
+
+
+def test_npu306_same_tag_in_two_independent_entry_points_is_clean(lint):
+    # two scripts that do not import each other run in two processes (each its own registry)
+    src = mk("""
+        EV = tng.ops.npu_create_tagged_event(tag="shared")
+    """)
+    assert codes(lint({"test_a.py": src, "test_b.py": src}, select=SEL)) == []
+
+
+def test_npu306_same_tag_in_two_modules_imported_by_one_entry_point(lint):
+    src = mk("""
+        EV = tng.ops.npu_create_tagged_event(tag="shared")
+    """)
+    run = mk("""
+        import enc, dec
+    """)
+    found = lint({"enc.py": src, "dec.py": src, "run.py": run}, select=SEL)
+    assert where(found) == [("enc.py",) + at(src, "tng.ops") + ("NPU306",)]
+
+
+LAYER = """
+    class Layer(torch.nn.Module):
+        def __init__(self, i=0):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="layer")
+"""
+
+
+def test_npu306_class_in_module_list_comprehension(lint):
+    src = mk(LAYER, """
+        class Model(torch.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.layers = torch.nn.ModuleList([Layer() for _ in range(n)])
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU306"]
+    assert pos(found[0]) == at(src, "tng.ops.npu_create_tagged_event")
+    msg = found[0].message
+    assert "Layer" in msg and "more than once" in msg
+    assert says_runtime_and_fix(msg, ("ValueError",), ("index", "share"))
+
+
+def test_npu306_class_instantiated_at_two_call_sites(lint):
+    src = mk(LAYER, """
+        first = Layer()
+        second = Layer()
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU306"]
+    assert pos(found[0]) == at(src, "tng.ops.npu_create_tagged_event")
+
+
+def test_npu306_class_instantiated_in_a_for_loop(lint):
+    src = mk(LAYER, """
+        layers = []
+        for i in range(4):
+            layers.append(Layer(i))
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU306"]
+
+
+def test_npu306_subclass_instance_runs_the_base_init(lint):
+    src = mk(LAYER, """
+        class Sub(Layer):
+            pass
+
+        a = Sub()
+        b = Layer()
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU306"]
+    assert pos(found[0]) == at(src, "tng.ops.npu_create_tagged_event")
+
+
+def test_npu306_class_instantiated_once_is_clean(lint):
+    src = mk(LAYER, """
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.layer = Layer()
+
+        model = Model()
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu306_tag_from_fstring_with_index_is_clean(lint):
+    src = mk("""
+        class Layer(torch.nn.Module):
+            def __init__(self, i):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag=f"layer{i}")
+
+        layers = torch.nn.ModuleList([Layer(i) for i in range(4)])
+        events = [tng.ops.npu_create_tagged_event(tag=f"ev_{i}") for i in range(4)]
+        for i in range(4):
+            tng.ops.npu_create_tagged_event(tag="loop_" + str(i))
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu306_creation_directly_in_a_loop(lint):
+    src = mk("""
+        from torchair.ops import npu_create_tagged_event
+
+        events = []
+        for i in range(4):
+            events.append(npu_create_tagged_event(tag="loop"))
+        more = [npu_create_tagged_event("comp") for _ in range(2)]
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU306"] * 2
+    assert [pos(f) for f in found] == [at(src, 'npu_create_tagged_event(tag="loop")'),
+                                       at(src, 'npu_create_tagged_event("comp")')]
+    assert "loop" in found[0].message and "ValueError" in found[0].message
+
+
+def test_npu306_unknown_tag_is_silent(lint):
+    src = mk("""
+        def make(tag):
+            return tng.ops.npu_create_tagged_event(tag=tag)
+
+        for name in names:
+            tng.ops.npu_create_tagged_event(tag=name)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu306_wrapper_with_same_name_is_not_torchair(lint):
+    src = """
+        from mylib import npu_create_tagged_event
+        a = npu_create_tagged_event(tag="x")
+        b = npu_create_tagged_event(tag="x")
+    """
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu306_cross_file_module_list(lint):
+    layer = mk(LAYER)
+    model = """
+        import torch
+        from layer import Layer
+
+        class Model(torch.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.layers = torch.nn.ModuleList([Layer() for _ in range(n)])
+    """
+    found = lint({"layer.py": layer, "model.py": model}, select=SEL)
+    assert where(found) == [("layer.py",) + at(layer, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+def test_npu306_cross_file_two_call_sites(lint):
+    layer = mk(LAYER)
+    run = """
+        from layer import Layer
+        first = Layer()
+        second = Layer()
+    """
+    found = lint({"layer.py": layer, "run.py": run}, select=SEL)
+    assert where(found) == [("layer.py",) + at(layer, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+def test_npu306_cross_file_instantiated_once_is_clean(lint):
+    run = """
+        from layer import Layer
+        only = Layer()
+    """
+    assert codes(lint({"layer.py": mk(LAYER), "run.py": run}, select=SEL)) == []
+
+
+# ======================================================================================
+# NPU307 stream-tag-type
+# ======================================================================================
+
+def test_npu307_int_stream_tag(lint):
+    src = mk("""
+        with tng.scope.npu_stream_switch(1):
+            y = x + 1
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU307"]
+    assert pos(found[0]) == at(src, "1)")
+    assert "not a str" in found[0].message
+
+
+@pytest.mark.parametrize("body, needle", [
+    ('from torchair.scope import npu_stream_switch as s\nTAG = 2\nwith s(TAG):\n    pass\n', "TAG)"),
+    ('from torchair.ops import NpuStreamSwitch\nwith NpuStreamSwitch(stream_tag=3.0):\n    pass\n', "3.0"),
+    ('import torchair\nwith torchair.ops.NpuStreamSwitch(None):\n    pass\n', "None"),
+    ('from torchair.ops import npu_create_tagged_event\nTAG = 5\nev = npu_create_tagged_event(TAG)\n', "TAG)"),
+    ('import torchair as tng\nev = tng.ops.npu_create_tagged_event(tag=b"x")\n', 'b"x"'),
+])
+def test_npu307_aliases_legacy_and_constants(lint, body, needle):
+    found = lint(body, select=SEL)
+    assert codes(found) == ["NPU307"]
+    assert pos(found[0]) == at(body, needle)
+
+
+def test_npu307_clean_twin_and_unknown(lint):
+    src = mk("""
+        TAG = "1"
+        with tng.scope.npu_stream_switch(TAG):
+            pass
+        ev = tng.ops.npu_create_tagged_event(tag="e")
+
+        def step(tag, x):
+            with tng.scope.npu_stream_switch(tag):
+                return tng.ops.npu_create_tagged_event(tag=tag)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu307_wrapper_taking_a_stream_is_not_torchair(lint):
+    src = """
+        import torch
+        from vllm_ascend.utils import npu_stream_switch
+
+        aux_stream = torch.npu.Stream()
+        with npu_stream_switch(aux_stream, enabled=True):
+            pass
+        with npu_stream_switch(1):
+            pass
+    """
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu307_messages_say_what_happens_and_what_to_do(lint):
+    src = mk("""
+        with tng.scope.npu_stream_switch(1):
+            pass
+        ev = tng.ops.npu_create_tagged_event(tag=2)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU307"] * 2
+    for f in found:
+        assert says_runtime_and_fix(f.message, ("raises", "fails", "error", "TypeError", "RuntimeError"),
+                                    ("pass", "use a str", "string")), f.message
+
+
+# ======================================================================================
+# NPU308 wait-tensor-in-aclgraph
+# ======================================================================================
+
+WAIT_MODEL = """
+    class Model(torch.nn.Module):
+        def forward(self, x, y):
+            with tng.scope.npu_stream_switch("1"):
+                z = tng.scope.npu_wait_tensor(x, y)
+            return z
+"""
+
+
+@pytest.mark.parametrize("mode", ["reduce-overhead", "npugraph_ex"])
+def test_npu308_wait_tensor_in_aclgraph(lint, mode):
+    src = mk(WAIT_MODEL, f"""
+        config = tng.CompilerConfig()
+        config.mode = "{mode}"
+        model = torch.compile(Model(), backend=tng.get_npu_backend(compiler_config=config))
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU308"]
+    assert pos(found[0]) == at(src, "tng.scope.npu_wait_tensor")
+    msg = found[0].message
+    assert mode in msg and f"line {at(src, 'model = torch.compile')[0]}" in msg
+    assert says_runtime_and_fix(msg, ("NotImplementedError",), ("npu_tagged_event_wait",))
+
+
+def test_npu308_clean_twin_max_autotune(lint):
+    src = mk(WAIT_MODEL, """
+        config = tng.CompilerConfig()
+        model = torch.compile(Model(), backend=tng.get_npu_backend(compiler_config=config))
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("header, call", [
+    ("from torchair.scope import npu_wait_tensor as wt\n", "wt(x, y)"),
+    ("from torchair.ops import npu_wait_tensor\n", "npu_wait_tensor(x, y)"),
+    ("import torchair\n", "torchair.ops.npu_wait_tensor(x, dependency=y)"),
+])
+def test_npu308_aliases_legacy_and_constant_mode(lint, header, call):
+    src = mk(f"""
+        from torchair.configs.compiler_config import CompilerConfig
+        MODE = "reduce-" + "overhead"
+
+        class Model(torch.nn.Module):
+            def forward(self, x, y):
+                return {call}
+
+        config = CompilerConfig()
+        config.mode = MODE
+        model = Model()
+        model = torch.compile(model, backend=tng.get_npu_backend(compiler_config=config))
+    """, header=HEADER + header)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU308"]
+    assert pos(found[0]) == at(src, call)
+
+
+def test_npu308_mode_under_if_is_unknown(lint):
+    src = mk(WAIT_MODEL, """
+        config = tng.CompilerConfig()
+        for m in ("reduce-overhead",):
+            config.mode = m
+        model = torch.compile(Model(), backend=tng.get_npu_backend(compiler_config=config))
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu308_wrapper_wait_tensor_is_not_torchair(lint):
+    # vllm-ascend v0.9.1-dev's npu_wait_tensor(..., enabled=...) wrapper
+    src = mk("""
+        from vllm_ascend.utils import npu_wait_tensor
+
+        class Model(torch.nn.Module):
+            def forward(self, x, y):
+                return npu_wait_tensor(x, y, enabled=True)
+
+        config = tng.CompilerConfig()
+        config.mode = "reduce-overhead"
+        model = torch.compile(Model(), backend=tng.get_npu_backend(compiler_config=config))
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu308_cross_file(lint):
+    model = mk(WAIT_MODEL)
+    found = lint({"model.py": model, "run.py": RUN_TEMPLATE.format(module="model", mode="reduce-overhead")},
+                 select=SEL)
+    assert where(found) == [("model.py",) + at(model, "tng.scope.npu_wait_tensor") + ("NPU308",)]
+    assert f"run.py:{at(RUN_TEMPLATE, 'model = torch.compile')[0]}" in found[0].message
+
+
+def test_npu308_cross_file_submodule_and_subclass(lint):
+    model = mk("""
+        class Layer(torch.nn.Module):
+            def forward(self, x, y):
+                return tng.scope.npu_wait_tensor(x, y)
+
+        class Model(torch.nn.Module):
+            def __init__(self, n):
+                super().__init__()
+                self.layers = torch.nn.ModuleList([Layer() for _ in range(n)])
+
+        class Big(Model):
+            pass
+    """)
+    run = RUN_TEMPLATE.format(module="model", mode="npugraph_ex").replace("Model", "Big").replace("Big()", "Big(4)")
+    found = lint({"model.py": model, "run.py": run}, select=SEL)
+    assert where(found) == [("model.py",) + at(model, "tng.scope.npu_wait_tensor") + ("NPU308",)]
+
+
+def test_npu308_cross_file_subclass_in_a_file_without_stream_apis(lint):
+    layers = mk(WAIT_MODEL)
+    big = """
+        from layers import Model
+
+        class Big(Model):
+            pass
+    """
+    run = RUN_TEMPLATE.format(module="big", mode="reduce-overhead").replace("import Model", "import Big") \
+        .replace("Model()", "Big()")
+    found = lint({"layers.py": layers, "big.py": big, "run.py": run}, select=SEL)
+    assert where(found) == [("layers.py",) + at(layers, "tng.scope.npu_wait_tensor") + ("NPU308",)]
+
+
+# ======================================================================================
+# NPU010 for the torchair multi-stream APIs
+# ======================================================================================
+
+def test_npu010_torchair_stream_apis(lint):
+    src = mk("""
+        from torchair.scope import npu_stream_switch as s
+        from torchair.ops import NpuStreamSwitch
+
+        with s():
+            pass
+        ev = tng.ops.npu_create_tagged_event(tag='a', priority=1)
+        with s("1", 0, True, 4):
+            pass
+        with NpuStreamSwitch("1", 0, True):
+            pass
+        tng.scope.npu_wait_tensor(x)
+        tng.ops.npu_tagged_event_record()
+        tng.ops.npu_record_tagged_stream(x, "1", tagged_stream="1")
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU010"] * 7
+    assert [pos(f) for f in found] == [at(src, "s()"), at(src, "tng.ops.npu_create_tagged_event"),
+                                       at(src, 's("1", 0, True, 4)'), at(src, 'NpuStreamSwitch("1", 0, True)'),
+                                       at(src, "tng.scope.npu_wait_tensor"), at(src, "tng.ops.npu_tagged_event_record"),
+                                       at(src, "tng.ops.npu_record_tagged_stream")]
+    assert "stream_tag" in found[0].message and "TypeError" in found[0].message
+    assert "priority" in found[1].message
+
+
+def test_npu010_clean_twin(lint):
+    src = mk("""
+        from torchair.scope import npu_stream_switch as s
+
+        with s("1"):
+            pass
+        with s(stream_tag="1", stream_priority=0, enable_inner_parallel=False):
+            pass
+        ev = tng.ops.npu_create_tagged_event(tag="a")
+        tng.ops.npu_tagged_event_record(ev)
+        tng.ops.npu_tagged_event_wait(event=ev)
+        y = tng.scope.npu_wait_tensor(x, dependency=ev)
+        tng.ops.npu_record_tagged_stream(y, tagged_stream="1")
+        with s(*args):
+            pass
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu010_wrappers_are_not_checked(lint):
+    src = """
+        from vllm_ascend.utils import npu_stream_switch, npu_wait_tensor
+
+        def npu_create_tagged_event(tag, priority):
+            return (tag, priority)
+
+        with npu_stream_switch(aux_stream, enabled=True):
+            y = npu_wait_tensor(x, dep, enabled=False)
+        ev = npu_create_tagged_event(tag="a", priority=1)
+    """
+    assert codes(lint(src, select=SEL)) == []
