@@ -64,6 +64,11 @@ SIGNATURE_TEXT.update({
     "torchair.ops.npu_tagged_event_record": "npu_tagged_event_record(event)",
     "torchair.ops.npu_tagged_event_wait": "npu_tagged_event_wait(event)",
     "torchair.ops.npu_record_tagged_stream": "npu_record_tagged_stream(input, tagged_stream)",
+    # keyword-only in every branch: python/torchair/npu_fx_compiler.py L890 (master fced8842)
+    "torchair.get_npu_backend": "get_npu_backend(*, compiler_config=None, custom_decompositions={})",
+    "torchair.npu_fx_compiler.get_npu_backend": "get_npu_backend(*, compiler_config=None, custom_decompositions={})",
+    "torchair.CompilerConfig": "CompilerConfig()",
+    "torchair.configs.compiler_config.CompilerConfig": "CompilerConfig()",
 })
 
 SIGNATURES: Dict[str, Signature] = {q: Signature.parse(t) for q, t in SIGNATURE_TEXT.items()}
@@ -92,11 +97,17 @@ API_SIGNATURE_MISMATCH = Rule(
         "`npu_mm_reduce_scatter_base(input, x2, hcom, world_size, *, reduce_op='sum', bias=None, ...)`, "
         "`npu_all_gather_base_mm(input, x2, hcom, world_size, *, bias=None, ...)` and "
         "`npu_mm_all_reduce_base(x1, x2, hcom, *, reduce_op='sum', bias=None, ...)`, which has no `world_size`: "
-        "every parameter after `world_size` (after `hcom` for all-reduce) is keyword-only."
+        "every parameter after `world_size` (after `hcom` for all-reduce) is keyword-only; the torchair APIs "
+        "`get_npu_backend(*, compiler_config=None, custom_decompositions={})` (keyword-only), `CompilerConfig()`, "
+        "`scope.npu_stream_switch(stream_tag, stream_priority=0, enable_inner_parallel=True)` (legacy "
+        "`ops.NpuStreamSwitch(stream_tag, stream_priority=0)`), `scope.npu_wait_tensor(self, dependency)`, "
+        "`ops.npu_create_tagged_event(tag)`, `ops.npu_tagged_event_record(event)`, "
+        "`ops.npu_tagged_event_wait(event)`, `ops.npu_record_tagged_stream(input, tagged_stream)`."
     ),
     source="RULES.md NPU010; research/npu-api-constraints.md §D.1, §D.3 "
            "(tf_adapter/python/npu_bridge/hccl/hccl_ops.py L31-L245), §C.1 "
-           "(op-plugin op_plugin/config/op_plugin_functions.yaml L5879, L6538, L6555)",
+           "(op-plugin op_plugin/config/op_plugin_functions.yaml L5879, L6538, L6555), §B.1 (torchair "
+           "python/torchair/scope/__init__.py, ops/__init__.py), torchair npu_fx_compiler.py L890",
     invalid=(
         "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w)\n",
         "from npu_bridge.npu_init import *\nout = hccl_ops.allgather(w, 8, group_name='g')\n",
@@ -120,7 +131,8 @@ class SignatureChecker(Checker):
     rules = RULES
     tokens = (("npu_weight_prefetch_scope",), ("hccl_ops",), ("npu_init",), ("npu_mm_reduce_scatter_base",),
               ("npu_all_gather_base_mm",), ("npu_mm_all_reduce_base",), ("npu_stream_switch",), ("tagged_event",),
-              ("npu_record_tagged_stream",), ("npu_wait_tensor",), ("NpuStreamSwitch",))
+              ("npu_record_tagged_stream",), ("npu_wait_tensor",), ("NpuStreamSwitch",), ("get_npu_backend",),
+              ("CompilerConfig",))
 
     def __init__(self, ctx):
         super().__init__(ctx)

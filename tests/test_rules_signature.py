@@ -406,3 +406,22 @@ def test_earlier_unknown_star_import_is_overridden(lint):
         out = hccl_ops.allgather(w)
     """)
     assert codes(found) == ["NPU010"]
+
+
+def test_npu010_get_npu_backend_is_keyword_only(lint):
+    found = lint("""
+        import torchair
+        cfg = torchair.CompilerConfig()
+        backend = torchair.get_npu_backend(cfg)
+        ok = torchair.get_npu_backend(compiler_config=cfg)
+    """, select=["NPU010"])
+    assert [(f.code, f.line) for f in found] == [("NPU010", 4)]
+    assert "keyword-only" in found[0].message or "positional" in found[0].message
+
+
+def test_npu010_compiler_config_takes_no_arguments(lint):
+    found = lint("""
+        from torchair.configs.compiler_config import CompilerConfig
+        cfg = CompilerConfig(mode="reduce-overhead")
+    """, select=["NPU010"])
+    assert [(f.code, f.line) for f in found] == [("NPU010", 3)]
