@@ -106,6 +106,18 @@ class FileContext:
         self.facts: Dict[str, List[Any]] = {}
         self._positions = None
 
+    def release(self) -> None:
+        """Break the reference cycles of the file's binding table (binding -> site -> scope ->
+        bindings) so the tree and its tables are freed at once, not at the next full GC."""
+        sem = self.sem
+        for scope in sem.scope_of.values():
+            scope.bindings.clear()
+        sem.scope_of.clear()
+        sem.attrs.clear()
+        sem.attr_stores.clear()
+        sem.def_site.clear()
+        self._positions = None
+
     # -- where ------------------------------------------------------------------------
     def site(self) -> Site:
         """The current point of the traversal (call from a hook)."""

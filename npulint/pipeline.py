@@ -103,12 +103,13 @@ def lint_text(path: str, display: str, language: str, text: str, settings: Setti
         if kind == "deep" or "too many nested" in msg:
             return _syntax_error(result, text, enabled, line, col, msg)
     try:
-        module = cst.parse_module(text)
+        module = _parse(text, python_accepts=problem is None)
     except cst.ParserSyntaxError as exc:
         if problem is not None:
             return _syntax_error(result, text, enabled, problem[1], problem[2], problem[3])
+        msg = " ".join(str(exc.message).split())
         return _syntax_error(result, text, enabled, exc.raw_line, exc.raw_column + 1,
-                             " ".join(str(exc.message).split()))
+                             f"npulint's parser (LibCST) cannot read this file, although Python accepts it: {msg}")
     except RecursionError:
         return _nested_too_deep(result, text, enabled)
     result.parsed = True
@@ -134,6 +135,7 @@ def lint_text(path: str, display: str, language: str, text: str, settings: Setti
     except RecursionError:
         return _nested_too_deep(result, text, enabled)
     except Exception as exc:  # an engine bug: keep going with the other files
+        ctx.release()
         if "NPU000" in enabled:
             errors.append(Finding(display, 1, 1, "NPU000", f"internal error in npulint's engine: "
                                   f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
@@ -143,7 +145,30 @@ def lint_text(path: str, display: str, language: str, text: str, settings: Setti
     if "NPU000" in enabled:
         result.findings.extend(errors)
     result.facts = ctx.facts
+    ctx.release()
     return _with_noqa(result, text)
+
+
+def _expand_indentation_tabs(text: str) -> str:
+    """Leading tabs expanded to the next multiple of 8, as CPython's tokenizer counts them."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip(" \t\f")
+        indent = line[:len(line) - len(stripped)]
+        out.append((indent.expandtabs(8) if "\t" in indent else indent) + stripped)
+    return "".join(out)
+
+
+def _parse(text: str, python_accepts: bool) -> cst.Module:
+    """LibCST's parse; LibCST's tokenizer rejects some tab/space indentation that CPython
+    accepts, so a file Python accepts is retried with its leading tabs expanded (line
+    numbers are unchanged; columns on those lines count the expanded indentation)."""
+    try:
+        return cst.parse_module(text)
+    except cst.ParserSyntaxError:
+        if not python_accepts or "\t" not in text:
+            raise
+        return cst.parse_module(_expand_indentation_tabs(text))
 
 
 def _syntax_error(result: FileResult, text: str, enabled: Set[str], line: int, col: int, msg: str) -> FileResult:

@@ -265,3 +265,12 @@ def test_long_operator_chain_does_not_hang(project):
     assert r.returncode in (0, 1), r.stderr
     assert "Traceback" not in r.stderr
     assert [(p, c) for p, _, _, c in parse(r.stdout)] in ([], [("chain.py", "NPU001")])
+
+
+def test_tab_indentation_python_accepts_is_linted_not_a_syntax_error(lint):
+    # LibCST's tokenizer rejects this consistent tab+spaces indentation; CPython accepts it
+    # (seen in Ascend/torchair). npulint lints the file: NPU010 here, no NPU001.
+    src = "from npu_bridge.hccl import hccl_ops\ndef f(w):\n    if w:\n\t    return hccl_ops.allgather(w)\n"
+    compile(src, "t.py", "exec")
+    found = lint({"t.py": src})
+    assert [(f.code, f.line) for f in found] == [("NPU010", 4)]
