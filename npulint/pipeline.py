@@ -68,7 +68,7 @@ def _cpython_check(text: str) -> Optional[Tuple[str, int, int, str]]:
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(_CPYTHON_RECURSION_LIMIT)
     try:
-        compile(text, "<npulint>", "exec", flags=_PyCF_ONLY_AST, dont_inherit=True)
+        tree = compile(text, "<npulint>", "exec", flags=_PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as exc:
         return "syntax", exc.lineno or 1, exc.offset or 1, exc.msg or "invalid syntax"
     except (RecursionError, MemoryError):
@@ -77,6 +77,29 @@ def _cpython_check(text: str) -> Optional[Tuple[str, int, int, str]]:
         return "syntax", 1, 1, str(exc)
     finally:
         sys.setrecursionlimit(old)
+    # Python < 3.11 builds such trees without a recursion check; LibCST would take minutes.
+    deep = _deeper_than(tree, _MAX_TREE_DEPTH)
+    if deep is not None:
+        return ("deep", getattr(deep, "lineno", 1), (getattr(deep, "col_offset", 0) or 0) + 1,
+                f"nested more than {_MAX_TREE_DEPTH} levels deep (e.g. a very long chain of operators)")
+    return None
+
+
+_MAX_TREE_DEPTH = 2900  # about what CPython 3.11+ accepts at its default recursion limit
+
+
+def _deeper_than(tree, limit: int):
+    """A node of *tree* deeper than *limit*, found without recursion; None if there is none."""
+    import ast
+
+    stack = [(tree, 1)]
+    children = ast.iter_child_nodes
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return node
+        for child in children(node):
+            stack.append((child, depth + 1))
     return None
 
 
