@@ -213,6 +213,7 @@ class Semantic:
         # ``cfg.debug.aclgraph.x += 1``), in source order
         self.attr_stores: List[AttrStore] = []
         self.def_site: Dict[cst.CSTNode, Site] = {}  # FunctionDef/ClassDef/Lambda -> where it stands
+        self._qn_memo: Dict[int, FrozenSet[str]] = {}  # id(Binding) -> qualified names it gives
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -397,16 +398,33 @@ class Semantic:
             return frozenset()
         out = set()
         for b in cands:
-            if b.kind == "import":
-                out.add(b.qualname or LOCAL)
-            elif b.kind == "assign" and not b.index and isinstance(b.value, (cst.Name, cst.Attribute)):
-                inner = self.qualnames(b.value, b.site, _depth + 1)
-                out.update(inner if inner else {LOCAL})
-            elif b.kind == "assign" and isinstance(b.value, cst.Name) and b.value.value == "None":
-                continue  # ``x = None`` as an import fallback: calling it would fail anyway
-            else:
-                out.add(LOCAL)
+            out.update(self._binding_qualnames(b, _depth))
         return frozenset(out)
+
+    _IN_PROGRESS = frozenset({LOCAL})
+
+    def _binding_qualnames(self, b: "Binding", depth: int) -> FrozenSet[str]:
+        """What a binding makes its name refer to. Memoized per binding (it does not depend
+        on the use); an alias cycle (``a = b`` ... ``b = a`` around a loop) resolves to
+        :data:`LOCAL`, so such names never match an API, in linear time."""
+        if b.kind == "import":
+            return frozenset({b.qualname or LOCAL})
+        if b.kind != "assign" or b.index:
+            return frozenset({LOCAL})
+        value = b.value
+        if isinstance(value, cst.Name) and value.value == "None" and not self.reaching("None", b.site)[0]:
+            return frozenset()  # ``x = None`` as an import fallback: calling it would fail anyway
+        if not isinstance(value, (cst.Name, cst.Attribute)):
+            return frozenset({LOCAL})
+        memo = self._qn_memo
+        key = id(b)
+        if key in memo:
+            return memo[key]
+        memo[key] = self._IN_PROGRESS
+        inner = self.qualnames(value, b.site, depth + 1)
+        result = inner if inner else frozenset({LOCAL})
+        memo[key] = result
+        return result
 
     def qualname_of_def(self, node: cst.CSTNode) -> Optional[str]:
         """``module.Class``, ``module.Class.method``, or, like Python's ``__qualname__``,

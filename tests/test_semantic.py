@@ -357,3 +357,37 @@ def test_module_name_from_packages(tmp_path):
     assert module_name(str(tmp_path / "pkg" / "sub" / "__init__.py")) == ("pkg.sub", True)
     assert module_name(str(tmp_path / "top.py")) == ("top", False)
     assert module_name(str(tmp_path / "my-script.py")) == (None, False)
+
+
+def test_alias_cycles_around_a_loop_resolve_in_linear_time():
+    # a Triton kernel rotating a window of aliases (seen in vllm-ascend) once took minutes
+    names = [f"c{i}" for i in range(8)]
+    lines = ["def kernel(x0, steps, K):"] + [f"    {n} = x0" for n in names] + ["    for t in range(steps):",
+                                                                                 "        m = c0"]
+    for i, n in enumerate(names[1:], 1):
+        lines += [f"        {'if' if i == 1 else 'elif'} K == {i}:", f"            m = {n}"]
+    lines += ["        probe(m.foo)"]
+    for i in range(1, len(names)):
+        lines += [f"        {'if' if i == 1 else 'elif'} K == {i}:"]
+        lines += [f"            {names[j]} = {names[j + 1]}" for j in range(i - 1)] + [f"            {names[i - 1]} = m"]
+    import time
+
+    start = time.process_time()
+    assert qualnames("\n".join(lines) + "\n") == [{LOCAL}]
+    assert time.process_time() - start < 5
+
+
+def test_none_fallback_of_an_import_keeps_the_import():
+    src = """
+try:
+    from torch_npu import npu_mm_reduce_scatter_base
+except ImportError:
+    npu_mm_reduce_scatter_base = None
+probe(npu_mm_reduce_scatter_base)
+try:
+    import torch_npu
+except ImportError:
+    torch_npu = None
+probe(torch_npu.npu_all_gather_base_mm)
+"""
+    assert qualnames(src) == [{"torch_npu.npu_mm_reduce_scatter_base"}, {"torch_npu.npu_all_gather_base_mm"}]
