@@ -162,9 +162,10 @@ RULES = (EVENT_WAIT_WITHOUT_RECORD, EVENT_WAIT_BEFORE_RECORD, TAGGED_EVENT_OUTSI
 class StreamsChecker(Checker):
     rules = RULES
     consumes = (COMPILED,)
-    # Every torchair API is reached through an import that names torchair; the configuration
-    # checker (whose compile facts this one consumes) parses those files anyway.
-    tokens = (("torchair",),)
+    # The stream APIs, plus the configuration checker's tokens: this checker also runs where
+    # that one does (a file that compiles a model may instantiate or import what it needs).
+    tokens = (("npu_stream_switch",), ("tagged_event",), ("npu_record_tagged_stream",), ("npu_wait_tensor",),
+              ("NpuStreamSwitch",), ("CompilerConfig",), ("get_npu_backend",))
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
