@@ -9,7 +9,8 @@ Each tool runs as a subprocess on the whole corpus, ``--runs`` times after one w
 (user + sys of the child) and peak RSS are taken from ``/usr/bin/time`` when present,
 else from ``resource.getrusage(RUSAGE_CHILDREN)`` in a fresh wrapper process. The ratio is
 the tool's wall time divided by npulint's. ruff and flake8 are run only if installed (on
-PATH or beside this Python). Standard library only.
+PATH or beside this Python). A run over ``--timeout`` seconds is killed (its process group)
+and the tool reported as timed out. Standard library only.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import os
 import random
 import shlex
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -29,9 +31,16 @@ SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", "nod
 
 # Runs a command and writes its children's CPU time and peak RSS (KB) to a file.
 _WRAPPER = ("import resource, subprocess, sys\n"
-            "subprocess.run(sys.argv[2:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+            "rc = subprocess.call(sys.argv[2:])\n"
             "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-            "open(sys.argv[1], 'w').write(f'{r.ru_maxrss} {r.ru_utime} {r.ru_stime}')\n")
+            "open(sys.argv[1], 'w').write(f'{r.ru_maxrss} {r.ru_utime} {r.ru_stime}')\n"
+            "sys.exit(rc)\n")
+
+
+# npulint with its prefilter off: every checker parses and walks every file (what the run
+# would cost if every file mentioned a checked API). Needs npulint importable by this Python.
+_NO_PREFILTER = ("import npulint.checker as c; c.Checker.wants = classmethod(lambda cls, text: True); "
+                 "from npulint.cli import main; main()")
 
 
 def find_tool(name: str):
@@ -50,8 +59,9 @@ def count_python(root: str):
     return files, lines
 
 
-def run_once(cmd):
-    """(wall seconds, cpu seconds, peak RSS in MB, exit code) of one run of *cmd*."""
+def run_once(cmd, timeout):
+    """(wall seconds, cpu seconds, peak RSS in MB, exit code) of one run of *cmd*, or None
+    if it ran longer than *timeout* seconds."""
     fd, out = tempfile.mkstemp(prefix="bench-")
     os.close(fd)
     try:
@@ -60,19 +70,26 @@ def run_once(cmd):
         else:
             full = [sys.executable, "-c", _WRAPPER, out] + cmd
         start = time.perf_counter()
-        proc = subprocess.run(full, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        try:
+            rc = proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)  # the session we started: the timer and the tool
+            proc.wait()
+            return None
         wall = time.perf_counter() - start
         with open(out) as fh:
             fields = fh.read().split()[-3:]  # /usr/bin/time may prepend "Command exited ..."
     finally:
         os.unlink(out)
     rss_kb, user, system = int(fields[0]), float(fields[1]), float(fields[2])
-    return wall, user + system, rss_kb / 1024, proc.returncode
+    return wall, user + system, rss_kb / 1024, rc
 
 
-def measure(cmd, runs: int):
-    run_once(cmd)  # warm-up
-    results = [run_once(cmd) for _ in range(runs)]
+def measure(cmd, runs: int, timeout: float):
+    results = [run_once(cmd, timeout) for _ in range(runs + 1)][1:]  # the first is a warm-up
+    if None in results:
+        return None
     return {
         "wall": statistics.median(r[0] for r in results),
         "cpu": statistics.median(r[1] for r in results),
@@ -172,15 +189,21 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("corpus", nargs="?", help="folder to lint (omit with --synthetic)")
     ap.add_argument("--runs", type=int, default=3, help="timed runs per tool (after one warm-up run)")
-    ap.add_argument("--npulint-cmd", default=None, help="how to run npulint (default: npulint on PATH or beside python)")
+    ap.add_argument("--timeout", type=float, default=600, help="seconds before a run is killed (default 600)")
+    ap.add_argument("--npulint-cmd", default=None,
+                    help="how to run npulint (default: npulint on PATH or beside this Python)")
     ap.add_argument("--synthetic", type=int, metavar="N", help="generate a corpus of N files instead")
     ap.add_argument("--seed", type=int, default=20261121, help="seed of the synthetic corpus")
     ap.add_argument("--npu-share", type=float, default=0.03, help="share of synthetic files using NPU APIs")
     ap.add_argument("--keep", action="store_true", help="keep the synthetic corpus (its path is printed)")
     ap.add_argument("--no-others", action="store_true", help="time npulint only")
+    ap.add_argument("--no-prefilter", action="store_true",
+                    help="run npulint (importable by this Python) with every checker on every file")
     args = ap.parse_args(argv)
     if (args.corpus is None) == (args.synthetic is None):
         ap.error("give a corpus folder or --synthetic N (not both)")
+    if args.no_prefilter and args.npulint_cmd:
+        ap.error("--no-prefilter and --npulint-cmd do not combine")
 
     corpus = make_synthetic(args.synthetic, args.seed, args.npu_share) if args.synthetic else args.corpus
     try:
@@ -193,7 +216,9 @@ def main(argv=None) -> int:
 def report(corpus: str, args) -> int:
     files, lines = count_python(corpus)
     npulint = shlex.split(args.npulint_cmd) if args.npulint_cmd else [find_tool("npulint") or "npulint"]
-    tools = [("npulint", npulint + [corpus, "--exit-zero", "-q"])]
+    if args.no_prefilter:
+        npulint = [sys.executable, "-c", _NO_PREFILTER]
+    tools = [("npulint" + (" (no prefilter)" if args.no_prefilter else ""), npulint + [corpus, "--exit-zero", "-q"])]
     if not args.no_others:
         ruff, flake8 = find_tool("ruff"), find_tool("flake8")
         if ruff:
@@ -207,24 +232,28 @@ def report(corpus: str, args) -> int:
     rows = []
     for name, cmd in tools:
         print(f"  running {name}: {' '.join(shlex.quote(c) for c in cmd)}", file=sys.stderr)
-        rows.append((name, measure(cmd, args.runs)))
+        rows.append((name, measure(cmd, args.runs, args.timeout)))
 
-    base = rows[0][1]["wall"]
+    base = rows[0][1]["wall"] if rows[0][1] else None
     header = ("tool", "wall s", "cpu s", "files/s", "lines/s", "peak MB", "ratio")
     table = [header]
     for name, m in rows:
+        if m is None:
+            table.append((name, f">{args.timeout:g}", "-", "-", "-", "-", "-"))
+            continue
         table.append((name, f"{m['wall']:.2f}", f"{m['cpu']:.2f}", f"{files / m['wall']:,.0f}",
-                      f"{lines / m['wall']:,.0f}", f"{m['rss']:.0f}", f"{m['wall'] / base:.2f}x"))
+                      f"{lines / m['wall']:,.0f}", f"{m['rss']:.0f}", f"{m['wall'] / base:.2f}x" if base else "-"))
     widths = [max(len(r[i]) for r in table) for i in range(len(header))]
     print()
     for k, row in enumerate(table):
-        print("| " + " | ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))) + " |")
+        cells = [c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        print("| " + " | ".join(cells) + " |")
         if k == 0:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
     print("\nratio = tool wall time / npulint wall time; cpu s = user + sys of the tool's process(es)")
-    bad = [(name, m["rc"]) for name, m in rows if m["rc"] != [0]]
-    for name, rc in bad:
-        print(f"warning: {name} exited with {rc}", file=sys.stderr)
+    bad = [(name, f"exited with {m['rc']}" if m else "timed out") for name, m in rows if m is None or m["rc"] != [0]]
+    for name, what in bad:
+        print(f"warning: {name} {what}", file=sys.stderr)
     return 1 if bad else 0
 
 

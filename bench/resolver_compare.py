@@ -14,15 +14,22 @@ Every .py file is parsed once (``libcst.parse_module``) and then, on that same t
   them lazily, so they are forced inside the timed region).
 
 Times are CPU seconds (``time.process_time``). Agreement is reported for call sites whose
-qualified name ends with one of ``--targets`` (a dotted suffix), and, more broadly, for the
-set of import-derived names of every call (ours without ``<local>``/``builtins.``; LibCST's
-IMPORT names, not relative ones, rewritten through npulint's ``canonical``).
+qualified name ends with one of ``--targets`` (a dotted suffix; "ours, unique": our only
+candidate matches, which is what ``Semantic.resolve``, used by the rules, accepts), and
+more broadly for the set of import-derived names of every call (ours without ``<local>`` and
+``builtins.``; LibCST's IMPORT names, not relative ones, rewritten through npulint's
+``canonical``).
+
+A file that takes longer than ``--budget`` seconds is interrupted, listed with the stage
+it was in, and left out of the totals (our resolver can be exponential: see
+docs/benchmarks.md).
 """
 
 from __future__ import annotations
 
 import argparse
 import collections
+import ctypes
 import importlib.metadata
 import json
 import os
@@ -110,7 +117,39 @@ def python_files(root):
                 yield os.path.join(folder, name)
 
 
-def compare(root, targets, limit=None):
+class OverBudget(BaseException):
+    """Raised in the worker thread when one file takes longer than ``--budget`` seconds (a
+    BaseException, so that no ``except Exception`` on the way swallows it)."""
+
+
+class Watchdog(threading.Thread):
+    """Interrupts the worker thread (``PyThreadState_SetAsyncExc``) when one file runs past
+    the budget, so that one pathological file cannot stall the whole comparison."""
+
+    def __init__(self, worker_ident: int, budget: float):
+        super().__init__(daemon=True)
+        self.worker, self.budget, self.since = worker_ident, budget, None
+        self.lock = threading.Lock()
+
+    def arm(self):
+        with self.lock:
+            self.since = time.monotonic()
+
+    def disarm(self):
+        with self.lock:
+            self.since = None
+
+    def run(self):
+        while True:
+            time.sleep(0.1)
+            with self.lock:
+                if self.since is not None and time.monotonic() - self.since > self.budget:
+                    self.since = None
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(self.worker),
+                                                               ctypes.py_object(OverBudget))
+
+
+def compare(root, targets, limit=None, budget=60.0):
     t = collections.Counter()  # CPU seconds per phase
     per_file = collections.defaultdict(list)
     files = lines = 0
@@ -119,6 +158,28 @@ def compare(root, targets, limit=None):
     diffs = []  # disagreeing target call sites
     ext = collections.Counter()
     ext_examples = []
+    dog = Watchdog(threading.get_ident(), budget)
+    dog.start()
+    stage = [""]
+
+    def measure(text):
+        """CPU seconds of each stage, our names and LibCST's names of every call."""
+        stage[0] = "parse"
+        c0 = time.process_time()
+        module = cst.parse_module(text)
+        c1 = time.process_time()
+        stage[0] = "npulint walk"
+        module.visit(Walker(Semantic(module), [], _fail))
+        c2 = time.process_time()
+        stage[0] = "npulint qualnames"
+        mine = ours(module)
+        c3 = time.process_time()
+        stage[0] = "libcst providers"
+        wrapper, theirs = libcst_names(module)
+        c4 = time.process_time()
+        return module, wrapper, mine, theirs, {"a": c1 - c0, "b": c2 - c0, "b+": c1 - c0 + c3 - c2,
+                                               "c": c1 - c0 + c4 - c3}
+
     for path in python_files(root):
         if limit is not None and files >= limit:
             break
@@ -129,31 +190,21 @@ def compare(root, targets, limit=None):
         except (OSError, UnicodeDecodeError) as exc:
             errors.append((rel, "read", repr(exc)))
             continue
-        c0 = time.process_time()
         try:
-            module = cst.parse_module(text)
-        except Exception as exc:  # ParserSyntaxError, RecursionError
-            errors.append((rel, "parse", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"))
+            dog.arm()
+            module, wrapper, mine, theirs, cpu = measure(text)
+            dog.disarm()
+        except OverBudget:
+            errors.append((rel, stage[0], f"over the {budget:g} s budget (interrupted)"))
             continue
-        c1 = time.process_time()
+        except Exception as exc:  # ParserSyntaxError, RecursionError, a resolver bug
+            dog.disarm()
+            msg = str(exc).splitlines()[0] if str(exc) else ""
+            errors.append((rel, stage[0], f"{type(exc).__name__}: {msg}"))
+            continue
         files += 1
         lines += text.count("\n")
-        try:
-            module.visit(Walker(Semantic(module), [], _fail))
-            c2 = time.process_time()
-            mine = ours(module)
-            c3 = time.process_time()
-        except Exception as exc:
-            errors.append((rel, "npulint", f"{type(exc).__name__}: {exc}"))
-            continue
-        try:
-            wrapper, theirs = libcst_names(module)
-            c4 = time.process_time()
-        except Exception as exc:
-            errors.append((rel, "libcst", f"{type(exc).__name__}: {exc}"))
-            continue
-        for phase, dt in (("a", c1 - c0), ("b", c1 - c0 + c2 - c1), ("b+", c1 - c0 + c3 - c2),
-                          ("c", c1 - c0 + c4 - c3)):
+        for phase, dt in cpu.items():
             t[phase] += dt
             per_file[phase].append(dt)
 
@@ -165,6 +216,8 @@ def compare(root, targets, limit=None):
                 a, b = matches(qs, s), matches(lnames, s)
                 row = target_rows[s]
                 row["ours"] += a
+                # what Semantic.resolve accepts: one candidate, no <local>/None alternatives
+                row["ours unique"] += a and len(qs) == 1
                 row["libcst"] += b
                 row["both"] += a and b
                 if a != b:
@@ -212,14 +265,14 @@ def print_report(res, show: int) -> None:
     a = res["cpu"].get("a", 0.0)
     print(f"\nresolver cost beyond parsing: ours (b+) {res['cpu'].get('b+', 0) - a:.2f} s, "
           f"libcst (c) {res['cpu'].get('c', 0) - a:.2f} s")
-    print("\n| target suffix | ours | libcst | both | only ours | only libcst |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print("\n| target suffix | ours | ours, unique | libcst | both | only ours | only libcst |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for s, r in res["targets"].items():
-        o, l, b = r.get("ours", 0), r.get("libcst", 0), r.get("both", 0)
-        print(f"| `{s}` | {o} | {l} | {b} | {o - b} | {l - b} |")
+        o, lc, b = r.get("ours", 0), r.get("libcst", 0), r.get("both", 0)
+        print(f"| `{s}` | {o} | {r.get('ours unique', 0)} | {lc} | {b} | {o - b} | {lc - b} |")
     print(f"\ndisagreeing target call sites: {len(res['diffs'])}")
     for d in res["diffs"][:show]:
-        print(f"  {d['path']}:{d['line']}: {d['code']}  [{d['target']}]\n      ours={d['ours']}\n      libcst={d['libcst']}")
+        print(f"  {d['path']}:{d['line']}: {d['code']}  [{d['target']}]" + _both(d))
     ext = res["external"]
     total = sum(ext.values())
     print(f"\nevery call: import-derived names ({total} calls): " +
@@ -230,7 +283,11 @@ def print_report(res, show: int) -> None:
         if shown[e["kind"]] >= max(show // max(len(kinds), 1), 3):
             continue
         shown[e["kind"]] += 1
-        print(f"  [{e['kind']}] {e['path']}:{e['line']}: {e['code']}\n      ours={e['ours']}\n      libcst={e['libcst']}")
+        print(f"  [{e['kind']}] {e['path']}:{e['line']}: {e['code']}" + _both(e))
+
+
+def _both(d) -> str:
+    return f"\n      ours={d['ours']}\n      libcst={d['libcst']}"
 
 
 def main(argv=None) -> int:
@@ -240,13 +297,15 @@ def main(argv=None) -> int:
     ap.add_argument("--limit", type=int, help="only the first N files")
     ap.add_argument("--show", type=int, default=40, help="how many disagreements to print")
     ap.add_argument("--json", help="write the full result (every disagreement) here")
+    ap.add_argument("--budget", type=float, default=60.0,
+                    help="seconds one file may take before it is interrupted and reported (default 60)")
     args = ap.parse_args(argv)
     targets = tuple(s.strip() for s in args.targets.split(",") if s.strip())
 
     box = {}
 
     def work():  # LibCST recurses once per nesting level: a big stack, as npulint does
-        box["res"] = compare(args.corpus, targets, args.limit)
+        box["res"] = compare(args.corpus, targets, args.limit, args.budget)
 
     threading.stack_size(512 * 1024 * 1024)
     sys.setrecursionlimit(12000)
