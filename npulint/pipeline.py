@@ -106,7 +106,7 @@ def _deeper_than(tree, limit: int):
 def lint_text(path: str, display: str, language: str, text: str, settings: Settings,
               checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = ()) -> FileResult:
     result = FileResult(path, display, language, lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
-    if is_skip_file(text):
+    if is_skip_file(text, language):
         result.skipped = True
         return result
     candidates = [c for c in checker_classes if c.language == language and c.wants(text)]

@@ -70,8 +70,17 @@ _SKIP_FILE = re.compile(r"^[ \t]*#[ \t]*npulint:[ \t]*skip-file\b", re.MULTILINE
 NoqaMap = Dict[int, Optional[FrozenSet[str]]]
 
 
-def is_skip_file(text: str) -> bool:
-    return "skip-file" in text and _SKIP_FILE.search(text) is not None
+def is_skip_file(text: str, language: str = PYTHON) -> bool:
+    """``# npulint: skip-file`` on a line of its own, as a real comment (in Python, not a
+    line inside a string or docstring)."""
+    if "skip-file" not in text or _SKIP_FILE.search(text) is None:
+        return False
+    if language != PYTHON:
+        return True
+    comments = _python_comments(text)
+    if comments is None:  # does not tokenize: the raw match is all there is
+        return True
+    return any(_SKIP_FILE.search(c) for _, c in comments)
 
 
 def _parse_noqa_comment(comment: str) -> Optional[Tuple[bool, Optional[FrozenSet[str]]]]:

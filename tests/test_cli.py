@@ -394,3 +394,9 @@ def test_skip_file(project):
     })
     r = run_cli([], cwd=root)
     assert parse(r.stdout) == [("c.py", 2, 6, "NPU103")]
+
+
+def test_skip_file_inside_a_docstring_does_not_skip(project):
+    root = project({"d.py": '"""Module doc.\n# npulint: skip-file\n"""\n' + TWO_CODES})
+    r = run_cli(["d.py"], cwd=root)
+    assert r.returncode == 1 and parse(r.stdout)
