@@ -4,11 +4,12 @@ then the project-wide phase, then suppression (``per-file-ignores``, ``# noqa``)
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 import threading
 import traceback
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 import pathspec
@@ -54,6 +55,14 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
 
 _PyCF_ONLY_AST = 0x400
 _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: what ``python file.py`` accepts
+
+
+@functools.lru_cache(maxsize=64)
+def _needed_checkers(checker_classes: Tuple[type, ...], enabled: FrozenSet[str]) -> FrozenSet[type]:
+    """Checkers with an enabled code, and the providers of the fact topics those consume."""
+    own = {c for c in checker_classes if c.codes() & enabled}
+    topics = {t for c in own for t in c.consumes}
+    return frozenset(own | {c for c in checker_classes if set(c.provides) & topics})
 
 
 def _cpython_check(text: str) -> Optional[Tuple[str, int, int, str]]:
@@ -109,10 +118,9 @@ def lint_text(path: str, display: str, language: str, text: str, settings: Setti
     if is_skip_file(text, language):
         result.skipped = True
         return result
+    needed = _needed_checkers(tuple(checker_classes), frozenset(enabled))
     candidates = [c for c in checker_classes if c.language == language and c.wants(text)]
-    active = [c for c in candidates if c.codes() & enabled]
-    wanted_topics = {t for c in checker_classes if c.codes() & enabled for t in c.consumes}
-    active += [c for c in candidates if c not in active and set(c.provides) & wanted_topics]
+    active = [c for c in candidates if c in needed]
     active += [c for c in force if c not in active]
     if not active and not (candidates and "NPU001" in enabled):
         return result  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)

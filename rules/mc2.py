@@ -312,42 +312,25 @@ class MC2Checker(Checker):
         v = ctx.value(expr, site)
         if isinstance(v, str):
             return ("lit", v), repr(v)
-        value, vsite = self._binding_value(expr, site)
+        value, vsite = self.ctx.sem.bound_expr(expr, site)
         if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute) or \
                 value.func.attr.value != "get_hccl_comm_name":
             return None
         group = value.func.value
         if isinstance(group, cst.Call) and isinstance(group.func, cst.Attribute) and group.func.attr.value == "_get_backend":
             group = group.func.value
-        key = self._group_key(group, vsite, 0)
+        key = self._group_key(group, vsite)
         if key is None:
             return None
         return ("group",) + key, f"get_hccl_comm_name on {cst.Module([]).code_for_node(group)}"
 
-    def _binding_value(self, expr, site: Site):
-        """The expression a name or ``self.<attr>`` is bound to (exactly once), and its site."""
-        sem = self.ctx.sem
-        if isinstance(expr, cst.Name):
-            cands, exact = sem.reaching(expr.value, site)
-            if exact and cands[0].kind == "assign" and not cands[0].index:
-                return cands[0].value, cands[0].site
-        elif isinstance(expr, cst.Attribute):
-            bl, exact = sem.attribute_bindings(expr, site)
-            if exact and bl[0].kind == "assign":
-                return bl[0].value, bl[0].site
-        return expr, site
-
-    def _group_key(self, group, site: Site, depth: int) -> Optional[tuple]:
+    def _group_key(self, group, site: Site) -> Optional[tuple]:
         """A key for a process-group expression when its identity is certain: the default
         group, or the group one ``new_group(...)`` call creates. Anything else (a getter's
         result, a parameter, a module attribute) is unknown: two spellings may name one group."""
-        if depth > 4:
-            return None
         ctx = self.ctx
+        group, site = ctx.sem.bound_expr(group, site)
         if isinstance(group, (cst.Name, cst.Attribute)):
-            value, vsite = self._binding_value(group, site)
-            if value is not group:
-                return self._group_key(value, vsite, depth + 1)
             return ("world",) if ctx.resolve(group, site, _WORLD) else None
         if isinstance(group, cst.Call):
             if ctx.resolve(group.func, site, _NEW_GROUP):

@@ -420,10 +420,9 @@ class PrefetchChecker(Checker):
 
 def _display(ctx: FileContext, expr, site: Site):
     """The list/tuple display *expr* is, or that a name is certainly bound to."""
-    if isinstance(expr, cst.Name):
-        cands, exact = ctx.sem.reaching(expr.value, site)
-        if exact and cands[0].kind == "assign" and not cands[0].index:
-            expr = cands[0].value
+    if expr is None:
+        return None
+    expr, _ = ctx.sem.bound_expr(expr, site)
     return expr if isinstance(expr, (cst.List, cst.Tuple)) else None
 
 

@@ -8,7 +8,7 @@ import libcst as cst
 
 from npulint.checker import Checker, FileContext
 from npulint.model import Rule, Span
-from npulint.semantic import LOCAL, Scope, Site
+from npulint.semantic import Scope, Site
 from npulint.values import is_constant
 
 from .signature import SIGNATURES
@@ -203,9 +203,9 @@ class StreamsChecker(Checker):
             parent.setdefault(cls, cls)
             for base in cls.bases:
                 b = base.value
-                cands, exact = sem.reaching(b.value, site) if isinstance(b, cst.Name) else ([], False)
-                if exact and cands[0].kind == "class":
-                    other = cands[0].node
+                binding = sem.certain_binding(b, site)
+                if binding is not None and binding.kind == "class":  # a class of this file
+                    other = binding.node
                     parent.setdefault(other, other)
                     parent[find(cls)] = find(other)
                     continue
@@ -443,17 +443,7 @@ class StreamsChecker(Checker):
             q = sem.qualname_of_def(cls)
             if q is None:
                 continue
-            bases = []
-            for base in cls.bases:
-                b = base.value
-                cands, exact = sem.reaching(b.value, site) if isinstance(b, cst.Name) else ([], False)
-                if exact and cands[0].kind == "class":
-                    bq = sem.qualname_of_def(cands[0].node)
-                    if bq:
-                        bases.append(bq)
-                    continue
-                qs = sem.qualnames(b, site)
-                bases.extend(x for x in qs if x != LOCAL)
+            bases = [bq for bq in (sem.callee_qualname(base.value, site) for base in cls.bases) if bq]
             ctx.fact(StreamsChecker, ("class", q, tuple(bases)))
         for call, site in self.calls:
             q = sem.callee_qualname(call.func, site)
