@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
+import libcst.helpers
 from libcst.metadata import MetadataWrapper, PositionProvider
 
-from npulint.model import Finding, Rule, Span
+from npulint.model import Edit, Finding, Fix, Rule, Span
 from npulint.semantic import Semantic, Site
 from npulint.signatures import Bound, Signature, bind
 from npulint.source import PYTHON
@@ -157,18 +158,96 @@ class FileContext:
         return code in self.enabled
 
     def report(self, code: str, node: cst.CSTNode, message: str,
-               related: Sequence[Tuple[str, int, int]] = ()) -> None:
+               related: Sequence[Tuple[str, int, int]] = (), fix: Optional[Fix] = None) -> None:
         if code not in self.enabled:
             return
         s = self.span(node)
         self.findings.append(Finding(self.display, s.line, s.column, code, message, s.end_line,
-                                     s.end_column, tuple(related)))
+                                     s.end_column, tuple(related), fix))
+
+    # -- fixes ------------------------------------------------------------------------
+    def replace(self, node: cst.CSTNode, text: str) -> Edit:
+        """An edit that replaces *node*'s source with *text*."""
+        s = self.span(node)
+        return Edit(s.line, s.column, s.end_line, s.end_column, text)
+
+    def replace_with_node(self, node: cst.CSTNode, new: cst.CSTNode) -> Edit:
+        """An edit that replaces *node* with the source of the node *new*."""
+        return self.replace(node, self.module.code_for_node(new))
+
+    def import_edit(self, module: str, name: str) -> Optional[Edit]:
+        """An edit that adds ``from <module> import <name>`` at module level (after the
+        docstring, ``__future__`` imports and the leading imports), or None when the module
+        already has that import."""
+        body = self.module.body
+        insert_before = None
+        for index, stmt in enumerate(body):
+            if isinstance(stmt, cst.SimpleStatementLine):
+                small = stmt.body
+                if index == 0 and len(small) == 1 and isinstance(small[0], cst.Expr) \
+                        and isinstance(small[0].value, (cst.SimpleString, cst.ConcatenatedString)):
+                    continue  # the docstring
+                if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in small):
+                    for s in small:
+                        if isinstance(s, cst.ImportFrom) and not s.relative and s.module is not None \
+                                and cst.helpers.get_full_name_for_node(s.module) == module \
+                                and not isinstance(s.names, cst.ImportStar) \
+                                and any(a.asname is None and cst.helpers.get_full_name_for_node(a.name) == name
+                                        for a in s.names):
+                            return None
+                    continue
+            insert_before = stmt
+            break
+        line = f"from {module} import {name}\n"
+        if insert_before is not None:
+            s = self.span(insert_before)
+            # above the statement's own leading comments, which LibCST keeps with it
+            first = s.line - len(getattr(insert_before, "leading_lines", ()))
+            return Edit(first, 1, first, 1, line)
+        # only imports (or nothing): append at the end
+        lines = self.text.splitlines(keepends=True)
+        if not lines:
+            return Edit(1, 1, 1, 1, line)
+        last = lines[-1]
+        if last.endswith(("\n", "\r")):
+            return Edit(len(lines) + 1, 1, len(lines) + 1, 1, line)
+        return Edit(len(lines), len(last) + 1, len(lines), len(last) + 1, "\n" + line)
 
     def fact(self, topic, fact: Any) -> None:
         """Record a fact for the project-wide phase: *topic* is the checker class (its own
         facts) or a shared topic name it ``provides``. Facts must be plain data."""
         key = topic if isinstance(topic, str) else topic.__name__
         self.facts.setdefault(key, []).append(fact)
+
+
+class ShellContext:
+    """The context of a checker whose ``language`` is shell: the file's text, no tree. A shell
+    checker does its work in ``finish()`` (parsing the text itself) and reports at spans."""
+
+    def __init__(self, path: str, display: str, text: str, settings, enabled: Set[str]):
+        self.path = path
+        self.display = display
+        self.text = text
+        self.settings = settings
+        self.enabled = enabled
+        self.findings: List[Finding] = []
+        self.facts: Dict[str, List[Any]] = {}
+
+    def wants(self, code: str) -> bool:
+        return code in self.enabled
+
+    def report(self, code: str, span: Span, message: str, related: Sequence[Tuple[str, int, int]] = (),
+               fix: Optional[Fix] = None) -> None:
+        if code in self.enabled:
+            self.findings.append(Finding(self.display, span.line, span.column, code, message, span.end_line,
+                                         span.end_column, tuple(related), fix))
+
+    def fact(self, topic, fact: Any) -> None:
+        key = topic if isinstance(topic, str) else topic.__name__
+        self.facts.setdefault(key, []).append(fact)
+
+    def release(self) -> None:
+        pass
 
 
 class ProjectReporter:
@@ -179,7 +258,7 @@ class ProjectReporter:
         self.findings: List[Finding] = []
 
     def report(self, display: str, span: Span, code: str, message: str,
-               related: Sequence[Tuple[str, int, int]] = ()) -> None:
+               related: Sequence[Tuple[str, int, int]] = (), fix: Optional[Fix] = None) -> None:
         if code in self.enabled:
             self.findings.append(Finding(display, span.line, span.column, code, message, span.end_line,
-                                         span.end_column, tuple(related)))
+                                         span.end_column, tuple(related), fix))

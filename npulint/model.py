@@ -35,6 +35,28 @@ class Rule:
         return self.severity != "info"
 
 
+@dataclasses.dataclass(frozen=True)
+class Edit:
+    """Replace the text from (line, column) up to (end_line, end_column), exclusive, with
+    *text*. Positions are 1-based and count characters, as :class:`Span` does; an insertion
+    has start == end. Newlines in *text* are written as ``\\n`` and converted to the file's
+    newline style when the edit is applied."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    text: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Fix:
+    """An automatic fix: edits applied together, or not at all."""
+
+    description: str
+    edits: Tuple[Edit, ...]
+
+
 @dataclasses.dataclass(frozen=True, order=True)
 class Finding:
     path: str  # as displayed (relative to cwd when under it)
@@ -45,6 +67,7 @@ class Finding:
     end_line: int = 0
     end_column: int = 0
     related: Tuple[Tuple[str, int, int], ...] = ()  # other locations (path, line, col)
+    fix: Optional[Fix] = dataclasses.field(default=None, compare=False)
 
     def sort_key(self) -> Tuple[str, int, int, str]:
         return (self.path, self.line, self.column, self.code)
@@ -68,6 +91,6 @@ UNKNOWN_SPAN = Span(1, 1, 1, 1)
 
 
 def finding_at(path: str, span: Optional[Span], code: str, message: str,
-               related: Tuple[Tuple[str, int, int], ...] = ()) -> Finding:
+               related: Tuple[Tuple[str, int, int], ...] = (), fix: Optional[Fix] = None) -> Finding:
     span = span or UNKNOWN_SPAN
-    return Finding(path, span.line, span.column, code, message, span.end_line, span.end_column, related)
+    return Finding(path, span.line, span.column, code, message, span.end_line, span.end_column, related, fix)

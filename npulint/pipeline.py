@@ -14,7 +14,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set
 import libcst as cst
 import pathspec
 
-from npulint.checker import Checker, FileContext, ProjectReporter
+from npulint.checker import Checker, FileContext, ProjectReporter, ShellContext
 from npulint.config import Settings
 from npulint.model import Finding, Span
 from npulint.semantic import Walker
@@ -125,7 +125,7 @@ def lint_text(path: str, display: str, language: str, text: str, settings: Setti
     if not active and not (candidates and "NPU001" in enabled):
         return result  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
     if language != PYTHON:
-        return result  # shell rules arrive with the MindSpeed family (NPU5xx)
+        return _lint_other(result, text, settings, active, enabled)
     problem = _cpython_check(text)
     if problem is not None:
         kind, line, col, msg = problem
@@ -177,6 +177,33 @@ def lint_text(path: str, display: str, language: str, text: str, settings: Setti
         result.findings.extend(errors)
     result.facts = ctx.facts
     ctx.release()
+    return _with_noqa(result, text)
+
+
+def _lint_other(result: FileResult, text: str, settings: Settings, active: Sequence[type],
+                enabled: Set[str]) -> FileResult:
+    """Files that are not Python (shell scripts): each checker parses the text itself, in
+    ``finish()``, and reports NPU001 for what it cannot parse."""
+    ctx = ShellContext(result.path, result.display, text, settings, enabled)
+    result.parsed = True
+    for cls in active:
+        try:
+            cls(ctx).finish()
+        except RecursionError:
+            if "NPU001" in enabled:
+                ctx.findings.append(Finding(result.display, 1, 1, "NPU001",
+                                            "file is nested too deeply to analyse (recursion limit)", 1, 1))
+        except Exception as exc:
+            if "NPU000" in enabled:
+                tb = traceback.extract_tb(exc.__traceback__)
+                where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+                codes = ", ".join(sorted(cls.codes()))
+                ctx.findings.append(Finding(result.display, 1, 1, "NPU000",
+                                            f"internal error in {cls.__name__} ({codes}): {type(exc).__name__}: "
+                                            f"{exc}{where} (this file's other findings are still reported; "
+                                            "please report this)", 1, 1))
+    result.findings.extend(ctx.findings)
+    result.facts = ctx.facts
     return _with_noqa(result, text)
 
 
