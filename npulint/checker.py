@@ -175,6 +175,37 @@ class FileContext:
         """An edit that replaces *node* with the source of the node *new*."""
         return self.replace(node, self.module.code_for_node(new))
 
+    def remove_arg(self, call: cst.Call, arg: cst.Arg) -> Optional[Edit]:
+        """An edit that drops *arg* (and the comma that separates it) from *call*."""
+        args = list(call.args)
+        index = next((i for i, a in enumerate(args) if a is arg), None)
+        if index is None:
+            return None
+        here = self.span(arg)
+        if index + 1 < len(args):  # up to the next argument
+            nxt = self.span(args[index + 1])
+            return Edit(here.line, here.column, nxt.line, nxt.column, "")
+        if index > 0:  # the last one: from the end of the previous argument
+            prev = self.span(args[index - 1])
+            return Edit(prev.end_line, prev.end_column, here.end_line, here.end_column, "")
+        if isinstance(arg.comma, cst.Comma):
+            return None  # ``f(x=1,)``: left alone
+        return Edit(here.line, here.column, here.end_line, here.end_column, "")
+
+    def remove_statement(self, small: cst.BaseSmallStatement) -> Optional[Edit]:
+        """An edit that drops the line holding the simple statement *small* (which must be
+        alone on its line), or replaces it with ``pass`` when it is alone in its block."""
+        found = _find_statement(self.module, small)
+        if found is None:
+            return None
+        line, siblings = found
+        if len(line.body) != 1 or not isinstance(line, cst.SimpleStatementLine):
+            return None
+        s = self.span(line)
+        if len(siblings) == 1:
+            return Edit(s.line, s.column, s.end_line, s.end_column, "pass")
+        return Edit(s.line, 1, s.end_line + 1, 1, "")
+
     def import_edit(self, module: str, name: str) -> Optional[Edit]:
         """An edit that adds ``from <module> import <name>`` at module level (after the
         docstring, ``__future__`` imports and the leading imports), or None when the module
@@ -218,6 +249,37 @@ class FileContext:
         facts) or a shared topic name it ``provides``. Facts must be plain data."""
         key = topic if isinstance(topic, str) else topic.__name__
         self.facts.setdefault(key, []).append(fact)
+
+
+def _find_statement(module: cst.Module, small: cst.CSTNode):
+    """The SimpleStatementLine (or suite) holding *small*, and the statements of its block."""
+    box = []
+
+    class Finder(cst.CSTVisitor):
+        def __init__(self):
+            self.blocks = [module.body]
+
+        def visit_IndentedBlock(self, node) -> None:
+            self.blocks.append(node.body)
+
+        def leave_IndentedBlock(self, node) -> None:
+            self.blocks.pop()
+
+        def visit_SimpleStatementLine(self, node) -> bool:
+            if any(s is small for s in node.body):
+                box.append((node, self.blocks[-1]))
+            return False
+
+        def visit_SimpleStatementSuite(self, node) -> bool:
+            if any(s is small for s in node.body):
+                box.append((node, [node]))
+            return False
+
+        def on_visit(self, node) -> bool:
+            return not box and super().on_visit(node)
+
+    module.visit(Finder())
+    return box[0] if box else None
 
 
 class ShellContext:

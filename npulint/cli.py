@@ -35,11 +35,14 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary line.")
+@click.option("--fix", is_flag=True, help="Apply automatic fixes, then report what is left.")
+@click.option("--fix-only", is_flag=True, help="Apply automatic fixes and report nothing else.")
+@click.option("--diff", is_flag=True, help="Print the automatic fixes as a unified diff; write nothing.")
 @click.option("--list-rules", is_flag=True, help="List every rule and exit.")
 @click.option("--explain", metavar="CODE", help="Explain a rule and exit.")
 @click.version_option(__version__, prog_name="npulint")
 def cli(paths, select, extend_select, ignore, output_format, config, stdin_filename, exit_zero, statistics, quiet,
-        list_rules, explain):
+        fix, fix_only, diff, list_rules, explain):
     """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input)."""
     from npulint import registry, reporters
 
@@ -86,7 +89,16 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     for f in files:
         resolver.for_path(f[0])
     root_settings = resolver.for_path(paths[0] if paths[0] != "-" else (stdin[0] if stdin else "."))[0]
-    result = pipeline.run(files, root_settings, checkers, resolver.all_enabled(), stdin, settings_for=resolver.for_path)
+    enabled = resolver.all_enabled()
+
+    def lint(overrides=None, stdin_data=stdin):
+        return pipeline.run(files, root_settings, checkers, enabled, stdin_data, settings_for=resolver.for_path,
+                            overrides=overrides)
+
+    if fix or fix_only or diff:
+        return _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero,
+                        write=not diff, report=not (fix_only or diff))
+    result = lint()
 
     out = sys.stdout
     if statistics:
@@ -99,6 +111,94 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     if not quiet and output_format == "text":
         click.echo(reporters.summary(result.findings, result.files), err=True)
     if result.findings and not exit_zero:
+        return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero, write, report):
+    """Lint, apply the fixes, lint the fixed text again, until nothing is left to fix (at most
+    ``MAX_ROUNDS`` rounds). Fixed files are written atomically (*write*), or shown as a diff."""
+    from npulint import fixes as fx
+    from npulint import pipeline, reporters
+    from npulint.source import PYTHON, Unreadable, decode, language_of
+
+    cwd = os.getcwd()
+    where = {pipeline.display_path(p, cwd): (p, lang) for p, lang, _ in files}
+    if stdin is not None:
+        where[pipeline.display_path(stdin[0], cwd)] = (stdin[0], language_of(stdin[0]) or PYTHON)
+    lang_of = {path: lang for path, lang in where.values()}
+    originals = {}  # abs path -> (bytes, text)
+    current = {}  # abs path -> fixed text
+    applied = 0
+    result = lint()
+    for _ in range(fx.MAX_ROUNDS):
+        progress = False
+        for display, fixes in sorted(fx.fixes_by_path(result.findings).items()):
+            if display not in where:
+                continue
+            path, language = where[display]
+            if path not in originals:
+                try:
+                    data = stdin[1] if stdin is not None and path == stdin[0] else open(path, "rb").read()
+                    originals[path] = (data, decode(data, language))
+                except (OSError, Unreadable):
+                    continue
+            text = current.get(path, originals[path][1])
+            new, done = fx.fix_text(text, fixes, language)
+            if done and new != text:
+                current[path] = new
+                applied += len(done)
+                progress = True
+        if not progress:
+            break
+        enc = {p: fx.encode_like(originals[p][0], t, lang_of[p]) for p, t in current.items()}
+        stdin_now = stdin
+        if stdin is not None and stdin[0] in enc:
+            stdin_now = (stdin[0], enc[stdin[0]])
+        result = lint(overrides=enc, stdin_data=stdin_now)
+
+    changed = {p: t for p, t in current.items() if t != originals[p][1]}
+    to_stdin = stdin is not None
+    if not write:  # --diff
+        for display, (path, _) in sorted(where.items()):
+            if path in changed:
+                sys.stdout.write(fx.unified_diff(display, originals[path][1], changed[path]))
+        sys.stdout.flush()
+        if not quiet:
+            n = len(changed)
+            click.echo(f"{applied} fix{'es' if applied != 1 else ''} would be applied to {n} "
+                       f"file{'s' if n != 1 else ''}." if applied else "No fixes available.", err=True)
+        return EXIT_FINDINGS if changed and not exit_zero else EXIT_OK
+    for path, text in sorted(changed.items()):
+        if to_stdin and path == stdin[0]:
+            continue
+        try:
+            fx.write_atomic(path, fx.encode_like(originals[path][0], text, lang_of[path]))
+        except OSError as exc:
+            raise ConfigError(f"cannot write the fixed file {path}: {exc.strerror or exc}")
+    if to_stdin:  # the fixed source goes to stdout, findings to stderr (as ruff does)
+        if stdin[0] in current:
+            sys.stdout.write(current[stdin[0]])
+        else:
+            sys.stdout.buffer.write(stdin[1])
+        sys.stdout.flush()
+    out = sys.stderr if to_stdin else sys.stdout
+    remaining = result.findings
+    if report:
+        if statistics:
+            reporters.write_statistics(remaining, by_code, out)
+        elif output_format == "json":
+            reporters.write_json(remaining, by_code, out)
+        else:
+            reporters.write_text(remaining, out)
+        out.flush()
+    if not quiet and (output_format == "text" or not report):
+        if applied:
+            click.echo(f"Fixed {applied} finding{'s' if applied != 1 else ''} in {len(changed)} "
+                       f"file{'s' if len(changed) != 1 else ''}.", err=True)
+        if report:
+            click.echo(reporters.summary(remaining, result.files), err=True)
+    if report and remaining and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
 

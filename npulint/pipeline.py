@@ -18,7 +18,7 @@ from npulint.checker import Checker, FileContext, ProjectReporter, ShellContext
 from npulint.config import Settings
 from npulint.model import Finding, Span
 from npulint.semantic import Walker
-from npulint.source import PYTHON, NoqaMap, Unreadable, decode, is_skip_file, noqa_map, suppressed
+from npulint.source import PYTHON, NoqaMap, Unreadable, decode, is_skip_file, noqa_directives, noqa_map, suppressed
 
 
 @dataclasses.dataclass
@@ -32,6 +32,9 @@ class FileResult:
     parsed: bool = False
     skipped: bool = False  # binary found by walk, or ``# npulint: skip-file``
     lines: int = 0
+    # the file's ``# noqa`` directives (line, start, end, codes), kept only when NPU003 is on
+    directives: List[Tuple[int, int, int, Optional[Tuple[str, ...]], int, int]] = \
+        dataclasses.field(default_factory=list)
 
 
 @dataclasses.dataclass
@@ -52,6 +55,8 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
         return path
     return rel
 
+
+UNUSED_NOQA = "NPU003"
 
 _PyCF_ONLY_AST = 0x400
 _CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: what ``python file.py`` accepts
@@ -114,6 +119,16 @@ def _deeper_than(tree, limit: int):
 
 def lint_text(path: str, display: str, language: str, text: str, settings: Settings,
               checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = ()) -> FileResult:
+    result = _lint_text(path, display, language, text, settings, checker_classes, enabled, force)
+    if UNUSED_NOQA in enabled and not result.skipped:
+        result.directives = noqa_directives(text, language)
+        if result.directives and not result.noqa:
+            result.noqa = noqa_map(text, language)
+    return result
+
+
+def _lint_text(path: str, display: str, language: str, text: str, settings: Settings,
+               checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = ()) -> FileResult:
     result = FileResult(path, display, language, lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
     if is_skip_file(text, language):
         result.skipped = True
@@ -307,15 +322,19 @@ class PerFileIgnores:
 
 def run(files: Sequence[Tuple[str, str, bool]], settings: Settings, checker_classes: Sequence[type],
         enabled: Set[str], stdin: Optional[Tuple[str, bytes]] = None,
-        settings_for: Optional[Callable[[str], Tuple[Settings, Set[str]]]] = None) -> RunResult:
+        settings_for: Optional[Callable[[str], Tuple[Settings, Set[str]]]] = None,
+        overrides: Optional[Dict[str, bytes]] = None) -> RunResult:
     """Lint *files* (``(abs_path, language, explicit)``) and optionally one stdin buffer
     (``(abs_path_it_stands_for, bytes)``). *settings_for* gives each file its own settings
     and enabled codes (hierarchical configuration); without it, *settings* and *enabled*
-    apply to every file, and in any case *enabled* must cover every file's codes."""
-    return _in_big_stack(lambda: _run(files, settings, checker_classes, enabled, stdin, settings_for))
+    apply to every file, and in any case *enabled* must cover every file's codes.
+    *overrides* maps absolute paths to contents to lint instead of what is on disk (the
+    fix loop and ``--diff`` lint fixed text before, or without, writing it)."""
+    return _in_big_stack(lambda: _run(files, settings, checker_classes, enabled, stdin, settings_for,
+                                      overrides or {}))
 
 
-def _run(files, settings, checker_classes, enabled, stdin, settings_for) -> RunResult:
+def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrides) -> RunResult:
     from npulint.source import language_of
 
     def config_of(path):
@@ -326,14 +345,15 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for) -> RunR
     configs: Dict[str, Tuple[Settings, Set[str]]] = {}
     for path, language, explicit in files:
         fs, fe = configs[path] = config_of(path)
-        results.append(lint_file(path, display_path(path, cwd), language, explicit, fs, checker_classes, fe))
+        results.append(lint_file(path, display_path(path, cwd), language, explicit, fs, checker_classes, fe,
+                                 data=overrides.get(path)))
     if stdin is not None:
         spath, data = stdin
         fs, fe = configs[spath] = config_of(spath)
         results.append(lint_file(spath, display_path(spath, cwd), language_of(spath) or PYTHON, True,
                                  fs, checker_classes, fe, data=data))
     results.sort(key=lambda r: r.path)
-    _follow_up(results, configs, checker_classes, enabled)
+    _follow_up(results, configs, checker_classes, enabled, overrides)
 
     # the project-wide phase: facts in sorted path order
     reporter = ProjectReporter(enabled)
@@ -357,27 +377,68 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for) -> RunR
         if r is not None:
             r.findings.append(f)
 
+    out = _suppress(results, configs, enabled)
+    out = sorted(set(out), key=Finding.sort_key)
+    return RunResult(out, len(results), sum(1 for r in results if r.parsed), sum(r.lines for r in results))
+
+
+def _suppress(results: List[FileResult], configs, enabled: Set[str]) -> List[Finding]:
+    """The findings that survive each file's codes, ``per-file-ignores`` and ``# noqa``; and
+    NPU003 for ``# noqa`` codes that suppressed nothing."""
     pfis: Dict[int, PerFileIgnores] = {}
     out: List[Finding] = []
     for r in results:
-        if not r.findings:
+        if not r.findings and not r.directives:
             continue
         fs, fe = configs[r.path]
         pfi = pfis.get(id(fs))
         if pfi is None:
             pfi = pfis[id(fs)] = PerFileIgnores(fs)
         ignored = pfi.codes_for(r.path)
+        used: Set[Tuple[int, str]] = set()  # (line, code as written in the directive)
         for f in r.findings:
             if f.code not in fe or any(f.code.startswith(c) for c in ignored):
                 continue
             if suppressed(r.noqa, f.line, f.code):
+                codes = r.noqa.get(f.line)
+                for c in codes or ():
+                    if f.code.startswith(c):
+                        used.add((f.line, c))
                 continue
             out.append(f)
-    out = sorted(set(out), key=Finding.sort_key)
-    return RunResult(out, len(results), sum(1 for r in results if r.parsed), sum(r.lines for r in results))
+        if r.directives and UNUSED_NOQA in fe and not any(UNUSED_NOQA.startswith(c) for c in ignored):
+            out.extend(_unused_noqa(r, fe, used))
+    return out
 
 
-def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set[str]) -> None:
+def _unused_noqa(r: FileResult, enabled: Set[str], used: Set[Tuple[int, str]]) -> List[Finding]:
+    """``# noqa: NPU…`` codes that suppressed nothing in this run. Only npulint's own codes
+    that are enabled for the file count: other tools' codes and blanket ``# noqa`` are
+    not ours to judge, and a disabled rule could not have fired."""
+    from npulint.model import Edit, Fix
+
+    out = []
+    for line, start, end, codes, cut_start, cut_end in r.directives:
+        if not codes:
+            continue
+        unused = [c for c in codes if c.startswith("NPU") and c != UNUSED_NOQA and (line, c) not in used
+                  and any(e.startswith(c) for e in enabled if e != UNUSED_NOQA)]
+        if not unused:
+            continue
+        keep = [c for c in codes if c not in unused]
+        if keep:
+            edit = Edit(line, start, line, end, "# noqa: " + ", ".join(keep))
+        else:
+            edit = Edit(line, cut_start, line, cut_end, "")
+        what = ", ".join(unused)
+        out.append(Finding(r.display, line, start, UNUSED_NOQA,
+                           f"unused `noqa` directive: {what} suppressed nothing on this line", line, end, (),
+                           Fix(f"Remove unused noqa code{'s' if len(unused) > 1 else ''} {what}", (edit,))))
+    return out
+
+
+def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set[str],
+               overrides: Optional[Dict[str, bytes]] = None) -> None:
     """Files the prefilter skipped that contain a token some checker asks for after the
     first pass: parse them once, for those checkers, and merge what they find."""
     wanted = []
@@ -393,8 +454,11 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
         if r.parsed or r.skipped or r.language != PYTHON or r.findings or r.path not in configs:
             continue
         try:
-            with open(r.path, "rb") as fh:
-                text = decode(fh.read(), r.language)
+            data = (overrides or {}).get(r.path)
+            if data is None:
+                with open(r.path, "rb") as fh:
+                    data = fh.read()
+            text = decode(data, r.language)
         except (OSError, Unreadable):
             continue
         force = [cls for cls, tokens in wanted if any(t in text for t in tokens)]

@@ -7,7 +7,7 @@ import codecs
 import io
 import re
 import tokenize
-from typing import Dict, FrozenSet, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 PYTHON = "python"
 SHELL = "shell"
@@ -80,7 +80,7 @@ def is_skip_file(text: str, language: str = PYTHON) -> bool:
     comments = _python_comments(text)
     if comments is None:  # does not tokenize: the raw match is all there is
         return True
-    return any(_SKIP_FILE.search(c) for _, c in comments)
+    return any(_SKIP_FILE.search(c) for _, _, c in comments)
 
 
 def _parse_noqa_comment(comment: str) -> Optional[Tuple[bool, Optional[FrozenSet[str]]]]:
@@ -93,22 +93,54 @@ def _parse_noqa_comment(comment: str) -> Optional[Tuple[bool, Optional[FrozenSet
     return (True, frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c))
 
 
-def noqa_map(text: str, language: str) -> NoqaMap:
-    """Map line numbers to their ``# noqa`` directive; comments only, never string contents."""
-    result: NoqaMap = {}
-    if "noqa" not in text.lower():
-        return result
+def _comments(text: str, language: str):
+    """``(line, column0, comment)`` for every comment: tokenize for Python; for shell (or
+    Python that does not tokenize), a '#' at the start of a line or after a blank or ';'."""
     comments = _python_comments(text) if language == PYTHON else None
-    if comments is None:  # shell, or Python that does not tokenize: every '#' starts a comment
+    if comments is None:
         comments = []
         for lineno, line in enumerate(text.splitlines(), 1):
             idx = line.find("#")
             while idx != -1:
                 if idx == 0 or line[idx - 1] in " \t;":
-                    comments.append((lineno, line[idx:]))
+                    comments.append((lineno, idx, line[idx:]))
                     break
                 idx = line.find("#", idx + 1)
-    for lineno, comment in comments:
+    return comments
+
+
+def noqa_directives(text: str, language: str) -> List[Tuple[int, int, int, Optional[Tuple[str, ...]], int, int]]:
+    """Every ``# noqa`` directive: ``(line, start, end, codes, cut_start, cut_end)`` with
+    1-based columns (end exclusive) of the directive itself, its codes as written (None for a
+    blanket one), and the range to delete to drop it whole: the directive with the blanks
+    before it when it is all of its comment, else just the directive (leaving ``#``)."""
+    out = []
+    if "noqa" not in text.lower():
+        return out
+    lines = None
+    for lineno, col, comment in _comments(text, language):
+        m = _NOQA.search(comment)
+        if not m:
+            continue
+        codes = m.group("codes")
+        names = tuple(c.upper() for c in re.split(r"[,\s]+", codes) if c) if codes else None
+        start, end = col + m.start() + 1, col + m.end() + 1
+        cut_start, cut_end = start + 1, end  # keep the '#'
+        if m.start() == 0 and not comment[m.end():].strip():
+            if lines is None:
+                lines = text.splitlines()
+            before = lines[lineno - 1][:col] if lineno - 1 < len(lines) else ""
+            cut_start, cut_end = len(before.rstrip(" \t")) + 1, col + len(comment.rstrip("\r\n")) + 1
+        out.append((lineno, start, end, names, cut_start, cut_end))
+    return out
+
+
+def noqa_map(text: str, language: str) -> NoqaMap:
+    """Map line numbers to their ``# noqa`` directive; comments only, never string contents."""
+    result: NoqaMap = {}
+    if "noqa" not in text.lower():
+        return result
+    for lineno, _, comment in _comments(text, language):
         parsed = _parse_noqa_comment(comment)
         if parsed is None:
             continue
@@ -126,7 +158,7 @@ def _python_comments(text: str):
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
-                out.append((tok.start[0], tok.string))
+                out.append((tok.start[0], tok.start[1], tok.string))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return None
     return out

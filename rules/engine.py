@@ -48,4 +48,23 @@ UNREADABLE_FILE = Rule(
     fix="Save the file as UTF-8, or declare its encoding with `# -*- coding: <name> -*-`.",
 )
 
-RULES = (INTERNAL_ERROR, SYNTAX_ERROR, UNREADABLE_FILE)
+UNUSED_NOQA = Rule(
+    code="NPU003",
+    name="unused-noqa",
+    severity="info",
+    summary="A `# noqa` code that suppressed nothing.",
+    explanation=(
+        "A `# noqa: NPUxxx` comment names a code that reported nothing on that line in this run, so the "
+        "comment no longer does anything (the code was fixed, or the finding moved). Like ruff's RUF100, "
+        "off by default: enable it with `--extend-select NPU003`. Only npulint's own codes that are "
+        "enabled for the file are judged; other tools' codes (`E501`) and a blanket `# noqa` are left "
+        "alone. Codes written as prefixes (`# noqa: NPU1`) count as used when any code they cover was "
+        "suppressed. The automatic fix removes the unused codes, or the whole directive."
+    ),
+    source="npulint engine (after ruff RUF100)",
+    invalid=("import torchair\nx = 1  # noqa: NPU304\n",),
+    valid=("import torchair as tng\nwith tng.scope.npu_stream_switch('1', 2):  # noqa: NPU304\n    pass\n",),
+    fix="Remove the unused code from the comment (`npulint --fix --extend-select NPU003` does it).",
+)
+
+RULES = (INTERNAL_ERROR, SYNTAX_ERROR, UNREADABLE_FILE, UNUSED_NOQA)

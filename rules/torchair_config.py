@@ -33,7 +33,7 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 import libcst as cst
 
 from npulint.checker import Checker, FileContext
-from npulint.model import Rule
+from npulint.model import Fix, Rule
 from npulint.semantic import AttrStore, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
@@ -972,12 +972,15 @@ class TorchairConfigChecker(Checker):
                     continue
                 v = ctx.value(s.raw.value, s.site)
                 if v is False or (type(v) is int and v == 0):
+                    edit = ctx.remove_statement(s.raw.node) if isinstance(s.raw.node, cst.Assign) else None
                     ctx.report("NPU202", s.node,
                                f"`config.debug.aclgraph.disable_mempool_reuse_in_same_fx = {v!r}` has no effect: "
                                f"`config.aclgraph_config.use_custom_pool` is set (line {self._line(pool.node)}), and "
                                "with a custom pool torchair forces disable_mempool_reuse_in_same_fx to True when it "
                                "compiles the graph; drop this line, or drop the custom pool if you need reuse within "
-                               "one FX graph")
+                               "one FX graph",
+                               fix=Fix("Drop the overwritten disable_mempool_reuse_in_same_fx assignment",
+                                       (edit,)) if edit is not None else None)
 
     # -- torch.compile calls --------------------------------------------------------------
     def _compiles(self) -> List[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]]:
@@ -1081,10 +1084,14 @@ class TorchairConfigChecker(Checker):
                 continue
             m = self.mode(b)
             runs = f"the config's mode (\"{m}\")" if m is not UNKNOWN else "the config's mode"
+            # dropping ``mode=`` changes nothing; offered when it names the config's own mode, so
+            # that a user who meant another mode is not left without the hint
+            edit = ctx.remove_arg(call, mode_arg) if m is not UNKNOWN and v == m else None
             ctx.report("NPU208", mode_arg,
                        f"torch.compile passes mode={v!r} to the torchair backend (get_npu_backend at line "
                        f"{self._line(b.call)}), which ignores it: the graph runs in {runs}; set `config.mode` on "
-                       "the CompilerConfig passed to get_npu_backend and drop `mode=` here")
+                       "the CompilerConfig passed to get_npu_backend and drop `mode=` here",
+                       fix=Fix("Drop the ignored mode= argument", (edit,)) if edit is not None else None)
 
     # -- NPU205 ---------------------------------------------------------------------------
     def _check_retained_outputs(self, compiles) -> None:
