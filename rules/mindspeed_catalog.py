@@ -1,0 +1,257 @@
+"""The MindSpeed flag catalog (NPU501, NPU504): pure data, one entry per rule MindSpeed enforces
+at start-up. Adding a rule is adding one entry.
+
+A *condition* is a tuple:
+
+* ``("on", "--flag")``: the flag is given (a switch, or a flag with any value);
+* ``("gt", "--flag", n)`` / ``("le", "--flag", n)``: its numeric value (or its default) is > n / <= n;
+* ``("eq", "--flag", "v")`` / ``("ne", "--flag", "v")``: its value (or default) is / is not v;
+* ``("in", "--flag", (...))`` / ``("notin", "--flag", (...))``: its value is / is not one of them.
+
+Kinds: ``conflict`` (``a`` and ``b`` both hold: NPU501), ``requires`` (``a`` holds, ``b`` does
+not: NPU504), ``choices`` / ``range`` (``--flag``'s given value is not allowed: NPU504).
+``stacks`` says which ``mindspeed-stack`` settings the rule applies to.
+
+Sources are ``repo@ref path:line``; refs as in research/mindspeed-flags.md §0:
+``MS@master`` = Ascend/MindSpeed 028de58c, ``MS@200r08`` = 2.0.0_core_r0.8.0 c721ce33,
+``LLM@master`` = Ascend/MindSpeed-LLM c77308a1, ``LLM@2.0.0`` = b626d239,
+``MEG@0.12.1`` = NVIDIA/Megatron-LM core_v0.12.1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Optional, Tuple
+
+BOTH = ("current", "legacy")
+LEGACY = ("legacy",)
+
+# Values of absent flags (Megatron/MindSpeed argparse defaults) that conditions compare.
+DEFAULTS = {
+    "--pipeline-model-parallel-size": 1,  # MEG@0.12.1 megatron/training/arguments.py
+    "--tensor-model-parallel-size": 1,
+    "--context-parallel-size": 1,
+    "--expert-model-parallel-size": 1,
+    "--ampipe-degree": 1,  # MS@master mindspeed/arguments.py (default 1)
+    "--adaptive-recompute-device-size": -1,  # MS@master mindspeed/arguments.py:282 (default -1)
+}
+
+# Entry scripts whose arguments are Megatron/MindSpeed training flags (the checks apply to
+# launches of these only: a preprocessing or conversion tool has its own parser).
+TRAINING_ENTRIES = r"(pretrain|posttrain|finetune)_[A-Za-z0-9_]*\.py"
+
+
+@dataclasses.dataclass(frozen=True)
+class Entry:
+    kind: str  # conflict | requires | choices | range
+    a: tuple
+    b: Optional[tuple]
+    message: str
+    source: str
+    stacks: Tuple[str, ...] = BOTH
+
+
+def conflict(a, b, message, source, stacks=BOTH):
+    return Entry("conflict", a, b, message, source, stacks)
+
+
+def requires(a, b, message, source, stacks=BOTH):
+    return Entry("requires", a, b, message, source, stacks)
+
+
+def choices(flag, values, source, stacks=BOTH):
+    return Entry("choices", ("on", flag), ("in", flag, tuple(values)),
+                 f"{flag} must be one of {', '.join(map(str, values))}", source, stacks)
+
+
+def value_range(flag, lo, hi, source, stacks=BOTH):
+    return Entry("range", ("on", flag), (flag, lo, hi),
+                 f"{flag} must be in [{lo}, {hi}]" if hi is not None else f"{flag} must be >= {lo}", source, stacks)
+
+
+def on(flag):
+    return ("on", flag)
+
+
+AMO = on("--adaptive-memory-optimization")
+_ARGS = "MS@master mindspeed/arguments.py"
+_ARGS200 = "MS@200r08 mindspeed/arguments.py"
+_FM = "MS@master mindspeed/features_manager/"
+_LFM = "LLM@master mindspeed_llm/features_manager/"
+_AMO_MSG = "adaptive memory optimization is not compatible with "
+ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adaptive-recompute-device-swap"))
+
+CATALOG: Tuple[Entry, ...] = (
+    # -- §1.1 / docs/003: --adaptive-memory-optimization (validate_args_wrapper, `if args.adaptive_memory_optimization:`)
+    conflict(AMO, ("gt", "--ampipe-degree", 1), _AMO_MSG + "ampipe (--ampipe-degree > 1)",
+             f"{_ARGS}:728 ({_ARGS200}:832); docs/003"),
+    conflict(AMO, ADAPTIVE_RECOMPUTE[0], _AMO_MSG + "adaptive selective recompute",
+             f"{_ARGS}:729 ({_ARGS200}:833); docs/003 自适应选择重计算"),
+    conflict(AMO, ADAPTIVE_RECOMPUTE[1], _AMO_MSG + "adaptive selective recompute",
+             f"{_ARGS}:729 ({_ARGS200}:833); docs/003 自适应选择重计算"),
+    conflict(AMO, on("--recompute-granularity"), _AMO_MSG + "recompute_granularity (full or selective)",
+             f"{_ARGS}:730-731 ({_ARGS200}:834-835); docs/003 全重计算"),
+    conflict(AMO, on("--recompute-method"), _AMO_MSG + "recompute_method",
+             f"{_ARGS}:730-731 ({_ARGS200}:834-835); docs/003 全重计算"),
+    conflict(AMO, on("--recompute-activations"),
+             _AMO_MSG + "recompute_granularity (--recompute-activations sets it to selective)",
+             f"{_ARGS}:730-731; MEG@0.12.1 megatron/training/arguments.py:379-380"),
+    conflict(AMO, on("--recompute-activation-function"), _AMO_MSG + "recompute_activation_function",
+             f"{_ARGS}:732-733 ({_ARGS200}:836-837)"),
+    conflict(AMO, on("--swap-attention"), _AMO_MSG + "swap_attention",
+             f"{_ARGS}:734 ({_ARGS200}:838); {_FM}memory/swap_attention.py:26; docs/003"),
+    conflict(AMO, on("--recompute-in-bubble"), _AMO_MSG + "recompute_in_bubble",
+             f"{_ARGS}:735 ({_ARGS200}:839); {_FM}pipeline_parallel/ripipe_schedules_feature.py:51; docs/003"),
+    conflict(AMO, on("--memory-fragmentation"), _AMO_MSG + "memory_fragmentation (both replace the memory manager)",
+             f"{_ARGS200}:840-841 (MS@core010 :765-766; the flag no longer exists on master); docs/003 注意事项"),
+
+    # -- §1.2 sibling rules (legacy validator; the feature manager has no adaptive-recompute feature)
+    *[conflict(ar, on(f), "adaptive selective recompute is not compatible with " + f,
+               f"{_ARGS}:715-724 (`if adaptive_recompute_enable:`)", LEGACY)
+      for ar in ADAPTIVE_RECOMPUTE
+      for f in ("--recompute-granularity", "--recompute-method", "--recompute-activation-function",
+                "--swap-attention", "--recompute-in-advance", "--recompute-in-bubble")],
+    conflict(on("--smart-swap"), ADAPTIVE_RECOMPUTE[0], "smart swap is not compatible with adaptive selective recompute",
+             f"{_ARGS}:725-726; {_FM}memory/smart_swap.py:20-22"),
+    requires(on("--adaptive-recompute-device-swap"), on("--use-legacy-models"),
+             "--adaptive-recompute-device-swap is not available with mcore models (needs --use-legacy-models)",
+             f"{_ARGS}:713-714", LEGACY),
+    conflict(on("--memory-fragmentation"), on("--use-fused-rotary-pos-emb"),
+             "memory fragmentation is not compatible with --use-fused-rotary-pos-emb", f"{_ARGS200}:825-827", LEGACY),
+    conflict(on("--memory-fragmentation"), ADAPTIVE_RECOMPUTE[0],
+             "memory fragmentation is not compatible with adaptive selective recompute", f"{_ARGS200}:823-824", LEGACY),
+    conflict(on("--memory-fragmentation"), on("--smart-swap"),
+             "memory fragmentation is not compatible with smart swap", f"{_ARGS200}:828-830", LEGACY),
+
+    # -- §2A feature manager: memory
+    conflict(on("--reuse-fp32-param"), on("--enable-zero3"), "reuse_fp32_param and enable_zero3 are incompatible",
+             f"{_FM}memory/reuse_fp32_param.py:18"),
+    requires(on("--reuse-fp32-param"), on("--bf16"), "reuse_fp32_param requires bf16",
+             f"{_FM}memory/reuse_fp32_param.py:19 (dependency_check); {_ARGS}:578-579"),
+    conflict(on("--reuse-fp32-param"), ("eq", "--optimizer-selection", "fused_ema_adamw"),
+             "fused_ema_adamw optimizer is not compatible with reuse_fp32_param", f"{_FM}memory/reuse_fp32_param.py:24"),
+    conflict(on("--compress-dense"), on("--recompute-activation-function"),
+             "compress_dense is not compatible with recompute_activation_function",
+             f"{_FM}compress_dense/compress_dense.py:22-23"),
+    conflict(on("--swap-optimizer"), on("--reuse-fp32-param"), "swap_optimizer and reuse_fp32_param are incompatible",
+             f"{_FM}optimizer/swap_optimizer_feature.py:21"),
+    # -- §2A pipeline schedules
+    conflict(on("--recompute-in-bubble"), on("--optimize-send-recv-comm"),
+             "recompute_in_bubble and optimize_send_recv_comm are incompatible",
+             f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:17"),
+    conflict(on("--recompute-in-advance"), on("--optimize-send-recv-comm"),
+             "recompute_in_advance and optimize_send_recv_comm are incompatible",
+             f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:17"),
+    conflict(on("--recompute-in-bubble"), ("gt", "--ampipe-degree", 1), "recompute_in_bubble and ampipe are incompatible",
+             f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:19-20"),
+    conflict(on("--recompute-in-advance"), ("gt", "--ampipe-degree", 1), "recompute_in_advance and ampipe are incompatible",
+             f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:19-20"),
+    requires(on("--recompute-in-bubble"), ("gt", "--pipeline-model-parallel-size", 1),
+             "recompute_in_bubble only supports pipelining with interleaving (pipeline size > 1)",
+             f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:64"),
+    requires(on("--recompute-in-bubble"), on("--num-layers-per-virtual-pipeline-stage"),
+             "recompute_in_bubble only supports pipelining with interleaving (--num-layers-per-virtual-pipeline-stage)",
+             f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:64"),
+    conflict(on("--recompute-in-bubble"), on("--swap-attention"), "recompute-in-bubble does not support swap-attention",
+             f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:77"),
+    conflict(on("--recompute-in-bubble"), on("--no-overlap-p2p-communication"),
+             "recompute_in_bubble is not supported when overlap_p2p_comm is off",
+             f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:80"),
+    conflict(on("--recompute-in-advance"), ("eq", "--recompute-method", "uniform"),
+             "recompute_in_advance does not support uniform recompute_method",
+             f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:108"),
+    requires(on("--recompute-in-advance"), ("gt", "--pipeline-model-parallel-size", 1),
+             "recompute_in_advance only supports pipelining with interleaving (pipeline size > 1)",
+             f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:112"),
+    requires(on("--recompute-in-advance"), on("--num-layers-per-virtual-pipeline-stage"),
+             "recompute_in_advance only supports pipelining with interleaving (--num-layers-per-virtual-pipeline-stage)",
+             f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:112"),
+    # -- §2A tensor parallel / communication fusion
+    conflict(on("--use-ascend-mc2"), on("--unaligned-linear"), "use_ascend_mc2 and unaligned_linear are incompatible",
+             f"{_FM}tensor_parallel/mc2.py:19"),
+    conflict(on("--use-ascend-mc2"), on("--use-ascend-coc"), "mc2 and coc can not be used together",
+             f"{_FM}tensor_parallel/mc2.py:22; {_FM}tensor_parallel/locl_coc.py:23; {_ARGS}:756-758"),
+    requires(on("--use-ascend-mc2"), on("--sequence-parallel"), "mc2 requires --sequence-parallel",
+             f"{_FM}tensor_parallel/mc2.py:24"),
+    requires(on("--use-ascend-mc2"), ("gt", "--tensor-model-parallel-size", 1),
+             "mc2 requires tensor parallel size > 1", f"{_FM}tensor_parallel/mc2.py:24"),
+    conflict(on("--use-ascend-mc2"), on("--use-pipe-experts"), "mc2 is not compatible with use_pipe_experts",
+             f"{_FM}tensor_parallel/mc2.py:30"),
+    conflict(on("--use-ascend-mc2"), on("--use-nanopipe"), "mc2 is not compatible with use_nanopipe",
+             f"{_FM}tensor_parallel/mc2.py:32"),
+    conflict(on("--use-ascend-coc"), on("--unaligned-linear"), "use_ascend_coc and unaligned_linear are incompatible",
+             f"{_FM}tensor_parallel/locl_coc.py:20"),
+    # -- §2A MoE
+    *[conflict(on("--moe-fb-overlap"), on(f), f"moe_fb_overlap and {f[2:].replace('-', '_')} are incompatible",
+               f"{_FM}moe/fb_overlap.py:{line}")
+      for f, line in (("--moe-alltoall-overlap-comm", 76), ("--overlap-grad-reduce", 77),
+                      ("--moe-zero-memory-num-layers", 79), ("--use-nanopipe", 80), ("--automated-pipeline", 81),
+                      ("--recompute-in-bubble", 82), ("--recompute-in-advance", 83), ("--use-legacy-models", 84),
+                      ("--moe-tp-extend-ep", 85), ("--swap-attention", 86))],
+    requires(on("--moe-fb-overlap"), on("--moe-grouped-gemm"), "moe_fb_overlap requires moe_grouped_gemm",
+             f"{_FM}moe/fb_overlap.py:87"),
+    requires(on("--moe-unperm2-mem-optim-swap"), on("--moe-fb-overlap"),
+             "--moe-unperm2-mem-optim-swap can only be used with --moe-fb-overlap", f"{_FM}moe/fb_overlap.py:97"),
+    requires(on("--gemm-gradient-accumulation-fusion"), on("--moe-grouped-gemm"),
+             "--gemm-gradient-accumulation-fusion only works with --moe-grouped-gemm", f"{_FM}moe/gmm.py:19"),
+    requires(on("--fix-router"), ("gt", "--expert-model-parallel-size", 1),
+             "--fix-router needs expert model parallel size > 1", f"{_FM}moe/moe_fix_router.py:18"),
+    # -- §2A attention / optimizer / distributed
+    requires(on("--use-fused-rotary-pos-emb"), ("eq", "--position-embedding-type", "rope"),
+             "--use-fused-rotary-pos-emb needs --position-embedding-type rope", f"{_FM}fusions/fused_rope.py:28"),
+    requires(on("--swap-optimizer"), on("--use-distributed-optimizer"),
+             "--swap-optimizer needs --use-distributed-optimizer", f"{_FM}optimizer/swap_optimizer_feature.py:27"),
+    requires(on("--reset-bucket-group-order"), on("--overlap-param-gather"),
+             "--reset-bucket-group-order needs --overlap-param-gather",
+             f"{_FM}distributed/reset_bucket_group_order_feature.py:22"),
+    requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-path only used with --use-torch-fsdp2",
+             f"{_FM}distributed/torch_fully_sharded_data_parallel.py:28"),
+    requires(on("--context-parallel-kv-cache-policy"), ("gt", "--context-parallel-size", 1),
+             "--context-parallel-kv-cache-policy needs context parallel size > 1",
+             f"{_FM}context_parallel/context_parallel_kv_cache.py:33"),
+    requires(on("--context-parallel-kv-cache-policy"), on("--use-flash-attn"),
+             "--context-parallel-kv-cache-policy only supports flash attention (--use-flash-attn)",
+             f"{_FM}context_parallel/context_parallel_kv_cache.py:36"),
+    # -- §2C MindSpeed-LLM feature manager
+    requires(on("--wandb-exp-name"), on("--use-wandb"), "--wandb-exp-name needs --use-wandb", f"{_LFM}dpo/dpo.py:12"),
+    requires(on("--neat-pack"), on("--reset-attention-mask"), "--neat-pack needs --reset-attention-mask",
+             f"{_LFM}megatron_basic/training_basic.py:55"),
+    # -- value choices and ranges (argparse choices / validate checks)
+    choices("--context-parallel-kv-cache-policy", ("full", "half"), f"{_FM}context_parallel/context_parallel_kv_cache.py"),
+    choices("--moe-zero-memory", ("disable", "level0", "level1"), f"{_FM}moe/moe_zero_memory.py"),
+    choices("--recompute-granularity", ("full", "selective"), "MEG@0.12.1 megatron/training/arguments.py:1533-1534"),
+    choices("--recompute-method", ("uniform", "block"), "MEG@0.12.1 megatron/training/arguments.py:1554-1555"),
+    choices("--alibi-fusion-attn-type", ("0", "2"), f"{_FM}transformer/flash_attention/alibi_feature.py:73"),
+    value_range("--param-and-grad-buffer-pad", 1, None, f"{_FM}distributed/buffer_pad.py:19"),
+
+    # -- §2B legacy validator only (mindspeed/arguments.py validate_args_wrapper)
+    conflict(on("--enable-zero3"), on("--use-ascend-mc2"), "enable_zero3 is not compatible with use_ascend_mc2",
+             f"{_ARGS}:524-530", LEGACY),
+    conflict(on("--enable-zero3"), on("--recompute-granularity"), "enable_zero3 is not compatible with recompute",
+             f"{_ARGS}:524-530", LEGACY),
+    conflict(on("--enable-zero3"), on("--use-pipe-experts"), "enable_zero3 is not compatible with use_pipe_experts",
+             f"{_ARGS}:524-530", LEGACY),
+    requires(on("--optimize-vpp-send-recv-comm"), on("--num-layers-per-virtual-pipeline-stage"),
+             "--optimize-vpp-send-recv-comm needs a virtual pipeline", f"{_ARGS}:519-520", LEGACY),
+    requires(on("--use-fused-swiglu"), on("--swiglu"), "--use-fused-swiglu needs --swiglu", f"{_ARGS}:566-570", LEGACY),
+    requires(on("--use-fused-rmsnorm"), ("eq", "--normalization", "RMSNorm"),
+             "--use-fused-rmsnorm needs --normalization RMSNorm", f"{_ARGS}:558-565", LEGACY),
+    requires(on("--use-nanopipe"), on("--use-legacy-models"), "--use-nanopipe is not available with mcore models",
+             f"{_ARGS}:711-712", LEGACY),
+    conflict(("eq", "--recompute-method", "uniform"), on("--recompute-activation-function"),
+             "uniform recomputation is not compatible with activation function recomputation", f"{_ARGS}:697-703", LEGACY),
+    conflict(("eq", "--recompute-granularity", "selective"), on("--recompute-activation-function"),
+             "--recompute-activation-function is not compatible with selective recomputation", f"{_ARGS}:704-705", LEGACY),
+    requires(on("--moe-dynamic-padding"), on("--moe-no-drop"), "--moe-dynamic-padding needs --moe-no-drop",
+             f"{_ARGS}:632-633", LEGACY),
+    # -- §2D MindSpeed-LLM 2.0.0 monolith (mindspeed_llm/training/arguments.py)
+    requires(("eq", "--schedules-method", "dualpipev"), on("--moe-fb-overlap"),
+             "dualpipev requires --moe-fb-overlap", "LLM@2.0.0 mindspeed_llm/training/arguments.py:256", LEGACY),
+    conflict(on("--use-glm-rope"), on("--use-fused-rotary-pos-emb"),
+             "--use-glm-rope is not compatible with --use-fused-rotary-pos-emb",
+             "LLM@2.0.0 mindspeed_llm/training/arguments.py:1033", LEGACY),
+)
+
+
+def catalog_for(stack: str) -> Tuple[Entry, ...]:
+    return tuple(e for e in CATALOG if stack in e.stacks)
