@@ -648,11 +648,12 @@ class PythonMindSpeedChecker(Checker):
         edit_import = ctx.import_edit(WRAPPER_MODULE, "adapt_mem_func_wrapper")
         if edit_import is not None and re.search(r"\badapt_mem_func_wrapper\b", ctx.text):
             return None  # the name is taken by something else here
-        code = ctx.module.code_for_node(node)
-        func_code = ctx.module.code_for_node(node.func)
-        x_code = ctx.module.code_for_node(node.func.value)
-        rest = code[len(func_code):].lstrip()
-        if not (rest.startswith("(") and rest.endswith(")")):
+        # the source as written (LibCST renders nested nodes without their block's indentation)
+        call_span, func_span, x_span = ctx.span(node), ctx.span(node.func), ctx.span(node.func.value)
+        x_code = _slice(ctx.text, x_span.line, x_span.column, x_span.end_line, x_span.end_column)
+        rest = _slice(ctx.text, func_span.end_line, func_span.end_column, call_span.end_line,
+                      call_span.end_column).lstrip()
+        if not (rest.startswith("(") and rest.endswith(")")) or "\n" in x_code:
             return None
         inner = rest[1:-1]
         new = f"adapt_mem_func_wrapper({x_code}, {inner})" if inner.strip() else f"adapt_mem_func_wrapper({x_code})"
@@ -693,6 +694,14 @@ class PythonMindSpeedChecker(Checker):
                               f"enables ({where[0]}:{where[1][0]}:{where[1][1]}): call "
                               f"adapt_mem_func_wrapper({x}, ...) so AMO can manage it",
                               related=((where[0], where[1][0], where[1][1]),), fix=call.fix)
+
+
+def _slice(text: str, line: int, col: int, end_line: int, end_col: int) -> str:
+    lines = text.splitlines(keepends=True)
+    if line == end_line:
+        return lines[line - 1][col - 1:end_col - 1]
+    parts = [lines[line - 1][col - 1:]] + lines[line:end_line - 1] + [lines[end_line - 1][:end_col - 1]]
+    return "".join(parts)
 
 
 CHECKERS = [ShellLaunchChecker, PythonMindSpeedChecker]

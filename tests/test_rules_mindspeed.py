@@ -1,0 +1,345 @@
+"""NPU501-NPU505: MindSpeed launch flags in shell scripts and Python launchers; AMO."""
+
+import textwrap
+
+from conftest import at, codes, pos
+from npulint.fixes import fix_text, parses
+from npulint.source import PYTHON
+
+LEGACY = '[tool.npulint]\nmindspeed-stack = "legacy"\n'
+
+
+def sh(lint, src, select=("NPU5",), config=None):
+    return lint({"run.sh": src}, select=list(select), config=config)
+
+
+# -- NPU501: every catalog kind, violation and clean twin ---------------------------------
+
+
+def test_amo_against_recompute_granularity(lint):
+    src = "torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization --recompute-granularity full\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU501"]
+    assert pos(found[0]) == at(src, "--recompute-granularity")
+    assert found[0].end_column == found[0].column + len("--recompute-granularity")
+
+
+def test_amo_clean_twin(lint):
+    assert sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --recompute-num-layers 2\n") == []
+
+
+def test_amo_selective_also_conflicts_and_recompute_activations(lint):
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --recompute-granularity selective "
+                          "--adaptive-memory-optimization\n")) == ["NPU501"]
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --recompute-activations\n")) == [
+        "NPU501"]
+
+
+def test_value_conditions(lint):
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree 2\n")) == ["NPU501"]
+    assert sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree 1\n") == []
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization "
+                          "--adaptive-recompute-device-size 1024\n")) == ["NPU501"]
+    assert sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --adaptive-recompute-device-size -1\n") == []
+
+
+def test_one_finding_per_pair_at_the_later_flag(lint):
+    src = "torchrun pretrain_gpt.py --swap-attention --adaptive-memory-optimization\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU501"]
+    assert pos(found[0]) == at(src, "--adaptive-memory-optimization")
+
+
+def test_legacy_only_rule(lint):
+    src = "torchrun pretrain_gpt.py --enable-zero3 --use-ascend-mc2 --sequence-parallel --tensor-model-parallel-size 2\n"
+    assert sh(lint, src) == []
+    assert codes(sh(lint, src, config=LEGACY)) == ["NPU501"]
+
+
+# -- NPU504 -----------------------------------------------------------------------------
+
+
+def test_requirement_flag_and_default_value(lint):
+    src = "torchrun pretrain_gpt.py --recompute-in-bubble --num-layers-per-virtual-pipeline-stage 2\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"]  # pipeline size defaults to 1
+    assert pos(found[0]) == at(src, "--recompute-in-bubble")
+    assert sh(lint, "torchrun pretrain_gpt.py --recompute-in-bubble --num-layers-per-virtual-pipeline-stage 2 "
+                    "--pipeline-model-parallel-size 4\n") == []
+
+
+def test_requirement_clean_twin_and_unknown(lint):
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --reuse-fp32-param --fp16\n")) == ["NPU504"]
+    assert sh(lint, "torchrun pretrain_gpt.py --reuse-fp32-param --bf16\n") == []
+    # a variable the script never sets may hold the companion: say nothing
+    assert sh(lint, "torchrun pretrain_gpt.py --reuse-fp32-param $EXTRA\n") == []
+
+
+def test_choices(lint):
+    src = "torchrun pretrain_gpt.py --recompute-granularity ful\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"]
+    assert pos(found[0]) == at(src, "ful")
+    assert sh(lint, "torchrun pretrain_gpt.py --recompute-granularity full\n") == []
+
+
+# -- NPU502 -----------------------------------------------------------------------------
+
+
+def test_unknown_flag_near_a_known_one(lint):
+    src = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-paralel-size 2 --totally-custom-flag\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU502"]
+    assert "--tensor-model-parallel-size" in found[0].message
+
+
+def test_launcher_options_and_other_entries_are_not_flags(lint):
+    assert sh(lint, "torchrun --nproc_per_nod 8 pretrain_gpt.py --bf16\n") == []
+    assert sh(lint, "python preprocess_data.py --tensor-model-paralel-size 2\n") == []
+
+
+# -- shell mechanics --------------------------------------------------------------------
+
+SCRIPT = """\
+#!/bin/bash
+PP=1
+MEM_ARGS="
+    --adaptive-memory-optimization \\
+    --bf16
+"
+RECOMPUTE=(--recompute-method block)
+GPT_ARGS="--num-layers 8"
+GPT_ARGS="$GPT_ARGS --pipeline-model-parallel-size ${PP}"
+torchrun --nproc_per_node 8 pretrain_gpt.py $GPT_ARGS $MEM_ARGS "${RECOMPUTE[@]}"
+"""
+
+
+def test_flags_through_variables_arrays_and_appends(lint):
+    found = sh(lint, SCRIPT)
+    assert codes(found) == ["NPU501"]
+    assert pos(found[0]) == at(SCRIPT, "--recompute-method")  # in the array's assignment
+
+
+def test_location_inside_multiline_assignment(lint):
+    src = 'GPT_ARGS="\n    --reuse-fp32-param \\\n    --fp16\n"\ntorchrun pretrain_gpt.py $GPT_ARGS\n'
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"]
+    assert pos(found[0]) == (2, 5)
+
+
+def test_scalar_value_through_variable(lint):
+    src = "PP=4\nV=2\ntorchrun pretrain_gpt.py --recompute-in-bubble --pipeline-model-parallel-size $PP " \
+          "--num-layers-per-virtual-pipeline-stage ${V}\n"
+    assert sh(lint, src) == []
+    assert codes(sh(lint, src.replace("PP=4", "PP=1"))) == ["NPU504"]
+
+
+def test_exclusive_branches_are_clean(lint):
+    src = """\
+    if [ "$MODE" = amo ]; then
+        ARGS="--adaptive-memory-optimization"
+    elif [ "$MODE" = swap ]; then
+        ARGS="--swap-attention"
+    else
+        ARGS="--recompute-granularity full"
+    fi
+    torchrun pretrain_gpt.py $ARGS
+    """
+    assert sh(lint, src) == []
+    case = """\
+    case "$1" in
+      amo) ARGS="--adaptive-memory-optimization" ;;
+      *) ARGS="--recompute-method uniform" ;;
+    esac
+    torchrun pretrain_gpt.py $ARGS
+    """
+    assert sh(lint, case) == []
+
+
+def test_branch_and_later_flag_on_one_path(lint):
+    src = """\
+    if [ -n "$X" ]; then
+        ARGS="--adaptive-memory-optimization"
+    fi
+    torchrun pretrain_gpt.py $ARGS --swap-attention
+    """
+    assert codes(sh(lint, src)) == ["NPU501"]
+
+
+def test_two_commands_checked_apart(lint):
+    src = """\
+    torchrun pretrain_gpt.py --adaptive-memory-optimization
+    torchrun pretrain_gpt.py --swap-attention
+    python -m torch.distributed.launch --nproc_per_node 8 pretrain_gpt.py --swap-attention --recompute-in-bubble
+    """
+    found = sh(lint, src)
+    assert sorted(codes(found)) == ["NPU501", "NPU504", "NPU504"]
+    assert all(f.line == 3 for f in found)
+
+
+def test_comments_echo_heredoc_ignored(lint):
+    src = """\
+    # torchrun pretrain_gpt.py --adaptive-memory-optimization --swap-attention
+    echo torchrun pretrain_gpt.py --adaptive-memory-optimization --swap-attention
+    cat <<EOF
+    torchrun pretrain_gpt.py --adaptive-memory-optimization --swap-attention
+    EOF
+    """
+    assert sh(lint, src) == []
+
+
+def test_launchers(lint):
+    for launcher in ("msrun --worker_num 8", "python3", "python -m torch.distributed.run --nproc_per_node 2"):
+        src = f"{launcher} pretrain_gpt.py --adaptive-memory-optimization --swap-attention\n"
+        assert codes(sh(lint, src)) == ["NPU501"], launcher
+    assert sh(lint, "python -m some.tool pretrain_gpt.py --adaptive-memory-optimization --swap-attention\n") == []
+
+
+def test_loop_assignment_is_unknown(lint):
+    src = """\
+    ARGS=""
+    for f in a b; do ARGS="$ARGS --bf16"; done
+    torchrun pretrain_gpt.py --reuse-fp32-param $ARGS
+    """
+    assert sh(lint, src) == []
+
+
+def test_unparsable_script_is_npu001(lint):
+    found = lint({"run.sh": "torchrun pretrain_gpt.py --bf16\nif then fi (\n"}, select=["NPU001", "NPU5"])
+    assert codes(found) == ["NPU001"]
+
+
+def test_trailing_backslash_at_eof_parses(lint):
+    found = lint({"run.sh": "torchrun pretrain_gpt.py --reuse-fp32-param --fp16 \\"}, select=["NPU001", "NPU5"])
+    assert codes(found) == ["NPU504"]
+
+
+# -- Python launchers -------------------------------------------------------------------
+
+
+def test_subprocess_list(lint):
+    src = """\
+    import subprocess as sp
+    cmd = ["torchrun", "--nproc_per_node", "8", "pretrain_gpt.py", "--adaptive-memory-optimization",
+           "--swap-attention"]
+    sp.run(cmd)
+    """
+    found = lint(src, select=["NPU5"])
+    assert codes(found) == ["NPU501"]
+    assert pos(found[0]) == at(src, '"--swap-attention"')
+
+
+def test_os_execv_and_sys_argv(lint):
+    src = """\
+    import os, sys
+    os.execv("/usr/bin/python3", ["python3", "pretrain_gpt.py", "--reuse-fp32-param"])
+    sys.argv = ["pretrain_gpt.py", "--tensor-model-paralel-size", "2"]
+    """
+    assert codes(lint(src, select=["NPU5"])) == ["NPU504", "NPU502"]
+
+
+def test_python_lookalikes_are_not_launchers(lint):
+    src = """\
+    def run(cmd):
+        pass
+    run(["torchrun", "pretrain_gpt.py", "--adaptive-memory-optimization", "--swap-attention"])
+    args = ["torchrun", "pretrain_gpt.py", "--adaptive-memory-optimization", "--swap-attention"]
+    """
+    assert lint(src, select=["NPU5"]) == []
+
+
+# -- NPU503 and its fix -----------------------------------------------------------------
+
+MODEL = """\
+import torch
+
+
+class Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        return x
+
+
+class Layer(torch.nn.Module):
+    def forward(self, x):
+        return Fn.apply(x,
+                        x * 2)
+
+
+def helper(x):
+    return Fn.apply(x, x)
+"""
+
+
+def test_npu503_cross_file_with_shell_launch(lint):
+    files = {"model.py": MODEL, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"}
+    found = lint(files, select=["NPU503"])
+    assert codes(found) == ["NPU503"]
+    assert found[0].path.endswith("model.py") and pos(found[0]) == at(MODEL, "Fn.apply(x,\n")
+    assert found[0].related and found[0].related[0][0].endswith("run.sh")
+
+
+def test_npu503_needs_amo(lint):
+    files = {"model.py": MODEL, "run.sh": "torchrun pretrain_gpt.py --bf16\n"}
+    assert lint(files, select=["NPU503"]) == []
+
+
+def test_npu503_fix_applies_is_idempotent_and_parses(lint):
+    files = {"model.py": MODEL, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"}
+    found = lint(files, select=["NPU503"])
+    fixed, applied = fix_text(MODEL, [found[0].fix], PYTHON)
+    assert applied and parses(fixed, PYTHON)
+    assert "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper" in fixed
+    assert "adapt_mem_func_wrapper(Fn, x,\n                        x * 2)" in fixed
+    assert "return Fn.apply(x, x)" in fixed  # not a module method
+    again = lint({"model.py": fixed, "run.sh": files["run.sh"]}, select=["NPU503"])
+    assert again == []
+
+
+def test_npu503_fix_through_cli(project, tmp_path):
+    from conftest import run_cli
+
+    root = project({"model.py": MODEL, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"})
+    diff = run_cli(["--select", "NPU503", "--diff", "."], cwd=root)
+    assert "+from mindspeed.core.memory" in diff.stdout
+    assert (root / "model.py").read_text() == MODEL
+    run_cli(["--select", "NPU503", "--fix", "."], cwd=root)
+    text = (root / "model.py").read_text()
+    assert "adapt_mem_func_wrapper(Fn, x," in text
+    compile(text, "model.py", "exec")
+    assert run_cli(["--select", "NPU503", "."], cwd=root).returncode == 0
+
+
+# -- NPU505 -----------------------------------------------------------------------------
+
+WRAP = """\
+import torch
+from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper as w
+
+
+class Fn(torch.autograd.Function):
+    pass
+
+
+def f(x):
+    return x
+
+
+a = w(Fn.apply, 1)
+b = w(Fn(), 1)
+c = w(f, 1)
+d = w(lambda t: t, 1)
+e = w(Fn, x=1)
+ok = w(Fn, 1)
+unknown = w(get_fn(), 1)
+"""
+
+
+def test_npu505(lint):
+    found = lint(WRAP, select=["NPU505"])
+    assert [f.line for f in found] == [13, 14, 15, 16, 17]
+
+
+def test_npu505_local_lookalike(lint):
+    src = "def adapt_mem_func_wrapper(f, *a):\n    pass\nadapt_mem_func_wrapper(lambda: 1)\n"
+    assert lint(src, select=["NPU505"]) == []
