@@ -656,7 +656,13 @@ class PythonMindSpeedChecker(Checker):
         if not (rest.startswith("(") and rest.endswith(")")) or "\n" in x_code:
             return None
         inner = rest[1:-1]
-        new = f"adapt_mem_func_wrapper({x_code}, {inner})" if inner.strip() else f"adapt_mem_func_wrapper({x_code})"
+        if not inner.strip():
+            new = f"adapt_mem_func_wrapper({x_code})"
+        else:
+            lead = inner[:len(inner) - len(inner.lstrip())]
+            new = f"adapt_mem_func_wrapper({x_code},{inner}" if "\n" in lead else \
+                f"adapt_mem_func_wrapper({x_code}, {inner.lstrip()}"
+            new += ")"
         edits = [ctx.replace(node, new)]
         if edit_import is not None:
             edits.insert(0, edit_import)

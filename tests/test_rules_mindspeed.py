@@ -279,6 +279,14 @@ def test_npu503_cross_file_with_shell_launch(lint):
     assert found[0].related and found[0].related[0][0].endswith("run.sh")
 
 
+def test_npu503_fix_keeps_arguments_on_their_lines(lint):
+    model = MODEL.replace("return Fn.apply(x,\n                        x * 2)", "y = Fn.apply(\n            x, x)\n        return y")
+    files = {"model.py": model, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"}
+    found = lint(files, select=["NPU503"])
+    fixed, _ = fix_text(model, [found[0].fix], PYTHON)
+    assert "y = adapt_mem_func_wrapper(Fn,\n            x, x)" in fixed
+
+
 def test_npu503_needs_amo(lint):
     files = {"model.py": MODEL, "run.sh": "torchrun pretrain_gpt.py --bf16\n"}
     assert lint(files, select=["NPU503"]) == []
@@ -292,6 +300,7 @@ def test_npu503_fix_applies_is_idempotent_and_parses(lint):
     assert "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper" in fixed
     assert "adapt_mem_func_wrapper(Fn, x,\n                        x * 2)" in fixed
     assert "return Fn.apply(x, x)" in fixed  # not a module method
+    assert not any(line != line.rstrip() for line in fixed.splitlines())
     again = lint({"model.py": fixed, "run.sh": files["run.sh"]}, select=["NPU503"])
     assert again == []
 
@@ -343,3 +352,9 @@ def test_npu505(lint):
 def test_npu505_local_lookalike(lint):
     src = "def adapt_mem_func_wrapper(f, *a):\n    pass\nadapt_mem_func_wrapper(lambda: 1)\n"
     assert lint(src, select=["NPU505"]) == []
+
+
+def test_npu010_catalogues_the_wrapper(lint):
+    src = ("from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n"
+           "y = adapt_mem_func_wrapper(Fn, x, inputs=1)\nz = adapt_mem_func_wrapper()\nok = adapt_mem_func_wrapper(Fn, x)\n")
+    assert [(f.code, f.line) for f in lint(src, select=["NPU010"])] == [("NPU010", 2), ("NPU010", 3)]
