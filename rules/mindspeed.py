@@ -255,10 +255,8 @@ class Cmd:
                 return True, occs[0]
             return (None if self.splats else False), None
         known, value, occ = self.value(flag)
-        if not known:
+        if not known or value is None:  # absent without a catalogued default: unknown
             return None, occ
-        if value is None:
-            return False, occ
         if kind in ("gt", "le"):
             try:
                 num = float(value)

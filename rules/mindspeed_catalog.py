@@ -34,7 +34,10 @@ DEFAULTS = {
     "--expert-model-parallel-size": 1,
     "--ampipe-degree": 1,  # MS@master mindspeed/arguments.py (default 1)
     "--adaptive-recompute-device-size": -1,  # MS@master mindspeed/arguments.py:282 (default -1)
+    "--moe-zero-memory": "disable",  # MS@master mindspeed/features_manager/moe/moe_zero_memory.py:18
+    "--context-parallel-cache-interval": 0,  # MS@master .../context_parallel/context_parallel_kv_cache.py:40
 }
+# A value condition on an absent flag with no default here is unknown: nothing is reported.
 
 # Entry scripts whose arguments are Megatron/MindSpeed training flags (the checks apply to
 # launches of these only: a preprocessing or conversion tool has its own parser).
@@ -210,8 +213,69 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     requires(on("--context-parallel-kv-cache-policy"), on("--use-flash-attn"),
              "--context-parallel-kv-cache-policy only supports flash attention (--use-flash-attn)",
              f"{_FM}context_parallel/context_parallel_kv_cache.py:36"),
+    requires(("gt", "--context-parallel-cache-interval", 0), on("--context-parallel-kv-cache-policy"),
+             "--context-parallel-cache-interval needs --context-parallel-kv-cache-policy",
+             f"{_FM}context_parallel/context_parallel_kv_cache.py:40-42"),
+    requires(on("--use-ulysses-allgather-kv"), ("gt", "--context-parallel-size", 1),
+             "--use-ulysses-allgather-kv needs context parallel size > 1",
+             f"{_FM}context_parallel/context_parallel_kv_cache.py:54-56"),
+    requires(on("--use-ulysses-allgather-kv"), on("--group-query-attention"),
+             "--use-ulysses-allgather-kv needs --group-query-attention",
+             f"{_FM}context_parallel/context_parallel_kv_cache.py:62-63"),
+    conflict(on("--swap-attention"), on("--lora-target-modules"), "swap attention is not compatible with LoRA",
+             f"{_FM}memory/swap_attention.py:27-29"),
+    *[conflict(on(f), on("--no-align-grad-reduce"), f"{f[2:].replace('-', '_')} is only usable when align_grad_reduce is on",
+               f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:{line}")
+      for f, line in (("--recompute-in-bubble", "85-86"), ("--recompute-in-advance", "116-117"))],
+    conflict(on("--unaligned-linear"), on("--tp-2d"), "unaligned_linear and tp_2d are incompatible",
+             f"{_FM}tensor_parallel/unaligned_linear_feature.py:22"),
+    *[conflict(on("--pipeline-model-parallel-layout"), b, f"--pipeline-model-parallel-layout is incompatible with {m}",
+               f"{_FM}pipeline_parallel/pipeline_model_parallel_layout_feature.py:{line}")
+      for b, m, line in ((("eq", "--schedules-method", "dualpipev"), "--schedules-method dualpipev", "103-104"),
+                         (on("--pipeline-num-transformer-layers"), "--pipeline-num-transformer-layers", "105-106"),
+                         (on("--noop-layers"), "--noop-layers", "109-110"),
+                         (on("--recompute-in-bubble"), "--recompute-in-bubble", "111-112"),
+                         (on("--recompute-in-advance"), "--recompute-in-advance", "111-112"))],
+    *[conflict(on("--pipeline-num-transformer-layers"), on(f),
+               f"pipeline_num_transformer_layers and {f[2:].replace('-', '_')} are incompatible",
+               f"{_FM}pipeline_parallel/unaligned_pineline_feature.py:{line}")
+      for f, line in (("--noop-layers", 42), ("--num-layer-list", 43))],
+    # -- §2A MoE communication overlap
+    conflict(on("--moe-alltoall-overlap-comm"), on("--use-ascend-mc2"),
+             "moe_alltoall_overlap_comm and use_ascend_mc2 are incompatible", f"{_FM}moe/moe_alltoall_overlap.py:23"),
+    requires(on("--moe-alltoall-overlap-comm"), ("gt", "--expert-model-parallel-size", 1),
+             "--moe-alltoall-overlap-comm needs --expert-model-parallel-size > 1", f"{_FM}moe/moe_alltoall_overlap.py:27-28"),
+    conflict(on("--moe-allgather-overlap-comm"), on("--use-ascend-mc2"),
+             "moe_allgather_overlap_comm and use_ascend_mc2 are incompatible", f"{_FM}moe/moe_allgather_overlap.py:23"),
+    requires(on("--moe-allgather-overlap-comm"), on("--moe-permutation-async-comm"),
+             "--moe-allgather-overlap-comm needs --moe-permutation-async-comm", f"{_FM}moe/moe_allgather_overlap.py:27-28"),
+    requires(on("--moe-allgather-overlap-comm"), on("--moe-grouped-gemm"),
+             "--moe-allgather-overlap-comm needs --moe-grouped-gemm", f"{_FM}moe/moe_allgather_overlap.py:29-30"),
+    *[conflict(on("--moe-alltoall-mc2"), on(f), f"moe_alltoall_mc2 and {f[2:].replace('-', '_')} are incompatible",
+               f"{_FM}moe/moe_alltoall_mc2.py:{line}")
+      for f, line in (("--use-ascend-mc2", 22), ("--moe-alltoall-overlap-comm", 23), ("--moe-allgather-overlap-comm", 24),
+                      ("--moe-fb-overlap", 25), ("--moe-tp-extend-ep", 26))],
+    requires(on("--moe-zero-memory-num-layers"), ("ne", "--moe-zero-memory", "disable"),
+             "--moe-zero-memory must be enabled when using --moe-zero-memory-num-layers",
+             f"{_FM}moe/moe_zero_memory.py:31-32"),
     # -- §2C MindSpeed-LLM feature manager
     requires(on("--wandb-exp-name"), on("--use-wandb"), "--wandb-exp-name needs --use-wandb", f"{_LFM}dpo/dpo.py:12"),
+    requires(on("--enable-hbmfault-repair"), on("--enable-high-availability"),
+             "--enable-hbmfault-repair needs --enable-high-availability",
+             f"{_LFM}high_availability/high_availability.py:39-40"),
+    requires(on("--enable-elastic-training"), on("--enable-high-availability"),
+             "--enable-elastic-training needs --enable-high-availability",
+             f"{_LFM}high_availability/high_availability.py:55-56"),
+    requires(on("--enable-elastic-training"), on("--use-distributed-optimizer"),
+             "--enable-elastic-training needs --use-distributed-optimizer",
+             f"{_LFM}high_availability/high_availability.py:59-60"),
+    *[conflict(on("--enable-high-availability"), on(f), f"high availability is not supported with {f}",
+               f"{_LFM}high_availability/high_availability.py:{line}")
+      for f, line in (("--use-dist-ckpt", "43-44"), ("--swap-attention", "45-46"), ("--disable-gloo-group", "49-50"),
+                      ("--swap-optimizer", "53-54"))],
+    *[conflict(on("--enable-elastic-training"), on(f), f"elastic training is not supported with {f}",
+               f"{_LFM}high_availability/high_availability.py:{line}")
+      for f, line in (("--use-custom-fsdp", "63-64"), ("--reuse-fp32-param", "67-68"))],
     requires(on("--neat-pack"), on("--reset-attention-mask"), "--neat-pack needs --reset-attention-mask",
              f"{_LFM}megatron_basic/training_basic.py:55"),
     # -- value choices and ranges (argparse choices / validate checks)

@@ -358,3 +358,34 @@ def test_npu010_catalogues_the_wrapper(lint):
     src = ("from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n"
            "y = adapt_mem_func_wrapper(Fn, x, inputs=1)\nz = adapt_mem_func_wrapper()\nok = adapt_mem_func_wrapper(Fn, x)\n")
     assert [(f.code, f.line) for f in lint(src, select=["NPU010"])] == [("NPU010", 2), ("NPU010", 3)]
+
+
+def test_export_and_plus_equals(lint):
+    src = 'export GPT_ARGS="--adaptive-memory-optimization"\nGPT_ARGS+=" --swap-attention"\n' \
+          'torchrun pretrain_gpt.py ${GPT_ARGS}\n'
+    found = sh(lint, src)
+    assert codes(found) == ["NPU501"] and pos(found[0]) == at(src, "--swap-attention")
+
+
+def test_flag_value_with_equals_sign(lint):
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree=4\n")) == ["NPU501"]
+
+
+def test_value_condition_on_absent_flag_without_default_is_unknown(lint):
+    # --moe-alltoall-overlap-comm needs EP > 1 (default 1): reported; a dispatcher we hold no
+    # default for would be unknown, never a finding
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm\n")) == ["NPU504"]
+    assert sh(lint, "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm --expert-model-parallel-size 8\n") == []
+
+
+def test_subprocess_tuple_and_keyword(lint):
+    src = """\
+    import subprocess
+    subprocess.Popen(args=("python", "-m", "torch.distributed.run", "pretrain_gpt.py", "--reuse-fp32-param"))
+    """
+    assert codes(lint(src, select=["NPU5"])) == ["NPU504"]
+
+
+def test_pipeline_layout_conflict(lint):
+    src = "torchrun pretrain_gpt.py --pipeline-model-parallel-layout 'E|t*4|L' --noop-layers 0\n"
+    assert codes(sh(lint, src)) == ["NPU501"]
