@@ -140,7 +140,8 @@ def _lint_text(path: str, display: str, language: str, text: str, settings: Sett
     if not active and not (candidates and "NPU001" in enabled):
         return result  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
     if language != PYTHON:
-        return _lint_other(result, text, settings, active, enabled)
+        # NPU001 alone still parses what the rules would read (as for Python files)
+        return _lint_other(result, text, settings, active or candidates, enabled)
     problem = _cpython_check(text)
     if problem is not None:
         kind, line, col, msg = problem

@@ -108,6 +108,7 @@ class Script:
                 self._line_starts.append(i + 1)
         self.commands: List[Command] = []
         self.capped = False
+        self.unreadable = False  # bash accepts it but tree-sitter-bash cannot read all of it
 
     def span_of(self, start: int, end: Optional[int] = None) -> Span:
         """1-based (line, column in characters) of byte offsets; end exclusive."""
@@ -127,7 +128,7 @@ def parse_script(text: str) -> Tuple[Optional[Script], Optional[ParseError]]:
     source = text
     # tree-sitter-bash rejects a line continuation at the very end of the file, which bash accepts
     if source.rstrip(" \t").endswith("\\"):
-        source = source.rstrip(" \t") + "\n"
+        source = source.rstrip(" \t") + "\n\n"
     elif source.endswith("\\\n") or source.endswith("\\\r\n"):
         source = source + "\n"
     data = source.encode("utf-8")
@@ -139,8 +140,11 @@ def parse_script(text: str) -> Tuple[Optional[Script], Optional[ParseError]]:
         if not _bash_accepts(data):
             line, col = script._point(err.start_byte) if err is not None else (1, 1)
             return None, ParseError(line, col, "bash cannot parse this script")
-        # bash accepts it (a construct tree-sitter-bash does not know): analyse the rest,
-        # skipping the parts tree-sitter could not read
+        # bash accepts it (a construct tree-sitter-bash does not know, e.g. ${X:$N+1}): what
+        # tree-sitter could not read may assign a variable or hold a command, so nothing is
+        # known about the script's commands and nothing is said
+        script.unreadable = True
+        return script, None
     _Walker(script).run(root)
     return script, None
 

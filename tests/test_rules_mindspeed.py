@@ -389,3 +389,17 @@ def test_subprocess_tuple_and_keyword(lint):
 def test_pipeline_layout_conflict(lint):
     src = "torchrun pretrain_gpt.py --pipeline-model-parallel-layout 'E|t*4|L' --noop-layers 0\n"
     assert codes(sh(lint, src)) == ["NPU501"]
+
+
+def test_script_bash_accepts_but_tree_sitter_does_not_is_silent(lint):
+    import shutil
+
+    if shutil.which("bash") is None:  # pragma: no cover
+        return
+    src = 'V="${ARG:$LEN+1}"\ntorchrun pretrain_gpt.py --reuse-fp32-param --fp16\n'
+    assert lint({"run.sh": src}, select=["NPU001", "NPU5"]) == []
+
+
+def test_npu001_alone_parses_shell(lint):
+    assert codes(lint({"run.sh": "MASTER_ADDR=<master_ip>\ntorchrun pretrain_gpt.py\n"}, select=["NPU001"])) == [
+        "NPU001"]
