@@ -9,8 +9,8 @@ operators, positional parameters, variables the script never assigns) is *unknow
 argument holding unknown text is marked so, and an unquoted unknown expansion may stand for
 any number of words. ``if``/``elif``/``else``, ``case`` and ``a && b``/``a || b`` are
 alternatives: the analysis follows each path (up to :data:`MAX_PATHS`; beyond that it says
-nothing about later commands). Variables assigned in loops or function bodies are unknown
-after them. Comments, ``echo``/``printf`` text and here-documents are never commands.
+nothing about later commands). Variables assigned in loops are unknown
+after them; a function's body is analysed where it is called. Comments, ``echo``/``printf`` text and here-documents are never commands.
 
 The parser is imported lazily: only when a shell file is actually analysed.
 """
@@ -28,6 +28,7 @@ from npulint.model import Span
 
 MAX_PATHS = 64
 UNKNOWN = "\x00"  # marks text of unknown origin inside a value
+MANY = "\x01"  # after UNKNOWN: the unknown text may be any number of words, even quoted ("$@")
 
 _PARSER = None
 
@@ -185,6 +186,8 @@ class _Walker:
     def __init__(self, script: Script):
         self.s = script
         self.data = script.data
+        self.functions: Dict[str, object] = {}
+        self.calling: List[str] = []
 
     # -- driver ----------------------------------------------------------------------
     def run(self, root) -> None:
@@ -246,6 +249,9 @@ class _Walker:
                 out.append(e)
             return out
         if t == "command":
+            name = n.child_by_field_name("name")
+            if name is not None and self.text(name) in self.functions:
+                return self.call(self.text(name), envs)
             for e in envs:
                 self.command(n, e)
             return envs
@@ -353,19 +359,25 @@ class _Walker:
         return self._cap(inner)
 
     def function(self, n, envs):
-        assigned = self._assigned_names(n)
+        """A definition runs nothing: the body is analysed where the function is called, with
+        the caller's variables (its assignments then hold for the caller, as in bash)."""
+        name = n.child_by_field_name("name")
         body = n.child_by_field_name("body")
-        # the body runs when the function is called, with whatever the caller set: analyse its
-        # commands once, in the environment of the definition, then forget what it assigns
-        if body is not None:
-            self.block(body.named_children, [dict(e) for e in envs])
-        out = []
-        for e in envs:
-            e = dict(e)
-            for name in assigned:
-                e[name] = Value.unknown()
-            out.append(e)
-        return self._cap(out)
+        if name is not None and body is not None:
+            self.functions[self.text(name)] = body
+        return envs
+
+    def call(self, name: str, envs):
+        body = self.functions[name]
+        if name in self.calling or len(self.calling) > 8:
+            # recursion: whatever the body assigns is unknown from here on
+            assigned = self._assigned_names(body)
+            return [dict(e, **{a: Value.unknown() for a in assigned}) for e in envs]
+        self.calling.append(name)
+        try:
+            return self.block(body.named_children, envs)
+        finally:
+            self.calling.pop()
 
     def _assigned_names(self, n) -> List[str]:
         names = []
@@ -485,8 +497,14 @@ class _Walker:
         end = n.end_byte - 1
         for c in n.children:
             if c.type in _EXPANSION_TYPES or c.type in _UNKNOWN_TYPES:
-                out.append(self.dq_raw(pos, c.start_byte))
-                out.append(self.expand(c, env) if c.type in _EXPANSION_TYPES else Value.unknown())
+                # tree-sitter-bash may start an expansion node at the line continuation before
+                # its `$`: that part is string text
+                start = c.start_byte
+                dollar = self.data.find(b"$", start, c.end_byte)
+                if dollar > start and not self.data[start:dollar].strip(b" \t\\\n"):
+                    start = dollar
+                out.append(self.dq_raw(pos, start))
+                out.append(self.expand(c, env, start) if c.type in _EXPANSION_TYPES else Value.unknown())
                 pos = c.end_byte
         out.append(self.dq_raw(pos, end))
         return [v for v in out if v.is_array or v.text]
@@ -511,16 +529,23 @@ class _Walker:
             i += 1
         return Value("".join(text), tuple(offs))
 
-    def expand(self, n, env) -> Value:
+    def expand(self, n, env, start: Optional[int] = None) -> Value:
         """``$X``, ``${X}``, ``${X[@]}``: the variable's value; anything else is unknown."""
-        raw = self.text(n)
+        if start is None:
+            start = n.start_byte
+            dollar = self.data.find(b"$", start, n.end_byte)
+            if dollar > start and not self.data[start:dollar].strip(b" \t\\\n"):
+                start = dollar
+        raw = self.data[start:n.end_byte].decode("utf-8", "replace")
+        if re.fullmatch(r"\$[@*]|\$\{[@*]\}", raw):
+            return Value(UNKNOWN + MANY, (None, None))
         m = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)(\[[@*]\])?\}", raw)
         if not m:
             return Value.unknown()
         name = m.group(1) or m.group(2)
         v = env.get(name)
         if v is None:
-            return Value.unknown()
+            return Value(UNKNOWN + MANY, (None, None)) if m.group(3) else Value.unknown()
         if v.is_array:
             if m.group(3) is None:  # $A is the first element
                 return v.items[0] if v.items else EMPTY
@@ -630,9 +655,14 @@ def _split(pieces: Sequence[Tuple[Value, bool]]) -> List[Tuple[Value, bool]]:
                         flush()
             continue
         if not splittable:
+            if MANY in value.text:
+                value = Value(value.text.replace(MANY, ""), tuple(o for o, ch in zip(value.offs, value.text)
+                                                                   if ch != MANY))
+                cur_splat = True
             cur = value if cur is None else cur + value
             continue
-        if value.text == UNKNOWN:  # an unknown unquoted expansion: any number of words
+        if value.text in (UNKNOWN, UNKNOWN + MANY):  # an unknown unquoted expansion: any number of words
+            value = Value.unknown()
             cur = value if cur is None else cur + value
             cur_splat = True
             continue

@@ -324,8 +324,10 @@ def check_launch(launch: Launch, stack: str) -> List[Tuple[str, Optional[Span], 
 
 
 def _has_unknown_for(self, cond) -> bool:
-    """Whether an unknown word could be the companion flag (or its value)."""
-    if self.splats:
+    """Whether an unknown word could be the companion flag (or its value). Any unknown word
+    could be a flag: a word after a flag may be its value or a flag of its own (the known-flag
+    list does not say which flags take values)."""
+    if self.has_unknown:
         return True
     occs = self.by_flag.get(cond[1])
     if occs and (occs[-1].value is not None and not occs[-1].value.known):

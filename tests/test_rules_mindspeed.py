@@ -403,3 +403,31 @@ def test_script_bash_accepts_but_tree_sitter_does_not_is_silent(lint):
 def test_npu001_alone_parses_shell(lint):
     assert codes(lint({"run.sh": "MASTER_ADDR=<master_ip>\ntorchrun pretrain_gpt.py\n"}, select=["NPU001"])) == [
         "NPU001"]
+
+
+def test_function_body_runs_at_its_call_with_the_callers_variables(lint):
+    src = """\
+    launch() {
+        torchrun pretrain_gpt.py $GPT_ARGS "$@"
+    }
+    GPT_ARGS="--adaptive-memory-optimization --swap-attention"
+    GPT_ARGS="--adaptive-memory-optimization"
+    launch
+    """
+    assert sh(lint, src) == []
+    src2 = src.replace('GPT_ARGS="--adaptive-memory-optimization"\n', "") + "GPT_ARGS=x\n"
+    assert codes(sh(lint, src2)) == ["NPU501"]
+    never_called = "f() {\n  torchrun pretrain_gpt.py --adaptive-memory-optimization --swap-attention\n}\n"
+    assert sh(lint, never_called) == []
+
+
+def test_quoted_positional_parameters_stand_for_any_words(lint):
+    assert sh(lint, 'torchrun pretrain_gpt.py --reuse-fp32-param "$@"\n') == []
+    assert sh(lint, 'torchrun pretrain_gpt.py --reuse-fp32-param "${EXTRA[@]}"\n') == []
+    assert codes(sh(lint, 'torchrun pretrain_gpt.py --reuse-fp32-param "$1"\n')) == []  # one unknown word
+
+
+def test_expansion_after_a_line_continuation_inside_quotes(lint):
+    # tree-sitter-bash starts the second expansion's node at the ` \` before it
+    src = 'D="a b"\nH=""\nC="\n  --reuse-fp32-param ${D} \\\n  ${H} \\\n  --fp16\n"\ntorchrun pretrain_gpt.py $C\n'
+    assert codes(sh(lint, src)) == ["NPU504"]
