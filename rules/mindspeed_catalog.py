@@ -35,7 +35,8 @@ DEFAULTS = {
     "--ampipe-degree": 1,  # MS@master mindspeed/arguments.py (default 1)
     "--adaptive-recompute-device-size": -1,  # MS@master mindspeed/arguments.py:282 (default -1)
     "--moe-zero-memory": "disable",  # MS@master mindspeed/features_manager/moe/moe_zero_memory.py:18
-    "--context-parallel-cache-interval": 0,  # MS@master .../context_parallel/context_parallel_kv_cache.py:40
+    "--context-parallel-cache-interval": 0,
+    "--moe-model-type": "megatron_moe",  # MS@master mindspeed/arguments.py:122 (legacy parser)  # MS@master .../context_parallel/context_parallel_kv_cache.py:40
 }
 # A value condition on an absent flag with no default here is unknown: nothing is reported.
 
@@ -304,6 +305,43 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
              "--recompute-activation-function is not compatible with selective recomputation", f"{_ARGS}:704-705", LEGACY),
     requires(on("--moe-dynamic-padding"), on("--moe-no-drop"), "--moe-dynamic-padding needs --moe-no-drop",
              f"{_ARGS}:632-633", LEGACY),
+    conflict(("gt", "--num-experts", 0), on("--use-ascend-coc"), "coc is not compatible with moe models",
+             f"{_ARGS}:438-440", LEGACY),
+    conflict(("gt", "--num-experts", 0), on("--use-ascend-mc2"), "mc2 is not compatible with moe models",
+             f"{_ARGS}:438,441-442", LEGACY),
+    conflict(on("--moe-no-drop"), ("gt", "--pipeline-model-parallel-size", 1), "--moe-no-drop is not compatible with pp",
+             f"{_ARGS}:552-553", LEGACY),
+    conflict(on("--use-fused-rmsnorm"), on("--use-nd-matmul"), "ND_MatMul is not compatible with fused_rmsnorm",
+             f"{_ARGS}:564-565", LEGACY),
+    conflict(("ne", "--moe-zero-memory", "disable"), on("--moe-allgather-overlap-comm"),
+             "--moe-zero-memory does not support --moe-allgather-overlap-comm", f"{_ARGS}:630-631", LEGACY),
+    requires(on("--moe-permutation-async-comm"), ("eq", "--moe-model-type", "megatron_moe"),
+             "--moe-permutation-async-comm only supports megatron core moe (--moe-model-type megatron_moe)",
+             f"{_ARGS}:634-635", LEGACY),
+    requires(on("--moe-bmm-mc2"), on("--moe-grouped-gemm"), "--moe-bmm-mc2 only works with --moe-grouped-gemm",
+             f"{_ARGS}:639-640", LEGACY),
+    *[conflict(on("--moe-bmm-mc2"), on(f), f"--moe-bmm-mc2 is not supported with {f}", f"{_ARGS}:641-643", LEGACY)
+      for f in ("--moe-tp-extend-ep", "--moe-alltoall-overlap-comm")],
+    conflict(("eq", "--recompute-method", "uniform"), on("--recompute-norm"),
+             "uniform recomputation is not compatible with norm recomputation", f"{_ARGS}:697,701-703", LEGACY),
+    conflict(("eq", "--recompute-granularity", "selective"), on("--recompute-norm"),
+             "--recompute-norm is not compatible with selective recomputation", f"{_ARGS}:707-708", LEGACY),
+    conflict(on("--recompute-norm"), on("--use-legacy-models"), "--recompute-norm is only supported with mcore models",
+             f"{_ARGS}:709-710", LEGACY),
+    conflict(on("--automated-pipeline-perf"), on("--num-layers-per-virtual-pipeline-stage"),
+             "automated pipeline performance is incompatible with virtual pipeline", f"{_ARGS}:750,754-755", LEGACY),
+    conflict(on("--use-nd-matmul"), on("--load"), "ND_MatMul does not support loading weights for training",
+             f"{_ARGS}:759,762-763", LEGACY),
+    requires(("gt", "--ampipe-degree", 1), on("--use-flash-attn"), "ampipe only supports flash attention",
+             f"{_ARGS}:803-804", LEGACY),
+    requires(("gt", "--ampipe-degree", 1), ("gt", "--expert-model-parallel-size", 1),
+             "ampipe only supports expert_model_parallel_size > 1", f"{_ARGS}:803,806", LEGACY),
+    requires(("gt", "--ampipe-degree", 1), ("eq", "--moe-model-type", "deepspeed_moe"),
+             "ampipe only supports deepspeed_moe", f"{_ARGS}:803,807", LEGACY),
+    *[conflict(("gt", "--ampipe-degree", 1), on(f), f"ampipe does not support {f}", f"{_ARGS}:803,{line}", LEGACY)
+      for f, line in (("--use-ascend-mc2", 808), ("--add-bias-linear", 809), ("--overlap-grad-reduce", 810),
+                      ("--overlap-param-gather", 811), ("--use-nanopipe", 812),
+                      ("--adaptive-recompute-device-swap", 815))],
     # -- §2D MindSpeed-LLM 2.0.0 monolith (mindspeed_llm/training/arguments.py)
     requires(("eq", "--schedules-method", "dualpipev"), on("--moe-fb-overlap"),
              "dualpipev requires --moe-fb-overlap", "LLM@2.0.0 mindspeed_llm/training/arguments.py:256", LEGACY),

@@ -431,3 +431,11 @@ def test_expansion_after_a_line_continuation_inside_quotes(lint):
     # tree-sitter-bash starts the second expansion's node at the ` \` before it
     src = 'D="a b"\nH=""\nC="\n  --reuse-fp32-param ${D} \\\n  ${H} \\\n  --fp16\n"\ntorchrun pretrain_gpt.py $C\n'
     assert codes(sh(lint, src)) == ["NPU504"]
+
+
+def test_legacy_value_defaults(lint):
+    # ampipe needs deepspeed_moe; the legacy parser's default is megatron_moe
+    src = "torchrun pretrain_gpt.py --ampipe-degree 2 --use-flash-attn --expert-model-parallel-size 2\n"
+    assert codes(sh(lint, src, config=LEGACY)) == ["NPU504"]
+    assert sh(lint, src.replace("\n", " --moe-model-type deepspeed_moe\n"), config=LEGACY) == []
+    assert sh(lint, src) == []  # current stack: not a feature-manager rule
