@@ -438,4 +438,5 @@ def test_legacy_value_defaults(lint):
     src = "torchrun pretrain_gpt.py --ampipe-degree 2 --use-flash-attn --expert-model-parallel-size 2\n"
     assert codes(sh(lint, src, config=LEGACY)) == ["NPU504"]
     assert sh(lint, src.replace("\n", " --moe-model-type deepspeed_moe\n"), config=LEGACY) == []
-    assert sh(lint, src) == []  # current stack: not a feature-manager rule
+    current = '[tool.npulint]\nmindspeed-stack = "current"\n'
+    assert sh(lint, src, config=current) == []  # not a feature-manager rule
