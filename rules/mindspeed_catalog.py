@@ -82,6 +82,7 @@ _ARGS = "MS@master mindspeed/arguments.py"
 _ARGS200 = "MS@200r08 mindspeed/arguments.py"
 _FM = "MS@master mindspeed/features_manager/"
 _LFM = "LLM@master mindspeed_llm/features_manager/"
+_LLM200 = "LLM@2.0.0 mindspeed_llm/training/arguments.py"
 _AMO_MSG = "adaptive memory optimization is not compatible with "
 ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adaptive-recompute-device-swap"))
 
@@ -344,10 +345,23 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
                       ("--adaptive-recompute-device-swap", 815))],
     # -- §2D MindSpeed-LLM 2.0.0 monolith (mindspeed_llm/training/arguments.py)
     requires(("eq", "--schedules-method", "dualpipev"), on("--moe-fb-overlap"),
-             "dualpipev requires --moe-fb-overlap", "LLM@2.0.0 mindspeed_llm/training/arguments.py:256", LEGACY),
+             "dualpipev requires --moe-fb-overlap", f"{_LLM200}:255-256", LEGACY),
+    requires(on("--use-fused-ring-attention-update"), ("gt", "--context-parallel-size", 1),
+             "fused_ring_attention_update only works when context parallel is activated",
+             f"{_LLM200}:293-294", LEGACY),
+    conflict(("eq", "--position-embedding-type", "alibi"), on("--sliding-window"),
+             "Sliding Window Attention is forbidden with alibi", f"{_LLM200}:1035-1036", LEGACY),
+    conflict(("eq", "--tokenizer-padding-side", "left"), ("eq", "--position-embedding-type", "alibi"),
+             "alibi does not support --tokenizer-padding-side left", f"{_LLM200}:1037-1038", LEGACY),
+    conflict(on("--variable-seq-lengths"), ("gt", "--context-parallel-size", 1),
+             "context parallelism is forbidden with variable seq lengths", f"{_LLM200}:1094-1096", LEGACY),
+    conflict(("ne", "--moe-zero-memory", "disable"), on("--recompute-method"),
+             "--moe-zero-memory does not support full recomputation (--recompute-method)", f"{_LLM200}:1150", LEGACY),
+    conflict(on("--use-mc2"), on("--use-ascend-coc"), "mc2 and coc can not be used together", f"{_LLM200}:1202",
+             LEGACY),
     conflict(on("--use-glm-rope"), on("--use-fused-rotary-pos-emb"),
              "--use-glm-rope is not compatible with --use-fused-rotary-pos-emb",
-             "LLM@2.0.0 mindspeed_llm/training/arguments.py:1033", LEGACY),
+             f"{_LLM200}:1033-1034", LEGACY),
 )
 
 
