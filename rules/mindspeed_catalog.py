@@ -78,6 +78,7 @@ def on(flag):
 
 
 AMO = on("--adaptive-memory-optimization")
+DUALPIPEV = ("eq", "--schedules-method", "dualpipev")
 _ARGS = "MS@master mindspeed/arguments.py"
 _ARGS200 = "MS@200r08 mindspeed/arguments.py"
 _FM = "MS@master mindspeed/features_manager/"
@@ -242,6 +243,25 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
                f"pipeline_num_transformer_layers and {f[2:].replace('-', '_')} are incompatible",
                f"{_FM}pipeline_parallel/unaligned_pineline_feature.py:{line}")
       for f, line in (("--noop-layers", 42), ("--num-layer-list", 43))],
+    *[conflict(DUALPIPEV, b, f"the dualpipev schedule and {m} are incompatible",
+               f"{_FM}pipeline_parallel/dualpipev_feature.py:21,{line}")
+      for b, m, line in ((on("--use-custom-fsdp"), "--use-custom-fsdp", "22-23"),
+                         (on("--overlap-grad-reduce"), "--overlap-grad-reduce", "25-26"),
+                         (on("--swap-attention"), "--swap-attention", "31-32"),
+                         (("gt", "--context-parallel-size", 1), "context parallelism", "34-35"),
+                         (on("--num-layers-per-virtual-pipeline-stage"), "a virtual pipeline", "37-38"),
+                         (on("--tp-2d"), "--tp-2d", "49-50"))],
+    requires(DUALPIPEV, on("--untie-embeddings-and-output-weights"),
+             "the dualpipev schedule requires --untie-embeddings-and-output-weights",
+             f"{_FM}pipeline_parallel/dualpipev_feature.py:21,28-29"),
+    requires(DUALPIPEV, ("gt", "--pipeline-model-parallel-size", 1),
+             "the dualpipev schedule needs pipeline size > 1", f"{_FM}pipeline_parallel/dualpipev_feature.py:21,40-41"),
+    *[conflict(on("--tp-2d"), on(f), f"tp_2d and {f[2:].replace('-', '_')} are incompatible",
+               f"{_FM}tensor_parallel/tp_2d.py:{line}")
+      for f, line in (("--sequence-parallel", 29), ("--use-fused-rmsnorm", 30), ("--use-nanopipe", 31),
+                      ("--use-ascend-coc", 32))],
+    conflict(on("--tp-2d"), ("gt", "--expert-model-parallel-size", 1), "2d tp does not support moe (EP > 1)",
+             f"{_FM}tensor_parallel/tp_2d.py:41"),
     # -- §2A MoE communication overlap
     conflict(on("--moe-alltoall-overlap-comm"), on("--use-ascend-mc2"),
              "moe_alltoall_overlap_comm and use_ascend_mc2 are incompatible", f"{_FM}moe/moe_alltoall_overlap.py:23"),

@@ -440,3 +440,12 @@ def test_legacy_value_defaults(lint):
     assert sh(lint, src.replace("\n", " --moe-model-type deepspeed_moe\n"), config=LEGACY) == []
     current = '[tool.npulint]\nmindspeed-stack = "current"\n'
     assert sh(lint, src, config=current) == []  # not a feature-manager rule
+
+
+def test_dualpipev_rules(lint):
+    base = "torchrun pretrain_gpt.py --schedules-method dualpipev --untie-embeddings-and-output-weights " \
+           "--pipeline-model-parallel-size 4"
+    assert sh(lint, base + "\n") == []
+    assert codes(sh(lint, base + " --overlap-grad-reduce\n")) == ["NPU501"]
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --schedules-method dualpipev --pipeline-model-parallel-size 4\n")) \
+        == ["NPU504"]
