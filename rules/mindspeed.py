@@ -7,12 +7,12 @@ import dataclasses
 import functools
 import os
 import re
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from npulint.checker import Checker
-from npulint.model import Edit, Fix, Rule, Span
+from npulint.model import Fix, Rule, Span
 from npulint.source import SHELL
 
 from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, catalog_for
@@ -274,6 +274,17 @@ class Cmd:
             return text not in tuple(map(str, cond[2])), occ
         return None, occ
 
+    def has_unknown_for(self, cond) -> bool:
+        """Whether an unknown word could be the companion flag (or its value). Any unknown word
+        could be a flag: a word after a flag may be its value or a flag of its own (the known-flag
+        list does not say which flags take values)."""
+        if self.has_unknown:
+            return True
+        occs = self.by_flag.get(cond[1])
+        if occs and (occs[-1].value is not None and not occs[-1].value.known):
+            return True
+        return False
+
 
 def check_launch(launch: Launch, stack: str) -> List[Tuple[str, Optional[Span], str]]:
     """(code, span, message) for one launch command."""
@@ -323,21 +334,7 @@ def check_launch(launch: Launch, stack: str) -> List[Tuple[str, Optional[Span], 
     return out
 
 
-def _has_unknown_for(self, cond) -> bool:
-    """Whether an unknown word could be the companion flag (or its value). Any unknown word
-    could be a flag: a word after a flag may be its value or a flag of its own (the known-flag
-    list does not say which flags take values)."""
-    if self.has_unknown:
-        return True
-    occs = self.by_flag.get(cond[1])
-    if occs and (occs[-1].value is not None and not occs[-1].value.known):
-        return True
-    return False
 
-
-Cmd.has_unknown_for = _has_unknown_for
-
-LAUNCHER_OPTIONS = ()
 
 
 @functools.lru_cache(maxsize=1)
@@ -410,8 +407,7 @@ class ShellLaunchChecker(Checker):
             ctx.report("NPU001", Span(error.line, error.column, error.line, error.column),
                        f"syntax error: {error.message}")
             return
-        if script.capped:
-            pass  # commands after the cap were not recorded: nothing is said about them
+        # past MAX_PATHS branch paths (script.capped) later commands were not recorded: nothing is said
         stack = ctx.settings.mindspeed_stack
         seen = set()
         amo_done = False
@@ -468,6 +464,7 @@ class PythonMindSpeedChecker(Checker):
         self.calls = []
         self.argv = []
         self.classes = []
+        self.mutated = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self.ctx.site()))
@@ -478,8 +475,22 @@ class PythonMindSpeedChecker(Checker):
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append((node, self.ctx.site()))
 
+    # names of lists that may change after they are built (then their launch is not fully known)
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name):
+            self.mutated.add(node.value.value)
+
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.mutated.add(node.target.value)
+
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if isinstance(node.value, cst.Name):
+            self.mutated.add(node.value.value)
+
     # -- launch lists --------------------------------------------------------------
     def _words(self, expr, site) -> Optional[List[Word]]:
+        named = expr.value if isinstance(expr, cst.Name) else None
         expr, site = self.ctx.sem.bound_expr(expr, site)
         if not isinstance(expr, (cst.List, cst.Tuple)):
             return None
@@ -494,6 +505,9 @@ class PythonMindSpeedChecker(Checker):
                 words.append(Word(v, span))
             else:
                 words.append(Word("\x00", span, False, False))
+        if named is not None and named in self.mutated:
+            # `cmd.append(...)`, `cmd += [...]`, `cmd[i] = ...` somewhere: more words may follow
+            words.append(Word("\x00", None, False, True))
         return words
 
     def _check_words(self, words: List[Word], argv_entry: bool) -> None:
@@ -523,7 +537,6 @@ class PythonMindSpeedChecker(Checker):
 
     def finish(self) -> None:
         ctx = self.ctx
-        sem = ctx.sem
         for node, site in self.calls:
             q = ctx.resolve(node.func, site, _LAUNCH_CALLS | {WRAPPER})
             if q in _SUBPROCESS or q in _EXECV:

@@ -1,7 +1,5 @@
 """NPU501-NPU505: MindSpeed launch flags in shell scripts and Python launchers; AMO."""
 
-import textwrap
-
 from conftest import at, codes, pos
 from npulint.fixes import fix_text, parses
 from npulint.source import PYTHON
@@ -449,3 +447,15 @@ def test_dualpipev_rules(lint):
     assert codes(sh(lint, base + " --overlap-grad-reduce\n")) == ["NPU501"]
     assert codes(sh(lint, "torchrun pretrain_gpt.py --schedules-method dualpipev --pipeline-model-parallel-size 4\n")) \
         == ["NPU504"]
+
+
+def test_python_list_changed_after_it_is_built(lint):
+    src = """\
+    import subprocess
+    cmd = ["torchrun", "pretrain_gpt.py", "--reuse-fp32-param"]
+    cmd.append("--bf16")
+    subprocess.run(cmd)
+    """
+    assert lint(src, select=["NPU5"]) == []
+    conflict = src.replace('"--reuse-fp32-param"', '"--adaptive-memory-optimization", "--swap-attention"')
+    assert codes(lint(conflict, select=["NPU5"])) == ["NPU501"]  # presence cannot be undone
