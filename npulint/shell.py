@@ -10,7 +10,8 @@ argument holding unknown text is marked so, and an unquoted unknown expansion ma
 any number of words. ``if``/``elif``/``else``, ``case`` and ``a && b``/``a || b`` are
 alternatives: the analysis follows each path (up to :data:`MAX_PATHS`; beyond that it says
 nothing about later commands). Variables assigned in loops are unknown
-after them; a function's body is analysed where it is called. Comments, ``echo``/``printf`` text and here-documents are never commands.
+after them; a function's body is analysed where it is called; after ``source f`` every
+variable set so far is unknown (except for CANN's ``set_env.sh``). Comments, ``echo``/``printf`` text and here-documents are never commands.
 
 The parser is imported lazily: only when a shell file is actually analysed.
 """
@@ -252,6 +253,14 @@ class _Walker:
             name = n.child_by_field_name("name")
             if name is not None and self.text(name) in self.functions:
                 return self.call(self.text(name), envs)
+            if name is not None and self.text(name) in ("source", "."):
+                args = n.children_by_field_name("argument")
+                target = self.text(args[0]).strip("'\"") if args else ""
+                if not (target.endswith("/set_env.sh") or target == "/etc/os-release"):
+                    # the sourced file may set any variable: what the script set so far is unknown
+                    # (CANN's set_env.sh only sets the toolkit's environment)
+                    return [{k: Value.unknown() for k in e} for e in envs]
+                return envs
             for e in envs:
                 self.command(n, e)
             return envs

@@ -459,3 +459,12 @@ def test_python_list_changed_after_it_is_built(lint):
     assert lint(src, select=["NPU5"]) == []
     conflict = src.replace('"--reuse-fp32-param"', '"--adaptive-memory-optimization", "--swap-attention"')
     assert codes(lint(conflict, select=["NPU5"])) == ["NPU501"]  # presence cannot be undone
+
+
+def test_source_makes_earlier_variables_unknown(lint):
+    src = 'ARGS="--reuse-fp32-param"\nsource ./my_env.sh\ntorchrun pretrain_gpt.py $ARGS\n'
+    assert sh(lint, src) == []
+    cann = 'source /usr/local/Ascend/ascend-toolkit/set_env.sh\nARGS="--reuse-fp32-param"\ntorchrun pretrain_gpt.py $ARGS\n'
+    assert codes(sh(lint, cann)) == ["NPU504"]
+    after = 'source ./my_env.sh\nARGS="--reuse-fp32-param"\ntorchrun pretrain_gpt.py $ARGS\n'
+    assert codes(sh(lint, after)) == ["NPU504"]
