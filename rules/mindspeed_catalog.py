@@ -306,6 +306,9 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     choices("--recompute-granularity", ("full", "selective"), "MEG@0.12.1 megatron/training/arguments.py:1533-1534"),
     choices("--recompute-method", ("uniform", "block"), "MEG@0.12.1 megatron/training/arguments.py:1554-1555"),
     choices("--alibi-fusion-attn-type", ("0", "2"), f"{_FM}transformer/flash_attention/alibi_feature.py:73"),
+    value_range("--context-parallel-cache-interval", 0, None,
+                f"{_FM}context_parallel/context_parallel_kv_cache.py:40,49-50"),
+    value_range("--moe-zero-memory-num-layers", 0, None, f"{_FM}moe/moe_zero_memory.py:27-30"),
 # -- §2B legacy validator only (mindspeed/arguments.py validate_args_wrapper)
     conflict(on("--enable-zero3"), on("--use-ascend-mc2"), "enable_zero3 is not compatible with use_ascend_mc2",
              f"{_ARGS}:524-530", LEGACY),

@@ -468,3 +468,11 @@ def test_source_makes_earlier_variables_unknown(lint):
     assert codes(sh(lint, cann)) == ["NPU504"]
     after = 'source ./my_env.sh\nARGS="--reuse-fp32-param"\ntorchrun pretrain_gpt.py $ARGS\n'
     assert codes(sh(lint, after)) == ["NPU504"]
+
+
+def test_value_range(lint):
+    src = "torchrun pretrain_gpt.py --moe-zero-memory level0 --moe-zero-memory-num-layers -1\n"
+    found = [f for f in sh(lint, src) if "must be >=" in f.message]
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "-1")
+    assert not [f for f in sh(lint, src.replace("-1", "2")) if "must be >=" in f.message]
+    assert not [f for f in sh(lint, src.replace("-1", "$N")) if "must be >=" in f.message]
