@@ -252,6 +252,12 @@ class Cmd:
         if kind == "on":
             occs = self.by_flag.get(flag)
             if occs:
+                # MindSpeed mostly tests the attribute's truth: `--moe-zero-memory-num-layers 0` is
+                # off for an int flag but `--noop-layers 0` (a str) is on; without the flag's type
+                # a zero or empty value is unknown
+                last = occs[-1]
+                if last.value is not None and last.value.known and _falsy(last.value.text):
+                    return None, last
                 return True, occs[0]
             return (None if self.splats else False), None
         known, value, occ = self.value(flag)
@@ -283,6 +289,15 @@ class Cmd:
         occs = self.by_flag.get(cond[1])
         if occs and (occs[-1].value is not None and not occs[-1].value.known):
             return True
+        return False
+
+
+def _falsy(text: str) -> bool:
+    if text == "":
+        return True
+    try:
+        return float(text) == 0
+    except ValueError:
         return False
 
 

@@ -385,7 +385,7 @@ def test_subprocess_tuple_and_keyword(lint):
 
 
 def test_pipeline_layout_conflict(lint):
-    src = "torchrun pretrain_gpt.py --pipeline-model-parallel-layout 'E|t*4|L' --noop-layers 0\n"
+    src = "torchrun pretrain_gpt.py --pipeline-model-parallel-layout 'E|t*4|L' --noop-layers 0,3\n"
     assert codes(sh(lint, src)) == ["NPU501"]
 
 
@@ -476,3 +476,10 @@ def test_value_range(lint):
     assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "-1")
     assert not [f for f in sh(lint, src.replace("-1", "2")) if "must be >=" in f.message]
     assert not [f for f in sh(lint, src.replace("-1", "$N")) if "must be >=" in f.message]
+
+
+def test_flag_given_a_zero_value_is_off(lint):
+    src = "torchrun pretrain_gpt.py --moe-fb-overlap --moe-grouped-gemm --moe-zero-memory level0 " \
+          "--moe-zero-memory-num-layers 0\n"
+    assert sh(lint, src) == []
+    assert codes(sh(lint, src.replace(" 0\n", " 2\n"))) == ["NPU501"]
