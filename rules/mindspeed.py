@@ -307,6 +307,10 @@ def check_launch(launch: Launch, stack: str) -> List[Tuple[str, Optional[Span], 
         return []
     cmd = Cmd(launch)
     out: List[Tuple[str, Optional[Span], str]] = []
+    if "--yaml-cfg" in cmd.by_flag:
+        # Megatron then takes the arguments from the YAML file (MEG@0.12.1
+        # megatron/training/arguments.py:87-91): only the spelling of the flags can be checked
+        return _unknown_flags(cmd)
     seen_pairs = set()
     for e in catalog_for(stack):
         a, occ_a = cmd.holds(e.a)

@@ -483,3 +483,8 @@ def test_flag_given_a_zero_value_is_off(lint):
           "--moe-zero-memory-num-layers 0\n"
     assert sh(lint, src) == []
     assert codes(sh(lint, src.replace(" 0\n", " 2\n"))) == ["NPU501"]
+
+
+def test_yaml_config_launch_checks_spelling_only(lint):
+    assert sh(lint, "torchrun pretrain_gpt.py --yaml-cfg cfg.yaml --reuse-fp32-param\n") == []
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --yaml-cfg cfg.yaml --tensor-model-paralel-size 2\n")) == ["NPU502"]
