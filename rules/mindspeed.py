@@ -43,6 +43,7 @@ INCOMPATIBLE = Rule(
              '--recompute-granularity full\n',),
     valid=('torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization --recompute-num-layers 2\n',),
     fix="Drop one of the two flags (for AMO: drop the recompute/swap flags, AMO chooses the strategy itself).",
+    example_language="shell",
 )
 
 UNKNOWN_FLAG = Rule(
@@ -59,6 +60,7 @@ UNKNOWN_FLAG = Rule(
     invalid=("torchrun pretrain_gpt.py --tensor-model-paralel-size 2\n",),
     valid=("torchrun pretrain_gpt.py --tensor-model-parallel-size 2\n",),
     fix="Use the flag's correct spelling.",
+    example_language="shell",
 )
 
 APPLY_BYPASSES_AMO = Rule(
@@ -83,6 +85,7 @@ APPLY_BYPASSES_AMO = Rule(
            "class M(torch.nn.Module):\n    def forward(self, x):\n        return adapt_mem_func_wrapper(F, x)\n\n"
            "subprocess.run(['torchrun', 'pretrain_gpt.py', '--adaptive-memory-optimization'])\n",),
     fix="`X.apply(a, b)` -> `adapt_mem_func_wrapper(X, a, b)` (automatic fix).",
+    autofix=True,
 )
 
 MISSING_REQUIREMENT = Rule(
@@ -100,6 +103,7 @@ MISSING_REQUIREMENT = Rule(
     valid=("torchrun pretrain_gpt.py --reuse-fp32-param --bf16\n",
            "torchrun pretrain_gpt.py --reuse-fp32-param $EXTRA_ARGS\n"),
     fix="Add the companion flag, or drop the flag that needs it.",
+    example_language="shell",
 )
 
 WRAPPER_MISUSE = Rule(

@@ -10,12 +10,9 @@ from npulint import registry
 
 RULES = registry.load()[0]
 
-# Rules whose examples are shell launch scripts, not Python.
-SHELL_EXAMPLES = {"NPU501", "NPU502", "NPU504"}
-
-
 def _files(rule, src):
-    return {"t.sh": src} if rule.code in SHELL_EXAMPLES else src
+    # shell launch scripts (NPU501/502/504) are linted as such
+    return {"t.sh": src} if rule.example_language == "shell" else src
 
 
 def _examples(kind):
