@@ -1,8 +1,14 @@
 #!/usr/bin/env python3
-"""Benchmark npulint against ruff and flake8 on a folder of Python files.
+"""Benchmark npulint against ruff, flake8 and Fixit on a folder of Python files.
 
     python bench/bench.py /path/to/corpus --runs 3
     python bench/bench.py --synthetic 2000          # a generated corpus, nothing to fetch
+    python bench/bench.py --synthetic 11500 --make-only /tmp/synth2m   # ~2M lines, written and kept
+
+npulint runs cold (an empty cache folder before every run), warm (the cache filled by the
+previous run, nothing changed) and cold with ``--jobs 1`` (the speed-up of the automatic
+worker processes); ruff runs cold (``--no-cache``) and warm (its cache filled), both with
+``--select ALL --output-format concise``; flake8 and Fixit (``fixit lint``) once each.
 
 Each tool runs as a subprocess on the whole corpus, ``--runs`` times after one warm-up run
 (so every tool sees a warm file cache). Wall time is the median of the runs; CPU time
@@ -59,11 +65,13 @@ def count_python(root: str):
     return files, lines
 
 
-def run_once(cmd, timeout):
+def run_once(cmd, timeout, before=None):
     """(wall seconds, cpu seconds, peak RSS in MB, exit code) of one run of *cmd*, or None
     if it ran longer than *timeout* seconds."""
     fd, out = tempfile.mkstemp(prefix="bench-")
     os.close(fd)
+    if before is not None:
+        before()
     try:
         if os.path.exists("/usr/bin/time"):
             full = ["/usr/bin/time", "-o", out, "-f", "%M %U %S"] + cmd
@@ -86,8 +94,8 @@ def run_once(cmd, timeout):
     return wall, user + system, rss_kb / 1024, rc
 
 
-def measure(cmd, runs: int, timeout: float):
-    results = [run_once(cmd, timeout) for _ in range(runs + 1)][1:]  # the first is a warm-up
+def measure(cmd, runs: int, timeout: float, before=None):
+    results = [run_once(cmd, timeout, before) for _ in range(runs + 1)][1:]  # the first is a warm-up
     if None in results:
         return None
     return {
@@ -172,8 +180,11 @@ def synthetic_file(rng: random.Random, i: int, npu_share: float) -> str:
     return "".join(parts)
 
 
-def make_synthetic(n: int, seed: int, npu_share: float) -> str:
-    root = tempfile.mkdtemp(prefix="npulint-synthetic-")
+def make_synthetic(n: int, seed: int, npu_share: float, root=None) -> str:
+    if root:
+        os.makedirs(root, exist_ok=True)
+    else:
+        root = tempfile.mkdtemp(prefix="npulint-synthetic-")
     rng = random.Random(seed)
     for i in range(n):
         folder = os.path.join(root, "pkg_%03d" % (i // 100))
@@ -196,6 +207,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=20261121, help="seed of the synthetic corpus")
     ap.add_argument("--npu-share", type=float, default=0.03, help="share of synthetic files using NPU APIs")
     ap.add_argument("--keep", action="store_true", help="keep the synthetic corpus (its path is printed)")
+    ap.add_argument("--make-only", metavar="DIR", help="write the synthetic corpus to DIR and exit")
+    ap.add_argument("--no-warm", action="store_true", help="skip the warm (cached) runs")
+    ap.add_argument("--no-jobs1", action="store_true", help="skip npulint's --jobs 1 run")
     ap.add_argument("--no-others", action="store_true", help="time npulint only")
     ap.add_argument("--no-prefilter", action="store_true",
                     help="run npulint (importable by this Python) with every checker on every file")
@@ -205,6 +219,12 @@ def main(argv=None) -> int:
     if args.no_prefilter and args.npulint_cmd:
         ap.error("--no-prefilter and --npulint-cmd do not combine")
 
+    if args.make_only:
+        if not args.synthetic:
+            ap.error("--make-only needs --synthetic N")
+        root = make_synthetic(args.synthetic, args.seed, args.npu_share, args.make_only)
+        print(root, *count_python(root))
+        return 0
     corpus = make_synthetic(args.synthetic, args.seed, args.npu_share) if args.synthetic else args.corpus
     try:
         return report(corpus, args)
@@ -218,21 +238,45 @@ def report(corpus: str, args) -> int:
     npulint = shlex.split(args.npulint_cmd) if args.npulint_cmd else [find_tool("npulint") or "npulint"]
     if args.no_prefilter:
         npulint = [sys.executable, "-c", _NO_PREFILTER]
-    tools = [("npulint" + (" (no prefilter)" if args.no_prefilter else ""), npulint + [corpus, "--exit-zero", "-q"])]
+    cache = tempfile.mkdtemp(prefix="bench-npulint-cache-")
+    ruff_cache = tempfile.mkdtemp(prefix="bench-ruff-cache-")
+
+    def empty_cache():
+        shutil.rmtree(cache, ignore_errors=True)
+
+    label = "npulint" + (" (no prefilter)" if args.no_prefilter else "")
+    base_cmd = npulint + [corpus, "--exit-zero", "-q", "--cache-dir", cache]
+    tools = [(label + " cold", base_cmd, empty_cache)]
+    if not args.no_warm:
+        tools.append((label + " warm", base_cmd, None))
+    if not args.no_jobs1:
+        tools.append((label + " cold -j1", base_cmd + ["--jobs", "1"], empty_cache))
     if not args.no_others:
-        ruff, flake8 = find_tool("ruff"), find_tool("flake8")
+        ruff, flake8, fixit = find_tool("ruff"), find_tool("flake8"), find_tool("fixit")
         if ruff:
-            tools.append(("ruff ALL", [ruff, "check", "--select", "ALL", "--output-format", "concise",
-                                       "--no-cache", "--exit-zero", corpus]))
+            ruff_cmd = [ruff, "check", "--select", "ALL", "--output-format", "concise", "--exit-zero"]
+            tools.append(("ruff ALL cold", ruff_cmd + ["--no-cache", corpus], None))
+            if not args.no_warm:
+                tools.append(("ruff ALL warm", ruff_cmd + ["--cache-dir", ruff_cache, corpus], None))
         if flake8:
-            tools.append(("flake8", [flake8, "--exit-zero", corpus]))
+            tools.append(("flake8", [flake8, "--exit-zero", corpus], None))
+        if fixit:
+            tools.append(("fixit", [fixit, "lint", corpus], None))
 
     print(f"corpus: {corpus}{' (synthetic, seed %d)' % args.seed if args.synthetic else ''}")
     print(f"python files: {files}, lines: {lines}, runs: {args.runs} (+1 warm-up), cpus: {os.cpu_count()}")
     rows = []
-    for name, cmd in tools:
+    try:
+        load = os.getloadavg()
+        print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    except OSError:
+        pass
+    for name, cmd, before in tools:
         print(f"  running {name}: {' '.join(shlex.quote(c) for c in cmd)}", file=sys.stderr)
-        rows.append((name, measure(cmd, args.runs, args.timeout)))
+        runs = 1 if name in ("flake8", "fixit") else args.runs
+        rows.append((name, measure(cmd, runs, args.timeout, before)))
+    shutil.rmtree(cache, ignore_errors=True)
+    shutil.rmtree(ruff_cache, ignore_errors=True)
 
     base = rows[0][1]["wall"] if rows[0][1] else None
     header = ("tool", "wall s", "cpu s", "files/s", "lines/s", "peak MB", "ratio")
@@ -250,8 +294,19 @@ def report(corpus: str, args) -> int:
         print("| " + " | ".join(cells) + " |")
         if k == 0:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
-    print("\nratio = tool wall time / npulint wall time; cpu s = user + sys of the tool's process(es)")
-    bad = [(name, f"exited with {m['rc']}" if m else "timed out") for name, m in rows if m is None or m["rc"] != [0]]
+    print("\nratio = tool wall time / npulint cold wall time; cpu s = user + sys of the tool's process(es)")
+    walls = {name: m["wall"] for name, m in rows if m}
+    for a, b in ((label + " cold", "ruff ALL cold"), (label + " warm", "ruff ALL warm"),
+                 (label + " cold -j1", label + " cold")):
+        if a in walls and b in walls:
+            print(f"{a} / {b}: {walls[a] / walls[b]:.2f}")
+    try:
+        load = os.getloadavg()
+        print(f"load average after: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    except OSError:
+        pass
+    bad = [(name, f"exited with {m['rc']}" if m else "timed out") for name, m in rows
+           if m is None or (m["rc"] != [0] and name != "fixit")]
     for name, what in bad:
         print(f"warning: {name} {what}", file=sys.stderr)
     return 1 if bad else 0

@@ -9,6 +9,7 @@ import libcst.helpers
 from libcst.metadata import MetadataWrapper, PositionProvider
 
 from npulint.model import Edit, Finding, Fix, Rule, Span
+from npulint.paths import module_name  # noqa: F401 - re-exported
 from npulint.semantic import Semantic, Site
 from npulint.signatures import Bound, Signature, bind
 from npulint.source import PYTHON
@@ -65,26 +66,6 @@ class Checker:
         if not cls.tokens:
             return True
         return any(all(t in text for t in group) for group in cls.tokens)
-
-
-def module_name(path: str):
-    """The dotted module name of a file from the packages around it (folders holding an
-    ``__init__.py``), and whether it is a package's ``__init__``."""
-    import os
-
-    folder, base = os.path.split(os.path.abspath(path))
-    stem = base.rsplit(".", 1)[0]
-    if not stem.isidentifier():
-        return None, False
-    parts = [] if stem == "__init__" else [stem]
-    while os.path.isfile(os.path.join(folder, "__init__.py")):
-        folder, pkg = os.path.split(folder)
-        if not pkg.isidentifier():
-            return None, False
-        parts.insert(0, pkg)
-    if not parts:
-        return None, False
-    return ".".join(parts), stem == "__init__"
 
 
 class FileContext:

@@ -40,15 +40,41 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--fix", is_flag=True, help="Apply automatic fixes, then report what is left.")
 @click.option("--fix-only", is_flag=True, help="Apply automatic fixes and report nothing else.")
 @click.option("--diff", is_flag=True, help="Print the automatic fixes as a unified diff; write nothing.")
+@click.option("--jobs", "-j", default="auto", show_default=True, metavar="N|auto",
+              help="Worker processes for parsing ('auto': one process for small runs, up to one per CPU "
+                   "when there is enough to parse).")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
+@click.option("--cache-dir", type=click.Path(file_okay=False), envvar="NPULINT_CACHE_DIR", show_envvar=True,
+              help="Folder of the result cache (default: .npulint_cache/ beside the configuration file, "
+                   "else in the current folder).")
+@click.option("--max-file-size", default="512K", show_default=True, metavar="SIZE",
+              help="Do not analyse files larger than this (bytes, or with K/M suffix; 0: no limit); "
+                   "each skipped file is named on standard error.")
 @click.option("--list-rules", is_flag=True, help="List every rule and exit.")
 @click.option("--explain", metavar="CODE", help="Explain a rule and exit.")
 @click.version_option(__version__, prog_name="npulint")
 def cli(paths, select, extend_select, ignore, output_format, config, stdin_filename, exit_zero, statistics, quiet,
-        fix, fix_only, diff, list_rules, explain):
+        fix, fix_only, diff, jobs, no_cache, cache_dir, max_file_size, list_rules, explain):
     """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input)."""
     from npulint import registry, reporters
 
-    rules, checkers = registry.load()
+    n_jobs = _jobs(jobs)
+    size_limit = _size(max_file_size)
+    paths = list(paths) or (["-"] if stdin_filename is not None else ["."])
+    cache = None
+    if not (no_cache or list_rules or explain is not None):
+        cache = _open_cache(cache_dir, config, paths)
+    # The rule table comes from the cache when this engine wrote it: a run answered from the
+    # cache imports neither LibCST nor the rule modules.
+    rules = _cached_rules(cache) if cache is not None else None
+    if rules is None:
+        rules = registry.load()[0]
+        if cache is not None:
+            cache.put("rules", cache.key(("rules",)), tuple(rules))
+
+    def checkers():
+        return registry.load()[1]
+
     by_code = {r.code: r for r in rules}
     known = [r.code for r in rules]
     if list_rules:
@@ -61,7 +87,6 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
         click.echo(reporters.explain(rule), nl=False)
         return EXIT_OK
 
-    paths = list(paths) or (["-"] if stdin_filename is not None else ["."])
     resolver = ConfigResolver(
         rules, config,
         select=check_codes(_codes(select), known, "--select") if select else None,
@@ -95,12 +120,17 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
 
     def lint(overrides=None, stdin_data=stdin):
         return pipeline.run(files, root_settings, checkers, enabled, stdin_data, settings_for=resolver.for_path,
-                            overrides=overrides)
+                            overrides=overrides, options=options)
+
+    options = pipeline.RunOptions(cache=cache, jobs=n_jobs, max_file_size=size_limit)
 
     if fix or fix_only or diff:
         return _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero,
                         write=not diff, report=not (fix_only or diff))
     result = lint()
+    if not quiet:
+        for note in result.notes:
+            click.echo(f"npulint: warning: {note}", err=True)
 
     out = sys.stdout
     if statistics:
@@ -199,6 +229,55 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
     if report and remaining and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _jobs(value: str) -> Optional[int]:
+    """None for automatic, else the number of worker processes."""
+    v = str(value).strip().lower()
+    if v in ("auto", "0", ""):
+        return None
+    try:
+        n = int(v)
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise click.BadParameter(f"expected a positive number or 'auto', not {value!r}", param_hint="'--jobs'")
+    return n
+
+
+def _size(value: str) -> int:
+    v = str(value).strip().upper().rstrip("B")
+    scale = 1
+    if v.endswith(("K", "M", "G")):
+        scale = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}[v[-1]]
+        v = v[:-1]
+    try:
+        n = float(v)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise click.BadParameter(f"expected a size such as 512K or 2M, not {value!r}", param_hint="'--max-file-size'")
+    return int(n * scale)
+
+
+def _open_cache(cache_dir: Optional[str], config: Optional[str], paths: Sequence[str]):
+    from npulint.cache import Cache, default_folder
+    from npulint.config import find_config
+
+    if cache_dir:
+        return Cache(cache_dir)
+    found = os.path.abspath(config) if config else None
+    if found is None:
+        first = next((p for p in paths if p != "-"), ".")
+        found = find_config(first if os.path.exists(first) else ".")
+    return Cache(default_folder(os.path.dirname(found) if found else os.getcwd()))
+
+
+def _cached_rules(cache):
+    rules = cache.get("rules", cache.key(("rules",)))
+    if isinstance(rules, tuple) and rules:
+        return list(rules)
+    return None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:

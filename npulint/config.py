@@ -58,15 +58,23 @@ def find_config(start: str) -> Optional[str]:
     if not os.path.isdir(here):
         here = os.path.dirname(here)
     while True:
-        for name in CONFIG_NAMES:
-            candidate = os.path.join(here, name)
-            if os.path.isfile(candidate):
-                if name != "pyproject.toml" or _has_tool_section(candidate):
-                    return candidate
+        found = config_in(here)
+        if found is not None:
+            return found
         parent = os.path.dirname(here)
         if parent == here:
             return None
         here = parent
+
+
+def config_in(folder: str) -> Optional[str]:
+    """The configuration file in *folder* itself, if any."""
+    for name in CONFIG_NAMES:
+        candidate = os.path.join(folder, name)
+        if os.path.isfile(candidate):
+            if name != "pyproject.toml" or _has_tool_section(candidate):
+                return candidate
+    return None
 
 
 def _has_tool_section(path: str) -> bool:
@@ -215,6 +223,7 @@ class ConfigResolver:
         self.ignore = list(ignore)
         self._by_config: Dict[Optional[str], Tuple[Settings, Set[str]]] = {}
         self._by_dir: Dict[str, Optional[str]] = {}
+        self._by_path: Dict[str, Tuple[Settings, Set[str]]] = {}
         self.explicit = None
         if explicit is not None:
             if not os.path.isfile(explicit):
@@ -237,16 +246,25 @@ class ConfigResolver:
         if self.explicit is not None:
             return self.explicit
         folder = os.path.abspath(folder)
-        if folder not in self._by_dir:
-            self._by_dir[folder] = find_config(folder)
-        return self._by_dir[folder]
+        found = self._by_dir.get(folder, False)
+        if found is False:
+            # each folder looks at its own files once; the rest comes from its parent's answer
+            found = config_in(folder)
+            if found is None:
+                parent = os.path.dirname(folder)
+                found = self.config_for_dir(parent) if parent != folder else None
+            self._by_dir[folder] = found
+        return found
 
     def for_dir(self, folder: str) -> Tuple[Settings, Set[str]]:
         return self._load(self.config_for_dir(folder))
 
     def for_path(self, path: str) -> Tuple[Settings, Set[str]]:
-        folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
-        return self.for_dir(folder)
+        found = self._by_path.get(path)
+        if found is None:
+            folder = path if os.path.isdir(path) else os.path.dirname(os.path.abspath(path))
+            found = self._by_path[path] = self.for_dir(folder)
+        return found
 
     def all_enabled(self) -> Set[str]:
         out: Set[str] = set()

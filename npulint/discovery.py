@@ -30,8 +30,8 @@ class _Ignores:
     def ignored(self, path: str, is_dir: bool) -> bool:
         # The innermost .gitignore with a matching pattern decides (negations included).
         for base, spec in reversed(self.specs):
-            rel = os.path.relpath(path, base).replace(os.sep, "/")
-            if rel.startswith(".."):
+            rel = _relative(path, base)
+            if rel is None:
                 continue
             if is_dir:
                 rel += "/"
@@ -39,6 +39,22 @@ class _Ignores:
             if result.include is not None:
                 return bool(result.include)
         return False
+
+
+def _relative(path: str, base: str) -> Optional[str]:
+    """*path* relative to *base* with '/' separators, or None when it is not under it (a
+    string prefix test: both come from the same walk, absolute and normalized)."""
+    prefix = base if base.endswith(os.sep) else base + os.sep
+    if path.startswith(prefix):
+        rel = path[len(prefix):]
+    else:
+        rel = os.path.relpath(path, base)
+        if rel == ".." or rel.startswith(".." + os.sep):
+            return None
+    return rel.replace(os.sep, "/") if os.sep != "/" else rel
+
+
+_GLOB = set("*?[]!\\/#")
 
 
 def _read_gitignore(path: str):
@@ -87,16 +103,30 @@ class Excluder:
         except Exception as exc:  # pathspec raises various errors for malformed patterns
             raise ConfigError(f"bad exclude pattern: {exc}")
         self.root = settings.root
+        # Plain names (the defaults: ``.git``, ``build``...) match a path with such a
+        # component, whatever the depth: a set lookup instead of a pattern match. Any other
+        # pattern (globs, slashes, negations) goes through pathspec, and with a negation
+        # every pattern does, since order then matters.
+        plain = [p for p in patterns if p and p == p.strip() and not (set(p) & _GLOB)]
+        if any(p.startswith("!") for p in patterns):
+            plain = []
+        self.names = frozenset(plain)
+        rest = [p for p in patterns if p not in self.names]
+        self.rest = pathspec.GitIgnoreSpec.from_lines(rest) if any(p.strip() for p in rest) else None
 
     def excluded(self, path: str, is_dir: bool) -> bool:
         name = os.path.basename(path)
-        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
-        if rel.startswith(".."):
+        rel = _relative(path, self.root)
+        if rel is None:
             rel = name
+        if self.names and (name in self.names or any(part in self.names for part in rel.split("/"))):
+            return True
+        if self.rest is None:
+            return False
         if is_dir:
             rel += "/"
             name += "/"
-        return self.spec.match_file(rel) or self.spec.match_file(name)
+        return self.rest.match_file(rel) or self.rest.match_file(name)
 
 
 def discover(paths: Sequence[str], settings: Settings, respect_gitignore: bool = True

@@ -9,16 +9,37 @@ import os
 import sys
 import threading
 import traceback
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
-import libcst as cst
 import pathspec
 
-from npulint.checker import Checker, FileContext, ProjectReporter, ShellContext
 from npulint.config import Settings
 from npulint.model import Finding, Span
-from npulint.semantic import Walker
+from npulint.paths import module_name
 from npulint.source import PYTHON, NoqaMap, Unreadable, decode, is_skip_file, noqa_directives, noqa_map, suppressed
+
+if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
+
+    from npulint.checker import Checker, FileContext
+
+# LibCST, the checker context and the resolver are imported only when a file has to be
+# parsed: a run whose files all come from the cache, or that the prefilter skips, never
+# pays for them. ``pipeline.cst`` still names LibCST (PEP 562).
+
+
+def __getattr__(name: str):
+    if name == "cst":
+        import libcst
+
+        return libcst
+    raise AttributeError(name)
+
+
+# Files larger than this (bytes) are not parsed: LibCST needs about 400 bytes of memory per
+# byte of source (a 2.9 MB generated file: 1.1 GB and 27 s), so one such file would blow
+# the memory budget of a whole run. Hand-written Python is far below it.
+DEFAULT_MAX_FILE_SIZE = 512 * 1024
 
 
 @dataclasses.dataclass
@@ -43,10 +64,15 @@ class RunResult:
     files: int
     parsed: int
     lines: int
+    notes: List[str] = dataclasses.field(default_factory=list)  # for stderr: files not analysed, and why
+    cached: bool = False  # answered whole from the cache
 
 
 def display_path(path: str, cwd: Optional[str] = None) -> str:
     cwd = cwd or os.getcwd()
+    prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
+    if path.startswith(prefix) and os.path.isabs(path):
+        return path[len(prefix):]
     try:
         rel = os.path.relpath(path, cwd)
     except ValueError:  # another drive on Windows
@@ -92,6 +118,10 @@ def _cpython_check(text: str) -> Optional[Tuple[str, int, int, str]]:
     finally:
         sys.setrecursionlimit(old)
     # Python < 3.11 builds such trees without a recursion check; LibCST would take minutes.
+    # 3.11+ checks while building the tree (about 3,000 levels at the limit set above), so
+    # the walk, 6% of a run that parses, is only needed before 3.11.
+    if sys.version_info >= (3, 11):
+        return None
     deep = _deeper_than(tree, _MAX_TREE_DEPTH)
     if deep is not None:
         return ("deep", getattr(deep, "lineno", 1), (getattr(deep, "col_offset", 0) or 0) + 1,
@@ -120,28 +150,47 @@ def _deeper_than(tree, limit: int):
 def lint_text(path: str, display: str, language: str, text: str, settings: Settings,
               checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = ()) -> FileResult:
     result = _lint_text(path, display, language, text, settings, checker_classes, enabled, force)
-    if UNUSED_NOQA in enabled and not result.skipped:
-        result.directives = noqa_directives(text, language)
-        if result.directives and not result.noqa:
-            result.noqa = noqa_map(text, language)
-    return result
+    return _with_directives(result, text, enabled)
 
 
 def _lint_text(path: str, display: str, language: str, text: str, settings: Settings,
                checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = ()) -> FileResult:
+    result, active = _prefilter(path, display, language, text, checker_classes, enabled, force)
+    if active is None:
+        return result
+    return _analyse(result, text, settings, active, enabled)
+
+
+def _prefilter(path: str, display: str, language: str, text: str, checker_classes: Sequence[type],
+               enabled: Set[str], force: Sequence[type] = ()) -> Tuple[FileResult, Optional[List[type]]]:
+    """The file's result so far and the checkers to run on it, or None when nothing has to
+    be parsed (cheap: substring tests on the text)."""
     result = FileResult(path, display, language, lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
     if is_skip_file(text, language):
         result.skipped = True
-        return result
+        return result, None
     needed = _needed_checkers(tuple(checker_classes), frozenset(enabled))
     candidates = [c for c in checker_classes if c.language == language and c.wants(text)]
     active = [c for c in candidates if c in needed]
     active += [c for c in force if c not in active]
     if not active and not (candidates and "NPU001" in enabled):
-        return result  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
-    if language != PYTHON:
-        # NPU001 alone still parses what the rules would read (as for Python files)
-        return _lint_other(result, text, settings, active or candidates, enabled)
+        return result, None  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
+    if language != PYTHON and not active:
+        active = candidates  # NPU001 alone: shell checkers parse the script themselves (they report only what is on)
+    return result, active
+
+
+def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence[type],
+             enabled: Set[str]) -> FileResult:
+    """Parse the file once and run *active* over it in one traversal."""
+    path, display = result.path, result.display
+    if result.language != PYTHON:
+        return _lint_other(result, text, settings, active, enabled)
+    import libcst as cst
+
+    from npulint.checker import FileContext
+    from npulint.semantic import Walker
+
     problem = _cpython_check(text)
     if problem is not None:
         kind, line, col, msg = problem
@@ -200,6 +249,8 @@ def _lint_other(result: FileResult, text: str, settings: Settings, active: Seque
                 enabled: Set[str]) -> FileResult:
     """Files that are not Python (shell scripts): each checker parses the text itself, in
     ``finish()``, and reports NPU001 for what it cannot parse."""
+    from npulint.checker import ShellContext
+
     ctx = ShellContext(result.path, result.display, text, settings, enabled)
     result.parsed = True
     for cls in active:
@@ -233,10 +284,12 @@ def _expand_indentation_tabs(text: str) -> str:
     return "".join(out)
 
 
-def _parse(text: str, python_accepts: bool) -> cst.Module:
+def _parse(text: str, python_accepts: bool) -> "cst.Module":
     """LibCST's parse; LibCST's tokenizer rejects some tab/space indentation that CPython
     accepts, so a file Python accepts is retried with its leading tabs expanded (line
     numbers are unchanged; columns on those lines count the expanded indentation)."""
+    import libcst as cst
+
     try:
         return cst.parse_module(text)
     except cst.ParserSyntaxError:
@@ -321,66 +374,308 @@ class PerFileIgnores:
         return out
 
 
-def run(files: Sequence[Tuple[str, str, bool]], settings: Settings, checker_classes: Sequence[type],
+@dataclasses.dataclass
+class RunOptions:
+    """How to run, not what to find: none of these changes a finding (except that a file
+    above *max_file_size* is not analysed)."""
+
+    cache: Optional[Any] = None  # an npulint.cache.Cache, or None for no cache
+    jobs: Optional[int] = 1  # worker processes; None or 0: automatic
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes; 0: no limit
+
+
+def run(files: Sequence[Tuple[str, str, bool]], settings: Settings, checker_classes,
         enabled: Set[str], stdin: Optional[Tuple[str, bytes]] = None,
         settings_for: Optional[Callable[[str], Tuple[Settings, Set[str]]]] = None,
-        overrides: Optional[Dict[str, bytes]] = None) -> RunResult:
+        overrides: Optional[Dict[str, bytes]] = None, options: Optional[RunOptions] = None) -> RunResult:
     """Lint *files* (``(abs_path, language, explicit)``) and optionally one stdin buffer
     (``(abs_path_it_stands_for, bytes)``). *settings_for* gives each file its own settings
     and enabled codes (hierarchical configuration); without it, *settings* and *enabled*
     apply to every file, and in any case *enabled* must cover every file's codes.
     *overrides* maps absolute paths to contents to lint instead of what is on disk (the
-    fix loop and ``--diff`` lint fixed text before, or without, writing it)."""
+    fix loop and ``--diff`` lint fixed text before, or without, writing it).
+    *checker_classes* is a sequence, or a callable returning one (called only when some
+    file has to be analysed: a run answered from the cache never imports the rules)."""
     return _in_big_stack(lambda: _run(files, settings, checker_classes, enabled, stdin, settings_for,
-                                      overrides or {}))
+                                      overrides or {}, options or RunOptions()))
 
 
-def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrides) -> RunResult:
+class _Checkers:
+    """The checker classes, loaded on first use."""
+
+    def __init__(self, source):
+        self._source = source
+        self._value: Optional[Tuple[type, ...]] = None
+
+    def get(self) -> Tuple[type, ...]:
+        if self._value is None:
+            src = self._source
+            self._value = tuple(src() if callable(src) and not isinstance(src, (list, tuple)) else src)
+        return self._value
+
+
+@dataclasses.dataclass
+class _Input:
+    path: str
+    display: str
+    language: str
+    explicit: bool
+    settings: Settings
+    enabled: Set[str]
+    data: Optional[bytes] = None
+    error: Optional[str] = None  # why the file could not be read
+    cacheable: bool = True
+    digest: Optional[str] = None  # of data, for cache keys
+
+
+def _read(path: str) -> Tuple[Optional[bytes], Optional[str]]:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(), None
+    except OSError as exc:
+        return None, exc.strerror or str(exc)
+
+
+def _file_key_parts(inp: _Input, modname: Tuple[Optional[str], bool]) -> Tuple:
+    import hashlib
+
+    if inp.digest is None:
+        inp.digest = hashlib.blake2b(inp.data or b"", digest_size=20).hexdigest()
+    s = inp.settings
+    fp = _FINGERPRINTS.get((id(s), id(inp.enabled)))
+    if fp is None or fp[0] is not s or fp[1] is not inp.enabled:
+        fp = _FINGERPRINTS[(id(s), id(inp.enabled))] = (s, inp.enabled,
+                                                        repr((s.root, s.fingerprint(), tuple(sorted(inp.enabled)))))
+    return (inp.path, inp.display, inp.language, inp.explicit, modname, fp[2], inp.error, inp.digest)
+
+
+_FINGERPRINTS: Dict[Tuple[int, int], Tuple[Settings, Set[str], str]] = {}
+
+
+def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrides, options: RunOptions) -> RunResult:
     from npulint.source import language_of
 
     def config_of(path):
         return settings_for(path) if settings_for is not None else (settings, enabled)
 
+    from npulint.paths import _package_of
+
+    _package_of.cache_clear()
+    _FINGERPRINTS.clear()
     cwd = os.getcwd()
-    results: List[FileResult] = []
+    checkers = _Checkers(checker_classes)
+    cache = options.cache
     configs: Dict[str, Tuple[Settings, Set[str]]] = {}
+    inputs: List[_Input] = []
     for path, language, explicit in files:
         fs, fe = configs[path] = config_of(path)
-        results.append(lint_file(path, display_path(path, cwd), language, explicit, fs, checker_classes, fe,
-                                 data=overrides.get(path)))
+        inp = _Input(path, display_path(path, cwd), language, explicit, fs, fe)
+        if path in overrides:
+            inp.data = overrides[path]
+        else:
+            inp.data, inp.error = _read(path)
+        inputs.append(inp)
     if stdin is not None:
         spath, data = stdin
         fs, fe = configs[spath] = config_of(spath)
-        results.append(lint_file(spath, display_path(spath, cwd), language_of(spath) or PYTHON, True,
-                                 fs, checker_classes, fe, data=data))
+        inputs.append(_Input(spath, display_path(spath, cwd), language_of(spath) or PYTHON, True, fs, fe,
+                             data=data, cacheable=False))
+
+    # A run over unchanged files, settings and engine: every file's result at once.
+    run_key = None
+    modnames: Dict[str, Tuple[Optional[str], bool]] = {}
+    if cache is not None:
+        for inp in inputs:
+            if inp.cacheable:
+                modnames[inp.path] = _module_name(inp.path, inp.language)
+        if all(inp.cacheable for inp in inputs) and not overrides:
+            run_key = cache.key(("run", cwd, options.max_file_size,
+                                 tuple(_file_key_parts(i, modnames[i.path]) for i in inputs)))
+            cached = cache.get("run", run_key)
+            if isinstance(cached, tuple) and len(cached) == 2:
+                results, notes = cached
+                out = sorted(set(_suppress(results, configs, enabled)), key=Finding.sort_key)
+                return RunResult(out, len(results), sum(1 for r in results if r.parsed),
+                                 sum(r.lines for r in results), list(notes), cached=True)
+
+    notes: List[str] = []
+    results = _first_pass(inputs, checkers, cache, modnames, options, notes)
     results.sort(key=lambda r: r.path)
-    _follow_up(results, configs, checker_classes, enabled, overrides)
+    by_path = {i.path: i for i in inputs}
+    _follow_up(results, configs, checkers, enabled, overrides, by_path=by_path, cache=cache, modnames=modnames,
+               options=options, notes=notes)
 
     # the project-wide phase: facts in sorted path order
-    reporter = ProjectReporter(enabled)
-    for cls in checker_classes:
-        if not (cls.codes() & enabled):
-            continue
-        facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
-        shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in cls.consumes}
-        if facts or any(shared.values()):
-            try:
-                cls.project(facts, reporter, settings, shared)
-            except Exception as exc:
-                if "NPU000" in enabled:
-                    reporter.findings.append(Finding(facts[0][0], 1, 1, "NPU000",
-                                                     f"internal error in {cls.__name__}.project: "
-                                                     f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
+    project_classes = [cls for cls in checkers.get() if cls.codes() & enabled] \
+        if any(r.facts for r in results) else []
+    if project_classes:
+        from npulint.checker import ProjectReporter
 
-    by_display = {r.display: r for r in results}
-    for f in reporter.findings:
-        r = by_display.get(f.path)
-        if r is not None:
-            r.findings.append(f)
+        reporter = ProjectReporter(enabled)
+        for cls in project_classes:
+            facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
+            shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in cls.consumes}
+            if facts or any(shared.values()):
+                try:
+                    cls.project(facts, reporter, settings, shared)
+                except Exception as exc:
+                    if "NPU000" in enabled:
+                        where = facts[0][0] if facts else next(p for v in shared.values() for p, _ in v)
+                        reporter.findings.append(Finding(where, 1, 1, "NPU000",
+                                                         f"internal error in {cls.__name__}.project: "
+                                                         f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
 
+        by_display = {r.display: r for r in results}
+        for f in reporter.findings:
+            r = by_display.get(f.path)
+            if r is not None:
+                r.findings.append(f)
+
+    if run_key is not None:
+        cache.put("run", run_key, (results, tuple(notes)))
     out = _suppress(results, configs, enabled)
     out = sorted(set(out), key=Finding.sort_key)
-    return RunResult(out, len(results), sum(1 for r in results if r.parsed), sum(r.lines for r in results))
+    return RunResult(out, len(results), sum(1 for r in results if r.parsed), sum(r.lines for r in results), notes)
+
+
+def _module_name(path: str, language: str) -> Tuple[Optional[str], bool]:
+    if language != PYTHON:
+        return None, False
+    return module_name(path)
+
+
+def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, options: RunOptions,
+                notes: List[str]) -> List[FileResult]:
+    """Every file's own result: read and prefilter here; parse (from the cache, here, or in
+    worker processes) only what some enabled checker looks at."""
+    results: List[FileResult] = []
+    tasks: List[Tuple[_Input, str, List[type], Optional[str]]] = []  # (input, text, active, cache key)
+    for inp in inputs:
+        result = FileResult(inp.path, inp.display, inp.language)
+        if inp.error is not None:
+            if "NPU002" in inp.enabled:
+                result.findings.append(Finding(inp.display, 1, 1, "NPU002", f"cannot read file: {inp.error}", 1, 1))
+            results.append(result)
+            continue
+        try:
+            text = decode(inp.data, inp.language)
+        except Unreadable as exc:
+            if exc.binary and not inp.explicit:
+                result.skipped = True
+            elif "NPU002" in inp.enabled:
+                result.findings.append(Finding(inp.display, exc.line, exc.column, "NPU002", str(exc),
+                                               exc.line, exc.column))
+            results.append(result)
+            continue
+        result, active = _prefilter(inp.path, inp.display, inp.language, text, checkers.get(), inp.enabled)
+        if active is None:
+            results.append(_with_directives(result, text, inp.enabled))
+            continue
+        size = len(inp.data)
+        if options.max_file_size and size > options.max_file_size:
+            notes.append(f"{inp.display}: not analysed: {size / 1e6:.1f} MB is more than the "
+                         f"--max-file-size of {options.max_file_size / 1e6:.1f} MB (no finding is "
+                         "reported for it)")
+            result.skipped = True
+            results.append(result)
+            continue
+        key = None
+        if cache is not None and inp.cacheable:
+            key = cache.key(("file", _file_key_parts(inp, modnames.get(inp.path) or module_name(inp.path)),
+                             tuple(c.__module__ + "." + c.__qualname__ for c in active)))
+            hit = cache.get("file", key)
+            if isinstance(hit, FileResult):
+                results.append(hit)
+                continue
+        tasks.append((inp, text, active, key))
+    for (inp, _, _, key), result in zip(tasks, _execute(tasks, options)):
+        if key is not None:
+            cache.put("file", key, result)
+        results.append(result)
+    return results
+
+
+def _with_directives(result: FileResult, text: str, enabled: Set[str]) -> FileResult:
+    if UNUSED_NOQA in enabled and not result.skipped:
+        result.directives = noqa_directives(text, result.language)
+        if result.directives and not result.noqa:
+            result.noqa = noqa_map(text, result.language)
+    return result
+
+
+def _task(inp: _Input, text: str, active: Sequence[type]) -> FileResult:
+    result = FileResult(inp.path, inp.display, inp.language,
+                        lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
+    return _with_directives(_analyse(result, text, inp.settings, active, inp.enabled), text, inp.enabled)
+
+
+# ----------------------------------------------------------------------------- parallelism
+
+# Automatic --jobs: one worker per this many bytes of source to parse (about a second of
+# work on one core), up to the number of CPUs; below it the run stays in this process and
+# pays no process start-up.
+AUTO_JOBS_BYTES = 256 * 1024
+
+
+def auto_jobs(parse_bytes: int, n_tasks: int, cpus: Optional[int] = None) -> int:
+    cpus = cpus or _cpu_count()
+    return max(1, min(cpus, n_tasks, parse_bytes // AUTO_JOBS_BYTES))
+
+
+def _cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _can_fork() -> bool:
+    import multiprocessing
+
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+def _execute(tasks, options: RunOptions) -> List[FileResult]:
+    """The results of *tasks*, in order: here, or in worker processes (largest files first)."""
+    if not tasks:
+        return []
+    total = sum(len(t[1]) for t in tasks)
+    jobs = options.jobs if options.jobs else auto_jobs(total, len(tasks))
+    jobs = min(jobs, len(tasks))
+    if jobs <= 1 or not _can_fork():
+        return [_task(inp, text, active) for inp, text, active, _ in tasks]
+    return _execute_in_pool(tasks, jobs)
+
+
+def _worker(inp: _Input, text: str, active: Sequence[type]) -> FileResult:
+    # the big-stack thread and recursion limit hold in the worker too
+    return _in_big_stack(lambda: _task(inp, text, active))
+
+
+def _execute_in_pool(tasks, jobs: int) -> List[FileResult]:
+    import multiprocessing
+    import warnings
+    from concurrent.futures import ProcessPoolExecutor
+
+    order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][1]))
+    out: List[Optional[FileResult]] = [None] * len(tasks)
+    with warnings.catch_warnings():
+        # forking while this thread's parent waits is safe here: the workers only lint
+        warnings.simplefilter("ignore", DeprecationWarning)
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            futures = {i: pool.submit(_worker, tasks[i][0], tasks[i][1], tasks[i][2]) for i in order}
+            for i, fut in futures.items():
+                try:
+                    out[i] = fut.result()
+                except Exception as exc:  # the worker died (a crash in native code) or its result would not pickle
+                    inp = tasks[i][0]
+                    r = FileResult(inp.path, inp.display, inp.language)
+                    if "NPU000" in inp.enabled:
+                        r.findings.append(Finding(inp.display, 1, 1, "NPU000",
+                                                  f"internal error: the worker process analysing this file failed: "
+                                                  f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
+                    out[i] = r
+    return out  # type: ignore[return-value]
 
 
 def _suppress(results: List[FileResult], configs, enabled: Set[str]) -> List[Finding]:
@@ -439,11 +734,17 @@ def _unused_noqa(r: FileResult, enabled: Set[str], used: Set[Tuple[int, str]]) -
 
 
 def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set[str],
-               overrides: Optional[Dict[str, bytes]] = None) -> None:
+               overrides: Optional[Dict[str, bytes]] = None, by_path: Optional[Dict[str, _Input]] = None,
+               cache=None, modnames=None, options: Optional[RunOptions] = None,
+               notes: Optional[List[str]] = None) -> None:
     """Files the prefilter skipped that contain a token some checker asks for after the
     first pass: parse them once, for those checkers, and merge what they find."""
+    if not any(r.facts for r in results):
+        return
+    checkers = checker_classes if isinstance(checker_classes, _Checkers) else _Checkers(checker_classes)
+    options = options or RunOptions()
     wanted = []
-    for cls in checker_classes:
+    for cls in checkers.get():
         if cls.codes() & enabled:
             facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
             tokens = cls.followup(facts) if facts else ()
@@ -451,27 +752,58 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
                 wanted.append((cls, tuple(tokens)))
     if not wanted:
         return
+    tasks = []
     for r in results:
         if r.parsed or r.skipped or r.language != PYTHON or r.findings or r.path not in configs:
             continue
+        inp = (by_path or {}).get(r.path)
+        data = inp.data if inp is not None else (overrides or {}).get(r.path)
+        if data is None:
+            data, _ = _read(r.path)
+        if data is None:
+            continue
         try:
-            data = (overrides or {}).get(r.path)
-            if data is None:
-                with open(r.path, "rb") as fh:
-                    data = fh.read()
             text = decode(data, r.language)
-        except (OSError, Unreadable):
+        except Unreadable:
             continue
         force = [cls for cls, tokens in wanted if any(t in text for t in tokens)]
         if not force:
             continue
         fs, fe = configs[r.path]
-        extra = lint_text(r.path, r.display, r.language, text, fs, checker_classes, fe, force=force)
-        r.parsed = extra.parsed
-        r.findings.extend(extra.findings)
-        for topic, facts in extra.facts.items():
-            r.facts.setdefault(topic, []).extend(facts)
-        r.noqa = extra.noqa or r.noqa
+        if inp is None:
+            inp = _Input(r.path, r.display, r.language, True, fs, fe, data=data, cacheable=False)
+        if options.max_file_size and len(data) > options.max_file_size:
+            if notes is not None:
+                notes.append(f"{r.display}: not analysed: {len(data) / 1e6:.1f} MB is more than the "
+                             f"--max-file-size of {options.max_file_size / 1e6:.1f} MB (no finding is "
+                             "reported for it)")
+            continue
+        _, active = _prefilter(r.path, r.display, r.language, text, checkers.get(), fe, force=force)
+        if active is None:
+            continue
+        key = None
+        if cache is not None and inp.cacheable:
+            key = cache.key(("followup", _file_key_parts(inp, (modnames or {}).get(r.path) or module_name(r.path)),
+                             tuple(c.__module__ + "." + c.__qualname__ for c in active)))
+            hit = cache.get("file", key)
+            if isinstance(hit, FileResult):
+                _merge(r, hit)
+                continue
+        tasks.append((inp, text, active, key, r))
+    done = _execute([t[:4] for t in tasks], options)
+    for (inp, text, active, key, r), extra in zip(tasks, done):
+        if key is not None:
+            cache.put("file", key, extra)
+        _merge(r, extra)
+
+
+def _merge(r: FileResult, extra: FileResult) -> None:
+    r.parsed = extra.parsed
+    r.findings.extend(extra.findings)
+    for topic, facts in extra.facts.items():
+        r.facts.setdefault(topic, []).extend(facts)
+    r.noqa = extra.noqa or r.noqa
+    r.directives = extra.directives or r.directives
 
 
 def _in_big_stack(fn):

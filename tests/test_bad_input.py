@@ -274,3 +274,88 @@ def test_tab_indentation_python_accepts_is_linted_not_a_syntax_error(lint):
     compile(src, "t.py", "exec")
     found = lint({"t.py": src})
     assert [(f.code, f.line) for f in found] == [("NPU010", 4)]
+
+
+# --------------------------------------------------------------------------- issue 7's bad-input list
+
+
+def test_inconsistent_tabs_and_spaces_is_npu001(project):
+    # CPython: TabError (inconsistent use of tabs and spaces in indentation)
+    root = project({"tabs.py": TOKEN + "if True:\n        x = 1\n\ty = 2\n", "good.py": INVALID_ID})
+    got = parse(run(root).stdout)
+    assert [(p, c) for p, _, _, c in got] == [("good.py", "NPU103"), ("tabs.py", "NPU001")]
+
+
+@pytest.mark.parametrize("py2", [
+    "print 'hello'\n",
+    "exec 'x = 1'\n",
+    "x = `1`\n",
+    "s = ur'abc'\n",
+    # (``except E, e:`` is not here: Python 3.14 reads it as ``except (E, e):``, PEP 758)
+    "x = 0777\n",
+    "raise ValueError, 'no'\n",
+])
+def test_python2_syntax_is_npu001_and_the_run_goes_on(project, py2):
+    root = project({"legacy.py": TOKEN + py2, "good.py": INVALID_ID})
+    got = parse(run(root).stdout)
+    assert ("good.py", 2, 6, "NPU103") in got
+    assert [c for p, _, _, c in got if p == "legacy.py"] == ["NPU001"]
+
+
+def test_ten_megabyte_generated_file_is_named_not_parsed(project):
+    row = "    npu_weight_prefetch_scope(%d, 1024),\n"
+    body = "".join(row % i for i in range(230_000))  # about 10 MB that mentions the API
+    root = project({"generated.py": IMPORT + "SCOPES = [\n" + body + "]\n", "good.py": INVALID_ID})
+    assert os.path.getsize(str(root / "generated.py")) > 10_000_000
+    r = run(root)
+    assert parse(r.stdout) == [("good.py", 2, 6, "NPU103")]
+    assert "generated.py: not analysed" in r.stderr and "10.2 MB" in r.stderr
+
+
+def test_symlink_loop_in_the_tree_still_lints_the_rest(project):
+    root = project({"pkg/a.py": INVALID_ID, "b.py": INVALID_ID})
+    try:
+        os.symlink(str(root / "pkg"), str(root / "pkg" / "loop"))
+        os.symlink(str(root / "self.py"), str(root / "self.py.tmp"))
+        os.symlink(str(root / "self.py.tmp"), str(root / "self.py"))  # a file symlink loop
+    except (OSError, NotImplementedError):  # pragma: no cover
+        pytest.skip("symlinks not supported")
+    r = run(root)
+    got = parse(r.stdout)
+    assert ("b.py", 2, 6, "NPU103") in got and (os.path.join("pkg", "a.py"), 2, 6, "NPU103") in got
+    assert [c for p, _, _, c in got if p == "self.py"] in ([], ["NPU002"])
+
+
+def test_file_deleted_during_the_run_is_npu002(tmp_path, monkeypatch):
+    from npulint import pipeline, registry
+    from npulint.config import Settings, enabled_codes
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_text(INVALID_ID)
+    (tmp_path / "gone.py").write_text(INVALID_ID)
+    rules, checkers = registry.load()
+    files = [(str(tmp_path / "a.py"), "python", False), (str(tmp_path / "gone.py"), "python", False)]
+    (tmp_path / "gone.py").unlink()  # after discovery, before reading
+    result = pipeline.run(files, Settings(root=str(tmp_path)), checkers, enabled_codes(rules, None, [], []))
+    got = [(f.path, f.code) for f in result.findings]
+    assert got == [("a.py", "NPU103"), ("gone.py", "NPU002")]
+    assert "No such file" in result.findings[1].message
+
+
+@pytest.mark.parametrize("script", [
+    "#!/bin/bash\necho \"unbalanced\npython train.py --npu 'x\n",
+    "#!/bin/bash\ncat <<EOF\n" + "line with $HOME and 'quotes\n" * 200_000 + "EOF\npython run.py\n",
+    "#!/bin/bash\ncat <<EOF\nnever closed\n" * 3,
+])
+def test_shell_scripts_with_bad_quoting_or_huge_heredocs(project, script):
+    root = project({"run.sh": script, "good.py": INVALID_ID})
+    r = run(root)
+    got = parse(r.stdout)
+    assert ("good.py", 2, 6, "NPU103") in got
+    assert all(c in ("NPU001",) or c.startswith("NPU5") for p, _, _, c in got if p == "run.sh")
+
+
+def test_nul_bytes_in_the_middle_of_a_file(project):
+    root = project({"nul.py": TOKEN.encode() + b"x = 1\x00\ny = 2\n", "good.py": INVALID_ID})
+    r = run(root, ["nul.py", "good.py"])
+    assert parse(r.stdout) == [("good.py", 2, 6, "NPU103"), ("nul.py", 2, 1, "NPU002")]

@@ -55,7 +55,7 @@ def test_rule_is_fully_described(rule):
 def test_examples_are_python_that_parses(rule):
     import libcst as cst
 
-    if rule.code in SHELL_EXAMPLES:
+    if rule.example_language == "shell":
         from npulint.shell import parse_script
 
         for src in rule.valid + rule.invalid:

@@ -1,0 +1,40 @@
+"""Path helpers that need no parser (the engine imports them before it knows whether any
+file has to be parsed)."""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Optional, Tuple
+
+
+def module_name(path: str) -> Tuple[Optional[str], bool]:
+    """The dotted module name of a file from the packages around it (folders holding an
+    ``__init__.py``), and whether it is a package's ``__init__``."""
+    folder, base = os.path.split(os.path.abspath(path))
+    stem = base.rsplit(".", 1)[0]
+    if not stem.isidentifier():
+        return None, False
+    parts = [] if stem == "__init__" else [stem]
+    package = _package_of(folder)
+    if package is None:
+        return None, False
+    parts = list(package) + parts
+    if not parts:
+        return None, False
+    return ".".join(parts), stem == "__init__"
+
+
+@functools.lru_cache(maxsize=4096)
+def _package_of(folder: str) -> Optional[Tuple[str, ...]]:
+    """The dotted package path of *folder* (folders holding an ``__init__.py``); None when
+    a package folder's name is not an identifier. Memoized: one ``stat`` per folder per run."""
+    if not os.path.isfile(os.path.join(folder, "__init__.py")):
+        return ()
+    parent, pkg = os.path.split(folder)
+    if not pkg.isidentifier():
+        return None
+    above = _package_of(parent) if parent != folder else ()
+    if above is None:
+        return None
+    return above + (pkg,)

@@ -1,0 +1,269 @@
+"""The result cache (``.npulint_cache/``), worker processes (``--jobs``) and the size limit:
+none of them changes a finding."""
+
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from conftest import parse, run_cli
+
+from npulint import cache as cache_mod
+from npulint import pipeline, registry
+from npulint.config import Settings, enabled_codes
+from npulint.model import Edit, Finding, Fix
+
+IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+INVALID_ID = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\n"  # NPU103 at 2:6
+FIXABLE = textwrap.dedent("""\
+    import torch
+    import torchair
+    from torchair.configs.compiler_config import CompilerConfig
+
+    config = CompilerConfig()
+    config.mode = "reduce-overhead"
+    config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()
+    config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False
+    backend = torchair.get_npu_backend(compiler_config=config)
+    opt = torch.compile(model, backend=backend, mode="reduce-overhead")
+    """)  # NPU202 and NPU208 with fixes (tests/test_fixes.py)
+# cross-file: layers.py creates a tagged event in a class; run.py (no torchair token) makes two
+LAYERS = ("import torch\nimport torchair as tng\nclass Layer(torch.nn.Module):\n    def __init__(self):\n"
+          "        super().__init__()\n        self.ev = tng.ops.npu_create_tagged_event(tag='x')\n")
+RUN_TWO = "from layers import Layer\na = Layer()\nb = Layer()\n"
+
+
+def run(root, args=(), env=None):
+    r = run_cli(list(args), cwd=root, env=env)
+    assert r.returncode in (0, 1), (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    return r
+
+
+def cache_entries(root, kind=None):
+    out = []
+    for folder, _, names in os.walk(os.path.join(str(root), ".npulint_cache")):
+        out.extend(os.path.join(folder, n) for n in names
+                   if n.endswith(".pickle") and (kind is None or os.sep + kind + os.sep in folder + os.sep))
+    return out
+
+
+def test_cache_folder_is_created_with_its_own_gitignore(project):
+    root = project({"a.py": INVALID_ID})
+    first = run(root)
+    assert parse(first.stdout) == [("a.py", 2, 6, "NPU103")]
+    folder = root / ".npulint_cache"
+    assert (folder / ".gitignore").read_text().strip().endswith("*")
+    assert (folder / "CACHEDIR.TAG").exists()
+    assert cache_entries(root, "file") and cache_entries(root, "run")
+    second = run(root)
+    assert second.stdout == first.stdout and second.returncode == first.returncode
+
+
+def test_no_cache_writes_nothing_and_cache_dir_moves_it(project, tmp_path_factory):
+    root = project({"a.py": INVALID_ID})
+    r = run(root, ["--no-cache"])
+    assert parse(r.stdout) == [("a.py", 2, 6, "NPU103")]
+    assert not (root / ".npulint_cache").exists()
+    elsewhere = tmp_path_factory.mktemp("cache")
+    r = run(root, ["--cache-dir", str(elsewhere / "c")])
+    assert parse(r.stdout) == [("a.py", 2, 6, "NPU103")]
+    assert not (root / ".npulint_cache").exists() and (elsewhere / "c" / ".gitignore").exists()
+    r = run(root, env={"NPULINT_CACHE_DIR": str(elsewhere / "env")})
+    assert (elsewhere / "env" / ".gitignore").exists()
+
+
+def test_a_changed_file_is_linted_again(project):
+    root = project({"a.py": INVALID_ID, "b.py": INVALID_ID})
+    assert len(parse(run(root).stdout)) == 2
+    (root / "b.py").write_text(IMPORT + "with npu_weight_prefetch_scope(0):\n    pass\n")
+    assert parse(run(root).stdout) == [("a.py", 2, 6, "NPU103")]
+
+
+def test_a_changed_config_invalidates(project):
+    root = project({"a.py": INVALID_ID})
+    assert parse(run(root).stdout) == [("a.py", 2, 6, "NPU103")]
+    (root / "pyproject.toml").write_text("[tool.npulint]\nignore = ['NPU103']\n")
+    assert run(root).stdout == ""
+    (root / "pyproject.toml").write_text("[tool.npulint]\nselect = ['NPU1']\n")
+    assert parse(run(root).stdout) == [("a.py", 2, 6, "NPU103")]
+    assert run(root, ["--ignore", "NPU103"]).stdout == ""
+
+
+def test_a_changed_engine_invalidates(project, monkeypatch):
+    root = project({"a.py": INVALID_ID})
+    key = cache_mod.engine_key()
+    monkeypatch.setattr(cache_mod, "__version__", "9.9", raising=False)
+    import npulint
+
+    monkeypatch.setattr(npulint, "__version__", "9.9")
+    assert cache_mod.engine_key() != key
+    # a stale engine folder is removed when a new engine writes
+    stale = root / ".npulint_cache" / "0123456789abcdef0123" / "file"
+    stale.mkdir(parents=True)
+    run(root)
+    assert not stale.exists()
+
+
+def test_corrupt_cache_entries_are_ignored(project):
+    root = project({"a.py": INVALID_ID})
+    expected = run(root).stdout
+    for path in cache_entries(root):
+        with open(path, "wb") as fh:
+            fh.write(b"\x80\x04not a pickle")
+    r = run(root)
+    assert r.stdout == expected
+    for path in cache_entries(root):
+        with open(path, "wb") as fh:
+            pickle.dump(("another key", [1, 2, 3]), fh)
+    assert run(root).stdout == expected
+    for path in cache_entries(root):
+        os.truncate(path, 3)
+    assert run(root).stdout == expected
+
+
+def test_unwritable_cache_folder_is_not_an_error(project):
+    root = project({"a.py": INVALID_ID})
+    blocker = root / "blocker"
+    blocker.write_text("a file where the cache folder would go")
+    r = run(root, ["--cache-dir", str(blocker / "cache")])
+    assert parse(r.stdout) == [("a.py", 2, 6, "NPU103")]
+
+
+def test_noqa_and_per_file_ignores_apply_to_cached_results(project):
+    root = project({"a.py": INVALID_ID.replace("(-1):", "(-1):  # noqa: NPU103"), "b.py": INVALID_ID})
+    assert parse(run(root).stdout) == [("b.py", 2, 6, "NPU103")]
+    assert parse(run(root).stdout) == [("b.py", 2, 6, "NPU103")]
+    (root / "pyproject.toml").write_text("[tool.npulint.per-file-ignores]\n'b.py' = ['NPU103']\n")
+    assert run(root).stdout == ""
+
+
+def test_cross_file_findings_survive_the_cache(project):
+    root = project({"layers.py": LAYERS, "run.py": RUN_TWO})
+    first = parse(run(root).stdout)
+    assert [c for *_, c in first] == ["NPU306"]
+    assert parse(run(root).stdout) == first
+    # the instantiating file changes: the follow-up result is not taken from the cache
+    (root / "run.py").write_text("from layers import Layer\na = Layer()\n")
+    assert run(root).stdout == ""
+    (root / "run.py").write_text(RUN_TWO)
+    assert parse(run(root).stdout) == first
+
+
+def test_fixes_come_back_from_the_cache(project):
+    root = project({"m.py": FIXABLE})
+    first = run(root, ["--format", "json"])
+    second = run(root, ["--format", "json"])
+    assert first.stdout == second.stdout
+    r = run(root, ["--diff"])
+    assert r.stdout.startswith("--- a/m.py")
+
+
+def test_stdin_is_never_cached(project):
+    root = project({"a.py": INVALID_ID})
+    r = run_cli(["-", "--stdin-filename", "a.py"], cwd=root, stdin=INVALID_ID)
+    assert parse(r.stdout) == [("a.py", 2, 6, "NPU103")]
+    assert not cache_entries(root, "file") and not cache_entries(root, "run")
+
+
+def test_a_warm_run_imports_neither_libcst_nor_the_rules(project):
+    root = project({"a.py": INVALID_ID, "b.py": "print('hello')\n"})
+    run(root)
+    code = ("import sys\nfrom npulint.cli import main\ntry:\n    main(['.'])\nexcept SystemExit:\n    pass\n"
+            "heavy = sorted(m for m in sys.modules if m == 'libcst' or m.startswith('npulint.rules'))\n"
+            "print('HEAVY', heavy, file=sys.stderr)\n")
+    r = subprocess.run([sys.executable, "-c", code], cwd=str(root), capture_output=True, text=True, timeout=120)
+    assert "a.py:2:6: NPU103" in r.stdout
+    assert "HEAVY []" in r.stderr, r.stderr
+
+
+def test_cache_key_covers_the_package_layout(project):
+    # the same bytes resolve differently once the folder becomes a package
+    root = project({"pkg/a.py": INVALID_ID})
+    first = run(root).stdout
+    (root / "pkg" / "__init__.py").write_text("")
+    assert run(root).stdout == first  # same finding, recomputed
+    assert len(cache_entries(root, "file")) == 2
+
+
+# --------------------------------------------------------------------------- in-process: jobs
+
+
+def _lint(tmp_path, files, **options):
+    for name, text in files.items():
+        p = tmp_path / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text, encoding="utf-8")
+    rules, checkers = registry.load()
+    enabled = enabled_codes(rules, None, [], [])
+    paths = sorted((str(tmp_path / n), "python", False) for n in files)
+    return pipeline.run(paths, Settings(root=str(tmp_path)), checkers, enabled,
+                        options=pipeline.RunOptions(**options))
+
+
+def _corpus():
+    files = {f"m{i:02d}.py": INVALID_ID for i in range(12)}
+    files.update({"layers.py": LAYERS, "run.py": RUN_TWO, "fix.py": FIXABLE, "bad.py": IMPORT + "x = (\n",
+                  "deep.py": IMPORT + "x = " + "(" * 300 + "1" + ")" * 300 + "\n"})
+    return files
+
+
+@pytest.mark.skipif(not pipeline._can_fork(), reason="worker processes need fork")
+def test_two_jobs_find_exactly_what_one_finds(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    one = _lint(tmp_path, _corpus(), jobs=1)
+    two = _lint(tmp_path, _corpus(), jobs=2)
+    assert one.findings == two.findings and one.parsed == two.parsed
+    assert [f.fix for f in one.findings] == [f.fix for f in two.findings]
+    assert any(f.fix is not None for f in two.findings)
+    assert {f.code for f in two.findings} >= {"NPU103", "NPU306", "NPU001"}
+
+
+def test_auto_jobs_stays_in_process_for_small_runs():
+    assert pipeline.auto_jobs(10_000, 50, cpus=8) == 1
+    assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 2, 50, cpus=2) == 2
+    assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 100, 3, cpus=8) == 3
+    assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 100, 300, cpus=2) == 2
+
+
+def test_jobs_option_is_validated(project):
+    root = project({"a.py": INVALID_ID})
+    for bad in ("0.5", "-1", "many"):
+        r = run_cli(["--jobs", bad], cwd=root)
+        assert r.returncode == 2 and "--jobs" in r.stderr
+    assert parse(run(root, ["--jobs", "2", "--no-cache"]).stdout) == [("a.py", 2, 6, "NPU103")]
+
+
+def test_results_and_fixes_pickle():
+    f = Finding("a.py", 1, 2, "NPU202", "m", 1, 3, (("b.py", 1, 1),),
+                Fix("d", (Edit(1, 1, 1, 2, "x"),)))
+    r = pipeline.FileResult("/a.py", "a.py", "python", findings=[f], facts={"T": [("x", 1)]}, noqa={3: None})
+    back = pickle.loads(pickle.dumps(r))
+    assert back == r and back.findings[0].fix == f.fix
+
+
+# --------------------------------------------------------------------------- size limit
+
+
+def test_a_file_over_the_size_limit_is_named_and_not_analysed(project):
+    big = INVALID_ID + "# " + "x" * 1_200_000 + "\n"  # 1.2 MB, cheap to parse
+    root = project({"big.py": big, "good.py": INVALID_ID})
+    r = run(root)
+    assert parse(r.stdout) == [("good.py", 2, 6, "NPU103")]
+    assert "big.py: not analysed" in r.stderr and "--max-file-size" in r.stderr
+    r = run(root, ["--max-file-size", "2M"])
+    assert parse(r.stdout) == [("big.py", 2, 6, "NPU103"), ("good.py", 2, 6, "NPU103")]
+    assert "not analysed" not in r.stderr
+    assert run_cli(["--max-file-size", "lots"], cwd=root).returncode == 2
+
+
+def test_a_big_file_no_rule_looks_at_costs_nothing(project):
+    root = project({"data.py": "x = 1\n" * 200_000, "good.py": INVALID_ID})
+    r = run(root)
+    assert parse(r.stdout) == [("good.py", 2, 6, "NPU103")] and "not analysed" not in r.stderr
