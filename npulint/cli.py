@@ -281,6 +281,11 @@ def _cached_rules(cache):
 
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
+    args = list(argv) if argv is not None else sys.argv[1:]
+    if args[:1] == ["server"]:  # `npulint server`: the language server (lint a folder named server as ./server)
+        from npulint import lsp
+
+        sys.exit(lsp.serve(args[1:]))
     try:
         code = cli.main(args=list(argv) if argv is not None else None, prog_name="npulint", standalone_mode=False)
     except click.exceptions.Exit as exc:
