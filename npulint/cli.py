@@ -27,8 +27,10 @@ def _codes(values: Sequence[str]) -> List[str]:
               help="Rule codes or prefixes to enable (comma-separated), replacing the configured selection.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Rule codes or prefixes to enable in addition.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes to disable.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format.")
+@click.option("--format", "output_format", type=click.Choice(["text", "full", "json", "github", "sarif"]),
+              default="text", show_default=True,
+              help="Output format: text (path:line:col: CODE message), full (with the source line), json, "
+                   "github (Actions annotations), sarif (SARIF 2.1.0).")
 @click.option("--config", type=click.Path(dir_okay=False), help="Use this configuration file.")
 @click.option("--stdin-filename", metavar="PATH",
               help="Lint standard input ('-') as if it were this file (config and per-file-ignores apply).")
@@ -133,12 +135,10 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     out = sys.stdout
     if statistics:
         reporters.write_statistics(result.findings, by_code, out)
-    elif output_format == "json":
-        reporters.write_json(result.findings, by_code, out)
     else:
-        reporters.write_text(result.findings, out)
+        reporters.write(output_format, result.findings, by_code, out)
     out.flush()
-    if not quiet and output_format == "text":
+    if not quiet and reporters.has_summary(output_format):
         click.echo(reporters.summary(result.findings, result.files), err=True)
     if result.findings and not exit_zero:
         return EXIT_FINDINGS
@@ -217,12 +217,10 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
     if report:
         if statistics:
             reporters.write_statistics(remaining, by_code, out)
-        elif output_format == "json":
-            reporters.write_json(remaining, by_code, out)
         else:
-            reporters.write_text(remaining, out)
+            reporters.write(output_format, remaining, by_code, out)
         out.flush()
-    if not quiet and (output_format == "text" or not report):
+    if not quiet and (reporters.has_summary(output_format) or not report):
         if applied:
             click.echo(f"Fixed {applied} finding{'s' if applied != 1 else ''} in {len(changed)} "
                        f"file{'s' if len(changed) != 1 else ''}.", err=True)

@@ -25,6 +25,8 @@ class Rule:
     invalid: Tuple[str, ...] = ()  # examples that must produce this code
     valid: Tuple[str, ...] = ()  # examples that must not produce it
     fix: str = ""  # how to fix it, in words
+    autofix: bool = False  # findings may carry an automatic fix (``--fix``)
+    example_language: str = "python"  # the language of ``invalid``/``valid`` ("python" or "shell")
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:

@@ -175,6 +175,9 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
     active += [c for c in force if c not in active]
     if not active and not (candidates and "NPU001" in enabled):
         return result, None  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
+    if language != PYTHON:
+        # NPU001 alone still parses what the rules would read (as for Python files)
+        return result, list(active or candidates)
     return result, active
 
 

@@ -1,20 +1,114 @@
 """Output formats. ``text``: ``path:line:col: CODE message`` one finding a line (what editors
-parse); ``json``: a list of objects. Summaries go to stderr so stdout stays machine-readable."""
+parse); ``full``: the same with the source line and a caret; ``json``: a list of objects;
+``github``: GitHub Actions workflow commands; ``sarif``: SARIF 2.1.0. Summaries go to stderr
+so stdout stays machine-readable."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
-from typing import Dict, List, TextIO
+from typing import Dict, List, Optional, TextIO
 
 from npulint.model import Finding, Rule
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "full", "json", "github", "sarif")
 
 
 def write_text(findings: List[Finding], out: TextIO) -> None:
     for f in findings:
         out.write(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n")
+
+
+def use_colour(out: TextIO) -> bool:
+    """Colour only on a terminal, and never when ``NO_COLOR`` is set (https://no-color.org);
+    ``FORCE_COLOR`` turns it on elsewhere."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(out, "isatty", None)
+    return bool(isatty and isatty())
+
+
+def _source_line(path: str, line: int, cache: Dict[str, Optional[List[str]]],
+                 sources: Optional[Dict[str, str]] = None) -> Optional[str]:
+    if path not in cache:
+        text = (sources or {}).get(path)
+        if text is None:
+            try:
+                from npulint.source import decode, language_of
+
+                with open(path, "rb") as fh:
+                    text = decode(fh.read(), language_of(path) or "python")
+            except Exception:  # unreadable, binary, gone: the excerpt is only a courtesy
+                text = None
+        cache[path] = text.splitlines() if text is not None else None
+    lines = cache[path]
+    if lines is None or not 1 <= line <= len(lines):
+        return None
+    return lines[line - 1]
+
+
+def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, colour: bool = False,
+               sources: Optional[Dict[str, str]] = None) -> None:
+    """``path:line:col: CODE [severity] message``, then the source line with a caret under
+    the column (``^~~~`` to the end of a one-line range), and the related locations."""
+    import click
+
+    def style(text: str, **kw) -> str:
+        return click.style(text, **kw) if colour else text
+
+    cache: Dict[str, Optional[List[str]]] = {}
+    for f in findings:
+        rule = rules.get(f.code)
+        sev = rule.severity if rule else "error"
+        sev_colour = {"error": "red", "warning": "yellow"}.get(sev, "cyan")
+        fixable = " [*]" if f.fix is not None else ""
+        out.write(f"{style(f.path, bold=True)}:{f.line}:{f.column}: {style(f.code, fg=sev_colour, bold=True)}"
+                  f"{fixable} {f.message}\n")
+        src = _source_line(f.path, f.line, cache, sources)
+        if src is not None:
+            src = src.expandtabs(1)  # one column a character, as the column counts
+            width = len(str(f.line))
+            col = max(f.column, 1)
+            span = 1
+            if f.end_line == f.line and f.end_column > f.column:
+                span = min(f.end_column, len(src) + 1) - col
+            caret = "^" + "~" * max(span - 1, 0)
+            out.write(f" {' ' * width} |\n")
+            out.write(f" {style(str(f.line), fg='blue')} | {src}\n")
+            out.write(f" {' ' * width} | {' ' * (col - 1)}{style(caret, fg=sev_colour, bold=True)}\n")
+        for p, ln, c in f.related:
+            out.write(f"  {style('note', fg='cyan')}: related location {p}:{ln}:{c}\n")
+        if f.fix is not None:
+            out.write(f"  {style('fix', fg='green')}: {f.fix.description} (npulint --fix)\n")
+        out.write("\n")
+
+
+def _escape_data(s: str) -> str:
+    return s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(s: str) -> str:
+    return _escape_data(s).replace(":", "%3A").replace(",", "%2C")
+
+
+def write_github(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
+    """GitHub Actions workflow commands: annotations on the pull request's diff. Errors as
+    ``::error``, warnings as ``::warning``, info rules as ``::notice``."""
+    for f in findings:
+        rule = rules.get(f.code)
+        sev = rule.severity if rule else "error"
+        command = {"error": "error", "warning": "warning"}.get(sev, "notice")
+        props = [f"file={_escape_property(f.path.replace(os.sep, '/'))}", f"line={f.line}", f"col={f.column}"]
+        if f.end_line:
+            props.append(f"endLine={f.end_line}")
+            if f.end_line == f.line and f.end_column:
+                props.append(f"endColumn={f.end_column}")
+        title = f"{f.code} {rule.name}" if rule else f.code
+        props.append(f"title={_escape_property(title)}")
+        out.write(f"::{command} {','.join(props)}::{_escape_data(f'{f.code} {f.message}')}\n")
 
 
 def to_json(findings: List[Finding], rules: Dict[str, Rule]) -> List[dict]:
@@ -58,20 +152,127 @@ def summary(findings: List[Finding], files: int) -> str:
 
 
 def rule_table(rules: List[Rule]) -> str:
-    lines = ["| code | name | severity | default | summary |", "|---|---|---|---|---|"]
-    for r in rules:
-        lines.append(f"| {r.code} | {r.name} | {r.severity} | {'on' if r.default_enabled else 'off'} | {r.summary} |")
-    return "\n".join(lines)
+    from npulint.docs import rule_table as table
+
+    return table(rules)
 
 
 def explain(rule: Rule) -> str:
-    parts = [f"{rule.code} ({rule.name}) — {rule.severity}" + ("" if rule.default_enabled else ", off by default"),
-             "", rule.summary, "", rule.explanation]
-    if rule.fix:
-        parts += ["", "Fix: " + rule.fix]
-    parts += ["", "Source: " + rule.source]
-    if rule.invalid:
-        parts += ["", "Example (reported):", ""] + ["    " + ln for ln in rule.invalid[0].rstrip("\n").split("\n")]
-    if rule.valid:
-        parts += ["", "Example (clean):", ""] + ["    " + ln for ln in rule.valid[0].rstrip("\n").split("\n")]
-    return "\n".join(parts) + "\n"
+    """The rule's documentation page (``docs/rules/NPUxxx.md``), as ``--explain`` prints it."""
+    from npulint.docs import rule_page
+
+    return rule_page(rule)
+
+
+# -- SARIF 2.1.0 -----------------------------------------------------------------------------
+
+SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
+_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _artifact(path: str) -> dict:
+    if os.path.isabs(path):
+        from pathlib import Path
+
+        return {"uri": Path(path).as_uri()}
+    return {"uri": path.replace(os.sep, "/"), "uriBaseId": "%SRCROOT%"}
+
+
+def _region(line: int, column: int, end_line: int = 0, end_column: int = 0) -> dict:
+    region = {"startLine": max(line, 1), "startColumn": max(column, 1)}
+    if end_line and (end_line, end_column) > (line, column):
+        region["endLine"] = end_line
+        region["endColumn"] = max(end_column, 1)
+    return region
+
+
+def to_sarif(findings: List[Finding], rules: Dict[str, Rule], cwd: Optional[str] = None) -> dict:
+    """One SARIF run: every rule (with its documentation) and every finding, with related
+    locations for cross-file findings and the automatic fix where there is one. Columns
+    count Unicode code points (``columnKind``), as npulint's do."""
+    from pathlib import Path
+
+    from npulint import __version__
+    from npulint.docs import help_uri, rule_page
+
+    ordered = sorted(rules.values(), key=lambda r: r.code)
+    index = {r.code: i for i, r in enumerate(ordered)}
+    descriptors = []
+    for r in ordered:
+        d = {
+            "id": r.code,
+            "name": r.name,
+            "shortDescription": {"text": r.summary},
+            "fullDescription": {"text": r.explanation},
+            "help": {"text": r.summary + " " + (r.fix or ""), "markdown": rule_page(r)},
+            "defaultConfiguration": {"level": _LEVEL[r.severity], "enabled": r.default_enabled},
+            "properties": {"source": r.source, "fixable": r.autofix},
+        }
+        uri = help_uri(r.code)
+        if uri:
+            d["helpUri"] = uri
+        descriptors.append(d)
+    results = []
+    for f in findings:
+        rule = rules.get(f.code)
+        res = {
+            "ruleId": f.code,
+            "level": _LEVEL[rule.severity] if rule else "error",
+            "message": {"text": f.message},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": _artifact(f.path),
+                "region": _region(f.line, f.column, f.end_line, f.end_column)}}],
+        }
+        if f.code in index:
+            res["ruleIndex"] = index[f.code]
+        if f.related:
+            res["relatedLocations"] = [
+                {"id": i, "message": {"text": "related location"},
+                 "physicalLocation": {"artifactLocation": _artifact(p), "region": _region(ln, c)}}
+                for i, (p, ln, c) in enumerate(f.related, 1)]
+        if f.fix is not None and f.fix.edits:
+            res["fixes"] = [{
+                "description": {"text": f.fix.description},
+                "artifactChanges": [{
+                    "artifactLocation": _artifact(f.path),
+                    "replacements": [{
+                        "deletedRegion": {"startLine": e.line, "startColumn": e.column,
+                                          "endLine": e.end_line, "endColumn": e.end_column},
+                        "insertedContent": {"text": e.text}} for e in f.fix.edits]}]}]
+        results.append(res)
+    root = Path(cwd or os.getcwd()).resolve().as_uri().rstrip("/") + "/"
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "npulint", "version": __version__, "semanticVersion": __version__,
+                                "rules": descriptors}},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": root}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+
+
+def write_sarif(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
+    json.dump(to_sarif(findings, rules), out, indent=2, ensure_ascii=False)
+    out.write("\n")
+
+
+def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
+    """Write *findings* in *output_format* (one of :data:`FORMATS`)."""
+    if output_format == "json":
+        write_json(findings, rules, out)
+    elif output_format == "sarif":
+        write_sarif(findings, rules, out)
+    elif output_format == "github":
+        write_github(findings, rules, out)
+    elif output_format == "full":
+        write_full(findings, rules, out, colour=use_colour(out))
+    else:
+        write_text(findings, out)
+
+
+def has_summary(output_format: str) -> bool:
+    """Formats read by people get the summary line (on stderr)."""
+    return output_format in ("text", "full")

@@ -4,9 +4,9 @@ checker that reports it; this package lists them for the engine, the CLI and the
 Installed wheels carry this folder as ``npulint.rules``.
 """
 
-from . import engine, mc2, prefetch, signature, torchair_config, torchair_streams
+from . import engine, mc2, mindspeed, prefetch, signature, torchair_config, torchair_streams
 
 CHECKERS = [signature.SignatureChecker, prefetch.PrefetchChecker, mc2.MC2Checker, torchair_config.TorchairConfigChecker,
-            torchair_streams.StreamsChecker]
+            torchair_streams.StreamsChecker, *mindspeed.CHECKERS]
 
-ALL_RULES = [*engine.RULES, *signature.RULES, *prefetch.RULES, *mc2.RULES, *torchair_config.RULES, *torchair_streams.RULES]
+ALL_RULES = [*engine.RULES, *signature.RULES, *prefetch.RULES, *mc2.RULES, *torchair_config.RULES, *torchair_streams.RULES, *mindspeed.RULES]

@@ -65,6 +65,7 @@ UNUSED_NOQA = Rule(
     invalid=("import torchair\nx = 1  # noqa: NPU304\n",),
     valid=("import torchair as tng\nwith tng.scope.npu_stream_switch('1', 2):  # noqa: NPU304\n    pass\n",),
     fix="Remove the unused code from the comment (`npulint --fix --extend-select NPU003` does it).",
+    autofix=True,
 )
 
 RULES = (INTERNAL_ERROR, SYNTAX_ERROR, UNREADABLE_FILE, UNUSED_NOQA)

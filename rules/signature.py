@@ -71,6 +71,11 @@ SIGNATURE_TEXT.update({
     "torchair.configs.compiler_config.CompilerConfig": "CompilerConfig()",
 })
 
+# MindSpeed adaptive memory optimization: research/mindspeed-flags.md §5 (MS@200r08
+# mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112, positional only).
+SIGNATURE_TEXT["mindspeed.core.memory.adaptive_memory.adaptive_memory_function.adapt_mem_func_wrapper"] = \
+    "adapt_mem_func_wrapper(fc_class, *args)"
+
 SIGNATURES: Dict[str, Signature] = {q: Signature.parse(t) for q, t in SIGNATURE_TEXT.items()}
 
 
@@ -102,7 +107,8 @@ API_SIGNATURE_MISMATCH = Rule(
         "`scope.npu_stream_switch(stream_tag, stream_priority=0, enable_inner_parallel=True)` (legacy "
         "`ops.NpuStreamSwitch(stream_tag, stream_priority=0)`), `scope.npu_wait_tensor(self, dependency)`, "
         "`ops.npu_create_tagged_event(tag)`, `ops.npu_tagged_event_record(event)`, "
-        "`ops.npu_tagged_event_wait(event)`, `ops.npu_record_tagged_stream(input, tagged_stream)`."
+        "`ops.npu_tagged_event_wait(event)`, `ops.npu_record_tagged_stream(input, tagged_stream)`; MindSpeed's "
+        "`adapt_mem_func_wrapper(fc_class, *args)` (no keywords)."
     ),
     source="RULES.md NPU010; research/npu-api-constraints.md §D.1, §D.3 "
            "(tf_adapter/python/npu_bridge/hccl/hccl_ops.py L31-L245), §C.1 "
@@ -132,7 +138,7 @@ class SignatureChecker(Checker):
     tokens = (("npu_weight_prefetch_scope",), ("hccl_ops",), ("npu_init",), ("npu_mm_reduce_scatter_base",),
               ("npu_all_gather_base_mm",), ("npu_mm_all_reduce_base",), ("npu_stream_switch",), ("tagged_event",),
               ("npu_record_tagged_stream",), ("npu_wait_tensor",), ("NpuStreamSwitch",), ("get_npu_backend",),
-              ("CompilerConfig",))
+              ("CompilerConfig",), ("adapt_mem_func_wrapper",))
 
     def __init__(self, ctx):
         super().__init__(ctx)

@@ -375,7 +375,8 @@ CUSTOM_POOL_OVERRIDES_FX_REUSE = Rule(
                "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = True", _BACKEND),
            _ex(_RO.strip(), "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False", _BACKEND)),
     fix="Drop the `disable_mempool_reuse_in_same_fx = False` line, or drop the custom pool if you need reuse "
-        "within one FX graph.")
+        "within one FX graph.",
+    autofix=True)
 
 GRAPHS_WITHOUT_SHARED_POOL = Rule(
     code="NPU203", name="graphs-without-shared-pool", severity="warning",
@@ -497,7 +498,8 @@ COMPILE_MODE_KWARG_IGNORED = Rule(
     invalid=(_ex(_BACKEND, "opt_model = torch.compile(model, backend=backend, mode=\"reduce-overhead\")"),),
     valid=(_ex(_RO.strip(), _BACKEND, _COMPILE),
            _IMP + "opt_model = torch.compile(model, mode=\"reduce-overhead\")\n"),
-    fix="Set `config.mode` on the CompilerConfig passed to get_npu_backend and drop `mode=` from torch.compile.")
+    fix="Set `config.mode` on the CompilerConfig passed to get_npu_backend and drop `mode=` from torch.compile.",
+    autofix=True)
 
 RULES = (ACLGRAPH_OPTION_IGNORED, CUSTOM_POOL_OVERRIDES_FX_REUSE, GRAPHS_WITHOUT_SHARED_POOL, CONFIG_OPTION_TYPE,
          ACLGRAPH_OUTPUT_RETAINED, UNKNOWN_CONFIG_OPTION, INVALID_COMPILE_MODE, COMPILE_MODE_KWARG_IGNORED)

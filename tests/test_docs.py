@@ -30,3 +30,42 @@ def test_explain_reads_the_rule_definition():
     for rule in registry.load()[0]:
         text = reporters.explain(rule)
         assert rule.code in text and rule.name in text and rule.summary in text and rule.source in text
+        assert rule.explanation in text and rule.fix in text
+        for example in rule.invalid + rule.valid:
+            assert example.rstrip("\n") in text
+
+
+def test_rule_docs_are_generated_and_current():
+    """docs/rules/NPUxxx.md, its index and the README table are what ``python -m npulint.docs``
+    writes from the rule definitions (run it after changing a rule)."""
+    from npulint import docs
+
+    rules = registry.load()[0]
+    assert docs.stale(REPO, rules) == [], "run `python -m npulint.docs` to regenerate the rule docs"
+    pages = sorted(p.stem for p in (REPO / "docs" / "rules").glob("NPU*.md"))
+    assert pages == sorted(r.code for r in rules)
+
+
+def test_rule_docs_check_finds_a_stale_page(tmp_path):
+    from npulint import docs
+
+    rules = registry.load()[0]
+    (tmp_path / "README.md").write_text("x\n<!-- rules-table:start -->\nold\n<!-- rules-table:end -->\n")
+    assert docs.main([str(tmp_path)]) == 0
+    assert docs.main([str(tmp_path), "--check"]) == 0
+    assert docs.rule_table(rules) in (tmp_path / "README.md").read_text()
+    page = tmp_path / "docs" / "rules" / "NPU101.md"
+    page.write_text(page.read_text() + "edited\n")
+    (tmp_path / "docs" / "rules" / "NPU999.md").write_text("gone\n")
+    assert sorted(p.name for p in docs.stale(tmp_path, rules)) == ["NPU101.md", "NPU999.md"]
+    assert docs.main([str(tmp_path), "--check"]) == 1
+    docs.main([str(tmp_path)])
+    assert docs.stale(tmp_path, rules) == []
+
+
+def test_explain_prints_the_rule_page(tmp_path):
+    from conftest import run_cli
+
+    r = run_cli(["--explain", "npu202"], tmp_path)
+    assert r.returncode == 0
+    assert r.stdout == (REPO / "docs" / "rules" / "NPU202.md").read_text(encoding="utf-8")

@@ -1,8 +1,8 @@
 #!/bin/bash
-# A MindSpeed launch script. npulint discovers shell launch scripts; the MindSpeed flag
-# rules (NPU5xx) that read them are not implemented yet, so this file has no findings.
+# A MindSpeed launch script with the mistakes npulint's NPU5xx rules catch before the job is
+# scheduled. `npulint examples/mindspeed` reports them at the flags' own tokens.
 GPUS_PER_NODE=8
-TP=2
+TP=1
 PP=1
 
 GPT_ARGS="
@@ -10,7 +10,19 @@ GPT_ARGS="
     --pipeline-model-parallel-size ${PP} \
     --num-layers 32 \
     --hidden-size 4096 \
+    --sequence-parallel \
+    --use-ascend-mc2 \
     --bf16
 "
+# NPU504: --use-ascend-mc2 needs tensor parallel size > 1 (TP=1 above)
 
-torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py $GPT_ARGS
+if [ "$FULL_RECOMPUTE" = 1 ]; then
+    MEMORY_ARGS="--recompute-granularity full --recompute-method uniform"
+else
+    # the other branch: AMO and full recompute are never on one path, which is fine
+    MEMORY_ARGS="--adaptive-memory-optimization"
+fi
+MEMORY_ARGS="$MEMORY_ARGS --swap-attention"  # NPU501: AMO is not compatible with swap-attention
+
+torchrun --nproc_per_node $GPUS_PER_NODE pretrain_gpt.py $GPT_ARGS $MEMORY_ARGS \
+    --num-layers-per-virtual-pipline-stage 4  # NPU502: did you mean --num-layers-per-virtual-pipeline-stage?

@@ -1,0 +1,709 @@
+"""Shell launch scripts: parse a bash script (tree-sitter-bash) into the launch commands it
+runs, each argument with its expanded text and the source span of the token it came from.
+
+What is followed: ``NAME=value``, ``NAME="…"`` (multi-line), ``NAME+=…``, ``NAME=( … )``,
+``export``/``declare``/``local``/``readonly`` assignments, ``NAME="$NAME …"`` appends, and the
+expansions ``$NAME``, ``${NAME}``, ``${NAME[@]}``/``${NAME[*]}``; unquoted expansions are
+split into words as bash does. Everything else (command substitution, arithmetic, parameter
+operators, positional parameters, variables the script never assigns) is *unknown*: an
+argument holding unknown text is marked so, and an unquoted unknown expansion may stand for
+any number of words. ``if``/``elif``/``else``, ``case`` and ``a && b``/``a || b`` are
+alternatives: the analysis follows each path (up to :data:`MAX_PATHS`; beyond that it says
+nothing about later commands). Variables assigned in loops are unknown
+after them; a function's body is analysed where it is called; after ``source f`` every
+variable set so far is unknown (except for CANN's ``set_env.sh``). Comments, ``echo``/``printf`` text and here-documents are never commands.
+
+The parser is imported lazily: only when a shell file is actually analysed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import shutil
+import subprocess
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from npulint.model import Span
+
+MAX_PATHS = 64
+UNKNOWN = "\x00"  # marks text of unknown origin inside a value
+MANY = "\x01"  # after UNKNOWN: the unknown text may be any number of words, even quoted ("$@")
+
+_PARSER = None
+
+
+def _parser():
+    global _PARSER
+    if _PARSER is None:
+        import tree_sitter
+        import tree_sitter_bash
+
+        _PARSER = tree_sitter.Parser(tree_sitter.Language(tree_sitter_bash.language()))
+    return _PARSER
+
+
+@dataclasses.dataclass(frozen=True)
+class Arg:
+    """One word of a command after expansion. ``text`` may contain :data:`UNKNOWN`; ``span``
+    is where its first character was written (None when it has no single source)."""
+
+    text: str
+    span: Optional[Span]
+    splat: bool = False  # an unquoted unknown expansion: stands for any number of words
+
+    @property
+    def known(self) -> bool:
+        return UNKNOWN not in self.text and not self.splat
+
+
+@dataclasses.dataclass
+class Command:
+    """A simple command on one path through the script: its words after expansion."""
+
+    words: List[Arg]
+    span: Span  # the command as written
+    path_id: int = 0
+
+
+@dataclasses.dataclass
+class ParseError:
+    line: int
+    column: int
+    message: str
+
+
+# A value is text plus, per character, its byte offset in the source (None = no source) and
+# whether it may be split into words (it came from an unquoted expansion).
+@dataclasses.dataclass(frozen=True)
+class Value:
+    text: str
+    offs: Tuple[Optional[int], ...]
+    is_array: bool = False
+    items: Tuple["Value", ...] = ()
+
+    @staticmethod
+    def unknown() -> "Value":
+        return Value(UNKNOWN, (None,))
+
+    def __add__(self, other: "Value") -> "Value":
+        return Value(self.text + other.text, self.offs + other.offs)
+
+
+EMPTY = Value("", ())
+
+
+class _Capped(Exception):
+    pass
+
+
+class Script:
+    """The launch-relevant view of one script."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.data = text.encode("utf-8")
+        self._line_starts = [0]
+        for i, b in enumerate(self.data):
+            if b == 0x0A:
+                self._line_starts.append(i + 1)
+        self.commands: List[Command] = []
+        self.capped = False
+        self.unreadable = False  # bash accepts it but tree-sitter-bash cannot read all of it
+
+    def span_of(self, start: int, end: Optional[int] = None) -> Span:
+        """1-based (line, column in characters) of byte offsets; end exclusive."""
+        return Span(*self._point(start), *self._point(start if end is None else end))
+
+    def _point(self, off: int) -> Tuple[int, int]:
+        import bisect
+
+        line = bisect.bisect_right(self._line_starts, off) - 1
+        start = self._line_starts[line]
+        col = len(self.data[start:off].decode("utf-8", errors="replace")) + 1
+        return line + 1, col
+
+
+def parse_script(text: str) -> Tuple[Optional[Script], Optional[ParseError]]:
+    """The launch commands of *text*, or the position of a syntax error bash itself rejects."""
+    source = text
+    # tree-sitter-bash rejects a line continuation at the very end of the file, which bash accepts
+    if source.rstrip(" \t").endswith("\\"):
+        source = source.rstrip(" \t") + "\n\n"
+    elif source.endswith("\\\n") or source.endswith("\\\r\n"):
+        source = source + "\n"
+    data = source.encode("utf-8")
+    tree = _parser().parse(data)
+    root = tree.root_node
+    script = Script(source)
+    if root.has_error:
+        err = _first_error(root)
+        if not _bash_accepts(data):
+            line, col = script._point(err.start_byte) if err is not None else (1, 1)
+            return None, ParseError(line, col, "bash cannot parse this script")
+        # bash accepts it (a construct tree-sitter-bash does not know, e.g. ${X:$N+1}): what
+        # tree-sitter could not read may assign a variable or hold a command, so nothing is
+        # known about the script's commands and nothing is said
+        script.unreadable = True
+        return script, None
+    _Walker(script).run(root)
+    return script, None
+
+
+def _first_error(node):
+    if node.type == "ERROR" or node.is_missing:
+        return node
+    for c in node.children:
+        if c.has_error or c.is_missing:
+            r = _first_error(c)
+            if r is not None:
+                return r
+    return node if node.has_error else None
+
+
+def _bash_accepts(data: bytes) -> bool:
+    """``bash -n`` (parse only, nothing runs) as a second opinion where tree-sitter-bash
+    finds an error; without bash, the tree-sitter verdict stands."""
+    bash = shutil.which("bash")
+    if bash is None:
+        return False
+    try:
+        r = subprocess.run([bash, "-n"], input=data, capture_output=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return r.returncode == 0
+
+
+_EXPANSION_TYPES = {"simple_expansion", "expansion"}
+_UNKNOWN_TYPES = {"command_substitution", "arithmetic_expansion", "process_substitution", "brace_expression"}
+_DECL = {"export", "declare", "local", "readonly", "typeset"}
+_NOT_COMMANDS = {"echo", "printf", ":", "true", "false", "test", "[", "[[", "cat", "read"}
+
+
+class _Walker:
+    """Walks the tree keeping a list of variable environments, one per path."""
+
+    def __init__(self, script: Script):
+        self.s = script
+        self.data = script.data
+        self.functions: Dict[str, object] = {}
+        self.calling: List[str] = []
+
+    # -- driver ----------------------------------------------------------------------
+    def run(self, root) -> None:
+        try:
+            self.block(root.children, [dict()])
+        except _Capped:
+            self.s.capped = True
+
+    def block(self, nodes, envs: List[Dict[str, Value]]) -> List[Dict[str, Value]]:
+        for n in nodes:
+            envs = self.stmt(n, envs)
+        return envs
+
+    def _cap(self, envs):
+        # merge identical environments, then cap
+        uniq, seen = [], set()
+        for e in envs:
+            key = tuple(sorted((k, v.text, v.offs, v.is_array) for k, v in e.items()))
+            if key not in seen:
+                seen.add(key)
+                uniq.append(e)
+        if len(uniq) > MAX_PATHS:
+            raise _Capped()
+        return uniq
+
+    def stmt(self, n, envs):
+        t = n.type
+        if t in ("comment", "heredoc_body", "heredoc_start", "heredoc_end", ";", ";;", "&", "\n"):
+            return envs
+        if t == "ERROR" or n.is_missing:
+            return envs
+        if t == "variable_assignment":
+            return [self.assign(n, e, copy=True) for e in envs]
+        if t == "variable_assignments":
+            out = []
+            for e in envs:
+                e = dict(e)
+                for c in n.named_children:
+                    if c.type == "variable_assignment":
+                        e = self.assign(c, e, copy=False)
+                out.append(e)
+            return out
+        if t == "declaration_command":
+            out = []
+            for e in envs:
+                e = dict(e)
+                for c in n.named_children:
+                    if c.type == "variable_assignment":
+                        e = self.assign(c, e, copy=False)
+                out.append(e)
+            return out
+        if t == "unset_command":
+            out = []
+            for e in envs:
+                e = dict(e)
+                for c in n.named_children:
+                    name = self.text(c)
+                    e.pop(name, None)
+                out.append(e)
+            return out
+        if t == "command":
+            name = n.child_by_field_name("name")
+            if name is not None and self.text(name) in self.functions:
+                return self.call(self.text(name), envs)
+            if name is not None and self.text(name) in ("source", "."):
+                args = n.children_by_field_name("argument")
+                target = self.text(args[0]).strip("'\"") if args else ""
+                if not (target.endswith("/set_env.sh") or target == "/etc/os-release"):
+                    # the sourced file may set any variable: what the script set so far is unknown
+                    # (CANN's set_env.sh only sets the toolkit's environment)
+                    return [{k: Value.unknown() for k in e} for e in envs]
+                return envs
+            for e in envs:
+                self.command(n, e)
+            return envs
+        if t == "redirected_statement":
+            body = n.child_by_field_name("body")
+            return self.stmt(body, envs) if body is not None else envs
+        if t in ("pipeline",):
+            for c in n.named_children:
+                # each part of a pipeline runs in a subshell: its assignments do not survive
+                self.stmt(c, envs)
+            return envs
+        if t == "list":
+            return self.andor(n, envs)
+        if t in ("subshell",):
+            self.block(n.named_children, envs)
+            return envs
+        if t in ("compound_statement",):
+            return self.block(n.named_children, envs)
+        if t == "if_statement":
+            return self.if_stmt(n, envs)
+        if t == "case_statement":
+            return self.case_stmt(n, envs)
+        if t in ("for_statement", "c_style_for_statement", "while_statement"):
+            return self.loop(n, envs)
+        if t == "function_definition":
+            return self.function(n, envs)
+        if t == "negated_command":
+            return self.block(n.named_children, envs)
+        if t == "test_command":
+            return envs
+        # anything else: look inside for commands, keep the environments
+        for c in n.named_children:
+            self.stmt(c, envs)
+        return envs
+
+    # -- control flow --------------------------------------------------------------------
+    def andor(self, n, envs):
+        children = n.children
+        left = children[0]
+        envs = self.stmt(left, envs)
+        i = 1
+        while i + 1 < len(children):
+            op, right = children[i], children[i + 1]
+            if op.type in ("&&", "||"):
+                ran = self.stmt(right, [dict(e) for e in envs])
+                envs = self._cap(envs + ran)  # the right side may or may not run
+            else:
+                envs = self.stmt(right, envs)
+            i += 2
+        return envs
+
+    def if_stmt(self, n, envs):
+        out = []
+        has_else = False
+        body = []
+        for c in n.children:
+            if c.type in ("elif_clause", "else_clause"):
+                break
+            if c.type in ("if", "then", "fi", ";", "&", "\n") or c == n.child_by_field_name("condition"):
+                continue
+            body.append(c)
+        cond_nodes = [c for c in n.children_by_field_name("condition")]
+        body = [c for c in body if c not in cond_nodes]
+        out += self.block(body, [dict(e) for e in envs])
+        for c in n.children:
+            if c.type == "elif_clause":
+                conds = c.children_by_field_name("condition")
+                inner = [x for x in c.named_children if x not in conds]
+                out += self.block(inner, [dict(e) for e in envs])
+            elif c.type == "else_clause":
+                has_else = True
+                out += self.block(c.named_children, [dict(e) for e in envs])
+        if not has_else:
+            out += envs
+        return self._cap(out)
+
+    def case_stmt(self, n, envs):
+        out = []
+        default = False
+        for item in n.named_children:
+            if item.type != "case_item":
+                continue
+            values = item.children_by_field_name("value")
+            if any(self.text(v) == "*" for v in values):
+                default = True
+            inner = [x for x in item.named_children if x not in values and x.type != "comment"]
+            out += self.block(inner, [dict(e) for e in envs])
+        if not default:
+            out += envs
+        return self._cap(out)
+
+    def loop(self, n, envs):
+        # the body may run zero or more times: analyse its commands once, and every variable
+        # it assigns is unknown afterwards (and inside it)
+        assigned = self._assigned_names(n)
+        inner = []
+        for e in envs:
+            e = dict(e)
+            for name in assigned:
+                e[name] = Value.unknown()
+            inner.append(e)
+        body = n.child_by_field_name("body")
+        if body is not None:
+            self.block(body.named_children, [dict(e) for e in inner])
+        return self._cap(inner)
+
+    def function(self, n, envs):
+        """A definition runs nothing: the body is analysed where the function is called, with
+        the caller's variables (its assignments then hold for the caller, as in bash)."""
+        name = n.child_by_field_name("name")
+        body = n.child_by_field_name("body")
+        if name is not None and body is not None:
+            self.functions[self.text(name)] = body
+        return envs
+
+    def call(self, name: str, envs):
+        body = self.functions[name]
+        if name in self.calling or len(self.calling) > 8:
+            # recursion: whatever the body assigns is unknown from here on
+            assigned = self._assigned_names(body)
+            return [dict(e, **{a: Value.unknown() for a in assigned}) for e in envs]
+        self.calling.append(name)
+        try:
+            return self.block(body.named_children, envs)
+        finally:
+            self.calling.pop()
+
+    def _assigned_names(self, n) -> List[str]:
+        names = []
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            if x.type == "variable_assignment":
+                nm = x.child_by_field_name("name")
+                if nm is not None:
+                    names.append(self.text(nm).split("[")[0])
+            elif x.type in ("command",):
+                # `read X`, `mapfile X` etc. also assign: make such names unknown too
+                name = x.child_by_field_name("name")
+                if name is not None and self.text(name) in ("read", "mapfile", "readarray"):
+                    for a in x.children_by_field_name("argument"):
+                        t = self.text(a)
+                        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", t):
+                            names.append(t)
+            stack.extend(x.named_children)
+        return names
+
+    # -- assignments -----------------------------------------------------------------
+    def assign(self, n, env, copy: bool):
+        if copy:
+            env = dict(env)
+        name_node = n.child_by_field_name("name")
+        if name_node is None:
+            return env
+        name = self.text(name_node)
+        if name_node.type == "subscript" or "[" in name:  # A[i]=x: the array becomes unknown
+            env[name.split("[")[0]] = Value.unknown()
+            return env
+        value_node = n.child_by_field_name("value")
+        append = any(c.type == "+=" for c in n.children)
+        if value_node is None:
+            new = EMPTY
+        elif value_node.type == "array":
+            items = []
+            for c in value_node.named_children:
+                if c.type == "comment":
+                    continue
+                items.extend(self.fields(c, env))
+            new = Value("", (), is_array=True, items=tuple(items))
+        else:
+            new = self.word_value(value_node, env)
+        if append:
+            old = env.get(name)
+            if old is None:
+                old = EMPTY if name in env else Value.unknown()
+            if old.is_array or new.is_array:
+                new = Value("", (), True, _items(old) + _items(new))
+            else:
+                new = old + new
+        env[name] = new
+        return env
+
+    # -- words -----------------------------------------------------------------------
+    def text(self, n) -> str:
+        return self.data[n.start_byte:n.end_byte].decode("utf-8", errors="replace")
+
+    def word_value(self, n, env) -> Value:
+        """The value of a word in a non-splitting context (the right side of an assignment)."""
+        parts = self.parts(n, env, quoted=False)
+        return _join(p for p, _ in parts)
+
+    def parts(self, n, env, quoted: bool) -> List[Tuple[Value, bool]]:
+        """(value, splittable) pieces of a word."""
+        t = n.type
+        if t in ("word", "number"):
+            return [(self.literal(n, unquoted=True), False)]
+        if t == "raw_string":
+            s, e = n.start_byte + 1, n.end_byte - 1
+            return [(Value(self.data[s:e].decode("utf-8", "replace"), _char_offsets(self.data, s, e)), False)]
+        if t == "ansi_c_string":
+            return [(Value.unknown(), False)]
+        if t in ("string", "translated_string"):
+            if t == "translated_string":
+                n = n.named_children[0] if n.named_children else n
+            return [(v, False) for v in self.dq_string(n, env)]
+        if t in _EXPANSION_TYPES:
+            v = self.expand(n, env)
+            return [(v, not quoted)]
+        if t == "concatenation":
+            out = []
+            for c in n.children:
+                out.extend(self.parts(c, env, quoted))
+            return out
+        if t in _UNKNOWN_TYPES:
+            return [(Value.unknown(), not quoted)]
+        return [(Value.unknown(), not quoted)]
+
+    def literal(self, n, unquoted: bool) -> Value:
+        raw = self.data[n.start_byte:n.end_byte]
+        text, offs = [], []
+        i = 0
+        chars = raw.decode("utf-8", errors="replace")
+        coffs = _char_offsets(self.data, n.start_byte, n.end_byte)
+        while i < len(chars):
+            ch = chars[i]
+            if ch == "\\" and unquoted and i + 1 < len(chars):
+                if chars[i + 1] == "\n":
+                    i += 2
+                    continue
+                text.append(chars[i + 1])
+                offs.append(coffs[i + 1])
+                i += 2
+                continue
+            text.append(ch)
+            offs.append(coffs[i])
+            i += 1
+        return Value("".join(text), tuple(offs))
+
+    def dq_string(self, n, env) -> List[Value]:
+        """The pieces of a double-quoted string (an array splice stays its own piece)."""
+        out: List[Value] = []
+        pos = n.start_byte + 1
+        end = n.end_byte - 1
+        for c in n.children:
+            if c.type in _EXPANSION_TYPES or c.type in _UNKNOWN_TYPES:
+                # tree-sitter-bash may start an expansion node at the line continuation before
+                # its `$`: that part is string text
+                start = c.start_byte
+                dollar = self.data.find(b"$", start, c.end_byte)
+                if dollar > start and not self.data[start:dollar].strip(b" \t\\\n"):
+                    start = dollar
+                out.append(self.dq_raw(pos, start))
+                out.append(self.expand(c, env, start) if c.type in _EXPANSION_TYPES else Value.unknown())
+                pos = c.end_byte
+        out.append(self.dq_raw(pos, end))
+        return [v for v in out if v.is_array or v.text]
+
+    def dq_raw(self, start: int, end: int) -> Value:
+        if end <= start:
+            return EMPTY
+        chars = self.data[start:end].decode("utf-8", errors="replace")
+        coffs = _char_offsets(self.data, start, end)
+        text, offs = [], []
+        i = 0
+        while i < len(chars):
+            ch = chars[i]
+            if ch == "\\" and i + 1 < len(chars) and chars[i + 1] in '$`"\\\n':
+                if chars[i + 1] != "\n":
+                    text.append(chars[i + 1])
+                    offs.append(coffs[i + 1])
+                i += 2
+                continue
+            text.append(ch)
+            offs.append(coffs[i])
+            i += 1
+        return Value("".join(text), tuple(offs))
+
+    def expand(self, n, env, start: Optional[int] = None) -> Value:
+        """``$X``, ``${X}``, ``${X[@]}``: the variable's value; anything else is unknown."""
+        if start is None:
+            start = n.start_byte
+            dollar = self.data.find(b"$", start, n.end_byte)
+            if dollar > start and not self.data[start:dollar].strip(b" \t\\\n"):
+                start = dollar
+        raw = self.data[start:n.end_byte].decode("utf-8", "replace")
+        if re.fullmatch(r"\$[@*]|\$\{[@*]\}", raw):
+            return Value(UNKNOWN + MANY, (None, None))
+        m = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)(\[[@*]\])?\}", raw)
+        if not m:
+            return Value.unknown()
+        name = m.group(1) or m.group(2)
+        v = env.get(name)
+        if v is None:
+            return Value(UNKNOWN + MANY, (None, None)) if m.group(3) else Value.unknown()
+        if v.is_array:
+            if m.group(3) is None:  # $A is the first element
+                return v.items[0] if v.items else EMPTY
+            return Value("", (), True, v.items)
+        return v
+
+    def fields(self, n, env) -> List[Value]:
+        """Word splitting of one word into fields (for arrays and command arguments)."""
+        pieces = self.parts(n, env, quoted=False)
+        return [a for a, _ in _split(pieces)]
+
+    # -- commands --------------------------------------------------------------------
+    def command(self, n, env) -> None:
+        name = n.child_by_field_name("name")
+        if name is None:
+            return
+        words: List[Arg] = []
+        for c in n.children:
+            if c.type in ("variable_assignment", "file_redirect", "herestring_redirect", "heredoc_redirect"):
+                continue
+            if c.type == "command_name":
+                inner = c.named_children[0] if c.named_children else c
+                words.extend(self.args(inner, env))
+            elif c.is_named and c.type not in ("comment",):
+                words.extend(self.args(c, env))
+        if not words:
+            return
+        first = words[0].text
+        if os.path.basename(first) in _NOT_COMMANDS:
+            return
+        self.s.commands.append(Command(words, self.s.span_of(n.start_byte, n.end_byte)))
+
+    def token_span(self, value: Value) -> Optional[Span]:
+        """Where a word was written: from its first character with a source, over the run of
+        characters that follow it contiguously in the source."""
+        offs = value.offs
+        k = next((i for i, o in enumerate(offs) if o is not None), None)
+        if k is None:
+            return None
+        start = end = offs[k]
+        end += _clen(self.data, end)
+        for o in offs[k + 1:]:
+            if o != end:
+                break
+            end += _clen(self.data, o)
+        return self.s.span_of(start, end)
+
+    def args(self, n, env) -> List[Arg]:
+        pieces = self.parts(n, env, quoted=False)
+        out = []
+        for value, splat in _split(pieces):
+            out.append(Arg(value.text, self.token_span(value), splat))
+        return out
+
+
+def _items(v: Value) -> Tuple[Value, ...]:
+    if v.is_array:
+        return v.items
+    return (v,) if v.text else ()
+
+
+def _join(values) -> Value:
+    out = EMPTY
+    for v in values:
+        if v.is_array:
+            v = _join_with_spaces(v.items)
+        out = out + v
+    return out
+
+
+def _join_with_spaces(items) -> Value:
+    out = EMPTY
+    for i, v in enumerate(items):
+        if i:
+            out = out + Value(" ", (None,))
+        out = out + v
+    return out
+
+
+def _split(pieces: Sequence[Tuple[Value, bool]]) -> List[Tuple[Value, bool]]:
+    """Field splitting: whitespace in splittable pieces separates words. Returns (word,
+    splat) where splat marks an unquoted unknown expansion standing alone."""
+    words: List[Tuple[Value, bool]] = []
+    cur: Optional[Value] = None
+    cur_splat = False
+
+    def flush():
+        nonlocal cur, cur_splat
+        if cur is not None:
+            words.append((cur, cur_splat))
+        cur, cur_splat = None, False
+
+    for value, splittable in pieces:
+        if value.is_array:  # "${A[@]}" / ${A[@]}: one word per element (split if unquoted)
+            for j, item in enumerate(value.items):
+                if j:
+                    flush()
+                sub = _split([(item, splittable)])
+                for k, (w, s) in enumerate(sub):
+                    if k == 0 and cur is not None:
+                        cur = cur + w
+                        cur_splat = cur_splat or s
+                    else:
+                        flush()
+                        cur, cur_splat = w, s
+                    if k < len(sub) - 1:
+                        flush()
+            continue
+        if not splittable:
+            if MANY in value.text:
+                value = Value(value.text.replace(MANY, ""), tuple(o for o, ch in zip(value.offs, value.text)
+                                                                   if ch != MANY))
+                cur_splat = True
+            cur = value if cur is None else cur + value
+            continue
+        if value.text in (UNKNOWN, UNKNOWN + MANY):  # an unknown unquoted expansion: any number of words
+            value = Value.unknown()
+            cur = value if cur is None else cur + value
+            cur_splat = True
+            continue
+        buf_t, buf_o = [], []
+        for ch, off in zip(value.text, value.offs):
+            if ch in " \t\n":
+                if buf_t:
+                    piece = Value("".join(buf_t), tuple(buf_o))
+                    cur = piece if cur is None else cur + piece
+                    buf_t, buf_o = [], []
+                flush()
+            else:
+                buf_t.append(ch)
+                buf_o.append(off)
+        if buf_t:
+            piece = Value("".join(buf_t), tuple(buf_o))
+            cur = piece if cur is None else cur + piece
+    flush()
+    return [(w, s) for w, s in words if w.text or w.offs]
+
+
+def _char_offsets(data: bytes, start: int, end: int) -> Tuple[int, ...]:
+    """Byte offset of each character of data[start:end]."""
+    out = []
+    i = start
+    while i < end:
+        out.append(i)
+        b = data[i]
+        i += 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+    return tuple(out)
+
+
+def _clen(data: bytes, off: int) -> int:
+    b = data[off]
+    return 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4

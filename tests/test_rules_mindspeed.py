@@ -1,0 +1,490 @@
+"""NPU501-NPU505: MindSpeed launch flags in shell scripts and Python launchers; AMO."""
+
+from conftest import at, codes, pos
+from npulint.fixes import fix_text, parses
+from npulint.source import PYTHON
+
+LEGACY = '[tool.npulint]\nmindspeed-stack = "legacy"\n'
+
+
+def sh(lint, src, select=("NPU5",), config=None):
+    return lint({"run.sh": src}, select=list(select), config=config)
+
+
+# -- NPU501: every catalog kind, violation and clean twin ---------------------------------
+
+
+def test_amo_against_recompute_granularity(lint):
+    src = "torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization --recompute-granularity full\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU501"]
+    assert pos(found[0]) == at(src, "--recompute-granularity")
+    assert found[0].end_column == found[0].column + len("--recompute-granularity")
+
+
+def test_amo_clean_twin(lint):
+    assert sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --recompute-num-layers 2\n") == []
+
+
+def test_amo_selective_also_conflicts_and_recompute_activations(lint):
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --recompute-granularity selective "
+                          "--adaptive-memory-optimization\n")) == ["NPU501"]
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --recompute-activations\n")) == [
+        "NPU501"]
+
+
+def test_value_conditions(lint):
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree 2\n")) == ["NPU501"]
+    assert sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree 1\n") == []
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization "
+                          "--adaptive-recompute-device-size 1024\n")) == ["NPU501"]
+    assert sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --adaptive-recompute-device-size -1\n") == []
+
+
+def test_one_finding_per_pair_at_the_later_flag(lint):
+    src = "torchrun pretrain_gpt.py --swap-attention --adaptive-memory-optimization\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU501"]
+    assert pos(found[0]) == at(src, "--adaptive-memory-optimization")
+
+
+def test_legacy_only_rule(lint):
+    src = "torchrun pretrain_gpt.py --enable-zero3 --use-ascend-mc2 --sequence-parallel --tensor-model-parallel-size 2\n"
+    assert sh(lint, src) == []
+    assert codes(sh(lint, src, config=LEGACY)) == ["NPU501"]
+
+
+# -- NPU504 -----------------------------------------------------------------------------
+
+
+def test_requirement_flag_and_default_value(lint):
+    src = "torchrun pretrain_gpt.py --recompute-in-bubble --num-layers-per-virtual-pipeline-stage 2\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"]  # pipeline size defaults to 1
+    assert pos(found[0]) == at(src, "--recompute-in-bubble")
+    assert sh(lint, "torchrun pretrain_gpt.py --recompute-in-bubble --num-layers-per-virtual-pipeline-stage 2 "
+                    "--pipeline-model-parallel-size 4\n") == []
+
+
+def test_requirement_clean_twin_and_unknown(lint):
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --reuse-fp32-param --fp16\n")) == ["NPU504"]
+    assert sh(lint, "torchrun pretrain_gpt.py --reuse-fp32-param --bf16\n") == []
+    # a variable the script never sets may hold the companion: say nothing
+    assert sh(lint, "torchrun pretrain_gpt.py --reuse-fp32-param $EXTRA\n") == []
+
+
+def test_choices(lint):
+    src = "torchrun pretrain_gpt.py --recompute-granularity ful\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"]
+    assert pos(found[0]) == at(src, "ful")
+    assert sh(lint, "torchrun pretrain_gpt.py --recompute-granularity full\n") == []
+
+
+# -- NPU502 -----------------------------------------------------------------------------
+
+
+def test_unknown_flag_near_a_known_one(lint):
+    src = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-paralel-size 2 --totally-custom-flag\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU502"]
+    assert "--tensor-model-parallel-size" in found[0].message
+
+
+def test_launcher_options_and_other_entries_are_not_flags(lint):
+    assert sh(lint, "torchrun --nproc_per_nod 8 pretrain_gpt.py --bf16\n") == []
+    assert sh(lint, "python preprocess_data.py --tensor-model-paralel-size 2\n") == []
+
+
+# -- shell mechanics --------------------------------------------------------------------
+
+SCRIPT = """\
+#!/bin/bash
+PP=1
+MEM_ARGS="
+    --adaptive-memory-optimization \\
+    --bf16
+"
+RECOMPUTE=(--recompute-method block)
+GPT_ARGS="--num-layers 8"
+GPT_ARGS="$GPT_ARGS --pipeline-model-parallel-size ${PP}"
+torchrun --nproc_per_node 8 pretrain_gpt.py $GPT_ARGS $MEM_ARGS "${RECOMPUTE[@]}"
+"""
+
+
+def test_flags_through_variables_arrays_and_appends(lint):
+    found = sh(lint, SCRIPT)
+    assert codes(found) == ["NPU501"]
+    assert pos(found[0]) == at(SCRIPT, "--recompute-method")  # in the array's assignment
+
+
+def test_location_inside_multiline_assignment(lint):
+    src = 'GPT_ARGS="\n    --reuse-fp32-param \\\n    --fp16\n"\ntorchrun pretrain_gpt.py $GPT_ARGS\n'
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"]
+    assert pos(found[0]) == (2, 5)
+
+
+def test_scalar_value_through_variable(lint):
+    src = "PP=4\nV=2\ntorchrun pretrain_gpt.py --recompute-in-bubble --pipeline-model-parallel-size $PP " \
+          "--num-layers-per-virtual-pipeline-stage ${V}\n"
+    assert sh(lint, src) == []
+    assert codes(sh(lint, src.replace("PP=4", "PP=1"))) == ["NPU504"]
+
+
+def test_exclusive_branches_are_clean(lint):
+    src = """\
+    if [ "$MODE" = amo ]; then
+        ARGS="--adaptive-memory-optimization"
+    elif [ "$MODE" = swap ]; then
+        ARGS="--swap-attention"
+    else
+        ARGS="--recompute-granularity full"
+    fi
+    torchrun pretrain_gpt.py $ARGS
+    """
+    assert sh(lint, src) == []
+    case = """\
+    case "$1" in
+      amo) ARGS="--adaptive-memory-optimization" ;;
+      *) ARGS="--recompute-method uniform" ;;
+    esac
+    torchrun pretrain_gpt.py $ARGS
+    """
+    assert sh(lint, case) == []
+
+
+def test_branch_and_later_flag_on_one_path(lint):
+    src = """\
+    if [ -n "$X" ]; then
+        ARGS="--adaptive-memory-optimization"
+    fi
+    torchrun pretrain_gpt.py $ARGS --swap-attention
+    """
+    assert codes(sh(lint, src)) == ["NPU501"]
+
+
+def test_two_commands_checked_apart(lint):
+    src = """\
+    torchrun pretrain_gpt.py --adaptive-memory-optimization
+    torchrun pretrain_gpt.py --swap-attention
+    python -m torch.distributed.launch --nproc_per_node 8 pretrain_gpt.py --swap-attention --recompute-in-bubble
+    """
+    found = sh(lint, src)
+    assert sorted(codes(found)) == ["NPU501", "NPU504", "NPU504"]
+    assert all(f.line == 3 for f in found)
+
+
+def test_comments_echo_heredoc_ignored(lint):
+    src = """\
+    # torchrun pretrain_gpt.py --adaptive-memory-optimization --swap-attention
+    echo torchrun pretrain_gpt.py --adaptive-memory-optimization --swap-attention
+    cat <<EOF
+    torchrun pretrain_gpt.py --adaptive-memory-optimization --swap-attention
+    EOF
+    """
+    assert sh(lint, src) == []
+
+
+def test_launchers(lint):
+    for launcher in ("msrun --worker_num 8", "python3", "python -m torch.distributed.run --nproc_per_node 2"):
+        src = f"{launcher} pretrain_gpt.py --adaptive-memory-optimization --swap-attention\n"
+        assert codes(sh(lint, src)) == ["NPU501"], launcher
+    assert sh(lint, "python -m some.tool pretrain_gpt.py --adaptive-memory-optimization --swap-attention\n") == []
+
+
+def test_loop_assignment_is_unknown(lint):
+    src = """\
+    ARGS=""
+    for f in a b; do ARGS="$ARGS --bf16"; done
+    torchrun pretrain_gpt.py --reuse-fp32-param $ARGS
+    """
+    assert sh(lint, src) == []
+
+
+def test_unparsable_script_is_npu001(lint):
+    found = lint({"run.sh": "torchrun pretrain_gpt.py --bf16\nif then fi (\n"}, select=["NPU001", "NPU5"])
+    assert codes(found) == ["NPU001"]
+
+
+def test_trailing_backslash_at_eof_parses(lint):
+    found = lint({"run.sh": "torchrun pretrain_gpt.py --reuse-fp32-param --fp16 \\"}, select=["NPU001", "NPU5"])
+    assert codes(found) == ["NPU504"]
+
+
+# -- Python launchers -------------------------------------------------------------------
+
+
+def test_subprocess_list(lint):
+    src = """\
+    import subprocess as sp
+    cmd = ["torchrun", "--nproc_per_node", "8", "pretrain_gpt.py", "--adaptive-memory-optimization",
+           "--swap-attention"]
+    sp.run(cmd)
+    """
+    found = lint(src, select=["NPU5"])
+    assert codes(found) == ["NPU501"]
+    assert pos(found[0]) == at(src, '"--swap-attention"')
+
+
+def test_os_execv_and_sys_argv(lint):
+    src = """\
+    import os, sys
+    os.execv("/usr/bin/python3", ["python3", "pretrain_gpt.py", "--reuse-fp32-param"])
+    sys.argv = ["pretrain_gpt.py", "--tensor-model-paralel-size", "2"]
+    """
+    assert codes(lint(src, select=["NPU5"])) == ["NPU504", "NPU502"]
+
+
+def test_python_lookalikes_are_not_launchers(lint):
+    src = """\
+    def run(cmd):
+        pass
+    run(["torchrun", "pretrain_gpt.py", "--adaptive-memory-optimization", "--swap-attention"])
+    args = ["torchrun", "pretrain_gpt.py", "--adaptive-memory-optimization", "--swap-attention"]
+    """
+    assert lint(src, select=["NPU5"]) == []
+
+
+# -- NPU503 and its fix -----------------------------------------------------------------
+
+MODEL = """\
+import torch
+
+
+class Fn(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, y):
+        return x
+
+
+class Layer(torch.nn.Module):
+    def forward(self, x):
+        return Fn.apply(x,
+                        x * 2)
+
+
+def helper(x):
+    return Fn.apply(x, x)
+"""
+
+
+def test_npu503_cross_file_with_shell_launch(lint):
+    files = {"model.py": MODEL, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"}
+    found = lint(files, select=["NPU503"])
+    assert codes(found) == ["NPU503"]
+    assert found[0].path.endswith("model.py") and pos(found[0]) == at(MODEL, "Fn.apply(x,\n")
+    assert found[0].related and found[0].related[0][0].endswith("run.sh")
+
+
+def test_npu503_fix_keeps_arguments_on_their_lines(lint):
+    model = MODEL.replace("return Fn.apply(x,\n                        x * 2)", "y = Fn.apply(\n            x, x)\n        return y")
+    files = {"model.py": model, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"}
+    found = lint(files, select=["NPU503"])
+    fixed, _ = fix_text(model, [found[0].fix], PYTHON)
+    assert "y = adapt_mem_func_wrapper(Fn,\n            x, x)" in fixed
+
+
+def test_npu503_needs_amo(lint):
+    files = {"model.py": MODEL, "run.sh": "torchrun pretrain_gpt.py --bf16\n"}
+    assert lint(files, select=["NPU503"]) == []
+
+
+def test_npu503_fix_applies_is_idempotent_and_parses(lint):
+    files = {"model.py": MODEL, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"}
+    found = lint(files, select=["NPU503"])
+    fixed, applied = fix_text(MODEL, [found[0].fix], PYTHON)
+    assert applied and parses(fixed, PYTHON)
+    assert "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper" in fixed
+    assert "adapt_mem_func_wrapper(Fn, x,\n                        x * 2)" in fixed
+    assert "return Fn.apply(x, x)" in fixed  # not a module method
+    assert not any(line != line.rstrip() for line in fixed.splitlines())
+    again = lint({"model.py": fixed, "run.sh": files["run.sh"]}, select=["NPU503"])
+    assert again == []
+
+
+def test_npu503_fix_through_cli(project, tmp_path):
+    from conftest import run_cli
+
+    root = project({"model.py": MODEL, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"})
+    diff = run_cli(["--select", "NPU503", "--diff", "."], cwd=root)
+    assert "+from mindspeed.core.memory" in diff.stdout
+    assert (root / "model.py").read_text() == MODEL
+    run_cli(["--select", "NPU503", "--fix", "."], cwd=root)
+    text = (root / "model.py").read_text()
+    assert "adapt_mem_func_wrapper(Fn, x," in text
+    compile(text, "model.py", "exec")
+    assert run_cli(["--select", "NPU503", "."], cwd=root).returncode == 0
+
+
+# -- NPU505 -----------------------------------------------------------------------------
+
+WRAP = """\
+import torch
+from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper as w
+
+
+class Fn(torch.autograd.Function):
+    pass
+
+
+def f(x):
+    return x
+
+
+a = w(Fn.apply, 1)
+b = w(Fn(), 1)
+c = w(f, 1)
+d = w(lambda t: t, 1)
+e = w(Fn, x=1)
+ok = w(Fn, 1)
+unknown = w(get_fn(), 1)
+"""
+
+
+def test_npu505(lint):
+    found = lint(WRAP, select=["NPU505"])
+    assert [f.line for f in found] == [13, 14, 15, 16, 17]
+
+
+def test_npu505_local_lookalike(lint):
+    src = "def adapt_mem_func_wrapper(f, *a):\n    pass\nadapt_mem_func_wrapper(lambda: 1)\n"
+    assert lint(src, select=["NPU505"]) == []
+
+
+def test_npu010_catalogues_the_wrapper(lint):
+    src = ("from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n"
+           "y = adapt_mem_func_wrapper(Fn, x, inputs=1)\nz = adapt_mem_func_wrapper()\nok = adapt_mem_func_wrapper(Fn, x)\n")
+    assert [(f.code, f.line) for f in lint(src, select=["NPU010"])] == [("NPU010", 2), ("NPU010", 3)]
+
+
+def test_export_and_plus_equals(lint):
+    src = 'export GPT_ARGS="--adaptive-memory-optimization"\nGPT_ARGS+=" --swap-attention"\n' \
+          'torchrun pretrain_gpt.py ${GPT_ARGS}\n'
+    found = sh(lint, src)
+    assert codes(found) == ["NPU501"] and pos(found[0]) == at(src, "--swap-attention")
+
+
+def test_flag_value_with_equals_sign(lint):
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree=4\n")) == ["NPU501"]
+
+
+def test_value_condition_on_absent_flag_without_default_is_unknown(lint):
+    # --moe-alltoall-overlap-comm needs EP > 1 (default 1): reported; a dispatcher we hold no
+    # default for would be unknown, never a finding
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm\n")) == ["NPU504"]
+    assert sh(lint, "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm --expert-model-parallel-size 8\n") == []
+
+
+def test_subprocess_tuple_and_keyword(lint):
+    src = """\
+    import subprocess
+    subprocess.Popen(args=("python", "-m", "torch.distributed.run", "pretrain_gpt.py", "--reuse-fp32-param"))
+    """
+    assert codes(lint(src, select=["NPU5"])) == ["NPU504"]
+
+
+def test_pipeline_layout_conflict(lint):
+    src = "torchrun pretrain_gpt.py --pipeline-model-parallel-layout 'E|t*4|L' --noop-layers 0,3\n"
+    assert codes(sh(lint, src)) == ["NPU501"]
+
+
+def test_script_bash_accepts_but_tree_sitter_does_not_is_silent(lint):
+    import shutil
+
+    if shutil.which("bash") is None:  # pragma: no cover
+        return
+    src = 'V="${ARG:$LEN+1}"\ntorchrun pretrain_gpt.py --reuse-fp32-param --fp16\n'
+    assert lint({"run.sh": src}, select=["NPU001", "NPU5"]) == []
+
+
+def test_npu001_alone_parses_shell(lint):
+    assert codes(lint({"run.sh": "MASTER_ADDR=<master_ip>\ntorchrun pretrain_gpt.py\n"}, select=["NPU001"])) == [
+        "NPU001"]
+
+
+def test_function_body_runs_at_its_call_with_the_callers_variables(lint):
+    src = """\
+    launch() {
+        torchrun pretrain_gpt.py $GPT_ARGS "$@"
+    }
+    GPT_ARGS="--adaptive-memory-optimization --swap-attention"
+    GPT_ARGS="--adaptive-memory-optimization"
+    launch
+    """
+    assert sh(lint, src) == []
+    src2 = src.replace('GPT_ARGS="--adaptive-memory-optimization"\n', "") + "GPT_ARGS=x\n"
+    assert codes(sh(lint, src2)) == ["NPU501"]
+    never_called = "f() {\n  torchrun pretrain_gpt.py --adaptive-memory-optimization --swap-attention\n}\n"
+    assert sh(lint, never_called) == []
+
+
+def test_quoted_positional_parameters_stand_for_any_words(lint):
+    assert sh(lint, 'torchrun pretrain_gpt.py --reuse-fp32-param "$@"\n') == []
+    assert sh(lint, 'torchrun pretrain_gpt.py --reuse-fp32-param "${EXTRA[@]}"\n') == []
+    assert codes(sh(lint, 'torchrun pretrain_gpt.py --reuse-fp32-param "$1"\n')) == []  # one unknown word
+
+
+def test_expansion_after_a_line_continuation_inside_quotes(lint):
+    # tree-sitter-bash starts the second expansion's node at the ` \` before it
+    src = 'D="a b"\nH=""\nC="\n  --reuse-fp32-param ${D} \\\n  ${H} \\\n  --fp16\n"\ntorchrun pretrain_gpt.py $C\n'
+    assert codes(sh(lint, src)) == ["NPU504"]
+
+
+def test_legacy_value_defaults(lint):
+    # ampipe needs deepspeed_moe; the legacy parser's default is megatron_moe
+    src = "torchrun pretrain_gpt.py --ampipe-degree 2 --use-flash-attn --expert-model-parallel-size 2\n"
+    assert codes(sh(lint, src, config=LEGACY)) == ["NPU504"]
+    assert sh(lint, src.replace("\n", " --moe-model-type deepspeed_moe\n"), config=LEGACY) == []
+    current = '[tool.npulint]\nmindspeed-stack = "current"\n'
+    assert sh(lint, src, config=current) == []  # not a feature-manager rule
+
+
+def test_dualpipev_rules(lint):
+    base = "torchrun pretrain_gpt.py --schedules-method dualpipev --untie-embeddings-and-output-weights " \
+           "--pipeline-model-parallel-size 4"
+    assert sh(lint, base + "\n") == []
+    assert codes(sh(lint, base + " --overlap-grad-reduce\n")) == ["NPU501"]
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --schedules-method dualpipev --pipeline-model-parallel-size 4\n")) \
+        == ["NPU504"]
+
+
+def test_python_list_changed_after_it_is_built(lint):
+    src = """\
+    import subprocess
+    cmd = ["torchrun", "pretrain_gpt.py", "--reuse-fp32-param"]
+    cmd.append("--bf16")
+    subprocess.run(cmd)
+    """
+    assert lint(src, select=["NPU5"]) == []
+    conflict = src.replace('"--reuse-fp32-param"', '"--adaptive-memory-optimization", "--swap-attention"')
+    assert codes(lint(conflict, select=["NPU5"])) == ["NPU501"]  # presence cannot be undone
+
+
+def test_source_makes_earlier_variables_unknown(lint):
+    src = 'ARGS="--reuse-fp32-param"\nsource ./my_env.sh\ntorchrun pretrain_gpt.py $ARGS\n'
+    assert sh(lint, src) == []
+    cann = 'source /usr/local/Ascend/ascend-toolkit/set_env.sh\nARGS="--reuse-fp32-param"\ntorchrun pretrain_gpt.py $ARGS\n'
+    assert codes(sh(lint, cann)) == ["NPU504"]
+    after = 'source ./my_env.sh\nARGS="--reuse-fp32-param"\ntorchrun pretrain_gpt.py $ARGS\n'
+    assert codes(sh(lint, after)) == ["NPU504"]
+
+
+def test_value_range(lint):
+    src = "torchrun pretrain_gpt.py --moe-zero-memory level0 --moe-zero-memory-num-layers -1\n"
+    found = [f for f in sh(lint, src) if "must be >=" in f.message]
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "-1")
+    assert not [f for f in sh(lint, src.replace("-1", "2")) if "must be >=" in f.message]
+    assert not [f for f in sh(lint, src.replace("-1", "$N")) if "must be >=" in f.message]
+
+
+def test_flag_given_a_zero_value_is_off(lint):
+    src = "torchrun pretrain_gpt.py --moe-fb-overlap --moe-grouped-gemm --moe-zero-memory level0 " \
+          "--moe-zero-memory-num-layers 0\n"
+    assert sh(lint, src) == []
+    assert codes(sh(lint, src.replace(" 0\n", " 2\n"))) == ["NPU501"]
+
+
+def test_yaml_config_launch_checks_spelling_only(lint):
+    assert sh(lint, "torchrun pretrain_gpt.py --yaml-cfg cfg.yaml --reuse-fp32-param\n") == []
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --yaml-cfg cfg.yaml --tensor-model-paralel-size 2\n")) == ["NPU502"]
