@@ -346,7 +346,7 @@ def test_file_deleted_during_the_run_is_npu002(tmp_path, monkeypatch):
     "#!/bin/bash\necho \"unbalanced\npython train.py --npu 'x\n",
     "#!/bin/bash\ncat <<EOF\n" + "line with $HOME and 'quotes\n" * 200_000 + "EOF\npython run.py\n",
     "#!/bin/bash\ncat <<EOF\nnever closed\n" * 3,
-])
+], ids=["unbalanced-quotes", "huge-heredoc", "unclosed-heredocs"])
 def test_shell_scripts_with_bad_quoting_or_huge_heredocs(project, script):
     root = project({"run.sh": script, "good.py": INVALID_ID})
     r = run(root)
