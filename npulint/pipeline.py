@@ -544,7 +544,9 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
                 r.findings.append(f)
 
     if run_key is not None:
-        cache.put("run", run_key, (results, tuple(notes)))
+        # Without the facts: the phases that read them are done, and a fact may be an object of
+        # a rule module, whose unpickling would import the rules (and LibCST) on every warm run.
+        cache.put("run", run_key, ([dataclasses.replace(r, facts={}) for r in results], tuple(notes)))
     out = _suppress(results, configs, enabled)
     out = sorted(set(out), key=Finding.sort_key)
     return RunResult(out, len(results), sum(1 for r in results if r.parsed), sum(r.lines for r in results), notes)
