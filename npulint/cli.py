@@ -47,7 +47,7 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--cache-dir", type=click.Path(file_okay=False), envvar="NPULINT_CACHE_DIR", show_envvar=True,
               help="Folder of the result cache (default: .npulint_cache/ beside the configuration file, "
                    "else in the current folder).")
-@click.option("--max-file-size", default="512K", show_default=True, metavar="SIZE",
+@click.option("--max-file-size", default="256K", show_default=True, metavar="SIZE",
               help="Do not analyse files larger than this (bytes, or with K/M suffix; 0: no limit); "
                    "each skipped file is named on standard error.")
 @click.option("--list-rules", is_flag=True, help="List every rule and exit.")

@@ -36,10 +36,21 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-# Files larger than this (bytes) are not parsed: LibCST needs about 400 bytes of memory per
-# byte of source (a 2.9 MB generated file: 1.1 GB and 27 s), so one such file would blow
-# the memory budget of a whole run. Hand-written Python is far below it.
-DEFAULT_MAX_FILE_SIZE = 512 * 1024
+# Files larger than this (bytes) are not parsed: LibCST and the positions need 400-750 bytes
+# of memory per byte of source (a 2.9 MB generated file: 1.1 GB and 27 s; a 499 KB test
+# module of Ascend/pytorch: 376 MB), so one such file would blow the 300 MB budget of a
+# whole run. 256 KB keeps a parse under about 200 MB; almost all hand-written modules are
+# smaller (Ascend/pytorch: 8 of 1,456 files are larger).
+DEFAULT_MAX_FILE_SIZE = 256 * 1024
+
+
+def _human(n: int) -> str:
+    return f"{n / 1024 ** 2:.1f} MB" if n >= 1024 ** 2 else f"{n / 1024:.0f} KB"
+
+
+def _too_big_note(display: str, size: int, limit: int) -> str:
+    return (f"{display}: not analysed: {_human(size)} is more than --max-file-size ({_human(limit)}); "
+            "no finding is reported for it")
 
 
 @dataclasses.dataclass
@@ -532,7 +543,9 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
                 r.findings.append(f)
 
     if run_key is not None:
-        cache.put("run", run_key, (results, tuple(notes)))
+        # Without the facts: the phases that read them are done, and a fact may be an object of
+        # a rule module, whose unpickling would import the rules (and LibCST) on every warm run.
+        cache.put("run", run_key, ([dataclasses.replace(r, facts={}) for r in results], tuple(notes)))
     out = _suppress(results, configs, enabled)
     out = sorted(set(out), key=Finding.sort_key)
     return RunResult(out, len(results), sum(1 for r in results if r.parsed), sum(r.lines for r in results), notes)
@@ -573,9 +586,7 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
             continue
         size = len(inp.data)
         if options.max_file_size and size > options.max_file_size:
-            notes.append(f"{inp.display}: not analysed: {size / 1e6:.1f} MB is more than the "
-                         f"--max-file-size of {options.max_file_size / 1e6:.1f} MB (no finding is "
-                         "reported for it)")
+            notes.append(_too_big_note(inp.display, size, options.max_file_size))
             result.skipped = True
             results.append(result)
             continue
@@ -774,9 +785,7 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             inp = _Input(r.path, r.display, r.language, True, fs, fe, data=data, cacheable=False)
         if options.max_file_size and len(data) > options.max_file_size:
             if notes is not None:
-                notes.append(f"{r.display}: not analysed: {len(data) / 1e6:.1f} MB is more than the "
-                             f"--max-file-size of {options.max_file_size / 1e6:.1f} MB (no finding is "
-                             "reported for it)")
+                notes.append(_too_big_note(r.display, len(data), options.max_file_size))
             continue
         _, active = _prefilter(r.path, r.display, r.language, text, checkers.get(), fe, force=force)
         if active is None:

@@ -309,7 +309,7 @@ def test_ten_megabyte_generated_file_is_named_not_parsed(project):
     assert os.path.getsize(str(root / "generated.py")) > 10_000_000
     r = run(root)
     assert parse(r.stdout) == [("good.py", 2, 6, "NPU103")]
-    assert "generated.py: not analysed" in r.stderr and "10.2 MB" in r.stderr
+    assert "generated.py: not analysed" in r.stderr and "9.8 MB" in r.stderr
 
 
 def test_symlink_loop_in_the_tree_still_lints_the_rest(project):
@@ -346,7 +346,7 @@ def test_file_deleted_during_the_run_is_npu002(tmp_path, monkeypatch):
     "#!/bin/bash\necho \"unbalanced\npython train.py --npu 'x\n",
     "#!/bin/bash\ncat <<EOF\n" + "line with $HOME and 'quotes\n" * 200_000 + "EOF\npython run.py\n",
     "#!/bin/bash\ncat <<EOF\nnever closed\n" * 3,
-])
+], ids=["unbalanced-quotes", "huge-heredoc", "unclosed-heredocs"])
 def test_shell_scripts_with_bad_quoting_or_huge_heredocs(project, script):
     root = project({"run.sh": script, "good.py": INVALID_ID})
     r = run(root)

@@ -173,7 +173,9 @@ def test_stdin_is_never_cached(project):
 
 
 def test_a_warm_run_imports_neither_libcst_nor_the_rules(project):
-    root = project({"a.py": INVALID_ID, "b.py": "print('hello')\n"})
+    # run.sh: the shell rules record facts that are objects of a rule module
+    root = project({"a.py": INVALID_ID, "b.py": "print('hello')\n", "layers.py": LAYERS, "run2.py": RUN_TWO,
+                    "run.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2\n"})
     run(root)
     code = ("import sys\nfrom npulint.cli import main\ntry:\n    main(['.'])\nexcept SystemExit:\n    pass\n"
             "heavy = sorted(m for m in sys.modules if m == 'libcst' or m.startswith('npulint.rules'))\n"
