@@ -282,10 +282,10 @@ def _cached_rules(cache):
 
 def main(argv: Optional[Sequence[str]] = None) -> None:
     args = list(argv) if argv is not None else sys.argv[1:]
-    if args[:1] == ["server"]:  # `npulint server`: the language server (lint a folder named server as ./server)
-        from npulint import lsp
+    if args[:1] == ["server"] and not os.path.lexists("server"):  # a path named "server" is linted
+        from npulint.server import main as server_main
 
-        sys.exit(lsp.serve(args[1:]))
+        sys.exit(server_main(args[1:]))
     try:
         code = cli.main(args=list(argv) if argv is not None else None, prog_name="npulint", standalone_mode=False)
     except click.exceptions.Exit as exc:

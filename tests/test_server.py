@@ -1,0 +1,200 @@
+"""``npulint server``: the language server, started as a subprocess and spoken to in JSON-RPC
+over stdio (``Content-Length`` framing) as an editor would; and its command-line edges
+(pygls missing, a path literally named ``server``)."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from conftest import npulint_exe, parse, run_cli
+
+IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+# NPU101 at 4:6 (a pool size differing from line 2's) and NPU103 at 6:6.
+TWO_CODES = (
+    IMPORT
+    + "with npu_weight_prefetch_scope():\n"
+    "    pass\n"
+    "with npu_weight_prefetch_scope(0, 1024):\n"
+    "    pass\n"
+    "with npu_weight_prefetch_scope(-1):\n"
+    "    pass\n"
+)
+CLEAN = IMPORT + "with npu_weight_prefetch_scope(1, 1024):\n    pass\n"
+
+
+class Client:
+    def __init__(self, cwd: Path):
+        pytest.importorskip("pygls", reason="pygls is not installed (pip install -e '.[lsp]')")
+        self.proc = subprocess.Popen(npulint_exe() + ["server"], cwd=str(cwd), stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        self.messages: "queue.Queue[dict]" = queue.Queue()
+        self.next_id = 0
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        out = self.proc.stdout
+        while True:
+            length = None
+            while True:
+                line = out.readline()
+                if not line:
+                    return
+                line = line.strip()
+                if not line:
+                    break
+                name, _, value = line.decode("ascii").partition(":")
+                if name.lower() == "content-length":
+                    length = int(value)
+            self.messages.put(json.loads(out.read(length)))
+
+    def send(self, method: str, params=None, request: bool = False):
+        msg = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = params
+        if request:
+            self.next_id += 1
+            msg["id"] = self.next_id
+        body = json.dumps(msg).encode("utf-8")
+        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+        self.proc.stdin.flush()
+        return msg.get("id")
+
+    def wait(self, pred, timeout: float = 60.0) -> dict:
+        import time
+
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("no matching message from the server; stderr: "
+                                     + (self.proc.stderr.read1(65536).decode(errors="replace")
+                                        if self.proc.poll() is not None else "(still running)"))
+            try:
+                msg = self.messages.get(timeout=left)
+            except queue.Empty:
+                continue
+            if pred(msg):
+                return msg
+
+    def request(self, method: str, params=None) -> dict:
+        rid = self.send(method, params, request=True)
+        return self.wait(lambda m: m.get("id") == rid and "method" not in m)
+
+    def diagnostics(self, uri: str) -> dict:
+        return self.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                         and m["params"]["uri"] == uri)["params"]
+
+    def close(self) -> int:
+        try:
+            self.request("shutdown")
+            self.send("exit")
+            return self.proc.wait(timeout=30)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait()
+            for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+                stream.close()
+
+
+@pytest.fixture
+def client(project):
+    root = project({"sub/pyproject.toml": '[tool.npulint]\nignore = ["NPU103"]\n', "keep.txt": "x"})
+    c = Client(root)
+    init = c.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {}})
+    caps = init["result"]["capabilities"]
+    assert caps["textDocumentSync"]["openClose"] is True
+    assert init["result"]["serverInfo"]["name"] == "npulint"
+    c.send("initialized", {})
+    c.root = root
+    yield c
+    assert c.close() == 0
+
+
+def _open(c: Client, rel: str, text: str, version: int = 1) -> str:
+    uri = (c.root / rel).as_uri()
+    c.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": version,
+                                                     "text": text}})
+    return uri
+
+
+def test_publishes_diagnostics_with_code_and_range(client):
+    uri = _open(client, "train.py", TWO_CODES)
+    params = client.diagnostics(uri)
+    assert params.get("version") == 1
+    diags = sorted(params["diagnostics"], key=lambda d: d["range"]["start"]["line"])
+    assert [(d["code"], d["range"]["start"], d["source"]) for d in diags] == [
+        ("NPU101", {"line": 3, "character": 5}, "npulint"),
+        ("NPU103", {"line": 5, "character": 5}, "npulint"),
+    ]
+    assert all(d["severity"] == 1 for d in diags)  # both rules are errors
+    for d in diags:  # the range closes the reported node on the same line
+        assert d["range"]["end"]["line"] == d["range"]["start"]["line"]
+        assert d["range"]["end"]["character"] > d["range"]["start"]["character"]
+    assert "buffer_pool_id" in diags[0]["message"]
+    # the same as the command line on the saved file
+    (client.root / "train.py").write_text(TWO_CODES, encoding="utf-8")
+    r = run_cli(["-q", "train.py"], cwd=client.root)
+    assert [(line - 1, col - 1, code) for _, line, col, code in parse(r.stdout)] == [
+        (d["range"]["start"]["line"], d["range"]["start"]["character"], d["code"]) for d in diags]
+
+
+def test_change_save_close_and_config_of_the_document_path(client):
+    uri = _open(client, "sub/m.py", TWO_CODES)  # sub/pyproject.toml ignores NPU103
+    assert [d["code"] for d in client.diagnostics(uri)["diagnostics"]] == ["NPU101"]
+    client.send("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                           "contentChanges": [{"text": CLEAN}]})
+    params = client.diagnostics(uri)
+    assert params["diagnostics"] == [] and params.get("version") == 2
+    client.send("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3},
+                                           "contentChanges": [{"text": TWO_CODES}]})
+    assert [d["code"] for d in client.diagnostics(uri)["diagnostics"]] == ["NPU101"]
+    client.send("textDocument/didSave", {"textDocument": {"uri": uri}})
+    assert [d["code"] for d in client.diagnostics(uri)["diagnostics"]] == ["NPU101"]
+    client.send("textDocument/didClose", {"textDocument": {"uri": uri}})
+    assert client.diagnostics(uri)["diagnostics"] == []
+
+
+def test_syntax_error_and_non_ascii_columns(client):
+    # npulint's columns count code points; LSP's count UTF-16 units ('𝔘' is two)
+    src = IMPORT + "with open('𝔘é') as f, npu_weight_prefetch_scope(-1):\n    pass\n"
+    uri = _open(client, "u.py", src)
+    (d,) = client.diagnostics(uri)["diagnostics"]
+    assert d["code"] == "NPU103"
+    assert d["range"] == {"start": {"line": 1, "character": 23}, "end": {"line": 1, "character": 52}}
+    uri = _open(client, "broken.py", IMPORT + "def f(:\n")  # parsed: it mentions an NPU API
+    assert [d["code"] for d in client.diagnostics(uri)["diagnostics"]] == ["NPU001"]
+
+
+def test_without_pygls_one_line_error_exit_2(tmp_path):
+    fake = tmp_path / "fake"
+    (fake / "pygls").mkdir(parents=True)
+    (fake / "pygls" / "__init__.py").write_text("raise ImportError('no pygls here')\n", encoding="utf-8")
+    r = run_cli(["server"], cwd=tmp_path, env={"PYTHONPATH": str(fake)})
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and "pygls" in r.stderr and r.stderr.startswith("npulint: error:")
+
+
+def test_server_bad_argument(tmp_path):
+    r = run_cli(["server", "--tcp"], cwd=tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("npulint: error:") and "--tcp" in r.stderr
+
+
+def test_a_path_named_server_is_linted(project):
+    root = project({"server/mod.py": TWO_CODES})
+    r = run_cli(["-q", "server"], cwd=root)
+    assert r.returncode == 1
+    assert [c for *_, c in parse(r.stdout)] == ["NPU101", "NPU103"]
+    (root / "server" / "mod.py").unlink()
+    (root / "server").rmdir()
+    (root / "server").write_text(TWO_CODES, encoding="utf-8")  # a file named server, too
+    r = run_cli(["-q", "server"], cwd=root)
+    assert r.returncode == 1 and [c for *_, c in parse(r.stdout)] == ["NPU101", "NPU103"]
