@@ -136,13 +136,28 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     if statistics:
         reporters.write_statistics(result.findings, by_code, out)
     else:
-        reporters.write(output_format, result.findings, by_code, out)
+        reporters.write(output_format, result.findings, by_code, out, sources=_stdin_source(stdin))
     out.flush()
     if not quiet and reporters.has_summary(output_format):
         click.echo(reporters.summary(result.findings, result.files), err=True)
     if result.findings and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _stdin_source(stdin):
+    """The text of a standard-input buffer under the path its findings carry (for ``full``,
+    which shows the source line: the buffer, not the file on disk)."""
+    if stdin is None:
+        return None
+    from npulint import pipeline
+    from npulint.source import PYTHON, Unreadable, decode, language_of
+
+    try:
+        text = decode(stdin[1], language_of(stdin[0]) or PYTHON)
+    except Unreadable:
+        return None
+    return {pipeline.display_path(stdin[0]): text}
 
 
 def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero, write, report):
@@ -218,7 +233,10 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
         if statistics:
             reporters.write_statistics(remaining, by_code, out)
         else:
-            reporters.write(output_format, remaining, by_code, out)
+            shown = _stdin_source(stdin)
+            if shown and stdin[0] in current:
+                shown = {k: current[stdin[0]] for k in shown}
+            reporters.write(output_format, remaining, by_code, out, sources=shown)
         out.flush()
     if not quiet and (reporters.has_summary(output_format) or not report):
         if applied:

@@ -259,8 +259,10 @@ def write_sarif(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) ->
     out.write("\n")
 
 
-def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
-    """Write *findings* in *output_format* (one of :data:`FORMATS`)."""
+def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], out: TextIO,
+          sources: Optional[Dict[str, str]] = None) -> None:
+    """Write *findings* in *output_format* (one of :data:`FORMATS`); *sources* gives the text
+    of paths that are not on disk as linted (standard input)."""
     if output_format == "json":
         write_json(findings, rules, out)
     elif output_format == "sarif":
@@ -268,7 +270,7 @@ def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], o
     elif output_format == "github":
         write_github(findings, rules, out)
     elif output_format == "full":
-        write_full(findings, rules, out, colour=use_colour(out))
+        write_full(findings, rules, out, colour=use_colour(out), sources=sources)
     else:
         write_text(findings, out)
 

@@ -207,6 +207,15 @@ def test_full_colour_through_the_cli(tmp_path):
                                   env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
 
 
+def test_full_shows_the_stdin_buffer_not_the_file_on_disk(tmp_path):
+    (tmp_path / "t.py").write_text("# not what is linted\n\n", encoding="utf-8")
+    r = run_cli(["--format", "full", "--stdin-filename", "t.py", "-"], tmp_path, stdin=BUGS)
+    assert " 2 | with tng.scope.npu_stream_switch('1', 2):" in r.stdout
+    r = run_cli(["--format", "full", "--fix", "--stdin-filename", "t.py", "-"], tmp_path, stdin=BUGS)
+    assert r.stdout == BUGS  # nothing to fix: the source as it came
+    assert " 2 | with tng.scope.npu_stream_switch('1', 2):" in r.stderr
+
+
 def test_full_survives_a_file_that_is_gone():
     out = io.StringIO()
     reporters.write_full([Finding("/nonexistent/x.py", 3, 1, "NPU304", "m")], _rules(), out)
