@@ -49,12 +49,19 @@ class Checker:
         """Fold the facts of every file (in sorted path order: ``(path, fact)``): its own in
         *facts*, and those of the topics it ``consumes`` in *shared* (topic -> list)."""
 
+    # Tokens that let the checker join a file that is parsed anyway (for another checker)
+    # without making the prefilter parse it: cheap facts from files already paid for. Files
+    # that only these tokens would select can still be reached through ``followup()``.
+    piggyback: ClassVar[Tuple[str, ...]] = ()
+
     @classmethod
-    def followup(cls, facts: List[Tuple[str, Any]]) -> Tuple[str, ...]:
-        """After the first pass, given this checker's facts: text tokens such that a file the
-        prefilter skipped but that contains one of them must be analysed too (for instance the
-        file that instantiates a class, or imports a module, the facts name). Each such file is
-        then parsed once, for this checker."""
+    def followup(cls, facts: List[Tuple[str, Any]],
+                 shared: Optional[Dict[str, List[Tuple[str, Any]]]] = None) -> Tuple[str, ...]:
+        """After the first pass, given this checker's facts (and those of the topics it
+        ``consumes``, in *shared*): text tokens such that a file the prefilter skipped but that
+        contains one of them must be analysed too (for instance the file that instantiates a
+        class, or imports a module, the facts name). Each such file is then parsed once, for
+        this checker."""
         return ()
 
     @classmethod

@@ -186,6 +186,9 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
     active += [c for c in force if c not in active]
     if not active and not (candidates and "NPU001" in enabled):
         return result, None  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
+    if active:  # parsed anyway: checkers that only piggyback on a parse join cheaply
+        active += [c for c in checker_classes if c in needed and c.piggyback and c.language == language
+                   and c not in active and any(t in text for t in c.piggyback)]
     if language != PYTHON and not active:
         active = candidates  # NPU001 alone: shell checkers parse the script themselves (they report only what is on)
     return result, active
@@ -758,7 +761,8 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
     for cls in checkers.get():
         if cls.codes() & enabled:
             facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
-            tokens = cls.followup(facts) if facts else ()
+            shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in cls.consumes}
+            tokens = cls.followup(facts, shared) if facts or any(shared.values()) else ()
             if tokens:
                 wanted.append((cls, tuple(tokens)))
     if not wanted:

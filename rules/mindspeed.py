@@ -478,7 +478,15 @@ class ApplyCall:
 
 class PythonMindSpeedChecker(Checker):
     rules = (INCOMPATIBLE, UNKNOWN_FLAG, APPLY_BYPASSES_AMO, MISSING_REQUIREMENT, WRAPPER_MISUSE)
-    tokens = (("subprocess",), ("execv",), ("argv",), (".apply",), ("adapt_mem_func_wrapper",), ("autograd",))
+    # Launchers and the wrapper select a file. NPU503's `X.apply(...)` calls and Function
+    # classes matter only in a run where some launch enables AMO: they join files parsed
+    # anyway (piggyback) and, when a launch enables AMO, the follow-up phase parses the rest.
+    tokens = (("subprocess",), ("execv",), ("argv",), ("adapt_mem_func_wrapper",))
+    piggyback = (".apply", "autograd")
+
+    @classmethod
+    def followup(cls, facts, shared=None):
+        return cls.piggyback if (shared or {}).get("mindspeed.amo") else ()
     provides = ("mindspeed.amo",)
     consumes = ("mindspeed.amo",)
 

@@ -469,7 +469,7 @@ class StreamsChecker(Checker):
                                       span.end_column))
 
     @classmethod
-    def followup(cls, facts) -> Tuple[str, ...]:
+    def followup(cls, facts, shared=None) -> Tuple[str, ...]:
         """Files that may instantiate, subclass or import what the first pass found: the
         classes holding tagged-event creations or mode-dependent calls, and the modules
         holding creations (for NPU306 across files and NPU303/NPU308 through submodules)."""

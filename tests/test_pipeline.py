@@ -121,3 +121,48 @@ def test_follow_up_parses_a_skipped_file_once_for_cross_file_facts(tmp_path, mon
                              "other.py": "print('unrelated')\n"})
     assert codes(result.findings) == ["NPU306"]
     assert len(parses) == 2 and result.parsed == 2
+
+
+AUTOGRAD_MODEL = """\
+import torch
+
+
+class F(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        return F.apply(x)
+"""
+AMO_LAUNCH = "torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization\n"
+
+
+def _run_files(tmp_path, files):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    rules, checkers = registry.load()
+    enabled = enabled_codes(rules, None, [], [])
+    paths = [(str(tmp_path / n), "shell" if n.endswith(".sh") else "python", True) for n in sorted(files)]
+    return pipeline.run(paths, Settings(root=str(tmp_path)), checkers, enabled)
+
+
+def test_autograd_apply_is_parsed_only_in_a_run_that_enables_amo(tmp_path, monkeypatch):
+    """`.apply` and `autograd` are common (model.apply(init), custom Functions): NPU503 needs
+    them only when some launch enables AMO, so without one such files are not parsed."""
+    monkeypatch.chdir(tmp_path)
+    result = _run_files(tmp_path, {"model.py": AUTOGRAD_MODEL, "run.sh": "torchrun pretrain_gpt.py --bf16\n"})
+    assert result.findings == [] and result.parsed == 1  # the launch script only
+    result = _run_files(tmp_path, {"model.py": AUTOGRAD_MODEL, "run.sh": AMO_LAUNCH})
+    assert [(f.path, f.code) for f in result.findings] == [("model.py", "NPU503")]
+    assert result.parsed == 2
+
+
+def test_autograd_apply_joins_a_file_parsed_for_another_rule(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    model = AUTOGRAD_MODEL.replace("import torch\n", "import torch\nimport torchair as tng\n"
+                                   "with tng.scope.npu_stream_switch('1', 0):\n    pass\n")
+    result = _run_files(tmp_path, {"model.py": model, "run.sh": AMO_LAUNCH})
+    assert [(f.path, f.code) for f in result.findings] == [("model.py", "NPU503")]
