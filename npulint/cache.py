@@ -24,7 +24,6 @@ import hashlib
 import os
 import pickle
 import sys
-import tempfile
 from typing import Any, Iterable, List, Optional
 
 CACHE_DIR_NAME = ".npulint_cache"
@@ -137,17 +136,7 @@ class Cache:
             folder = os.path.dirname(self._path(kind, key))
             os.makedirs(folder, exist_ok=True)
             data = pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL)
-            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, self._path(kind, key))
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
+            write_atomic(self._path(kind, key), data, keep_mode=False, sync=False)
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
             self.disabled = True  # read-only checkout, full disk, or an unpicklable value: run uncached
 

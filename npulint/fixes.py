@@ -153,18 +153,20 @@ def encode_like(original: bytes, text: str, language: str) -> bytes:
     return text.encode(encoding)
 
 
-def write_atomic(path: str, data: bytes) -> None:
+def write_atomic(path: str, data: bytes, keep_mode: bool = True, sync: bool = True) -> None:
     """Replace *path* by *data*: a temporary file in the same folder, then ``os.replace``,
-    keeping the file's permission bits."""
+    keeping the file's permission bits (*keep_mode*; the file must exist then)."""
     folder = os.path.dirname(os.path.abspath(path))
-    mode = stat.S_IMODE(os.stat(path).st_mode)
+    mode = stat.S_IMODE(os.stat(path).st_mode) if keep_mode else None
     fd, tmp = tempfile.mkstemp(prefix=".npulint-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
+            if sync:
+                fh.flush()
+                os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         try:

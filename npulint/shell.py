@@ -222,16 +222,7 @@ class _Walker:
             return envs
         if t == "variable_assignment":
             return [self.assign(n, e, copy=True) for e in envs]
-        if t == "variable_assignments":
-            out = []
-            for e in envs:
-                e = dict(e)
-                for c in n.named_children:
-                    if c.type == "variable_assignment":
-                        e = self.assign(c, e, copy=False)
-                out.append(e)
-            return out
-        if t == "declaration_command":
+        if t in ("variable_assignments", "declaration_command"):
             out = []
             for e in envs:
                 e = dict(e)
