@@ -170,11 +170,13 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     --hc-sinkhorn-iters 20, --enable-mhc/--enable-dsa-indexer CP algorithms, tp-2d's CP algorithm,
 #     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, layout with VPP vs
 #     --optimize-send-recv-comm, --sparse-mode 0/2 with flash attention, --use-multiparameter-pipeline
-#     with dualpipev, the legacy §2B --moe-model-type / --use-legacy-models pairing, MindSpeed's legacy
-#     MLA and --param-and-grad-buffer-pad, --use-pipe-experts values, --moe-adaptive-recompute-activation,
-#     --moe-bmm-mc2 dispatcher, --use-nd-matmul vs LayerNorm, --expert-interval, capacity factor > 0,
-#     --save/--load ckpt-format, CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
+#     with dualpipev, MindSpeed's legacy --param-and-grad-buffer-pad, --pipe-experts-multi-data > 0,
+#     --expert-interval, capacity factor > 0, CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
 #     CP rules (:301-348), o2 optimizer flags, fused ops (:1455-1505), rl-training.
+# (j) Only in MindSpeed master's unregistered legacy validator, not in the legacy releases
+#     (MS@200r08 mindspeed/arguments.py has no such check): --save/--load need --ckpt-format torch
+#     (MS@master mindspeed/arguments.py:909-911). The releases disagree: --moe-adaptive-recompute-activation
+#     is refused with the alltoall_seq dispatcher on master (:604-605) but with alltoall on MS@200r08 (:678-679).
 
 CATALOG: Tuple[Entry, ...] = (
     # -- §1.1 / docs/003: --adaptive-memory-optimization (validate_args_wrapper, `if args.adaptive_memory_optimization:`)
@@ -606,6 +608,21 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
       for f, line in (("--use-ascend-mc2", 808), ("--add-bias-linear", 809), ("--overlap-grad-reduce", 810),
                       ("--overlap-param-gather", 811), ("--use-nanopipe", 812),
                       ("--adaptive-recompute-device-swap", 815))],
+    requires(all_of(("gt", "--num-experts", 0), on("--use-legacy-models")), ("eq", "--moe-model-type", "deepspeed_moe"),
+             "megatron_moe (the default --moe-model-type) is not compatible with --use-legacy-models",
+             f"{_ARGS}:438,443-445 ({_ARGS200}:517-521)", LEGACY),
+    requires(all_of(("gt", "--num-experts", 0), ("eq", "--moe-model-type", "deepspeed_moe")), on("--use-legacy-models"),
+             "deepspeed_moe only supports --use-legacy-models", f"{_ARGS}:438,447-449 ({_ARGS200}:523-525)", LEGACY),
+    requires(all_of(on("--use-pipe-experts"), on("--pipe-experts-multi-stream")), on("--sequence-parallel"),
+             "--pipe-experts-multi-stream can only be used with --sequence-parallel",
+             f"{_ARGS}:580,583-584 ({_ARGS200}:667-668)", LEGACY),
+    requires(on("--moe-bmm-mc2"), ("eq", "--moe-token-dispatcher-type", "alltoall"),
+             "--moe-bmm-mc2 only supports the alltoall dispatcher", f"{_ARGS}:636-638 ({_ARGS200}:731-733)", LEGACY),
+    requires(on("--moe-bmm-mc2"), ("eq", "--moe-model-type", "megatron_moe"),
+             "--moe-bmm-mc2 only supports megatron core moe (--moe-model-type megatron_moe)",
+             f"{_ARGS}:636-638 ({_ARGS200}:731-733)", LEGACY),
+    conflict(on("--use-nd-matmul"), ("eq", "--normalization", "LayerNorm"), "ND_MatMul is incompatible with LayerNorm",
+             f"{_ARGS}:759-761 ({_ARGS200}:865-867)", LEGACY),
     # -- §2D MindSpeed-LLM 2.0.0 monolith (mindspeed_llm/training/arguments.py)
     requires(("eq", "--schedules-method", "dualpipev"), on("--moe-fb-overlap"),
              "dualpipev requires --moe-fb-overlap", f"{_LLM200}:255-256", LEGACY),
@@ -637,7 +654,7 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
              any_of(("gt", "--tensor-model-parallel-size", 1), ("gt", "--expert-model-parallel-size", 1)),
              "--moe-allgather-overlap-comm requires tensor or expert parallelism", f"{_LLM200}:1154-1155", LEGACY),
     *[requires(on("--multi-head-latent-attention"), on(f), f"{f} must be set with --multi-head-latent-attention",
-               f"{_LLM200}:1161,{line} (defaults None: :97-100)", LEGACY)
+               f"{_LLM200}:1161,{line} (defaults None: :97-100); {_ARGS}:457-467 ({_ARGS200}:539-549)", LEGACY)
       for f, line in (("--kv-lora-rank", "1164-1165"), ("--v-head-dim", "1166-1167"), ("--qk-rope-head-dim", "1168-1169"),
                       ("--qk-nope-head-dim", "1170-1171"))],
     requires(("eq", "--rope-scaling-type", "yarn"), on("--rope-scaling-original-max-position-embeddings"),

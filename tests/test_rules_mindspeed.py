@@ -555,3 +555,14 @@ def test_catalog_entries_cite_a_source_and_name_a_stack():
         assert e.stacks and set(e.stacks) <= {"current", "legacy"}, e.stacks
         assert "legacy" in e.stacks, e  # the legacy stack runs the current checks too
     assert len({(e.kind, e.a, e.b, e.stacks) for e in CATALOG}) == len(CATALOG)  # no duplicates
+
+
+def test_all_of_requirement_with_a_catalogued_default(lint):
+    # legacy validator: MoE with --use-legacy-models needs deepspeed_moe; the default is megatron_moe
+    src = "torchrun pretrain_gpt.py --num-experts 8 --use-legacy-models\n"
+    found = sh(lint, src, config=LEGACY)
+    assert codes(found) == ["NPU504"] and "megatron_moe" in found[0].message
+    assert sh(lint, src.replace("\n", " --moe-model-type deepspeed_moe\n"), config=LEGACY) == []
+    assert sh(lint, src.replace(" --use-legacy-models", ""), config=LEGACY) == []
+    current = '[tool.npulint]\nmindspeed-stack = "current"\n'
+    assert sh(lint, src, config=current) == []  # not a feature-manager rule
