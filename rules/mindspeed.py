@@ -252,7 +252,10 @@ class Cmd:
         return True, last.value.text, last
 
     def holds(self, cond) -> Tuple[Optional[bool], Optional[Occ]]:
-        kind, flag = cond[0], cond[1]
+        kind = cond[0]
+        if kind in ("all", "any"):
+            return self._combined(kind, cond[1:])
+        flag = cond[1]
         if kind == "on":
             occs = self.by_flag.get(flag)
             if occs:
@@ -284,12 +287,34 @@ class Cmd:
             return text not in tuple(map(str, cond[2])), occ
         return None, occ
 
+    def _combined(self, kind: str, conds) -> Tuple[Optional[bool], Optional[Occ]]:
+        """``("all", c, ...)``: every condition holds; ``("any", c, ...)``: at least one does.
+        Unknown unless decided by the known parts (an ``all`` with a false part is false, an
+        ``any`` with a true part is true). The occurrence is the latest written flag involved."""
+        results = [self.holds(c) for c in conds]
+        decisive = False if kind == "all" else True
+        hits = [occ for r, occ in results if r is decisive]
+        if hits or (kind == "all" and any(r is False for r, _ in results)):
+            if kind == "all":
+                return False, None
+            written = [o for o in hits if o is not None]
+            return True, (max(written, key=lambda o: o.index) if written else None)
+        if any(r is None for r, _ in results):
+            return None, None
+        # all parts hold (all) / all parts are false (any)
+        if kind == "any":
+            return False, None
+        written = [occ for _, occ in results if occ is not None]
+        return True, (max(written, key=lambda o: o.index) if written else None)
+
     def has_unknown_for(self, cond) -> bool:
         """Whether an unknown word could be the companion flag (or its value). Any unknown word
         could be a flag: a word after a flag may be its value or a flag of its own (the known-flag
         list does not say which flags take values)."""
         if self.has_unknown:
             return True
+        if cond[0] in ("all", "any"):
+            return any(self.has_unknown_for(c) for c in cond[1:])
         occs = self.by_flag.get(cond[1])
         if occs and (occs[-1].value is not None and not occs[-1].value.known):
             return True

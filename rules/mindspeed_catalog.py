@@ -6,7 +6,10 @@ A *condition* is a tuple:
 * ``("on", "--flag")``: the flag is given (a switch, or a flag with any value);
 * ``("gt", "--flag", n)`` / ``("le", "--flag", n)``: its numeric value (or its default) is > n / <= n;
 * ``("eq", "--flag", "v")`` / ``("ne", "--flag", "v")``: its value (or default) is / is not v;
-* ``("in", "--flag", (...))`` / ``("notin", "--flag", (...))``: its value is / is not one of them.
+* ``("in", "--flag", (...))`` / ``("notin", "--flag", (...))``: its value is / is not one of them;
+* ``("all", cond, cond, ...)`` / ``("any", cond, cond, ...)``: every / at least one condition holds
+  (unknown unless the known parts decide it: an ``all`` with a false part is false, an ``any`` with
+  a true part is true).
 
 Kinds: ``conflict`` (``a`` and ``b`` both hold: NPU501), ``requires`` (``a`` holds, ``b`` does
 not: NPU504), ``choices`` / ``range`` (``--flag``'s given value is not allowed: NPU504).
@@ -77,6 +80,14 @@ def on(flag):
     return ("on", flag)
 
 
+def all_of(*conds):
+    return ("all",) + conds
+
+
+def any_of(*conds):
+    return ("any",) + conds
+
+
 AMO = on("--adaptive-memory-optimization")
 DUALPIPEV = ("eq", "--schedules-method", "dualpipev")
 _ARGS = "MS@master mindspeed/arguments.py"
@@ -85,6 +96,7 @@ _FM = "MS@master mindspeed/features_manager/"
 _LFM = "LLM@master mindspeed_llm/features_manager/"
 _LLM200 = "LLM@2.0.0 mindspeed_llm/training/arguments.py"
 _AMO_MSG = "adaptive memory optimization is not compatible with "
+MLA_ON = any_of(on("--multi-latent-attention"), on("--multi-head-latent-attention"))
 ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adaptive-recompute-device-swap"))
 
 # Not catalogued although in research §2A: feature checks that MindSpeed-LLM's feature list
@@ -94,6 +106,77 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 # --compress-dense vs --recompute-activation-function (AnsCompressTensorFeature),
 # --use-fused-rotary-pos-emb needs rope (FusedRoPEFeature; Megatron also turns the legacy
 # --use-rotary-position-embeddings into rope), --param-and-grad-buffer-pad > 0 (BufferPadFeature).
+#
+# Coverage: every rule of research §1, §1.2, §2A-§2D is an entry below or listed here with the
+# reason it is left out. Left out because it would need a guess:
+#
+# (a) Arithmetic across flag values or list contents (the condition language compares one flag
+#     with a constant): context-parallel algorithm rules (seq-length % (2*CP), heads % (CP*TP),
+#     ulysses degree, --cp-window-size in [1, CP) dividing CP; §2A context_parallel_feature.py:41-92,
+#     ulysses_context_parallel.py:29-33, adaptive_context_parallel.py:39-52; LLM mamba_cp_algo;
+#     §2B :645-690; §2D ulysses+GQA :274-282), tp = tp_x * tp_y (tp_2d.py:39-40), VPP layers vs
+#     layers per stage (megatron_basic.py:28; §2B :537-549; LLM training_basic.py:93-104),
+#     dualpipev num-layers >= 2*PP and micro-batches (dualpipev_feature.py:43-48), layout stage
+#     counts, --pipeline-num-transformer-layers shapes and sums, --noop-layers in [0, num-layers),
+#     --num-layer-list length == PP and sum == num-layers, moe-zero-memory-num-layers <= layers per
+#     stage, num_experts % (TP*EP) (tp_extend_ep), --first-k-dense-replace < num-layers (and per
+#     stage), --recompute-*-num-layers <= num-layers, fb-overlap GBS/(MBS*PP*DP) and noop-layer
+#     placement, shared-expert size == n * ffn size, balanced-moe hot-expert counts, --expert-interval
+#     <= num-layers, nd-matmul TP divisibility, ampipe seq divisibility, output-layer-slice-num
+#     dividing the vocabulary, group-topk < EP, --recompute-in-bubble recompute-num-layers value.
+# (b) A Megatron default this repository cannot verify (no Megatron source here; an absent flag
+#     stays unknown): MLA head-dim requirements on the current stack (Megatron core_v0.12.1 gives
+#     --kv-lora-rank/--qk-head-dim/--qk-pos-emb-head-dim/--v-head-dim defaults, LLM mla_feature.py:67-77;
+#     the LLM 2.0.0 ones, default None, are entries), --shared-expert-gate vs gradient-accumulation
+#     fusion (on unless --no-gradient-accumulation-fusion; --fp16 also turns it off: §2D :1156,
+#     §2B :866-868), --quant-grads vs gradient-accumulation fusion (low_precision_optimizer_feature.py:69-74),
+#     --recompute-in-advance needs --recompute-num-layers (unless AMO), --defer-embedding-wgrad-compute
+#     (MindSpeed's MegatronBasicFeature only; LLM has its own), attention-mask defaults.
+# (c) Runtime state, files or packages: mindio_ttp / torch_npu ops / mindstudio-probe installed,
+#     --tokenizer-name-or-path existing, hf2mg safetensors in the load dir, Ascend 950 for
+#     --coc-fused-kernel, mmlu/ceval directories, world size divisibility, dsa.py's model spec,
+#     DeepSeek4 spec needs kvallgather, --aiqos-mode manual (patch time), --dist-train (MM only).
+# (d) Dead checks (research §2F): hyphenated getattr names (swap_attention.py:21-22, smart_swap.py:20),
+#     unregistered attributes (fused_ema_adamw in virtual_optimizer.py:37 / compress.py:55,
+#     moe_hierarchical_alltoallv), LLM moe_router.py:62-63, AMO feature echoes on current stacks.
+# (e) Forced off before MindSpeed-LLM validates (LLM@master mindspeed_llm/training/arguments.py:170-176,
+#     _add_dummy_args_v2 runs before validate_features_args, :215-216), so an LLM launch passes:
+#     --unaligned-linear vs --use-ascend-mc2 / --use-ascend-coc / --tp-2d / MoE
+#     (mc2.py:19, locl_coc.py:20, unaligned_linear_feature.py:21-24), --enable-share-memory vs
+#     --reset-attention-mask / alibi (LLM common/data.py:15-18), --use-fused-mlp rules.
+#     LLM 2.0.0 sets use_mc2 = False before its checks (LLM@2.0.0 training/arguments.py:1520), so
+#     --use-mc2 vs --use-ascend-coc (:1202) and --use-mc2 + MoE + grouped gemm (:1191) never fire.
+# (f) MindSpeed-LLM-only checks on flags a plain MindSpeed launch also takes (the launch line cannot
+#     tell the two apart; MindSpeed accepts them): CP > 1 vs alibi (LLM context_parallel_feature.py:49-50;
+#     MindSpeed tests_extend ring_attention.sh runs it), --moe-expert-capacity-factor vs the allgather
+#     dispatcher and its load-balancing type (LLM moe_router.py:53-61; MindSpeed's resume_training
+#     tests run allgather with a capacity factor; the LLM 2.0.0 versions are LEGACY entries),
+#     MoE + --use-ascend-mc2 + --moe-grouped-gemm (LLM transformer_block.py:20-21),
+#     --enable-recompute-layers-per-pp-rank needs VPP and recompute (LLM 2.0.0 :1052-1053; MindSpeed
+#     accepts it without VPP and its tests_extend llama2/dualpipev scripts do so), the multi-parameter
+#     pipeline vs --moe-fb-overlap (multi_parameter.py:36; not in LLM's feature list).
+# (g) The two legacy validators disagree on the dispatcher for --moe-alltoall-overlap-comm
+#     (MindSpeed arguments.py:601-617 alltoall_seq, LLM 2.0.0 :1137-1140 alltoall) and on
+#     --moe-allgather-overlap-comm's TP/EP need; only the rules they share and the current-stack ones
+#     are entries.
+# (h) Warnings and silent rewrites, not start-up errors: --use-fusion-attn-v2, --automated-pipeline,
+#     --shape-order, --fp16 and gradient-accumulation fusion, --use-gmm-fp8 recipe, dsa-indexer's
+#     lightning-indexer pair (turned on together), ulysses_cp_algo with CP = 1, --recompute-in-advance
+#     switched off unless VPP layers == 1.
+# (i) Not catalogued yet, although expressible (left for a follow-up; no entry is better than an
+#     unverified one): --moe-router-group-topk != 0, --history-turns >= 0, --profile-step-start >= 1,
+#     --ema-decay in [0, 1], the --qad-enable group, --auto-settings vs --save/--load, --op-cal-tflops
+#     vs MLA, balanced-moe requirements, --quant-states choices, --use-fused-mhc's --hc-mult 4 and
+#     --hc-sinkhorn-iters 20, --enable-mhc/--enable-dsa-indexer CP algorithms, tp-2d's CP algorithm,
+#     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, layout with VPP vs
+#     --optimize-send-recv-comm, --sparse-mode 0/2 with flash attention, --use-multiparameter-pipeline
+#     with dualpipev, MindSpeed's legacy --param-and-grad-buffer-pad, --pipe-experts-multi-data > 0,
+#     --expert-interval, capacity factor > 0, CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
+#     CP rules (:301-348), o2 optimizer flags, fused ops (:1455-1505), rl-training.
+# (j) Only in MindSpeed master's unregistered legacy validator, not in the legacy releases
+#     (MS@200r08 mindspeed/arguments.py has no such check): --save/--load need --ckpt-format torch
+#     (MS@master mindspeed/arguments.py:909-911). The releases disagree: --moe-adaptive-recompute-activation
+#     is refused with the alltoall_seq dispatcher on master (:604-605) but with alltoall on MS@200r08 (:678-679).
 
 CATALOG: Tuple[Entry, ...] = (
     # -- §1.1 / docs/003: --adaptive-memory-optimization (validate_args_wrapper, `if args.adaptive_memory_optimization:`)
@@ -178,8 +261,6 @@ conflict(on("--swap-optimizer"), on("--reuse-fp32-param"), "swap_optimizer and r
              "recompute_in_advance only supports pipelining with interleaving (--num-layers-per-virtual-pipeline-stage)",
              f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:112"),
     # -- §2A tensor parallel / communication fusion
-    conflict(on("--use-ascend-mc2"), on("--unaligned-linear"), "use_ascend_mc2 and unaligned_linear are incompatible",
-             f"{_FM}tensor_parallel/mc2.py:19"),
     conflict(on("--use-ascend-mc2"), on("--use-ascend-coc"), "mc2 and coc can not be used together",
              f"{_FM}tensor_parallel/mc2.py:22; {_FM}tensor_parallel/locl_coc.py:23; {_ARGS}:756-758"),
     requires(on("--use-ascend-mc2"), on("--sequence-parallel"), "mc2 requires --sequence-parallel",
@@ -190,8 +271,6 @@ conflict(on("--swap-optimizer"), on("--reuse-fp32-param"), "swap_optimizer and r
              f"{_FM}tensor_parallel/mc2.py:30"),
     conflict(on("--use-ascend-mc2"), on("--use-nanopipe"), "mc2 is not compatible with use_nanopipe",
              f"{_FM}tensor_parallel/mc2.py:32"),
-    conflict(on("--use-ascend-coc"), on("--unaligned-linear"), "use_ascend_coc and unaligned_linear are incompatible",
-             f"{_FM}tensor_parallel/locl_coc.py:20"),
     # -- §2A MoE
     *[conflict(on("--moe-fb-overlap"), on(f), f"moe_fb_overlap and {f[2:].replace('-', '_')} are incompatible",
                f"{_FM}moe/fb_overlap.py:{line}")
@@ -230,8 +309,6 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     *[conflict(on(f), on("--no-align-grad-reduce"), f"{f[2:].replace('-', '_')} is only usable when align_grad_reduce is on",
                f"{_FM}pipeline_parallel/ripipe_schedules_feature.py:{line}")
       for f, line in (("--recompute-in-bubble", "85-86"), ("--recompute-in-advance", "116-117"))],
-    conflict(on("--unaligned-linear"), on("--tp-2d"), "unaligned_linear and tp_2d are incompatible",
-             f"{_FM}tensor_parallel/unaligned_linear_feature.py:22"),
     *[conflict(on("--pipeline-model-parallel-layout"), b, f"--pipeline-model-parallel-layout is incompatible with {m}",
                f"{_FM}pipeline_parallel/pipeline_model_parallel_layout_feature.py:{line}")
       for b, m, line in ((("eq", "--schedules-method", "dualpipev"), "--schedules-method dualpipev", "103-104"),
@@ -300,6 +377,171 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
       for f, line in (("--use-custom-fsdp", "63-64"), ("--reuse-fp32-param", "67-68"))],
     requires(on("--neat-pack"), on("--reset-attention-mask"), "--neat-pack needs --reset-attention-mask",
              f"{_LFM}megatron_basic/training_basic.py:55"),
+    # -- §2A/§2C conditions on several flags or on values (all_of / any_of)
+    conflict(all_of(on("--reuse-fp32-param"), on("--use-legacy-models")), on("--overlap-param-gather"),
+             "in legacy models overlap_param_gather does not support reuse_fp32_param",
+             f"{_FM}memory/reuse_fp32_param.py:21-22; {_ARGS}:862-864"),
+    requires(("ne", "--moe-zero-memory", "disable"), any_of(on("--moe-alltoall-overlap-comm"), on("--moe-fb-overlap")),
+             "--moe-zero-memory only supports --moe-alltoall-overlap-comm or --moe-fb-overlap",
+             f"{_FM}moe/moe_zero_memory.py:33-34; {_LLM200}:1148-1149"),
+    conflict(on("--moe-fb-overlap"), ("in", "--moe-token-dispatcher-type", ("allgather", "alltoall_seq")),
+             "the fb overlap feature does not support the allgather and alltoall_seq dispatchers",
+             f"{_FM}moe/fb_overlap.py:88-89"),
+    requires(on("--moe-fb-overlap"), ("gt", "--expert-model-parallel-size", 1),
+             "the fb overlap feature needs expert parallel size > 1", f"{_FM}moe/fb_overlap.py:91-92"),
+    conflict(on("--moe-fb-overlap"), ("gt", "--expert-tensor-parallel-size", 1),
+             "the fb overlap feature needs --expert-tensor-parallel-size 1", f"{_FM}moe/fb_overlap.py:91-92"),
+    requires(on("--moe-alltoall-overlap-comm"), ("in", "--moe-token-dispatcher-type", ("alltoall", "alltoall_seq")),
+             "--moe-alltoall-overlap-comm only supports the alltoall or alltoall_seq dispatcher",
+             f"{_FM}moe/moe_alltoall_overlap.py:24-25"),
+    requires(all_of(on("--moe-alltoall-overlap-comm"), ("eq", "--moe-token-dispatcher-type", "alltoall")),
+             on("--moe-grouped-gemm"), "--moe-alltoall-overlap-comm with the alltoall dispatcher needs --moe-grouped-gemm",
+             f"{_FM}moe/moe_alltoall_overlap.py:30-32"),
+    conflict(all_of(on("--moe-alltoall-overlap-comm"), ("eq", "--moe-token-dispatcher-type", "alltoall")),
+             on("--moe-tp-extend-ep"), "the alltoall dispatcher does not support --moe-tp-extend-ep (use alltoall_seq)",
+             f"{_FM}moe/moe_alltoall_overlap.py:30,33-34"),
+    *[requires(all_of(on("--moe-alltoall-overlap-comm"), ("eq", "--moe-token-dispatcher-type", "alltoall_seq")),
+               on(f), f"--moe-alltoall-overlap-comm with the alltoall_seq dispatcher needs {f}",
+               f"{_FM}moe/moe_alltoall_overlap.py:39,{line}")
+      for f, line in (("--moe-permutation-async-comm", "40-41"), ("--moe-grouped-gemm", "42-43"))],
+    requires(all_of(on("--moe-alltoall-overlap-comm"), ("eq", "--moe-token-dispatcher-type", "alltoall_seq"),
+                    ("gt", "--tensor-model-parallel-size", 1)), on("--moe-tp-extend-ep"),
+             "with tensor parallel size > 1, --moe-alltoall-overlap-comm with alltoall_seq needs --moe-tp-extend-ep",
+             f"{_FM}moe/moe_alltoall_overlap.py:39,44-45"),
+    requires(on("--moe-allgather-overlap-comm"), ("eq", "--moe-token-dispatcher-type", "allgather"),
+             "--moe-allgather-overlap-comm only supports the allgather dispatcher",
+             f"{_FM}moe/moe_allgather_overlap.py:24-25; {_LLM200}:1152-1153"),
+    requires(on("--moe-alltoall-mc2"), ("in", "--moe-token-dispatcher-type", ("alltoall", "alltoall_seq")),
+             "--moe-alltoall-mc2 only supports the alltoall or alltoall_seq dispatcher",
+             f"{_FM}moe/moe_alltoall_mc2.py:28-29"),
+    conflict(all_of(on("--moe-alltoall-mc2"), ("eq", "--moe-token-dispatcher-type", "alltoall_seq")),
+             ("gt", "--tensor-model-parallel-size", 1), "--moe-alltoall-mc2 with alltoall_seq needs TP=1",
+             f"{_FM}moe/moe_alltoall_mc2.py:33-35"),
+    conflict(all_of(on("--moe-alltoall-mc2"), ("eq", "--moe-token-dispatcher-type", "alltoall")),
+             ("gt", "--expert-tensor-parallel-size", 1), "--moe-alltoall-mc2 with alltoall needs ETP=1",
+             f"{_FM}moe/moe_alltoall_mc2.py:36-38"),
+    conflict(all_of(on("--moe-alltoall-mc2"), ("eq", "--moe-token-dispatcher-type", "alltoall")),
+             on("--moe-expert-capacity-factor"), "--moe-alltoall-mc2 only supports dropless (no capacity factor)",
+             f"{_FM}moe/moe_alltoall_mc2.py:36,39-40"),
+    conflict(any_of(on("--moe-permute-fusion"), on("--use-fused-moe-token-permute-and-unpermute")),
+             ("eq", "--moe-token-dispatcher-type", "allgather"), "--moe-permute-fusion does not support the allgather dispatcher",
+             f"{_FM}fusions/fused_moe_permute.py:40-45"),
+    requires(all_of(any_of(on("--moe-permute-fusion"), on("--use-fused-moe-token-permute-and-unpermute")),
+                    on("--moe-expert-capacity-factor")), on("--moe-pad-expert-input-to-capacity"),
+             "--moe-permute-fusion with --moe-expert-capacity-factor needs --moe-pad-expert-input-to-capacity",
+             f"{_FM}fusions/fused_moe_permute.py:40-43,49-50"),
+    *[requires(("eq", "--moe-router-load-balancing-type", "group_limited_greedy"), any_of(on(f), on(alias)),
+               f"group_limited_greedy needs {f} (or its alias {alias})", f"{_LFM}moe/moe_router.py:{line}; "
+               f"{_LFM}arguments/deprecated_args.py:32-35,81")
+      for f, alias, line in (("--moe-router-group-topk", "--topk-group", "68-70"),
+                             ("--moe-router-topk-scaling-factor", "--routed-scaling-factor", "68,71-72"))],
+    # transformer engine / fp8 (MindSpeed and MindSpeed-LLM TransformerEngineBasicFeature)
+    conflict(on("--fp8-format"), ("eq", "--transformer-impl", "local"), "FP8 only supports the transformer engine implementation",
+             f"{_LFM}megatron_basic/transformer_engine_basic.py:53-54; {_FM}megatron_basic/transformer_engine_basic.py:86-87"),
+    conflict(on("--use-ascend-coc"), ("eq", "--transformer-impl", "transformer_engine"),
+             "transformer engine does not support ascend coc",
+             f"{_LFM}megatron_basic/transformer_engine_basic.py:55-56; {_FM}megatron_basic/transformer_engine_basic.py:88-89"),
+    requires(all_of(on("--use-ascend-mc2"), on("--fp8-format")), ("eq", "--fp8-recipe", "mxfp8"),
+             "MC2 with fp8 is supported only by the mxfp8 recipe",
+             f"{_LFM}megatron_basic/transformer_engine_basic.py:57-58; {_FM}megatron_basic/transformer_engine_basic.py:90-91"),
+    conflict(("eq", "--transformer-impl", "transformer_engine"), on("--use-legacy-models"),
+             "transformer engine only supports mcore models",
+             f"{_LFM}megatron_basic/transformer_engine_basic.py:59-62; {_FM}megatron_basic/transformer_engine_basic.py:92-95"),
+    requires(("eq", "--fp8-format", "hif8"), ("eq", "--fp8-recipe", "tensorwise"), "hif8 only supports tensorwise scaling",
+             f"{_LFM}megatron_basic/transformer_engine_basic.py:63-65; {_FM}megatron_basic/transformer_engine_basic.py:96-98"),
+    requires(on("--fp8-reuse-quantized-weight"), on("--fp8-format"),
+             "fp8_reuse_quantized_weight is only valid when FP8 training is enabled (--fp8-format)",
+             f"{_LFM}megatron_basic/transformer_engine_basic.py:72-73; {_FM}megatron_basic/transformer_engine_basic.py:105-106"),
+    # muon (MindSpeed-LLM MuonOptimizerFeature; post_validate turns --use-distributed-optimizer into the layer-wise one)
+    conflict(("eq", "--optimizer", "muon"), on("--fp16"), "the Muon optimizer does not support fp16",
+             f"{_LFM}optimizer/muon_optimizer_feature.py:131-134"),
+    *[conflict(("eq", "--optimizer", "muon"), on(f), "the Muon optimizer does not support FSDP",
+               f"{_LFM}optimizer/muon_optimizer_feature.py:131,135-136")
+      for f in ("--use-custom-fsdp", "--use-torch-fsdp2")],
+    requires(all_of(("eq", "--optimizer", "muon"), on("--overlap-param-gather")),
+             any_of(on("--use-layer-wise-distributed-optimizer"), on("--use-distributed-optimizer")),
+             "Muon with --overlap-param-gather needs the layer-wise distributed optimizer",
+             f"{_LFM}optimizer/muon_optimizer_feature.py:115-117,137-139"),
+    requires(all_of(("eq", "--optimizer", "muon"), on("--overlap-param-gather")), on("--overlap-grad-reduce"),
+             "Muon: --overlap-param-gather needs --overlap-grad-reduce",
+             f"{_LFM}optimizer/muon_optimizer_feature.py:137,144-145"),
+    # -- §2C MindSpeed-LLM: data, LoRA, high availability, inference, checkpoint conversion
+    conflict(on("--lora-target-modules"), on("--moe-tp-extend-ep"), "LoRA is not supported with --moe-tp-extend-ep",
+             f"{_LFM}finetune/lora.py:65-66"),
+    requires(all_of(on("--lora-target-modules"), on("--num-experts")), ("eq", "--moe-token-dispatcher-type", "alltoall_seq"),
+             "LoRA in a MoE model only supports the alltoall_seq dispatcher", f"{_LFM}finetune/lora.py:62-63"),
+    conflict(on("--lora-target-modules"), on("--use-ascend-coc"), "CoC is not compatible with LoRA training",
+             f"{_LFM}tensor_parallel/coc.py:12-13"),
+    conflict(on("--enable-high-availability"), on("--lora-target-modules"), "high availability is not supported with LoRA",
+             f"{_LFM}high_availability/high_availability.py:76-77"),
+    *[conflict(on("--enable-elastic-training"), ("gt", f, 1), f"elastic training is not supported with {f} > 1",
+               f"{_LFM}high_availability/high_availability.py:71-72")
+      for f in ("--expert-model-parallel-size", "--context-parallel-size")],
+    conflict(on("--prompt-type"), on("--hf-chat-template"), "--prompt-type is forbidden with the huggingface chat template",
+             f"{_LFM}inference/inference.py:14-15; {_LLM200}:1101-1102"),
+    conflict(on("--enable-hf2mg-convert"), ("eq", "--ckpt-format", "torch_dist"),
+             "--ckpt-format torch_dist cannot be used with --enable-hf2mg-convert",
+             f"{_LFM}convert_checkpoint/convert_checkpoint.py:115-116"),
+    requires(on("--enable-hf2mg-convert"), on("--load"), "--enable-hf2mg-convert needs --load",
+             f"{_LFM}convert_checkpoint/convert_checkpoint.py:144-145"),
+    requires(on("--enable-mg2hf-convert"), on("--save"), "--enable-mg2hf-convert needs --save",
+             f"{_LFM}convert_checkpoint/convert_checkpoint.py:147-148"),
+    conflict(on("--lora-target-modules"), on("--enable-mg2hf-convert"), "LoRA is not supported with --enable-mg2hf-convert",
+             f"{_LFM}convert_checkpoint/convert_checkpoint.py:150-151"),
+    # pipeline: --num-layer-list (NumLayerListFeature; 2.0.0 monolith :1194-1200)
+    requires(on("--num-layer-list"), ("gt", "--pipeline-model-parallel-size", 1),
+             "a dynamic pipeline (--num-layer-list) needs pipeline parallel size > 1",
+             f"{_LFM}pipeline_parallel/num_layer_list.py:25,29-30; {_LLM200}:1197-1198"),
+    conflict(on("--num-layer-list"), on("--num-layers-per-virtual-pipeline-stage"),
+             "a dynamic pipeline (--num-layer-list) and a virtual pipeline cannot be enabled together",
+             f"{_LFM}pipeline_parallel/num_layer_list.py:31-32; {_LFM}megatron_basic/training_basic.py:92-93; "
+             f"{_LLM200}:1199-1200"),
+    conflict(on("--num-layer-list"), DUALPIPEV, "a dynamic pipeline (--num-layer-list) and dualpipev cannot be enabled together",
+             f"{_LFM}pipeline_parallel/num_layer_list.py:33-34"),
+    # rope / context parallel / transformer block
+    *[requires(("eq", "--rope-scaling-type", "longrope"), on(f), f"longrope needs {f}", f"{_LFM}common/rotary.py:{line}")
+      for f, line in (("--rope-scaling-original-max-position-embeddings", "69-71"), ("--long-factor", "73-74"),
+                      ("--short-factor", "76-77"))],
+    *[requires(on(a), on(b), "--short-mscale and --long-mscale must be set together", f"{_LFM}common/rotary.py:79-80")
+      for a, b in (("--short-mscale", "--long-mscale"), ("--long-mscale", "--short-mscale"))],
+    conflict(("gt", "--context-parallel-size", 1), on("--use-kv-cache"), "context parallel does not support use_kv_cache",
+             f"{_LFM}context_parallel/context_parallel_feature.py:48,51-52"),
+    conflict(all_of(("gt", "--context-parallel-size", 1), ("eq", "--context-parallel-algo", "kvallgather_cp_algo")),
+             ("eq", "--attention-mask-type", "general"), "kvallgather_cp_algo only supports the causal attention mask",
+             f"{_LFM}context_parallel/context_parallel_feature.py:59-61; {_FM}context_parallel/context_parallel_feature.py:83-85"),
+    # MLA / mHC / DSA indexer (--multi-head-latent-attention is MindSpeed-LLM's alias of --multi-latent-attention)
+    *[requires(all_of(on("--multi-latent-attention"), on("--mla-up-proj-tp-overlap")), on(f),
+               f"--mla-up-proj-tp-overlap needs {f}", f"{_LFM}transformer/multi_latent_attention/mla_feature.py:67,{line}")
+      for f, line in (("--mla-mm-split", "81-83"), ("--sequence-parallel", "81,84-85"))],
+    requires(all_of(on("--multi-latent-attention"), on("--recompute-mla-up-proj"), ("gt", "--tensor-model-parallel-size", 1)),
+             on("--mla-up-proj-tp-overlap"), "--recompute-mla-up-proj with tensor parallel needs --mla-up-proj-tp-overlap",
+             f"{_LFM}transformer/multi_latent_attention/mla_feature.py:67,87-89"),
+    conflict(all_of(on("--multi-latent-attention"), on("--recompute-mla-up-proj")), on("--mla-zero-memory"),
+             "--recompute-mla-up-proj is incompatible with --mla-zero-memory",
+             f"{_LFM}transformer/multi_latent_attention/mla_feature.py:67,93-94"),
+    requires(all_of(on("--multi-latent-attention"), on("--mla-swap-core-attn-out")), DUALPIPEV,
+             "--mla-swap-core-attn-out can only be used with dualpipev",
+             f"{_LFM}transformer/multi_latent_attention/mla_feature.py:67,95-97"),
+    requires(all_of(on("--multi-latent-attention"), on("--mla-swap-core-attn-out")), on("--moe-fb-overlap"),
+             "--mla-swap-core-attn-out can only be used with --moe-fb-overlap",
+             f"{_LFM}transformer/multi_latent_attention/mla_feature.py:67,95,98-99"),
+    requires(all_of(on("--multi-latent-attention"), on("--padded-base-length")), ("gt", "--padded-base-length", 0),
+             "--padded-base-length cannot be less than 1", f"{_LFM}transformer/multi_latent_attention/mla_feature.py:67,79-80"),
+    *[requires(on(feat), MLA_ON, f"{feat} is only supported with MLA (--multi-latent-attention)", src)
+      for feat, src in (("--enable-mhc", f"{_LFM}transformer/mhc_feature.py:52-55"),
+                        ("--enable-dsa-indexer", f"{_LFM}transformer/multi_latent_attention/dsa_indexer_feature.py:112-115"))],
+    *[requires(on(feat), on("--use-flash-attn"), f"{feat} is only supported with flash attention (--use-flash-attn)", src)
+      for feat, src in (("--enable-mhc", f"{_LFM}transformer/mhc_feature.py:52,57-58"),
+                        ("--enable-dsa-indexer", f"{_LFM}transformer/multi_latent_attention/dsa_indexer_feature.py:112,117-118"))],
+    *[requires(all_of(on("--enable-dsa-indexer"), on("--reset-attention-mask")), b,
+               f"DSA with the TND format (--reset-attention-mask) requires {m}",
+               f"{_LFM}transformer/multi_latent_attention/dsa_indexer_feature.py:{line}")
+      for b, m, line in ((any_of(on("--use-fused-lightning-indexer"), on("--use-fused-lightning-indexer-loss")),
+                          "--use-fused-lightning-indexer", "101-104,124-126"),
+                         (on("--use-sparse-flash-attn"), "--use-sparse-flash-attn", "124,129-130"))],
+    *[requires(on("--indexer-qk-quant-scheme"), on(f), f"--indexer-qk-quant-scheme needs {f}",
+               f"{_LFM}transformer/multi_latent_attention/dsa_indexer_feature.py:{line}")
+      for f, line in (("--enable-dsa-indexer", "131-133"), ("--kv-compress", "131,137-138"))],
     # -- value choices and ranges (argparse choices / validate checks)
     choices("--context-parallel-kv-cache-policy", ("full", "half"), f"{_FM}context_parallel/context_parallel_kv_cache.py"),
     choices("--moe-zero-memory", ("disable", "level0", "level1"), f"{_FM}moe/moe_zero_memory.py"),
@@ -366,6 +608,21 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
       for f, line in (("--use-ascend-mc2", 808), ("--add-bias-linear", 809), ("--overlap-grad-reduce", 810),
                       ("--overlap-param-gather", 811), ("--use-nanopipe", 812),
                       ("--adaptive-recompute-device-swap", 815))],
+    requires(all_of(("gt", "--num-experts", 0), on("--use-legacy-models")), ("eq", "--moe-model-type", "deepspeed_moe"),
+             "megatron_moe (the default --moe-model-type) is not compatible with --use-legacy-models",
+             f"{_ARGS}:438,443-445 ({_ARGS200}:517-521)", LEGACY),
+    requires(all_of(("gt", "--num-experts", 0), ("eq", "--moe-model-type", "deepspeed_moe")), on("--use-legacy-models"),
+             "deepspeed_moe only supports --use-legacy-models", f"{_ARGS}:438,447-449 ({_ARGS200}:523-525)", LEGACY),
+    requires(all_of(on("--use-pipe-experts"), on("--pipe-experts-multi-stream")), on("--sequence-parallel"),
+             "--pipe-experts-multi-stream can only be used with --sequence-parallel",
+             f"{_ARGS}:580,583-584 ({_ARGS200}:667-668)", LEGACY),
+    requires(on("--moe-bmm-mc2"), ("eq", "--moe-token-dispatcher-type", "alltoall"),
+             "--moe-bmm-mc2 only supports the alltoall dispatcher", f"{_ARGS}:636-638 ({_ARGS200}:731-733)", LEGACY),
+    requires(on("--moe-bmm-mc2"), ("eq", "--moe-model-type", "megatron_moe"),
+             "--moe-bmm-mc2 only supports megatron core moe (--moe-model-type megatron_moe)",
+             f"{_ARGS}:636-638 ({_ARGS200}:731-733)", LEGACY),
+    conflict(on("--use-nd-matmul"), ("eq", "--normalization", "LayerNorm"), "ND_MatMul is incompatible with LayerNorm",
+             f"{_ARGS}:759-761 ({_ARGS200}:865-867)", LEGACY),
     # -- §2D MindSpeed-LLM 2.0.0 monolith (mindspeed_llm/training/arguments.py)
     requires(("eq", "--schedules-method", "dualpipev"), on("--moe-fb-overlap"),
              "dualpipev requires --moe-fb-overlap", f"{_LLM200}:255-256", LEGACY),
@@ -373,18 +630,53 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
              "fused_ring_attention_update only works when context parallel is activated",
              f"{_LLM200}:293-294", LEGACY),
     conflict(("eq", "--position-embedding-type", "alibi"), on("--sliding-window"),
-             "Sliding Window Attention is forbidden with alibi", f"{_LLM200}:1035-1036", LEGACY),
+             "Sliding Window Attention is forbidden with alibi", f"{_LLM200}:1034-1035", LEGACY),
     conflict(("eq", "--tokenizer-padding-side", "left"), ("eq", "--position-embedding-type", "alibi"),
-             "alibi does not support --tokenizer-padding-side left", f"{_LLM200}:1037-1038", LEGACY),
+             "alibi does not support --tokenizer-padding-side left", f"{_LLM200}:1036-1037", LEGACY),
     conflict(on("--variable-seq-lengths"), ("gt", "--context-parallel-size", 1),
-             "context parallelism is forbidden with variable seq lengths", f"{_LLM200}:1094-1096", LEGACY),
+             "context parallelism is forbidden with variable seq lengths", f"{_LLM200}:1093-1095", LEGACY),
     conflict(("ne", "--moe-zero-memory", "disable"), on("--recompute-method"),
              "--moe-zero-memory does not support full recomputation (--recompute-method)", f"{_LLM200}:1150", LEGACY),
-    conflict(on("--use-mc2"), on("--use-ascend-coc"), "mc2 and coc can not be used together", f"{_LLM200}:1202",
-             LEGACY),
+    requires(all_of(on("--swap-attention"), on("--lora-target-modules")), on("--use-fused-rmsnorm"),
+             "without --use-fused-rmsnorm, swap attention cannot be used in LoRA fine-tuning", f"{_LLM200}:1038-1040", LEGACY),
+    requires(on("--enable-optimizer-state-local-copy"), on("--enable-high-availability"),
+             "--enable-optimizer-state-local-copy needs --enable-high-availability", f"{_LLM200}:1083-1084", LEGACY),
+    conflict(all_of(on("--variable-seq-lengths"), on("--num-experts")), ("eq", "--moe-token-dispatcher-type", "allgather"),
+             "the allgather dispatcher is forbidden with variable seq lengths", f"{_LLM200}:1093,1096-1097", LEGACY),
+    requires(on("--moe-expert-capacity-factor"), ("in", "--moe-router-load-balancing-type", ("aux_loss", "none")),
+             "moe_expert_capacity_factor only works with aux_loss or none load balancing", f"{_LLM200}:1119,1125-1126", LEGACY),
+    requires(on("--moe-expert-capacity-factor"), ("eq", "--moe-token-dispatcher-type", "alltoall"),
+             "moe_expert_capacity_factor only works with the alltoall dispatcher", f"{_LLM200}:1119-1121", LEGACY),
+    conflict(on("--moe-expert-capacity-factor"), on("--use-fused-moe-token-permute-and-unpermute"),
+             "moe_expert_capacity_factor does not support use_fused_moe_token_permute_and_unpermute",
+             f"{_LLM200}:1119,1131-1132", LEGACY),
+    requires(on("--moe-allgather-overlap-comm"),
+             any_of(("gt", "--tensor-model-parallel-size", 1), ("gt", "--expert-model-parallel-size", 1)),
+             "--moe-allgather-overlap-comm requires tensor or expert parallelism", f"{_LLM200}:1154-1155", LEGACY),
+    *[requires(on("--multi-head-latent-attention"), on(f), f"{f} must be set with --multi-head-latent-attention",
+               f"{_LLM200}:1161,{line} (defaults None: :97-100); {_ARGS}:457-467 ({_ARGS200}:539-549)", LEGACY)
+      for f, line in (("--kv-lora-rank", "1164-1165"), ("--v-head-dim", "1166-1167"), ("--qk-rope-head-dim", "1168-1169"),
+                      ("--qk-nope-head-dim", "1170-1171"))],
+    requires(("eq", "--rope-scaling-type", "yarn"), on("--rope-scaling-original-max-position-embeddings"),
+             "yarn needs --rope-scaling-original-max-position-embeddings", f"{_LLM200}:1175-1177; {_ARGS}:470-473", LEGACY),
+    *[requires(on(f), on("--num-experts"), f"{f} must not be set without MoE (--num-experts)", f"{_LLM200}:1182-1184", LEGACY)
+      for f in ("--first-k-dense-replace", "--moe-layer-freq")],
+    *[requires(all_of(on(a), on("--num-experts")), on(b), "--first-k-dense-replace and --moe-layer-freq must be set together",
+               f"{_LLM200}:1186-1187", LEGACY)
+      for a, b in (("--first-k-dense-replace", "--moe-layer-freq"), ("--moe-layer-freq", "--first-k-dense-replace"))],
+    *[requires(("eq", "--moe-router-load-balancing-type", "group_limited_greedy"), on(f), f"group_limited_greedy needs {f}",
+               f"{_LLM200}:1207,{line}", LEGACY)
+      for f, line in (("--topk-group", "1208-1209"), ("--routed-scaling-factor", "1210-1211"))],
+    requires(on("--moe-router-enable-expert-bias"), ("eq", "--moe-router-score-function", "sigmoid"),
+             "expert bias needs --moe-router-score-function sigmoid", f"{_LLM200}:1218-1219", LEGACY),
+    conflict(("gt", "--output-layer-slice-num", 1), ("gt", "--tensor-model-parallel-size", 1),
+             "--output-layer-slice-num > 1 only supports TP size 1", f"{_LLM200}:1246-1248", LEGACY),
+    value_range("--output-layer-slice-num", 1, None, f"{_LLM200}:1244-1245", LEGACY),
+    requires(on("--neat-pack"), on("--reset-position-ids"), "--neat-pack needs --reset-position-ids (LLM 2.0.0)",
+             f"{_LLM200}:1024-1025", LEGACY),
     conflict(on("--use-glm-rope"), on("--use-fused-rotary-pos-emb"),
              "--use-glm-rope is not compatible with --use-fused-rotary-pos-emb",
-             f"{_LLM200}:1033-1034", LEGACY),
+             f"{_LLM200}:1032-1033", LEGACY),
 )
 
 

@@ -479,8 +479,8 @@ def test_value_range(lint):
 
 
 def test_flag_given_a_zero_value_is_off(lint):
-    src = "torchrun pretrain_gpt.py --moe-fb-overlap --moe-grouped-gemm --moe-zero-memory level0 " \
-          "--moe-zero-memory-num-layers 0\n"
+    src = "torchrun pretrain_gpt.py --moe-fb-overlap --moe-grouped-gemm --expert-model-parallel-size 2 " \
+          "--moe-zero-memory level0 --moe-zero-memory-num-layers 0\n"
     assert sh(lint, src) == []
     assert codes(sh(lint, src.replace(" 0\n", " 2\n"))) == ["NPU501"]
 
@@ -488,3 +488,81 @@ def test_flag_given_a_zero_value_is_off(lint):
 def test_yaml_config_launch_checks_spelling_only(lint):
     assert sh(lint, "torchrun pretrain_gpt.py --yaml-cfg cfg.yaml --reuse-fp32-param\n") == []
     assert codes(sh(lint, "torchrun pretrain_gpt.py --yaml-cfg cfg.yaml --tensor-model-paralel-size 2\n")) == ["NPU502"]
+
+
+# -- conditions on several flags: all_of / any_of ------------------------------------------
+
+
+def test_all_of_three_flags_requirement(lint):
+    # --moe-alltoall-overlap-comm with the alltoall_seq dispatcher and TP > 1 needs --moe-tp-extend-ep
+    base = "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm --moe-token-dispatcher-type alltoall_seq " \
+           "--moe-permutation-async-comm --moe-grouped-gemm --expert-model-parallel-size 2 " \
+           "--tensor-model-parallel-size 2"
+    found = sh(lint, base + "\n")
+    assert codes(found) == ["NPU504"] and "--moe-tp-extend-ep" in found[0].message
+    assert sh(lint, base + " --moe-tp-extend-ep\n") == []
+    # one part of the all_of is false (TP 1): clean; one part unknown ($TP): nothing said
+    assert sh(lint, base.replace("--tensor-model-parallel-size 2", "--tensor-model-parallel-size 1") + "\n") == []
+    assert sh(lint, base.replace("--tensor-model-parallel-size 2", "--tensor-model-parallel-size $TP") + "\n") == []
+
+
+def test_all_of_conflict_reports_at_the_later_flag(lint):
+    # in legacy models overlap_param_gather does not support reuse_fp32_param (three flags)
+    src = "torchrun pretrain_gpt.py --reuse-fp32-param --bf16 --use-legacy-models --overlap-param-gather\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU501"] and pos(found[0]) == at(src, "--overlap-param-gather")
+    assert sh(lint, src.replace(" --use-legacy-models", "")) == []
+
+
+def test_any_of_requirement(lint):
+    # --moe-zero-memory needs --moe-alltoall-overlap-comm or --moe-fb-overlap
+    base = "torchrun pretrain_gpt.py --moe-zero-memory level0"
+    found = sh(lint, base + "\n")
+    assert codes(found) == ["NPU504"] and "--moe-fb-overlap" in found[0].message
+    assert sh(lint, base + " --moe-fb-overlap --moe-grouped-gemm --expert-model-parallel-size 2\n") == []
+    assert not [f for f in sh(lint, base + " --moe-alltoall-overlap-comm\n") if "zero-memory" in f.message]
+    assert sh(lint, base + " $EXTRA\n") == []  # an unknown word may be either flag
+
+
+def test_any_of_satisfied_by_an_alias(lint):
+    # --enable-mhc needs MLA; MindSpeed-LLM's --multi-head-latent-attention alias counts
+    base = "torchrun pretrain_gpt.py --enable-mhc --use-flash-attn"
+    assert codes(sh(lint, base + "\n")) == ["NPU504"]
+    assert sh(lint, base + " --multi-head-latent-attention\n") == []
+    assert sh(lint, base + " --multi-latent-attention\n") == []
+
+
+def test_value_condition_inside_all_of(lint):
+    # the alltoall dispatcher with --moe-alltoall-overlap-comm forbids --moe-tp-extend-ep
+    src = "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm --moe-token-dispatcher-type alltoall " \
+          "--moe-grouped-gemm --expert-model-parallel-size 2 --moe-tp-extend-ep\n"
+    assert codes(sh(lint, src)) == ["NPU501"]
+    assert sh(lint, src.replace("type alltoall ", "type alltoall_seq --moe-permutation-async-comm ")) == []
+    # the dispatcher not written: unknown, nothing said
+    assert sh(lint, src.replace("--moe-token-dispatcher-type alltoall ", "")) == []
+
+
+def test_catalog_entries_cite_a_source_and_name_a_stack():
+    import re
+
+    from rules.mindspeed_catalog import CATALOG, Entry
+
+    cite = re.compile(r"\b(MS|LLM|MEG)@[0-9a-z.]+ [\w./-]+\.py(:\d+)?")
+    kinds = {"conflict", "requires", "choices", "range"}
+    for e in CATALOG:
+        assert isinstance(e, Entry) and e.kind in kinds, e
+        assert cite.search(e.source), e.source
+        assert e.stacks and set(e.stacks) <= {"current", "legacy"}, e.stacks
+        assert "legacy" in e.stacks, e  # the legacy stack runs the current checks too
+    assert len({(e.kind, e.a, e.b, e.stacks) for e in CATALOG}) == len(CATALOG)  # no duplicates
+
+
+def test_all_of_requirement_with_a_catalogued_default(lint):
+    # legacy validator: MoE with --use-legacy-models needs deepspeed_moe; the default is megatron_moe
+    src = "torchrun pretrain_gpt.py --num-experts 8 --use-legacy-models\n"
+    found = sh(lint, src, config=LEGACY)
+    assert codes(found) == ["NPU504"] and "megatron_moe" in found[0].message
+    assert sh(lint, src.replace("\n", " --moe-model-type deepspeed_moe\n"), config=LEGACY) == []
+    assert sh(lint, src.replace(" --use-legacy-models", ""), config=LEGACY) == []
+    current = '[tool.npulint]\nmindspeed-stack = "current"\n'
+    assert sh(lint, src, config=current) == []  # not a feature-manager rule
