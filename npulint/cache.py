@@ -136,6 +136,8 @@ class Cache:
             folder = os.path.dirname(self._path(kind, key))
             os.makedirs(folder, exist_ok=True)
             data = pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL)
+            from npulint.fixes import write_atomic
+
             write_atomic(self._path(kind, key), data, keep_mode=False, sync=False)
         except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
             self.disabled = True  # read-only checkout, full disk, or an unpicklable value: run uncached

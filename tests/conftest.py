@@ -26,6 +26,19 @@ from npulint.config import Settings, enabled_codes, find_config, load_config
 
 REPO = Path(__file__).resolve().parent.parent
 
+# A file with two findings of two codes, for output-format, editor and server tests.
+IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+# NPU101 at 4:6 (a pool size differing from line 2's) and NPU103 at 6:6.
+TWO_CODES = (
+    IMPORT
+    + "with npu_weight_prefetch_scope():\n"
+    "    pass\n"
+    "with npu_weight_prefetch_scope(0, 1024):\n"
+    "    pass\n"
+    "with npu_weight_prefetch_scope(-1):\n"
+    "    pass\n"
+)
+
 
 def _write(root: Path, files: Union[str, Dict[str, str]]) -> None:
     if isinstance(files, str):

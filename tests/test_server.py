@@ -14,19 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import npulint_exe, parse, run_cli
+from conftest import IMPORT, TWO_CODES, npulint_exe, parse, run_cli
 
-IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
-# NPU101 at 4:6 (a pool size differing from line 2's) and NPU103 at 6:6.
-TWO_CODES = (
-    IMPORT
-    + "with npu_weight_prefetch_scope():\n"
-    "    pass\n"
-    "with npu_weight_prefetch_scope(0, 1024):\n"
-    "    pass\n"
-    "with npu_weight_prefetch_scope(-1):\n"
-    "    pass\n"
-)
 CLEAN = IMPORT + "with npu_weight_prefetch_scope(1, 1024):\n    pass\n"
 
 
