@@ -545,7 +545,7 @@ def test_value_condition_inside_all_of(lint):
 def test_catalog_entries_cite_a_source_and_name_a_stack():
     import re
 
-    from rules.mindspeed_catalog import CATALOG, Entry
+    from npulint.rules.mindspeed_catalog import CATALOG, Entry
 
     cite = re.compile(r"\b(MS|LLM|MEG)@[0-9a-z.]+ [\w./-]+\.py(:\d+)?")
     kinds = {"conflict", "requires", "choices", "range"}
