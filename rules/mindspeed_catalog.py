@@ -154,7 +154,10 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     MoE + --use-ascend-mc2 + --moe-grouped-gemm (LLM transformer_block.py:20-21),
 #     --enable-recompute-layers-per-pp-rank needs VPP and recompute (LLM 2.0.0 :1052-1053; MindSpeed
 #     accepts it without VPP and its tests_extend llama2/dualpipev scripts do so), the multi-parameter
-#     pipeline vs --moe-fb-overlap (multi_parameter.py:36; not in LLM's feature list).
+#     pipeline vs --moe-fb-overlap (multi_parameter.py:36; not in LLM's feature list),
+#     --moe-router-group-topk 0 (LLM arguments/deprecated_args.py:86-87; a Megatron flag MindSpeed
+#     does not check), --profile-step-start >= 1 (LLM functional/profiling.py:35-36; a Megatron
+#     flag MindSpeed does not check).
 # (g) The two legacy validators disagree on the dispatcher for --moe-alltoall-overlap-comm
 #     (MindSpeed arguments.py:601-617 alltoall_seq, LLM 2.0.0 :1137-1140 alltoall) and on
 #     --moe-allgather-overlap-comm's TP/EP need; only the rules they share and the current-stack ones
@@ -164,10 +167,9 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     lightning-indexer pair (turned on together), ulysses_cp_algo with CP = 1, --recompute-in-advance
 #     switched off unless VPP layers == 1.
 # (i) Not catalogued yet, although expressible (left for a follow-up; no entry is better than an
-#     unverified one): --moe-router-group-topk != 0, --history-turns >= 0, --profile-step-start >= 1,
-#     --ema-decay in [0, 1], the --qad-enable group, --auto-settings vs --save/--load, --op-cal-tflops
-#     vs MLA, balanced-moe requirements, --quant-states choices, --use-fused-mhc's --hc-mult 4 and
-#     --hc-sinkhorn-iters 20, --enable-mhc/--enable-dsa-indexer CP algorithms, tp-2d's CP algorithm,
+#     unverified one): --ema-decay in [0, 1] (> 1 always, < 0 only with fused_ema_adamw),
+#     the --qad-enable group, --auto-settings vs --save/--load, --op-cal-tflops
+#     vs MLA, balanced-moe requirements, --enable-mhc/--enable-dsa-indexer CP algorithms, tp-2d's CP algorithm,
 #     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, layout with VPP vs
 #     --optimize-send-recv-comm, --sparse-mode 0/2 with flash attention, --use-multiparameter-pipeline
 #     with dualpipev, MindSpeed's legacy --param-and-grad-buffer-pad, --pipe-experts-multi-data > 0,
@@ -677,6 +679,14 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     conflict(on("--use-glm-rope"), on("--use-fused-rotary-pos-emb"),
              "--use-glm-rope is not compatible with --use-fused-rotary-pos-emb",
              f"{_LLM200}:1032-1033", LEGACY),
+
+    # -- (i) follow-up: single-value checks
+    choices("--quant-states", ("fp8", "hif8", "mxfp8"),
+            f"{_FM}optimizer/low_precision_optimizer_feature.py:5,17-20,56 ({_LFM}low_precision/low_precision_optimizer_feature.py:5,17-20,56)"),
+    value_range("--history-turns", 0, None, f"{_LFM}inference/inference.py:17-18"),
+    *[requires(all_of(on("--enable-mhc"), on("--use-fused-mhc")), ("eq", f, v),
+               f"fused NPU MHC (--use-fused-mhc) only supports {f} {v}", f"{_LFM}transformer/mhc_feature.py:52,{line}")
+      for f, v, line in (("--hc-mult", 4, "62-63"), ("--hc-sinkhorn-iters", 20, "64-65"))],
 )
 
 

@@ -566,3 +566,25 @@ def test_all_of_requirement_with_a_catalogued_default(lint):
     assert sh(lint, src.replace(" --use-legacy-models", ""), config=LEGACY) == []
     current = '[tool.npulint]\nmindspeed-stack = "current"\n'
     assert sh(lint, src, config=current) == []  # not a feature-manager rule
+
+
+def test_quant_states_choices(lint):
+    src = "torchrun pretrain_gpt.py --quant-states fp4\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and "--quant-states" in found[0].message
+    assert sh(lint, src.replace("fp4", "mxfp8")) == []
+
+
+def test_history_turns_range(lint):
+    src = "torchrun pretrain_gpt.py --history-turns -1\n"
+    assert codes(sh(lint, src)) == ["NPU504"]
+    assert sh(lint, src.replace("-1", "0")) == []
+
+
+def test_fused_mhc_needs_hc_mult_4(lint):
+    src = "torchrun pretrain_gpt.py --enable-mhc --multi-latent-attention --use-flash-attn --use-fused-mhc --hc-mult 8\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and "--hc-mult 4" in found[0].message
+    assert sh(lint, src.replace("8\n", "4\n")) == []
+    assert sh(lint, src.replace(" --hc-mult 8", "")) == []  # absent: no catalogued default, unknown
+    assert sh(lint, src.replace(" --enable-mhc", "")) == []
