@@ -105,7 +105,11 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 # --reset-bucket-group-order needs --overlap-param-gather (ResetBucketGroupOrderFeature),
 # --compress-dense vs --recompute-activation-function (AnsCompressTensorFeature),
 # --use-fused-rotary-pos-emb needs rope (FusedRoPEFeature; Megatron also turns the legacy
-# --use-rotary-position-embeddings into rope), --param-and-grad-buffer-pad > 0 (BufferPadFeature).
+# --use-rotary-position-embeddings into rope), --param-and-grad-buffer-pad > 0 (BufferPadFeature),
+# --op-cal-tflops vs MLA (TflopsCalculateFeature, functional/tflops_calculate.py:17-18),
+# --use-multiparameter-pipeline-model-parallel vs dualpipev (multi_parameter.py:38-41), --sparse-mode
+# 0/2 with flash attention (MindSpeed's fusion_attention_v1_feature.py:55-56; LLM's own
+# FusionAttentionFeature registers --sparse-mode without the check).
 #
 # Coverage: every rule of research §1, §1.2, §2A-§2D is an entry below or listed here with the
 # reason it is left out. Left out because it would need a guess:
@@ -168,11 +172,9 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     switched off unless VPP layers == 1.
 # (i) Not catalogued yet, although expressible (left for a follow-up; no entry is better than an
 #     unverified one): --ema-decay in [0, 1] (> 1 always, < 0 only with fused_ema_adamw),
-#     the --qad-enable group, --auto-settings vs --save/--load, --op-cal-tflops
-#     vs MLA, balanced-moe requirements, --enable-mhc/--enable-dsa-indexer CP algorithms, tp-2d's CP algorithm,
+#     the --qad-enable group, --auto-settings vs --save/--load, balanced-moe requirements, --enable-mhc/--enable-dsa-indexer CP algorithms, tp-2d's CP algorithm,
 #     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, layout with VPP vs
-#     --optimize-send-recv-comm, --sparse-mode 0/2 with flash attention, --use-multiparameter-pipeline
-#     with dualpipev, MindSpeed's legacy --param-and-grad-buffer-pad, --pipe-experts-multi-data > 0,
+#     --optimize-send-recv-comm, MindSpeed's legacy --param-and-grad-buffer-pad, --pipe-experts-multi-data > 0,
 #     --expert-interval, capacity factor > 0, CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
 #     CP rules (:301-348), o2 optimizer flags, fused ops (:1455-1505), rl-training.
 # (j) Only in MindSpeed master's unregistered legacy validator, not in the legacy releases
