@@ -174,7 +174,7 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     unverified one): --ema-decay in [0, 1] (> 1 always, < 0 only with fused_ema_adamw),
 #     the --qad-enable group, --auto-settings vs --save/--load, balanced-moe requirements, --enable-mhc/--enable-dsa-indexer CP algorithms, tp-2d's CP algorithm,
 #     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, layout with VPP vs
-#     --optimize-send-recv-comm, MindSpeed's legacy --param-and-grad-buffer-pad, --pipe-experts-multi-data > 0,
+#     --optimize-send-recv-comm, MindSpeed's legacy --param-and-grad-buffer-pad,
 #     --expert-interval, capacity factor > 0, CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
 #     CP rules (:301-348), o2 optimizer flags, fused ops (:1455-1505), rl-training.
 # (j) Only in MindSpeed master's unregistered legacy validator, not in the legacy releases
@@ -620,6 +620,9 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     requires(all_of(on("--use-pipe-experts"), on("--pipe-experts-multi-stream")), on("--sequence-parallel"),
              "--pipe-experts-multi-stream can only be used with --sequence-parallel",
              f"{_ARGS}:580,583-584 ({_ARGS200}:667-668)", LEGACY),
+    conflict(on("--use-pipe-experts"), ("le", "--pipe-experts-multi-data", 0),
+             "--pipe-experts-multi-data must be greater than 0 with --use-pipe-experts",
+             f"{_ARGS}:580-582 ({_ARGS200}:664-666)", LEGACY),
     requires(on("--moe-bmm-mc2"), ("eq", "--moe-token-dispatcher-type", "alltoall"),
              "--moe-bmm-mc2 only supports the alltoall dispatcher", f"{_ARGS}:636-638 ({_ARGS200}:731-733)", LEGACY),
     requires(on("--moe-bmm-mc2"), ("eq", "--moe-model-type", "megatron_moe"),

@@ -588,3 +588,11 @@ def test_fused_mhc_needs_hc_mult_4(lint):
     assert sh(lint, src.replace("8\n", "4\n")) == []
     assert sh(lint, src.replace(" --hc-mult 8", "")) == []  # absent: no catalogued default, unknown
     assert sh(lint, src.replace(" --enable-mhc", "")) == []
+
+
+def test_pipe_experts_multi_data_must_be_positive(lint):
+    src = "torchrun pretrain_gpt.py --use-pipe-experts --pipe-experts-multi-data 0\n"
+    found = sh(lint, src, config=LEGACY)
+    assert codes(found) == ["NPU501"] and "--pipe-experts-multi-data" in found[0].message
+    assert sh(lint, src.replace("data 0", "data 2"), config=LEGACY) == []
+    assert sh(lint, src.replace(" --pipe-experts-multi-data 0", ""), config=LEGACY) == []  # no catalogued default
