@@ -109,7 +109,8 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 # --op-cal-tflops vs MLA (TflopsCalculateFeature, functional/tflops_calculate.py:17-18),
 # --use-multiparameter-pipeline-model-parallel vs dualpipev (multi_parameter.py:38-41), --sparse-mode
 # 0/2 with flash attention (MindSpeed's fusion_attention_v1_feature.py:55-56; LLM's own
-# FusionAttentionFeature registers --sparse-mode without the check).
+# FusionAttentionFeature registers --sparse-mode without the check), --auto-settings vs --save/--load
+# (AutoSettingsFeature, auto_settings/auto_settings_feature.py:26-28).
 #
 # Coverage: every rule of research §1, §1.2, §2A-§2D is an entry below or listed here with the
 # reason it is left out. Left out because it would need a guess:
@@ -172,7 +173,7 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     switched off unless VPP layers == 1.
 # (i) Not catalogued yet, although expressible (left for a follow-up; no entry is better than an
 #     unverified one): --ema-decay in [0, 1] (> 1 always, < 0 only with fused_ema_adamw),
-#     the --qad-enable group, --auto-settings vs --save/--load, balanced-moe requirements, --enable-mhc/--enable-dsa-indexer CP algorithms, tp-2d's CP algorithm,
+#     the --qad-enable group, balanced-moe requirements, --enable-mhc/--enable-dsa-indexer CP algorithms, tp-2d's CP algorithm,
 #     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, layout with VPP vs
 #     --optimize-send-recv-comm, MindSpeed's legacy --param-and-grad-buffer-pad,
 #     --expert-interval, capacity factor > 0, CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
