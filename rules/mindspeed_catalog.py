@@ -173,7 +173,7 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     switched off unless VPP layers == 1.
 # (i) Not catalogued yet, although expressible (left for a follow-up; no entry is better than an
 #     unverified one): --ema-decay in [0, 1] (> 1 always, < 0 only with fused_ema_adamw),
-#     the --qad-enable group, balanced-moe requirements, --enable-mhc/--enable-dsa-indexer CP algorithms, tp-2d's CP algorithm,
+#     the --qad-enable group, balanced-moe requirements, tp-2d's CP algorithm,
 #     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, layout with VPP vs
 #     --optimize-send-recv-comm, MindSpeed's legacy --param-and-grad-buffer-pad,
 #     --expert-interval, capacity factor > 0, CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
@@ -693,6 +693,11 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     *[requires(all_of(on("--enable-mhc"), on("--use-fused-mhc")), ("eq", f, v),
                f"fused NPU MHC (--use-fused-mhc) only supports {f} {v}", f"{_LFM}transformer/mhc_feature.py:52,{line}")
       for f, v, line in (("--hc-mult", 4, "62-63"), ("--hc-sinkhorn-iters", 20, "64-65"))],
+    *[requires(all_of(on(feat), ("gt", "--context-parallel-size", 1)),
+               ("in", "--context-parallel-algo", ("ulysses_cp_algo", "kvallgather_cp_algo")),
+               f"{feat} with context parallelism only supports ulysses_cp_algo or kvallgather_cp_algo", src)
+      for feat, src in (("--enable-mhc", f"{_LFM}transformer/mhc_feature.py:52,59-61"),
+                        ("--enable-dsa-indexer", f"{_LFM}transformer/multi_latent_attention/dsa_indexer_feature.py:112,119-123"))],
 )
 
 

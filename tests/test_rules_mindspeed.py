@@ -596,3 +596,12 @@ def test_pipe_experts_multi_data_must_be_positive(lint):
     assert codes(found) == ["NPU501"] and "--pipe-experts-multi-data" in found[0].message
     assert sh(lint, src.replace("data 0", "data 2"), config=LEGACY) == []
     assert sh(lint, src.replace(" --pipe-experts-multi-data 0", ""), config=LEGACY) == []  # no catalogued default
+
+
+def test_dsa_indexer_context_parallel_algorithm(lint):
+    src = ("torchrun pretrain_gpt.py --enable-dsa-indexer --multi-latent-attention --use-flash-attn "
+           "--context-parallel-size 2 --context-parallel-algo megatron_cp_algo\n")
+    found = [f for f in sh(lint, src) if "cp_algo" in f.message]
+    assert codes(found) == ["NPU504"]
+    assert not [f for f in sh(lint, src.replace("megatron_cp_algo", "ulysses_cp_algo")) if "cp_algo" in f.message]
+    assert not [f for f in sh(lint, src.replace(" --context-parallel-algo megatron_cp_algo", "")) if "cp_algo" in f.message]
