@@ -173,7 +173,7 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     switched off unless VPP layers == 1.
 # (i) Not catalogued yet, although expressible (left for a follow-up; no entry is better than an
 #     unverified one): --ema-decay in [0, 1] (> 1 always, < 0 only with fused_ema_adamw),
-#     the --qad-enable group, balanced-moe requirements, tp-2d's CP algorithm,
+#     the --qad-enable group, balanced-moe requirements,
 #     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, layout with VPP vs
 #     --optimize-send-recv-comm, MindSpeed's legacy --param-and-grad-buffer-pad,
 #     --expert-interval, capacity factor > 0, CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
@@ -342,6 +342,9 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
                f"{_FM}tensor_parallel/tp_2d.py:{line}")
       for f, line in (("--sequence-parallel", 29), ("--use-fused-rmsnorm", 30), ("--use-nanopipe", 31),
                       ("--use-ascend-coc", 32))],
+    requires(on("--tp-2d"), ("in", "--context-parallel-algo", ("megatron_cp_algo", "ulysses_cp_algo")),
+             "tp-2d only supports megatron_cp_algo or ulysses_cp_algo",
+             f"{_FM}tensor_parallel/tp_2d.py:33-36 (LLM@master mindspeed_llm/features_manager/tensor_parallel/tp_2d.py:7 inherits it)"),
     conflict(on("--tp-2d"), ("gt", "--expert-model-parallel-size", 1), "2d tp does not support moe (EP > 1)",
              f"{_FM}tensor_parallel/tp_2d.py:41"),
     # -- §2A MoE communication overlap

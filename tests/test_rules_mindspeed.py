@@ -605,3 +605,10 @@ def test_dsa_indexer_context_parallel_algorithm(lint):
     assert codes(found) == ["NPU504"]
     assert not [f for f in sh(lint, src.replace("megatron_cp_algo", "ulysses_cp_algo")) if "cp_algo" in f.message]
     assert not [f for f in sh(lint, src.replace(" --context-parallel-algo megatron_cp_algo", "")) if "cp_algo" in f.message]
+
+
+def test_tp_2d_context_parallel_algorithm(lint):
+    src = "torchrun pretrain_gpt.py --tp-2d --context-parallel-algo hybrid_cp_algo\n"
+    found = [f for f in sh(lint, src) if "tp-2d only supports" in f.message]
+    assert codes(found) == ["NPU504"]
+    assert not [f for f in sh(lint, src.replace("hybrid_cp_algo", "ulysses_cp_algo")) if "tp-2d only" in f.message]
