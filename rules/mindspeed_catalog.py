@@ -122,7 +122,8 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     §2B :645-690; §2D ulysses+GQA :274-282), tp = tp_x * tp_y (tp_2d.py:39-40), VPP layers vs
 #     layers per stage (megatron_basic.py:28; §2B :537-549; LLM training_basic.py:93-104),
 #     dualpipev num-layers >= 2*PP and micro-batches (dualpipev_feature.py:43-48), layout stage
-#     counts, --pipeline-num-transformer-layers shapes and sums, --noop-layers in [0, num-layers),
+#     counts (also layout with VPP vs --optimize-send-recv-comm: the VPP size is the layout's stage
+#     count / PP, pipeline_model_parallel_layout_feature.py:147-160), --pipeline-num-transformer-layers shapes and sums, --noop-layers in [0, num-layers),
 #     --num-layer-list length == PP and sum == num-layers, moe-zero-memory-num-layers <= layers per
 #     stage, num_experts % (TP*EP) (tp_extend_ep), --first-k-dense-replace < num-layers (and per
 #     stage), --recompute-*-num-layers <= num-layers, fb-overlap GBS/(MBS*PP*DP) and noop-layer
@@ -174,8 +175,7 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 # (i) Not catalogued yet, although expressible (left for a follow-up; no entry is better than an
 #     unverified one): --ema-decay in [0, 1] (> 1 always, < 0 only with fused_ema_adamw),
 #     the --qad-enable group, balanced-moe requirements,
-#     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, layout with VPP vs
-#     --optimize-send-recv-comm, MindSpeed's legacy --param-and-grad-buffer-pad,
+#     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, MindSpeed's legacy --param-and-grad-buffer-pad,
 #     --expert-interval, capacity factor > 0, CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
 #     CP rules (:301-348), o2 optimizer flags, fused ops (:1455-1505), rl-training.
 # (j) Only in MindSpeed master's unregistered legacy validator, not in the legacy releases
