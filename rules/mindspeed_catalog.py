@@ -128,7 +128,7 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     stage, num_experts % (TP*EP) (tp_extend_ep), --first-k-dense-replace < num-layers (and per
 #     stage), --recompute-*-num-layers <= num-layers, fb-overlap GBS/(MBS*PP*DP) and noop-layer
 #     placement, shared-expert size == n * ffn size, balanced-moe hot-expert counts, --expert-interval
-#     <= num-layers, nd-matmul TP divisibility, ampipe seq divisibility, output-layer-slice-num
+#     <= num-layers (its >= 1 is an entry), nd-matmul TP divisibility, ampipe seq divisibility, output-layer-slice-num
 #     dividing the vocabulary, group-topk < EP, --recompute-in-bubble recompute-num-layers value.
 # (b) A Megatron default this repository cannot verify (no Megatron source here; an absent flag
 #     stays unknown): MLA head-dim requirements on the current stack (Megatron core_v0.12.1 gives
@@ -176,7 +176,7 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     unverified one): --ema-decay in [0, 1] (> 1 always, < 0 only with fused_ema_adamw),
 #     the --qad-enable group, balanced-moe requirements,
 #     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, MindSpeed's legacy --param-and-grad-buffer-pad,
-#     --expert-interval, capacity factor > 0, CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
+#     CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
 #     CP rules (:301-348), o2 optimizer flags, fused ops (:1455-1505), rl-training.
 # (j) Only in MindSpeed master's unregistered legacy validator, not in the legacy releases
 #     (MS@200r08 mindspeed/arguments.py has no such check): --save/--load need --ckpt-format torch
@@ -627,6 +627,10 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     conflict(on("--use-pipe-experts"), ("le", "--pipe-experts-multi-data", 0),
              "--pipe-experts-multi-data must be greater than 0 with --use-pipe-experts",
              f"{_ARGS}:580-582 ({_ARGS200}:664-666)", LEGACY),
+    requires(("le", "--expert-interval", 0), ("gt", "--expert-interval", 0),
+             "--expert-interval must be between 1 and num layers", f"{_ARGS}:853-854 ({_ARGS200}:960-961)", LEGACY),
+    requires(("le", "--moe-train-capacity-factor", 0), ("gt", "--moe-train-capacity-factor", 0),
+             "--moe-train-capacity-factor must be greater than 0.0", f"{_ARGS}:855-856 ({_ARGS200}:962-963)", LEGACY),
     requires(on("--moe-bmm-mc2"), ("eq", "--moe-token-dispatcher-type", "alltoall"),
              "--moe-bmm-mc2 only supports the alltoall dispatcher", f"{_ARGS}:636-638 ({_ARGS200}:731-733)", LEGACY),
     requires(on("--moe-bmm-mc2"), ("eq", "--moe-model-type", "megatron_moe"),

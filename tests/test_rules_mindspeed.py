@@ -612,3 +612,10 @@ def test_tp_2d_context_parallel_algorithm(lint):
     found = [f for f in sh(lint, src) if "tp-2d only supports" in f.message]
     assert codes(found) == ["NPU504"]
     assert not [f for f in sh(lint, src.replace("hybrid_cp_algo", "ulysses_cp_algo")) if "tp-2d only" in f.message]
+
+
+def test_legacy_expert_interval_and_capacity_factor(lint):
+    src = "torchrun pretrain_gpt.py --expert-interval 0 --moe-train-capacity-factor -1\n"
+    found = sh(lint, src, config=LEGACY)
+    assert codes(found) == ["NPU504", "NPU504"]
+    assert sh(lint, src.replace("interval 0", "interval 2").replace("factor -1", "factor 1.0"), config=LEGACY) == []
