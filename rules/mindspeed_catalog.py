@@ -105,7 +105,12 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 # --reset-bucket-group-order needs --overlap-param-gather (ResetBucketGroupOrderFeature),
 # --compress-dense vs --recompute-activation-function (AnsCompressTensorFeature),
 # --use-fused-rotary-pos-emb needs rope (FusedRoPEFeature; Megatron also turns the legacy
-# --use-rotary-position-embeddings into rope), --param-and-grad-buffer-pad > 0 (BufferPadFeature).
+# --use-rotary-position-embeddings into rope), --param-and-grad-buffer-pad > 0 (BufferPadFeature),
+# --op-cal-tflops vs MLA (TflopsCalculateFeature, functional/tflops_calculate.py:17-18),
+# --use-multiparameter-pipeline-model-parallel vs dualpipev (multi_parameter.py:38-41), --sparse-mode
+# 0/2 with flash attention (MindSpeed's fusion_attention_v1_feature.py:55-56; LLM's own
+# FusionAttentionFeature registers --sparse-mode without the check), --auto-settings vs --save/--load
+# (AutoSettingsFeature, auto_settings/auto_settings_feature.py:26-28).
 #
 # Coverage: every rule of research §1, §1.2, §2A-§2D is an entry below or listed here with the
 # reason it is left out. Left out because it would need a guess:
@@ -117,12 +122,13 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     §2B :645-690; §2D ulysses+GQA :274-282), tp = tp_x * tp_y (tp_2d.py:39-40), VPP layers vs
 #     layers per stage (megatron_basic.py:28; §2B :537-549; LLM training_basic.py:93-104),
 #     dualpipev num-layers >= 2*PP and micro-batches (dualpipev_feature.py:43-48), layout stage
-#     counts, --pipeline-num-transformer-layers shapes and sums, --noop-layers in [0, num-layers),
+#     counts (also layout with VPP vs --optimize-send-recv-comm: the VPP size is the layout's stage
+#     count / PP, pipeline_model_parallel_layout_feature.py:147-160), --pipeline-num-transformer-layers shapes and sums, --noop-layers in [0, num-layers),
 #     --num-layer-list length == PP and sum == num-layers, moe-zero-memory-num-layers <= layers per
 #     stage, num_experts % (TP*EP) (tp_extend_ep), --first-k-dense-replace < num-layers (and per
 #     stage), --recompute-*-num-layers <= num-layers, fb-overlap GBS/(MBS*PP*DP) and noop-layer
 #     placement, shared-expert size == n * ffn size, balanced-moe hot-expert counts, --expert-interval
-#     <= num-layers, nd-matmul TP divisibility, ampipe seq divisibility, output-layer-slice-num
+#     <= num-layers (its >= 1 is an entry), nd-matmul TP divisibility, ampipe seq divisibility, output-layer-slice-num
 #     dividing the vocabulary, group-topk < EP, --recompute-in-bubble recompute-num-layers value.
 # (b) A Megatron default this repository cannot verify (no Megatron source here; an absent flag
 #     stays unknown): MLA head-dim requirements on the current stack (Megatron core_v0.12.1 gives
@@ -154,7 +160,10 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     MoE + --use-ascend-mc2 + --moe-grouped-gemm (LLM transformer_block.py:20-21),
 #     --enable-recompute-layers-per-pp-rank needs VPP and recompute (LLM 2.0.0 :1052-1053; MindSpeed
 #     accepts it without VPP and its tests_extend llama2/dualpipev scripts do so), the multi-parameter
-#     pipeline vs --moe-fb-overlap (multi_parameter.py:36; not in LLM's feature list).
+#     pipeline vs --moe-fb-overlap (multi_parameter.py:36; not in LLM's feature list),
+#     --moe-router-group-topk 0 (LLM arguments/deprecated_args.py:86-87; a Megatron flag MindSpeed
+#     does not check), --profile-step-start >= 1 (LLM functional/profiling.py:35-36; a Megatron
+#     flag MindSpeed does not check).
 # (g) The two legacy validators disagree on the dispatcher for --moe-alltoall-overlap-comm
 #     (MindSpeed arguments.py:601-617 alltoall_seq, LLM 2.0.0 :1137-1140 alltoall) and on
 #     --moe-allgather-overlap-comm's TP/EP need; only the rules they share and the current-stack ones
@@ -164,14 +173,10 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     lightning-indexer pair (turned on together), ulysses_cp_algo with CP = 1, --recompute-in-advance
 #     switched off unless VPP layers == 1.
 # (i) Not catalogued yet, although expressible (left for a follow-up; no entry is better than an
-#     unverified one): --moe-router-group-topk != 0, --history-turns >= 0, --profile-step-start >= 1,
-#     --ema-decay in [0, 1], the --qad-enable group, --auto-settings vs --save/--load, --op-cal-tflops
-#     vs MLA, balanced-moe requirements, --quant-states choices, --use-fused-mhc's --hc-mult 4 and
-#     --hc-sinkhorn-iters 20, --enable-mhc/--enable-dsa-indexer CP algorithms, tp-2d's CP algorithm,
-#     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, layout with VPP vs
-#     --optimize-send-recv-comm, --sparse-mode 0/2 with flash attention, --use-multiparameter-pipeline
-#     with dualpipev, MindSpeed's legacy --param-and-grad-buffer-pad, --pipe-experts-multi-data > 0,
-#     --expert-interval, capacity factor > 0, CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
+#     unverified one): --ema-decay in [0, 1] (> 1 always, < 0 only with fused_ema_adamw),
+#     the --qad-enable group, balanced-moe requirements,
+#     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, MindSpeed's legacy --param-and-grad-buffer-pad,
+#     CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
 #     CP rules (:301-348), o2 optimizer flags, fused ops (:1455-1505), rl-training.
 # (j) Only in MindSpeed master's unregistered legacy validator, not in the legacy releases
 #     (MS@200r08 mindspeed/arguments.py has no such check): --save/--load need --ckpt-format torch
@@ -337,6 +342,9 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
                f"{_FM}tensor_parallel/tp_2d.py:{line}")
       for f, line in (("--sequence-parallel", 29), ("--use-fused-rmsnorm", 30), ("--use-nanopipe", 31),
                       ("--use-ascend-coc", 32))],
+    requires(on("--tp-2d"), ("in", "--context-parallel-algo", ("megatron_cp_algo", "ulysses_cp_algo")),
+             "tp-2d only supports megatron_cp_algo or ulysses_cp_algo",
+             f"{_FM}tensor_parallel/tp_2d.py:33-36 (LLM@master mindspeed_llm/features_manager/tensor_parallel/tp_2d.py:7 inherits it)"),
     conflict(on("--tp-2d"), ("gt", "--expert-model-parallel-size", 1), "2d tp does not support moe (EP > 1)",
              f"{_FM}tensor_parallel/tp_2d.py:41"),
     # -- §2A MoE communication overlap
@@ -616,6 +624,13 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     requires(all_of(on("--use-pipe-experts"), on("--pipe-experts-multi-stream")), on("--sequence-parallel"),
              "--pipe-experts-multi-stream can only be used with --sequence-parallel",
              f"{_ARGS}:580,583-584 ({_ARGS200}:667-668)", LEGACY),
+    conflict(on("--use-pipe-experts"), ("le", "--pipe-experts-multi-data", 0),
+             "--pipe-experts-multi-data must be greater than 0 with --use-pipe-experts",
+             f"{_ARGS}:580-582 ({_ARGS200}:664-666)", LEGACY),
+    requires(("le", "--expert-interval", 0), ("gt", "--expert-interval", 0),
+             "--expert-interval must be between 1 and num layers", f"{_ARGS}:853-854 ({_ARGS200}:960-961)", LEGACY),
+    requires(("le", "--moe-train-capacity-factor", 0), ("gt", "--moe-train-capacity-factor", 0),
+             "--moe-train-capacity-factor must be greater than 0.0", f"{_ARGS}:855-856 ({_ARGS200}:962-963)", LEGACY),
     requires(on("--moe-bmm-mc2"), ("eq", "--moe-token-dispatcher-type", "alltoall"),
              "--moe-bmm-mc2 only supports the alltoall dispatcher", f"{_ARGS}:636-638 ({_ARGS200}:731-733)", LEGACY),
     requires(on("--moe-bmm-mc2"), ("eq", "--moe-model-type", "megatron_moe"),
@@ -677,6 +692,19 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     conflict(on("--use-glm-rope"), on("--use-fused-rotary-pos-emb"),
              "--use-glm-rope is not compatible with --use-fused-rotary-pos-emb",
              f"{_LLM200}:1032-1033", LEGACY),
+
+    # -- (i) follow-up: single-value checks
+    choices("--quant-states", ("fp8", "hif8", "mxfp8"),
+            f"{_FM}optimizer/low_precision_optimizer_feature.py:5,17-20,56 ({_LFM}low_precision/low_precision_optimizer_feature.py:5,17-20,56)"),
+    value_range("--history-turns", 0, None, f"{_LFM}inference/inference.py:17-18"),
+    *[requires(all_of(on("--enable-mhc"), on("--use-fused-mhc")), ("eq", f, v),
+               f"fused NPU MHC (--use-fused-mhc) only supports {f} {v}", f"{_LFM}transformer/mhc_feature.py:52,{line}")
+      for f, v, line in (("--hc-mult", 4, "62-63"), ("--hc-sinkhorn-iters", 20, "64-65"))],
+    *[requires(all_of(on(feat), ("gt", "--context-parallel-size", 1)),
+               ("in", "--context-parallel-algo", ("ulysses_cp_algo", "kvallgather_cp_algo")),
+               f"{feat} with context parallelism only supports ulysses_cp_algo or kvallgather_cp_algo", src)
+      for feat, src in (("--enable-mhc", f"{_LFM}transformer/mhc_feature.py:52,59-61"),
+                        ("--enable-dsa-indexer", f"{_LFM}transformer/multi_latent_attention/dsa_indexer_feature.py:112,119-123"))],
 )
 
 

@@ -566,3 +566,56 @@ def test_all_of_requirement_with_a_catalogued_default(lint):
     assert sh(lint, src.replace(" --use-legacy-models", ""), config=LEGACY) == []
     current = '[tool.npulint]\nmindspeed-stack = "current"\n'
     assert sh(lint, src, config=current) == []  # not a feature-manager rule
+
+
+def test_quant_states_choices(lint):
+    src = "torchrun pretrain_gpt.py --quant-states fp4\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and "--quant-states" in found[0].message
+    assert sh(lint, src.replace("fp4", "mxfp8")) == []
+
+
+def test_history_turns_range(lint):
+    src = "torchrun pretrain_gpt.py --history-turns -1\n"
+    assert codes(sh(lint, src)) == ["NPU504"]
+    assert sh(lint, src.replace("-1", "0")) == []
+
+
+def test_fused_mhc_needs_hc_mult_4(lint):
+    src = "torchrun pretrain_gpt.py --enable-mhc --multi-latent-attention --use-flash-attn --use-fused-mhc --hc-mult 8\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and "--hc-mult 4" in found[0].message
+    assert sh(lint, src.replace("8\n", "4\n")) == []
+    assert sh(lint, src.replace(" --hc-mult 8", "")) == []  # absent: no catalogued default, unknown
+    assert sh(lint, src.replace(" --enable-mhc", "")) == []
+
+
+def test_pipe_experts_multi_data_must_be_positive(lint):
+    src = "torchrun pretrain_gpt.py --use-pipe-experts --pipe-experts-multi-data 0\n"
+    found = sh(lint, src, config=LEGACY)
+    assert codes(found) == ["NPU501"] and "--pipe-experts-multi-data" in found[0].message
+    assert sh(lint, src.replace("data 0", "data 2"), config=LEGACY) == []
+    assert sh(lint, src.replace(" --pipe-experts-multi-data 0", ""), config=LEGACY) == []  # no catalogued default
+
+
+def test_dsa_indexer_context_parallel_algorithm(lint):
+    src = ("torchrun pretrain_gpt.py --enable-dsa-indexer --multi-latent-attention --use-flash-attn "
+           "--context-parallel-size 2 --context-parallel-algo megatron_cp_algo\n")
+    found = [f for f in sh(lint, src) if "cp_algo" in f.message]
+    assert codes(found) == ["NPU504"]
+    assert not [f for f in sh(lint, src.replace("megatron_cp_algo", "ulysses_cp_algo")) if "cp_algo" in f.message]
+    assert not [f for f in sh(lint, src.replace(" --context-parallel-algo megatron_cp_algo", "")) if "cp_algo" in f.message]
+
+
+def test_tp_2d_context_parallel_algorithm(lint):
+    src = "torchrun pretrain_gpt.py --tp-2d --context-parallel-algo hybrid_cp_algo\n"
+    found = [f for f in sh(lint, src) if "tp-2d only supports" in f.message]
+    assert codes(found) == ["NPU504"]
+    assert not [f for f in sh(lint, src.replace("hybrid_cp_algo", "ulysses_cp_algo")) if "tp-2d only" in f.message]
+
+
+def test_legacy_expert_interval_and_capacity_factor(lint):
+    src = "torchrun pretrain_gpt.py --expert-interval 0 --moe-train-capacity-factor -1\n"
+    found = sh(lint, src, config=LEGACY)
+    assert codes(found) == ["NPU504", "NPU504"]
+    assert sh(lint, src.replace("interval 0", "interval 2").replace("factor -1", "factor 1.0"), config=LEGACY) == []
