@@ -613,7 +613,7 @@ def _with_directives(result: FileResult, text: str, enabled: Set[str]) -> FileRe
     if UNUSED_NOQA in enabled and not result.skipped:
         result.directives = noqa_directives(text, result.language)
         if result.directives and not result.noqa:
-            result.noqa = noqa_map(text, result.language)
+            result.noqa = noqa_map(text, result.language, result.directives)
     return result
 
 

@@ -83,16 +83,6 @@ def is_skip_file(text: str, language: str = PYTHON) -> bool:
     return any(_SKIP_FILE.search(c) for _, _, c in comments)
 
 
-def _parse_noqa_comment(comment: str) -> Optional[Tuple[bool, Optional[FrozenSet[str]]]]:
-    m = _NOQA.search(comment)
-    if not m:
-        return None
-    codes = m.group("codes")
-    if not codes:
-        return (True, None)
-    return (True, frozenset(c.upper() for c in re.split(r"[,\s]+", codes) if c))
-
-
 def _comments(text: str, language: str):
     """``(line, column0, comment)`` for every comment: tokenize for Python; for shell (or
     Python that does not tokenize), a '#' at the start of a line or after a blank or ';'."""
@@ -135,21 +125,18 @@ def noqa_directives(text: str, language: str) -> List[Tuple[int, int, int, Optio
     return out
 
 
-def noqa_map(text: str, language: str) -> NoqaMap:
-    """Map line numbers to their ``# noqa`` directive; comments only, never string contents."""
+def noqa_map(text: str, language: str, directives=None) -> NoqaMap:
+    """Map line numbers to their ``# noqa`` directive; comments only, never string contents.
+    *directives* (from :func:`noqa_directives`) saves reading the comments again."""
     result: NoqaMap = {}
-    if "noqa" not in text.lower():
-        return result
-    for lineno, _, comment in _comments(text, language):
-        parsed = _parse_noqa_comment(comment)
-        if parsed is None:
-            continue
-        _, codes = parsed
+    if directives is None:
+        directives = noqa_directives(text, language)
+    for lineno, _, _, codes, _, _ in directives:
         previous = result.get(lineno, frozenset())
         if codes is None or previous is None:
             result[lineno] = None
         else:
-            result[lineno] = previous | codes
+            result[lineno] = previous | frozenset(codes)
     return result
 
 
