@@ -232,7 +232,7 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     checkers = [cls(ctx) for cls in active]
     walker = Walker(ctx.sem, checkers, on_error)
     try:
-        module.visit(walker)
+        walker.walk(module)
         for checker in checkers:
             if checker in walker.disabled:
                 continue

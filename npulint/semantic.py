@@ -630,6 +630,79 @@ class Walker(cst.CSTVisitor):
             elif isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
                 self.sem.pop()
 
+    # -- the traversal ----------------------------------------------------------------
+    def walk(self, module: cst.CSTNode) -> None:
+        """Visit *module* in LibCST's order, with the same callbacks as ``module.visit(self)``,
+        but without rebuilding every node on the way up (LibCST's ``visit`` constructs and
+        validates a new node per node, even for a read-only visitor: about 60% of a walk)
+        and without descending into whitespace, comments, brackets and operators, which no
+        hook looks at."""
+        self._walk(module)
+
+    def _walk(self, node: cst.CSTNode) -> None:
+        cls = type(node)
+        order = _FIELD_ORDER.get(cls)
+        if order is None:
+            order = _field_order(cls)
+        if order is False:  # no readable field order: LibCST walks this subtree
+            node.visit(self)
+            return
+        self.on_visit(node)
+        for name, attr_cb in order:
+            value = getattr(node, name)
+            if attr_cb:
+                self.on_visit_attribute(node, name)
+            if type(value) is tuple or type(value) is list:
+                for child in value:
+                    if type(child) not in _INERT:
+                        self._walk(child)
+            elif isinstance(value, cst.CSTNode) and type(value) not in _INERT:
+                self._walk(value)
+            if attr_cb:
+                self.on_leave_attribute(node, name)
+        self.on_leave(node)
+
+
+# The attributes whose visit the engine tracks (``on_visit_attribute``).
+_ATTR_CALLBACKS = frozenset({"body", "params", "test"})
+
+# Node types that hold only whitespace, comments or fixed tokens: never walked into.
+_INERT = frozenset(
+    c for c in vars(cst).values()
+    if isinstance(c, type) and issubclass(c, cst.CSTNode) and not getattr(c, "__abstractmethods__", None)
+    and issubclass(c, (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
+                       cst.Comment, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
+                       cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Comma, cst.Semicolon, cst.Colon, cst.Dot,
+                       cst.AssignEqual, cst.ImportStar, cst.Asynchronous, cst.BaseBinaryOp, cst.BaseAugOp,
+                       cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp)))
+
+# Per node class: its child fields in the order LibCST's ``_visit_and_replace_children``
+# visits them, read once from that method's source (each field is visited through a
+# ``visit_*(self, "<field>", ...)`` call), with whether the engine tracks it; False when the
+# source cannot be read (then LibCST's own ``visit`` walks such a node).
+_FIELD_ORDER: Dict[type, object] = {}
+
+
+def _field_order(cls: type):
+    import ast
+    import inspect
+    import textwrap
+
+    order: List[str] = []
+    try:
+        src = textwrap.dedent(inspect.getsource(cls._visit_and_replace_children))
+        calls = [n for n in ast.walk(ast.parse(src))
+                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id.startswith("visit_")
+                 and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)]
+        for call in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
+            if call.args[1].value not in order:
+                order.append(call.args[1].value)
+        fields = tuple((name, name in _ATTR_CALLBACKS) for name in order)
+    except (OSError, TypeError, SyntaxError):
+        fields = False
+    _FIELD_ORDER[cls] = fields
+    return fields
+
 
 # -- the engine's own bookkeeping, by node type --------------------------------------
 

@@ -391,3 +391,131 @@ except ImportError:
 probe(torch_npu.npu_all_gather_base_mm)
 """
     assert qualnames(src) == [{"torch_npu.npu_mm_reduce_scatter_base"}, {"torch_npu.npu_all_gather_base_mm"}]
+
+
+# -- the traversal: Walker.walk must call back exactly as LibCST's own visit does -------------
+
+_SYNTAX_TOUR = '''\
+"""Docstring."""  # comment
+from __future__ import annotations
+import os, sys as system
+from . import sibling
+from .pkg.mod import (a as b, c)
+from x import *
+x: int = 1; y = x if x else -x
+z = [i * 2 for i in range(3) if i] + [*{k: v async for k, v in w}]
+lam = lambda p, /, q=1, *r, s, **t: (p, q, r, s, t)
+f"{x!r:>{y}} {z=}"
+del z[0], y
+
+
+@decorator(arg)
+# between
+@other
+async def fn(a: "int" = 1, *args, key=None, **kw) -> None:
+    global x
+    async with ctx() as (m, n), other:
+        await thing
+    async for item in gen():
+        yield item
+    try:
+        pass
+    except* ValueError as err:
+        raise
+    else:
+        pass
+    finally:
+        return
+
+
+class C(Base, metaclass=Meta):
+    attr: int
+
+    def method(self):
+        nonlocal_value = 1
+
+        def inner():
+            nonlocal nonlocal_value
+            nonlocal_value += 1
+        while (w := inner()) is not None:
+            if w:
+                break
+            elif not w:
+                continue
+            else:
+                assert w, "msg"
+        match w:
+            case {"k": v, **rest} if v:
+                pass
+            case [1, *others] | Point(x=0) as p:
+                pass
+            case _:
+                pass
+        return {**rest}, (yield from others)
+'''
+
+
+def _events_of(module: cst.Module, fast: bool):
+    from npulint.semantic import _ATTR_CALLBACKS, _INERT
+
+    events = []
+
+    class Recorder(Walker):
+        def __init__(self):  # no semantic model: only the callbacks are recorded
+            self.depth = 0
+
+        def on_visit(self, node):
+            if self.depth or type(node) in _INERT:  # LibCST's visit also enters these; walk() does not
+                self.depth += 1
+                return True
+            events.append(("visit", type(node).__name__))
+            return True
+
+        def on_leave(self, node):
+            if self.depth:
+                self.depth -= 1
+                return
+            events.append(("leave", type(node).__name__))
+
+        def on_visit_attribute(self, node, attribute):
+            if not self.depth and attribute in _ATTR_CALLBACKS:
+                events.append(("enter", type(node).__name__, attribute))
+
+        def on_leave_attribute(self, node, attribute):
+            if not self.depth and attribute in _ATTR_CALLBACKS:
+                events.append(("exit", type(node).__name__, attribute))
+
+    rec = Recorder()
+    if fast:
+        rec.walk(module)
+    else:
+        module.visit(rec)
+    return events
+
+
+def _engine_sources():
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    return [p for d in ("npulint", "rules") for p in sorted((root / d).glob("*.py"))]
+
+
+@pytest.mark.parametrize("name", ["tour"] + [f"{p.parent.name}/{p.name}" for p in _engine_sources()])
+def test_walk_calls_back_in_libcst_order(name):
+    """``Walker.walk`` skips LibCST's node rebuilding and the whitespace/token subtrees; every
+    other callback (visit, leave, the tracked attributes) comes in exactly LibCST's order."""
+    text = _SYNTAX_TOUR if name == "tour" else next(
+        p for p in _engine_sources() if f"{p.parent.name}/{p.name}" == name).read_text()
+    module = cst.parse_module(text)
+    fast = _events_of(module, fast=True)
+    assert fast == _events_of(module, fast=False)
+    assert len(fast) > (400 if name == "tour" else 4)
+
+
+def test_walk_falls_back_to_libcst_for_a_node_whose_field_order_is_unknown(monkeypatch):
+    from npulint import semantic
+
+    module = cst.parse_module(_SYNTAX_TOUR)
+    expected = _events_of(module, fast=False)
+    monkeypatch.setitem(semantic._FIELD_ORDER, cst.FunctionDef, False)
+    assert _events_of(module, fast=True) == expected
