@@ -69,7 +69,10 @@ class Checker:
         return {r.code for r in cls.rules}
 
     @classmethod
-    def wants(cls, text: str) -> bool:
+    def wants(cls, text: str, path: str = "") -> bool:
+        """Whether the file (its text, and its path) must be parsed for this checker: by
+        default, the ``tokens`` test. A checker may refine it, as long as it never declines a
+        file it would report on or record a fact for."""
         if not cls.tokens:
             return True
         return any(all(t in text for t in group) for group in cls.tokens)

@@ -19,6 +19,8 @@ from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, catalog_for
 
 _SRC = "RULES.md NPU5xx; docs/003 (adaptive memory optimization); research/mindspeed-flags.md"
 AMO_FLAG = "--adaptive-memory-optimization"
+# Every TRAINING_ENTRIES name starts with one of these (the prefilter looks for them).
+ENTRY_PREFIXES = ("pretrain_", "posttrain_", "finetune_")
 WRAPPER_MODULE = "mindspeed.core.memory.adaptive_memory.adaptive_memory_function"
 WRAPPER = f"{WRAPPER_MODULE}.adapt_mem_func_wrapper"
 FUNCTION_BASES = {"torch.autograd.Function", "torch.autograd.function.Function"}
@@ -506,8 +508,22 @@ class PythonMindSpeedChecker(Checker):
     # Launchers and the wrapper select a file. NPU503's `X.apply(...)` calls and Function
     # classes matter only in a run where some launch enables AMO: they join files parsed
     # anyway (piggyback) and, when a launch enables AMO, the follow-up phase parses the rest.
-    tokens = (("subprocess",), ("execv",), ("argv",), ("adapt_mem_func_wrapper",))
+    #
+    # A launch list matters only when it launches a training entry (check_launch) or enables
+    # AMO (the "mindspeed.amo" fact), and the resolver knows only this file's string values:
+    # so the file's text names the entry or the flag (an entry name assembled from pieces,
+    # "pre" + "train_gpt.py", is missed); or, for `sys.argv = [...]` without an entry, the file
+    # is itself the entry. Most files that merely mention `subprocess` or
+    # `sys.argv` are never parsed for this checker.
+    tokens = (*((launcher, word) for launcher in ("subprocess", "execv", "argv")
+                for word in (*ENTRY_PREFIXES, AMO_FLAG)),
+              ("adapt_mem_func_wrapper",))
     piggyback = (".apply", "autograd")
+
+    @classmethod
+    def wants(cls, text: str, path: str = "") -> bool:
+        return super().wants(text, path) or (
+            "argv" in text and re.fullmatch(TRAINING_ENTRIES, os.path.basename(path)) is not None)
 
     @classmethod
     def followup(cls, facts, shared=None):

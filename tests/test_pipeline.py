@@ -3,6 +3,7 @@ without losing other findings or files, the prefilter skips parsing, rules load 
 source checkout too."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -166,3 +167,31 @@ def test_autograd_apply_joins_a_file_parsed_for_another_rule(tmp_path, monkeypat
                                    "with tng.scope.npu_stream_switch('1', 0):\n    pass\n")
     result = _run_files(tmp_path, {"model.py": model, "run.sh": AMO_LAUNCH})
     assert [(f.path, f.code) for f in result.findings] == [("model.py", "NPU503")]
+
+
+def test_launch_lists_select_a_file_only_when_they_can_matter(tmp_path, monkeypatch):
+    """`subprocess`/`sys.argv` are everywhere; a launch list matters only when it names a
+    training entry or enables AMO, or when `sys.argv` is set in the entry script itself."""
+    monkeypatch.chdir(tmp_path)
+    tool = ("import subprocess, sys\nsubprocess.run(['python', 'tool.py', '--swap-attention'])\n"
+            "sys.argv = ['tool.py', '--recompute-in-bubble']\n")
+    result = _run_files(tmp_path, {"tool.py": tool})
+    assert result.findings == [] and result.parsed == 0
+    bad = "'--adaptive-memory-optimization', '--swap-attention'"
+    for name, text in {
+        "a.py": f"import subprocess\nsubprocess.run(['torchrun', 'pretrain_gpt.py', {bad}])\n",
+        "b.py": f"import os\nos.execv('/bin/python', ['python', 'finetune_x.py', {bad}])\n",
+        "posttrain_gpt.py": f"import sys\nsys.argv = ['prog', {bad}]\n",
+    }.items():
+        result = _run_files(tmp_path, {name: text})
+        assert [(f.path, f.code) for f in result.findings] == [(name, "NPU501")], name
+        assert result.parsed == 1
+        (tmp_path / name).unlink()
+
+
+def test_entry_prefixes_cover_every_training_entry():
+    from npulint.rules.mindspeed import ENTRY_PREFIXES
+    from npulint.rules.mindspeed_catalog import TRAINING_ENTRIES
+
+    alternatives = re.match(r"\(([a-z|]+)\)_", TRAINING_ENTRIES).group(1).split("|")
+    assert sorted(p + "_" for p in alternatives) == sorted(ENTRY_PREFIXES)
