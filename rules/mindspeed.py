@@ -389,7 +389,8 @@ def check_launch(launch: Launch, stack: str) -> List[Tuple[str, Optional[Span], 
 def known_flags() -> frozenset:
     path = os.path.join(os.path.dirname(__file__), "mindspeed_known_flags.txt")
     with open(path, encoding="utf-8") as fh:
-        return frozenset(line.strip() for line in fh if line.startswith("--"))
+        # section D's lines carry the releases after the flag ("--use-fused-mlp\t# 2.0.0,2.3.0")
+        return frozenset(line.split("#", 1)[0].strip() for line in fh if line.startswith("--"))
 
 
 def _distance(a: str, b: str, limit: int) -> int:

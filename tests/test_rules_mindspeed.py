@@ -619,3 +619,13 @@ def test_legacy_expert_interval_and_capacity_factor(lint):
     found = sh(lint, src, config=LEGACY)
     assert codes(found) == ["NPU504", "NPU504"]
     assert sh(lint, src.replace("interval 0", "interval 2").replace("factor -1", "factor 1.0"), config=LEGACY) == []
+
+
+
+def test_flags_of_older_releases_are_known(lint):
+    # known-flags section D lists them with their releases ("--use-fused-mlp\t# 2.0.0,2.3.0")
+    from npulint.rules.mindspeed import known_flags
+
+    assert "--use-fused-mlp" in known_flags() and not [f for f in known_flags() if "#" in f]
+    assert sh(lint, "torchrun pretrain_gpt.py --use-fused-mlp --swiglu --sequence-parallel\n") == []
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --use-fused-mpl\n")) == ["NPU502"]
