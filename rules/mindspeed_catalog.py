@@ -5,6 +5,7 @@ A *condition* is a tuple:
 
 * ``("on", "--flag")``: the flag is given (a switch, or a flag with any value);
 * ``("gt", "--flag", n)`` / ``("le", "--flag", n)``: its numeric value (or its default) is > n / <= n;
+  ``("lt", "--flag", n)``: < n;
 * ``("eq", "--flag", "v")`` / ``("ne", "--flag", "v")``: its value (or default) is / is not v;
 * ``("in", "--flag", (...))`` / ``("notin", "--flag", (...))``: its value is / is not one of them;
 * ``("all", cond, cond, ...)`` / ``("any", cond, cond, ...)``: every / at least one condition holds
@@ -12,7 +13,8 @@ A *condition* is a tuple:
   a true part is true).
 
 Kinds: ``conflict`` (``a`` and ``b`` both hold: NPU501), ``requires`` (``a`` holds, ``b`` does
-not: NPU504), ``choices`` / ``range`` (``--flag``'s given value is not allowed: NPU504).
+not: NPU504), ``choices`` / ``range`` (``--flag``'s given value is not allowed: NPU504; a range
+compares any written number, 0 included, although ``("on", "--flag")`` leaves a 0 value unknown).
 ``stacks`` says which ``mindspeed-stack`` settings the rule applies to.
 
 Sources are ``repo@ref path:line``; refs as in research/mindspeed-flags.md §0:
@@ -72,8 +74,12 @@ def choices(flag, values, source, stacks=BOTH):
 
 
 def value_range(flag, lo, hi, source, stacks=BOTH):
-    return Entry("range", ("on", flag), (flag, lo, hi),
-                 f"{flag} must be in [{lo}, {hi}]" if hi is not None else f"{flag} must be >= {lo}", source, stacks)
+    """A written numeric value outside [lo, hi] (None: unbounded on that side); 0 is compared too."""
+    if lo is not None and hi is not None:
+        message = f"{flag} must be in [{lo}, {hi}]"
+    else:
+        message = f"{flag} must be >= {lo}" if lo is not None else f"{flag} must be <= {hi}"
+    return Entry("range", ("on", flag), (flag, lo, hi), message, source, stacks)
 
 
 def on(flag):
@@ -533,7 +539,7 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     requires(all_of(on("--multi-latent-attention"), on("--mla-swap-core-attn-out")), on("--moe-fb-overlap"),
              "--mla-swap-core-attn-out can only be used with --moe-fb-overlap",
              f"{_LFM}transformer/multi_latent_attention/mla_feature.py:67,95,98-99"),
-    requires(all_of(on("--multi-latent-attention"), on("--padded-base-length")), ("gt", "--padded-base-length", 0),
+    conflict(on("--multi-latent-attention"), ("lt", "--padded-base-length", 1),
              "--padded-base-length cannot be less than 1", f"{_LFM}transformer/multi_latent_attention/mla_feature.py:67,79-80"),
     *[requires(on(feat), MLA_ON, f"{feat} is only supported with MLA (--multi-latent-attention)", src)
       for feat, src in (("--enable-mhc", f"{_LFM}transformer/mhc_feature.py:52-55"),

@@ -5,6 +5,7 @@ from npulint.fixes import fix_text, parses
 from npulint.source import PYTHON
 
 LEGACY = '[tool.npulint]\nmindspeed-stack = "legacy"\n'
+CURRENT = '[tool.npulint]\nmindspeed-stack = "current"\n'  # a config file stays for the rest of a test
 
 
 def sh(lint, src, select=("NPU5",), config=None):
@@ -620,6 +621,28 @@ def test_legacy_expert_interval_and_capacity_factor(lint):
     assert codes(found) == ["NPU504", "NPU504"]
     assert sh(lint, src.replace("interval 0", "interval 2").replace("factor -1", "factor 1.0"), config=LEGACY) == []
 
+
+
+# -- a written 0 is compared against ranges (while `on` still leaves it unknown) ---------------
+
+
+def test_range_compares_a_zero_value(lint):
+    # LLM 2.0.0: --output-layer-slice-num must be >= 1; a written 0 used to slip through
+    src = "torchrun pretrain_gpt.py --output-layer-slice-num 0\n"
+    found = sh(lint, src, config=LEGACY)
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "0\n")
+    assert sh(lint, src.replace(" 0\n", " 1\n"), config=LEGACY) == []
+    assert codes(sh(lint, "N=0\ntorchrun pretrain_gpt.py --output-layer-slice-num $N\n", config=LEGACY)) == ["NPU504"]
+    assert sh(lint, "torchrun pretrain_gpt.py --output-layer-slice-num $N\n", config=LEGACY) == []
+    assert sh(lint, src, config=CURRENT) == []  # legacy-only entry
+
+
+def test_padded_base_length_zero_with_mla(lint):
+    src = "torchrun pretrain_gpt.py --multi-latent-attention --padded-base-length 0\n"
+    found = [f for f in sh(lint, src) if "padded-base-length" in f.message]
+    assert codes(found) == ["NPU501"] and pos(found[0]) == at(src, "--padded-base-length")
+    assert not [f for f in sh(lint, src.replace(" 0\n", " 128\n")) if "padded-base-length" in f.message]
+    assert not [f for f in sh(lint, src.replace("--multi-latent-attention ", "")) if "padded-base-length" in f.message]
 
 
 def test_flags_of_older_releases_are_known(lint):
