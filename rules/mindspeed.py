@@ -272,12 +272,12 @@ class Cmd:
         known, value, occ = self.value(flag)
         if not known or value is None:  # absent without a catalogued default: unknown
             return None, occ
-        if kind in ("gt", "le"):
+        if kind in ("gt", "le", "lt"):
             try:
                 num = float(value)
             except (TypeError, ValueError):
                 return None, occ
-            return (num > cond[2] if kind == "gt" else num <= cond[2]), occ
+            return {"gt": num > cond[2], "le": num <= cond[2], "lt": num < cond[2]}[kind], occ
         text = str(value)
         if kind == "eq":
             return text == str(cond[2]), occ
@@ -344,6 +344,11 @@ def check_launch(launch: Launch, stack: str) -> List[Tuple[str, Optional[Span], 
         return _unknown_flags(cmd)
     seen_pairs = set()
     for e in catalog_for(stack):
+        if e.kind == "range":
+            finding = _out_of_range(cmd, e)
+            if finding:
+                out.append(finding)
+            continue
         a, occ_a = cmd.holds(e.a)
         if a is not True or occ_a is None:
             continue
@@ -369,19 +374,25 @@ def check_launch(launch: Launch, stack: str) -> List[Tuple[str, Optional[Span], 
             if known and occ is not None and occ.value is not None and str(value) not in tuple(map(str, e.b[2])):
                 out.append(("NPU504", occ.value.span or occ.word.span,
                             f"{occ.flag} {value}: {e.message} ({e.source})"))
-        elif e.kind == "range":
-            known, value, occ = cmd.value(occ_a.flag)
-            if known and occ is not None and occ.value is not None:
-                try:
-                    num = float(value)
-                except (TypeError, ValueError):
-                    continue
-                lo, hi = e.b[1], e.b[2]
-                if num < lo or (hi is not None and num > hi):
-                    out.append(("NPU504", occ.value.span or occ.word.span,
-                                f"{occ.flag} {value}: {e.message} ({e.source})"))
     out.extend(_unknown_flags(cmd))
     return out
+
+
+def _out_of_range(cmd: Cmd, e) -> Optional[Tuple[str, Optional[Span], str]]:
+    """A ``range`` entry: the flag's written value, when known and numeric, against [lo, hi]. Not
+    gated by ``("on", flag)``: that condition leaves a zero value unknown (for a switch-like int
+    flag 0 means off), but a range compares the literal number, and 0 may be out of range."""
+    flag, lo, hi = e.b
+    known, value, occ = cmd.value(flag)
+    if not known or occ is None or occ.value is None:
+        return None
+    try:
+        num = float(value)
+    except (TypeError, ValueError):
+        return None
+    if (lo is not None and num < lo) or (hi is not None and num > hi):
+        return ("NPU504", occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({e.source})")
+    return None
 
 
 
@@ -391,7 +402,8 @@ def check_launch(launch: Launch, stack: str) -> List[Tuple[str, Optional[Span], 
 def known_flags() -> frozenset:
     path = os.path.join(os.path.dirname(__file__), "mindspeed_known_flags.txt")
     with open(path, encoding="utf-8") as fh:
-        return frozenset(line.strip() for line in fh if line.startswith("--"))
+        # section D's lines carry the releases after the flag ("--use-fused-mlp\t# 2.0.0,2.3.0")
+        return frozenset(line.split("#", 1)[0].strip() for line in fh if line.startswith("--"))
 
 
 def _distance(a: str, b: str, limit: int) -> int:

@@ -5,6 +5,7 @@ A *condition* is a tuple:
 
 * ``("on", "--flag")``: the flag is given (a switch, or a flag with any value);
 * ``("gt", "--flag", n)`` / ``("le", "--flag", n)``: its numeric value (or its default) is > n / <= n;
+  ``("lt", "--flag", n)``: < n;
 * ``("eq", "--flag", "v")`` / ``("ne", "--flag", "v")``: its value (or default) is / is not v;
 * ``("in", "--flag", (...))`` / ``("notin", "--flag", (...))``: its value is / is not one of them;
 * ``("all", cond, cond, ...)`` / ``("any", cond, cond, ...)``: every / at least one condition holds
@@ -12,7 +13,8 @@ A *condition* is a tuple:
   a true part is true).
 
 Kinds: ``conflict`` (``a`` and ``b`` both hold: NPU501), ``requires`` (``a`` holds, ``b`` does
-not: NPU504), ``choices`` / ``range`` (``--flag``'s given value is not allowed: NPU504).
+not: NPU504), ``choices`` / ``range`` (``--flag``'s given value is not allowed: NPU504; a range
+compares any written number, 0 included, although ``("on", "--flag")`` leaves a 0 value unknown).
 ``stacks`` says which ``mindspeed-stack`` settings the rule applies to.
 
 Sources are ``repo@ref path:line``; refs as in research/mindspeed-flags.md §0:
@@ -40,6 +42,9 @@ DEFAULTS = {
     "--moe-zero-memory": "disable",  # MS@master mindspeed/features_manager/moe/moe_zero_memory.py:18
     "--context-parallel-cache-interval": 0,
     "--moe-model-type": "megatron_moe",  # MS@master mindspeed/arguments.py:122 (legacy parser)  # MS@master .../context_parallel/context_parallel_kv_cache.py:40
+    # the same in every parser: MS@master mindspeed/arguments.py:181, .../context_parallel/context_parallel_feature.py:27,
+    # MS@200r08 mindspeed/arguments.py:210, LLM@master .../context_parallel/context_parallel_feature.py:31-34, LLM@2.0.0 :208
+    "--attention-mask-type": "causal",
 }
 # A value condition on an absent flag with no default here is unknown: nothing is reported.
 
@@ -72,8 +77,12 @@ def choices(flag, values, source, stacks=BOTH):
 
 
 def value_range(flag, lo, hi, source, stacks=BOTH):
-    return Entry("range", ("on", flag), (flag, lo, hi),
-                 f"{flag} must be in [{lo}, {hi}]" if hi is not None else f"{flag} must be >= {lo}", source, stacks)
+    """A written numeric value outside [lo, hi] (None: unbounded on that side); 0 is compared too."""
+    if lo is not None and hi is not None:
+        message = f"{flag} must be in [{lo}, {hi}]"
+    else:
+        message = f"{flag} must be >= {lo}" if lo is not None else f"{flag} must be <= {hi}"
+    return Entry("range", ("on", flag), (flag, lo, hi), message, source, stacks)
 
 
 def on(flag):
@@ -110,7 +119,13 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 # --use-multiparameter-pipeline-model-parallel vs dualpipev (multi_parameter.py:38-41), --sparse-mode
 # 0/2 with flash attention (MindSpeed's fusion_attention_v1_feature.py:55-56; LLM's own
 # FusionAttentionFeature registers --sparse-mode without the check), --auto-settings vs --save/--load
-# (AutoSettingsFeature, auto_settings/auto_settings_feature.py:26-28).
+# (AutoSettingsFeature, auto_settings/auto_settings_feature.py:26-28), the --qad-enable group
+# (QADQuantEngineFeature, qad/qad_quant_engine.py:99-140), --balanced-moe-experts' requirements (BalancedMoEFeature,
+# moe/balanced_moe.py:23-78), --ulysses-degree-in-cp for hybrid_adaptive_cp_algo on the current stack
+# (adaptive_context_parallel.py:41-43; LLM's --context-parallel-algo choices leave the algorithm out; the
+# legacy validators' twin is an entry), CP > 1 with --reset-attention-mask and the causal mask needs
+# --variable-seq-lengths (MindSpeed's reset_attention_mask_feature.py:20-23; LLM registers its own
+# ResetAttentionMaskFeature without the check, LLM@master .../flash_attention/reset_attention_mask_feature.py).
 #
 # Coverage: every rule of research §1, §1.2, §2A-§2D is an entry below or listed here with the
 # reason it is left out. Left out because it would need a guess:
@@ -129,13 +144,17 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     stage), --recompute-*-num-layers <= num-layers, fb-overlap GBS/(MBS*PP*DP) and noop-layer
 #     placement, shared-expert size == n * ffn size, balanced-moe hot-expert counts, --expert-interval
 #     <= num-layers (its >= 1 is an entry), nd-matmul TP divisibility, ampipe seq divisibility, output-layer-slice-num
-#     dividing the vocabulary, group-topk < EP, --recompute-in-bubble recompute-num-layers value.
+#     dividing the vocabulary, group-topk < EP, --recompute-in-bubble recompute-num-layers value, LLM 2.0.0's
+#     context-parallel sizes (seq-length, --cp-window-size, ulysses degree, heads; LLM@2.0.0
+#     training/arguments.py:303-345), fb-overlap with a layout: no empty decoder chunk (fb_overlap.py:54-68;
+#     its --noop-layers rule, :44-47, is the layout's own --noop-layers entry).
 # (b) A Megatron default this repository cannot verify (no Megatron source here; an absent flag
 #     stays unknown): MLA head-dim requirements on the current stack (Megatron core_v0.12.1 gives
 #     --kv-lora-rank/--qk-head-dim/--qk-pos-emb-head-dim/--v-head-dim defaults, LLM mla_feature.py:67-77;
 #     the LLM 2.0.0 ones, default None, are entries), --shared-expert-gate vs gradient-accumulation
 #     fusion (on unless --no-gradient-accumulation-fusion; --fp16 also turns it off: §2D :1156,
 #     §2B :866-868), --quant-grads vs gradient-accumulation fusion (low_precision_optimizer_feature.py:69-74),
+#     LLM 2.0.0's --o2-gradient vs gradient-accumulation fusion (LLM@2.0.0 training/arguments.py:1486-1488),
 #     --recompute-in-advance needs --recompute-num-layers (unless AMO), --defer-embedding-wgrad-compute
 #     (MindSpeed's MegatronBasicFeature only; LLM has its own), attention-mask defaults.
 # (c) Runtime state, files or packages: mindio_ttp / torch_npu ops / mindstudio-probe installed,
@@ -144,7 +163,8 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     DeepSeek4 spec needs kvallgather, --aiqos-mode manual (patch time), --dist-train (MM only).
 # (d) Dead checks (research §2F): hyphenated getattr names (swap_attention.py:21-22, smart_swap.py:20),
 #     unregistered attributes (fused_ema_adamw in virtual_optimizer.py:37 / compress.py:55,
-#     moe_hierarchical_alltoallv), LLM moe_router.py:62-63, AMO feature echoes on current stacks.
+#     moe_hierarchical_alltoallv), LLM moe_router.py:62-63, AMO feature echoes on current stacks, LLM 2.0.0's
+#     rl-training check (`_validate_rl_training` only returns, LLM@2.0.0 training/arguments.py:1225-1226).
 # (e) Forced off before MindSpeed-LLM validates (LLM@master mindspeed_llm/training/arguments.py:170-176,
 #     _add_dummy_args_v2 runs before validate_features_args, :215-216), so an LLM launch passes:
 #     --unaligned-linear vs --use-ascend-mc2 / --use-ascend-coc / --tp-2d / MoE
@@ -163,7 +183,8 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     pipeline vs --moe-fb-overlap (multi_parameter.py:36; not in LLM's feature list),
 #     --moe-router-group-topk 0 (LLM arguments/deprecated_args.py:86-87; a Megatron flag MindSpeed
 #     does not check), --profile-step-start >= 1 (LLM functional/profiling.py:35-36; a Megatron
-#     flag MindSpeed does not check).
+#     flag MindSpeed does not check), CP > 1 needs --use-mcore-models (LLM@2.0.0 training/arguments.py:300-301;
+#     MindSpeed's tests_extend CP scripts launch without it).
 # (g) The two legacy validators disagree on the dispatcher for --moe-alltoall-overlap-comm
 #     (MindSpeed arguments.py:601-617 alltoall_seq, LLM 2.0.0 :1137-1140 alltoall) and on
 #     --moe-allgather-overlap-comm's TP/EP need; only the rules they share and the current-stack ones
@@ -172,12 +193,6 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     --shape-order, --fp16 and gradient-accumulation fusion, --use-gmm-fp8 recipe, dsa-indexer's
 #     lightning-indexer pair (turned on together), ulysses_cp_algo with CP = 1, --recompute-in-advance
 #     switched off unless VPP layers == 1.
-# (i) Not catalogued yet, although expressible (left for a follow-up; no entry is better than an
-#     unverified one): --ema-decay in [0, 1] (> 1 always, < 0 only with fused_ema_adamw),
-#     the --qad-enable group, balanced-moe requirements,
-#     fb-overlap's schedule (no PP, VPP or dualpipev) and layout rules, MindSpeed's legacy --param-and-grad-buffer-pad,
-#     CP + reset-attention-mask (needs the causal-mask default), LLM 2.0.0
-#     CP rules (:301-348), o2 optimizer flags, fused ops (:1455-1505), rl-training.
 # (j) Only in MindSpeed master's unregistered legacy validator, not in the legacy releases
 #     (MS@200r08 mindspeed/arguments.py has no such check): --save/--load need --ckpt-format torch
 #     (MS@master mindspeed/arguments.py:909-911). The releases disagree: --moe-adaptive-recompute-activation
@@ -533,7 +548,7 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     requires(all_of(on("--multi-latent-attention"), on("--mla-swap-core-attn-out")), on("--moe-fb-overlap"),
              "--mla-swap-core-attn-out can only be used with --moe-fb-overlap",
              f"{_LFM}transformer/multi_latent_attention/mla_feature.py:67,95,98-99"),
-    requires(all_of(on("--multi-latent-attention"), on("--padded-base-length")), ("gt", "--padded-base-length", 0),
+    conflict(on("--multi-latent-attention"), ("lt", "--padded-base-length", 1),
              "--padded-base-length cannot be less than 1", f"{_LFM}transformer/multi_latent_attention/mla_feature.py:67,79-80"),
     *[requires(on(feat), MLA_ON, f"{feat} is only supported with MLA (--multi-latent-attention)", src)
       for feat, src in (("--enable-mhc", f"{_LFM}transformer/mhc_feature.py:52-55"),
@@ -568,9 +583,10 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
              f"{_ARGS}:524-530", LEGACY),
     requires(on("--optimize-vpp-send-recv-comm"), on("--num-layers-per-virtual-pipeline-stage"),
              "--optimize-vpp-send-recv-comm needs a virtual pipeline", f"{_ARGS}:519-520", LEGACY),
-    requires(on("--use-fused-swiglu"), on("--swiglu"), "--use-fused-swiglu needs --swiglu", f"{_ARGS}:566-570", LEGACY),
+    requires(on("--use-fused-swiglu"), on("--swiglu"), "--use-fused-swiglu needs --swiglu",
+             f"{_ARGS}:566-570; {_LLM200}:1498-1502", LEGACY),
     requires(on("--use-fused-rmsnorm"), ("eq", "--normalization", "RMSNorm"),
-             "--use-fused-rmsnorm needs --normalization RMSNorm", f"{_ARGS}:558-565", LEGACY),
+             "--use-fused-rmsnorm needs --normalization RMSNorm", f"{_ARGS}:558-565; {_LLM200}:1492-1497", LEGACY),
     requires(on("--use-nanopipe"), on("--use-legacy-models"), "--use-nanopipe is not available with mcore models",
              f"{_ARGS}:711-712", LEGACY),
     conflict(("eq", "--recompute-method", "uniform"), on("--recompute-activation-function"),
@@ -705,6 +721,56 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
                f"{feat} with context parallelism only supports ulysses_cp_algo or kvallgather_cp_algo", src)
       for feat, src in (("--enable-mhc", f"{_LFM}transformer/mhc_feature.py:52,59-61"),
                         ("--enable-dsa-indexer", f"{_LFM}transformer/multi_latent_attention/dsa_indexer_feature.py:112,119-123"))],
+
+    # -- former group (i): checks expressible in the condition language
+    # FusedEmaAdamwFeature (in LLM's feature list too): `sel == 'fused_ema_adamw' and decay < 0 or decay > 1`
+    value_range("--ema-decay", None, 1, f"{_FM}optimizer/fused_ema_adamw_feature.py:14,18-19"),
+    conflict(("eq", "--optimizer-selection", "fused_ema_adamw"), ("lt", "--ema-decay", 0),
+             "ema_decay must be in the range [0, 1] with the fused_ema_adamw optimizer",
+             f"{_FM}optimizer/fused_ema_adamw_feature.py:18-19"),
+    # fb-overlap needs no PP, a virtual pipeline or dualpipev (--schedules-method only accepts dualpipev,
+    # dualpipev_feature.py:15-16); a layout or --num-virtual-stages-per-pipeline-rank may make a virtual
+    # pipeline (the layout's stage count / PP, fb_overlap.py:28-36): taken as satisfying
+    requires(all_of(on("--moe-fb-overlap"), ("gt", "--pipeline-model-parallel-size", 1)),
+             any_of(on("--schedules-method"), on("--num-layers-per-virtual-pipeline-stage"),
+                    on("--num-virtual-stages-per-pipeline-rank"), on("--pipeline-model-parallel-layout")),
+             "the fb overlap needs no pipeline, a virtual pipeline or the dualpipev schedule",
+             f"{_FM}moe/fb_overlap.py:27-37,101-107; {_FM}pipeline_parallel/dualpipev_feature.py:15-16"),
+    # context parallel algorithms
+    requires(all_of(("gt", "--context-parallel-size", 1), ("eq", "--context-parallel-algo", "hybrid_cp_algo")),
+             on("--ulysses-degree-in-cp"), "--ulysses-degree-in-cp must be specified in hybrid_cp_algo",
+             f"{_FM}context_parallel/context_parallel_feature.py:58-60 (LLM@master's ContextParallelFeature calls it, "
+             f"mindspeed_llm/features_manager/context_parallel/context_parallel_feature.py:47); {_ARGS200}:756-757; "
+             f"{_LLM200}:319-320"),
+    requires(all_of(("gt", "--context-parallel-size", 1), ("eq", "--context-parallel-algo", "hybrid_adaptive_cp_algo")),
+             on("--ulysses-degree-in-cp"), "--ulysses-degree-in-cp must be specified in hybrid_adaptive_cp_algo",
+             f"{_ARGS200}:775-776; {_LLM200}:337-338", LEGACY),
+    requires(all_of(("gt", "--context-parallel-size", 1), on("--reset-attention-mask"),
+                    ("eq", "--attention-mask-type", "causal")), ("eq", "--context-parallel-algo", "megatron_cp_algo"),
+             "accelerated eod reset mode (--reset-attention-mask, causal mask) with context parallel only supports "
+             "ring attention (megatron_cp_algo)", f"{_ARGS}:870-871 ({_ARGS200}:977-978, there even without CP)", LEGACY),
+    requires(all_of(("gt", "--context-parallel-size", 1),
+                    ("in", "--context-parallel-algo",
+                     ("megatron_cp_algo", "hybrid_cp_algo", "adaptive_cp_algo", "hybrid_adaptive_cp_algo")),
+                    ("eq", "--cp-attention-mask-type", "general")), ("eq", "--micro-batch-size", 1),
+             "with --cp-attention-mask-type general, the micro batch size can only be 1",
+             f"{_LLM200}:289,316-317,329-330,334-335,344-345", LEGACY),
+    conflict(("gt", "--context-parallel-size", 1), on("--sliding-window"),
+             "sliding window is not supported in context parallel", f"{_LLM200}:289,347-348", LEGACY),
+    # LLM 2.0.0: o2 and fused ops (validate_args_decorator, :1524,1546-1547; fused rope also in MindSpeed's legacy validator)
+    *[requires(on(f), on("--bf16"), "the o2 feature is only for bf16 mixed-precision training (--bf16)",
+               f"{_LLM200}:1482-1485", LEGACY)
+      for f in ("--o2-gradient", "--o2-optimizer")],
+    requires(on("--use-fused-mlp"), on("--swiglu"), "use_fused_mlp only supports the swiglu activation (--swiglu)",
+             f"{_LLM200}:1452-1456", LEGACY),
+    requires(on("--use-fused-mlp"), any_of(on("--sequence-parallel"), on("--lora-fusion")),
+             "use_fused_mlp needs --sequence-parallel (or --lora-fusion)", f"{_LLM200}:1452-1453,1457-1459", LEGACY),
+    requires(on("--use-fused-rotary-pos-emb"),
+             any_of(("eq", "--position-embedding-type", "rope"), on("--use-rotary-position-embeddings")),
+             "--use-fused-rotary-pos-emb needs --position-embedding-type rope",
+             f"{_ARGS}:571-575 ({_ARGS200}:655-659); {_LLM200}:1503-1507", LEGACY),
+    # MindSpeed's legacy validator: `if pad and pad <= 0` (0 passes the truthiness test)
+    value_range("--param-and-grad-buffer-pad", 0, None, f"{_ARGS}:555-556 ({_ARGS200}:639-640)", LEGACY),
 )
 
 

@@ -5,6 +5,7 @@ from npulint.fixes import fix_text, parses
 from npulint.source import PYTHON
 
 LEGACY = '[tool.npulint]\nmindspeed-stack = "legacy"\n'
+CURRENT = '[tool.npulint]\nmindspeed-stack = "current"\n'  # a config file stays for the rest of a test
 
 
 def sh(lint, src, select=("NPU5",), config=None):
@@ -619,3 +620,149 @@ def test_legacy_expert_interval_and_capacity_factor(lint):
     found = sh(lint, src, config=LEGACY)
     assert codes(found) == ["NPU504", "NPU504"]
     assert sh(lint, src.replace("interval 0", "interval 2").replace("factor -1", "factor 1.0"), config=LEGACY) == []
+
+
+# -- a written 0 is compared against ranges (while `on` still leaves it unknown) ---------------
+
+
+def test_range_compares_a_zero_value(lint):
+    # LLM 2.0.0: --output-layer-slice-num must be >= 1; a written 0 used to slip through
+    src = "torchrun pretrain_gpt.py --output-layer-slice-num 0\n"
+    found = sh(lint, src, config=LEGACY)
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "0\n")
+    assert sh(lint, src.replace(" 0\n", " 1\n"), config=LEGACY) == []
+    assert codes(sh(lint, "N=0\ntorchrun pretrain_gpt.py --output-layer-slice-num $N\n", config=LEGACY)) == ["NPU504"]
+    assert sh(lint, "torchrun pretrain_gpt.py --output-layer-slice-num $N\n", config=LEGACY) == []
+    assert sh(lint, src, config=CURRENT) == []  # legacy-only entry
+
+
+def test_legacy_param_and_grad_buffer_pad(lint):
+    # `if pad and pad <= 0`: negative values are refused, 0 passes the truthiness test
+    src = "torchrun pretrain_gpt.py --param-and-grad-buffer-pad -512\n"
+    found = sh(lint, src, config=LEGACY)
+    assert codes(found) == ["NPU504"] and "--param-and-grad-buffer-pad" in found[0].message
+    assert sh(lint, src.replace("-512", "0"), config=LEGACY) == []
+    assert sh(lint, src.replace("-512", "512"), config=LEGACY) == []
+    assert codes(sh(lint, "PAD=-1\ntorchrun pretrain_gpt.py --param-and-grad-buffer-pad ${PAD}\n", config=LEGACY)) \
+        == ["NPU504"]
+    assert sh(lint, src, config=CURRENT) == []  # the legacy validator only
+
+
+def test_padded_base_length_zero_with_mla(lint):
+    src = "torchrun pretrain_gpt.py --multi-latent-attention --padded-base-length 0\n"
+    found = [f for f in sh(lint, src) if "padded-base-length" in f.message]
+    assert codes(found) == ["NPU501"] and pos(found[0]) == at(src, "--padded-base-length")
+    assert not [f for f in sh(lint, src.replace(" 0\n", " 128\n")) if "padded-base-length" in f.message]
+    assert not [f for f in sh(lint, src.replace("--multi-latent-attention ", "")) if "padded-base-length" in f.message]
+
+
+# -- former group (i) entries ------------------------------------------------------------------
+
+
+def test_ema_decay_upper_bound(lint):
+    src = "torchrun pretrain_gpt.py --ema-decay 1.5\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "1.5") and "must be <= 1" in found[0].message
+    assert sh(lint, src.replace("1.5", "1")) == []
+    assert sh(lint, src.replace("1.5", "0")) == []
+    assert codes(sh(lint, "DECAY=2\ntorchrun pretrain_gpt.py --ema-decay $DECAY\n")) == ["NPU504"]
+    assert sh(lint, "torchrun pretrain_gpt.py --ema-decay $DECAY\n") == []
+
+
+def test_ema_decay_negative_only_with_fused_ema_adamw(lint):
+    src = "torchrun pretrain_gpt.py --optimizer-selection fused_ema_adamw --ema-decay -0.1\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU501"] and pos(found[0]) == at(src, "--ema-decay")
+    assert sh(lint, src.replace("-0.1", "0")) == []  # ("lt", flag, 0): 0 is in range
+    assert sh(lint, src.replace("fused_ema_adamw", "fused_adamw")) == []
+    assert sh(lint, "torchrun pretrain_gpt.py --ema-decay -0.1\n") == []
+    assert codes(sh(lint, "OPT=fused_ema_adamw\ntorchrun pretrain_gpt.py --optimizer-selection $OPT "
+                          "--ema-decay -1\n")) == ["NPU501"]
+
+
+def test_fb_overlap_schedule(lint):
+    base = "torchrun pretrain_gpt.py --moe-fb-overlap --moe-grouped-gemm --expert-model-parallel-size 2 " \
+           "--pipeline-model-parallel-size 4"
+    found = [f for f in sh(lint, base + "\n") if "fb overlap needs no pipeline" in f.message]
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(base, "--pipeline-model-parallel-size")
+
+    def schedule(src):
+        return [f for f in sh(lint, src) if "fb overlap needs no pipeline" in f.message]
+
+    assert not schedule(base + " --num-layers-per-virtual-pipeline-stage 2\n")
+    assert not schedule(base + " --schedules-method dualpipev\n")
+    assert not schedule(base.replace("size 4", "size 1") + "\n")
+    assert not schedule(base + " --pipeline-model-parallel-layout 'Et|t|t|tL'\n")  # may be a virtual pipeline
+    assert schedule("PP=2\n" + base.replace("size 4", "size $PP") + "\n")
+    assert not schedule(base.replace("size 4", "size $PP") + "\n")
+
+
+def test_hybrid_cp_algo_needs_ulysses_degree(lint):
+    src = "torchrun pretrain_gpt.py --context-parallel-size 4 --context-parallel-algo hybrid_cp_algo\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and "--ulysses-degree-in-cp" in found[0].message
+    assert sh(lint, src.replace("\n", " --ulysses-degree-in-cp 2\n")) == []
+    assert sh(lint, src.replace("size 4", "size 1")) == []
+    adaptive = src.replace("hybrid_cp_algo", "hybrid_adaptive_cp_algo")
+    assert sh(lint, adaptive, config=CURRENT) == []  # legacy validators only (the current stack's check is MindSpeed-only)
+    assert codes(sh(lint, adaptive, config=LEGACY)) == ["NPU504"]
+
+
+def test_legacy_cp_reset_attention_mask_needs_ring_attention(lint):
+    src = "torchrun pretrain_gpt.py --context-parallel-size 2 --context-parallel-algo ulysses_cp_algo " \
+          "--reset-attention-mask\n"
+    found = sh(lint, src, config=LEGACY)
+    assert codes(found) == ["NPU504"] and "megatron_cp_algo" in found[0].message  # causal: the default mask type
+    assert sh(lint, src, config=CURRENT) == []  # legacy validator only
+    assert sh(lint, src.replace("ulysses_cp_algo", "megatron_cp_algo"), config=LEGACY) == []
+    assert sh(lint, src.replace("\n", " --attention-mask-type general\n"), config=LEGACY) == []
+    assert sh(lint, src.replace("size 2", "size 1"), config=LEGACY) == []
+    assert codes(sh(lint, "ALGO=hybrid_cp_algo\n" + src.replace("ulysses_cp_algo", "$ALGO")
+                           .replace("\n", " --ulysses-degree-in-cp 2\n"), config=LEGACY)) == ["NPU504"]
+
+
+def test_legacy_llm_context_parallel_rules(lint):
+    general = "torchrun pretrain_gpt.py --context-parallel-size 2 --context-parallel-algo megatron_cp_algo " \
+              "--cp-attention-mask-type general --micro-batch-size 2\n"
+    found = sh(lint, general, config=LEGACY)
+    assert codes(found) == ["NPU504"] and "micro batch size" in found[0].message
+    assert sh(lint, general.replace("size 2\n", "size 1\n"), config=LEGACY) == []
+    assert sh(lint, general.replace("megatron_cp_algo", "ulysses_cp_algo"), config=LEGACY) == []
+    assert sh(lint, general, config=CURRENT) == []
+    window = "torchrun pretrain_gpt.py --context-parallel-size 2 --sliding-window 4096\n"
+    assert codes(sh(lint, window, config=LEGACY)) == ["NPU501"]
+    assert sh(lint, window.replace("size 2", "size 1"), config=LEGACY) == []
+    assert sh(lint, window, config=CURRENT) == []
+
+
+def test_legacy_o2_needs_bf16(lint):
+    src = "torchrun pretrain_gpt.py --o2-optimizer --fp16\n"
+    found = sh(lint, src, config=LEGACY)
+    assert codes(found) == ["NPU504"] and "bf16" in found[0].message
+    assert sh(lint, src.replace("--fp16", "--bf16"), config=LEGACY) == []
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --o2-gradient\n", config=LEGACY)) == ["NPU504"]
+    assert sh(lint, src, config=CURRENT) == []
+
+
+def test_legacy_llm_fused_ops(lint):
+    mlp = "torchrun pretrain_gpt.py --use-fused-mlp --swiglu --sequence-parallel\n"
+    assert sh(lint, mlp, config=LEGACY) == []
+    assert codes(sh(lint, mlp.replace(" --swiglu", ""), config=LEGACY)) == ["NPU504"]
+    assert codes(sh(lint, mlp.replace(" --sequence-parallel", ""), config=LEGACY)) == ["NPU504"]
+    assert sh(lint, mlp.replace("--sequence-parallel", "--lora-fusion"), config=LEGACY) == []
+    assert sh(lint, mlp.replace(" --swiglu", ""), config=CURRENT) == []
+    rope = "torchrun pretrain_gpt.py --use-fused-rotary-pos-emb --position-embedding-type learned_absolute\n"
+    assert codes(sh(lint, rope, config=LEGACY)) == ["NPU504"]
+    assert sh(lint, rope.replace("learned_absolute", "rope"), config=LEGACY) == []
+    assert sh(lint, rope.replace("\n", " --use-rotary-position-embeddings\n"), config=LEGACY) == []
+    assert sh(lint, "torchrun pretrain_gpt.py --use-fused-rotary-pos-emb\n", config=LEGACY) == []  # no default here
+    assert sh(lint, rope, config=CURRENT) == []
+
+
+def test_flags_of_older_releases_are_known(lint):
+    # known-flags section D lists them with their releases ("--use-fused-mlp\t# 2.0.0,2.3.0")
+    from npulint.rules.mindspeed import known_flags
+
+    assert "--use-fused-mlp" in known_flags() and not [f for f in known_flags() if "#" in f]
+    assert sh(lint, "torchrun pretrain_gpt.py --use-fused-mlp --swiglu --sequence-parallel\n") == []
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --use-fused-mpl\n")) == ["NPU502"]
