@@ -104,10 +104,8 @@ class Script:
     def __init__(self, text: str):
         self.text = text
         self.data = text.encode("utf-8")
-        self._line_starts = [0]
-        for i, b in enumerate(self.data):
-            if b == 0x0A:
-                self._line_starts.append(i + 1)
+        self.ascii = self.data.isascii()  # then a character is a byte: the offset arithmetic is plain
+        self._line_starts = [0] + [m.end() for m in re.finditer(b"\n", self.data)]
         self.commands: List[Command] = []
         self.capped = False
         self.unreadable = False  # bash accepts it but tree-sitter-bash cannot read all of it
@@ -121,6 +119,8 @@ class Script:
 
         line = bisect.bisect_right(self._line_starts, off) - 1
         start = self._line_starts[line]
+        if self.ascii:
+            return line + 1, off - start + 1
         col = len(self.data[start:off].decode("utf-8", errors="replace")) + 1
         return line + 1, col
 
@@ -514,20 +514,22 @@ class _Walker:
             return EMPTY
         chars = self.data[start:end].decode("utf-8", errors="replace")
         coffs = _char_offsets(self.data, start, end)
+        if "\\" not in chars:
+            return Value(chars, coffs)
+        # `\$ \` \" \\` stand for the character; a backslash-newline is a line continuation
         text, offs = [], []
-        i = 0
-        while i < len(chars):
-            ch = chars[i]
-            if ch == "\\" and i + 1 < len(chars) and chars[i + 1] in '$`"\\\n':
-                if chars[i + 1] != "\n":
-                    text.append(chars[i + 1])
-                    offs.append(coffs[i + 1])
-                i += 2
-                continue
-            text.append(ch)
-            offs.append(coffs[i])
-            i += 1
-        return Value("".join(text), tuple(offs))
+        pos = 0
+        for m in _DQ_ESCAPE.finditer(chars):
+            i = m.start()
+            text.append(chars[pos:i])
+            offs.append(coffs[pos:i])
+            if chars[i + 1] != "\n":
+                text.append(chars[i + 1])
+                offs.append(coffs[i + 1:i + 2])
+            pos = i + 2
+        text.append(chars[pos:])
+        offs.append(coffs[pos:])
+        return Value("".join(text), tuple(o for part in offs for o in part))
 
     def expand(self, n, env, start: Optional[int] = None) -> Value:
         """``$X``, ``${X}``, ``${X[@]}``: the variable's value; anything else is unknown."""
@@ -586,11 +588,19 @@ class _Walker:
         if k is None:
             return None
         start = end = offs[k]
-        end += _clen(self.data, end)
+        data = self.data
+        if self.s.ascii:
+            end += 1
+            for o in offs[k + 1:]:
+                if o != end:
+                    break
+                end += 1
+            return self.s.span_of(start, end)
+        end += _clen(data, end)
         for o in offs[k + 1:]:
             if o != end:
                 break
-            end += _clen(self.data, o)
+            end += _clen(data, o)
         return self.s.span_of(start, end)
 
     def args(self, n, env) -> List[Arg]:
@@ -666,26 +676,29 @@ def _split(pieces: Sequence[Tuple[Value, bool]]) -> List[Tuple[Value, bool]]:
             cur = value if cur is None else cur + value
             cur_splat = True
             continue
-        buf_t, buf_o = [], []
-        for ch, off in zip(value.text, value.offs):
-            if ch in " \t\n":
-                if buf_t:
-                    piece = Value("".join(buf_t), tuple(buf_o))
-                    cur = piece if cur is None else cur + piece
-                    buf_t, buf_o = [], []
-                flush()
-            else:
-                buf_t.append(ch)
-                buf_o.append(off)
-        if buf_t:
-            piece = Value("".join(buf_t), tuple(buf_o))
+        text, offs = value.text, value.offs
+        pos = 0
+        for m in _BLANKS.finditer(text):  # each run of blanks ends a word
+            if m.start() > pos:
+                piece = Value(text[pos:m.start()], tuple(offs[pos:m.start()]))
+                cur = piece if cur is None else cur + piece
+            flush()
+            pos = m.end()
+        if pos < len(text):
+            piece = Value(text[pos:], tuple(offs[pos:]))
             cur = piece if cur is None else cur + piece
     flush()
     return [(w, s) for w, s in words if w.text or w.offs]
 
 
+_BLANKS = re.compile(r"[ \t\n]+")
+_DQ_ESCAPE = re.compile(r'\\[$`"\\\n]')
+
+
 def _char_offsets(data: bytes, start: int, end: int) -> Tuple[int, ...]:
     """Byte offset of each character of data[start:end]."""
+    if data[start:end].isascii():
+        return tuple(range(start, end))
     out = []
     i = start
     while i < end:
