@@ -457,7 +457,10 @@ def _unknown_flags(cmd: Cmd):
 class ShellLaunchChecker(Checker):
     rules = (INCOMPATIBLE, UNKNOWN_FLAG, MISSING_REQUIREMENT)
     language = SHELL
-    tokens = (("torchrun",), ("python",), ("msrun",))
+    # A launch matters when it runs a training entry (check_launch) or enables AMO (the fact):
+    # the script then names the entry or the flag (a value from a sourced file is unknown).
+    tokens = tuple((launcher, word) for launcher in ("torchrun", "python", "msrun")
+                   for word in (*ENTRY_PREFIXES, AMO_FLAG))
     provides = ("mindspeed.amo",)
 
     def finish(self) -> None:

@@ -195,3 +195,13 @@ def test_entry_prefixes_cover_every_training_entry():
 
     alternatives = re.match(r"\(([a-z|]+)\)_", TRAINING_ENTRIES).group(1).split("|")
     assert sorted(p + "_" for p in alternatives) == sorted(ENTRY_PREFIXES)
+
+
+def test_shell_scripts_without_a_training_entry_or_amo_are_not_parsed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = _run_files(tmp_path, {"convert.sh": "python convert_ckpt.py --swap-attention --recompute-in-bubble\n"})
+    assert result.findings == [] and result.parsed == 0
+    result = _run_files(tmp_path, {"train.sh": "ENTRY=pretrain_gpt.py\npython $ENTRY --swap-attention "
+                                               "--adaptive-memory-optimization\n"})
+    assert [(f.path, f.code) for f in result.findings] == [("train.sh", "NPU501")] and result.parsed == 1
+
