@@ -71,8 +71,10 @@ class Finding:
     related: Tuple[Tuple[str, int, int], ...] = ()  # other locations (path, line, col)
     fix: Optional[Fix] = dataclasses.field(default=None, compare=False)
 
-    def sort_key(self) -> Tuple[str, int, int, str]:
-        return (self.path, self.line, self.column, self.code)
+    def sort_key(self) -> Tuple[str, int, int, str, str]:
+        # the message too: two findings of one code at one place (two requirements of one
+        # flag) come out in the same order on every run, whatever the set they passed through
+        return (self.path, self.line, self.column, self.code, self.message)
 
 
 @dataclasses.dataclass(frozen=True)

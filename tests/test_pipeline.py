@@ -205,3 +205,17 @@ def test_shell_scripts_without_a_training_entry_or_amo_are_not_parsed(tmp_path, 
                                                "--adaptive-memory-optimization\n"})
     assert [(f.path, f.code) for f in result.findings] == [("train.sh", "NPU501")] and result.parsed == 1
 
+
+def test_findings_at_one_place_come_in_the_same_order_whatever_the_hash_seed(tmp_path):
+    """Two requirements of one flag give two NPU504s at one token; their order must not
+    depend on string hashing (the findings pass through a set)."""
+    (tmp_path / "pyproject.toml").write_text('[tool.npulint]\nmindspeed-stack = "legacy"\n')
+    (tmp_path / "train.sh").write_text("torchrun pretrain_gpt.py --moe-router-load-balancing-type group_limited_greedy\n")
+    outs = set()
+    for seed in ("1", "2", "3", "4"):
+        env = dict(os.environ, PYTHONHASHSEED=seed)
+        r = subprocess.run([sys.executable, "-m", "npulint", "--no-cache", "train.sh"], cwd=str(tmp_path),
+                           env=env, capture_output=True, text=True)
+        assert r.stdout.count("NPU504") >= 2, r.stdout + r.stderr
+        outs.add(r.stdout)
+    assert len(outs) == 1
