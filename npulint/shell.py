@@ -19,6 +19,7 @@ The parser is imported lazily: only when a shell file is actually analysed.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import shutil
@@ -44,18 +45,42 @@ def _parser():
     return _PARSER
 
 
-@dataclasses.dataclass(frozen=True)
 class Arg:
     """One word of a command after expansion. ``text`` may contain :data:`UNKNOWN`; ``span``
-    is where its first character was written (None when it has no single source)."""
+    is where its first character was written (None when it has no single source). *span*
+    may be given as a function that computes it: it is called on first use (most words are
+    never reported, and their spans were a third of a script's analysis)."""
 
-    text: str
-    span: Optional[Span]
-    splat: bool = False  # an unquoted unknown expansion: stands for any number of words
+    __slots__ = ("text", "_span", "splat")
+
+    def __init__(self, text: str, span, splat: bool = False):
+        self.text = text
+        self._span = span
+        self.splat = splat  # an unquoted unknown expansion: stands for any number of words
+
+    @property
+    def span(self) -> Optional[Span]:
+        if callable(self._span):
+            self._span = self._span()
+        return self._span
+
+    @property
+    def lazy_span(self):
+        """The span, or the function that computes it (to hand on without computing it)."""
+        return self._span
 
     @property
     def known(self) -> bool:
         return UNKNOWN not in self.text and not self.splat
+
+    def __repr__(self) -> str:
+        return f"Arg({self.text!r}, {self.span!r}, {self.splat!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Arg) and (self.text, self.span, self.splat) == (other.text, other.span, other.splat)
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.splat))
 
 
 @dataclasses.dataclass
@@ -607,7 +632,7 @@ class _Walker:
         pieces = self.parts(n, env, quoted=False)
         out = []
         for value, splat in _split(pieces):
-            out.append(Arg(value.text, self.token_span(value), splat))
+            out.append(Arg(value.text, functools.partial(self.token_span, value), splat))
         return out
 
 

@@ -132,12 +132,25 @@ RULES = (INCOMPATIBLE, UNKNOWN_FLAG, APPLY_BYPASSES_AMO, MISSING_REQUIREMENT, WR
 # Launch commands (shared by the shell and Python sides): a word is (text, span, known, splat)
 
 
-@dataclasses.dataclass(frozen=True)
 class Word:
-    text: str
-    span: Optional[Span]
-    known: bool = True
-    splat: bool = False  # stands for any number of unknown words
+    """*span* may be a function that computes it, called on first use."""
+
+    __slots__ = ("text", "_span", "known", "splat")
+
+    def __init__(self, text: str, span, known: bool = True, splat: bool = False):
+        self.text = text
+        self._span = span
+        self.known = known
+        self.splat = splat  # stands for any number of unknown words
+
+    @property
+    def span(self) -> Optional[Span]:
+        if callable(self._span):
+            self._span = self._span()
+        return self._span
+
+    def __repr__(self) -> str:
+        return f"Word({self.text!r}, {self.span!r}, {self.known!r}, {self.splat!r})"
 
 
 @dataclasses.dataclass
@@ -212,7 +225,7 @@ def flags_of(args: Sequence[Word]) -> Tuple[List[Occ], List[int]]:
         if w.known and w.text.startswith("--") and len(w.text) > 2:
             if "=" in w.text:
                 name, _, val = w.text.partition("=")
-                occs.append(Occ(name, Word(name, w.span), Word(val, w.span), i))
+                occs.append(Occ(name, Word(name, w._span), Word(val, w._span), i))
                 i += 1
                 continue
             value = None
@@ -477,7 +490,7 @@ class ShellLaunchChecker(Checker):
         seen = set()
         amo_done = False
         for command in script.commands:
-            words = [Word(a.text, a.span, a.known, a.splat) for a in command.words]
+            words = [Word(a.text, a.lazy_span, a.known, a.splat) for a in command.words]
             launch = find_launch(words)
             if launch is None:
                 continue
@@ -587,7 +600,7 @@ class PythonMindSpeedChecker(Checker):
                 words.append(Word("\x00", None, False, True))
                 continue
             v = self.ctx.value(el.value, site)
-            span = self.ctx.span(el.value)
+            span = functools.partial(self.ctx.span, el.value)  # computed when reported
             if isinstance(v, str):
                 words.append(Word(v, span))
             else:
