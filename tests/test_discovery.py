@@ -219,3 +219,30 @@ def test_empty_folder(project):
     r = run_cli([], cwd=root)
     assert (r.returncode, r.stdout) == (0, "")
     assert "Traceback" not in r.stderr
+
+
+def test_gitignore_fast_check_agrees_with_pathspec():
+    """discovery._Spec answers "no pattern matches" with one combined regex; every answer
+    must be pathspec's own (negations, anchors, directory-only patterns, globs)."""
+    import itertools
+
+    import pathspec
+
+    from npulint.discovery import _Spec
+
+    lines = ["# comment", "", "__pycache__/", "*.py[cod]", "build/", "/dist", "!keep.pyc", "docs/**/*.md",
+             "**/tmp", "a/b/", "*.log", "!important.log", "data?/", "[Tt]est*.sh", "\\#hash", "out/*", "!out/k.py",
+             "nested/deep/file.py", "*.egg-info/"]
+    spec = pathspec.GitIgnoreSpec.from_lines(lines)
+    fast = _Spec(spec)
+    assert fast.any is not None
+    names = ["x.py", "x.pyc", "keep.pyc", "a.log", "important.log", "README.md", "test_run.sh", "Test.sh", "#hash",
+             "k.py", "file.py", "pkg.egg-info", "data1", "dist", "tmp", "__pycache__", "build", "b"]
+    folders = ["", "src/", "docs/", "docs/api/", "a/", "a/b/", "out/", "nested/deep/", "build/", "x/tmp/", "dist/"]
+    checked = 0
+    for folder, name, slash in itertools.product(folders, names, ("", "/")):
+        rel = folder + name + slash
+        assert fast.check_file(rel) == spec.check_file(rel).include, rel
+        assert fast.match_file(rel) == bool(spec.match_file(rel)), rel
+        checked += 1
+    assert checked > 300
