@@ -75,7 +75,17 @@ class Checker:
         file it would report on or record a fact for."""
         if not cls.tokens:
             return True
-        return any(all(t in text for t in group) for group in cls.tokens)
+        present: Dict[str, bool] = {}  # each token is looked for once, however many groups name it
+        for group in cls.tokens:
+            for token in group:
+                found = present.get(token)
+                if found is None:
+                    found = present[token] = token in text
+                if not found:
+                    break
+            else:
+                return True
+        return False
 
 
 class FileContext:

@@ -667,41 +667,36 @@ class Walker(cst.CSTVisitor):
 _ATTR_CALLBACKS = frozenset({"body", "params", "test"})
 
 # Node types that hold only whitespace, comments or fixed tokens: never walked into.
-_INERT = frozenset(
-    c for c in vars(cst).values()
-    if isinstance(c, type) and issubclass(c, cst.CSTNode) and not getattr(c, "__abstractmethods__", None)
-    and issubclass(c, (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline,
-                       cst.Comment, cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket,
-                       cst.LeftCurlyBrace, cst.RightCurlyBrace, cst.Comma, cst.Semicolon, cst.Colon, cst.Dot,
-                       cst.AssignEqual, cst.ImportStar, cst.Asynchronous, cst.BaseBinaryOp, cst.BaseAugOp,
-                       cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp)))
+_INERT_BASES = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment,
+                cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+                cst.RightCurlyBrace, cst.Comma, cst.Semicolon, cst.Colon, cst.Dot, cst.AssignEqual, cst.ImportStar,
+                cst.Asynchronous, cst.BaseBinaryOp, cst.BaseAugOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp)
+# (the MRO, not issubclass: LibCST's bases are ABCs, and 60 issubclass calls cost 40 ms at import)
+_INERT = frozenset(c for c in vars(cst).values()
+                   if isinstance(c, type) and any(b in c.__mro__ for b in _INERT_BASES))
 
 # Per node class: its child fields in the order LibCST's ``_visit_and_replace_children``
-# visits them, read once from that method's source (each field is visited through a
-# ``visit_*(self, "<field>", ...)`` call), with whether the engine tracks it; False when the
-# source cannot be read (then LibCST's own ``visit`` walks such a node).
+# visits them, with whether the engine tracks the field; False when that order cannot be
+# read (then LibCST's own ``visit`` walks such a node). Each field is visited through a
+# ``visit_*(self, "<field>", self.<field>, visitor)`` call, in source order, so the field
+# names appear in that order among the method's string constants (``co_consts`` keeps the
+# order of first use; a test compares the resulting traversal with LibCST's).
 _FIELD_ORDER: Dict[type, object] = {}
 
 
 def _field_order(cls: type):
-    import ast
-    import inspect
-    import textwrap
-
-    order: List[str] = []
-    try:
-        src = textwrap.dedent(inspect.getsource(cls._visit_and_replace_children))
-        calls = [n for n in ast.walk(ast.parse(src))
-                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id.startswith("visit_")
-                 and len(n.args) >= 2 and isinstance(n.args[1], ast.Constant) and isinstance(n.args[1].value, str)]
-        for call in sorted(calls, key=lambda n: (n.lineno, n.col_offset)):
-            if call.args[1].value not in order:
-                order.append(call.args[1].value)
-        fields = tuple((name, name in _ATTR_CALLBACKS) for name in order)
-    except (OSError, TypeError, SyntaxError):
-        fields = False
-    _FIELD_ORDER[cls] = fields
-    return fields
+    fields = getattr(cls, "__dataclass_fields__", None)
+    code = getattr(getattr(cls, "_visit_and_replace_children", None), "__code__", None)
+    if fields is None or code is None:
+        order = False
+    else:
+        names: List[str] = []
+        for const in code.co_consts:
+            if isinstance(const, str) and const in fields and const not in names:
+                names.append(const)
+        order = tuple((name, name in _ATTR_CALLBACKS) for name in names)
+    _FIELD_ORDER[cls] = order
+    return order
 
 
 # -- the engine's own bookkeeping, by node type --------------------------------------
