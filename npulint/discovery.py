@@ -219,6 +219,9 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
                 is_dir = entry.is_dir()
             except OSError:
                 continue
+            lang = None if is_dir else language_of(entry.name)
+            if not is_dir and lang is None:
+                continue  # never linted: no need to ask the excludes
             if excluder.excluded(entry.path, is_dir):
                 continue
             if respect_gitignore and ign.ignored(entry.path, is_dir):
@@ -226,8 +229,6 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
             if is_dir:
                 sub.append(entry.path)
                 continue
-            lang = language_of(entry.name)
-            if lang is not None:
-                yield (entry.path, lang, False)
+            yield (entry.path, lang, False)
         for d in reversed(sub):
             stack.append((d, ign.with_dir(d) if respect_gitignore else ign))
