@@ -91,7 +91,8 @@ class Checker:
 class FileContext:
     """Everything a checker may ask about the file it is in."""
 
-    def __init__(self, path: str, display: str, text: str, module: cst.Module, settings, enabled: Set[str]):
+    def __init__(self, path: str, display: str, text: str, module: cst.Module, settings, enabled: Set[str],
+                 top_lines: Optional[List[Tuple[int, Optional[List[int]]]]] = None):
         self.path = path
         self.display = display
         self.text = text
@@ -106,7 +107,12 @@ class FileContext:
         self.ev = Evaluator(self.sem, None if changed else TORCH_FLOAT32)
         self.findings: List[Finding] = []
         self.facts: Dict[str, List[Any]] = {}
-        self._positions = None
+        self._positions = None  # every node's position, when a statement's alone cannot be had
+        # CPython's line of each top-level statement and of each statement of a top-level class
+        # (None: unknown); per such statement, its nodes' positions and the line shift that
+        # makes them the file's
+        self._top_lines: Any = top_lines
+        self._units: Dict[Any, Optional[Tuple[Any, int]]] = {}
 
     def release(self) -> None:
         """Break the reference cycles of the file's binding table (binding -> site -> scope ->
@@ -118,7 +124,9 @@ class FileContext:
         sem.attrs.clear()
         sem.attr_stores.clear()
         sem.def_site.clear()
+        sem.top_of.clear()
         self._positions = None
+        self._units.clear()
 
     # -- where ------------------------------------------------------------------------
     def site(self) -> Site:
@@ -126,12 +134,63 @@ class FileContext:
         return self.sem.site()
 
     def span(self, node: cst.CSTNode) -> Span:
+        """Where *node* is. Positions come from LibCST's code generation, which costs about
+        two parses for a whole file: so only the statement holding *node* (a top-level one, or
+        one of a top-level class: a test method) is generated, and CPython's line of that
+        statement places it in the file."""
         if self._positions is None:
+            top = self.sem.top_of.get(node)
+            unit = self._unit(top) if top is not None else None
+            if unit is not None:
+                computed, shift = unit
+                r = computed.get(node)
+                if r is None:
+                    return Span(1, 1, 1, 1)
+                return Span(r.start.line + shift, r.start.column + 1, r.end.line + shift, r.end.column + 1)
             self._positions = _positions(self.module)
         r = self._positions.get(node)
         if r is None:
             return Span(1, 1, 1, 1)
         return Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+
+    def _unit(self, top) -> Optional[Tuple[Any, int]]:
+        if top in self._units:
+            return self._units[top]
+        unit = None
+        lines = self._statement_lines()
+        if lines is not None:
+            if isinstance(top, tuple):
+                i, j = top
+                block = self.module.body[i].body  # an IndentedBlock (the walk only makes such keys)
+                body_lines = lines[i][1]
+                if body_lines is not None:
+                    indent = block.indent if block.indent is not None else self.module.default_indent
+                    unit = _statement_positions(self.module, block.body[j], body_lines[j], indent)
+            else:
+                unit = _statement_positions(self.module, self.module.body[top], lines[top][0], None)
+        self._units[top] = unit
+        return unit
+
+    def _statement_lines(self):
+        """Per statement of ``module.body``: CPython's line and, for a class with an indented
+        body, CPython's line of each of its statements (else None). A line of simple
+        statements (``a; b``) is one LibCST statement and several CPython ones. None when the
+        two parsers do not pair up (then positions come from the whole file)."""
+        if self._top_lines is None:
+            return None
+        if isinstance(self._top_lines, tuple):
+            return self._top_lines[0]
+        paired = _pair(self.module.body, self._top_lines)
+        if paired is not None:
+            out = []
+            for stmt, (line, body) in zip(self.module.body, paired):
+                inner = None
+                if body is not None and isinstance(stmt, cst.ClassDef) and isinstance(stmt.body, cst.IndentedBlock):
+                    inner = _pair(stmt.body.body, [(b, None) for b in body])
+                out.append((line, [b for b, _ in inner] if inner is not None else None))
+            paired = out
+        self._top_lines = (paired,)  # type: ignore[assignment]
+        return paired
 
     # -- what -------------------------------------------------------------------------
     def value(self, expr: Optional[cst.CSTNode], site: Site):
@@ -281,6 +340,41 @@ def _find_statement(module: cst.Module, small: cst.CSTNode):
 
     module.visit(Finder())
     return box[0] if box else None
+
+
+def _pair(stmts, ast_entries):
+    """*ast_entries* (CPython statements) regrouped one per LibCST statement of *stmts*, or None."""
+    out = []
+    i = 0
+    for stmt in stmts:
+        if i >= len(ast_entries):
+            return None
+        out.append(ast_entries[i])
+        i += len(stmt.body) if isinstance(stmt, cst.SimpleStatementLine) else 1
+    return out if i == len(ast_entries) else None
+
+
+def _statement_positions(module: cst.Module, stmt: cst.CSTNode, line: int,
+                         indent: Optional[str]) -> Optional[Tuple[Any, int]]:
+    """The positions of *stmt*'s nodes, generated for the statement alone (so its first line
+    is line 1), and what to add to their lines: CPython's *line* of the statement's first
+    token, less the line LibCST gives that token here. Columns come out right: a top-level
+    statement starts at column 0, and a class's statement after its block's *indent*."""
+    try:
+        from libcst.metadata.position_provider import PositionProvidingCodegenState
+    except ImportError:  # pragma: no cover - another LibCST
+        return None
+    provider = PositionProvider()
+    provider._computed = {}
+    state = PositionProvidingCodegenState(default_indent=module.default_indent,
+                                          default_newline=module.default_newline, provider=provider)
+    if indent is not None:
+        state.increase_indent(indent)
+    stmt._codegen(state)
+    anchor = provider._computed.get(stmt)
+    if anchor is None:  # pragma: no cover
+        return None
+    return provider._computed, line - anchor.start.line
 
 
 def _positions(module: cst.Module):

@@ -107,14 +107,16 @@ def _needed_checkers(checker_classes: Tuple[type, ...], enabled: FrozenSet[str])
     return frozenset(own | {c for c in checker_classes if set(c.provides) & topics})
 
 
-def _cpython_check(text: str) -> Optional[Tuple[str, int, int, str]]:
+def _cpython_check(text: str, top_lines: Optional[List[int]] = None) -> Optional[Tuple[str, int, int, str]]:
     """Compile *text* with CPython's own parser (fast, C) before LibCST sees it.
 
     LibCST's native parser crashes the process on a few thousand nested brackets and takes
     minutes on very long operator chains; CPython rejects both at once (``too many nested
     parentheses``; ``maximum recursion depth exceeded during ast construction``), and its
     syntax errors carry exact positions. Returns ``("deep"|"syntax", line, col, message)``
-    or None when CPython accepts the file.
+    or None when CPython accepts the file. *top_lines* receives the line of each top-level
+    statement (the first line of its first token) and, for a class, of each statement of its
+    body, for FileContext's positions.
     """
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(_CPYTHON_RECURSION_LIMIT)
@@ -128,6 +130,9 @@ def _cpython_check(text: str) -> Optional[Tuple[str, int, int, str]]:
         return "syntax", 1, 1, str(exc)
     finally:
         sys.setrecursionlimit(old)
+    if top_lines is not None:  # (line, the lines of a class's own statements)
+        top_lines.extend((stmt.lineno, [s.lineno for s in stmt.body] if type(stmt).__name__ == "ClassDef" else None)
+                         for stmt in tree.body)
     # Python < 3.11 builds such trees without a recursion check; LibCST would take minutes.
     # 3.11+ checks while building the tree (about 3,000 levels at the limit set above), so
     # the walk, 6% of a run that parses, is only needed before 3.11.
@@ -205,7 +210,8 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     from npulint.checker import FileContext
     from npulint.semantic import Walker
 
-    problem = _cpython_check(text)
+    top_lines: List[int] = []
+    problem = _cpython_check(text, top_lines)
     if problem is not None:
         kind, line, col, msg = problem
         # A file CPython rejects may still use syntax newer than this interpreter: let LibCST
@@ -223,7 +229,8 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     except RecursionError:
         return _nested_too_deep(result, text, enabled)
     result.parsed = True
-    ctx = FileContext(path, display, text, module, settings, enabled)
+    ctx = FileContext(path, display, text, module, settings, enabled,
+                      top_lines=top_lines if problem is None else None)
     errors: List[Finding] = []
 
     def on_error(checker: Checker, exc: BaseException, node: Optional[cst.CSTNode]) -> None:

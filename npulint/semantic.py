@@ -214,6 +214,10 @@ class Semantic:
         self.attr_stores: List[AttrStore] = []
         self.def_site: Dict[cst.CSTNode, Site] = {}  # FunctionDef/ClassDef/Lambda -> where it stands
         self._qn_memo: Dict[int, FrozenSet[str]] = {}  # id(Binding) -> qualified names it gives
+        # every walked node -> the statement holding it whose positions are computed alone (see
+        # FileContext.span): i for ``module.body[i]``, (i, j) for the j-th statement of a
+        # top-level class ``module.body[i]``
+        self.top_of: Dict[cst.CSTNode, object] = {}
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -574,6 +578,8 @@ class Walker(cst.CSTVisitor):
                 elif attr.startswith("leave_"):
                     self.leave_hooks.setdefault(attr[6:], []).append((checker, getattr(checker, attr)))
         self.disabled: set = set()
+        self._top = None  # the position unit being walked: i (module.body[i]) or (i, j) (its class body's j-th)
+        self._class_block = None
 
     def _call(self, hooks, node) -> None:
         for checker, hook in hooks:
@@ -640,6 +646,8 @@ class Walker(cst.CSTVisitor):
         self._walk(module)
 
     def _walk(self, node: cst.CSTNode) -> None:
+        if self._top is not None:
+            self.sem.top_of[node] = self._top
         cls = type(node)
         order = _FIELD_ORDER.get(cls)
         if order is None:
@@ -653,9 +661,23 @@ class Walker(cst.CSTVisitor):
             if attr_cb:
                 self.on_visit_attribute(node, name)
             if type(value) is tuple or type(value) is list:
-                for child in value:
-                    if type(child) not in _INERT:
+                if cls is cst.Module and name == "body":
+                    for index, child in enumerate(value):
+                        self._top = index
+                        self._class_block = child.body if type(child) is cst.ClassDef and \
+                            type(child.body) is cst.IndentedBlock else None
                         self._walk(child)
+                    self._top = self._class_block = None
+                elif node is self._class_block and name == "body":  # a top-level class's statements
+                    top = self._top
+                    for index, child in enumerate(value):
+                        self._top = (top, index)
+                        self._walk(child)
+                    self._top = top
+                else:
+                    for child in value:
+                        if type(child) not in _INERT:
+                            self._walk(child)
             elif isinstance(value, cst.CSTNode) and type(value) not in _INERT:
                 self._walk(value)
             if attr_cb:

@@ -462,7 +462,11 @@ def _events_of(module: cst.Module, fast: bool):
 
     class Recorder(Walker):
         def __init__(self):  # no semantic model: only the callbacks are recorded
+            import types
+
             self.depth = 0
+            self._top = self._class_block = None
+            self.sem = types.SimpleNamespace(top_of={})
 
         def on_visit(self, node):
             if self.depth or type(node) in _INERT:  # LibCST's visit also enters these; walk() does not
@@ -519,3 +523,81 @@ def test_walk_falls_back_to_libcst_for_a_node_whose_field_order_is_unknown(monke
     expected = _events_of(module, fast=False)
     monkeypatch.setitem(semantic._FIELD_ORDER, cst.FunctionDef, False)
     assert _events_of(module, fast=True) == expected
+
+
+# -- positions: each top-level statement generated alone, placed by CPython's line ------------
+
+_POSITION_TOUR = _SYNTAX_TOUR + '''
+# a comment before
+
+
+@first
+@second(
+    1)
+def later(): return 1; x = 2
+
+
+if True: a = 1; b = 2
+elif False:
+    pass
+x = 1; y = (
+    2,
+    "multi \\\\
+line")
+s = """
+doc
+"""   ;   t = 3
+\\u00e9t\\u00e9 = "caf\\u00e9"; z = f"{\\u00e9t\\u00e9}"
+
+
+class D(
+        object):
+  # two-space indentation, comments and blank lines between members
+  x = 1; y = 2
+
+  @staticmethod
+  def m(): pass
+  class Inner:
+      z = 3
+  w = "\\u00e9"; v = 4
+class E: pass
+'''
+
+
+@pytest.mark.parametrize("name", ["tour"] + [f"{p.parent.name}/{p.name}" for p in _engine_sources()])
+def test_statement_positions_equal_whole_file_positions(name):
+    """FileContext.span generates positions for the top-level statement holding a node and
+    shifts them by CPython's line: every walked node must get the whole-file position."""
+    from npulint.checker import FileContext, _positions
+    from npulint.config import Settings
+    from npulint.model import Span
+    from npulint.pipeline import _cpython_check
+
+    text = _POSITION_TOUR.encode().decode("unicode_escape") if name == "tour" else next(
+        p for p in _engine_sources() if f"{p.parent.name}/{p.name}" == name).read_text()
+    lines = []
+    assert _cpython_check(text, lines) is None
+    module = cst.parse_module(text)
+    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set(), top_lines=lines)
+    Walker(ctx.sem, [], None).walk(module)
+    full = _positions(module)
+    nodes = list(ctx.sem.top_of)
+    assert len(nodes) > (300 if name == "tour" else 0)
+    for node in nodes:
+        r = full[node]
+        assert ctx.span(node) == Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1), node
+    assert ctx._positions is None  # never needed the whole file
+
+
+def test_positions_fall_back_to_the_whole_file_when_the_parsers_do_not_pair_up():
+    from npulint.checker import FileContext
+    from npulint.config import Settings
+    from npulint.model import Span
+
+    text = "import os\nx = 1; y = 2\n"
+    module = cst.parse_module(text)
+    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set(), top_lines=[1, 2])  # one short
+    Walker(ctx.sem, [], None).walk(module)
+    y = module.body[1].body[1]
+    assert ctx.span(y) == Span(2, 8, 2, 13)
+    assert ctx._positions is not None
