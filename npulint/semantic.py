@@ -678,12 +678,19 @@ class Walker(cst.CSTVisitor):
                     for child in value:
                         if type(child) not in _INERT:
                             self._walk(child)
-            elif isinstance(value, cst.CSTNode) and type(value) not in _INERT:
-                self._walk(value)
+            else:
+                walkable = _WALKABLE.get(type(value))
+                if walkable is None:  # CSTNode is an ABC: isinstance is slow, so once per type
+                    walkable = _WALKABLE[type(value)] = isinstance(value, cst.CSTNode) and type(value) not in _INERT
+                if walkable:
+                    self._walk(value)
             if attr_cb:
                 self.on_leave_attribute(node, name)
         self.on_leave(node)
 
+
+# Field value type -> whether the walk goes into it (a node that is not inert).
+_WALKABLE: Dict[type, bool] = {}
 
 # The attributes whose visit the engine tracks (``on_visit_attribute``).
 _ATTR_CALLBACKS = frozenset({"body", "params", "test"})
