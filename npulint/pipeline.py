@@ -311,12 +311,37 @@ def _parse(text: str, python_accepts: bool) -> "cst.Module":
     numbers are unchanged; columns on those lines count the expanded indentation)."""
     import libcst as cst
 
-    try:
-        return cst.parse_module(text)
-    except cst.ParserSyntaxError:
-        if not python_accepts or "\t" not in text:
-            raise
-        return cst.parse_module(_expand_indentation_tabs(text))
+    with _parser_nodes_unvalidated():
+        try:
+            return cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            if not python_accepts or "\t" not in text:
+                raise
+            return cst.parse_module(_expand_indentation_tabs(text))
+
+
+def _no_validation(self) -> None:
+    pass
+
+
+class _parser_nodes_unvalidated:
+    """While LibCST's parser builds a tree, its nodes skip ``CSTNode.__post_init__`` (which
+    only calls ``_validate``: a third of a parse). The parser builds them from source its
+    grammar accepted, so the check cannot fail there; every node built otherwise (the fixes'
+    ``with_changes``, LibCST's own transforms) is validated as before, since the hook is put
+    back when the parse returns or raises. One parse runs at a time in a process."""
+
+    def __enter__(self) -> None:
+        from libcst._nodes.base import CSTNode
+
+        self.cls = CSTNode
+        self.original = CSTNode.__dict__.get("__post_init__")
+        if self.original is not None:
+            CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
+
+    def __exit__(self, *exc) -> None:
+        if self.original is not None:
+            self.cls.__post_init__ = self.original  # type: ignore[method-assign]
 
 
 def _syntax_error(result: FileResult, text: str, enabled: Set[str], line: int, col: int, msg: str) -> FileResult:

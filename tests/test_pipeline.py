@@ -8,6 +8,7 @@ import subprocess
 import sys
 
 import libcst as cst
+import pytest
 
 from conftest import REPO, codes
 from npulint import pipeline, registry
@@ -219,3 +220,17 @@ def test_findings_at_one_place_come_in_the_same_order_whatever_the_hash_seed(tmp
         assert r.stdout.count("NPU504") >= 2, r.stdout + r.stderr
         outs.add(r.stdout)
     assert len(outs) == 1
+
+
+def test_parse_skips_node_validation_only_while_parsing():
+    """pipeline._parse builds the tree without LibCST's per-node validation (the parser's
+    nodes come from accepted source); the tree is the one a validated parse gives, and every
+    node built afterwards, also after a failed parse, is validated again."""
+    text = "import torchair as tng\nwith tng.scope.npu_stream_switch('1', 3):\n    x = f(a, *b, k=1)  # c\n"
+    assert pipeline._parse(text, True).deep_equals(cst.parse_module(text))
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("two words")
+    with pytest.raises(cst.ParserSyntaxError):
+        pipeline._parse("x = (\n", False)
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("two words")
