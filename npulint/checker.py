@@ -111,7 +111,8 @@ class FileContext:
         # CPython's line of each top-level statement and of each statement of a top-level class
         # (None: unknown); per such statement, its nodes' positions and the line shift that
         # makes them the file's
-        self._top_lines: Any = top_lines
+        self._top_lines = top_lines
+        self._paired: Any = _UNSET  # _statement_lines(), once computed
         self._units: Dict[Any, Optional[Tuple[Any, int]]] = {}
 
     def release(self) -> None:
@@ -176,11 +177,9 @@ class FileContext:
         body, CPython's line of each of its statements (else None). A line of simple
         statements (``a; b``) is one LibCST statement and several CPython ones. None when the
         two parsers do not pair up (then positions come from the whole file)."""
-        if self._top_lines is None:
-            return None
-        if isinstance(self._top_lines, tuple):
-            return self._top_lines[0]
-        paired = _pair(self.module.body, self._top_lines)
+        if self._paired is not _UNSET:
+            return self._paired
+        paired = _pair(self.module.body, self._top_lines) if self._top_lines is not None else None
         if paired is not None:
             out = []
             for stmt, (line, body) in zip(self.module.body, paired):
@@ -189,7 +188,7 @@ class FileContext:
                     inner = _pair(stmt.body.body, [(b, None) for b in body])
                 out.append((line, [b for b, _ in inner] if inner is not None else None))
             paired = out
-        self._top_lines = (paired,)  # type: ignore[assignment]
+        self._paired = paired
         return paired
 
     # -- what -------------------------------------------------------------------------
@@ -340,6 +339,9 @@ def _find_statement(module: cst.Module, small: cst.CSTNode):
 
     module.visit(Finder())
     return box[0] if box else None
+
+
+_UNSET = object()
 
 
 def _pair(stmts, ast_entries):

@@ -3,6 +3,7 @@ then the project-wide phase, then suppression (``per-file-ignores``, ``# noqa``)
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -324,24 +325,24 @@ def _no_validation(self) -> None:
     pass
 
 
-class _parser_nodes_unvalidated:
+@contextlib.contextmanager
+def _parser_nodes_unvalidated():
     """While LibCST's parser builds a tree, its nodes skip ``CSTNode.__post_init__`` (which
-    only calls ``_validate``: a third of a parse). The parser builds them from source its
+    only calls ``_validate``: a quarter of a parse). The parser builds them from source its
     grammar accepted, so the check cannot fail there; every node built otherwise (the fixes'
     ``with_changes``, LibCST's own transforms) is validated as before, since the hook is put
     back when the parse returns or raises. One parse runs at a time in a process."""
+    from libcst._nodes.base import CSTNode
 
-    def __enter__(self) -> None:
-        from libcst._nodes.base import CSTNode
-
-        self.cls = CSTNode
-        self.original = CSTNode.__dict__.get("__post_init__")
-        if self.original is not None:
-            CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
-
-    def __exit__(self, *exc) -> None:
-        if self.original is not None:
-            self.cls.__post_init__ = self.original  # type: ignore[method-assign]
+    original = CSTNode.__dict__.get("__post_init__")
+    if original is None:  # pragma: no cover - another LibCST
+        yield
+        return
+    CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        CSTNode.__post_init__ = original  # type: ignore[method-assign]
 
 
 def _syntax_error(result: FileResult, text: str, enabled: Set[str], line: int, col: int, msg: str) -> FileResult:

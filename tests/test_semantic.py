@@ -1,6 +1,8 @@
 """The shared resolvers: names (imports, aliases, scopes) and values (RULES.md
 "Resolve names, not spellings" and "Resolve values, never guess")."""
 
+import sys
+
 import libcst as cst
 import pytest
 
@@ -576,7 +578,10 @@ def test_statement_positions_equal_whole_file_positions(name):
     text = _POSITION_TOUR.encode().decode("unicode_escape") if name == "tour" else next(
         p for p in _engine_sources() if f"{p.parent.name}/{p.name}" == name).read_text()
     lines = []
-    assert _cpython_check(text, lines) is None
+    problem = _cpython_check(text, lines)
+    if problem is not None and name == "tour" and sys.version_info < (3, 11):
+        pytest.skip("the tour uses `except*` and `match`, which this Python cannot compile")
+    assert problem is None
     module = cst.parse_module(text)
     ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set(), top_lines=lines)
     Walker(ctx.sem, [], None).walk(module)
