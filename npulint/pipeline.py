@@ -666,7 +666,8 @@ AUTO_JOBS_BYTES = 256 * 1024
 
 def auto_jobs(parse_bytes: int, n_tasks: int, cpus: Optional[int] = None) -> int:
     cpus = cpus or _cpu_count()
-    return max(1, min(cpus, n_tasks, parse_bytes // AUTO_JOBS_BYTES))
+    # rounded, not floored: 494 KB of work (vllm-ascend) is two workers' worth, not one
+    return max(1, min(cpus, n_tasks, (parse_bytes + AUTO_JOBS_BYTES // 2) // AUTO_JOBS_BYTES))
 
 
 def _cpu_count() -> int:

@@ -230,6 +230,8 @@ def test_two_jobs_find_exactly_what_one_finds(tmp_path, monkeypatch):
 def test_auto_jobs_stays_in_process_for_small_runs():
     assert pipeline.auto_jobs(10_000, 50, cpus=8) == 1
     assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 2, 50, cpus=2) == 2
+    assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 14 // 10, 50, cpus=2) == 1  # rounded to the nearest
+    assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 19 // 10, 50, cpus=2) == 2
     assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 100, 3, cpus=8) == 3
     assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 100, 300, cpus=2) == 2
 
