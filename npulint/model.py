@@ -94,6 +94,24 @@ class Span:
 UNKNOWN_SPAN = Span(1, 1, 1, 1)
 
 
+class LazySpan:
+    """A ``span`` that may be given as a function computing it, called on first use (launch
+    words: most are never reported). Subclasses hold it in a ``_span`` slot."""
+
+    __slots__ = ()
+
+    @property
+    def span(self) -> Optional[Span]:
+        if callable(self._span):  # type: ignore[attr-defined]
+            self._span = self._span()  # type: ignore[attr-defined]
+        return self._span  # type: ignore[attr-defined]
+
+    @property
+    def lazy_span(self):
+        """The span, or the function that computes it (to hand on without computing it)."""
+        return self._span  # type: ignore[attr-defined]
+
+
 def finding_at(path: str, span: Optional[Span], code: str, message: str,
                related: Tuple[Tuple[str, int, int], ...] = (), fix: Optional[Fix] = None) -> Finding:
     span = span or UNKNOWN_SPAN

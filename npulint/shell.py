@@ -26,7 +26,7 @@ import shutil
 import subprocess
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from npulint.model import Span
+from npulint.model import LazySpan, Span
 
 MAX_PATHS = 64
 UNKNOWN = "\x00"  # marks text of unknown origin inside a value
@@ -45,7 +45,7 @@ def _parser():
     return _PARSER
 
 
-class Arg:
+class Arg(LazySpan):
     """One word of a command after expansion. ``text`` may contain :data:`UNKNOWN`; ``span``
     is where its first character was written (None when it has no single source). *span*
     may be given as a function that computes it: it is called on first use (most words are
@@ -59,28 +59,11 @@ class Arg:
         self.splat = splat  # an unquoted unknown expansion: stands for any number of words
 
     @property
-    def span(self) -> Optional[Span]:
-        if callable(self._span):
-            self._span = self._span()
-        return self._span
-
-    @property
-    def lazy_span(self):
-        """The span, or the function that computes it (to hand on without computing it)."""
-        return self._span
-
-    @property
     def known(self) -> bool:
         return UNKNOWN not in self.text and not self.splat
 
     def __repr__(self) -> str:
         return f"Arg({self.text!r}, {self.span!r}, {self.splat!r})"
-
-    def __eq__(self, other) -> bool:
-        return isinstance(other, Arg) and (self.text, self.span, self.splat) == (other.text, other.span, other.splat)
-
-    def __hash__(self) -> int:
-        return hash((self.text, self.splat))
 
 
 @dataclasses.dataclass

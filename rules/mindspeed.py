@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from npulint.checker import Checker
-from npulint.model import Fix, Rule, Span
+from npulint.model import Fix, LazySpan, Rule, Span
 from npulint.source import SHELL
 
 from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, catalog_for
@@ -132,7 +132,7 @@ RULES = (INCOMPATIBLE, UNKNOWN_FLAG, APPLY_BYPASSES_AMO, MISSING_REQUIREMENT, WR
 # Launch commands (shared by the shell and Python sides): a word is (text, span, known, splat)
 
 
-class Word:
+class Word(LazySpan):
     """*span* may be a function that computes it, called on first use."""
 
     __slots__ = ("text", "_span", "known", "splat")
@@ -142,12 +142,6 @@ class Word:
         self._span = span
         self.known = known
         self.splat = splat  # stands for any number of unknown words
-
-    @property
-    def span(self) -> Optional[Span]:
-        if callable(self._span):
-            self._span = self._span()
-        return self._span
 
     def __repr__(self) -> str:
         return f"Word({self.text!r}, {self.span!r}, {self.known!r}, {self.splat!r})"
@@ -225,7 +219,7 @@ def flags_of(args: Sequence[Word]) -> Tuple[List[Occ], List[int]]:
         if w.known and w.text.startswith("--") and len(w.text) > 2:
             if "=" in w.text:
                 name, _, val = w.text.partition("=")
-                occs.append(Occ(name, Word(name, w._span), Word(val, w._span), i))
+                occs.append(Occ(name, Word(name, w.lazy_span), Word(val, w.lazy_span), i))
                 i += 1
                 continue
             value = None
