@@ -114,7 +114,7 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     seen = set()
     files = [f for f in sorted(files) if not (f[0] in seen or seen.add(f[0]))]
     for f in files:
-        resolver.for_path(f[0])
+        resolver.for_file(f[0])
     root_settings = resolver.for_path(paths[0] if paths[0] != "-" else (stdin[0] if stdin else "."))[0]
     enabled = resolver.all_enabled()
 

@@ -266,6 +266,14 @@ class ConfigResolver:
             found = self._by_path[path] = self.for_dir(folder)
         return found
 
+    def for_file(self, path: str) -> Tuple[Settings, Set[str]]:
+        """:meth:`for_path` for an absolute path known not to be a folder (one that discovery
+        found): no stat."""
+        found = self._by_path.get(path)
+        if found is None:
+            found = self._by_path[path] = self.for_dir(os.path.dirname(path))
+        return found
+
     def all_enabled(self) -> Set[str]:
         out: Set[str] = set()
         for _, enabled in self._by_config.values():

@@ -9,6 +9,7 @@ from typing import Iterator, List, Optional, Sequence, Tuple
 import pathspec
 
 from npulint.config import ConfigError, Settings
+from npulint.paths import normal_abs
 from npulint.source import language_of
 
 try:  # pathspec >= 0.12
@@ -47,11 +48,16 @@ def _relative(path: str, base: str) -> Optional[str]:
     prefix = base if base.endswith(os.sep) else base + os.sep
     if path.startswith(prefix):
         rel = path[len(prefix):]
+    elif path == base:
+        rel = "."
+    elif normal_abs(path) and normal_abs(base):
+        return None  # lexically outside: what relpath would say, without its cost
     else:
         rel = os.path.relpath(path, base)
         if rel == ".." or rel.startswith(".." + os.sep):
             return None
     return rel.replace(os.sep, "/") if os.sep != "/" else rel
+
 
 
 _GLOB = set("*?[]!\\/#")
@@ -197,13 +203,14 @@ def discover(paths: Sequence[str], settings: Settings, respect_gitignore: bool =
 def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bool
           ) -> Iterator[Tuple[str, str, bool]]:
     visited = set()
-    stack = [(top, ignores)]
+    stack = [(top, ignores, None)]
     while stack:
-        folder, ign = stack.pop()
-        try:
-            real = os.path.realpath(folder)
-        except OSError:
-            continue
+        folder, ign, real = stack.pop()
+        if real is None:
+            try:
+                real = os.path.realpath(folder)
+            except OSError:
+                continue
         if real in visited:  # a symlink loop, or two links to one folder
             continue
         visited.add(real)
@@ -227,8 +234,14 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
             if respect_gitignore and ign.ignored(entry.path, is_dir):
                 continue
             if is_dir:
-                sub.append(entry.path)
+                # a folder that is not a link is where its parent really is, under its own
+                # name: only links need realpath
+                try:
+                    link = entry.is_symlink()
+                except OSError:
+                    link = True
+                sub.append((entry.path, None if link else os.path.join(real, entry.name)))
                 continue
             yield (entry.path, lang, False)
-        for d in reversed(sub):
-            stack.append((d, ign.with_dir(d) if respect_gitignore else ign))
+        for d, d_real in reversed(sub):
+            stack.append((d, ign.with_dir(d) if respect_gitignore else ign, d_real))

@@ -38,3 +38,11 @@ def _package_of(folder: str) -> Optional[Tuple[str, ...]]:
     if above is None:
         return None
     return above + (pkg,)
+
+
+def normal_abs(path: str) -> bool:
+    """Whether *path* is absolute with no ``.``, ``..`` or empty component (so a string
+    prefix test on it is a path test). POSIX only: elsewhere, always False."""
+    if os.sep != "/" or not path.startswith("/"):
+        return False
+    return "//" not in path and "/./" not in path and "/../" not in path and not path.endswith(("/.", "/.."))

@@ -16,7 +16,7 @@ import pathspec
 
 from npulint.config import Settings
 from npulint.model import Finding, Span
-from npulint.paths import module_name
+from npulint.paths import module_name, normal_abs
 from npulint.source import PYTHON, NoqaMap, Unreadable, decode, is_skip_file, noqa_directives, noqa_map, suppressed
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -85,6 +85,8 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
     prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
     if path.startswith(prefix) and os.path.isabs(path):
         return path[len(prefix):]
+    if normal_abs(path) and normal_abs(cwd) and path != cwd:
+        return path  # lexically outside the working folder: relpath would start with ".."
     try:
         rel = os.path.relpath(path, cwd)
     except ValueError:  # another drive on Windows
