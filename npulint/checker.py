@@ -43,6 +43,13 @@ class Checker:
     def finish(self) -> None:
         pass
 
+    def release(self) -> None:
+        """Called once the file is done: drop the checker's state. A cycle in it (two records
+        that point at each other) would otherwise keep the file's whole tree alive, through
+        the sites and scopes it holds, until the next full collection; the default clears
+        every attribute, which breaks any cycle that runs through the checker itself."""
+        self.__dict__.clear()
+
     @classmethod
     def project(cls, facts: List[Tuple[str, Any]], report: "ProjectReporter", settings,
                 shared: Optional[Dict[str, List[Tuple[str, Any]]]] = None) -> None:

@@ -683,6 +683,12 @@ class TorchairConfigChecker(Checker):
                 self.chain_escapes.append((root, tuple(path), self.ctx.site()))
 
     # -- the end of the file ------------------------------------------------------------
+    def release(self) -> None:
+        # a config lists its backends and a backend names its config: a cycle
+        for cfg in getattr(self, "configs", {}).values():
+            cfg.backends.clear()
+        super().release()
+
     def finish(self) -> None:
         ctx = self.ctx
         self.configs: Dict[int, Config] = {}

@@ -234,3 +234,38 @@ def test_parse_skips_node_validation_only_while_parsing():
         pipeline._parse("x = (\n", False)
     with pytest.raises(cst.CSTValidationError):
         cst.Name("two words")
+
+
+def test_display_paths_outside_cwd_and_unnormalized_paths():
+    """The lexical shortcut for paths outside the working folder, and relpath where the
+    path is not normalized."""
+    assert pipeline.display_path("/a/bc/x.py", "/a/b") == "/a/bc/x.py"
+    assert pipeline.display_path("/a/x/../b/y.py", "/a/b") == "y.py"
+    assert pipeline.display_path("/a/b", "/a/b") == "."
+
+
+def test_a_linted_file_leaves_no_cycle_holding_its_tree():
+    """Each file's tree is freed by reference counting when the file is done: a cycle
+    through a checker's records (a config and its backends point at each other) would keep
+    the whole tree alive until a full collection, and the run's collections cost seconds."""
+    import gc
+
+    text = ("import torchair\nimport torch\nconfig = torchair.CompilerConfig()\n"
+            "config.mode = 'reduce-overhead'\nbackend = torchair.get_npu_backend(compiler_config=config)\n"
+            "model = torch.compile(model, backend=backend)\n"
+            "with torchair.scope.npu_stream_switch('1', 3):\n    y = f(x)\n")
+    rules, checkers = registry.load()
+    enabled = {r.code for r in rules}
+    gc.collect()
+    gc.disable()
+    try:
+        result = pipeline.lint_text("/t/m.py", "m.py", "python", text, Settings(root="/t"), checkers, enabled)
+        assert result.facts  # the file was analysed (the compile is a cross-file fact)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        gc.collect()
+        left = [o for o in gc.garbage if isinstance(o, cst.CSTNode)]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert left == []
