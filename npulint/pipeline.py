@@ -734,35 +734,95 @@ def _gc_tuned():
             gc.unfreeze()
 
 
-def _worker(inp: _Input, text: str, active: Sequence[type]) -> FileResult:
+# Work sent to a worker process at once: files are grouped up to this many bytes of source
+# (a larger file goes alone), so 400 small launch scripts are some 30 round trips, not 400.
+BATCH_BYTES = 64 * 1024
+
+# The tasks of the run in progress, for the forked workers: they inherit this list and are
+# sent only indices, never the texts and settings.
+_FORKED_TASKS: Optional[list] = None
+
+
+def _worker(indices: Sequence[int]) -> List[FileResult]:
+    tasks = _FORKED_TASKS
+    assert tasks is not None
     # the big-stack thread and recursion limit hold in the worker too
-    return _in_big_stack(lambda: _task(inp, text, active))
+    return _in_big_stack(lambda: [_task(tasks[i][0], tasks[i][1], tasks[i][2]) for i in indices])
+
+
+def _batches(tasks, order: Sequence[int]) -> List[List[int]]:
+    out: List[List[int]] = []
+    size = 0
+    for i in order:
+        n = len(tasks[i][1])
+        if not out or size + n > BATCH_BYTES:
+            out.append([])
+            size = 0
+        out[-1].append(i)
+        size += n
+    return out
 
 
 def _execute_in_pool(tasks, jobs: int) -> List[FileResult]:
+    """Largest files first, in batches; a batch whose worker failed is done again one file
+    per worker, so a crash (in native code) costs only the file that caused it."""
+    global _FORKED_TASKS
+
+    order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][1]))
+    out: List[Optional[FileResult]] = [None] * len(tasks)
+    _FORKED_TASKS = tasks
+    try:
+        pending = _run_batches(_batches(tasks, order), jobs, out)
+        while pending:
+            # a crash breaks the whole pool and every batch still queued fails with it:
+            # again file by file, and if no file gets through, each in a pool of its own
+            again = _run_batches([[i] for i in pending], jobs, out)
+            if len(again) < len(pending):
+                pending = again
+                continue
+            for i in pending:
+                errors: Dict[int, BaseException] = {}
+                if _run_batches([[i]], 1, out, errors):
+                    out[i] = _worker_failed(tasks[i][0], errors[i])
+            break
+    finally:
+        _FORKED_TASKS = None
+    return out  # type: ignore[return-value]
+
+
+def _run_batches(batches: List[List[int]], jobs: int, out: List[Optional[FileResult]],
+                 errors: Optional[Dict[int, BaseException]] = None) -> List[int]:
+    """Run *batches* on *jobs* workers into *out*; return the indices of batches that failed
+    (recording the error of each in *errors*)."""
     import multiprocessing
     import warnings
     from concurrent.futures import ProcessPoolExecutor
 
-    order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][1]))
-    out: List[Optional[FileResult]] = [None] * len(tasks)
+    failed: List[int] = []
     with warnings.catch_warnings():
         # forking while this thread's parent waits is safe here: the workers only lint
         warnings.simplefilter("ignore", DeprecationWarning)
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = {i: pool.submit(_worker, tasks[i][0], tasks[i][1], tasks[i][2]) for i in order}
-            for i, fut in futures.items():
+            futures = [(batch, pool.submit(_worker, batch)) for batch in batches]
+            for batch, fut in futures:
                 try:
-                    out[i] = fut.result()
+                    for i, r in zip(batch, fut.result()):
+                        out[i] = r
                 except Exception as exc:  # the worker died (a crash in native code) or its result would not pickle
-                    inp = tasks[i][0]
-                    r = FileResult(inp.path, inp.display, inp.language)
-                    if "NPU000" in inp.enabled:
-                        r.findings.append(Finding(inp.display, 1, 1, "NPU000",
-                                                  f"internal error: the worker process analysing this file failed: "
-                                                  f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
-                    out[i] = r
-    return out  # type: ignore[return-value]
+                    failed.extend(batch)
+                    if errors is not None:
+                        for i in batch:
+                            errors[i] = exc
+    return failed
+
+
+def _worker_failed(inp: _Input, exc: BaseException) -> FileResult:
+    r = FileResult(inp.path, inp.display, inp.language)
+    if "NPU000" in inp.enabled:
+        r.findings.append(Finding(inp.display, 1, 1, "NPU000",
+                                  f"internal error: the worker process analysing this file failed: "
+                                  f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
+    return r
 
 
 def _suppress(results: List[FileResult], configs, enabled: Set[str]) -> List[Finding]:

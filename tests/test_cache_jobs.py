@@ -271,3 +271,29 @@ def test_a_big_file_no_rule_looks_at_costs_nothing(project):
     root = project({"data.py": "x = 1\n" * 200_000, "good.py": INVALID_ID})
     r = run(root)
     assert parse(r.stdout) == [("good.py", 2, 6, "NPU103")] and "not analysed" not in r.stderr
+
+
+@pytest.mark.skipif(not pipeline._can_fork(), reason="worker processes need fork")
+def test_a_worker_crash_costs_only_the_file_that_caused_it(tmp_path, monkeypatch):
+    """Files go to the workers in batches; a worker that dies (as a crash in native code
+    would kill it) breaks the pool, and the files of every failed batch are done again, so
+    only the file that crashes its worker is reported (NPU000), once."""
+    monkeypatch.setattr(pipeline, "BATCH_BYTES", 10 ** 9)  # everything in one batch
+    corpus = _corpus()
+    crash = "bad.py"  # a syntax error: no facts, so the other files' findings stay the same
+    real_task = pipeline._task
+
+    def task(inp, text, active):
+        if inp.path.endswith(crash) and os.getpid() != parent:
+            os._exit(3)
+        return real_task(inp, text, active)
+
+    parent = os.getpid()
+    monkeypatch.setattr(pipeline, "_task", task)
+    one = _lint(tmp_path, corpus, jobs=1)
+    two = _lint(tmp_path, corpus, jobs=2)
+    crashed = [f for f in two.findings if f.code == "NPU000"]
+    assert len(crashed) == 1 and crashed[0].path.endswith(crash)
+    assert "worker process" in crashed[0].message
+    assert [f for f in two.findings if f.code != "NPU000"] == \
+        [f for f in one.findings if not f.path.endswith(crash)]
