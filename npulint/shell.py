@@ -82,14 +82,29 @@ class ParseError:
     message: str
 
 
-# A value is text plus, per character, its byte offset in the source (None = no source) and
-# whether it may be split into words (it came from an unquoted expansion).
-@dataclasses.dataclass(frozen=True)
 class Value:
-    text: str
-    offs: Tuple[Optional[int], ...]
-    is_array: bool = False
-    items: Tuple["Value", ...] = ()
+    """Text plus, per character, its byte offset in the source (None = no source); or an
+    array of values. Never changed once made (a plain class: a script's analysis makes a
+    hundred thousand of them, and a frozen dataclass's constructor costs twice as much)."""
+
+    __slots__ = ("text", "offs", "is_array", "items")
+
+    def __init__(self, text: str, offs: Tuple[Optional[int], ...], is_array: bool = False,
+                 items: Tuple["Value", ...] = ()):
+        self.text = text
+        self.offs = offs
+        self.is_array = is_array
+        self.items = items
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Value) and (self.text, self.offs, self.is_array, self.items) == \
+            (other.text, other.offs, other.is_array, other.items)
+
+    def __hash__(self) -> int:
+        return hash((self.text, self.offs, self.is_array, self.items))
+
+    def __repr__(self) -> str:
+        return f"Value({self.text!r}, {self.offs!r}, {self.is_array!r}, {self.items!r})"
 
     @staticmethod
     def unknown() -> "Value":
