@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -121,6 +122,7 @@ class FileContext:
         self._top_lines = top_lines
         self._paired: Any = _UNSET  # _statement_lines(), once computed
         self._units: Dict[Any, Optional[Tuple[Any, int]]] = {}
+        self._line_units: Dict[Any, Optional[Dict[cst.CSTNode, int]]] = {}  # line() per statement
 
     def release(self) -> None:
         """Break the reference cycles of the file's binding table (binding -> site -> scope ->
@@ -160,6 +162,49 @@ class FileContext:
         if r is None:
             return Span(1, 1, 1, 1)
         return Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1)
+
+    def line(self, node: cst.CSTNode) -> int:
+        """The line *node* starts on: ``span(node).line``, without code generation. The
+        statement holding *node* starts on CPython's line for it; *node* is as many lines
+        further as the line breaks the tree holds between the two (in newline tokens,
+        backslash continuations and multi-line strings)."""
+        if self._positions is None:
+            top = self.sem.top_of.get(node)
+            if top is not None and top not in self._units:
+                lines = self._unit_lines(top)
+                if lines is not None:
+                    found = lines.get(node)
+                    if found is not None:
+                        return found
+        return self.span(node).line
+
+    def _unit_lines(self, top) -> Optional[Dict[cst.CSTNode, int]]:
+        if top in self._line_units:
+            return self._line_units[top]
+        found = None
+        unit = self._unit_statement(top)
+        if unit is not None:
+            stmt, line = unit
+            found = _node_lines(stmt)
+            if found is not None:
+                shift = line - found[stmt]
+                found = {n: ln + shift for n, ln in found.items()}
+        self._line_units[top] = found
+        return found
+
+    def _unit_statement(self, top) -> Optional[Tuple[cst.CSTNode, int]]:
+        """The statement *top* names (``i`` or ``(i, j)``, as in ``sem.top_of``) and
+        CPython's line for it."""
+        lines = self._statement_lines()
+        if lines is None:
+            return None
+        if isinstance(top, tuple):
+            i, j = top
+            body_lines = lines[i][1]
+            if body_lines is None:
+                return None
+            return self.module.body[i].body.body[j], body_lines[j]
+        return self.module.body[top], lines[top][0]
 
     def _unit(self, top) -> Optional[Tuple[Any, int]]:
         if top in self._units:
@@ -384,6 +429,104 @@ def _statement_positions(module: cst.Module, stmt: cst.CSTNode, line: int,
     if anchor is None:  # pragma: no cover
         return None
     return provider._computed, line - anchor.start.line
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def _node_lines(stmt: cst.CSTNode) -> Optional[Dict[cst.CSTNode, int]]:
+    """Per node of *stmt* (a statement), the line it starts on counting from 0 at the
+    statement's first line of code generation, as LibCST's ``PositionProvider`` places it:
+    a statement after its leading empty lines (and a def or class after its decorators), an
+    expression inside its parentheses, any other node at its first token. The line breaks
+    of a tree are its ``Newline`` tokens and those inside whitespace (backslash
+    continuations), strings and f-string text. None where a node's fields cannot be read."""
+    out: Dict[cst.CSTNode, int] = {}
+    breaks = 0
+    stack: List[Any] = [stmt]
+    pop = stack.pop
+    newline, whitespace = cst.Newline, cst.SimpleWhitespace
+    from npulint.semantic import _INERT
+
+    while stack:
+        item = pop()
+        cls = type(item)
+        if cls is tuple:  # (node,): its position starts here
+            out[item[0]] = breaks
+            continue
+        if cls is newline:
+            breaks += 1
+            continue
+        if cls is str or cls is whitespace:  # a token's text (a string's), or whitespace
+            text = item if cls is str else item.value
+            if "\n" in text or "\r" in text:
+                breaks += len(_LINE_BREAK.findall(text))
+            continue
+        order = _CODEGEN_ORDER.get(cls)
+        if order is None:
+            order = _codegen_order(cls)
+            if order is None:
+                return None
+        names, start = order
+        if start is None and cls not in _UNPLACED and cls not in _INERT:
+            out[item] = breaks
+        children: List[Any] = []
+        for name in names:
+            if name == start:
+                children.append((item,))
+            if name == "<text>":
+                children.append(item.value)
+                continue
+            value = getattr(item, name)
+            if type(value) is tuple or type(value) is list:
+                children.extend(value)
+            elif isinstance(value, cst.CSTNode):
+                children.append(value)
+        children.reverse()
+        stack.extend(children)
+    return out
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# Fields before a node's first token that its position leaves out: a statement's (or
+# clause's) leading empty lines, a def's or class's decorators, an expression's parentheses.
+_BEFORE_START = ("leading_lines", "decorators", "lines_after_decorators", "lpar")
+# Per node class: its fields in code generation order ("<text>": the token text of a string)
+# and the field its position starts at (None: where the node starts)
+_CODEGEN_ORDER: Dict[type, Optional[Tuple[Tuple[str, ...], Optional[str]]]] = {}
+# Where LibCST's visiting order is not its code generation order, or its position starts
+# later than the rules above say
+_ORDER_OVERRIDES: Dict[type, Tuple[str, ...]] = {
+    cst.AsName: ("whitespace_before_as", "whitespace_after_as", "name"),
+    cst.SimpleString: ("lpar", "<text>", "rpar"),
+    cst.FormattedStringText: ("<text>",),
+}
+_START_OVERRIDES: Dict[type, str] = {cst.Annotation: "annotation"}
+# Nodes no rule asks the line of and whose position starts elsewhere still: a block (after
+# the line that opens it), operators and punctuation (after the whitespace before them)
+_UNPLACED = frozenset({cst.IndentedBlock})
+
+
+def _codegen_order(cls: type):
+    from npulint.semantic import _INERT, _field_order
+
+    names = _ORDER_OVERRIDES.get(cls)
+    if names is None:
+        order = _field_order(cls)
+        if order is False:
+            _CODEGEN_ORDER[cls] = None
+            return None
+        names = tuple(name for name, _ in order)
+    start = _START_OVERRIDES.get(cls)
+    if start is None:
+        k = 0
+        while k < len(names) and names[k] in _BEFORE_START:
+            k += 1
+        start = names[k] if 0 < k < len(names) else None
+    if cls in _INERT:
+        start = None  # never placed (see _UNPLACED)
+    result = _CODEGEN_ORDER[cls] = (names, start)
+    return result
 
 
 def _positions(module: cst.Module):

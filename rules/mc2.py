@@ -349,7 +349,7 @@ class MC2Checker(Checker):
                 continue
             fcall, fq, fkey, fdesc = first[kind]
             if key != fkey:
-                line = ctx.span(fcall).line
+                line = ctx.line(fcall)
                 ctx.report("NPU408", call,
                            f"{SHORT[q]} uses communication domain {desc} but {SHORT[fq]} at line {line} uses {fdesc}: "
                            "on atlas-a2 the fused communication-compute ops of one model support only one "

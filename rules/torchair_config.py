@@ -824,7 +824,7 @@ class TorchairConfigChecker(Checker):
         return found[-1] if found else None
 
     def _line(self, node) -> int:
-        return self.ctx.span(node).line
+        return self.ctx.line(node)
 
     # -- NPU204, NPU206, NPU207: each store on its own ---------------------------------
     def _check_stores(self) -> None:

@@ -348,7 +348,7 @@ class StreamsChecker(Checker):
                 continue
             if all(r_site.seq > site.seq for _, r_site in recs) and not any(
                     site.shared_loop(r_site) is not None for _, r_site in recs):
-                line = ctx.span(recs[0][0]).line
+                line = ctx.line(recs[0][0])
                 ctx.report("NPU302", call,
                            f"npu_tagged_event_wait on '{name}' comes before its only record (line {line}) in this "
                            "function: the wait finds the event not yet recorded and synchronises nothing; "

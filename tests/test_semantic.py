@@ -606,3 +606,59 @@ def test_positions_fall_back_to_the_whole_file_when_the_parsers_do_not_pair_up()
     y = module.body[1].body[1]
     assert ctx.span(y) == Span(2, 8, 2, 13)
     assert ctx._positions is not None
+
+
+_LINE_TOUR = _POSITION_TOUR + '''
+with open(a) as f, \\\\
+        open(b) as \\\\
+        g:
+    pass
+def h(x:
+      int = (
+          1), *, y: "s" = 2) -> (
+        int):
+    assert x, (
+        "a message"
+    )
+    return (
+        x
+        + y) * ("a"
+                "b" f"""{
+                    x}
+""")
+class F(
+    D, metaclass=(
+        type)):
+    @property
+    def p(self): return [
+        1,
+    ]
+'''
+
+
+@pytest.mark.parametrize("name", ["tour"] + [f"{p.parent.name}/{p.name}" for p in _engine_sources()])
+def test_lines_counted_without_code_generation_equal_whole_file_positions(name):
+    """FileContext.line counts the line breaks a statement's tree holds before a node,
+    from CPython's line of the statement: for every walked node it places (not blocks,
+    operators or punctuation), the line LibCST's positions give; and it generates no code."""
+    from npulint.checker import _UNPLACED, FileContext, _positions
+    from npulint.config import Settings
+    from npulint.pipeline import _cpython_check
+    from npulint.semantic import _INERT
+
+    text = _LINE_TOUR.encode().decode("unicode_escape") if name == "tour" else next(
+        p for p in _engine_sources() if f"{p.parent.name}/{p.name}" == name).read_text()
+    lines = []
+    problem = _cpython_check(text, lines)
+    if problem is not None and name == "tour" and sys.version_info < (3, 11):
+        pytest.skip("the tour uses `except*` and `match`, which this Python cannot compile")
+    assert problem is None
+    module = cst.parse_module(text)
+    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set(), top_lines=lines)
+    Walker(ctx.sem, [], None).walk(module)
+    full = _positions(module)
+    nodes = [n for n in ctx.sem.top_of if type(n) not in _UNPLACED and type(n) not in _INERT]
+    assert len(nodes) > (300 if name == "tour" else 0)
+    for node in nodes:
+        assert ctx.line(node) == full[node].start.line, node
+    assert not ctx._units and ctx._positions is None  # no code was generated
