@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import itertools
 import os
 import re
 import shutil
@@ -498,6 +499,8 @@ class _Walker:
         i = 0
         chars = raw.decode("utf-8", errors="replace")
         coffs = _char_offsets(self.data, n.start_byte, n.end_byte)
+        if "\\" not in chars:  # most words: the text as written
+            return Value(chars, coffs)
         while i < len(chars):
             ch = chars[i]
             if ch == "\\" and unquoted and i + 1 < len(chars):
@@ -552,7 +555,7 @@ class _Walker:
             pos = i + 2
         text.append(chars[pos:])
         offs.append(coffs[pos:])
-        return Value("".join(text), tuple(o for part in offs for o in part))
+        return Value("".join(text), tuple(itertools.chain.from_iterable(offs)))
 
     def expand(self, n, env, start: Optional[int] = None) -> Value:
         """``$X``, ``${X}``, ``${X[@]}``: the variable's value; anything else is unknown."""
@@ -661,6 +664,10 @@ def _join_with_spaces(items) -> Value:
 def _split(pieces: Sequence[Tuple[Value, bool]]) -> List[Tuple[Value, bool]]:
     """Field splitting: whitespace in splittable pieces separates words. Returns (word,
     splat) where splat marks an unquoted unknown expansion standing alone."""
+    if len(pieces) == 1:  # one quoted or literal piece (most words): itself, whole
+        value, splittable = pieces[0]
+        if not splittable and not value.is_array and MANY not in value.text:
+            return [(value, False)] if value.text or value.offs else []
     words: List[Tuple[Value, bool]] = []
     cur: Optional[Value] = None
     cur_splat = False
