@@ -897,7 +897,7 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in cls.consumes}
             tokens = cls.followup(facts, shared) if facts or any(shared.values()) else ()
             if tokens:
-                wanted.append((cls, tuple(tokens)))
+                wanted.append((cls, _token_pattern(tokens)))
     if not wanted:
         return
     tasks = []
@@ -914,7 +914,7 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             text = decode(data, r.language)
         except Unreadable:
             continue
-        force = [cls for cls, tokens in wanted if any(t in text for t in tokens)]
+        force = [cls for cls, pattern in wanted if pattern.search(text) is not None]
         if not force:
             continue
         fs, fe = configs[r.path]
@@ -941,6 +941,18 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
         if key is not None:
             cache.put("file", key, extra)
         _merge(r, extra)
+
+
+def _token_pattern(tokens: Sequence[str]) -> "re.Pattern":
+    """A search for any of *tokens*; one that is an identifier matches only as a whole word
+    (a class named ``Model`` is wanted in the files that name it, not in every file that
+    mentions ``ModelDef``: in torchair's repository that was a 160 KB generated protobuf
+    module). A file can name a class or module only with the whole word, in code or in a
+    string."""
+    import re
+
+    parts = [rf"\b{re.escape(t)}\b" if t.isidentifier() else re.escape(t) for t in tokens]
+    return re.compile("|".join(parts))
 
 
 def _merge(r: FileResult, extra: FileResult) -> None:

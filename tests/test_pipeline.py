@@ -125,6 +125,23 @@ def test_follow_up_parses_a_skipped_file_once_for_cross_file_facts(tmp_path, mon
     assert len(parses) == 2 and result.parsed == 2
 
 
+
+def test_follow_up_names_match_as_whole_words(tmp_path, monkeypatch):
+    """A follow-up name that is an identifier (the class Layer) selects a skipped file only
+    where it stands as a whole word: `LayerNorm` and `MyLayer` do not name it."""
+    monkeypatch.chdir(tmp_path)
+    parses = []
+    real_parse = cst.parse_module
+    monkeypatch.setattr(pipeline.cst, "parse_module", lambda text: parses.append(1) or real_parse(text))
+    layers = ("import torch\nimport torchair as tng\nclass Layer(torch.nn.Module):\n    def __init__(self):\n"
+              "        super().__init__()\n        self.ev = tng.ops.npu_create_tagged_event(tag='x')\n")
+    result = _run(tmp_path, {"layers.py": layers, "norm.py": "class LayerNorm: pass\nclass MyLayer: pass\n",
+                             "run.py": "import layers\na = layers.Layer()\nb = layers.Layer()\n"})
+    assert codes(result.findings) == ["NPU306"]
+    assert len(parses) == 2 and result.parsed == 2  # layers.py and run.py, not norm.py
+    assert pipeline._token_pattern(["Layer", ".apply"]).search("x = (f).apply(y)")
+
+
 AUTOGRAD_MODEL = """\
 import torch
 
