@@ -132,6 +132,7 @@ class FileContext:
             scope.bindings.clear()
         sem.scope_of.clear()
         sem.attrs.clear()
+        sem._use_memo.clear()
         sem.attr_stores.clear()
         sem.def_site.clear()
         sem.top_of.clear()

@@ -214,6 +214,11 @@ class Semantic:
         self.attr_stores: List[AttrStore] = []
         self.def_site: Dict[cst.CSTNode, Site] = {}  # FunctionDef/ClassDef/Lambda -> where it stands
         self._qn_memo: Dict[int, FrozenSet[str]] = {}  # id(Binding) -> qualified names it gives
+        # (id(expr), id(site)) -> (expr, site, qualified names): the checkers resolve the same
+        # calls at the same sites; expr and site are kept so their ids stay theirs
+        self._use_memo: Dict[Tuple[int, int], Tuple[cst.CSTNode, Site, FrozenSet[str]]] = {}
+        self._last_site: Optional[Site] = None
+        self.complete = False  # the traversal is over: every binding is known (Walker.walk)
         # every walked node -> the statement holding it whose positions are computed alone (see
         # FileContext.span): i for ``module.body[i]``, (i, j) for the j-th statement of a
         # top-level class ``module.body[i]``
@@ -221,8 +226,15 @@ class Semantic:
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
+        """The current point of the traversal. Every checker that asks at one point gets the
+        same object, so what is resolved at a site is resolved once (see :meth:`qualnames`)."""
         s = self.scope
-        return Site(s, self.seq, s.blocks, s.with_depth)
+        last = self._last_site
+        if last is not None and last.scope is s and last.seq == self.seq and last.blocks is s.blocks and \
+                last.with_depth == s.with_depth:
+            return last
+        last = self._last_site = Site(s, self.seq, s.blocks, s.with_depth)
+        return last
 
     def push(self, kind: str, node: cst.CSTNode) -> None:
         scope = Scope(kind, node, self.scope)
@@ -382,7 +394,20 @@ class Semantic:
 
     def qualnames(self, expr: cst.CSTNode, site: Site, _depth: int = 0) -> FrozenSet[str]:
         """Candidate qualified names of a Name/Attribute chain (canonical). Contains
-        :data:`LOCAL` when some binding is not an import. Empty when unknown."""
+        :data:`LOCAL` when some binding is not an import. Empty when unknown. Asked after the
+        traversal (when every binding is known), the answer for one expression at one site
+        is computed once."""
+        if _depth == 0 and self.complete:
+            key = (id(expr), id(site))
+            hit = self._use_memo.get(key)
+            if hit is not None and hit[0] is expr and hit[1] is site:
+                return hit[2]
+            result = self._qualnames(expr, site, 0)
+            self._use_memo[key] = (expr, site, result)
+            return result
+        return self._qualnames(expr, site, _depth)
+
+    def _qualnames(self, expr: cst.CSTNode, site: Site, _depth: int) -> FrozenSet[str]:
         if _depth > 20:
             return frozenset()
         if isinstance(expr, cst.Attribute):
@@ -644,6 +669,7 @@ class Walker(cst.CSTVisitor):
         and without descending into whitespace, comments, brackets and operators, which no
         hook looks at."""
         self._walk(module)
+        self.sem.complete = True
 
     def _walk(self, node: cst.CSTNode) -> None:
         if self._top is not None:

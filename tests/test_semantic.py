@@ -662,3 +662,25 @@ def test_lines_counted_without_code_generation_equal_whole_file_positions(name):
     for node in nodes:
         assert ctx.line(node) == full[node].start.line, node
     assert not ctx._units and ctx._positions is None  # no code was generated
+
+
+def test_checkers_share_a_site_and_a_resolution_is_memoized_only_after_the_walk():
+    """Every hook called at one point of the traversal gets the same Site, so the qualified
+    names of an expression at that site are computed once for all checkers; but only once
+    every binding is known: during the walk a name bound later in a loop is not yet bound."""
+    module = cst.parse_module("import torchair\nfor i in range(2):\n    f(x)\n    x = torchair.ops\n")
+    sem = Semantic(module)
+    seen = []
+
+    class Hook:
+        def visit_Call(self, node):
+            if isinstance(node.args[0].value, cst.Name) if node.args else False:
+                site = sem.site()
+                seen.append((node.args[0].value, site, sem.qualnames(node.args[0].value, site)))
+
+    Walker(sem, [Hook(), Hook()], None).walk(module)
+    (x1, site1, during1), (x2, site2, during2) = seen
+    assert x1 is x2 and site1 is site2 and during1 == during2
+    after = sem.qualnames(x1, site1)
+    assert after != during1  # the loop's later binding now reaches the use
+    assert sem.qualnames(x1, site1) is after  # memoized
