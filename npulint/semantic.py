@@ -589,6 +589,13 @@ class Walker(cst.CSTVisitor):
     """The one traversal of a file: maintains :class:`Semantic` and calls every active
     checker's ``visit_<Node>``/``leave_<Node>`` hooks."""
 
+    # _walk does what on_visit/on_leave do without calling them, unless a subclass overrides them
+    _inline = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._inline = cls.on_visit is Walker.on_visit and cls.on_leave is Walker.on_leave
+
     def __init__(self, semantic: Semantic, checkers: Sequence, on_error):
         super().__init__()
         self.sem = semantic
@@ -603,6 +610,7 @@ class Walker(cst.CSTVisitor):
                 elif attr.startswith("leave_"):
                     self.leave_hooks.setdefault(attr[6:], []).append((checker, getattr(checker, attr)))
         self.disabled: set = set()
+        self._plans: Dict[type, tuple] = {}  # node class -> _plan()
         self._top = None  # the position unit being walked: i (module.body[i]) or (i, j) (its class body's j-th)
         self._class_block = None
 
@@ -671,17 +679,37 @@ class Walker(cst.CSTVisitor):
         self._walk(module)
         self.sem.complete = True
 
-    def _walk(self, node: cst.CSTNode) -> None:
-        if self._top is not None:
-            self.sem.top_of[node] = self._top
-        cls = type(node)
+    def _plan(self, cls: type):
+        """What visiting a node of class *cls* involves, looked up once per class: its field
+        order, the engine's own visit and leave handlers, and the checkers' hooks."""
         order = _FIELD_ORDER.get(cls)
         if order is None:
             order = _field_order(cls)
+        t = cls.__name__
+        plan = self._plans[cls] = (order, _ENGINE_VISIT.get(t), self.visit_hooks.get(t), self.leave_hooks.get(t),
+                                   _ENGINE_LEAVE.get(t))
+        return plan
+
+    def _walk(self, node: cst.CSTNode) -> None:
+        sem = self.sem
+        if self._top is not None:
+            sem.top_of[node] = self._top
+        cls = type(node)
+        plan = self._plans.get(cls)
+        if plan is None:
+            plan = self._plan(cls)
+        order, engine_visit, visit_hooks, leave_hooks, engine_leave = plan
         if order is False:  # no readable field order: LibCST walks this subtree
             node.visit(self)
             return
-        self.on_visit(node)
+        if self._inline:  # on_visit, inline
+            sem.seq += 1
+            if engine_visit is not None:
+                engine_visit(sem, node)
+            if visit_hooks:
+                self._call(visit_hooks, node)
+        else:
+            self.on_visit(node)
         for name, attr_cb in order:
             value = getattr(node, name)
             if attr_cb:
@@ -712,7 +740,14 @@ class Walker(cst.CSTVisitor):
                     self._walk(value)
             if attr_cb:
                 self.on_leave_attribute(node, name)
-        self.on_leave(node)
+        if self._inline:  # on_leave, inline
+            if leave_hooks:
+                self._call(leave_hooks, node)
+            if engine_leave is not None:
+                sem.seq += 1
+                engine_leave(sem, node)
+        else:
+            self.on_leave(node)
 
 
 # Field value type -> whether the walk goes into it (a node that is not inert).
