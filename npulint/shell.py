@@ -122,17 +122,16 @@ class _Capped(Exception):
     pass
 
 
-class Script:
-    """The launch-relevant view of one script."""
+class _Source:
+    """A script's bytes and where its lines start: byte offsets to spans. The words'
+    lazy spans hold this, not the script (whose commands hold the words): no reference cycle,
+    so a script's analysis is freed as soon as it is dropped (the cycles made the collector
+    half of the time spent on launch scripts)."""
 
-    def __init__(self, text: str):
-        self.text = text
-        self.data = text.encode("utf-8")
-        self.ascii = self.data.isascii()  # then a character is a byte: the offset arithmetic is plain
-        self._line_starts = [0] + [m.end() for m in re.finditer(b"\n", self.data)]
-        self.commands: List[Command] = []
-        self.capped = False
-        self.unreadable = False  # bash accepts it but tree-sitter-bash cannot read all of it
+    def __init__(self, data: bytes):
+        self.data = data
+        self.ascii = data.isascii()  # then a character is a byte: the offset arithmetic is plain
+        self._line_starts = [0] + [m.end() for m in re.finditer(b"\n", data)]
 
     def span_of(self, start: int, end: Optional[int] = None) -> Span:
         """1-based (line, column in characters) of byte offsets; end exclusive."""
@@ -147,6 +146,48 @@ class Script:
             return line + 1, off - start + 1
         col = len(self.data[start:off].decode("utf-8", errors="replace")) + 1
         return line + 1, col
+
+    def token_span(self, value: Value) -> Optional[Span]:
+        """Where a word was written: from its first character with a source, over the run of
+        characters that follow it contiguously in the source."""
+        offs = value.offs
+        k = next((i for i, o in enumerate(offs) if o is not None), None)
+        if k is None:
+            return None
+        start = end = offs[k]
+        data = self.data
+        if self.ascii:
+            end += 1
+            for o in offs[k + 1:]:
+                if o != end:
+                    break
+                end += 1
+            return self.span_of(start, end)
+        end += _clen(data, end)
+        for o in offs[k + 1:]:
+            if o != end:
+                break
+            end += _clen(data, o)
+        return self.span_of(start, end)
+
+
+class Script:
+    """The launch-relevant view of one script."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.source = _Source(text.encode("utf-8"))
+        self.data = self.source.data
+        self.ascii = self.source.ascii
+        self.commands: List[Command] = []
+        self.capped = False
+        self.unreadable = False  # bash accepts it but tree-sitter-bash cannot read all of it
+
+    def span_of(self, start: int, end: Optional[int] = None) -> Span:
+        return self.source.span_of(start, end)
+
+    def _point(self, off: int) -> Tuple[int, int]:
+        return self.source._point(off)
 
 
 def parse_script(text: str) -> Tuple[Optional[Script], Optional[ParseError]]:
@@ -606,34 +647,11 @@ class _Walker:
             return
         self.s.commands.append(Command(words, self.s.span_of(n.start_byte, n.end_byte)))
 
-    def token_span(self, value: Value) -> Optional[Span]:
-        """Where a word was written: from its first character with a source, over the run of
-        characters that follow it contiguously in the source."""
-        offs = value.offs
-        k = next((i for i, o in enumerate(offs) if o is not None), None)
-        if k is None:
-            return None
-        start = end = offs[k]
-        data = self.data
-        if self.s.ascii:
-            end += 1
-            for o in offs[k + 1:]:
-                if o != end:
-                    break
-                end += 1
-            return self.s.span_of(start, end)
-        end += _clen(data, end)
-        for o in offs[k + 1:]:
-            if o != end:
-                break
-            end += _clen(data, o)
-        return self.s.span_of(start, end)
-
     def args(self, n, env) -> List[Arg]:
         pieces = self.parts(n, env, quoted=False)
         out = []
         for value, splat in _split(pieces):
-            out.append(Arg(value.text, functools.partial(self.token_span, value), splat))
+            out.append(Arg(value.text, functools.partial(self.s.source.token_span, value), splat))
         return out
 
 
