@@ -311,3 +311,20 @@ def test_a_launch_script_analysis_leaves_no_cycle():
         gc.garbage.clear()
         gc.enable()
     assert left == []
+
+
+def test_the_collector_is_off_within_a_file_and_back_on_after_it(tmp_path, monkeypatch):
+    import gc
+
+    states = []
+
+    def analyse(result, text, settings, active, enabled):
+        states.append(gc.isenabled())
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(pipeline, "_analyse", analyse)
+    inp = pipeline._Input(str(tmp_path / "m.py"), "m.py", "python", True, Settings(root=str(tmp_path)), set())
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        pipeline._task(inp, "x = 1\n", [])
+    assert states == [False] and gc.isenabled()
