@@ -77,13 +77,15 @@ class Checker:
         return {r.code for r in cls.rules}
 
     @classmethod
-    def wants(cls, text: str, path: str = "") -> bool:
+    def wants(cls, text: str, path: str = "", present: Optional[Dict[str, bool]] = None) -> bool:
         """Whether the file (its text, and its path) must be parsed for this checker: by
         default, the ``tokens`` test. A checker may refine it, as long as it never declines a
-        file it would report on or record a fact for."""
+        file it would report on or record a fact for. *present* (token -> found in *text*) is
+        shared by the checkers asked about one file, so each token is looked for once."""
         if not cls.tokens:
             return True
-        present: Dict[str, bool] = {}  # each token is looked for once, however many groups name it
+        if present is None:
+            present = {}
         for group in cls.tokens:
             for token in group:
                 found = present.get(token)

@@ -189,7 +189,8 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
         result.skipped = True
         return result, None
     needed = _needed_checkers(tuple(checker_classes), frozenset(enabled))
-    candidates = [c for c in checker_classes if c.language == language and c.wants(text, path)]
+    present: Dict[str, bool] = {}  # token -> in the text, for all checkers
+    candidates = [c for c in checker_classes if c.language == language and c.wants(text, path, present)]
     active = [c for c in candidates if c in needed]
     active += [c for c in force if c not in active]
     if not active and not (candidates and "NPU001" in enabled):

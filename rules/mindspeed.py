@@ -543,8 +543,8 @@ class PythonMindSpeedChecker(Checker):
     piggyback = (".apply", "autograd")
 
     @classmethod
-    def wants(cls, text: str, path: str = "") -> bool:
-        return super().wants(text, path) or (
+    def wants(cls, text: str, path: str = "", present=None) -> bool:
+        return super().wants(text, path, present) or (
             "argv" in text and re.fullmatch(TRAINING_ENTRIES, os.path.basename(path)) is not None)
 
     @classmethod

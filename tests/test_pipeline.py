@@ -328,3 +328,15 @@ def test_the_collector_is_off_within_a_file_and_back_on_after_it(tmp_path, monke
     with pytest.raises(RuntimeError):
         pipeline._task(inp, "x = 1\n", [])
     assert states == [False] and gc.isenabled()
+
+
+def test_the_prefilter_looks_for_each_token_once_per_file():
+    """The checkers asked about one file share what was found: a token already looked for is
+    not looked for again (here a planted answer is taken as given)."""
+    rules, checkers = registry.load()
+    by_name = {c.__name__: c for c in checkers}
+    present = {}
+    assert not by_name["SignatureChecker"].wants("x = 1\n", "m.py", present)
+    assert present and not any(present.values())  # every token it asked about, recorded
+    assert by_name["SignatureChecker"].wants("x = 1\n", "m.py", {"npu_init": True})
+    assert by_name["PythonMindSpeedChecker"].wants("x = 1\n", "m.py", {"adapt_mem_func_wrapper": True})
