@@ -110,16 +110,24 @@ def test_display_paths_are_relative_under_cwd(tmp_path):
     assert pipeline.display_path("/elsewhere/x.py", str(tmp_path)) == "/elsewhere/x.py"
 
 
-def test_follow_up_parses_a_skipped_file_once_for_cross_file_facts(tmp_path, monkeypatch):
-    # run.py mentions no torchair API, but it instantiates the Layer whose __init__ creates a
-    # tagged event: the follow-up phase parses it (once) so NPU306 sees both instances.
+LAYERS = ("import torch\nimport torchair as tng\nclass Layer(torch.nn.Module):\n    def __init__(self):\n"
+          "        super().__init__()\n        self.ev = tng.ops.npu_create_tagged_event(tag='x')\n")
+
+
+def _count_parses(monkeypatch, tmp_path) -> list:
+    """Run in *tmp_path*, counting LibCST parses (one entry per parse)."""
     monkeypatch.chdir(tmp_path)
     parses = []
     real_parse = cst.parse_module
     monkeypatch.setattr(pipeline.cst, "parse_module", lambda text: parses.append(1) or real_parse(text))
-    layers = ("import torch\nimport torchair as tng\nclass Layer(torch.nn.Module):\n    def __init__(self):\n"
-              "        super().__init__()\n        self.ev = tng.ops.npu_create_tagged_event(tag='x')\n")
-    result = _run(tmp_path, {"layers.py": layers, "run.py": "from layers import Layer\na = Layer()\nb = Layer()\n",
+    return parses
+
+
+def test_follow_up_parses_a_skipped_file_once_for_cross_file_facts(tmp_path, monkeypatch):
+    # run.py mentions no torchair API, but it instantiates the Layer whose __init__ creates a
+    # tagged event: the follow-up phase parses it (once) so NPU306 sees both instances.
+    parses = _count_parses(monkeypatch, tmp_path)
+    result = _run(tmp_path, {"layers.py": LAYERS, "run.py": "from layers import Layer\na = Layer()\nb = Layer()\n",
                              "other.py": "print('unrelated')\n"})
     assert codes(result.findings) == ["NPU306"]
     assert len(parses) == 2 and result.parsed == 2
@@ -129,13 +137,8 @@ def test_follow_up_parses_a_skipped_file_once_for_cross_file_facts(tmp_path, mon
 def test_follow_up_names_match_as_whole_words(tmp_path, monkeypatch):
     """A follow-up name that is an identifier (the class Layer) selects a skipped file only
     where it stands as a whole word: `LayerNorm` and `MyLayer` do not name it."""
-    monkeypatch.chdir(tmp_path)
-    parses = []
-    real_parse = cst.parse_module
-    monkeypatch.setattr(pipeline.cst, "parse_module", lambda text: parses.append(1) or real_parse(text))
-    layers = ("import torch\nimport torchair as tng\nclass Layer(torch.nn.Module):\n    def __init__(self):\n"
-              "        super().__init__()\n        self.ev = tng.ops.npu_create_tagged_event(tag='x')\n")
-    result = _run(tmp_path, {"layers.py": layers, "norm.py": "class LayerNorm: pass\nclass MyLayer: pass\n",
+    parses = _count_parses(monkeypatch, tmp_path)
+    result = _run(tmp_path, {"layers.py": LAYERS, "norm.py": "class LayerNorm: pass\nclass MyLayer: pass\n",
                              "run.py": "import layers\na = layers.Layer()\nb = layers.Layer()\n"})
     assert codes(result.findings) == ["NPU306"]
     assert len(parses) == 2 and result.parsed == 2  # layers.py and run.py, not norm.py

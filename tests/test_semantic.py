@@ -567,16 +567,15 @@ class E: pass
 '''
 
 
-@pytest.mark.parametrize("name", ["tour"] + [f"{p.parent.name}/{p.name}" for p in _engine_sources()])
-def test_statement_positions_equal_whole_file_positions(name):
-    """FileContext.span generates positions for the top-level statement holding a node and
-    shifts them by CPython's line: every walked node must get the whole-file position."""
-    from npulint.checker import FileContext, _positions
+def _walked_context(name: str, tour: str):
+    """The module and walked FileContext of the syntax *tour* (name "tour") or of one of
+    npulint's own sources, with CPython's statement lines (skips where this Python cannot
+    compile the tour)."""
+    from npulint.checker import FileContext
     from npulint.config import Settings
-    from npulint.model import Span
     from npulint.pipeline import _cpython_check
 
-    text = _POSITION_TOUR.encode().decode("unicode_escape") if name == "tour" else next(
+    text = tour.encode().decode("unicode_escape") if name == "tour" else next(
         p for p in _engine_sources() if f"{p.parent.name}/{p.name}" == name).read_text()
     lines = []
     problem = _cpython_check(text, lines)
@@ -586,6 +585,17 @@ def test_statement_positions_equal_whole_file_positions(name):
     module = cst.parse_module(text)
     ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set(), top_lines=lines)
     Walker(ctx.sem, [], None).walk(module)
+    return module, ctx
+
+
+@pytest.mark.parametrize("name", ["tour"] + [f"{p.parent.name}/{p.name}" for p in _engine_sources()])
+def test_statement_positions_equal_whole_file_positions(name):
+    """FileContext.span generates positions for the top-level statement holding a node and
+    shifts them by CPython's line: every walked node must get the whole-file position."""
+    from npulint.checker import _positions
+    from npulint.model import Span
+
+    module, ctx = _walked_context(name, _POSITION_TOUR)
     full = _positions(module)
     nodes = list(ctx.sem.top_of)
     assert len(nodes) > (300 if name == "tour" else 0)
@@ -642,21 +652,10 @@ def test_lines_counted_without_code_generation_equal_whole_file_positions(name):
     """FileContext.line counts the line breaks a statement's tree holds before a node,
     from CPython's line of the statement: for every walked node it places (not blocks,
     operators or punctuation), the line LibCST's positions give; and it generates no code."""
-    from npulint.checker import _UNPLACED, FileContext, _positions
-    from npulint.config import Settings
-    from npulint.pipeline import _cpython_check
+    from npulint.checker import _UNPLACED, _positions
     from npulint.semantic import _INERT
 
-    text = _LINE_TOUR.encode().decode("unicode_escape") if name == "tour" else next(
-        p for p in _engine_sources() if f"{p.parent.name}/{p.name}" == name).read_text()
-    lines = []
-    problem = _cpython_check(text, lines)
-    if problem is not None and name == "tour" and sys.version_info < (3, 11):
-        pytest.skip("the tour uses `except*` and `match`, which this Python cannot compile")
-    assert problem is None
-    module = cst.parse_module(text)
-    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set(), top_lines=lines)
-    Walker(ctx.sem, [], None).walk(module)
+    module, ctx = _walked_context(name, _LINE_TOUR)
     full = _positions(module)
     nodes = [n for n in ctx.sem.top_of if type(n) not in _UNPLACED and type(n) not in _INERT]
     assert len(nodes) > (300 if name == "tour" else 0)
