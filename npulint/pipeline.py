@@ -733,8 +733,9 @@ GC_THRESHOLD = 50_000
 
 @contextlib.contextmanager
 def _gc_tuned():
-    """Rarer collections while files are analysed, and what was allocated before (LibCST's
-    and the rules' modules) frozen out of them; both undone afterwards."""
+    """Rarer collections in the analysis phase (between files: within one, _task turns the
+    collector off), and what was allocated before (LibCST's and the rules' modules) frozen out
+    of them, which also spares the forked workers copying those pages; undone afterwards."""
     import gc
 
     old = gc.get_threshold()
