@@ -11,7 +11,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from npulint.model import Edit, Finding, Fix, Rule, Span
 from npulint.paths import module_name  # noqa: F401 - re-exported
-from npulint.semantic import Semantic, Site
+from npulint.semantic import _INERT, Semantic, Site, _field_order
 from npulint.signatures import Bound, Signature, bind
 from npulint.source import PYTHON
 from npulint.values import TORCH_FLOAT32, UNKNOWN, Evaluator
@@ -213,17 +213,14 @@ class FileContext:
         if top in self._units:
             return self._units[top]
         unit = None
-        lines = self._statement_lines()
-        if lines is not None:
-            if isinstance(top, tuple):
-                i, j = top
-                block = self.module.body[i].body  # an IndentedBlock (the walk only makes such keys)
-                body_lines = lines[i][1]
-                if body_lines is not None:
-                    indent = block.indent if block.indent is not None else self.module.default_indent
-                    unit = _statement_positions(self.module, block.body[j], body_lines[j], indent)
-            else:
-                unit = _statement_positions(self.module, self.module.body[top], lines[top][0], None)
+        found = self._unit_statement(top)
+        if found is not None:
+            stmt, line = found
+            indent = None
+            if isinstance(top, tuple):  # a statement of a class's IndentedBlock (the walk only makes such keys)
+                block = self.module.body[top[0]].body
+                indent = block.indent if block.indent is not None else self.module.default_indent
+            unit = _statement_positions(self.module, stmt, line, indent)
         self._units[top] = unit
         return unit
 
@@ -449,8 +446,6 @@ def _node_lines(stmt: cst.CSTNode) -> Optional[Dict[cst.CSTNode, int]]:
     stack: List[Any] = [stmt]
     pop = stack.pop
     newline, whitespace = cst.Newline, cst.SimpleWhitespace
-    from npulint.semantic import _INERT
-
     while stack:
         item = pop()
         cls = type(item)
@@ -505,14 +500,13 @@ _ORDER_OVERRIDES: Dict[type, Tuple[str, ...]] = {
     cst.FormattedStringText: ("<text>",),
 }
 _START_OVERRIDES: Dict[type, str] = {cst.Annotation: "annotation"}
-# Nodes no rule asks the line of and whose position starts elsewhere still: a block (after
-# the line that opens it), operators and punctuation (after the whitespace before them)
+# Nodes whose position starts elsewhere still and that no rule asks the line of: a block
+# (after the line that opens it); operators and punctuation (after the whitespace before
+# them) are the walk's inert nodes and are left out too
 _UNPLACED = frozenset({cst.IndentedBlock})
 
 
 def _codegen_order(cls: type):
-    from npulint.semantic import _INERT, _field_order
-
     names = _ORDER_OVERRIDES.get(cls)
     if names is None:
         order = _field_order(cls)
