@@ -12,6 +12,11 @@ def sh(lint, src, select=("NPU5",), config=None):
     return lint({"run.sh": src}, select=list(select), config=config)
 
 
+def about(lint, src, text):
+    """The findings for script *src* whose message says *text*."""
+    return [f for f in sh(lint, src) if text in f.message]
+
+
 # -- NPU501: every catalog kind, violation and clean twin ---------------------------------
 
 
@@ -473,10 +478,10 @@ def test_source_makes_earlier_variables_unknown(lint):
 
 def test_value_range(lint):
     src = "torchrun pretrain_gpt.py --moe-zero-memory level0 --moe-zero-memory-num-layers -1\n"
-    found = [f for f in sh(lint, src) if "must be >=" in f.message]
+    found = about(lint, src, "must be >=")
     assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "-1")
-    assert not [f for f in sh(lint, src.replace("-1", "2")) if "must be >=" in f.message]
-    assert not [f for f in sh(lint, src.replace("-1", "$N")) if "must be >=" in f.message]
+    assert not about(lint, src.replace("-1", "2"), "must be >=")
+    assert not about(lint, src.replace("-1", "$N"), "must be >=")
 
 
 def test_flag_given_a_zero_value_is_off(lint):
@@ -521,7 +526,7 @@ def test_any_of_requirement(lint):
     found = sh(lint, base + "\n")
     assert codes(found) == ["NPU504"] and "--moe-fb-overlap" in found[0].message
     assert sh(lint, base + " --moe-fb-overlap --moe-grouped-gemm --expert-model-parallel-size 2\n") == []
-    assert not [f for f in sh(lint, base + " --moe-alltoall-overlap-comm\n") if "zero-memory" in f.message]
+    assert not about(lint, base + " --moe-alltoall-overlap-comm\n", "zero-memory")
     assert sh(lint, base + " $EXTRA\n") == []  # an unknown word may be either flag
 
 
@@ -602,17 +607,17 @@ def test_pipe_experts_multi_data_must_be_positive(lint):
 def test_dsa_indexer_context_parallel_algorithm(lint):
     src = ("torchrun pretrain_gpt.py --enable-dsa-indexer --multi-latent-attention --use-flash-attn "
            "--context-parallel-size 2 --context-parallel-algo megatron_cp_algo\n")
-    found = [f for f in sh(lint, src) if "cp_algo" in f.message]
+    found = about(lint, src, "cp_algo")
     assert codes(found) == ["NPU504"]
-    assert not [f for f in sh(lint, src.replace("megatron_cp_algo", "ulysses_cp_algo")) if "cp_algo" in f.message]
-    assert not [f for f in sh(lint, src.replace(" --context-parallel-algo megatron_cp_algo", "")) if "cp_algo" in f.message]
+    assert not about(lint, src.replace("megatron_cp_algo", "ulysses_cp_algo"), "cp_algo")
+    assert not about(lint, src.replace(" --context-parallel-algo megatron_cp_algo", ""), "cp_algo")
 
 
 def test_tp_2d_context_parallel_algorithm(lint):
     src = "torchrun pretrain_gpt.py --tp-2d --context-parallel-algo hybrid_cp_algo\n"
-    found = [f for f in sh(lint, src) if "tp-2d only supports" in f.message]
+    found = about(lint, src, "tp-2d only supports")
     assert codes(found) == ["NPU504"]
-    assert not [f for f in sh(lint, src.replace("hybrid_cp_algo", "ulysses_cp_algo")) if "tp-2d only" in f.message]
+    assert not about(lint, src.replace("hybrid_cp_algo", "ulysses_cp_algo"), "tp-2d only")
 
 
 def test_legacy_expert_interval_and_capacity_factor(lint):
@@ -650,10 +655,10 @@ def test_legacy_param_and_grad_buffer_pad(lint):
 
 def test_padded_base_length_zero_with_mla(lint):
     src = "torchrun pretrain_gpt.py --multi-latent-attention --padded-base-length 0\n"
-    found = [f for f in sh(lint, src) if "padded-base-length" in f.message]
+    found = about(lint, src, "padded-base-length")
     assert codes(found) == ["NPU501"] and pos(found[0]) == at(src, "--padded-base-length")
-    assert not [f for f in sh(lint, src.replace(" 0\n", " 128\n")) if "padded-base-length" in f.message]
-    assert not [f for f in sh(lint, src.replace("--multi-latent-attention ", "")) if "padded-base-length" in f.message]
+    assert not about(lint, src.replace(" 0\n", " 128\n"), "padded-base-length")
+    assert not about(lint, src.replace("--multi-latent-attention ", ""), "padded-base-length")
 
 
 # -- former group (i) entries ------------------------------------------------------------------
@@ -683,11 +688,11 @@ def test_ema_decay_negative_only_with_fused_ema_adamw(lint):
 def test_fb_overlap_schedule(lint):
     base = "torchrun pretrain_gpt.py --moe-fb-overlap --moe-grouped-gemm --expert-model-parallel-size 2 " \
            "--pipeline-model-parallel-size 4"
-    found = [f for f in sh(lint, base + "\n") if "fb overlap needs no pipeline" in f.message]
+    found = about(lint, base + "\n", "fb overlap needs no pipeline")
     assert codes(found) == ["NPU504"] and pos(found[0]) == at(base, "--pipeline-model-parallel-size")
 
     def schedule(src):
-        return [f for f in sh(lint, src) if "fb overlap needs no pipeline" in f.message]
+        return about(lint, src, "fb overlap needs no pipeline")
 
     assert not schedule(base + " --num-layers-per-virtual-pipeline-stage 2\n")
     assert not schedule(base + " --schedules-method dualpipev\n")
