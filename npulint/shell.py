@@ -97,13 +97,6 @@ class Value:
         self.is_array = is_array
         self.items = items
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Value) and (self.text, self.offs, self.is_array, self.items) == \
-            (other.text, other.offs, other.is_array, other.items)
-
-    def __hash__(self) -> int:
-        return hash((self.text, self.offs, self.is_array, self.items))
-
     def __repr__(self) -> str:
         return f"Value({self.text!r}, {self.offs!r}, {self.is_array!r}, {self.items!r})"
 
