@@ -64,12 +64,14 @@ class Checker:
 
     @classmethod
     def followup(cls, facts: List[Tuple[str, Any]],
-                 shared: Optional[Dict[str, List[Tuple[str, Any]]]] = None) -> Tuple[str, ...]:
+                 shared: Optional[Dict[str, List[Tuple[str, Any]]]] = None) -> Tuple[Any, ...]:
         """After the first pass, given this checker's facts (and those of the topics it
         ``consumes``, in *shared*): text tokens such that a file the prefilter skipped but that
         contains one of them must be analysed too (for instance the file that instantiates a
-        class, or imports a module, the facts name). Each such file is then parsed once, for
-        this checker."""
+        class, or imports a module, the facts name). A token may also be a group (a tuple of
+        strings) that selects a file only when it contains all of them (a class name and the
+        name of the module that defines it: no other file can import the class). Identifiers
+        match as whole words. Each such file is then parsed once, for this checker."""
         return ()
 
     @classmethod

@@ -914,7 +914,7 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in cls.consumes}
             tokens = cls.followup(facts, shared) if facts or any(shared.values()) else ()
             if tokens:
-                wanted.append((cls, _token_pattern(tokens)))
+                wanted.append((cls, _followup_matcher(tokens)))
     if not wanted:
         return
     tasks = []
@@ -931,7 +931,7 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             text = decode(data, r.language)
         except Unreadable:
             continue
-        force = [cls for cls, pattern in wanted if pattern.search(text) is not None]
+        force = [cls for cls, matches in wanted if matches(text)]
         if not force:
             continue
         fs, fe = configs[r.path]
@@ -970,6 +970,37 @@ def _token_pattern(tokens: Sequence[str]) -> "re.Pattern":
 
     parts = [rf"\b{re.escape(t)}\b" if t.isidentifier() else re.escape(t) for t in tokens]
     return re.compile("|".join(parts))
+
+
+def _followup_matcher(tokens: Sequence[Any]) -> Callable[[str], bool]:
+    """Whether a text holds one of *tokens* (see :meth:`Checker.followup`): a string, or a
+    group of strings that must all occur. One search finds the candidates (any token of
+    any group); the groups are then tested on the files it selects."""
+    groups = [(t,) if isinstance(t, str) else tuple(t) for t in tokens]
+    groups = [g for g in groups if g]
+    if not groups:
+        return lambda text: False
+    anywhere = _token_pattern(sorted({g[0] for g in groups}))
+    if all(len(g) == 1 for g in groups):
+        return lambda text: anywhere.search(text) is not None
+    single = {t: _token_pattern([t]) for g in groups for t in g}
+
+    def matches(text: str) -> bool:
+        if anywhere.search(text) is None:
+            return False
+        found: Dict[str, bool] = {}
+        for g in groups:
+            for t in g:
+                hit = found.get(t)
+                if hit is None:
+                    hit = found[t] = single[t].search(text) is not None
+                if not hit:
+                    break
+            else:
+                return True
+        return False
+
+    return matches
 
 
 def _merge(r: FileResult, extra: FileResult) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -469,20 +469,39 @@ class StreamsChecker(Checker):
                                       span.end_column))
 
     @classmethod
-    def followup(cls, facts, shared=None) -> Tuple[str, ...]:
+    def followup(cls, facts, shared=None) -> Tuple[Any, ...]:
         """Files that may instantiate, subclass or import what the first pass found: the
         classes holding tagged-event creations or mode-dependent calls, and the modules
-        holding creations (for NPU306 across files and NPU303/NPU308 through submodules)."""
-        names: Set[str] = set()
+        holding creations (for NPU306 across files and NPU303/NPU308 through submodules).
+
+        A class is wanted only together with the last part of its module's name: a file
+        reaches ``pkg.layers.Layer`` only by importing it (``from pkg.layers import Layer``,
+        ``from .layers import Layer``, ``from pkg import layers``), and the resolver gives
+        the class that qualified name in no other way. A class defined in a function
+        (``<locals>``) or in a file whose module name is unknown cannot be imported at all:
+        in a run over several repositories, a test class ``Model`` of torchair's had made the
+        follow-up parse every file of the others that says ``Model``."""
+        out: Set[Any] = set()
         creating_paths = {path for path, f in facts if f[0] == "create"}
+        module_of = {path: f[1] for path, f in facts if f[0] == "module"}
+
+        def wanted(name: str) -> bool:
+            return len(name) >= 3 and name.isidentifier()
+
         for path, f in facts:
-            if f[0] == "create" and f[6]:
-                names.add(f[6].rsplit(".", 1)[-1])
-            elif f[0] == "api":
-                names.add(f[3].rsplit(".", 1)[-1])
+            owner = f[6] if f[0] == "create" else f[3] if f[0] == "api" else None
+            if owner:
+                module = module_of.get(path)
+                if not module or not owner.startswith(module + ".") or "<locals>" in owner:
+                    continue
+                name, last = owner.rsplit(".", 1)[-1], module.rsplit(".", 1)[-1]
+                if wanted(name) and last.isidentifier():
+                    out.add((name, last))
             elif f[0] == "module" and path in creating_paths:
-                names.add(f[1].rsplit(".", 1)[-1])
-        return tuple(n for n in sorted(names) if len(n) >= 3 and n.isidentifier() and not n.startswith("<"))
+                name = f[1].rsplit(".", 1)[-1]
+                if wanted(name):
+                    out.add(name)
+        return tuple(sorted(out, key=lambda t: (t,) if isinstance(t, str) else t))
 
     @classmethod
     def project(cls, facts, report, settings, shared=None) -> None:

@@ -145,6 +145,30 @@ def test_follow_up_names_match_as_whole_words(tmp_path, monkeypatch):
     assert pipeline._token_pattern(["Layer", ".apply"]).search("x = (f).apply(y)")
 
 
+def test_follow_up_wants_a_class_with_its_module(tmp_path, monkeypatch):
+    """A class can be instantiated elsewhere only where its module is imported: a file that
+    says `Layer` but never names the module `layers` is not parsed for it; one that imports
+    the module's package and takes the module from it is."""
+    parses = _count_parses(monkeypatch, tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    result = _run(tmp_path, {"pkg/layers.py": LAYERS,
+                             "pkg/other.py": "class Layer: pass\na = Layer()\nb = Layer()\n",
+                             "pkg/run.py": "from pkg import layers\na = layers.Layer()\nb = layers.Layer()\n"})
+    assert codes(result.findings) == ["NPU306"]
+    assert len(parses) == 2 and result.parsed == 2  # layers.py and run.py, not other.py
+
+
+def test_follow_up_skips_classes_no_other_file_can_import(tmp_path, monkeypatch):
+    """A class defined in a function cannot be imported: its name selects no other file."""
+    parses = _count_parses(monkeypatch, tmp_path)
+    local = ("import torchair as tng\ndef make():\n    class Layer:\n        def __init__(self):\n"
+             "            self.ev = tng.ops.npu_create_tagged_event(tag='x')\n    return Layer()\n")
+    result = _run(tmp_path, {"layers.py": local, "run.py": "class Layer: pass\nLayer()\nLayer()\n"})
+    assert codes(result.findings) == []
+    assert len(parses) == 1 and result.parsed == 1
+
+
 AUTOGRAD_MODEL = """\
 import torch
 
