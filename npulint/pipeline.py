@@ -485,6 +485,7 @@ class _Input:
     error: Optional[str] = None  # why the file could not be read
     cacheable: bool = True
     digest: Optional[str] = None  # of data, for cache keys
+    on_disk: bool = True  # data is the file's bytes on disk (not an override, not stdin)
 
 
 def _read(path: str) -> Tuple[Optional[bytes], Optional[str]]:
@@ -495,11 +496,15 @@ def _read(path: str) -> Tuple[Optional[bytes], Optional[str]]:
         return None, exc.strerror or str(exc)
 
 
-def _file_key_parts(inp: _Input, modname: Tuple[Optional[str], bool]) -> Tuple:
+def _digest(data: bytes) -> str:
     import hashlib
 
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
+def _file_key_parts(inp: _Input, modname: Tuple[Optional[str], bool]) -> Tuple:
     if inp.digest is None:
-        inp.digest = hashlib.blake2b(inp.data or b"", digest_size=20).hexdigest()
+        inp.digest = _digest(inp.data or b"")
     s = inp.settings
     fp = _FINGERPRINTS.get((id(s), id(inp.enabled)))
     if fp is None or fp[0] is not s or fp[1] is not inp.enabled:
@@ -531,14 +536,15 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
         inp = _Input(path, display_path(path, cwd), language, explicit, fs, fe)
         if path in overrides:
             inp.data = overrides[path]
-        else:
-            inp.data, inp.error = _read(path)
+            inp.on_disk = False
+        elif cache is not None:  # the run's cache key needs every file's digest first
+            inp.data, inp.error = _read(path)  # (without a cache, the first pass reads it)
         inputs.append(inp)
     if stdin is not None:
         spath, data = stdin
         fs, fe = configs[spath] = config_of(spath)
         inputs.append(_Input(spath, display_path(spath, cwd), language_of(spath) or PYTHON, True, fs, fe,
-                             data=data, cacheable=False))
+                             data=data, cacheable=False, on_disk=False))
 
     # A run over unchanged files, settings and engine: every file's result at once.
     run_key = None
@@ -556,13 +562,20 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
                 out = sorted(set(_suppress(results, configs, enabled)), key=Finding.sort_key)
                 return RunResult(out, len(results), sum(1 for r in results if r.parsed),
                                  sum(r.lines for r in results), list(notes), cached=True)
+        for inp in inputs:  # a miss: the first pass reads each file again when it gets to it
+            if inp.on_disk and inp.digest is not None:
+                inp.data = None
 
     notes: List[str] = []
-    results = _first_pass(inputs, checkers, cache, modnames, options, notes)
+    changed: List[str] = []
+    results = _first_pass(inputs, checkers, cache, modnames, options, notes, changed)
+    if changed:
+        run_key = None  # a file changed since the run's key was made: its results are not the key's
     results.sort(key=lambda r: r.path)
     by_path = {i.path: i for i in inputs}
-    _follow_up(results, configs, checkers, enabled, overrides, by_path=by_path, cache=cache, modnames=modnames,
-               options=options, notes=notes)
+    if _follow_up(results, configs, checkers, enabled, overrides, by_path=by_path, cache=cache, modnames=modnames,
+                  options=options, notes=notes):
+        run_key = None  # a file changed during the run: its results are not the run's
 
     # the project-wide phase: facts in sorted path order
     project_classes = [cls for cls in checkers.get() if cls.codes() & enabled] \
@@ -606,13 +619,21 @@ def _module_name(path: str, language: str) -> Tuple[Optional[str], bool]:
 
 
 def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, options: RunOptions,
-                notes: List[str]) -> List[FileResult]:
+                notes: List[str], changed: Optional[List[str]] = None) -> List[FileResult]:
     """Every file's own result: read and prefilter here; parse (from the cache, here, or in
-    worker processes) only what some enabled checker looks at."""
+    worker processes) only what some enabled checker looks at. Files are read one at a
+    time, as they come (with a cache, read already once for their digests: *changed*
+    receives those that are no longer what the digest says)."""
     results: List[FileResult] = []
     tasks: List[Tuple[_Input, str, List[type], Optional[str]]] = []  # (input, text, active, cache key)
     for inp in inputs:
         result = FileResult(inp.path, inp.display, inp.language)
+        if inp.data is None and inp.error is None and inp.on_disk:
+            inp.data, inp.error = _read(inp.path)
+            if inp.digest is not None and (inp.data is None or _digest(inp.data) != inp.digest):
+                inp.cacheable = False
+                if changed is not None:
+                    changed.append(inp.path)
         if inp.error is not None:
             if "NPU002" in inp.enabled:
                 result.findings.append(Finding(inp.display, 1, 1, "NPU002", f"cannot read file: {inp.error}", 1, 1))
@@ -631,12 +652,14 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
         result, active = _prefilter(inp.path, inp.display, inp.language, text, checkers.get(), inp.enabled)
         if active is None:
             results.append(_with_directives(result, text, inp.enabled))
+            _let_go(inp)
             continue
         size = len(inp.data)
         if options.max_file_size and size > options.max_file_size:
             notes.append(_too_big_note(inp.display, size, options.max_file_size))
             result.skipped = True
             results.append(result)
+            _let_go(inp)
             continue
         key = None
         if cache is not None and inp.cacheable:
@@ -652,6 +675,15 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
             cache.put("file", key, result)
         results.append(result)
     return results
+
+
+def _let_go(inp: _Input) -> None:
+    """Drop the bytes of a file the first pass does not parse: most of a repository. Held
+    until the end of the run, they were a third of its memory (60 MB of 1.6M lines over six
+    repositories), and every worker inherited them. The follow-up phase reads such a file
+    again if it has to look at it."""
+    if inp.on_disk:
+        inp.data = None
 
 
 def _with_directives(result: FileResult, text: str, enabled: Set[str]) -> FileResult:
@@ -900,11 +932,13 @@ def _unused_noqa(r: FileResult, enabled: Set[str], used: Set[Tuple[int, str]]) -
 def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set[str],
                overrides: Optional[Dict[str, bytes]] = None, by_path: Optional[Dict[str, _Input]] = None,
                cache=None, modnames=None, options: Optional[RunOptions] = None,
-               notes: Optional[List[str]] = None) -> None:
+               notes: Optional[List[str]] = None) -> bool:
     """Files the prefilter skipped that contain a token some checker asks for after the
-    first pass: parse them once, for those checkers, and merge what they find."""
+    first pass: parse them once, for those checkers, and merge what they find. True when a
+    file read again (see :func:`_let_go`) had changed since the first pass."""
+    changed = False
     if not any(r.facts for r in results):
-        return
+        return changed
     checkers = checker_classes if isinstance(checker_classes, _Checkers) else _Checkers(checker_classes)
     options = options or RunOptions()
     wanted = []
@@ -916,14 +950,15 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             if tokens:
                 wanted.append((cls, _followup_matcher(tokens)))
     if not wanted:
-        return
+        return changed
     tasks = []
     for r in results:
         if r.parsed or r.skipped or r.language != PYTHON or r.findings or r.path not in configs:
             continue
         inp = (by_path or {}).get(r.path)
         data = inp.data if inp is not None else (overrides or {}).get(r.path)
-        if data is None:
+        reread = data is None
+        if reread:
             data, _ = _read(r.path)
         if data is None:
             continue
@@ -937,6 +972,11 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
         fs, fe = configs[r.path]
         if inp is None:
             inp = _Input(r.path, r.display, r.language, True, fs, fe, data=data, cacheable=False)
+        elif reread:
+            if inp.digest is not None and inp.digest != _digest(data):
+                inp.cacheable = False
+                changed = True
+            inp.data = data
         if options.max_file_size and len(data) > options.max_file_size:
             if notes is not None:
                 notes.append(_too_big_note(r.display, len(data), options.max_file_size))
@@ -958,6 +998,7 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
         if key is not None:
             cache.put("file", key, extra)
         _merge(r, extra)
+    return changed
 
 
 def _token_pattern(tokens: Sequence[str]) -> "re.Pattern":

@@ -297,3 +297,70 @@ def test_a_worker_crash_costs_only_the_file_that_caused_it(tmp_path, monkeypatch
     assert "worker process" in crashed[0].message
     assert [f for f in two.findings if f.code != "NPU000"] == \
         [f for f in one.findings if not f.path.endswith(crash)]
+
+
+def _run_in_process(root, names, cache=None):
+    rules, checkers = registry.load()
+    enabled = enabled_codes(rules, None, [], [])
+    paths = [(str(root / n), "python", True) for n in names]
+    return pipeline.run(paths, Settings(root=str(root)), checkers, enabled,
+                        options=pipeline.RunOptions(jobs=1, cache=cache))
+
+
+def test_the_first_pass_lets_go_of_the_files_it_does_not_parse(tmp_path, monkeypatch):
+    """A file no checker parses keeps no bytes after the prefilter (they were a third of a
+    big run's memory, and every worker inherited them); the follow-up reads it again."""
+    for name, text in {"layers.py": LAYERS, "run.py": RUN_TWO, "other.py": "x = 1\n"}.items():
+        (tmp_path / name).write_text(text)
+    held = {}
+    real = pipeline._follow_up
+
+    def spy(results, configs, checkers, enabled, overrides=None, by_path=None, **kw):
+        held.update({os.path.basename(p): i.data for p, i in by_path.items()})
+        return real(results, configs, checkers, enabled, overrides, by_path=by_path, **kw)
+
+    monkeypatch.setattr(pipeline, "_follow_up", spy)
+    result = _run_in_process(tmp_path, ["layers.py", "other.py", "run.py"])
+    assert [f.code for f in result.findings] == ["NPU306"]  # run.py, read again, makes two
+    assert held["layers.py"] is not None and held["run.py"] is None and held["other.py"] is None
+
+
+def test_a_file_changed_between_the_passes_does_not_go_into_the_cache(tmp_path, monkeypatch):
+    for name, text in {"layers.py": LAYERS, "run.py": RUN_TWO}.items():
+        (tmp_path / name).write_text(text)
+    real = pipeline._first_pass
+
+    def first_pass(inputs, *a, **kw):
+        for inp in inputs:  # as a cached run would have: every file's digest
+            pipeline._file_key_parts(inp, (None, False))
+        out = real(inputs, *a, **kw)
+        (tmp_path / "run.py").write_text("from layers import Layer\na = Layer()\n")
+        return out
+
+    monkeypatch.setattr(pipeline, "_first_pass", first_pass)
+    cache = cache_mod.Cache(str(tmp_path / ".cache"))
+    puts = []
+    monkeypatch.setattr(cache, "put", lambda kind, key, value: puts.append(kind))
+    result = _run_in_process(tmp_path, ["layers.py", "run.py"], cache=cache)
+    assert result.findings == []  # what run.py says now: one instance
+    assert "run" not in puts and puts.count("file") == 1  # layers.py only
+
+
+def test_a_file_changed_after_its_digest_does_not_go_into_the_cache(tmp_path, monkeypatch):
+    """With a cache, every file is read once for the run's key; on a miss the first pass
+    reads it again (so the bytes are not all held at once). If it changed in between, what
+    the run found is not what the key says: nothing is stored under it."""
+    (tmp_path / "a.py").write_text(INVALID_ID)
+    real = pipeline._first_pass
+
+    def first_pass(inputs, *a, **kw):
+        assert all(i.data is None for i in inputs)  # let go after the key was made
+        (tmp_path / "a.py").write_text(IMPORT)
+        return real(inputs, *a, **kw)
+
+    monkeypatch.setattr(pipeline, "_first_pass", first_pass)
+    cache = cache_mod.Cache(str(tmp_path / ".cache"))
+    puts = []
+    monkeypatch.setattr(cache, "put", lambda kind, key, value: puts.append(kind))
+    result = _run_in_process(tmp_path, ["a.py"], cache=cache)
+    assert result.findings == [] and puts == []
