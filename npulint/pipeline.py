@@ -1015,8 +1015,8 @@ def _token_pattern(tokens: Sequence[str]) -> "re.Pattern":
 
 def _followup_matcher(tokens: Sequence[Any]) -> Callable[[str], bool]:
     """Whether a text holds one of *tokens* (see :meth:`Checker.followup`): a string, or a
-    group of strings that must all occur. One search finds the candidates (any token of
-    any group); the groups are then tested on the files it selects."""
+    group of strings that must all occur. One search finds the candidates (a text holding
+    some group's first token); the groups are then tested whole on those texts only."""
     groups = [(t,) if isinstance(t, str) else tuple(t) for t in tokens]
     groups = [g for g in groups if g]
     if not groups:
