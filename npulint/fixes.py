@@ -106,12 +106,6 @@ def parses(text: str, language: str) -> bool:
         compile(text, "<fixed>", "exec", 0x400, dont_inherit=True)  # PyCF_ONLY_AST
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
-    try:
-        import libcst as cst
-
-        cst.parse_module(text)
-    except Exception:
-        return False
     return True
 
 

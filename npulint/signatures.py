@@ -7,7 +7,6 @@ import ast
 import dataclasses
 from typing import Dict, Optional, Tuple
 
-import libcst as cst
 
 REQUIRED = object()
 
@@ -56,9 +55,9 @@ class Bound:
     spread hides some arguments, and then parameters not bound explicitly are unknown."""
 
     sig: Signature
-    args: Dict[str, cst.BaseExpression]
+    args: Dict[str, ast.expr]
     error: Optional[str] = None
-    error_node: Optional[cst.CSTNode] = None
+    error_node: Optional[object] = None  # the Arg at fault
     complete: bool = True
 
     def has(self, name: str) -> bool:
@@ -69,14 +68,17 @@ class Bound:
         return self.complete and name not in self.args
 
 
-def bind(sig: Signature, call: cst.Call) -> Bound:
-    args: Dict[str, cst.BaseExpression] = {}
+def bind(sig: Signature, call: ast.Call) -> Bound:
+    from npulint.semantic import call_args
+
+    args: Dict[str, ast.expr] = {}
     positional_params = [p for p in sig.params if p.kind in ("posonly", "pos")]
-    spread = any(a.star for a in call.args)
+    arguments = call_args(call)
+    spread = any(a.star for a in arguments)
     result = Bound(sig, args, complete=not spread)
     pos_i = 0
     seen_star = False
-    for a in call.args:
+    for a in arguments:
         if a.star == "*":
             seen_star = True
             continue
@@ -99,7 +101,7 @@ def bind(sig: Signature, call: cst.Call) -> Bound:
                 result.error_node = a
             pos_i += 1
             continue
-        name = a.keyword.value
+        name = a.keyword
         p = sig.param(name)
         if sig.no_keywords and result.error is None:
             result.error = f"takes no keyword arguments (got {name}=)"

@@ -9,10 +9,13 @@ import os
 import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
-import libcst as cst
+import ast
+import io
+import tokenize
 
 from npulint.checker import Checker
 from npulint.model import Fix, LazySpan, Rule, Span
+from npulint.semantic import call_args
 from npulint.source import SHELL
 
 from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, catalog_for
@@ -560,41 +563,51 @@ class PythonMindSpeedChecker(Checker):
         self.classes = []
         self.mutated = set()
 
-    def visit_Call(self, node: cst.Call) -> None:
+    def visit_Call(self, node: ast.Call) -> None:
         self.calls.append((node, self.ctx.site()))
 
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def visit_Assign(self, node: ast.Assign) -> None:
         self.argv.append((node, self.ctx.site()))
 
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
         self.classes.append((node, self.ctx.site()))
 
     # names of lists that may change after they are built (then their launch is not fully known)
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        if isinstance(node.value, cst.Name):
-            self.mutated.add(node.value.value)
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if type(node.value) is ast.Name:
+            self.mutated.add(node.value.id)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):
-            self.mutated.add(node.target.value)
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if type(node.target) is ast.Name:
+            self.mutated.add(node.target.id)
 
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        if isinstance(node.value, cst.Name):
-            self.mutated.add(node.value.value)
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if type(node.value) is ast.Name:
+            self.mutated.add(node.value.id)
+
+    # (a dotted module name in an import was an Attribute chain in LibCST's tree)
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if "." in alias.name:
+                self.mutated.add(alias.name.split(".", 1)[0])
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.module is not None and "." in node.module:
+            self.mutated.add(node.module.split(".", 1)[0])
 
     # -- launch lists --------------------------------------------------------------
     def _words(self, expr, site) -> Optional[List[Word]]:
-        named = expr.value if isinstance(expr, cst.Name) else None
+        named = expr.id if type(expr) is ast.Name else None
         expr, site = self.ctx.sem.bound_expr(expr, site)
-        if not isinstance(expr, (cst.List, cst.Tuple)):
+        if type(expr) is not ast.List and type(expr) is not ast.Tuple:
             return None
         words = []
-        for el in expr.elements:
-            if isinstance(el, cst.StarredElement):
+        for el in expr.elts:
+            if type(el) is ast.Starred:
                 words.append(Word("\x00", None, False, True))
                 continue
-            v = self.ctx.value(el.value, site)
-            span = functools.partial(self.ctx.span, el.value)  # computed when reported
+            v = self.ctx.value(el, site)
+            span = functools.partial(self.ctx.span, el)  # computed when reported
             if isinstance(v, str):
                 words.append(Word(v, span))
             else:
@@ -635,10 +648,11 @@ class PythonMindSpeedChecker(Checker):
             q = ctx.resolve(node.func, site, _LAUNCH_CALLS | {WRAPPER})
             if q in _SUBPROCESS or q in _EXECV:
                 index = 0 if q in _SUBPROCESS else 1
-                pos = [a for a in node.args if a.keyword is None]
+                args = call_args(node)
+                pos = [a for a in args if a.keyword is None]
                 arg = pos[index].value if len(pos) > index and pos[index].star == "" else None
                 if arg is None and q in _SUBPROCESS:
-                    arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "args"), None)
+                    arg = next((a.value for a in args if a.keyword == "args"), None)
                 if arg is not None:
                     words = self._words(arg, site)
                     if words:
@@ -646,43 +660,49 @@ class PythonMindSpeedChecker(Checker):
             elif q == WRAPPER:
                 self._wrapper(node, site)
         for node, site in self.argv:
-            if any(ctx.resolve(t.target, site, _ARGV) for t in node.targets):
+            if any(ctx.resolve(t, site, _ARGV) for t in node.targets):
                 words = self._words(node.value, site)
                 if words is not None:
                     self._check_words(words, True)
         self._classes_and_applies()
 
     # -- NPU505 ----------------------------------------------------------------------
-    def _wrapper(self, node: cst.Call, site) -> None:
+    def _wrapper(self, node: ast.Call, site) -> None:
         ctx = self.ctx
-        if any(a.keyword is not None for a in node.args):
+        args = call_args(node)
+        if any(a.keyword is not None for a in args):
             ctx.report("NPU505", node, "adapt_mem_func_wrapper() takes no keyword arguments "
                                        "(signature: adapt_mem_func_wrapper(fc_class, *args)): it raises TypeError")
             return
-        if not node.args or node.args[0].star:
+        if not args or args[0].star:
             return
-        first = node.args[0].value
-        what = self._not_a_function_class(first, site)
+        first = args[0].value
+        what = self._not_a_function_class(first, site, node)
         if what:
-            ctx.report("NPU505", first, f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its "
+            ctx.report("NPU505", _unparenthesized(ctx, first), f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its "
                                         f"first argument, not {what}: it raises TypeError")
 
-    def _not_a_function_class(self, expr, site) -> Optional[str]:
+    def _not_a_function_class(self, expr, site, call: ast.Call) -> Optional[str]:
         ctx = self.ctx
-        if isinstance(expr, cst.Lambda):
+        t = type(expr)
+        if t is ast.Lambda:
             return "a lambda"
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "apply":
+        if t is ast.Attribute and expr.attr == "apply":
             if self._function_class(expr.value, site):
-                return f"{ctx.module.code_for_node(expr)} (pass the class itself)"
+                return f"{_with_own_parens(ctx, call, expr)} (pass the class itself)"
             return None
-        if isinstance(expr, cst.Call) and self._function_class(expr.func, site):
+        if t is ast.Call and self._function_class(expr.func, site):
             return "an instance of the Function (pass the class itself)"
-        if isinstance(expr, cst.Name):
-            cands, exact = ctx.sem.reaching(expr.value, site)
+        if t is ast.Name:
+            cands, exact = ctx.sem.reaching(expr.id, site)
             if exact and cands[0].kind == "def":
-                return f"the function {expr.value}"
-        if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.List, cst.Tuple, cst.Dict)):
+                return f"the function {expr.id}"
+        if t is ast.List or t is ast.Tuple or t is ast.Dict:
             return "a literal"
+        if t is ast.Constant:
+            v = type(expr.value)
+            if v is int or v is float or ((v is str or v is bytes) and not _concatenated(ctx.source(expr))):
+                return "a literal"  # (LibCST's Integer/Float/SimpleString: not True/None/1j/.../"a" "b")
         return None
 
     def _function_class(self, expr, site) -> bool:
@@ -691,19 +711,19 @@ class PythonMindSpeedChecker(Checker):
         return node is not None and self._local_subclass(node, FUNCTION_BASES, set())
 
     def _local_class(self, expr, site):
-        if isinstance(expr, cst.Name):
-            cands, exact = self.ctx.sem.reaching(expr.value, site)
+        if type(expr) is ast.Name:
+            cands, exact = self.ctx.sem.reaching(expr.id, site)
             if exact and cands[0].kind == "class":
                 return cands[0].node
         return None
 
-    def _bases(self, node: cst.ClassDef) -> List[Optional[str]]:
+    def _bases(self, node: ast.ClassDef) -> List[Optional[str]]:
         site = self.ctx.sem.def_site.get(node)
         out = []
         for b in node.bases:
-            if b.keyword is not None or b.star:
+            if type(b) is ast.Starred:
                 continue
-            out.append(self.ctx.sem.callee_qualname(b.value, site) if site is not None else None)
+            out.append(self.ctx.sem.callee_qualname(b, site) if site is not None else None)
         return out
 
     def _local_subclass(self, node, roots, seen) -> bool:
@@ -712,12 +732,12 @@ class PythonMindSpeedChecker(Checker):
         seen.add(id(node))
         site = self.ctx.sem.def_site.get(node)
         for b in node.bases:
-            if b.keyword is not None or b.star:
+            if type(b) is ast.Starred:
                 continue
-            q = self.ctx.sem.callee_qualname(b.value, site) if site is not None else None
+            q = self.ctx.sem.callee_qualname(b, site) if site is not None else None
             if q in roots:
                 return True
-            local = self._local_class(b.value, site) if site is not None else None
+            local = self._local_class(b, site) if site is not None else None
             if local is not None and self._local_subclass(local, roots, seen):
                 return True
         return False
@@ -735,7 +755,7 @@ class PythonMindSpeedChecker(Checker):
         if ".apply" in ctx.text:
             for node, site in self.calls:
                 func = node.func
-                if not (isinstance(func, cst.Attribute) and func.attr.value == "apply"):
+                if not (type(func) is ast.Attribute and func.attr == "apply"):
                     continue
                 cls = sem.enclosing_class(site)
                 if cls is None or site.scope.enclosing_function() is None:
@@ -748,17 +768,19 @@ class PythonMindSpeedChecker(Checker):
         if classes or applies:
             ctx.fact(PythonMindSpeedChecker, {"classes": classes, "applies": applies})
 
-    def _fix(self, node: cst.Call) -> Optional[Fix]:
+    def _fix(self, node: ast.Call) -> Optional[Fix]:
         ctx = self.ctx
-        if any(a.keyword is not None for a in node.args) or any(a.star == "**" for a in node.args):
+        args = call_args(node)
+        if any(a.keyword is not None for a in args) or any(a.star == "**" for a in args):
             return None
         edit_import = ctx.import_edit(WRAPPER_MODULE, "adapt_mem_func_wrapper")
         if edit_import is not None and re.search(r"\badapt_mem_func_wrapper\b", ctx.text):
             return None  # the name is taken by something else here
-        # the source as written (LibCST renders nested nodes without their block's indentation)
+        # the source as written
         call_span, func_span, x_span = ctx.span(node), ctx.span(node.func), ctx.span(node.func.value)
-        x_code = _slice(ctx.text, x_span.line, x_span.column, x_span.end_line, x_span.end_column)
-        rest = _slice(ctx.text, func_span.end_line, func_span.end_column, call_span.end_line,
+        lines = ctx.lines()
+        x_code = _slice(lines, x_span.line, x_span.column, x_span.end_line, x_span.end_column)
+        rest = _slice(lines, func_span.end_line, func_span.end_column, call_span.end_line,
                       call_span.end_column).lstrip()
         if not (rest.startswith("(") and rest.endswith(")")) or "\n" in x_code:
             return None
@@ -809,8 +831,90 @@ class PythonMindSpeedChecker(Checker):
                               related=((where[0], where[1][0], where[1][1]),), fix=call.fix)
 
 
-def _slice(text: str, line: int, col: int, end_line: int, end_col: int) -> str:
-    lines = text.splitlines(keepends=True)
+def _tokens(ctx, span: Span):
+    """The significant tokens of the text in *span*: (type, string, (line, col), (end_line,
+    end_col)), positions 1-based characters of the file; those before an error if it does not
+    tokenize."""
+    code = _slice(ctx.lines(), span.line, span.column, span.end_line, span.end_column)
+    out = []
+
+    def where(row, col):
+        return (span.line, span.column + col) if row == 1 else (span.line + row - 1, col + 1)
+
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
+            if tok.type in (tokenize.OP, tokenize.NAME, tokenize.NUMBER, tokenize.STRING):
+                out.append((tok.type, tok.string, where(*tok.start), where(*tok.end)))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
+def _with_own_parens(ctx, call: ast.Call, expr) -> str:
+    """The source of *expr*, the first argument of *call*, with the parentheses around it
+    (LibCST's tree gave them to the expression: ``f((F.apply))`` said ``(F.apply)``)."""
+    node_span = ctx.span(expr)
+    func_span, call_span = ctx.span(call.func), ctx.span(call)
+    toks = _tokens(ctx, Span(func_span.end_line, func_span.end_column, call_span.end_line, call_span.end_column))
+    # the call's "(", then the argument's own "(" if any
+    if len(toks) < 2 or toks[0][1] != "(" or toks[1][1] != "(" or toks[1][2] >= (node_span.line, node_span.column):
+        return ctx.source(expr)
+    depth = 0
+    for tok in toks[1:]:
+        if tok[0] == tokenize.OP and tok[1] in "([{":
+            depth += 1
+        elif tok[0] == tokenize.OP and tok[1] in ")]}":
+            depth -= 1
+            if depth == 0:
+                if tok[3] < (node_span.end_line, node_span.end_column):
+                    break  # the parentheses of a part of it: ``(F).apply``
+                start = toks[1][2]
+                return _slice(ctx.lines(), start[0], start[1], tok[3][0], tok[3][1])
+    return ctx.source(expr)
+
+
+def _unparenthesized(ctx, expr):
+    """Where *expr* is, without its parentheses: CPython's span of a parenthesized tuple
+    holds them (LibCST's did not, nor the whitespace and comments inside them)."""
+    if type(expr) is not ast.Tuple:
+        return expr
+    span = ctx.span(expr)
+    toks = _tokens(ctx, span)
+    if len(toks) < 2 or toks[0][1] != "(" or toks[-1][1] != ")" or toks[-1][3] != (span.end_line, span.end_column):
+        return expr
+    depth = 0
+    for i, tok in enumerate(toks):
+        if tok[0] == tokenize.OP and tok[1] in "([{":
+            depth += 1
+        elif tok[0] == tokenize.OP and tok[1] in ")]}":
+            depth -= 1
+            if depth == 0 and i != len(toks) - 1:
+                return expr  # ``(a), (b)``: the parentheses of its first element
+    if len(toks) == 2:  # ``()``
+        start = end = toks[0][3]
+        lines = ctx.lines()
+        line, col = start
+        rest = lines[line - 1][col - 1:] if 0 < line <= len(lines) else ""
+        start = end = (line, col + len(rest) - len(rest.lstrip(" \t\f")))
+        if toks[1][2][0] != line or start > toks[1][2]:
+            start = end = toks[1][2]
+    else:
+        start, end = toks[1][2], toks[-2][3]
+    return Span(start[0], start[1], end[0], end[1])
+
+
+def _concatenated(code: str) -> bool:
+    """Whether the source of a string constant is an implicit concatenation (``"a" "b"``)."""
+    try:
+        toks = tokenize.generate_tokens(io.StringIO("(" + code + ")").readline)
+        return sum(1 for tok in toks if tok.type == tokenize.STRING) > 1
+    except (tokenize.TokenError, SyntaxError):
+        return False
+
+
+def _slice(lines: List[str], line: int, col: int, end_line: int, end_col: int) -> str:
+    """The text from (line, col) to (end_line, end_col), 1-based character positions, of the
+    file's *lines* (with their line breaks)."""
     if line == end_line:
         return lines[line - 1][col - 1:end_col - 1]
     parts = [lines[line - 1][col - 1:]] + lines[line:end_line - 1] + [lines[end_line - 1][:end_col - 1]]

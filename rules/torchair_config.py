@@ -26,15 +26,16 @@ an older branch is missing from master).
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import difflib
+import keyword
+import tokenize
 from typing import Dict, List, Optional, Sequence, Set, Tuple
-
-import libcst as cst
 
 from npulint.checker import Checker, FileContext
 from npulint.model import Fix, Rule
-from npulint.semantic import AttrStore, Site, dotted
+from npulint.semantic import Arg, AttrStore, Site, call_args, dotted
 from npulint.values import UNKNOWN, is_constant
 
 # ======================================================================================
@@ -515,7 +516,7 @@ class Config:
     """One ``CompilerConfig()`` object: the call that makes it, the stores to it, and the
     ways it may be changed behind our back."""
 
-    def __init__(self, call: cst.Call, site: Site):
+    def __init__(self, call: ast.Call, site: Site):
         self.call = call
         self.site = site
         self.stores: List["Store"] = []
@@ -557,7 +558,7 @@ class Store:
 class Backend:
     """A ``get_npu_backend(...)`` call and its config (None: the default config)."""
 
-    def __init__(self, call: cst.Call, site: Site, config: Optional[Config], known: bool):
+    def __init__(self, call: ast.Call, site: Site, config: Optional[Config], known: bool):
         self.call = call
         self.site = site
         self.config = config
@@ -579,104 +580,116 @@ class TorchairConfigChecker(Checker):
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
-        self.calls: List[Tuple[cst.Call, Site]] = []
-        self.names: List[Tuple[cst.Name, Site]] = []
+        self.calls: List[Tuple[ast.Call, Site]] = []
+        self.names: List[Tuple[Optional[ast.Name], str, Site]] = []  # (node or None, name, site)
         self.not_uses: Set[int] = set()  # Name nodes that are not loads of a variable
+        self.arg_attrs: Set[int] = set()  # Attribute nodes passed as arguments
         self.chain_escapes: List[Tuple[str, Tuple[str, ...], Site]] = []
-        self.subscript_stores: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, Site]] = []
-        self.comprehensions: List[Tuple[cst.CSTNode, cst.BaseExpression]] = []  # (comp, element kept)
+        self.subscript_stores: List[Tuple[ast.AST, ast.expr, ast.expr, Site]] = []
+        self.comprehensions: List[Tuple[ast.AST, ast.expr]] = []  # (comp, element kept)
 
     # -- traversal ----------------------------------------------------------------------
-    def visit_Call(self, node: cst.Call) -> None:
+    # A *use* of a name is a Name node that LibCST's tree had and that is not one of the
+    # binding or attribute positions below: ast keeps plain strings for the names of
+    # attributes, keywords, parameters, defs, imports, ``as`` targets and ``global``; the
+    # Name nodes it has that are not uses are the roots of attribute chains and the direct
+    # targets of assignments, ``for``, ``with ... as`` and a one-target ``del`` (the names
+    # inside a tuple target are uses, as they were).
+    def visit_Call(self, node: ast.Call) -> None:
         self.calls.append((node, self.ctx.site()))
+        for a in call_args(node):
+            if type(a.value) is ast.Attribute:
+                self.arg_attrs.add(id(a.value))
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self.not_uses.add(id(node.attr))
-        if isinstance(node.value, cst.Name):
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for e in node.bases:
+            if type(e) is ast.Starred:
+                e = e.value
+            if type(e) is ast.Attribute:
+                self.arg_attrs.add(id(e))
+        for k in node.keywords:
+            if type(k.value) is ast.Attribute:
+                self.arg_attrs.add(id(k.value))
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if id(node) in self.arg_attrs:
+            self._chain_escape(node)  # an argument (of a call, or a class's base): passed on
+        if type(node.value) is ast.Name:
             self.not_uses.add(id(node.value))
 
-    def visit_Arg(self, node: cst.Arg) -> None:
-        if node.keyword is not None:
-            self.not_uses.add(id(node.keyword))
-        self._chain_escape(node.value)
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        # LibCST kept a one-part module (``from a import b``, ``from .a import b``) as a
+        # Name, which counted as a use
+        if node.module is not None and "." not in node.module:
+            self.names.append((None, node.module, self.ctx.site()))
 
-    def visit_Param(self, node: cst.Param) -> None:
-        self.not_uses.add(id(node.name))
+    def visit_MatchClass(self, node) -> None:
+        # LibCST kept the keys of ``case C(k=...)`` as Names, which counted as uses
+        if node.kwd_attrs:
+            site = self.ctx.site()
+            for k in node.kwd_attrs:
+                self.names.append((None, k, site))
 
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        self.not_uses.add(id(node.name))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.not_uses.add(id(node.name))
-
-    def visit_ImportAlias(self, node: cst.ImportAlias) -> None:
-        for n in _names_in(node.name):
-            self.not_uses.add(id(n))
-
-    def visit_AsName(self, node: cst.AsName) -> None:
-        if isinstance(node.name, cst.Name):
-            self.not_uses.add(id(node.name))
-
-    def visit_NameItem(self, node: cst.NameItem) -> None:
-        self.not_uses.add(id(node.name))
-
-    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
-        if isinstance(node.target, cst.Name):
-            self.not_uses.add(id(node.target))
-
-    def visit_Assign(self, node: cst.Assign) -> None:
+    def visit_Assign(self, node: ast.Assign) -> None:
         site = self.ctx.site()
         self._chain_escape(node.value)
         for t in node.targets:
-            if isinstance(t.target, cst.Subscript):
-                self.subscript_stores.append((t.target, node.value, t.target.value, site))
+            if type(t) is ast.Name:
+                self.not_uses.add(id(t))
+            elif type(t) is ast.Subscript:
+                self.subscript_stores.append((t, node.value, t.value, site))
 
-    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
-        if isinstance(node.target, cst.Name):
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if type(node.target) is ast.Name:
             self.not_uses.add(id(node.target))
         if node.value is not None:
             self._chain_escape(node.value)
 
-    def visit_AugAssign(self, node: cst.AugAssign) -> None:
-        if isinstance(node.target, cst.Name):
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        if type(node.target) is ast.Name:
             self.not_uses.add(id(node.target))
 
-    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
-        if isinstance(node.target, cst.Name):
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        if type(node.target) is ast.Name:
             self.not_uses.add(id(node.target))
 
-    def visit_For(self, node: cst.For) -> None:
-        if isinstance(node.target, cst.Name):
+    def visit_For(self, node: ast.For) -> None:
+        if type(node.target) is ast.Name:
             self.not_uses.add(id(node.target))
 
-    def visit_CompFor(self, node: cst.CompFor) -> None:
-        if isinstance(node.target, cst.Name):
+    def visit_comprehension(self, node: ast.comprehension) -> None:
+        if type(node.target) is ast.Name:
             self.not_uses.add(id(node.target))
 
-    def visit_Del(self, node: cst.Del) -> None:
-        if isinstance(node.target, cst.Name):
-            self.not_uses.add(id(node.target))
+    def visit_withitem(self, node: ast.withitem) -> None:
+        if type(node.optional_vars) is ast.Name:
+            self.not_uses.add(id(node.optional_vars))
 
-    def visit_Return(self, node: cst.Return) -> None:
+    def visit_Delete(self, node: ast.Delete) -> None:
+        # ``del a, b`` was one Tuple target in LibCST (its names uses), ``del a`` a Name
+        if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
+            self.not_uses.add(id(node.targets[0]))
+
+    def visit_Return(self, node: ast.Return) -> None:
         if node.value is not None:
             self._chain_escape(node.value)
 
-    def visit_ListComp(self, node: cst.ListComp) -> None:
+    def visit_ListComp(self, node: ast.ListComp) -> None:
         self.comprehensions.append((node, node.elt))
 
-    def visit_SetComp(self, node: cst.SetComp) -> None:
+    def visit_SetComp(self, node: ast.SetComp) -> None:
         self.comprehensions.append((node, node.elt))
 
-    def visit_DictComp(self, node: cst.DictComp) -> None:
+    def visit_DictComp(self, node: ast.DictComp) -> None:
         self.comprehensions.append((node, node.value))
 
-    def visit_Name(self, node: cst.Name) -> None:
+    def visit_Name(self, node: ast.Name) -> None:
         if id(node) not in self.not_uses:
-            self.names.append((node, self.ctx.site()))
+            self.names.append((node, node.id, self.ctx.site()))
 
     def _chain_escape(self, expr) -> None:
         """``f(cfg.debug)``, ``x = cfg.debug.aclgraph``: a sub-object of a config is passed on."""
-        if isinstance(expr, cst.Attribute):
+        if type(expr) is ast.Attribute:
             chain = dotted(expr)
             if chain is not None:
                 root, *path = chain.split(".")
@@ -700,7 +713,7 @@ class TorchairConfigChecker(Checker):
             if ctx.resolve(call.func, site, GET_NPU_BACKEND) is None:
                 continue
             arg = _config_arg(call)
-            if isinstance(arg, cst.Name):
+            if type(arg) is ast.Name:
                 backend_args.add(id(arg))
             self.backends[id(call)] = self._backend(call, site, arg)
         if not self.configs and not self.backends:
@@ -726,7 +739,7 @@ class TorchairConfigChecker(Checker):
         if not self.configs:
             return
         for b in ctx.sem.all_bindings():
-            if b.kind == "assign" and not b.index and isinstance(b.value, cst.Call):
+            if b.kind == "assign" and not b.index and type(b.value) is ast.Call:
                 cfg = self.configs.get(id(b.value))
                 if cfg is not None:
                     self.config_bindings[id(b)] = cfg
@@ -758,7 +771,7 @@ class TorchairConfigChecker(Checker):
         if not self.config_bindings:
             return
         names = {b.name for b in self.ctx.sem.all_bindings() if id(b) in self.config_bindings}
-        uses = [(n.value, (), site) for n, site in self.names if n.value in names and id(n) not in backend_args]
+        uses = [(name, (), site) for n, name, site in self.names if name in names and id(n) not in backend_args]
         uses += [(root, path, site) for root, path, site in self.chain_escapes if root in names]
         for name, path, site in uses:
             cands, _ = self.ctx.sem.reaching(name, site)
@@ -767,16 +780,16 @@ class TorchairConfigChecker(Checker):
                 if cfg is not None:
                     cfg.escapes.append((path, site))
 
-    def _backend(self, call: cst.Call, site: Site, arg) -> Backend:
-        if arg is None or (isinstance(arg, cst.Name) and arg.value == "None" and not self.ctx.sem.reaching("None", site)[0]):
+    def _backend(self, call: ast.Call, site: Site, arg) -> Backend:
+        if arg is None or (type(arg) is ast.Constant and arg.value is None):
             return Backend(call, site, None, True)
-        if isinstance(arg, cst.Call) and id(arg) in self.configs:
+        if type(arg) is ast.Call and id(arg) in self.configs:
             cfg = self.configs[id(arg)]
             b = Backend(call, site, cfg, True)
             cfg.backends.append(b)
             return b
-        if isinstance(arg, cst.Name):
-            cfg, maybe = self._config_of(arg.value, site)
+        if type(arg) is ast.Name:
+            cfg, maybe = self._config_of(arg.id, site)
             if cfg is not None:
                 b = Backend(call, site, cfg, True)
                 cfg.backends.append(b)
@@ -980,7 +993,7 @@ class TorchairConfigChecker(Checker):
                     continue
                 v = ctx.value(s.raw.value, s.site)
                 if v is False or (type(v) is int and v == 0):
-                    edit = ctx.remove_statement(s.raw.node) if isinstance(s.raw.node, cst.Assign) else None
+                    edit = ctx.remove_statement(s.raw.node) if type(s.raw.node) is ast.Assign else None
                     ctx.report("NPU202", s.node,
                                f"`config.debug.aclgraph.disable_mempool_reuse_in_same_fx = {v!r}` has no effect: "
                                f"`config.aclgraph_config.use_custom_pool` is set (line {self._line(pool.node)}), and "
@@ -991,16 +1004,16 @@ class TorchairConfigChecker(Checker):
                                        (edit,)) if edit is not None else None)
 
     # -- torch.compile calls --------------------------------------------------------------
-    def _compiles(self) -> List[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]]:
+    def _compiles(self) -> List[Tuple[ast.Call, Site, Backend, Optional[Arg]]]:
         out = []
         for call, site in self.calls:
             if self.ctx.resolve(call.func, site, TORCH_COMPILE) is None:
                 continue
             backend_arg = mode_arg = None
-            for a in call.args:
-                if a.keyword is not None and a.keyword.value == "backend":
+            for a in call_args(call):
+                if a.keyword == "backend":
                     backend_arg = a
-                elif a.keyword is not None and a.keyword.value == "mode":
+                elif a.keyword == "mode":
                     mode_arg = a
             if backend_arg is None:
                 continue
@@ -1018,14 +1031,15 @@ class TorchairConfigChecker(Checker):
             if mode is UNKNOWN:
                 continue
             target = None
-            if call.args and call.args[0].keyword is None and not call.args[0].star:
-                target = call.args[0].value
+            args = call_args(call)
+            if args and args[0].keyword is None and not args[0].star:
+                target = args[0].value
             else:
-                target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "model"), None)
+                target = next((a.value for a in args if a.keyword == "model"), None)
             if target is None:
                 continue
             value, vsite = sem.bound_expr(target, site)
-            if not isinstance(value, cst.Call):
+            if type(value) is not ast.Call:
                 continue
             q = sem.callee_qualname(value.func, vsite)
             if q is not None:
@@ -1033,7 +1047,7 @@ class TorchairConfigChecker(Checker):
 
     def _backend_of(self, expr, site: Site) -> Optional[Backend]:
         value, _ = self.ctx.sem.bound_expr(expr, site)
-        if isinstance(value, cst.Call):
+        if type(value) is ast.Call:
             return self.backends.get(id(value))
         return None
 
@@ -1107,7 +1121,7 @@ class TorchairConfigChecker(Checker):
         if not ctx.wants("NPU205"):
             return
         sem = ctx.sem
-        compiled: Dict[int, Tuple[cst.Call, Backend, str]] = {}  # id(compile call) -> ...
+        compiled: Dict[int, Tuple[ast.Call, Backend, str]] = {}  # id(compile call) -> ...
         for call, site, b, _ in compiles:
             m = self.mode(b)
             if m not in ACLGRAPH_MODES:
@@ -1120,18 +1134,18 @@ class TorchairConfigChecker(Checker):
             return
         # bindings of a compiled callable: a name or self.<attr> bound to torch.compile(...), or a def
         # decorated with @torch.compile(backend=...)
-        callable_of: Dict[int, Tuple[cst.Call, Backend, str]] = {}
+        callable_of: Dict[int, Tuple[ast.Call, Backend, str]] = {}
         for b in sem.all_bindings(with_attrs=True):
-            if b.kind == "assign" and not b.index and isinstance(b.value, cst.Call) and id(b.value) in compiled:
+            if b.kind == "assign" and not b.index and type(b.value) is ast.Call and id(b.value) in compiled:
                 callable_of[id(b)] = compiled[id(b.value)]
-            elif b.kind == "def" and isinstance(b.node, cst.FunctionDef):
-                for d in b.node.decorators:
-                    if isinstance(d.decorator, cst.Call) and id(d.decorator) in compiled:
-                        callable_of[id(b)] = compiled[id(d.decorator)]
+            elif b.kind == "def" and type(b.node) in (ast.FunctionDef, ast.AsyncFunctionDef):
+                for d in b.node.decorator_list:
+                    if type(d) is ast.Call and id(d) in compiled:
+                        callable_of[id(b)] = compiled[id(d)]
         if not callable_of:
             return
         # calls of a compiled callable
-        invocations: Dict[int, Tuple[cst.Call, Site, Tuple[cst.Call, Backend, str]]] = {}
+        invocations: Dict[int, Tuple[ast.Call, Site, Tuple[ast.Call, Backend, str]]] = {}
         for call, site in self.calls:
             b = sem.certain_binding(call.func, site)
             if b is not None and id(b) in callable_of:
@@ -1139,12 +1153,12 @@ class TorchairConfigChecker(Checker):
         if not invocations:
             return
         # (report node, stored expression, the object that keeps it, how to name the place, site)
-        events: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, cst.CSTNode, Site]] = []
+        events: List[Tuple[ast.AST, ast.expr, ast.expr, ast.AST, Site]] = []
         for call, site in self.calls:
             f = call.func
-            if isinstance(f, cst.Attribute) and f.attr.value in _RETAINING_METHODS:
-                pos = [a for a in call.args if a.keyword is None and not a.star]
-                i = _RETAINING_METHODS[f.attr.value]
+            if type(f) is ast.Attribute and f.attr in _RETAINING_METHODS:
+                pos = [a for a in call_args(call) if a.keyword is None and not a.star]
+                i = _RETAINING_METHODS[f.attr]
                 if len(pos) > i:
                     events.append((call, pos[i].value, f.value, f.value, site))
         for target, value, container, site in self.subscript_stores:
@@ -1152,14 +1166,14 @@ class TorchairConfigChecker(Checker):
         for raw in sem.attr_stores:
             if raw.kind == "assign" and raw.value is not None:
                 events.append((raw.target, raw.value, raw.target.value, raw.target, raw.site))
-        code = cst.Module([]).code_for_node
+        code = _code_for(ctx)
         # a list/set/dict comprehension that collects the outputs: every element is kept while the
         # callable runs again for the next one
         for comp, elt in self.comprehensions:
             e = elt
-            while isinstance(e, cst.Subscript):
+            while type(e) is ast.Subscript:
                 e = e.value
-            inv = invocations.get(id(e)) if isinstance(e, cst.Call) else None
+            inv = invocations.get(id(e)) if type(e) is ast.Call else None
             if inv is None:
                 continue
             call, _csite, (ccall, _backend, m) = inv
@@ -1190,13 +1204,13 @@ class TorchairConfigChecker(Checker):
 
     def _output_of(self, stored, site: Site, invocations):
         e = stored
-        while isinstance(e, cst.Subscript):
+        while type(e) is ast.Subscript:
             e = e.value
-        if isinstance(e, cst.Call):
+        if type(e) is ast.Call:
             return invocations.get(id(e))
-        if isinstance(e, cst.Name):
-            cands, exact = self.ctx.sem.reaching(e.value, site)
-            if exact and cands[0].kind == "assign" and isinstance(cands[0].value, cst.Call):
+        if type(e) is ast.Name:
+            cands, exact = self.ctx.sem.reaching(e.id, site)
+            if exact and cands[0].kind == "assign" and type(cands[0].value) is ast.Call:
                 return invocations.get(id(cands[0].value))
         return None
 
@@ -1204,11 +1218,11 @@ class TorchairConfigChecker(Checker):
         """True if the container (or the object whose attribute is stored) may be created anew
         in each iteration of *loop*, so it does not outlive the iteration."""
         root = container
-        while isinstance(root, (cst.Attribute, cst.Subscript)):
+        while type(root) is ast.Attribute or type(root) is ast.Subscript:
             root = root.value
-        if not isinstance(root, cst.Name):
+        if type(root) is not ast.Name:
             return True  # an expression we cannot follow: say nothing
-        cands, _ = self.ctx.sem.reaching(root.value, site)
+        cands, _ = self.ctx.sem.reaching(root.id, site)
         return any((loop, True) in b.site.blocks and b.site.scope is site.scope for b in cands)
 
 
@@ -1216,35 +1230,81 @@ class TorchairConfigChecker(Checker):
 # Helpers
 # ======================================================================================
 
-def _config_arg(call: cst.Call):
+def _config_arg(call: ast.Call):
     """The ``compiler_config`` argument of get_npu_backend (keyword; torchair's signature is
     keyword-only, but a positional first argument is read too), or None."""
-    for a in call.args:
-        if a.keyword is not None and a.keyword.value == "compiler_config":
+    args = call_args(call)
+    for a in args:
+        if a.keyword == "compiler_config":
             return a.value
-    for a in call.args:
+    for a in args:
         if a.keyword is None and not a.star:
             return a.value
-    if any(a.star for a in call.args):
-        return cst.Ellipsis()  # unknown
+    if any(a.star for a in args):
+        return _UNKNOWN_ARG  # unknown
     return None
 
 
-def _names_in(node) -> List[cst.Name]:
-    out = []
-    while isinstance(node, cst.Attribute):
-        out.append(node.attr)
-        node = node.value
-    if isinstance(node, cst.Name):
-        out.append(node)
-    return out
+# stands for an argument that ``*args``/``**kwargs`` may hold: neither a config nor None
+_UNKNOWN_ARG = ast.Constant(value=...)
+
+
+def _code_for(ctx: FileContext):
+    """``code(node)``: the source of a node as LibCST's ``code_for_node`` gave it."""
+    return lambda node: _code_of(ctx, node)
+
+
+def _code_of(ctx: FileContext, node) -> str:
+    """The source of *node* as LibCST's ``code_for_node`` rendered it, for messages: with
+    the parentheses written around it (``ctx.source`` leaves them out), and without the
+    indentation of the block it stands in on its continuation lines (LibCST kept that
+    indentation out of the node)."""
+    s = ctx.span(node)
+    lines = ctx.lines()
+    try:
+        toks = [t for t in tokenize.generate_tokens(iter(lines).__next__)
+                if t.type != tokenize.NL and t.type != tokenize.COMMENT]
+    except (tokenize.TokenError, SyntaxError):
+        return ctx.source(node)
+    start = (s.line, s.column - 1)
+    end = (s.end_line, s.end_column - 1)
+    i = next((k for k, t in enumerate(toks) if t.start == start), None)
+    j = next((k for k, t in enumerate(toks) if t.end == end), None)
+    if i is None or j is None or j < i:
+        return ctx.source(node)
+    while i > 0 and j + 1 < len(toks) and toks[i - 1].string == "(" and toks[j + 1].string == ")":
+        before = toks[i - 2] if i > 1 else None
+        if before is not None and (before.type in (tokenize.STRING, tokenize.NUMBER) or before.string in (")", "]", "}")
+                                   or (before.type == tokenize.NAME and not keyword.iskeyword(before.string))):
+            break  # the parentheses of a call
+        i, j = i - 1, j + 1
+    (a_line, a_col), (b_line, b_col) = toks[i].start, toks[j].end
+    if a_line == b_line:
+        return lines[a_line - 1][a_col:b_col]
+    # the indentation of the block: that of the first line of the statement
+    k = i
+    while k > 0 and toks[k - 1].type not in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+        k -= 1
+    first = lines[toks[k].start[0] - 1]
+    indent = first[:len(first) - len(first.lstrip(" \t\f"))]
+    in_string = set()  # lines that begin inside a string token
+    for t in toks[i:j + 1]:
+        if t.type == tokenize.STRING and t.end[0] > t.start[0]:
+            in_string.update(range(t.start[0] + 1, t.end[0] + 1))
+    parts = [lines[a_line - 1][a_col:]]
+    for n in range(a_line + 1, b_line + 1):
+        text = lines[n - 1] if n < b_line else lines[n - 1][:b_col]
+        if indent and n not in in_string and text.startswith(indent):
+            text = text[len(indent):]
+        parts.append(text)
+    return "".join(parts)
 
 
 def sets_pool(ctx: FileContext, expr, site: Site) -> Optional[bool]:
     """True if ``use_custom_pool = expr`` certainly sets a pool (a call result or a non-None
     value), False if it is certainly None, None if unknown."""
     value, vsite = ctx.sem.bound_expr(expr, site)
-    if isinstance(value, cst.Call):
+    if type(value) is ast.Call:
         return True
     v = ctx.value(value, vsite)
     if not is_constant(v):
@@ -1258,15 +1318,15 @@ def literal_kind(ctx: FileContext, expr, site: Site):
     """("list"|"tuple"|"scalar", value-or-UNKNOWN, source) for a value whose kind is statically
     known; (None, UNKNOWN, "") otherwise."""
     value, vsite = ctx.sem.bound_expr(expr, site)
-    code = cst.Module([]).code_for_node(value)
-    if isinstance(value, (cst.List, cst.ListComp)):
+    code = _code_of(ctx, value)
+    if type(value) is ast.List or type(value) is ast.ListComp:
         v = ctx.value(value, vsite)
         return "list", (list(v) if isinstance(v, tuple) else UNKNOWN), code
     v = ctx.value(value, vsite)
     if not is_constant(v):
         return None, UNKNOWN, ""
     if isinstance(v, tuple):
-        return ("tuple", v, code) if isinstance(value, cst.Tuple) else (None, UNKNOWN, "")
+        return ("tuple", v, code) if type(value) is ast.Tuple else (None, UNKNOWN, "")
     if isinstance(v, (bool, int, float, str, bytes)) or v is None:
         return "scalar", v, code
     return None, UNKNOWN, ""
