@@ -26,11 +26,12 @@ if TYPE_CHECKING:  # pragma: no cover
 # run whose files all come from the cache, or that the prefilter skips, never pays for them.
 
 
-# Files larger than this (bytes) are not parsed: LibCST and the positions need 400-750 bytes
-# of memory per byte of source (a 2.9 MB generated file: 1.1 GB and 27 s; a 499 KB test
-# module of Ascend/pytorch: 376 MB), so one such file would blow the 300 MB budget of a
-# whole run. 256 KB keeps a parse under about 200 MB; almost all hand-written modules are
-# smaller (Ascend/pytorch: 8 of 1,456 files are larger).
+# Files larger than this (bytes) are not parsed: most are generated (torchair's 2.9 MB op
+# table) and the analysis needs about 120 bytes of memory per byte of source (that file,
+# every Python checker on: 4.0 s and 349 MB; Ascend/pytorch's 589 KB test_nn.py: 1.0 s and
+# 86 MB), so one such file would blow the 300 MB budget of a whole run. Almost all
+# hand-written modules are smaller (Ascend/pytorch: 8 of 1,456 files are larger). (With
+# LibCST, before the engine moved to ``ast``, it took 400-750 bytes per byte: 1.1 GB and 27 s.)
 DEFAULT_MAX_FILE_SIZE = 256 * 1024
 
 
@@ -628,9 +629,10 @@ def _task(inp: _Input, text: str, active: Sequence[type]) -> FileResult:
 
 # ----------------------------------------------------------------------------- parallelism
 
-# Automatic --jobs: one worker per this many bytes of source to parse (about a second of
-# work on one core), up to the number of CPUs; below it the run stays in this process and
-# pays no process start-up.
+# Automatic --jobs: one worker per this many bytes of source to parse (about 0.2 s of work
+# on one core: torchair's 2.0 MB of selected files take 1.5 s; a forked worker starts in a
+# few tens of milliseconds), up to the number of CPUs; below it the run stays in this
+# process and pays no process start-up.
 AUTO_JOBS_BYTES = 256 * 1024
 
 
@@ -926,21 +928,36 @@ def _token_pattern(tokens: Sequence[str]) -> "re.Pattern":
     return re.compile("|".join(parts))
 
 
+_FOLLOWUP_SUBSTRING_TESTS = 16
+
+
 def _followup_matcher(tokens: Sequence[Any]) -> Callable[[str], bool]:
     """Whether a text holds one of *tokens* (see :meth:`Checker.followup`): a string, or a
-    group of strings that must all occur. One search finds the candidates (a text holding
-    some group's first token); the groups are then tested whole on those texts only."""
+    group of strings that must all occur. Plain substring tests (C speed) and then one
+    search find the candidates (a text holding some group's first token as a whole word);
+    the groups are then tested whole on those texts only."""
     groups = [(t,) if isinstance(t, str) else tuple(t) for t in tokens]
     groups = [g for g in groups if g]
     if not groups:
         return lambda text: False
-    anywhere = _token_pattern(sorted({g[0] for g in groups}))
+    firsts = sorted({g[0] for g in groups})
+    anywhere = _token_pattern(firsts)
+    # a regular expression of alternatives scans a text an order of magnitude slower than a
+    # substring test: most texts hold none of a few tokens (torchair's follow-up: 3 tokens,
+    # 1,129 files, 0.09 s of regex search), but for many tokens one scan beats many
+    substrings = firsts if len(firsts) <= _FOLLOWUP_SUBSTRING_TESTS else None
+
+    def candidate(text: str) -> bool:
+        if substrings is not None and not any(t in text for t in substrings):
+            return False
+        return anywhere.search(text) is not None
+
     if all(len(g) == 1 for g in groups):
-        return lambda text: anywhere.search(text) is not None
+        return candidate
     single = {t: _token_pattern([t]) for g in groups for t in g}
 
     def matches(text: str) -> bool:
-        if anywhere.search(text) is None:
+        if not candidate(text):
             return False
         found: Dict[str, bool] = {}
         for g in groups:

@@ -932,12 +932,13 @@ class TorchairConfigChecker(Checker):
             ctx.report("NPU204", s.node, f"`config.{path}` = {v!r} {why}: torchair raises ValueError at this "
                                          f"assignment; use an int >= 1 (the default is 64)")
         elif check == "pool":
-            kind, v, code = literal_kind(ctx, s.raw.value, s.site)
+            kind, v, node = literal_kind(ctx, s.raw.value, s.site)
             if kind is None or (kind == "scalar" and v is None):
                 return
             if kind == "tuple" and len(v) == 2 and all(isinstance(x, int) for x in v) and v[0] * v[1] == 0:
                 return
-            shown = (f"the {kind} {code}" if kind in ("list", "tuple") else f"{v!r} ({type(v).__name__})")
+            shown = (f"the {kind} {_code_of(ctx, node)}" if kind in ("list", "tuple") else
+                     f"{v!r} ({type(v).__name__})")
             ctx.report("NPU204", s.node,
                        f"`config.{path}` gets {shown}, which is not a graph-pool handle: torchair stores it "
                        "unchecked and raises TypeError (\"Invalid graph pool handle type\") when the first aclgraph "
@@ -1315,18 +1316,17 @@ def sets_pool(ctx: FileContext, expr, site: Site) -> Optional[bool]:
 # The Evaluator turns list and tuple displays alike into tuples; a rule that
 # must tell them apart (torchair's ``isinstance(pool, tuple)``) looks at the syntax.
 def literal_kind(ctx: FileContext, expr, site: Site):
-    """("list"|"tuple"|"scalar", value-or-UNKNOWN, source) for a value whose kind is statically
-    known; (None, UNKNOWN, "") otherwise."""
+    """("list"|"tuple"|"scalar", value-or-UNKNOWN, the expression that gives it) for a value whose
+    kind is statically known; (None, UNKNOWN, None) otherwise."""
     value, vsite = ctx.sem.bound_expr(expr, site)
-    code = _code_of(ctx, value)
     if type(value) is ast.List or type(value) is ast.ListComp:
         v = ctx.value(value, vsite)
-        return "list", (list(v) if isinstance(v, tuple) else UNKNOWN), code
+        return "list", (list(v) if isinstance(v, tuple) else UNKNOWN), value
     v = ctx.value(value, vsite)
     if not is_constant(v):
-        return None, UNKNOWN, ""
+        return None, UNKNOWN, None
     if isinstance(v, tuple):
-        return ("tuple", v, code) if type(value) is ast.Tuple else (None, UNKNOWN, "")
+        return ("tuple", v, value) if type(value) is ast.Tuple else (None, UNKNOWN, None)
     if isinstance(v, (bool, int, float, str, bytes)) or v is None:
-        return "scalar", v, code
-    return None, UNKNOWN, ""
+        return "scalar", v, value
+    return None, UNKNOWN, None
