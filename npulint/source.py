@@ -35,13 +35,22 @@ class Unreadable(Exception):
         self.binary = binary
 
 
+def _plain_utf8_head(data: bytes) -> bool:
+    """True when the first two lines (where PEP 263 looks) are ASCII without a ``coding``
+    declaration or BOM: the file is UTF-8, as ``tokenize.detect_encoding`` would say, without
+    its per-file overhead (a tenth of the main process's share of a 2M-line run)."""
+    second = data.find(b"\n", data.find(b"\n") + 1)
+    head = data if second < 0 else data[:second]
+    return head.isascii() and b"coding" not in head
+
+
 def decode(data: bytes, language: str) -> str:
     """Decode *data* as the interpreter would, or raise :class:`Unreadable`."""
     if b"\x00" in data:
         line = data.count(b"\n", 0, data.index(b"\x00")) + 1
         raise Unreadable("binary file (contains a NUL byte)", line=line, binary=True)
     encoding = "utf-8"
-    if language == PYTHON:
+    if language == PYTHON and not _plain_utf8_head(data):
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
         except SyntaxError as exc:  # unknown codec in the cookie, or BOM + other cookie

@@ -299,6 +299,52 @@ def test_a_worker_crash_costs_only_the_file_that_caused_it(tmp_path, monkeypatch
         [f for f in one.findings if not f.path.endswith(crash)]
 
 
+@pytest.mark.skipif(not pipeline._can_fork(), reason="worker processes need fork")
+def test_the_first_pass_in_shares_finds_exactly_what_one_process_finds(tmp_path, monkeypatch):
+    """Over many files the workers read, prefilter and analyse shares of the files (the
+    main process only merges): same findings, fixes, notes, cross-file facts and cache."""
+    monkeypatch.setattr(pipeline, "FIRST_PASS_PARALLEL_FILES", 4)
+    split = []
+    real = pipeline._first_pass_in_pool
+    monkeypatch.setattr(pipeline, "_first_pass_in_pool", lambda *a: split.append(a[-1]) or real(*a))
+    corpus = dict(_corpus(), **{"big.py": INVALID_ID + "# " + "x" * 300_000 + "\n"})
+    one = _lint(tmp_path, corpus, jobs=1)
+    assert split == []
+    two = _lint(tmp_path, corpus, jobs=2)
+    assert split == [2]
+    assert one.findings == two.findings and one.parsed == two.parsed and one.files == two.files
+    assert [f.fix for f in one.findings] == [f.fix for f in two.findings]
+    assert one.notes == two.notes and any("big.py" in n for n in one.notes)
+    assert {f.code for f in two.findings} >= {"NPU103", "NPU306", "NPU001"}
+    cache = cache_mod.Cache(str(tmp_path / "cache"))
+    cold = _lint(tmp_path, corpus, jobs=2, cache=cache)
+    corpus["m00.py"] = "x = 1\n"  # one file changed: the others come from the cache
+    warm = _lint(tmp_path, corpus, jobs=2, cache=cache_mod.Cache(str(tmp_path / "cache")))
+    assert cold.findings == two.findings and not cold.cached and not warm.cached
+    assert warm.findings == [f for f in two.findings if not f.path.endswith("m00.py")]
+    assert warm.parsed == two.parsed - 1
+
+
+@pytest.mark.skipif(not pipeline._can_fork(), reason="worker processes need fork")
+def test_a_crash_in_a_share_of_the_first_pass_costs_only_the_file_that_caused_it(tmp_path, monkeypatch):
+    monkeypatch.setattr(pipeline, "FIRST_PASS_PARALLEL_FILES", 4)
+    corpus = _corpus()
+    real_task = pipeline._task
+
+    def task(inp, text, active):
+        if inp.path.endswith("bad.py") and os.getpid() != parent:
+            os._exit(3)
+        return real_task(inp, text, active)
+
+    parent = os.getpid()
+    monkeypatch.setattr(pipeline, "_task", task)
+    one = _lint(tmp_path, corpus, jobs=1)
+    two = _lint(tmp_path, corpus, jobs=2)
+    crashed = [f for f in two.findings if f.code == "NPU000"]
+    assert len(crashed) == 1 and crashed[0].path.endswith("bad.py")
+    assert [f for f in two.findings if f.code != "NPU000"] == [f for f in one.findings if not f.path.endswith("bad.py")]
+
+
 def _run_in_process(root, names, cache=None):
     rules, checkers = registry.load()
     enabled = enabled_codes(rules, None, [], [])
