@@ -274,11 +274,16 @@ def test_a_big_file_no_rule_looks_at_costs_nothing(project):
 
 
 @pytest.mark.skipif(not pipeline._can_fork(), reason="worker processes need fork")
-def test_a_worker_crash_costs_only_the_file_that_caused_it(tmp_path, monkeypatch):
-    """Files go to the workers in batches; a worker that dies (as a crash in native code
-    would kill it) breaks the pool, and the files of every failed batch are done again, so
-    only the file that crashes its worker is reported (NPU000), once."""
-    monkeypatch.setattr(pipeline, "BATCH_BYTES", 10 ** 9)  # everything in one batch
+@pytest.mark.parametrize("where", ["batch", "share"])
+def test_a_worker_crash_costs_only_the_file_that_caused_it(tmp_path, monkeypatch, where):
+    """Files go to the workers in batches (or, over many files, the workers take shares of
+    the whole first pass); a worker that dies (as a crash in native code would kill it)
+    breaks the pool, and the files of every failed batch or share are done again, so only
+    the file that crashes its worker is reported (NPU000), once."""
+    if where == "batch":
+        monkeypatch.setattr(pipeline, "BATCH_BYTES", 10 ** 9)  # everything in one batch
+    else:
+        monkeypatch.setattr(pipeline, "FIRST_PASS_PARALLEL_FILES", 4)
     corpus = _corpus()
     crash = "bad.py"  # a syntax error: no facts, so the other files' findings stay the same
     real_task = pipeline._task
@@ -323,26 +328,6 @@ def test_the_first_pass_in_shares_finds_exactly_what_one_process_finds(tmp_path,
     assert cold.findings == two.findings and not cold.cached and not warm.cached
     assert warm.findings == [f for f in two.findings if not f.path.endswith("m00.py")]
     assert warm.parsed == two.parsed - 1
-
-
-@pytest.mark.skipif(not pipeline._can_fork(), reason="worker processes need fork")
-def test_a_crash_in_a_share_of_the_first_pass_costs_only_the_file_that_caused_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(pipeline, "FIRST_PASS_PARALLEL_FILES", 4)
-    corpus = _corpus()
-    real_task = pipeline._task
-
-    def task(inp, text, active):
-        if inp.path.endswith("bad.py") and os.getpid() != parent:
-            os._exit(3)
-        return real_task(inp, text, active)
-
-    parent = os.getpid()
-    monkeypatch.setattr(pipeline, "_task", task)
-    one = _lint(tmp_path, corpus, jobs=1)
-    two = _lint(tmp_path, corpus, jobs=2)
-    crashed = [f for f in two.findings if f.code == "NPU000"]
-    assert len(crashed) == 1 and crashed[0].path.endswith("bad.py")
-    assert [f for f in two.findings if f.code != "NPU000"] == [f for f in one.findings if not f.path.endswith("bad.py")]
 
 
 def _run_in_process(root, names, cache=None):
