@@ -116,6 +116,7 @@ class FileContext:
         self.findings: List[Finding] = []
         self.facts: Dict[str, List[Any]] = {}
         self._lines: Optional[List[str]] = None  # the text's lines, as CPython counts them
+        self._tokens: Optional[tuple] = None  # see tokens()
         self.site = self.sem.site  # (one call less for the hooks that ask at every name)
 
     def release(self) -> None:
@@ -153,7 +154,8 @@ class FileContext:
 
     def span(self, node) -> Span:
         """Where *node* (an ``ast`` node, or an :class:`Arg`) is: from its first character to
-        just after its last, outside any parentheses around it."""
+        just after its last, without the parentheses written around it (CPython counts a
+        tuple's own parentheses in its position; they are left out here too)."""
         if type(node) is Arg:
             node = node.node
         if type(node) is Span:
@@ -163,7 +165,53 @@ class FileContext:
             return Span(1, 1, 1, 1)
         end_line = node.end_lineno or line
         end = node.end_col_offset if node.end_col_offset is not None else node.col_offset
-        return Span(line, self._column(line, node.col_offset), end_line, self._column(end_line, end))
+        s = Span(line, self._column(line, node.col_offset), end_line, self._column(end_line, end))
+        return self._inside_parentheses(s) if type(node) is ast.Tuple else s
+
+    def tokens(self) -> tuple:
+        """The file's tokens, comments and blank-line breaks left out, made once and only when
+        asked for (messages and fixes that need the text around a node): ``(list, by start,
+        by end)``, each token ``(type, string, start, end)`` with 1-based character columns,
+        the indexes mapping a position to the token that starts or ends there."""
+        if self._tokens is None:
+            import tokenize
+
+            toks: List[tuple] = []
+            try:
+                for t in tokenize.generate_tokens(iter(self.lines()).__next__):
+                    if t.type != tokenize.NL and t.type != tokenize.COMMENT:
+                        toks.append((t.type, t.string, (t.start[0], t.start[1] + 1), (t.end[0], t.end[1] + 1)))
+            except (tokenize.TokenError, SyntaxError, StopIteration):
+                pass  # the tokens before the trouble
+            self._tokens = (toks, {t[2]: i for i, t in enumerate(toks)}, {t[3]: i for i, t in enumerate(toks)})
+        return self._tokens
+
+    def _inside_parentheses(self, s: Span) -> Span:
+        """*s* without the parentheses that open at its start and close at its end (``(a, b)``
+        -> ``a, b``; not ``(a), (b)``, whose parentheses are its parts'). An empty ``()`` is
+        placed after the whitespace that follows its ``(`` on that line."""
+        toks, starts, ends = self.tokens()
+        i, j = starts.get((s.line, s.column)), ends.get((s.end_line, s.end_column))
+        if i is None or j is None or j <= i or toks[i][1] != "(" or toks[j][1] != ")":
+            return s
+        depth = 0
+        for k in range(i, j + 1):
+            text = toks[k][1]
+            if text in ("(", "[", "{"):
+                depth += 1
+            elif text in (")", "]", "}"):
+                depth -= 1
+                if depth == 0 and k != j:
+                    return s
+        if j == i + 1:  # ``()``
+            line, col = toks[i][3]
+            lines = self.lines()
+            rest = lines[line - 1][col - 1:] if 0 < line <= len(lines) else ""
+            at = (line, col + len(rest) - len(rest.lstrip(" \t\f")))
+            if toks[j][2][0] != line or at > toks[j][2]:
+                at = toks[j][2]
+            return Span(at[0], at[1], at[0], at[1])
+        return Span(toks[i + 1][2][0], toks[i + 1][2][1], toks[j - 1][3][0], toks[j - 1][3][1])
 
     def line(self, node) -> int:
         """The line *node* starts on."""
@@ -175,6 +223,45 @@ class FileContext:
         """The source text of *node*, as written."""
         s = self.span(node)
         return _slice(self.lines(), s)
+
+    def code(self, node) -> str:
+        """*node* as a message quotes it: its source with the parentheses written around it
+        (``(outs)``, which :meth:`source` leaves out; not a call's), and its continuation lines
+        without the indentation of the block its statement stands in."""
+        import keyword
+        import tokenize
+
+        s = self.span(node)
+        toks, starts, ends = self.tokens()
+        i, j = starts.get((s.line, s.column)), ends.get((s.end_line, s.end_column))
+        if i is None or j is None or j < i:
+            return self.source(node)
+        while i > 0 and j + 1 < len(toks) and toks[i - 1][1] == "(" and toks[j + 1][1] == ")":
+            before = toks[i - 2] if i > 1 else None
+            if before is not None and (before[0] in (tokenize.STRING, tokenize.NUMBER) or before[1] in (")", "]", "}")
+                                       or (before[0] == tokenize.NAME and not keyword.iskeyword(before[1]))):
+                break  # the parentheses of a call
+            i, j = i - 1, j + 1
+        lines = self.lines()
+        (a_line, a_col), (b_line, b_col) = toks[i][2], toks[j][3]
+        if a_line == b_line:
+            return lines[a_line - 1][a_col - 1:b_col - 1]
+        k = i  # the statement's first token: its line's indentation is the block's
+        while k > 0 and toks[k - 1][0] not in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            k -= 1
+        first = lines[toks[k][2][0] - 1]
+        indent = first[:len(first) - len(first.lstrip(" \t\f"))]
+        in_string = set()  # lines that begin inside a string token
+        for t in toks[i:j + 1]:
+            if t[0] == tokenize.STRING and t[3][0] > t[2][0]:
+                in_string.update(range(t[2][0] + 1, t[3][0] + 1))
+        parts = [lines[a_line - 1][a_col - 1:]]
+        for n in range(a_line + 1, b_line + 1):
+            text = lines[n - 1] if n < b_line else lines[n - 1][:b_col - 1]
+            if indent and n not in in_string and text.startswith(indent):
+                text = text[len(indent):]
+            parts.append(text)
+        return "".join(parts)
 
     # -- what -------------------------------------------------------------------------
     def value(self, expr: Optional[ast.AST], site: Site):

@@ -322,7 +322,7 @@ class MC2Checker(Checker):
         key = self._group_key(group, vsite)
         if key is None:
             return None
-        return ("group",) + key, f"get_hccl_comm_name on {ctx.source(group)}"
+        return ("group",) + key, f"get_hccl_comm_name on {ctx.code(group)}"
 
     def _group_key(self, group, site: Site) -> Optional[tuple]:
         """A key for a process-group expression when its identity is certain: the default

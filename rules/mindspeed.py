@@ -677,19 +677,19 @@ class PythonMindSpeedChecker(Checker):
         if not args or args[0].star:
             return
         first = args[0].value
-        what = self._not_a_function_class(first, site, node)
+        what = self._not_a_function_class(first, site)
         if what:
-            ctx.report("NPU505", _unparenthesized(ctx, first), f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its "
+            ctx.report("NPU505", first, f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its "
                                         f"first argument, not {what}: it raises TypeError")
 
-    def _not_a_function_class(self, expr, site, call: ast.Call) -> Optional[str]:
+    def _not_a_function_class(self, expr, site) -> Optional[str]:
         ctx = self.ctx
         t = type(expr)
         if t is ast.Lambda:
             return "a lambda"
         if t is ast.Attribute and expr.attr == "apply":
             if self._function_class(expr.value, site):
-                return f"{_with_own_parens(ctx, call, expr)} (pass the class itself)"
+                return f"{ctx.code(expr)} (pass the class itself)"
             return None
         if t is ast.Call and self._function_class(expr.func, site):
             return "an instance of the Function (pass the class itself)"
@@ -829,78 +829,6 @@ class PythonMindSpeedChecker(Checker):
                               f"enables ({where[0]}:{where[1][0]}:{where[1][1]}): call "
                               f"adapt_mem_func_wrapper({x}, ...) so AMO can manage it",
                               related=((where[0], where[1][0], where[1][1]),), fix=call.fix)
-
-
-def _tokens(ctx, span: Span):
-    """The significant tokens of the text in *span*: (type, string, (line, col), (end_line,
-    end_col)), positions 1-based characters of the file; those before an error if it does not
-    tokenize."""
-    code = _slice(ctx.lines(), span.line, span.column, span.end_line, span.end_column)
-    out = []
-
-    def where(row, col):
-        return (span.line, span.column + col) if row == 1 else (span.line + row - 1, col + 1)
-
-    try:
-        for tok in tokenize.generate_tokens(io.StringIO(code).readline):
-            if tok.type in (tokenize.OP, tokenize.NAME, tokenize.NUMBER, tokenize.STRING):
-                out.append((tok.type, tok.string, where(*tok.start), where(*tok.end)))
-    except (tokenize.TokenError, SyntaxError):
-        pass
-    return out
-
-
-def _with_own_parens(ctx, call: ast.Call, expr) -> str:
-    """The source of *expr*, the first argument of *call*, with the parentheses around it
-    (LibCST's tree gave them to the expression: ``f((F.apply))`` said ``(F.apply)``)."""
-    node_span = ctx.span(expr)
-    func_span, call_span = ctx.span(call.func), ctx.span(call)
-    toks = _tokens(ctx, Span(func_span.end_line, func_span.end_column, call_span.end_line, call_span.end_column))
-    # the call's "(", then the argument's own "(" if any
-    if len(toks) < 2 or toks[0][1] != "(" or toks[1][1] != "(" or toks[1][2] >= (node_span.line, node_span.column):
-        return ctx.source(expr)
-    depth = 0
-    for tok in toks[1:]:
-        if tok[0] == tokenize.OP and tok[1] in "([{":
-            depth += 1
-        elif tok[0] == tokenize.OP and tok[1] in ")]}":
-            depth -= 1
-            if depth == 0:
-                if tok[3] < (node_span.end_line, node_span.end_column):
-                    break  # the parentheses of a part of it: ``(F).apply``
-                start = toks[1][2]
-                return _slice(ctx.lines(), start[0], start[1], tok[3][0], tok[3][1])
-    return ctx.source(expr)
-
-
-def _unparenthesized(ctx, expr):
-    """Where *expr* is, without its parentheses: CPython's span of a parenthesized tuple
-    holds them (LibCST's did not, nor the whitespace and comments inside them)."""
-    if type(expr) is not ast.Tuple:
-        return expr
-    span = ctx.span(expr)
-    toks = _tokens(ctx, span)
-    if len(toks) < 2 or toks[0][1] != "(" or toks[-1][1] != ")" or toks[-1][3] != (span.end_line, span.end_column):
-        return expr
-    depth = 0
-    for i, tok in enumerate(toks):
-        if tok[0] == tokenize.OP and tok[1] in "([{":
-            depth += 1
-        elif tok[0] == tokenize.OP and tok[1] in ")]}":
-            depth -= 1
-            if depth == 0 and i != len(toks) - 1:
-                return expr  # ``(a), (b)``: the parentheses of its first element
-    if len(toks) == 2:  # ``()``
-        start = end = toks[0][3]
-        lines = ctx.lines()
-        line, col = start
-        rest = lines[line - 1][col - 1:] if 0 < line <= len(lines) else ""
-        start = end = (line, col + len(rest) - len(rest.lstrip(" \t\f")))
-        if toks[1][2][0] != line or start > toks[1][2]:
-            start = end = toks[1][2]
-    else:
-        start, end = toks[1][2], toks[-2][3]
-    return Span(start[0], start[1], end[0], end[1])
 
 
 def _concatenated(code: str) -> bool:

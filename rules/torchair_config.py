@@ -29,8 +29,6 @@ from __future__ import annotations
 import ast
 import dataclasses
 import difflib
-import keyword
-import tokenize
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 from npulint.checker import Checker, FileContext
@@ -937,7 +935,7 @@ class TorchairConfigChecker(Checker):
                 return
             if kind == "tuple" and len(v) == 2 and all(isinstance(x, int) for x in v) and v[0] * v[1] == 0:
                 return
-            shown = (f"the {kind} {_code_of(ctx, node)}" if kind in ("list", "tuple") else
+            shown = (f"the {kind} {ctx.code(node)}" if kind in ("list", "tuple") else
                      f"{v!r} ({type(v).__name__})")
             ctx.report("NPU204", s.node,
                        f"`config.{path}` gets {shown}, which is not a graph-pool handle: torchair stores it "
@@ -1167,7 +1165,7 @@ class TorchairConfigChecker(Checker):
         for raw in sem.attr_stores:
             if raw.kind == "assign" and raw.value is not None:
                 events.append((raw.target, raw.value, raw.target.value, raw.target, raw.site))
-        code = _code_for(ctx)
+        code = ctx.code
         # a list/set/dict comprehension that collects the outputs: every element is kept while the
         # callable runs again for the next one
         for comp, elt in self.comprehensions:
@@ -1248,57 +1246,6 @@ def _config_arg(call: ast.Call):
 
 # stands for an argument that ``*args``/``**kwargs`` may hold: neither a config nor None
 _UNKNOWN_ARG = ast.Constant(value=...)
-
-
-def _code_for(ctx: FileContext):
-    """``code(node)``: the source of a node as LibCST's ``code_for_node`` gave it."""
-    return lambda node: _code_of(ctx, node)
-
-
-def _code_of(ctx: FileContext, node) -> str:
-    """The source of *node* as LibCST's ``code_for_node`` rendered it, for messages: with
-    the parentheses written around it (``ctx.source`` leaves them out), and without the
-    indentation of the block it stands in on its continuation lines (LibCST kept that
-    indentation out of the node)."""
-    s = ctx.span(node)
-    lines = ctx.lines()
-    try:
-        toks = [t for t in tokenize.generate_tokens(iter(lines).__next__)
-                if t.type != tokenize.NL and t.type != tokenize.COMMENT]
-    except (tokenize.TokenError, SyntaxError):
-        return ctx.source(node)
-    start = (s.line, s.column - 1)
-    end = (s.end_line, s.end_column - 1)
-    i = next((k for k, t in enumerate(toks) if t.start == start), None)
-    j = next((k for k, t in enumerate(toks) if t.end == end), None)
-    if i is None or j is None or j < i:
-        return ctx.source(node)
-    while i > 0 and j + 1 < len(toks) and toks[i - 1].string == "(" and toks[j + 1].string == ")":
-        before = toks[i - 2] if i > 1 else None
-        if before is not None and (before.type in (tokenize.STRING, tokenize.NUMBER) or before.string in (")", "]", "}")
-                                   or (before.type == tokenize.NAME and not keyword.iskeyword(before.string))):
-            break  # the parentheses of a call
-        i, j = i - 1, j + 1
-    (a_line, a_col), (b_line, b_col) = toks[i].start, toks[j].end
-    if a_line == b_line:
-        return lines[a_line - 1][a_col:b_col]
-    # the indentation of the block: that of the first line of the statement
-    k = i
-    while k > 0 and toks[k - 1].type not in (tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
-        k -= 1
-    first = lines[toks[k].start[0] - 1]
-    indent = first[:len(first) - len(first.lstrip(" \t\f"))]
-    in_string = set()  # lines that begin inside a string token
-    for t in toks[i:j + 1]:
-        if t.type == tokenize.STRING and t.end[0] > t.start[0]:
-            in_string.update(range(t.start[0] + 1, t.end[0] + 1))
-    parts = [lines[a_line - 1][a_col:]]
-    for n in range(a_line + 1, b_line + 1):
-        text = lines[n - 1] if n < b_line else lines[n - 1][:b_col]
-        if indent and n not in in_string and text.startswith(indent):
-            text = text[len(indent):]
-        parts.append(text)
-    return "".join(parts)
 
 
 def sets_pool(ctx: FileContext, expr, site: Site) -> Optional[bool]:

@@ -356,7 +356,7 @@ class StreamsChecker(Checker):
         for call, site, key, ev in waits:
             if key in escaped or not self._created(key, ev, site, families):
                 continue
-            name = ctx.source(ev)
+            name = ctx.code(ev)
             recs = records.get(key, [])
             if not recs:
                 ctx.report("NPU301", call,

@@ -572,6 +572,24 @@ def test_spans_count_characters_not_bytes():
     assert ctx.line(g.args[1]) == 4
 
 
+def test_tuple_spans_leave_their_parentheses_out_and_messages_quote_them():
+    from npulint.checker import FileContext
+    from npulint.config import Settings
+    from npulint.model import Span
+
+    text = ("def f():\n    t = (1,\n         2)\n    u = (a), (b)\n    v = f((x.y), ( ))\n"
+            "    w = g(\n        (h(1,\n           2)))\n")
+    module = ast.parse(text)
+    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set())
+    t, u, v, w = (s.value for s in module.body[0].body)
+    assert ctx.span(t) == Span(2, 10, 3, 11) and ctx.code(t) == "(1,\n     2)"
+    assert ctx.span(u) == Span(4, 9, 4, 17)  # the parentheses are its elements'
+    assert ctx.code(v.args[0]) == "(x.y)" and ctx.source(v.args[0]) == "x.y"
+    assert ctx.span(v.args[1]) == Span(5, 20, 5, 20)  # ``( )``: an empty place inside
+    assert ctx.code(w) == "g(\n    (h(1,\n       2)))"  # the block's indentation left out
+    assert ctx.code(w.args[0]) == "(h(1,\n       2))"
+
+
 def test_lines_are_counted_as_python_counts_them():
     from npulint.checker import FileContext
     from npulint.config import Settings
