@@ -585,15 +585,6 @@ class PythonMindSpeedChecker(Checker):
         if type(node.value) is ast.Name:
             self.mutated.add(node.value.id)
 
-    # (a dotted module name in an import was an Attribute chain in LibCST's tree)
-    def visit_Import(self, node: ast.Import) -> None:
-        for alias in node.names:
-            if "." in alias.name:
-                self.mutated.add(alias.name.split(".", 1)[0])
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        if node.module is not None and "." in node.module:
-            self.mutated.add(node.module.split(".", 1)[0])
 
     # -- launch lists --------------------------------------------------------------
     def _words(self, expr, site) -> Optional[List[Word]]:

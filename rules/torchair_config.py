@@ -587,12 +587,9 @@ class TorchairConfigChecker(Checker):
         self.comprehensions: List[Tuple[ast.AST, ast.expr]] = []  # (comp, element kept)
 
     # -- traversal ----------------------------------------------------------------------
-    # A *use* of a name is a Name node that LibCST's tree had and that is not one of the
-    # binding or attribute positions below: ast keeps plain strings for the names of
-    # attributes, keywords, parameters, defs, imports, ``as`` targets and ``global``; the
-    # Name nodes it has that are not uses are the roots of attribute chains and the direct
-    # targets of assignments, ``for``, ``with ... as`` and a one-target ``del`` (the names
-    # inside a tuple target are uses, as they were).
+    # A *use* of a name is a Name node that is not the root of an attribute chain nor the
+    # direct target of an assignment, ``for``, comprehension, ``with ... as`` or a one-target
+    # ``del`` (the names inside a tuple target count as uses: the conservative side).
     def visit_Call(self, node: ast.Call) -> None:
         self.calls.append((node, self.ctx.site()))
         for a in call_args(node):
@@ -614,19 +611,6 @@ class TorchairConfigChecker(Checker):
             self._chain_escape(node)  # an argument (of a call, or a class's base): passed on
         if type(node.value) is ast.Name:
             self.not_uses.add(id(node.value))
-
-    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
-        # LibCST kept a one-part module (``from a import b``, ``from .a import b``) as a
-        # Name, which counted as a use
-        if node.module is not None and "." not in node.module:
-            self.names.append((None, node.module, self.ctx.site()))
-
-    def visit_MatchClass(self, node) -> None:
-        # LibCST kept the keys of ``case C(k=...)`` as Names, which counted as uses
-        if node.kwd_attrs:
-            site = self.ctx.site()
-            for k in node.kwd_attrs:
-                self.names.append((None, k, site))
 
     def visit_Assign(self, node: ast.Assign) -> None:
         site = self.ctx.site()

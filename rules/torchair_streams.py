@@ -176,7 +176,6 @@ class StreamsChecker(Checker):
     def visit_Call(self, node: ast.Call) -> None:
         site = self.ctx.site()
         self.calls.append((node, site))
-        self._keyword_names(node.keywords, site)
 
     def visit_Name(self, node: ast.Name) -> None:
         self.loads.append((node, self.ctx.site()))
@@ -187,7 +186,6 @@ class StreamsChecker(Checker):
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         site = self.ctx.site()
         self.classes.append((node, site))
-        self._keyword_names(node.keywords, site)
 
     def visit_Global(self, node: ast.Global) -> None:
         self._plain_names(node.names, self.ctx.site())
@@ -195,13 +193,8 @@ class StreamsChecker(Checker):
     def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
         self._plain_names(node.names, self.ctx.site())
 
-    def _keyword_names(self, keywords, site: Site) -> None:
-        # The names of keywords (``f(ev=x)``) and of ``global``/``nonlocal`` statements
-        # counted as uses of that name, as they were when they were Name nodes.
-        if keywords:
-            self._plain_names([k.arg for k in keywords if k.arg is not None], site)
-
     def _plain_names(self, names, site: Site) -> None:
+        # a name declared ``global``/``nonlocal`` is shared with other scopes: a use of it
         for name in names:
             self.loads.append((ast.Name(id=name, ctx=ast.Load()), site))
 

@@ -634,6 +634,19 @@ def test_npu205_append_in_loop(lint):
     assert ".clone()" in msg and "enable_output_clone = True" in msg
 
 
+def test_npu205_an_import_from_a_module_named_like_the_config_is_not_a_use_of_it(lint):
+    # ``from helpers.config import x`` / ``from config import x`` bind x, not ``config``:
+    # the config's mode stays known (the LibCST engine counted the module name as a use)
+    for line in ("from config import batches", "from .config import batches"):
+        src = RO.replace('npu_backend = ', line + "\nnpu_backend = ") + textwrap.dedent("""
+            outs = []
+            for x in batches:
+                outs.append(opt_model(x))
+        """)
+        found = lint({"pkg/__init__.py": "", "pkg/t.py": src}, select=SEL)
+        assert codes(found) == ["NPU205"], line
+
+
 @pytest.mark.parametrize("store, needle", [
     ("outs.insert(0, out)", "outs.insert"),
     ("seen.add(out)", "seen.add"),

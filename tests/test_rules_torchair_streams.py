@@ -130,6 +130,21 @@ def test_npu301_local_event_clean_twin(lint):
     assert codes(lint(src, select=SEL)) == []
 
 
+def test_npu301_event_waited_on_by_keyword_is_still_never_recorded(lint):
+    # the keyword's name (``event=``) is not a use of a variable of that name: the event
+    # does not escape through it (the LibCST engine counted it as one and said nothing)
+    src = mk("""
+        def step(x):
+            event = tng.ops.npu_create_tagged_event(tag="a")
+            with tng.scope.npu_stream_switch("1"):
+                tng.ops.npu_tagged_event_wait(event=event)
+            return x
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU301"] and "'event'" in found[0].message
+    assert pos(found[0]) == at(src, "tng.ops.npu_tagged_event_wait")
+
+
 def test_npu301_module_level_event_recorded_in_another_function_is_clean(lint):
     src = mk("""
         EV = tng.ops.npu_create_tagged_event(tag="m")
