@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 from npulint.model import Edit, Finding, Fix, Rule, Span
 from npulint.paths import module_name  # noqa: F401 - re-exported
@@ -117,7 +117,9 @@ class FileContext:
         self.facts: Dict[str, List[Any]] = {}
         self._lines: Optional[List[str]] = None  # the text's lines, as CPython counts them
         self._tokens: Optional[tuple] = None  # see tokens()
-        self.site = self.sem.site  # (one call less for the hooks that ask at every name)
+        # site(): the current point of the traversal (call it from a hook); Semantic's own
+        # method, one call less for the hooks that ask at every name
+        self.site: Callable[[], Site] = self.sem.site
 
     def release(self) -> None:
         """Break the reference cycles of the file's binding table (binding -> site -> scope ->
@@ -132,10 +134,6 @@ class FileContext:
         sem.def_site.clear()
 
     # -- where ------------------------------------------------------------------------
-    def site(self) -> Site:  # replaced per instance by Semantic.site itself
-        """The current point of the traversal (call from a hook)."""
-        return self.sem.site()
-
     def lines(self) -> List[str]:
         """The text's lines (with their line breaks), split where CPython counts lines."""
         if self._lines is None:
