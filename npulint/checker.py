@@ -188,6 +188,9 @@ class FileContext:
         """*s* without the parentheses that open at its start and close at its end (``(a, b)``
         -> ``a, b``; not ``(a), (b)``, whose parentheses are its parts'). An empty ``()`` is
         placed after the whitespace that follows its ``(`` on that line."""
+        lines = self.lines()
+        if not (0 < s.line <= len(lines) and lines[s.line - 1][s.column - 1:s.column] == "("):
+            return s  # (most tuples: no tokens needed)
         toks, starts, ends = self.tokens()
         i, j = starts.get((s.line, s.column)), ends.get((s.end_line, s.end_column))
         if i is None or j is None or j <= i or toks[i][1] != "(" or toks[j][1] != ")":
@@ -230,6 +233,13 @@ class FileContext:
         import tokenize
 
         s = self.span(node)
+        lines = self.lines()
+        if s.line == s.end_line and 0 < s.line <= len(lines):
+            line = lines[s.line - 1]
+            before, after = line[:s.column - 1].rstrip(), line[s.end_column - 1:].strip()
+            if (before and not before.endswith("(")) or (after and not after.startswith((")", "#"))) or (
+                    before.endswith("(") and _opens_a_call(before)):
+                return line[s.column - 1:s.end_column - 1]  # no parentheses of its own: no tokens needed
         toks, starts, ends = self.tokens()
         i, j = starts.get((s.line, s.column)), ends.get((s.end_line, s.end_column))
         if i is None or j is None or j < i:
@@ -240,7 +250,6 @@ class FileContext:
                                        or (before[0] == tokenize.NAME and not keyword.iskeyword(before[1]))):
                 break  # the parentheses of a call
             i, j = i - 1, j + 1
-        lines = self.lines()
         (a_line, a_col), (b_line, b_col) = toks[i][2], toks[j][3]
         if a_line == b_line:
             return lines[a_line - 1][a_col - 1:b_col - 1]
@@ -377,6 +386,24 @@ class FileContext:
         facts) or a shared topic name it ``provides``. Facts must be plain data."""
         key = topic if isinstance(topic, str) else topic.__name__
         self.facts.setdefault(key, []).append(fact)
+
+
+def _opens_a_call(before: str) -> bool:
+    """Whether the ``(`` that *before* (a line's text up to a node) ends with is a call's (or
+    a subscript result's): it follows a name that is not a keyword, a closing bracket or a
+    string."""
+    import keyword
+
+    rest = before[:-1].rstrip()
+    if not rest:
+        return False
+    last = rest[-1]
+    if last in ")]'\"":
+        return True
+    if last.isalnum() or last == "_":
+        word = re.search(r"\w+$", rest)
+        return word is not None and not word.group().isdigit() and not keyword.iskeyword(word.group())
+    return False
 
 
 # A line and its line break, as CPython's tokenizer counts them (str.splitlines also breaks

@@ -349,11 +349,10 @@ class StreamsChecker(Checker):
         for call, site, key, ev in waits:
             if key in escaped or not self._created(key, ev, site, families):
                 continue
-            name = ctx.code(ev)
             recs = records.get(key, [])
             if not recs:
                 ctx.report("NPU301", call,
-                           f"npu_tagged_event_wait on '{name}', which is never recorded: the wait does not "
+                           f"npu_tagged_event_wait on '{ctx.code(ev)}', which is never recorded: the wait does not "
                            "synchronise anything; record it with npu_tagged_event_record before the wait")
                 continue
             fn = site.scope.enclosing_function()
@@ -363,7 +362,7 @@ class StreamsChecker(Checker):
                     site.shared_loop(r_site) is not None for _, r_site in recs):
                 line = ctx.line(recs[0][0])
                 ctx.report("NPU302", call,
-                           f"npu_tagged_event_wait on '{name}' comes before its only record (line {line}) in this "
+                           f"npu_tagged_event_wait on '{ctx.code(ev)}' comes before its only record (line {line}) in this "
                            "function: the wait finds the event not yet recorded and synchronises nothing; "
                            "record before waiting")
 

@@ -588,6 +588,12 @@ def test_tuple_spans_leave_their_parentheses_out_and_messages_quote_them():
     assert ctx.span(v.args[1]) == Span(5, 20, 5, 20)  # ``( )``: an empty place inside
     assert ctx.code(w) == "g(\n    (h(1,\n       2)))"  # the block's indentation left out
     assert ctx.code(w.args[0]) == "(h(1,\n       2))"
+    text = "f(x)\ng[0](y)\nz = not (u)\nk = (v)  # c\n"
+    module = ast.parse(text)
+    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set())
+    f, g, z, k = (s.value for s in module.body)
+    assert [ctx.code(f.args[0]), ctx.code(g.args[0]), ctx.code(z.operand), ctx.code(k)] == ["x", "y", "(u)", "(v)"]
+    assert ctx._tokens is not None  # ``not (u)`` and ``(v)`` needed the tokens; ``f(x)`` did not
 
 
 def test_lines_are_counted_as_python_counts_them():
