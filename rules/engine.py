@@ -25,7 +25,9 @@ SYNTAX_ERROR = Rule(
         "npulint could not parse the file, so no other rule checked it. Reported at the error "
         "position. Also reported for files nested more deeply than Python itself accepts "
         "(more than 200 nested brackets). Only files that mention an API some rule checks are "
-        "parsed (the prefilter), so a syntax error elsewhere is left to your other tools."
+        "parsed (the prefilter), so a syntax error elsewhere is left to your other tools. The "
+        "parser is that of the Python npulint runs on: syntax newer than it (3.12's `type` "
+        "statements under 3.11, say) is reported too; run npulint with the Python your code targets."
     ),
     source="npulint engine",
     invalid=("from npu_bridge.hccl import hccl_ops\nprint 'hello'\n",),
