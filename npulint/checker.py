@@ -10,7 +10,7 @@ from npulint.model import Edit, Finding, Fix, Rule, Span
 from npulint.paths import module_name  # noqa: F401 - re-exported
 from npulint.semantic import Arg, Semantic, Site
 from npulint.signatures import Bound, Signature, bind
-from npulint.source import PYTHON
+from npulint.source import PYTHON, python_lines
 from npulint.values import TORCH_FLOAT32, UNKNOWN, Evaluator
 
 
@@ -137,7 +137,7 @@ class FileContext:
     def lines(self) -> List[str]:
         """The text's lines (with their line breaks), split where CPython counts lines."""
         if self._lines is None:
-            self._lines = _LINES.findall(self.text)
+            self._lines = python_lines(self.text)
         return self._lines
 
     def _column(self, line: int, offset: int) -> int:
@@ -154,6 +154,11 @@ class FileContext:
         """Where *node* (an ``ast`` node, or an :class:`Arg`) is: from its first character to
         just after its last, without the parentheses written around it (CPython counts a
         tuple's own parentheses in its position; they are left out here too)."""
+        s = self._span(node)
+        return self._inside_parentheses(s) if type(node) is ast.Tuple else s
+
+    def _span(self, node) -> Span:
+        """CPython's span of *node* (a tuple's own parentheses included), in characters."""
         if type(node) is Arg:
             node = node.node
         if type(node) is Span:
@@ -163,8 +168,7 @@ class FileContext:
             return Span(1, 1, 1, 1)
         end_line = node.end_lineno or line
         end = node.end_col_offset if node.end_col_offset is not None else node.col_offset
-        s = Span(line, self._column(line, node.col_offset), end_line, self._column(end_line, end))
-        return self._inside_parentheses(s) if type(node) is ast.Tuple else s
+        return Span(line, self._column(line, node.col_offset), end_line, self._column(end_line, end))
 
     def tokens(self) -> tuple:
         """The file's tokens, comments and blank-line breaks left out, made once and only when
@@ -232,7 +236,7 @@ class FileContext:
         import keyword
         import tokenize
 
-        s = self.span(node)
+        s = self._span(node)  # a tuple with its own parentheses
         lines = self.lines()
         if s.line == s.end_line and 0 < s.line <= len(lines):
             line = lines[s.line - 1]
@@ -268,7 +272,7 @@ class FileContext:
             if indent and n not in in_string and text.startswith(indent):
                 text = text[len(indent):]
             parts.append(text)
-        return "".join(parts)
+        return "".join(parts).replace("\r\n", "\n").replace("\r", "\n")
 
     # -- what -------------------------------------------------------------------------
     def value(self, expr: Optional[ast.AST], site: Site):
@@ -324,6 +328,9 @@ class FileContext:
             return Edit(here.line, here.column, nxt.line, nxt.column, "")
         if index > 0:  # the last one: from the end of the previous argument
             prev = self.span(args[index - 1])
+            between = _slice(self.lines(), Span(prev.end_line, prev.end_column, here.line, here.column))
+            if "#" in between:
+                return None  # a comment stands between them: left alone
             return Edit(prev.end_line, prev.end_column, here.end_line, here.end_column, "")
         if _after(self.lines(), here).startswith(","):
             return None  # ``f(x=1,)``: left alone
@@ -404,11 +411,6 @@ def _opens_a_call(before: str) -> bool:
         word = re.search(r"\w+$", rest)
         return word is not None and not word.group().isdigit() and not keyword.iskeyword(word.group())
     return False
-
-
-# A line and its line break, as CPython's tokenizer counts them (str.splitlines also breaks
-# at form feeds and other characters that do not end a line of Python).
-_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 def _slice(lines: List[str], s: Span) -> str:

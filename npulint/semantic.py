@@ -669,6 +669,12 @@ class Walker:
             engine_visit(sem, node)
         if visit_hooks:
             self._call(visit_hooks, node)
+        if cls is ast.Dict:  # key, value, key, value: the order Python evaluates them in
+            order = ()
+            for key, value in zip(node.keys, node.values):
+                if key is not None:  # None: ``**mapping``
+                    self._walk(key)
+                self._walk(value)
         for name in order:
             value = getattr(node, name)
             actions = blocks.get(name) if blocks is not None else None
@@ -720,7 +726,9 @@ class Walker:
             return False
         inner = orelse[0]
         if self._lines is None:
-            self._lines = self.text.splitlines()
+            from npulint.source import python_lines
+
+            self._lines = python_lines(self.text)
         lines = self._lines
         if not 0 < inner.lineno <= len(lines):
             return False
@@ -740,7 +748,7 @@ _INERT = frozenset([c for c in vars(ast).values() if isinstance(c, type) and iss
     + [str, int, float, complex, bytes, bool, type(None), type(...)])
 
 # Field order where ``_fields`` is not source order (decorators first; a dict's keys and
-# values are walked as written only per list, which no hook depends on).
+# values, two lists in ast, are walked pair by pair in _walk).
 _FIELD_ORDER: Dict[str, Tuple[str, ...]] = {
     "FunctionDef": ("decorator_list", "args", "returns", "body"),
     "AsyncFunctionDef": ("decorator_list", "args", "returns", "body"),

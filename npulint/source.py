@@ -35,6 +35,16 @@ class Unreadable(Exception):
         self.binary = binary
 
 
+# A line and its line break, as CPython's tokenizer counts them (str.splitlines also breaks
+# at form feeds and other characters that do not end a line of Python).
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def python_lines(text: str) -> List[str]:
+    """*text*'s lines with their line breaks, numbered as CPython numbers them."""
+    return _LINES.findall(text)
+
+
 def _plain_utf8_head(data: bytes) -> bool:
     """True when the first two lines (where PEP 263 looks) are ASCII without a ``coding``
     declaration or BOM: the file is UTF-8, as ``tokenize.detect_encoding`` would say, without

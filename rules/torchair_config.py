@@ -976,7 +976,9 @@ class TorchairConfigChecker(Checker):
                     continue
                 v = ctx.value(s.raw.value, s.site)
                 if v is False or (type(v) is int and v == 0):
-                    edit = ctx.remove_statement(s.raw.node) if type(s.raw.node) is ast.Assign else None
+                    # (not ``a = config...x = False``: the line also binds ``a``)
+                    edit = ctx.remove_statement(s.raw.node) if type(s.raw.node) is ast.Assign and len(
+                        s.raw.node.targets) == 1 else None
                     ctx.report("NPU202", s.node,
                                f"`config.debug.aclgraph.disable_mempool_reuse_in_same_fx = {v!r}` has no effect: "
                                f"`config.aclgraph_config.use_custom_pool` is set (line {self._line(pool.node)}), and "

@@ -171,6 +171,16 @@ def test_remove_arg(text, index, expected):
     assert fx.parses(new, "python")
 
 
+def test_remove_arg_keeps_a_comment_before_the_last_argument():
+    ctx, module = _ctx("f(a,  # why a\n  b=1)\n")
+    call = module.body[0].value
+    assert ctx.remove_arg(call, call_args(call)[1]) is None
+    ctx, module = _ctx("f(a,\n  b=1)  # why b\n")
+    call = module.body[0].value
+    new, _ = fx.apply_fixes(ctx.text, [Fix("r", (ctx.remove_arg(call, call_args(call)[1]),))])
+    assert new == "f(a)  # why b\n"
+
+
 def test_remove_statement_keeps_comments_and_blocks():
     text = "# head\nx = 1  # why\ny = 2\nif c:\n    z = 3\n"
     ctx, module = _ctx(text)

@@ -347,6 +347,21 @@ def test_npu202_false_with_custom_pool(lint):
     assert "forces disable_mempool_reuse_in_same_fx to True" in msg
 
 
+def test_npu202_fix_leaves_a_chained_assignment_alone(lint):
+    # dropping the line would also drop the binding of ``keep``
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.mode = "reduce-overhead"
+        config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()
+        keep = config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False
+        backend = torchair.get_npu_backend(compiler_config=config)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU202"] and found[0].fix is None
+    found = lint(src.replace("keep = ", ""), select=SEL)
+    assert codes(found) == ["NPU202"] and found[0].fix is not None
+
+
 def test_npu202_pool_through_a_name_and_zero(lint):
     src = mk("""
         pool = torch.npu.graph_pool_handle()

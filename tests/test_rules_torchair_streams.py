@@ -145,6 +145,19 @@ def test_npu301_event_waited_on_by_keyword_is_still_never_recorded(lint):
     assert pos(found[0]) == at(src, "tng.ops.npu_tagged_event_wait")
 
 
+def test_npu302_a_dict_evaluates_key_value_pairs_in_order(lint):
+    # the record (a value) runs before the wait (the next key): nothing to report
+    src = mk("""
+        def step(x):
+            ev = tng.ops.npu_create_tagged_event(tag="a")
+            return {"r": tng.ops.npu_tagged_event_record(ev), tng.ops.npu_tagged_event_wait(ev): 1}
+    """)
+    assert codes(lint(src, select=SEL)) == []
+    found = lint(src.replace('{"r": tng.ops.npu_tagged_event_record(ev), tng.ops.npu_tagged_event_wait(ev): 1}',
+                             '{tng.ops.npu_tagged_event_wait(ev): tng.ops.npu_tagged_event_record(ev)}'), select=SEL)
+    assert codes(found) == ["NPU302"]
+
+
 def test_npu301_module_level_event_recorded_in_another_function_is_clean(lint):
     src = mk("""
         EV = tng.ops.npu_create_tagged_event(tag="m")

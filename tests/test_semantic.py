@@ -536,6 +536,12 @@ finally:
     ]
 
 
+def test_an_elif_stays_an_elif_after_a_form_feed():
+    # str.splitlines breaks at a form feed, CPython does not: the lines must be CPython's
+    src = "x = 1\x0c\nif a:\n    probe(1)\nelif b:\n    probe(2)\n"
+    assert _blocks_at_probes(src) == [[("If", "body", False)], [("If", "body", False)]]
+
+
 def test_async_statements_call_the_hooks_of_their_plain_twins():
     src = "async def f():\n    async with a as b:\n        async for c in d:\n            pass\n"
     module = ast.parse(src)
@@ -594,6 +600,11 @@ def test_tuple_spans_leave_their_parentheses_out_and_messages_quote_them():
     f, g, z, k = (s.value for s in module.body)
     assert [ctx.code(f.args[0]), ctx.code(g.args[0]), ctx.code(z.operand), ctx.code(k)] == ["x", "y", "(u)", "(v)"]
     assert ctx._tokens is not None  # ``not (u)`` and ``(v)`` needed the tokens; ``f(x)`` did not
+    text = "e = ()\r\nt = (\r\n    1, 2)\r\nu = f(\r\n  ( ))\r\n"
+    module = ast.parse(text)
+    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set())
+    e, t, u = (s.value for s in module.body)
+    assert [ctx.code(e), ctx.code(t), ctx.code(u.args[0])] == ["()", "(\n    1, 2)", "( )"]
 
 
 def test_lines_are_counted_as_python_counts_them():
