@@ -655,10 +655,6 @@ def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnam
     """The first pass in *jobs* worker processes, over contiguous shares of *inputs* (so a
     folder's files stay together), merged in input order. A share whose worker failed (a
     crash in native code) is done again here, file by file where it parses."""
-    import multiprocessing
-    import warnings
-    from concurrent.futures import ProcessPoolExecutor
-
     global _FORKED_FIRST_PASS
     checkers.get()  # loaded once, before the fork
     n = len(inputs)
@@ -668,9 +664,8 @@ def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnam
     failed: List[Tuple[int, int]] = []
     _FORKED_FIRST_PASS = (inputs, checkers, cache, modnames, options)
     try:
-        with _gc_tuned(), warnings.catch_warnings():
-            warnings.simplefilter("ignore", DeprecationWarning)  # forking while this thread's parent waits
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+        with _gc_tuned():
+            with _forked_pool(jobs) as pool:
                 futures = [(lo, hi, pool.submit(_first_pass_share, lo, hi)) for lo, hi in bounds]
                 for lo, hi, fut in futures:
                     try:
@@ -863,26 +858,34 @@ def _run_batches(batches: List[List[int]], jobs: int, out: List[Optional[FileRes
                  errors: Optional[Dict[int, BaseException]] = None) -> List[int]:
     """Run *batches* on *jobs* workers into *out*; return the indices of batches that failed
     (recording the error of each in *errors*)."""
+    failed: List[int] = []
+    with _forked_pool(jobs) as pool:
+        futures = [(batch, pool.submit(_worker, batch)) for batch in batches]
+        for batch, fut in futures:
+            try:
+                for i, r in zip(batch, fut.result()):
+                    out[i] = r
+            except Exception as exc:  # the worker died (a crash in native code) or its result would not pickle
+                failed.extend(batch)
+                if errors is not None:
+                    for i in batch:
+                        errors[i] = exc
+    return failed
+
+
+@contextlib.contextmanager
+def _forked_pool(jobs: int):
+    """A pool of *jobs* forked worker processes (they inherit the run's state: see
+    _FORKED_TASKS and _FORKED_FIRST_PASS)."""
     import multiprocessing
     import warnings
     from concurrent.futures import ProcessPoolExecutor
 
-    failed: List[int] = []
     with warnings.catch_warnings():
         # forking while this thread's parent waits is safe here: the workers only lint
         warnings.simplefilter("ignore", DeprecationWarning)
         with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            futures = [(batch, pool.submit(_worker, batch)) for batch in batches]
-            for batch, fut in futures:
-                try:
-                    for i, r in zip(batch, fut.result()):
-                        out[i] = r
-                except Exception as exc:  # the worker died (a crash in native code) or its result would not pickle
-                    failed.extend(batch)
-                    if errors is not None:
-                        for i in batch:
-                            errors[i] = exc
-    return failed
+            yield pool
 
 
 def _worker_failed(inp: _Input, exc: BaseException) -> FileResult:

@@ -10,8 +10,6 @@ import re
 from typing import Dict, List, Optional, Sequence, Tuple
 
 import ast
-import io
-import tokenize
 
 from npulint.checker import Checker
 from npulint.model import Fix, LazySpan, Rule, Span
@@ -692,7 +690,7 @@ class PythonMindSpeedChecker(Checker):
             return "a literal"
         if t is ast.Constant:
             v = type(expr.value)
-            if v is int or v is float or ((v is str or v is bytes) and not _concatenated(ctx.source(expr))):
+            if v is int or v is float or ((v is str or v is bytes) and not _concatenated(ctx, expr)):
                 return "a literal"  # (LibCST's Integer/Float/SimpleString: not True/None/1j/.../"a" "b")
         return None
 
@@ -769,10 +767,8 @@ class PythonMindSpeedChecker(Checker):
             return None  # the name is taken by something else here
         # the source as written
         call_span, func_span, x_span = ctx.span(node), ctx.span(node.func), ctx.span(node.func.value)
-        lines = ctx.lines()
-        x_code = _slice(lines, x_span.line, x_span.column, x_span.end_line, x_span.end_column)
-        rest = _slice(lines, func_span.end_line, func_span.end_column, call_span.end_line,
-                      call_span.end_column).lstrip()
+        x_code = ctx.source(x_span)
+        rest = ctx.source(Span(func_span.end_line, func_span.end_column, call_span.end_line, call_span.end_column)).lstrip()
         if not (rest.startswith("(") and rest.endswith(")")) or "\n" in x_code:
             return None
         inner = rest[1:-1]
@@ -822,22 +818,14 @@ class PythonMindSpeedChecker(Checker):
                               related=((where[0], where[1][0], where[1][1]),), fix=call.fix)
 
 
-def _concatenated(code: str) -> bool:
-    """Whether the source of a string constant is an implicit concatenation (``"a" "b"``)."""
-    try:
-        toks = tokenize.generate_tokens(io.StringIO("(" + code + ")").readline)
-        return sum(1 for tok in toks if tok.type == tokenize.STRING) > 1
-    except (tokenize.TokenError, SyntaxError):
-        return False
+def _concatenated(ctx, expr) -> bool:
+    """Whether a string constant is written as an implicit concatenation (``"a" "b"``)."""
+    import tokenize
 
-
-def _slice(lines: List[str], line: int, col: int, end_line: int, end_col: int) -> str:
-    """The text from (line, col) to (end_line, end_col), 1-based character positions, of the
-    file's *lines* (with their line breaks)."""
-    if line == end_line:
-        return lines[line - 1][col - 1:end_col - 1]
-    parts = [lines[line - 1][col - 1:]] + lines[line:end_line - 1] + [lines[end_line - 1][:end_col - 1]]
-    return "".join(parts)
+    toks, starts, ends = ctx.tokens()
+    s = ctx.span(expr)
+    i, j = starts.get((s.line, s.column)), ends.get((s.end_line, s.end_column))
+    return i is not None and j is not None and sum(1 for t in toks[i:j + 1] if t[0] == tokenize.STRING) > 1
 
 
 CHECKERS = [ShellLaunchChecker, PythonMindSpeedChecker]

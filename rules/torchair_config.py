@@ -579,7 +579,7 @@ class TorchairConfigChecker(Checker):
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
         self.calls: List[Tuple[ast.Call, Site]] = []
-        self.names: List[Tuple[Optional[ast.Name], str, Site]] = []  # (node or None, name, site)
+        self.names: List[Tuple[ast.Name, Site]] = []  # uses of names (see the hooks below)
         self.not_uses: Set[int] = set()  # Name nodes that are not loads of a variable
         self.arg_attrs: Set[int] = set()  # Attribute nodes passed as arguments
         self.chain_escapes: List[Tuple[str, Tuple[str, ...], Site]] = []
@@ -667,7 +667,7 @@ class TorchairConfigChecker(Checker):
 
     def visit_Name(self, node: ast.Name) -> None:
         if id(node) not in self.not_uses:
-            self.names.append((node, node.id, self.ctx.site()))
+            self.names.append((node, self.ctx.site()))
 
     def _chain_escape(self, expr) -> None:
         """``f(cfg.debug)``, ``x = cfg.debug.aclgraph``: a sub-object of a config is passed on."""
@@ -753,7 +753,7 @@ class TorchairConfigChecker(Checker):
         if not self.config_bindings:
             return
         names = {b.name for b in self.ctx.sem.all_bindings() if id(b) in self.config_bindings}
-        uses = [(name, (), site) for n, name, site in self.names if name in names and id(n) not in backend_args]
+        uses = [(n.id, (), site) for n, site in self.names if n.id in names and id(n) not in backend_args]
         uses += [(root, path, site) for root, path, site in self.chain_escapes if root in names]
         for name, path, site in uses:
             cands, _ = self.ctx.sem.reaching(name, site)
