@@ -815,6 +815,12 @@ def _absolute(sem: Semantic, node: ast.ImportFrom) -> Optional[str]:
 
 def _v_import_from(sem: Semantic, node: ast.ImportFrom) -> None:
     module = _absolute(sem, node)
+    if sem.is_package and sem.module_name and module and module.startswith(sem.module_name + ".") \
+            and sem.scope is sem.module_scope:
+        # In a package's __init__, importing from one of its submodules also binds the
+        # submodule's name there (the import system sets it on the package: its globals)
+        sub = module[len(sem.module_name) + 1:].split(".")[0]
+        sem.bind(sub, "import", node, qualname=canonical(f"{sem.module_name}.{sub}"))
     if len(node.names) == 1 and node.names[0].name == "*":
         exports = STAR_EXPORTS.get(module) if module is not None else None
         if exports is None:

@@ -350,6 +350,20 @@ def test_relative_imports_resolve_against_the_module_name():
     assert [set(sem.qualnames(e, s)) for e, s in probe.sites] == [{"pkg.sub.hccl.x"}, {"pkg.ops.f"}]
 
 
+def test_an_import_from_a_submodule_in_a_package_init_binds_the_submodule():
+    src = "config = 1\nfrom .config import x\nprobe(config)\nprobe(x)\n"
+    module = ast.parse(src)
+    sem = Semantic(module, "pkg", is_package=True)
+    probe = _Probe(sem)
+    Walker(sem, [probe], on_error=None).walk(module)
+    assert [set(sem.qualnames(e, s)) for e, s in probe.sites] == [{"pkg.config"}, {"pkg.config.x"}]
+    module = ast.parse(src)
+    sem = Semantic(module, "pkg.mod")  # a plain module: ``config`` keeps its value
+    probe = _Probe(sem)
+    Walker(sem, [probe], on_error=None).walk(module)
+    assert set(sem.qualnames(*probe.sites[0])) == {LOCAL}
+
+
 def test_module_name_from_packages(tmp_path):
     from npulint.checker import module_name
 
