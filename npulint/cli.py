@@ -126,7 +126,7 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
 
     if fix or fix_only or diff:
         return _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero,
-                        write=not diff, report=not (fix_only or diff))
+                        write=not diff, report=not (fix_only or diff), max_file_size=size_limit)
     result = lint()
     if not quiet:
         for note in result.notes:
@@ -160,9 +160,16 @@ def _stdin_source(stdin):
     return {pipeline.display_path(stdin[0]): text}
 
 
-def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero, write, report):
+def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero, write, report,
+             max_file_size=0):
     """Lint, apply the fixes, lint the fixed text again, until nothing is left to fix (at most
-    ``MAX_ROUNDS`` rounds). Fixed files are written atomically (*write*), or shown as a diff."""
+    ``MAX_ROUNDS`` rounds). Fixed files are written (*write*; see :func:`npulint.fixes.write_fixed`),
+    or shown as a diff.
+
+    Every file is read once, before the first round, and linted from those bytes: the edits
+    are positioned on the very text they are applied to, and a file is written only while it
+    still holds those bytes (one edited meanwhile is left alone and named). A file that cannot
+    be written is named and the others are still written (exit 2)."""
     from npulint import fixes as fx
     from npulint import pipeline, reporters
     from npulint.source import PYTHON, Unreadable, decode, language_of
@@ -172,10 +179,20 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
     if stdin is not None:
         where[pipeline.display_path(stdin[0], cwd)] = (stdin[0], language_of(stdin[0]) or PYTHON)
     lang_of = {path: lang for path, lang in where.values()}
+    limit = max_file_size or (1 << 62)
+    linted = {}  # abs path -> the bytes every round lints (read once)
+    for path, _, _ in files:
+        try:
+            data = fx.read_for_fix(path, limit)
+        except OSError:
+            data = None
+        if data is not None:
+            linted[path] = data
     originals = {}  # abs path -> (bytes, text)
     current = {}  # abs path -> fixed text
-    applied = 0
-    result = lint()
+    applied = {}  # abs path -> fixes applied to it
+    result = lint(overrides=dict(linted))
+    first = result.findings
     for _ in range(fx.MAX_ROUNDS):
         progress = False
         for display, fixes in sorted(fx.fixes_by_path(result.findings).items()):
@@ -183,23 +200,26 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
                 continue
             path, language = where[display]
             if path not in originals:
+                data = stdin[1] if stdin is not None and path == stdin[0] else linted.get(path)
+                if data is None:
+                    continue
                 try:
-                    data = stdin[1] if stdin is not None and path == stdin[0] else open(path, "rb").read()
                     originals[path] = (data, decode(data, language))
-                except (OSError, Unreadable):
+                except Unreadable:
                     continue
             text = current.get(path, originals[path][1])
             new, done = fx.fix_text(text, fixes, language)
             if done and new != text:
                 current[path] = new
-                applied += len(done)
+                applied[path] = applied.get(path, 0) + len(done)
                 progress = True
         if not progress:
             break
-        enc = {p: fx.encode_like(originals[p][0], t, lang_of[p]) for p, t in current.items()}
+        enc = dict(linted)
+        enc.update({p: fx.encode_like(originals[p][0], t, lang_of[p]) for p, t in current.items()})
         stdin_now = stdin
         if stdin is not None and stdin[0] in enc:
-            stdin_now = (stdin[0], enc[stdin[0]])
+            stdin_now = (stdin[0], enc.pop(stdin[0]))
         result = lint(overrides=enc, stdin_data=stdin_now)
 
     changed = {p: t for p, t in current.items() if t != originals[p][1]}
@@ -211,16 +231,29 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
         sys.stdout.flush()
         if not quiet:
             n = len(changed)
+            applied = sum(applied.get(p, 0) for p in changed)
             click.echo(f"{applied} fix{'es' if applied != 1 else ''} would be applied to {n} "
                        f"file{'s' if n != 1 else ''}." if applied else "No fixes available.", err=True)
         return EXIT_FINDINGS if changed and not exit_zero else EXIT_OK
-    for path, text in sorted(changed.items()):
-        if to_stdin and path == stdin[0]:
-            continue
-        try:
-            fx.write_atomic(path, fx.encode_like(originals[path][0], text, lang_of[path]))
-        except OSError as exc:
-            raise ConfigError(f"cannot write the fixed file {path}: {exc.strerror or exc}")
+    failed = set()  # displayed paths left as they were
+    with fx.removing_temps_on_signals():
+        for folder in sorted({os.path.dirname(os.path.realpath(p)) for p in changed}
+                             | {os.path.dirname(p) for p, _, _ in files}):
+            fx.remove_stale_temps(folder)
+        for path, text in sorted(changed.items()):
+            if to_stdin and path == stdin[0]:
+                continue
+            shown = pipeline.display_path(path, cwd)
+            try:
+                fx.write_fixed(path, fx.encode_like(originals[path][0], text, lang_of[path]),
+                               expected=originals[path][0])
+            except fx.Changed:
+                click.echo(f"npulint: error: {shown} changed while npulint was fixing it; left as it is "
+                           "(run again to fix it)", err=True)
+                failed.add(shown)
+            except OSError as exc:
+                click.echo(f"npulint: error: cannot write the fixed file {shown}: {exc.strerror or exc}", err=True)
+                failed.add(shown)
     if to_stdin:  # the fixed source goes to stdout, findings to stderr (as ruff does)
         if stdin[0] in current:
             sys.stdout.write(current[stdin[0]])
@@ -228,22 +261,29 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
             sys.stdout.buffer.write(stdin[1])
         sys.stdout.flush()
     out = sys.stderr if to_stdin else sys.stdout
-    remaining = result.findings
+    # a file left as it was keeps the findings of what is on disk: the first round's
+    remaining = [f for f in result.findings if f.path not in failed] + [f for f in first if f.path in failed]
+    remaining.sort(key=lambda f: f.sort_key())
+    written = {p for p in changed if pipeline.display_path(p, cwd) not in failed}
+    applied_written = sum(applied.get(p, 0) for p in written)
     if report:
         if statistics:
             reporters.write_statistics(remaining, by_code, out)
         else:
-            shown = _stdin_source(stdin)
-            if shown and stdin[0] in current:
-                shown = {k: current[stdin[0]] for k in shown}
-            reporters.write(output_format, remaining, by_code, out, sources=shown)
+            shown_src = _stdin_source(stdin)
+            if shown_src and stdin[0] in current:
+                shown_src = {k: current[stdin[0]] for k in shown_src}
+            reporters.write(output_format, remaining, by_code, out, sources=shown_src)
         out.flush()
     if not quiet and (reporters.has_summary(output_format) or not report):
-        if applied:
-            click.echo(f"Fixed {applied} finding{'s' if applied != 1 else ''} in {len(changed)} "
-                       f"file{'s' if len(changed) != 1 else ''}.", err=True)
+        if applied_written:
+            n = len(written)
+            click.echo(f"Fixed {applied_written} finding{'s' if applied_written != 1 else ''} in {n} "
+                       f"file{'s' if n != 1 else ''}.", err=True)
         if report:
             click.echo(reporters.summary(remaining, result.files), err=True)
+    if failed:
+        return EXIT_ERROR
     if report and remaining and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK

@@ -64,7 +64,9 @@ def apply_fixes(text: str, fixes: Sequence[Fix]) -> Tuple[str, List[Fix]]:
             if a is None or b is None or b < a:
                 ok = False
                 break
-            spans.append((a, b, e.text.replace("\n", newline) if newline != "\n" else e.text))
+            # an edit's line breaks become the file's, whatever the rule wrote (a fix text built
+            # from the file's own source already holds its ``\r\n``)
+            spans.append((a, b, _NEWLINE.sub(newline, e.text) if newline != "\n" or "\r" in e.text else e.text))
         if not ok:
             continue
         fresh = []
@@ -97,13 +99,25 @@ def _overlaps(a: int, b: int, x: int, y: int) -> bool:
 
 
 def parses(text: str, language: str) -> bool:
-    """True when the fixed text is still a file npulint and Python read."""
-    from npulint.source import PYTHON
+    """True when the fixed text is still a file its interpreter reads: Python compiles it, or
+    bash (as npulint's shell reader judges it) parses it."""
+    import warnings
 
+    from npulint.source import PYTHON, SHELL
+
+    if language == SHELL:
+        from npulint.shell import parse_script
+
+        try:
+            return parse_script(text)[1] is None
+        except Exception:  # the reader failed on it: not a text to write
+            return False
     if language != PYTHON:
         return True
     try:
-        compile(text, "<fixed>", "exec", 0x400, dont_inherit=True)  # PyCF_ONLY_AST
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the user's code's SyntaxWarnings are not ours to print
+            compile(text, "<fixed>", "exec", 0x400, dont_inherit=True)  # PyCF_ONLY_AST
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     return True
@@ -147,12 +161,59 @@ def encode_like(original: bytes, text: str, language: str) -> bytes:
     return text.encode(encoding)
 
 
-def write_atomic(path: str, data: bytes, keep_mode: bool = True, sync: bool = True) -> None:
+TEMP_PREFIX = ".npulint-"
+# ``.npulint-<pid>-<random>.tmp``: the pid says whether the run that made it is still alive
+_TEMP_NAME = re.compile(r"\.npulint-(\d+)-[A-Za-z0-9_]+\.tmp\Z")
+_live_temps: set = set()  # temporary files this process has open (removed on a signal)
+
+
+class Changed(Exception):
+    """The file on disk no longer holds the bytes that were linted."""
+
+
+def _read_bounded(path: str, limit: int) -> Optional[bytes]:
+    """The bytes of the regular file *path*, or None when it is not a regular file or holds
+    more than *limit* bytes (opened without blocking: a FIFO never hangs the run)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+            return None
+        chunks = []
+        left = limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+        return data if len(data) <= limit else None
+    finally:
+        os.close(fd)
+
+
+def read_for_fix(path: str, limit: int) -> Optional[bytes]:
+    """The bytes of *path* to lint and fix, or None when it is not a regular file (a FIFO, a
+    device) or is larger than *limit* (the run skips those)."""
+    return _read_bounded(path, limit)
+
+
+def _check_unchanged(path: str, expected: bytes) -> None:
+    if _read_bounded(path, len(expected)) != expected:
+        raise Changed(path)
+
+
+def write_atomic(path: str, data: bytes, keep_mode: bool = True, sync: bool = True,
+                 expected: Optional[bytes] = None) -> None:
     """Replace *path* by *data*: a temporary file in the same folder, then ``os.replace``,
-    keeping the file's permission bits (*keep_mode*; the file must exist then)."""
+    keeping the file's permission bits (*keep_mode*; the file must exist then). With
+    *expected*, the file must still hold exactly those bytes just before it is replaced, else
+    :class:`Changed` is raised and the file is left alone."""
     folder = os.path.dirname(os.path.abspath(path))
     mode = stat.S_IMODE(os.stat(path).st_mode) if keep_mode else None
-    fd, tmp = tempfile.mkstemp(prefix=".npulint-", suffix=".tmp", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".tmp", dir=folder)
+    _live_temps.add(tmp)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -161,6 +222,8 @@ def write_atomic(path: str, data: bytes, keep_mode: bool = True, sync: bool = Tr
                 os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+        if expected is not None:
+            _check_unchanged(path, expected)
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -168,13 +231,131 @@ def write_atomic(path: str, data: bytes, keep_mode: bool = True, sync: bool = Tr
         except OSError:
             pass
         raise
+    finally:
+        _live_temps.discard(tmp)
+
+
+def write_fixed(path: str, data: bytes, expected: bytes) -> None:
+    """Write a fixed file: through a symbolic link to its target (the link stays a link),
+    atomically (a temporary file, then ``os.replace``) unless the file has other hard links,
+    which only an in-place write keeps (not atomic: see docs/fixes.md). Either way the file
+    must still hold *expected*, the bytes that were linted, or :class:`Changed` is raised and
+    nothing is written. Raises OSError when the file cannot be written."""
+    target = os.path.realpath(path)
+    st = os.stat(target)
+    if not stat.S_ISREG(st.st_mode):
+        raise OSError(f"not a regular file: {target}")
+    if st.st_nlink <= 1:
+        write_atomic(target, data, expected=expected)
+        return
+    fd = os.open(target, os.O_RDWR | getattr(os, "O_BINARY", 0))
+    try:
+        with os.fdopen(fd, "r+b") as fh:
+            fd = -1
+            if fh.read(len(expected) + 1) != expected:
+                raise Changed(path)
+            fh.seek(0)
+            fh.write(data)
+            fh.truncate()
+            fh.flush()
+            os.fsync(fh.fileno())
+    finally:
+        if fd != -1:
+            os.close(fd)
+
+
+def remove_stale_temps(folder: str) -> List[str]:
+    """Remove the temporary files that a killed npulint left in *folder* (``.npulint-<pid>-…
+    .tmp`` whose process no longer runs); returns their paths."""
+    removed = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return removed
+    for name in names:
+        m = _TEMP_NAME.match(name)
+        if m is None or int(m.group(1)) == os.getpid() or _alive(int(m.group(1))):
+            continue
+        path = os.path.join(folder, name)
+        try:
+            if stat.S_ISREG(os.lstat(path).st_mode):
+                os.unlink(path)
+                removed.append(path)
+        except OSError:
+            pass
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return True  # not ours to judge
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError, OverflowError):
+        return True  # another user's process, or cannot tell: keep the file
+    return True
+
+
+class removing_temps_on_signals:
+    """While active, SIGTERM, SIGHUP and SIGINT first remove the temporary files this process
+    is writing, then act as they would have (``kill -9`` cannot be caught: the next ``--fix``
+    run removes what it leaves, see :func:`remove_stale_temps`)."""
+
+    SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
+
+    def __enter__(self):
+        import signal
+        import threading
+
+        self._old = {}
+        if threading.current_thread() is not threading.main_thread():
+            return self
+        for name in self.SIGNALS:
+            sig = getattr(signal, name, None)
+            if sig is None:
+                continue
+            try:
+                self._old[sig] = signal.signal(sig, self._handle)
+            except (OSError, ValueError):
+                pass
+        return self
+
+    def _handle(self, signum, frame):
+        import signal
+
+        for tmp in list(_live_temps):
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            _live_temps.discard(tmp)
+        old = self._old.get(signum, signal.SIG_DFL)
+        if callable(old):
+            old(signum, frame)
+            return
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+    def __exit__(self, *exc):
+        import signal
+
+        for sig, old in self._old.items():
+            try:
+                signal.signal(sig, old)
+            except (OSError, ValueError):
+                pass
+        return False
 
 
 def unified_diff(path: str, before: str, after: str) -> str:
     import difflib
 
-    a = before.splitlines(keepends=True)
-    b = after.splitlines(keepends=True)
+    from npulint.source import python_lines
+
+    a = python_lines(before)  # lines as the tokenizer (and patch) count them, not str.splitlines
+    b = python_lines(after)
     old, new = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
     lines = list(difflib.unified_diff(a, b, fromfile=old, tofile=new))
     out = []
@@ -183,5 +364,6 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(out)
 
 
-__all__ = ["Edit", "Fix", "MAX_ROUNDS", "apply_fixes", "fix_text", "parses", "encode_like", "write_atomic",
-           "unified_diff", "fixes_by_path", "newline_of"]
+__all__ = ["Changed", "Edit", "Fix", "MAX_ROUNDS", "apply_fixes", "fix_text", "parses", "encode_like",
+           "write_atomic", "write_fixed", "remove_stale_temps", "removing_temps_on_signals", "unified_diff",
+           "fixes_by_path", "newline_of"]

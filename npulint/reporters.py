@@ -11,6 +11,7 @@ from collections import Counter
 from typing import Dict, List, Optional, TextIO
 
 from npulint.model import Finding, Rule
+from npulint.source import python_lines
 
 FORMATS = ("text", "full", "json", "github", "sarif")
 
@@ -43,7 +44,7 @@ def _source_line(path: str, line: int, cache: Dict[str, Optional[List[str]]],
                     text = decode(fh.read(), language_of(path) or "python")
             except Exception:  # unreadable, binary, gone: the excerpt is only a courtesy
                 text = None
-        cache[path] = text.splitlines() if text is not None else None
+        cache[path] = [ln.rstrip("\r\n") for ln in python_lines(text)] if text is not None else None
     lines = cache[path]
     if lines is None or not 1 <= line <= len(lines):
         return None

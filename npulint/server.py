@@ -47,7 +47,10 @@ def diagnostics(path: str, text: str) -> List:
     from pygls import uris
 
     findings, by_code = lint_document(path, text)
-    lines = text.splitlines() or [""]
+    from npulint.source import python_lines
+
+    # lines as LSP and the tokenizer count them (str.splitlines also breaks at \f and \v)
+    lines = [ln.rstrip("\r\n") for ln in python_lines(text)] or [""]
     severity = {"error": t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning,
                 "info": t.DiagnosticSeverity.Information}
 

@@ -108,7 +108,7 @@ def _comments(text: str, language: str):
     comments = _python_comments(text) if language == PYTHON else None
     if comments is None:
         comments = []
-        for lineno, line in enumerate(text.splitlines(), 1):
+        for lineno, line in enumerate((ln.rstrip("\r\n") for ln in python_lines(text)), 1):
             idx = line.find("#")
             while idx != -1:
                 if idx == 0 or line[idx - 1] in " \t;":
@@ -136,8 +136,8 @@ def noqa_directives(text: str, language: str) -> List[Tuple[int, int, int, Optio
         start, end = col + m.start() + 1, col + m.end() + 1
         cut_start, cut_end = start + 1, end  # keep the '#'
         if m.start() == 0 and not comment[m.end():].strip():
-            if lines is None:
-                lines = text.splitlines()
+            if lines is None:  # numbered as the tokenizer numbers them (not str.splitlines)
+                lines = [ln.rstrip("\r\n") for ln in python_lines(text)]
             before = lines[lineno - 1][:col] if lineno - 1 < len(lines) else ""
             cut_start, cut_end = len(before.rstrip(" \t")) + 1, col + len(comment.rstrip("\r\n")) + 1
         out.append((lineno, start, end, names, cut_start, cut_end))

@@ -1,0 +1,204 @@
+"""``--fix`` never changes what it did not mean to change (issue: never corrupt a user's file).
+
+Each test goes through the CLI (in-process through ``cli.main`` where a fault has to be
+injected, else in a subprocess) and checks the bytes left on disk."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from npulint import cli
+from npulint import fixes as fx
+
+from conftest import run_cli
+
+MODEL = textwrap.dedent("""\
+    import torch
+
+
+    class Fn(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x
+
+
+    class Layer(torch.nn.Module):
+        def forward(self, x):
+            return Fn.apply(x,  # first
+                            x * 2)
+    """)
+AMO = "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"
+WRAPPER = "adapt_mem_func_wrapper(Fn, x,  # first\n"
+# NPU003 (unused noqa): NPU304 is not raised on this line, so the fix drops the directive
+UNUSED = "longer_name = compute(1, 2)  # noqa: NPU304\n"
+
+
+def _main(args, cwd, monkeypatch):
+    monkeypatch.chdir(cwd)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(list(args))
+    return exc.value.code
+
+
+def test_crlf_file_keeps_crlf_after_multiline_fix(tmp_path):
+    (tmp_path / "model.py").write_bytes(MODEL.replace("\n", "\r\n").encode())
+    (tmp_path / "run.sh").write_text(AMO)
+    r = run_cli(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
+    assert r.returncode == 0, r.stderr
+    data = (tmp_path / "model.py").read_bytes()
+    assert b"adapt_mem_func_wrapper(Fn," in data
+    assert b"\r\r" not in data
+    assert data.count(b"\r\n") == data.count(b"\n")  # every line break is still CRLF
+
+
+def test_apply_fixes_normalises_line_breaks_of_the_fix_text():
+    text = "a = 1\r\nb = 2\r\n"
+    edit = fx.Edit(1, 1, 2, 1, "a = (1,\r\n     2)\r\n")
+    new, applied = fx.apply_fixes(text, [fx.Fix("r", (edit,))])
+    assert applied and new == "a = (1,\r\n     2)\r\nb = 2\r\n"
+
+
+@pytest.mark.parametrize("odd", ["\x0c", "\x0b", "\x1c", "\u2028"])
+def test_noqa_fix_edits_the_line_python_counts(tmp_path, odd):
+    # str.splitlines() breaks at these; Python's tokenizer does not: the directive's line is 3
+    src = f'"""doc{odd}string"""\nx = 1\n' + UNUSED
+    (tmp_path / "t.py").write_text(src, encoding="utf-8")
+    r = run_cli(["--fix", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert (tmp_path / "t.py").read_text(encoding="utf-8") == \
+        f'"""doc{odd}string"""\nx = 1\nlonger_name = compute(1, 2)\n'
+
+
+def test_noqa_fix_after_a_form_feed_line_keeps_the_statement(tmp_path):
+    src = "import os\n\x0c\n" + UNUSED + "y = 2\n"
+    (tmp_path / "t.py").write_text(src, encoding="utf-8")
+    r = run_cli(["--fix", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert (tmp_path / "t.py").read_text(encoding="utf-8") == "import os\n\x0c\nlonger_name = compute(1, 2)\ny = 2\n"
+
+
+def test_diff_counts_lines_as_python_does(tmp_path):
+    src = 'x = "a\x0cb"\n' + UNUSED
+    (tmp_path / "t.py").write_text(src, encoding="utf-8")
+    r = run_cli(["--diff", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
+    assert "-longer_name = compute(1, 2)  # noqa: NPU304\n+longer_name = compute(1, 2)\n" in r.stdout
+    assert "No newline" not in r.stdout
+
+
+def test_fixing_through_a_symlink_keeps_the_link(tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "model.py").write_text(MODEL)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    os.symlink(real / "model.py", proj / "model.py")
+    (proj / "run.sh").write_text(AMO)
+    r = run_cli(["--fix", "--select", "NPU503", "--no-cache", "."], proj)
+    assert r.returncode == 0, r.stderr
+    assert os.path.islink(proj / "model.py")
+    assert WRAPPER in (real / "model.py").read_text()
+    assert not [n for n in os.listdir(real) if n.endswith(".tmp")]
+
+
+def test_fixing_a_hard_linked_file_keeps_the_link(tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    os.link(tmp_path / "model.py", tmp_path / "other_name.txt")
+    (tmp_path / "run.sh").write_text(AMO)
+    r = run_cli(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert os.stat(tmp_path / "model.py").st_nlink == 2
+    assert WRAPPER in (tmp_path / "other_name.txt").read_text()
+
+
+def test_a_file_edited_during_the_run_is_not_overwritten(tmp_path, monkeypatch, capsys):
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "run.sh").write_text(AMO)
+    from npulint import pipeline
+
+    real_run = pipeline.run
+    calls = []
+
+    def run_then_edit(*args, **kwargs):
+        result = real_run(*args, **kwargs)
+        if not calls:  # the user saves the file right after npulint linted it
+            (tmp_path / "model.py").write_text(MODEL + "# the user's edit\n")
+        calls.append(1)
+        return result
+
+    monkeypatch.setattr(pipeline, "run", run_then_edit)
+    code = _main(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path, monkeypatch)
+    assert code == 2
+    assert (tmp_path / "model.py").read_text() == MODEL + "# the user's edit\n"
+    err = capsys.readouterr().err
+    assert "model.py changed while npulint was fixing it" in err
+
+
+def test_a_failing_write_is_reported_and_the_other_files_are_fixed(tmp_path, monkeypatch, capsys):
+    for name in ("a.py", "b.py"):
+        (tmp_path / name).write_text(MODEL)
+    (tmp_path / "run.sh").write_text(AMO)
+    real_write = fx.write_fixed
+
+    def write(path, data, expected):
+        if path.endswith("a.py"):
+            raise PermissionError(13, "Permission denied")
+        return real_write(path, data, expected)
+
+    monkeypatch.setattr(fx, "write_fixed", write)
+    code = _main(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path, monkeypatch)
+    assert code == 2
+    out = capsys.readouterr()
+    assert "cannot write the fixed file a.py: Permission denied" in out.err
+    assert (tmp_path / "a.py").read_text() == MODEL
+    assert WRAPPER in (tmp_path / "b.py").read_text()
+    # a.py was not fixed: its finding is still reported, b.py's is gone
+    assert "a.py:" in out.out and "b.py:" not in out.out
+    assert "Fixed 1 finding in 1 file." in out.err
+
+
+def test_stale_temporary_files_of_a_killed_run_are_removed(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".npulint-{dead.pid}-abc123.tmp"
+    stale.write_bytes(b"half a file")
+    alive = tmp_path / f".npulint-{os.getpid()}-abc123.tmp"  # a live run's (this one): kept
+    alive.write_bytes(b"being written")
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "run.sh").write_text(AMO)
+    r = run_cli(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert not stale.exists()
+    assert alive.exists()
+
+
+def test_a_signal_during_the_write_leaves_no_temporary_file(tmp_path):
+    target = tmp_path / "f.py"
+    target.write_bytes(b"x = 1\n")
+    script = textwrap.dedent(f"""\
+        import os, signal
+        from npulint import fixes as fx
+        real_fsync = os.fsync
+        def fsync(fd):
+            real_fsync(fd)
+            os.kill(os.getpid(), signal.SIGTERM)  # killed between the write and the rename
+        os.fsync = fsync
+        with fx.removing_temps_on_signals():
+            fx.write_fixed({str(target)!r}, b"x = 2\\n", expected=b"x = 1\\n")
+        """)
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert r.returncode == -signal.SIGTERM, r.stderr
+    assert os.listdir(tmp_path) == ["f.py"]
+    assert target.read_bytes() == b"x = 1\n"
+
+
+def test_fix_reads_a_fifo_without_hanging(tmp_path):
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no FIFOs here")
+    os.mkfifo(tmp_path / "pipe.py")
+    assert fx.read_for_fix(str(tmp_path / "pipe.py"), 1 << 20) is None
