@@ -43,6 +43,9 @@ from npulint.values import UNKNOWN, is_constant
 COMPILER_CONFIG = {"torchair.CompilerConfig", "torchair.configs.compiler_config.CompilerConfig"}
 GET_NPU_BACKEND = {"torchair.get_npu_backend", "torchair.npu_fx_compiler.get_npu_backend"}
 TORCH_COMPILE = {"torch.compile"}
+# Forget every compiled graph (torch.compiler.reset calls torch._dynamo.reset): graphs compiled
+# before it do not coexist with those compiled after it.
+DYNAMO_RESET = {"torch._dynamo.reset", "torch.compiler.reset"}
 DEEPCOPY = {"copy.deepcopy"}
 
 MODES = ("max-autotune", "reduce-overhead", "npugraph_ex")
@@ -388,7 +391,9 @@ GRAPHS_WITHOUT_SHARED_POOL = Rule(
         "and later `torch.compile` calls in one function (or at module level) whose torchair backend has a "
         "known aclgraph mode and `debug.run_eagerly` off, when none of their configs sets `use_custom_pool`. "
         "Compiles in different functions (separate tests, spawned workers) are not known to hold their graphs "
-        "at the same time, and with `run_eagerly` torchair captures no graph."),
+        "at the same time, and with `run_eagerly` torchair captures no graph. A `torch._dynamo.reset()` "
+        "(or `torch.compiler.reset()`, or a call of a function of the file that makes one) between two compiles "
+        "forgets the graphs compiled before it, so those do not count against the ones after it."),
     source=_SRC + " (A.4 three memory-reuse modes; docs/001 场景1, 模式一); torchair "
                   "_acl_concrete_graph/acl_graph.py L911-912",
     invalid=(_ex(_RO.strip(), _BACKEND, "enc = torch.compile(encoder, backend=backend)",
@@ -1054,19 +1059,64 @@ class TorchairConfigChecker(Checker):
                 continue
             scope = site.scope.enclosing_function() or site.scope
             groups.setdefault(id(scope), []).append((c, b, m))
-        for acl in groups.values():
-            if len(acl) < 2:
+        resets = self._reset_points()
+        for key, compiled in groups.items():
+            for acl in self._split_at_resets(compiled, resets.get(key, ())):
+                if len(acl) < 2:
+                    continue
+                if any(b.config is None or self._pool_maybe_set(b.config) for _, b, _ in acl):
+                    continue
+                self._report_graphs_without_pool(acl)
+
+    def _reset_points(self) -> Dict[object, List[Tuple[int, int]]]:
+        """Where, in each function (or at module level), the compiled graphs may be forgotten:
+        a ``torch._dynamo.reset()`` there, or a call of a function of this file by the name of
+        one that resets (the conservative side: it may be that function)."""
+        ctx = self.ctx
+        resetting: Set[str] = set()
+        points: Dict[object, List[Tuple[int, int]]] = {}
+        for call, site in self.calls:
+            if ctx.resolve(call.func, site, DYNAMO_RESET) is None:
                 continue
-            if any(b.config is None or self._pool_maybe_set(b.config) for _, b, _ in acl):
-                continue
-            first = acl[0][0]
-            for call, b, m in acl[1:]:
-                ctx.report("NPU203", call,
-                           f"another torch.compile with an aclgraph-mode (\"{m}\") torchair backend (the first is at "
-                           f"line {self._line(first)}), and no config sets `aclgraph_config.use_custom_pool`: each "
-                           "compiled graph captures its aclgraphs into its own memory pool, so memory is not reused "
-                           "across them and device memory may run out; create one pool with "
-                           "`torch.npu.graph_pool_handle()` and set it as `config.aclgraph_config.use_custom_pool`")
+            scope = site.scope.enclosing_function() or site.scope
+            points.setdefault(id(scope), []).append((call.lineno, call.col_offset))
+            name = getattr(scope.node, "name", None)
+            if scope.kind == "function" and isinstance(name, str):
+                resetting.add(name)
+        if resetting:
+            for call, site in self.calls:
+                f = call.func
+                callee = f.id if type(f) is ast.Name else f.attr if type(f) is ast.Attribute else None
+                if callee in resetting:
+                    scope = site.scope.enclosing_function() or site.scope
+                    points.setdefault(id(scope), []).append((call.lineno, call.col_offset))
+        return points
+
+    @staticmethod
+    def _split_at_resets(compiled, resets) -> List[list]:
+        """The compiles of one function in runs that no reset separates (source order)."""
+        if not resets:
+            return [compiled]
+        runs: List[list] = [[]]
+        last = None
+        for item in sorted(compiled, key=lambda t: (t[0].lineno, t[0].col_offset)):
+            here = (item[0].lineno, item[0].col_offset)
+            if last is not None and any(last < r < here for r in resets):
+                runs.append([])
+            runs[-1].append(item)
+            last = here
+        return runs
+
+    def _report_graphs_without_pool(self, acl) -> None:
+        ctx = self.ctx
+        first = acl[0][0]
+        for call, b, m in acl[1:]:
+            ctx.report("NPU203", call,
+                       f"another torch.compile with an aclgraph-mode (\"{m}\") torchair backend (the first is at "
+                       f"line {self._line(first)}), and no config sets `aclgraph_config.use_custom_pool`: each "
+                       "compiled graph captures its aclgraphs into its own memory pool, so memory is not reused "
+                       "across them and device memory may run out; create one pool with "
+                       "`torch.npu.graph_pool_handle()` and set it as `config.aclgraph_config.use_custom_pool`")
 
     def _pool_maybe_set(self, cfg: Config) -> bool:
         if cfg.tainted or any(POOL[:len(p)] == p for p, _ in cfg.escapes):

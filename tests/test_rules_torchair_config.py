@@ -1194,3 +1194,25 @@ def test_npu203_run_eagerly_captures_no_graph(lint):
     src = (NPU203_HEAD + "def build(m_enc, m_dec):\n" + _ro_compile("enc", eager.format(n="enc"))
            + _ro_compile("dec", eager.format(n="dec")))
     assert codes(lint(src, select=["NPU203"])) == []
+
+
+def test_npu203_compiles_separated_by_dynamo_reset_do_not_coexist(lint):
+    # torch._dynamo.reset() forgets the graphs compiled before it (and their pools with them)
+    src = (NPU203_HEAD + "from torch._dynamo import reset as forget\n"
+           + "def build(m_enc, m_dec, m_x):\n" + _ro_compile("enc") + "    torch._dynamo.reset()\n"
+           + _ro_compile("dec") + "    forget()\n" + _ro_compile("x"))
+    assert codes(lint(src, select=["NPU203"])) == []
+    # the clean twin's trap: two compiles after the same reset still coexist
+    src = (NPU203_HEAD + "def build(m_enc, m_dec):\n    torch.compiler.reset()\n" + _ro_compile("enc")
+           + _ro_compile("dec"))
+    assert codes(lint(src, select=["NPU203"])) == ["NPU203"]
+
+
+def test_npu203_reset_through_a_helper_of_the_file_separates_too(lint):
+    src = (NPU203_HEAD + "def clean():\n    torch._dynamo.reset()\n"
+           + "def build(m_enc, m_dec):\n" + _ro_compile("enc") + "    clean()\n" + _ro_compile("dec"))
+    assert codes(lint(src, select=["NPU203"])) == []
+    # a local function named like torch's, which is not a reset: still reported
+    src = (NPU203_HEAD + "def reset():\n    pass\n"
+           + "def build(m_enc, m_dec):\n" + _ro_compile("enc") + "    reset()\n" + _ro_compile("dec"))
+    assert codes(lint(src, select=["NPU203"])) == ["NPU203"]
