@@ -162,67 +162,18 @@ def _stdin_source(stdin):
 
 def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero, write, report,
              max_file_size=0):
-    """Lint, apply the fixes, lint the fixed text again, until nothing is left to fix (at most
-    ``MAX_ROUNDS`` rounds). Fixed files are written (*write*; see :func:`npulint.fixes.write_fixed`),
-    or shown as a diff.
-
-    Every file is read once, before the first round, and linted from those bytes: the edits
-    are positioned on the very text they are applied to, and a file is written only while it
-    still holds those bytes (one edited meanwhile is left alone and named). A file that cannot
-    be written is named and the others are still written (exit 2)."""
+    """``--fix``, ``--fix-only``, ``--diff``: the library's fix loop (:func:`npulint.fixes.fix_loop`),
+    then the fixed files written (*write*, :func:`npulint.fixes.write_all`) or shown as a diff,
+    and what remains reported. A file left as it was (edited meanwhile, or not writable) is
+    named, keeps its first-round findings, and makes the exit status 2."""
     from npulint import fixes as fx
     from npulint import pipeline, reporters
-    from npulint.source import PYTHON, Unreadable, decode, language_of
 
     cwd = os.getcwd()
-    where = {pipeline.display_path(p, cwd): (p, lang) for p, lang, _ in files}
-    if stdin is not None:
-        where[pipeline.display_path(stdin[0], cwd)] = (stdin[0], language_of(stdin[0]) or PYTHON)
-    lang_of = {path: lang for path, lang in where.values()}
-    limit = max_file_size or (1 << 62)
-    linted = {}  # abs path -> the bytes every round lints (read once)
-    for path, _, _ in files:
-        try:
-            data = fx.read_for_fix(path, limit)
-        except OSError:
-            data = None
-        if data is not None:
-            linted[path] = data
-    originals = {}  # abs path -> (bytes, text)
-    current = {}  # abs path -> fixed text
-    applied = {}  # abs path -> fixes applied to it
-    result = lint(overrides=dict(linted))
-    first = result.findings
-    for _ in range(fx.MAX_ROUNDS):
-        progress = False
-        for display, fixes in sorted(fx.fixes_by_path(result.findings).items()):
-            if display not in where:
-                continue
-            path, language = where[display]
-            if path not in originals:
-                data = stdin[1] if stdin is not None and path == stdin[0] else linted.get(path)
-                if data is None:
-                    continue
-                try:
-                    originals[path] = (data, decode(data, language))
-                except Unreadable:
-                    continue
-            text = current.get(path, originals[path][1])
-            new, done = fx.fix_text(text, fixes, language)
-            if done and new != text:
-                current[path] = new
-                applied[path] = applied.get(path, 0) + len(done)
-                progress = True
-        if not progress:
-            break
-        enc = dict(linted)
-        enc.update({p: fx.encode_like(originals[p][0], t, lang_of[p]) for p, t in current.items()})
-        stdin_now = stdin
-        if stdin is not None and stdin[0] in enc:
-            stdin_now = (stdin[0], enc.pop(stdin[0]))
-        result = lint(overrides=enc, stdin_data=stdin_now)
-
-    changed = {p: t for p, t in current.items() if t != originals[p][1]}
+    loop = fx.fix_loop(lint, files, stdin, max_file_size)
+    where, originals, current, applied = loop.where, loop.originals, loop.current, loop.applied
+    result, first = loop.result, loop.first
+    changed = loop.changed
     to_stdin = stdin is not None
     if not write:  # --diff
         for display, (path, _) in sorted(where.items()):
@@ -236,24 +187,11 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
                        f"file{'s' if n != 1 else ''}." if applied else "No fixes available.", err=True)
         return EXIT_FINDINGS if changed and not exit_zero else EXIT_OK
     failed = set()  # displayed paths left as they were
-    with fx.removing_temps_on_signals():
-        for folder in sorted({os.path.dirname(os.path.realpath(p)) for p in changed}
-                             | {os.path.dirname(p) for p, _, _ in files}):
-            fx.remove_stale_temps(folder)
-        for path, text in sorted(changed.items()):
-            if to_stdin and path == stdin[0]:
-                continue
-            shown = pipeline.display_path(path, cwd)
-            try:
-                fx.write_fixed(path, fx.encode_like(originals[path][0], text, lang_of[path]),
-                               expected=originals[path][0])
-            except fx.Changed:
-                click.echo(f"npulint: error: {shown} changed while npulint was fixing it; left as it is "
-                           "(run again to fix it)", err=True)
-                failed.add(shown)
-            except OSError as exc:
-                click.echo(f"npulint: error: cannot write the fixed file {shown}: {exc.strerror or exc}", err=True)
-                failed.add(shown)
+    for path, error in fx.write_all(loop, files, skip=stdin[0] if to_stdin else None):
+        shown = pipeline.display_path(path, cwd)
+        click.echo(f"npulint: error: {shown} {error}" if isinstance(error, str) else
+                   f"npulint: error: cannot write the fixed file {shown}: {error.strerror or error}", err=True)
+        failed.add(shown)
     if to_stdin:  # the fixed source goes to stdout, findings to stderr (as ruff does)
         if stdin[0] in current:
             sys.stdout.write(current[stdin[0]])

@@ -9,6 +9,7 @@ same edit (two rewrites in one file that each add the same import) share it.
 from __future__ import annotations
 
 import codecs
+import dataclasses
 import io
 import os
 import re
@@ -349,6 +350,112 @@ class removing_temps_on_signals:
         return False
 
 
+@dataclasses.dataclass
+class FixLoop:
+    """What :func:`fix_loop` did: per absolute path, the bytes and text linted first
+    (*originals*), the fixed text (*current*) and the number of fixes applied; the last lint
+    (*result*) and the first one's findings (*first*)."""
+
+    where: Dict[str, Tuple[str, str]]  # displayed path -> (absolute path, language)
+    originals: Dict[str, Tuple[bytes, str]]
+    current: Dict[str, str]
+    applied: Dict[str, int]
+    result: object
+    first: List[Finding]
+
+    @property
+    def changed(self) -> Dict[str, str]:
+        return {p: t for p, t in self.current.items() if t != self.originals[p][1]}
+
+    def language(self, path: str) -> str:
+        return next(lang for p, lang in self.where.values() if p == path)
+
+
+def fix_loop(lint, files, stdin, max_file_size: int = 0) -> FixLoop:
+    """Lint, apply the fixes, lint the fixed text again, until nothing is left to fix (at most
+    ``MAX_ROUNDS`` rounds); writes nothing. *lint(overrides=..., stdin_data=...)* runs the
+    pipeline over *files* (``(path, language, explicit)``); *stdin* is ``(path, bytes)`` or None.
+
+    Every file is read once, before the first round, and every round lints those bytes: the
+    edits are positioned on the very text they are applied to (see :func:`write_all` for the
+    other half of that promise)."""
+    from npulint import pipeline
+    from npulint.source import PYTHON, Unreadable, decode, language_of
+
+    cwd = os.getcwd()
+    where = {pipeline.display_path(p, cwd): (p, lang) for p, lang, _ in files}
+    if stdin is not None:
+        where[pipeline.display_path(stdin[0], cwd)] = (stdin[0], language_of(stdin[0]) or PYTHON)
+    lang_of = {path: lang for path, lang in where.values()}
+    limit = max_file_size or (1 << 62)
+    linted: Dict[str, bytes] = {}  # abs path -> the bytes every round lints (read once)
+    for path, _, _ in files:
+        try:
+            data = read_for_fix(path, limit)
+        except OSError:
+            data = None
+        if data is not None:
+            linted[path] = data
+    originals: Dict[str, Tuple[bytes, str]] = {}
+    current: Dict[str, str] = {}
+    applied: Dict[str, int] = {}
+    result = lint(overrides=dict(linted))
+    first = list(result.findings)
+    for _ in range(MAX_ROUNDS):
+        progress = False
+        for display, fixes in sorted(fixes_by_path(result.findings).items()):
+            if display not in where:
+                continue
+            path, language = where[display]
+            if path not in originals:
+                data = stdin[1] if stdin is not None and path == stdin[0] else linted.get(path)
+                if data is None:
+                    continue
+                try:
+                    originals[path] = (data, decode(data, language))
+                except Unreadable:
+                    continue
+            text = current.get(path, originals[path][1])
+            new, done = fix_text(text, fixes, language)
+            if done and new != text:
+                current[path] = new
+                applied[path] = applied.get(path, 0) + len(done)
+                progress = True
+        if not progress:
+            break
+        enc = dict(linted)
+        enc.update({p: encode_like(originals[p][0], t, lang_of[p]) for p, t in current.items()})
+        stdin_now = stdin
+        if stdin is not None and stdin[0] in enc:
+            stdin_now = (stdin[0], enc.pop(stdin[0]))
+        result = lint(overrides=enc, stdin_data=stdin_now)
+    return FixLoop(where, originals, current, applied, result, first)
+
+
+def write_all(loop: FixLoop, files, skip: Optional[str] = None) -> List[Tuple[str, object]]:
+    """Write every changed file of *loop* (but *skip*, standard input's path) with
+    :func:`write_fixed`; returns ``(path, error)`` for each file left as it was: the OSError,
+    or a sentence when the file changed since it was read. First removes the temporary files
+    a killed run left in the folders of *files* (:func:`remove_stale_temps`)."""
+    failures: List[Tuple[str, object]] = []
+    changed = loop.changed
+    with removing_temps_on_signals():
+        for folder in sorted({os.path.dirname(os.path.realpath(p)) for p in changed}
+                             | {os.path.dirname(p) for p, _, _ in files}):
+            remove_stale_temps(folder)
+        for path, text in sorted(changed.items()):
+            if path == skip:
+                continue
+            try:
+                write_fixed(path, encode_like(loop.originals[path][0], text, loop.language(path)),
+                            expected=loop.originals[path][0])
+            except Changed:
+                failures.append((path, "changed while npulint was fixing it; left as it is (run again to fix it)"))
+            except OSError as exc:
+                failures.append((path, exc))
+    return failures
+
+
 def unified_diff(path: str, before: str, after: str) -> str:
     import difflib
 
@@ -364,6 +471,6 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(out)
 
 
-__all__ = ["Changed", "Edit", "Fix", "MAX_ROUNDS", "apply_fixes", "fix_text", "parses", "encode_like",
+__all__ = ["Changed", "Edit", "Fix", "FixLoop", "MAX_ROUNDS", "fix_loop", "write_all", "apply_fixes", "fix_text", "parses", "encode_like",
            "write_atomic", "write_fixed", "remove_stale_temps", "removing_temps_on_signals", "unified_diff",
            "fixes_by_path", "newline_of"]
