@@ -450,6 +450,7 @@ class ShellContext:
         self.enabled = enabled
         self.findings: List[Finding] = []
         self.facts: Dict[str, List[Any]] = {}
+        self.unjudged = False  # a checker could not read the script (NPU001, NPU004, another shell)
 
     def wants(self, code: str) -> bool:
         return code in self.enabled

@@ -58,6 +58,9 @@ class FileResult:
     # the file's ``# noqa`` directives (line, start, end, codes), kept only when NPU003 is on
     directives: List[Tuple[int, int, int, Optional[Tuple[str, ...]], int, int]] = \
         dataclasses.field(default_factory=list)
+    # the rules that read the file could not (a syntax error, CRLF or another shell's script):
+    # whether its ``# noqa`` codes are used is unknown, and NPU003 says nothing about them
+    unjudged: bool = False
 
 
 @dataclasses.dataclass
@@ -294,16 +297,19 @@ def _lint_other(result: FileResult, text: str, settings: Settings, active: Seque
                                             "please report this)", 1, 1))
     result.findings.extend(ctx.findings)
     result.facts = ctx.facts
+    result.unjudged = ctx.unjudged
     return _with_noqa(result, text)
 
 
 def _syntax_error(result: FileResult, text: str, enabled: Set[str], line: int, col: int, msg: str) -> FileResult:
+    result.unjudged = True
     if "NPU001" in enabled:
         result.findings.append(Finding(result.display, line, col, "NPU001", f"syntax error: {msg}", line, col))
     return _with_noqa(result, text)
 
 
 def _nested_too_deep(result: FileResult, text: str, enabled: Set[str]) -> FileResult:
+    result.unjudged = True
     if "NPU001" in enabled:
         result.findings.append(Finding(result.display, 1, 1, "NPU001",
                                        "file is nested too deeply to analyse (recursion limit)", 1, 1))
@@ -931,7 +937,8 @@ def _suppress(results: List[FileResult], configs, enabled: Set[str]) -> List[Fin
             if hit:
                 continue
             out.append(f)
-        if r.directives and UNUSED_NOQA in fe and not any(UNUSED_NOQA.startswith(c) for c in ignored):
+        if r.directives and UNUSED_NOQA in fe and not r.unjudged and not any(UNUSED_NOQA.startswith(c)
+                                                                            for c in ignored):
             out.extend(_unused_noqa(r, fe, used))
     return out
 
@@ -1099,6 +1106,7 @@ def _merge(r: FileResult, extra: FileResult) -> None:
         r.facts.setdefault(topic, []).extend(facts)
     r.noqa = extra.noqa or r.noqa
     r.directives = extra.directives or r.directives
+    r.unjudged = r.unjudged or getattr(extra, "unjudged", False)
 
 
 def _in_big_stack(fn):

@@ -489,9 +489,11 @@ class ShellLaunchChecker(Checker):
 
         ctx = self.ctx
         if not is_bash_script(ctx.text):
+            ctx.unjudged = True
             return  # another shell's script (zsh, csh, fish...): not read with bash's grammar
         crlf = crlf_lines(ctx.text)
         if crlf:
+            ctx.unjudged = True
             # bash reads the \r as part of the line's last word: the words, and the commands
             # that continuation lines were meant to build, are not what the script shows
             n = len(crlf)
@@ -503,6 +505,7 @@ class ShellLaunchChecker(Checker):
             return
         script, error = parse_script(ctx.text)
         if error is not None:
+            ctx.unjudged = True
             ctx.report("NPU001", Span(error.line, error.column, error.line, error.column),
                        f"syntax error: {error.message}")
             return

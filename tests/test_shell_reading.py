@@ -348,3 +348,25 @@ def test_python_fix_lands_on_the_line_of_the_finding(project):
     root = project({"t.py": src})
     cli(root, ["--fix", "--select", "NPU003,NPU3", "--no-cache", "t.py"])
     assert (root / "t.py").read_text() == src.replace("  # noqa: NPU304", "")
+
+
+@pytest.mark.parametrize("name, src, left", [
+    ("crlf.sh", "torchrun pretrain_gpt.py \\\r\n  --tensor-model-paralel-size 2  # noqa: NPU502\r\n", ["NPU004"]),
+    ("bad.sh", "torchrun pretrain_gpt.py --bf16  # noqa: NPU502\nif then fi (\n", ["NPU001"]),
+    ("z.sh", "#!/bin/zsh\ntorchrun pretrain_gpt.py --bf16  # noqa: NPU502\n", []),
+    ("t.py", "import torchair as tng\nwith tng.scope.npu_stream_switch('1', 2):  # noqa: NPU304\n    x = (1,\n",
+     ["NPU001"]),
+])
+def test_npu003_says_nothing_where_the_rules_could_not_read(project, name, src, left):
+    # whether the directive is used is unknown: --fix must not take it away
+    root = project({name: src.encode()})
+    r = cli(root, ["--extend-select", "NPU003", "--no-cache", name])
+    assert [c for _, _, _, c in parse(r.stdout)] == left
+    cli(root, ["--fix", "--extend-select", "NPU003", "--no-cache", name])
+    assert (root / name).read_bytes() == src.encode()
+
+
+def test_npu003_still_judges_a_script_that_reads(project):
+    root = project({"ok.sh": "torchrun pretrain_gpt.py --bf16  # noqa: NPU502\n"})
+    r = cli(root, ["--extend-select", "NPU003", "--no-cache", "ok.sh"])
+    assert [c for _, _, _, c in parse(r.stdout)] == ["NPU003"]
