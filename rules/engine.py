@@ -65,7 +65,10 @@ UNUSED_NOQA = Rule(
         "off by default: enable it with `--extend-select NPU003`. Only npulint's own codes that are "
         "enabled for the file are judged; other tools' codes (`E501`) and a blanket `# noqa` are left "
         "alone. Codes written as prefixes (`# noqa: NPU1`) count as used when any code they cover was "
-        "suppressed. The automatic fix removes the unused codes, or the whole directive."
+        "suppressed. A file its rules could not read (a syntax error, a CRLF shell script, another shell's "
+        "script) is not judged: its directives may be needed once it reads. Only real comments count (in a "
+        "shell script, as tree-sitter-bash reads it: not a string or a here-document). The automatic fix "
+        "removes the unused codes, or the whole directive."
     ),
     source="npulint engine (after ruff RUF100)",
     invalid=("import torchair\nx = 1  # noqa: NPU304\n",),
