@@ -147,7 +147,7 @@ class FileContext:
         if 0 < line <= len(lines):
             text = lines[line - 1]
             if not text.isascii():
-                return len(text.encode("utf-8")[:offset].decode("utf-8", "replace")) + 1
+                return len(text.encode("utf-8", "surrogateescape")[:offset].decode("utf-8", "surrogateescape")) + 1
         return offset + 1
 
     def span(self, node) -> Span:
@@ -450,15 +450,18 @@ class ShellContext:
         self.enabled = enabled
         self.findings: List[Finding] = []
         self.facts: Dict[str, List[Any]] = {}
+        self.unjudged = False  # a checker could not read the script (NPU001, NPU004, another shell)
 
     def wants(self, code: str) -> bool:
         return code in self.enabled
 
     def report(self, code: str, span: Span, message: str, related: Sequence[Tuple[str, int, int]] = (),
-               fix: Optional[Fix] = None) -> None:
+               fix: Optional[Fix] = None, noqa_lines: Tuple[int, ...] = ()) -> None:
+        """*noqa_lines*: lines of ``# noqa`` comments that apply to this finding besides its
+        own line (a comment line above the command it belongs to)."""
         if code in self.enabled:
             self.findings.append(Finding(self.display, span.line, span.column, code, message, span.end_line,
-                                         span.end_column, tuple(related), fix))
+                                         span.end_column, tuple(related), fix, tuple(noqa_lines)))
 
     def fact(self, topic, fact: Any) -> None:
         key = topic if isinstance(topic, str) else topic.__name__

@@ -151,10 +151,10 @@ def _stdin_source(stdin):
     if stdin is None:
         return None
     from npulint import pipeline
-    from npulint.source import PYTHON, Unreadable, decode, language_of
+    from npulint.source import PYTHON, Unreadable, decode, detect_language
 
     try:
-        text = decode(stdin[1], language_of(stdin[0]) or PYTHON)
+        text = decode(stdin[1], detect_language(stdin[0], stdin[1][:256]) or PYTHON)
     except Unreadable:
         return None
     return {pipeline.display_path(stdin[0]): text}

@@ -10,7 +10,8 @@ import pathspec
 
 from npulint.config import ConfigError, Settings
 from npulint.paths import normal_abs
-from npulint.source import language_of
+from npulint.source import (BASH_INTERPRETERS, PYTHON, SHELL, detect_language, is_shell_candidate_name,
+                            language_of, read_head, shebang_interpreter)
 
 try:  # pathspec >= 0.12
     _GitIgnore = pathspec.GitIgnoreSpec
@@ -187,7 +188,7 @@ def discover(paths: Sequence[str], settings: Settings, respect_gitignore: bool =
         if os.path.isfile(path) or (os.path.exists(path) and not os.path.isdir(path)):
             if path not in seen:
                 seen.add(path)
-                out.append((path, language_of(path) or "python", True))
+                out.append((path, detect_language(path) or PYTHON, True))
         elif os.path.isdir(path):
             ignores = _initial_ignores(path) if respect_gitignore else _Ignores()
             for found in _walk(path, ignores, excluder, respect_gitignore):
@@ -227,12 +228,18 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
             except OSError:
                 continue
             lang = None if is_dir else language_of(entry.name)
-            if not is_dir and lang is None:
+            if not is_dir and lang is None and not is_shell_candidate_name(entry.name):
                 continue  # never linted: no need to ask the excludes
             if excluder.excluded(entry.path, is_dir):
                 continue
             if respect_gitignore and ign.ignored(entry.path, is_dir):
                 continue
+            if not is_dir and lang is None:
+                # a file without an extension is a shell script when its first line says
+                # bash or a POSIX shell (scripts in bin/ folders, pre-commit's shell type)
+                if not _bash_shebang(entry.path):
+                    continue
+                lang = SHELL
             if is_dir:
                 # a folder that is not a link is where its parent really is, under its own
                 # name: only links need realpath
@@ -245,3 +252,13 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
             yield (entry.path, lang, False)
         for d, d_real in reversed(sub):
             stack.append((d, ign.with_dir(d) if respect_gitignore else ign, d_real))
+
+
+def _bash_shebang(path: str) -> bool:
+    """Whether the file's first line is a ``#!`` naming bash or a POSIX shell (only its first
+    bytes are read, and only from a regular file)."""
+    head = read_head(path)
+    if not head.startswith(b"#!"):
+        return False
+    first = head.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+    return shebang_interpreter(first) in BASH_INTERPRETERS

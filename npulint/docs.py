@@ -38,17 +38,22 @@ def rule_page(rule: Rule) -> str:
     if rule.invalid:
         lines += ["", "## Example", "", "Reported:", ""]
         for src in rule.invalid:
-            lines += [f"```{fence}", src.rstrip("\n"), "```", ""]
+            lines += [f"```{fence}", _shown(src), "```", ""]
         lines.pop()
     if rule.valid:
         lines += ["", "Clean:", ""]
         for src in rule.valid:
-            lines += [f"```{fence}", src.rstrip("\n"), "```", ""]
+            lines += [f"```{fence}", _shown(src), "```", ""]
         lines.pop()
     if rule.fix:
         lines += ["", "## How to fix", "", rule.fix]
     lines += ["", "## Source", "", rule.source, ""]
     return "\n".join(lines)
+
+
+def _shown(src: str) -> str:
+    """An example as a page shows it: a carriage return as ``^M`` (as ``cat -v`` does)."""
+    return src.rstrip("\n").replace("\r", "^M")
 
 
 def rule_table(rules: Sequence[Rule], links: bool = False) -> str:

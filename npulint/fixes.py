@@ -118,10 +118,21 @@ def parses(text: str, language: str) -> bool:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the user's code's SyntaxWarnings are not ours to print
-            compile(text, "<fixed>", "exec", 0x400, dont_inherit=True)  # PyCF_ONLY_AST
+            # a text holding bytes that were not UTF-8 (lone surrogates) is compiled as the bytes
+            # it will be written as, as CPython reads the file
+            source = text.encode("utf-8", "surrogateescape") if _has_surrogates(text) else text
+            compile(source, "<fixed>", "exec", 0x400, dont_inherit=True)  # PyCF_ONLY_AST
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     return True
+
+
+def _has_surrogates(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def fix_text(text: str, fixes: Sequence[Fix], language: str) -> Tuple[str, List[Fix]]:
@@ -159,6 +170,9 @@ def encode_like(original: bytes, text: str, language: str) -> bytes:
         encoding = "utf-8-sig"
     if encoding == "utf-8" and original.startswith(codecs.BOM_UTF8):
         encoding = "utf-8-sig"
+    if encoding in ("utf-8", "utf-8-sig"):
+        # bytes that were not UTF-8 (kept as lone surrogates when read) go back as they were
+        return text.encode(encoding, "surrogateescape")
     return text.encode(encoding)
 
 
@@ -380,12 +394,12 @@ def fix_loop(lint, files, stdin, max_file_size: int = 0) -> FixLoop:
     edits are positioned on the very text they are applied to (see :func:`write_all` for the
     other half of that promise)."""
     from npulint import pipeline
-    from npulint.source import PYTHON, Unreadable, decode, language_of
+    from npulint.source import PYTHON, Unreadable, decode, detect_language
 
     cwd = os.getcwd()
     where = {pipeline.display_path(p, cwd): (p, lang) for p, lang, _ in files}
     if stdin is not None:
-        where[pipeline.display_path(stdin[0], cwd)] = (stdin[0], language_of(stdin[0]) or PYTHON)
+        where[pipeline.display_path(stdin[0], cwd)] = (stdin[0], detect_language(stdin[0], stdin[1][:256]) or PYTHON)
     lang_of = {path: lang for path, lang in where.values()}
     limit = max_file_size or (1 << 62)
     linted: Dict[str, bytes] = {}  # abs path -> the bytes every round lints (read once)

@@ -70,6 +70,9 @@ class Finding:
     end_column: int = 0
     related: Tuple[Tuple[str, int, int], ...] = ()  # other locations (path, line, col)
     fix: Optional[Fix] = dataclasses.field(default=None, compare=False)
+    # lines of ``# noqa`` comments that apply besides the finding's own line (in a shell
+    # script, a comment line directly above the command the finding belongs to)
+    noqa_lines: Tuple[int, ...] = dataclasses.field(default=(), compare=False)
 
     def sort_key(self) -> Tuple[str, int, int, str, str]:
         # the message too: two findings of one code at one place (two requirements of one

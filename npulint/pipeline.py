@@ -58,6 +58,9 @@ class FileResult:
     # the file's ``# noqa`` directives (line, start, end, codes), kept only when NPU003 is on
     directives: List[Tuple[int, int, int, Optional[Tuple[str, ...]], int, int]] = \
         dataclasses.field(default_factory=list)
+    # the rules that read the file could not (a syntax error, CRLF or another shell's script):
+    # whether its ``# noqa`` codes are used is unknown, and NPU003 says nothing about them
+    unjudged: bool = False
 
 
 @dataclasses.dataclass
@@ -123,7 +126,13 @@ def _cpython_check(text: str):
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(_CPYTHON_RECURSION_LIMIT)
     try:
-        tree = compile(text, "<npulint>", "exec", flags=_PyCF_ONLY_AST, dont_inherit=True)
+        try:
+            tree = compile(text, "<npulint>", "exec", flags=_PyCF_ONLY_AST, dont_inherit=True)
+        except UnicodeEncodeError:
+            # bytes that are not UTF-8, in comments (source.decode kept them as lone
+            # surrogates): compile the bytes themselves, as CPython reads the file
+            tree = compile(text.encode("utf-8", "surrogateescape"), "<npulint>", "exec", flags=_PyCF_ONLY_AST,
+                           dont_inherit=True)
     except SyntaxError as exc:
         return ("syntax", exc.lineno or 1, exc.offset or 1, exc.msg or "invalid syntax"), None
     except (RecursionError, MemoryError):
@@ -193,13 +202,13 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
     candidates = [c for c in checker_classes if c.language == language and c.wants(text, path, present)]
     active = [c for c in candidates if c in needed]
     active += [c for c in force if c not in active]
-    if not active and not (candidates and "NPU001" in enabled):
+    if not active and not (candidates and ("NPU001" in enabled or (language != PYTHON and "NPU004" in enabled))):
         return result, None  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
     if active:  # parsed anyway: checkers that only piggyback on a parse join cheaply
         active += [c for c in checker_classes if c in needed and c.piggyback and c.language == language
                    and c not in active and any(t in text for t in c.piggyback)]
     if language != PYTHON and not active:
-        active = candidates  # NPU001 alone: shell checkers parse the script themselves (they report only what is on)
+        active = candidates  # NPU001/NPU004 alone: shell checkers read the script themselves (they report only what is on)
     return result, active
 
 
@@ -288,16 +297,19 @@ def _lint_other(result: FileResult, text: str, settings: Settings, active: Seque
                                             "please report this)", 1, 1))
     result.findings.extend(ctx.findings)
     result.facts = ctx.facts
+    result.unjudged = ctx.unjudged
     return _with_noqa(result, text)
 
 
 def _syntax_error(result: FileResult, text: str, enabled: Set[str], line: int, col: int, msg: str) -> FileResult:
+    result.unjudged = True
     if "NPU001" in enabled:
         result.findings.append(Finding(result.display, line, col, "NPU001", f"syntax error: {msg}", line, col))
     return _with_noqa(result, text)
 
 
 def _nested_too_deep(result: FileResult, text: str, enabled: Set[str]) -> FileResult:
+    result.unjudged = True
     if "NPU001" in enabled:
         result.findings.append(Finding(result.display, 1, 1, "NPU001",
                                        "file is nested too deeply to analyse (recursion limit)", 1, 1))
@@ -451,7 +463,7 @@ _FINGERPRINTS: Dict[Tuple[int, int], Tuple[Settings, Set[str], str]] = {}
 
 
 def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrides, options: RunOptions) -> RunResult:
-    from npulint.source import language_of
+    from npulint.source import detect_language
 
     def config_of(path):
         return settings_for(path) if settings_for is not None else (settings, enabled)
@@ -477,7 +489,8 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
     if stdin is not None:
         spath, data = stdin
         fs, fe = configs[spath] = config_of(spath)
-        inputs.append(_Input(spath, display_path(spath, cwd), language_of(spath) or PYTHON, True, fs, fe,
+        language = detect_language(spath, data[:256]) or PYTHON  # a suffix, else a shebang
+        inputs.append(_Input(spath, display_path(spath, cwd), language, True, fs, fe,
                              data=data, cacheable=False, on_disk=False))
 
     # A run over unchanged files, settings and engine: every file's result at once.
@@ -914,14 +927,18 @@ def _suppress(results: List[FileResult], configs, enabled: Set[str]) -> List[Fin
         for f in r.findings:
             if f.code not in fe or any(f.code.startswith(c) for c in ignored):
                 continue
-            if suppressed(r.noqa, f.line, f.code):
-                codes = r.noqa.get(f.line)
-                for c in codes or ():
-                    if f.code.startswith(c):
-                        used.add((f.line, c))
+            hit = False
+            for line in (f.line,) + f.noqa_lines:
+                if suppressed(r.noqa, line, f.code):
+                    hit = True
+                    for c in r.noqa.get(line) or ():
+                        if f.code.startswith(c):
+                            used.add((line, c))
+            if hit:
                 continue
             out.append(f)
-        if r.directives and UNUSED_NOQA in fe and not any(UNUSED_NOQA.startswith(c) for c in ignored):
+        if r.directives and UNUSED_NOQA in fe and not r.unjudged and not any(UNUSED_NOQA.startswith(c)
+                                                                            for c in ignored):
             out.extend(_unused_noqa(r, fe, used))
     return out
 
@@ -1089,6 +1106,7 @@ def _merge(r: FileResult, extra: FileResult) -> None:
         r.facts.setdefault(topic, []).extend(facts)
     r.noqa = extra.noqa or r.noqa
     r.directives = extra.directives or r.directives
+    r.unjudged = r.unjudged or getattr(extra, "unjudged", False)
 
 
 def _in_big_stack(fn):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from typing import Dict, List, Optional, TextIO
 
@@ -38,17 +39,29 @@ def _source_line(path: str, line: int, cache: Dict[str, Optional[List[str]]],
         text = (sources or {}).get(path)
         if text is None:
             try:
-                from npulint.source import decode, language_of
+                from npulint.source import decode, detect_language
 
                 with open(path, "rb") as fh:
-                    text = decode(fh.read(), language_of(path) or "python")
+                    data = fh.read()
+                text = decode(data, detect_language(path, data[:256]) or "python")
             except Exception:  # unreadable, binary, gone: the excerpt is only a courtesy
                 text = None
-        cache[path] = [ln.rstrip("\r\n") for ln in python_lines(text)] if text is not None else None
+        if text is not None:
+            from npulint.source import python_lines
+
+            # the lines findings count; a byte that is not UTF-8 (a lone surrogate after
+            # decoding) is shown as U+FFFD, one for one, so the caret stays in its column
+            text = _SURROGATE.sub("\ufffd", text)
+            cache[path] = [ln.rstrip("\r\n") for ln in python_lines(text)]
+        else:
+            cache[path] = None
     lines = cache[path]
     if lines is None or not 1 <= line <= len(lines):
         return None
     return lines[line - 1]
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, colour: bool = False,

@@ -733,7 +733,7 @@ class Walker:
         if not 0 < inner.lineno <= len(lines):
             return False
         # the column counts UTF-8 bytes
-        return lines[inner.lineno - 1].encode("utf-8")[inner.col_offset:inner.col_offset + 4] == b"elif"
+        return lines[inner.lineno - 1].encode("utf-8", "surrogateescape")[inner.col_offset:inner.col_offset + 4] == b"elif"
 
 
 # Fields never walked: names and literals are strings and numbers; these hold no node a rule

@@ -12,6 +12,13 @@ alternatives: the analysis follows each path (up to :data:`MAX_PATHS`; beyond th
 nothing about later commands). Variables assigned in loops are unknown
 after them; a function's body is analysed where it is called; after ``source f`` every
 variable set so far is unknown (except for CANN's ``set_env.sh``). Comments, ``echo``/``printf`` text and here-documents are never commands.
+``bash -c "…"`` (also behind wrappers: :func:`command_start`) runs its string, read as a
+script of its own whose words point back into the outer script. Each command knows the
+``# noqa`` comment lines directly above the statements that hold it (:attr:`Command.noqa_lines`).
+
+The script is bytes: it is decoded with ``surrogateescape`` (a byte that is not UTF-8 is one
+character), and lines end at ``\\r\\n``, ``\\r`` or ``\\n``, as the fixes count them.
+Comments (:func:`comments`) and CRLF line ends (:func:`crlf_lines`) come from the parser too.
 
 The parser is imported lazily: only when a shell file is actually analysed.
 """
@@ -74,6 +81,10 @@ class Command:
     words: List[Arg]
     span: Span  # the command as written
     path_id: int = 0
+    # the lines of the ``# noqa`` comments that apply to the whole command: a comment line
+    # directly above it (or above a statement it is part of, or above the function call that
+    # runs it), or above an assignment that one of its words comes from
+    noqa_lines: Tuple[int, ...] = ()
 
 
 @dataclasses.dataclass
@@ -115,6 +126,12 @@ class _Capped(Exception):
     pass
 
 
+# Line numbers count the line breaks every part of npulint counts (the fixes' edits, the
+# editor protocol, Python's tokenizer): ``\r\n``, ``\r`` and ``\n``. Columns count
+# characters, a byte that is not part of valid UTF-8 being one.
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
 class _Source:
     """A script's bytes and where its lines start: byte offsets to spans. The words'
     lazy spans hold this, not the script (whose commands hold the words): no reference cycle,
@@ -124,7 +141,7 @@ class _Source:
     def __init__(self, data: bytes):
         self.data = data
         self.ascii = data.isascii()  # then a character is a byte: the offset arithmetic is plain
-        self._line_starts = [0] + [m.end() for m in re.finditer(b"\n", data)]
+        self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(data)]
 
     def span_of(self, start: int, end: Optional[int] = None) -> Span:
         """1-based (line, column in characters) of byte offsets; end exclusive."""
@@ -137,7 +154,7 @@ class _Source:
         start = self._line_starts[line]
         if self.ascii:
             return line + 1, off - start + 1
-        col = len(self.data[start:off].decode("utf-8", errors="replace")) + 1
+        col = len(self.data[start:off].decode("utf-8", "surrogateescape")) + 1
         return line + 1, col
 
     def token_span(self, value: Value) -> Optional[Span]:
@@ -169,12 +186,14 @@ class Script:
 
     def __init__(self, text: str):
         self.text = text
-        self.source = _Source(text.encode("utf-8"))
+        self.source = _Source(text.encode("utf-8", "surrogateescape"))
         self.data = self.source.data
         self.ascii = self.source.ascii
         self.commands: List[Command] = []
         self.capped = False
         self.unreadable = False  # bash accepts it but tree-sitter-bash cannot read all of it
+        # (start byte, end byte, line) of each statement with a ``# noqa`` comment line above it
+        self.noqa_above: List[Tuple[int, int, int]] = []
 
     def span_of(self, start: int, end: Optional[int] = None) -> Span:
         return self.source.span_of(start, end)
@@ -191,7 +210,7 @@ def parse_script(text: str) -> Tuple[Optional[Script], Optional[ParseError]]:
         source = source.rstrip(" \t") + "\n\n"
     elif source.endswith("\\\n") or source.endswith("\\\r\n"):
         source = source + "\n"
-    data = source.encode("utf-8")
+    data = source.encode("utf-8", "surrogateescape")
     tree = _parser().parse(data)
     root = tree.root_node
     script = Script(source)
@@ -205,8 +224,105 @@ def parse_script(text: str) -> Tuple[Optional[Script], Optional[ParseError]]:
         # known about the script's commands and nothing is said
         script.unreadable = True
         return script, None
+    if _MAYBE_NOQA.search(data):
+        script.noqa_above = _noqa_above(root, script.source)
     _Walker(script).run(root)
     return script, None
+
+
+_MAYBE_NOQA = re.compile(rb"(?i)noqa")
+
+
+def _comment_nodes(root) -> list:
+    """The ``comment`` nodes under *root*, in source order (what bash reads as comments: not
+    a ``#`` inside a word, a string or a here-document)."""
+    import tree_sitter
+
+    global _COMMENT_QUERY
+    if _COMMENT_QUERY is None:
+        _COMMENT_QUERY = tree_sitter.Query(_parser().language, "(comment) @c")
+    cursor_class = getattr(tree_sitter, "QueryCursor", None)
+    found = (cursor_class(_COMMENT_QUERY).captures(root) if cursor_class is not None
+             else _COMMENT_QUERY.captures(root))
+    nodes = found.get("c", []) if isinstance(found, dict) else [n for n, _ in found]
+    return sorted(nodes, key=lambda n: n.start_byte)
+
+
+_COMMENT_QUERY = None
+
+
+def _parse_bytes(text: str):
+    data = text.encode("utf-8", "surrogateescape")
+    return data, _parser().parse(data).root_node
+
+
+def comments(text: str) -> List[Tuple[int, int, str, str]]:
+    """``(line, column0, comment, before)`` for every comment of the script, as bash reads it
+    (from tree-sitter-bash's tree): *column0* counts characters from 0, *before* is the text
+    of the line before the comment. The comment keeps no line break (nor the ``\\r`` of a
+    CRLF line)."""
+    data, root = _parse_bytes(text)
+    source = _Source(data)
+    out = []
+    for node in _comment_nodes(root):
+        line, col = source._point(node.start_byte)
+        line_start = source._line_starts[line - 1]
+        before = data[line_start:node.start_byte].decode("utf-8", "surrogateescape")
+        comment = data[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape").rstrip("\r\n")
+        out.append((line, col - 1, comment, before))
+    return out
+
+
+def crlf_lines(text: str) -> List[Tuple[int, int]]:
+    """(line, column) of each carriage return that ends a line (CRLF) where bash reads it as
+    part of the script (not inside a comment): bash's line break is ``\\n`` alone."""
+    if "\r\n" not in text:
+        return []
+    import bisect
+
+    data, root = _parse_bytes(text)
+    ranges = [(n.start_byte, n.end_byte) for n in _comment_nodes(root)]
+    starts = [a for a, _ in ranges]
+    source = _Source(data)
+    lines = []
+    for m in re.finditer(rb"\r\n", data):
+        at = m.start()
+        k = bisect.bisect_right(starts, at) - 1
+        if k >= 0 and ranges[k][0] <= at < ranges[k][1]:
+            continue  # a comment's own \r: bash ignores it with the comment
+        lines.append(source._point(at))
+    return lines
+
+
+_STATEMENT_LISTS = {"program", "compound_statement", "do_group", "if_statement", "elif_clause", "else_clause",
+                    "case_item", "subshell"}
+
+
+def _noqa_above(root, source: "_Source") -> List[Tuple[int, int, int]]:
+    """``(start byte, end byte, line)`` of each statement with a ``# noqa`` comment line
+    directly above it (alone on its line; other comment lines may come between)."""
+    from npulint.source import _NOQA
+
+    data = source.data
+    out = []
+    for c in _comment_nodes(root):
+        parent = c.parent
+        if parent is None or parent.type not in _STATEMENT_LISTS:
+            continue
+        line, col = source._point(c.start_byte)
+        if data[source._line_starts[line - 1]:c.start_byte].strip(b" \t"):
+            continue  # after a command on its line: a line directive, not one above
+        if not _NOQA.search(data[c.start_byte:c.end_byte].decode("utf-8", "surrogateescape")):
+            continue
+        last = line
+        below = c.next_named_sibling
+        while below is not None and below.type == "comment" and source._point(below.start_byte)[0] == last + 1:
+            last += 1
+            below = below.next_named_sibling
+        if below is None or below.type in ("comment", "heredoc_body") or source._point(below.start_byte)[0] != last + 1:
+            continue
+        out.append((below.start_byte, below.end_byte, line))
+    return out
 
 
 def _first_error(node):
@@ -242,11 +358,13 @@ _NOT_COMMANDS = {"echo", "printf", ":", "true", "false", "test", "[", "[[", "cat
 class _Walker:
     """Walks the tree keeping a list of variable environments, one per path."""
 
-    def __init__(self, script: Script):
+    def __init__(self, script: Script, depth: int = 0, noqa: Tuple[int, ...] = ()):
         self.s = script
         self.data = script.data
         self.functions: Dict[str, object] = {}
         self.calling: List[str] = []
+        self.depth = depth  # ``bash -c`` strings inside ``bash -c`` strings
+        self.call_noqa: Tuple[int, ...] = noqa  # noqa lines of the call sites that run this code
 
     # -- driver ----------------------------------------------------------------------
     def run(self, root) -> None:
@@ -301,7 +419,7 @@ class _Walker:
         if t == "command":
             name = n.child_by_field_name("name")
             if name is not None and self.text(name) in self.functions:
-                return self.call(self.text(name), envs)
+                return self.call(self.text(name), envs, n)
             if name is not None and self.text(name) in ("source", "."):
                 args = n.children_by_field_name("argument")
                 target = self.text(args[0]).strip("'\"") if args else ""
@@ -425,17 +543,21 @@ class _Walker:
             self.functions[self.text(name)] = body
         return envs
 
-    def call(self, name: str, envs):
+    def call(self, name: str, envs, node=None):
         body = self.functions[name]
         if name in self.calling or len(self.calling) > 8:
             # recursion: whatever the body assigns is unknown from here on
             assigned = self._assigned_names(body)
             return [dict(e, **{a: Value.unknown() for a in assigned}) for e in envs]
         self.calling.append(name)
+        outer = self.call_noqa
+        if node is not None:
+            self.call_noqa = self._noqa_lines(node, ())
         try:
             return self.block(body.named_children, envs)
         finally:
             self.calling.pop()
+            self.call_noqa = outer
 
     def _assigned_names(self, n) -> List[str]:
         names = []
@@ -494,7 +616,7 @@ class _Walker:
 
     # -- words -----------------------------------------------------------------------
     def text(self, n) -> str:
-        return self.data[n.start_byte:n.end_byte].decode("utf-8", errors="replace")
+        return self.data[n.start_byte:n.end_byte].decode("utf-8", "surrogateescape")
 
     def word_value(self, n, env) -> Value:
         """The value of a word in a non-splitting context (the right side of an assignment)."""
@@ -508,7 +630,7 @@ class _Walker:
             return [(self.literal(n, unquoted=True), False)]
         if t == "raw_string":
             s, e = n.start_byte + 1, n.end_byte - 1
-            return [(Value(self.data[s:e].decode("utf-8", "replace"), _char_offsets(self.data, s, e)), False)]
+            return [(Value(self.data[s:e].decode("utf-8", "surrogateescape"), _char_offsets(self.data, s, e)), False)]
         if t == "ansi_c_string":
             return [(Value.unknown(), False)]
         if t in ("string", "translated_string"):
@@ -531,7 +653,7 @@ class _Walker:
         raw = self.data[n.start_byte:n.end_byte]
         text, offs = [], []
         i = 0
-        chars = raw.decode("utf-8", errors="replace")
+        chars = raw.decode("utf-8", "surrogateescape")
         coffs = _char_offsets(self.data, n.start_byte, n.end_byte)
         if "\\" not in chars:  # most words: the text as written
             return Value(chars, coffs)
@@ -572,7 +694,7 @@ class _Walker:
     def dq_raw(self, start: int, end: int) -> Value:
         if end <= start:
             return EMPTY
-        chars = self.data[start:end].decode("utf-8", errors="replace")
+        chars = self.data[start:end].decode("utf-8", "surrogateescape")
         coffs = _char_offsets(self.data, start, end)
         if "\\" not in chars:
             return Value(chars, coffs)
@@ -598,7 +720,7 @@ class _Walker:
             dollar = self.data.find(b"$", start, n.end_byte)
             if dollar > start and not self.data[start:dollar].strip(b" \t\\\n"):
                 start = dollar
-        raw = self.data[start:n.end_byte].decode("utf-8", "replace")
+        raw = self.data[start:n.end_byte].decode("utf-8", "surrogateescape")
         if re.fullmatch(r"\$[@*]|\$\{[@*]\}", raw):
             return Value(UNKNOWN + MANY, (None, None))
         m = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)(\[[@*]\])?\}", raw)
@@ -624,21 +746,70 @@ class _Walker:
         name = n.child_by_field_name("name")
         if name is None:
             return
-        words: List[Arg] = []
+        fields: List[Tuple[Value, bool]] = []
         for c in n.children:
             if c.type in ("variable_assignment", "file_redirect", "herestring_redirect", "heredoc_redirect"):
                 continue
             if c.type == "command_name":
                 inner = c.named_children[0] if c.named_children else c
-                words.extend(self.args(inner, env))
+                fields.extend(_split(self.parts(inner, env, quoted=False)))
             elif c.is_named and c.type not in ("comment",):
-                words.extend(self.args(c, env))
-        if not words:
+                fields.extend(_split(self.parts(c, env, quoted=False)))
+        if not fields:
             return
+        words = [Arg(value.text, functools.partial(self.s.source.token_span, value), splat)
+                 for value, splat in fields]
         first = words[0].text
         if os.path.basename(first) in _NOT_COMMANDS:
             return
-        self.s.commands.append(Command(words, self.s.span_of(n.start_byte, n.end_byte)))
+        noqa = self._noqa_lines(n, fields)
+        command = Command(words, self.s.span_of(n.start_byte, n.end_byte), noqa_lines=noqa)
+        self.s.commands.append(command)
+        self.shell_string(command, fields)
+
+    def _noqa_lines(self, n, fields) -> Tuple[int, ...]:
+        """The noqa comment lines above the statements holding command *n*, above the
+        assignments its words come from, and above the function calls that run it."""
+        out = list(self.call_noqa)
+        start, end = n.start_byte, n.end_byte
+        for a, b, line in self.s.noqa_above:
+            if line in out:
+                continue
+            if (a <= start and end <= b) or any(o is not None and a <= o < b for v, _ in fields for o in v.offs):
+                out.append(line)
+        return tuple(out)
+
+    def shell_string(self, command: Command, fields) -> None:
+        """``bash -c "…"`` (also after wrappers such as ``nohup`` or ``timeout``): the string is
+        a script of its own, run by a new shell; its commands are the outer command's, and
+        their words point at the outer source. A string with unknown parts says nothing."""
+        words = command.words
+        i = command_start(words)
+        if i is None or i >= len(words) or not words[i].known:
+            return
+        if _program_name(words[i].text) not in _BASH_PROGRAMS:
+            return
+        k = _shell_c_string(words, i + 1)
+        if k is None or self.depth >= 4:
+            return
+        value = fields[k][0]
+        if not value.text or UNKNOWN in value.text or fields[k][1]:
+            return
+        data = value.text.encode("utf-8", "surrogateescape")
+        root = _parser().parse(data).root_node
+        if root.has_error:
+            return
+        offmap: Dict[int, Optional[int]] = {}
+        b = 0
+        for ch, o in zip(value.text, value.offs):
+            offmap[b] = o
+            b += len(ch.encode("utf-8", "surrogateescape"))
+        inner = Script(value.text)
+        inner.source = _MappedSource(self.s.source, offmap)
+        _Walker(inner, self.depth + 1, command.noqa_lines).run(root)
+        for c in inner.commands:
+            self.s.commands.append(Command(c.words, command.span, command.path_id,
+                                           tuple(dict.fromkeys(command.noqa_lines + c.noqa_lines))))
 
     def args(self, n, env) -> List[Arg]:
         pieces = self.parts(n, env, quoted=False)
@@ -646,6 +817,23 @@ class _Walker:
         for value, splat in _split(pieces):
             out.append(Arg(value.text, functools.partial(self.s.source.token_span, value), splat))
         return out
+
+
+class _MappedSource:
+    """The source of a ``bash -c`` string: its offsets are those of the string's text, each
+    mapped to where that character was written in the outer script."""
+
+    def __init__(self, outer: _Source, offmap: Dict[int, Optional[int]]):
+        self.outer = outer
+        self.offmap = offmap
+
+    def token_span(self, value: Value) -> Optional[Span]:
+        offs = tuple(self.offmap.get(o) if o is not None else None for o in value.offs)
+        return self.outer.token_span(Value(value.text, offs))
+
+    def span_of(self, start: int, end: Optional[int] = None) -> Span:
+        a = self.offmap.get(start)
+        return self.outer.span_of(a if a is not None else 0)
 
 
 def _items(v: Value) -> Tuple[Value, ...]:
@@ -737,18 +925,208 @@ _DQ_ESCAPE = re.compile(r'\\[$`"\\\n]')
 
 
 def _char_offsets(data: bytes, start: int, end: int) -> Tuple[int, ...]:
-    """Byte offset of each character of data[start:end]."""
+    """Byte offset of each character of data[start:end], characters as
+    ``decode("utf-8", "surrogateescape")`` makes them (a byte that is not part of valid
+    UTF-8 is one character)."""
     if data[start:end].isascii():
         return tuple(range(start, end))
     out = []
     i = start
     while i < end:
         out.append(i)
-        b = data[i]
-        i += 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+        i += _clen(data, i)
     return tuple(out)
 
 
 def _clen(data: bytes, off: int) -> int:
+    """The length in bytes of the character at *off*: a valid UTF-8 sequence, else one byte."""
     b = data[off]
-    return 1 if b < 0x80 else 2 if b < 0xE0 else 3 if b < 0xF0 else 4
+    if b < 0x80:
+        return 1
+    n = 2 if 0xC2 <= b < 0xE0 else 3 if 0xE0 <= b < 0xF0 else 4 if 0xF0 <= b < 0xF5 else 0
+    if n == 0:
+        return 1
+    try:
+        data[off:off + n].decode("utf-8")
+    except UnicodeDecodeError:
+        return 1
+    return n
+
+
+# -- launch wrappers --------------------------------------------------------------------
+# Commands that run the command after their own options: ``nohup torchrun …``,
+# ``timeout -s KILL 2h torchrun …``, ``env -u X A=B torchrun …``, ``numactl --cpunodebind=0
+# torchrun …``, ``taskset -c 0-15 torchrun …``. Their options are read as GNU getopt_long
+# reads them (bundled short options, ``-sKILL``/``-s KILL``, ``--signal=KILL``/``--signal
+# KILL``, unambiguous long-option prefixes, ``--``); an option a wrapper does not have, or a
+# word that cannot be known where an option may be, and nothing is said about the command.
+
+
+def _program_name(word: str) -> str:
+    return os.path.basename(word)
+
+
+_BASH_PROGRAMS = {"bash", "sh", "dash", "ash"}
+
+
+def _getopt(words: Sequence, j: int, short_noarg: str, short_arg: str, long_noarg: Sequence[str] = (),
+            long_arg: Sequence[str] = (), long_optarg: Sequence[str] = ()) -> Optional[int]:
+    """The index of the first operand after the options at ``words[j:]`` (options stop at
+    the first operand, as with getopt's ``+``); None when an option is unknown or a word
+    where an option may be is not known."""
+    longs = tuple(long_noarg) + tuple(long_arg) + tuple(long_optarg)
+    while j < len(words):
+        w = words[j]
+        if not w.known:
+            return None
+        t = w.text
+        if t == "--":
+            return j + 1
+        if t.startswith("--"):
+            name, eq, _ = t[2:].partition("=")
+            full = name if name in longs else None
+            if full is None:
+                matches = [x for x in longs if x.startswith(name)] if name else []
+                if len(matches) != 1:
+                    return None
+                full = matches[0]
+            if full in long_noarg and eq:
+                return None
+            j += 2 if (full in long_arg and not eq) else 1
+            continue
+        if t.startswith("-") and len(t) > 1:
+            for k in range(1, len(t)):
+                ch = t[k]
+                if ch in short_arg:
+                    if k + 1 == len(t):
+                        j += 1  # the argument is the next word
+                    break
+                if ch not in short_noarg:
+                    return None
+            j += 1
+            continue
+        return j
+    return j
+
+
+def _one_operand(words: Sequence, j: Optional[int]) -> Optional[int]:
+    """Past one operand (``timeout``'s duration, ``taskset``'s mask)."""
+    if j is None or j >= len(words) or words[j].splat:
+        return None
+    return j + 1
+
+
+def _timeout(words, j):
+    return _one_operand(words, _getopt(words, j, "vfp", "ks", ("foreground", "preserve-status", "verbose"),
+                                       ("kill-after", "signal")))
+
+
+def _nohup(words, j):
+    if j < len(words) and words[j].known and words[j].text == "--":
+        return j + 1
+    if j < len(words) and (not words[j].known or words[j].text.startswith("-")):
+        return None
+    return j
+
+
+def _env(words, j):
+    j = _getopt(words, j, "i0v", "uCa", ("ignore-environment", "null", "debug"), ("unset", "chdir", "argv0"),
+                ("block-signal", "default-signal", "ignore-signal"))  # -S (split a string): not read
+    if j is None:
+        return None
+    if j < len(words) and words[j].known and words[j].text == "-":
+        j += 1
+    while j < len(words):  # NAME=VALUE words, then the command
+        if not words[j].known:
+            return None
+        if "=" not in words[j].text:
+            break
+        j += 1
+    return j
+
+
+def _numactl(words, j):
+    return _getopt(words, j, "alb", "iwpPmNCc", ("all", "localalloc", "balancing"),
+                   ("interleave", "weighted-interleave", "preferred", "preferred-many", "membind",
+                    "cpunodebind", "physcpubind", "cpubind"))
+
+
+def _taskset(words, j):
+    # -p (an existing process) runs nothing
+    return _one_operand(words, _getopt(words, j, "ac", "", ("all-tasks", "cpu-list")))
+
+
+def _stdbuf(words, j):
+    return _getopt(words, j, "", "ioe", (), ("input", "output", "error"))
+
+
+def _time(words, j):
+    return _getopt(words, j, "pvaq", "fo", ("portability", "verbose", "append", "quiet"), ("format", "output"))
+
+
+def _exec(words, j):
+    return _getopt(words, j, "cl", "a")
+
+
+_WRAPPERS = {"nohup": _nohup, "timeout": _timeout, "env": _env, "numactl": _numactl, "taskset": _taskset,
+             "stdbuf": _stdbuf, "time": _time, "exec": _exec}
+
+
+def command_start(words: Sequence) -> Optional[int]:
+    """The index of the command that *words* run once the wrappers before it are looked
+    through (0 when there is none); None when a wrapper's options cannot be read. Words
+    have ``text`` and ``known`` (and ``splat``)."""
+    i = 0
+    for _ in range(16):
+        if i >= len(words) or not words[i].known:
+            return i
+        wrapper = _WRAPPERS.get(_program_name(words[i].text))
+        if wrapper is None:
+            return i
+        j = wrapper(words, i + 1)
+        if j is None:
+            return None
+        i = j
+    return None
+
+
+_BASH_SHORT = set("abefhkmnptuvxBCEHPTcilrsD")
+_BASH_LONG = {"--login", "--norc", "--noprofile", "--posix", "--verbose", "--noediting", "--restricted",
+              "--debugger"}
+
+
+def _shell_c_string(words: Sequence, j: int) -> Optional[int]:
+    """After ``bash``/``sh``: the index of the command string of ``-c``; None without ``-c``
+    or when an option cannot be read."""
+    c_flag = False
+    while j < len(words):
+        w = words[j]
+        if not w.known:
+            return None
+        t = w.text
+        if t in ("--", "-"):
+            j += 1
+            break
+        if t.startswith("--"):
+            if t in _BASH_LONG:
+                j += 1
+                continue
+            if t in ("--rcfile", "--init-file"):
+                j += 2
+                continue
+            return None
+        if t[:1] in "-+" and len(t) > 1:
+            extra = 0
+            for ch in t[1:]:
+                if ch in "oO":
+                    extra += 1  # -o NAME / -O NAME
+                elif ch not in _BASH_SHORT:
+                    return None
+                elif ch == "c" and t[0] == "-":
+                    c_flag = True
+            j += 1 + extra
+            continue
+        break
+    if not c_flag or j >= len(words):
+        return None
+    return j

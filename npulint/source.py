@@ -1,12 +1,23 @@
-"""Reading source files: bytes to text, honouring BOMs and PEP 263 coding cookies,
-and the comments that steer npulint (``# noqa``, ``# npulint: skip-file``)."""
+"""Reading source files: bytes to text as their interpreter reads them, and the comments
+that steer npulint (``# noqa``, ``# npulint: skip-file``).
+
+Python is decoded as CPython does (BOM, PEP 263 coding cookie, UTF-8 by default), and a
+file ``compile()`` accepts is never unreadable: invalid UTF-8 bytes in comments of a UTF-8
+file are kept as lone surrogates (``surrogateescape``). A shell script is bytes to bash: it
+is decoded as UTF-8 with ``surrogateescape``, so any byte sequence is readable and the text
+encodes back to the very same bytes. In both, a column counts characters, and a byte that is
+not part of valid UTF-8 counts as one character.
+"""
 
 from __future__ import annotations
 
 import codecs
 import io
+import os
 import re
+import stat
 import tokenize
+import warnings
 from typing import Dict, FrozenSet, List, Optional, Tuple
 
 PYTHON = "python"
@@ -17,12 +28,116 @@ PYTHON_SUFFIXES = (".py", ".pyi")
 
 
 def language_of(path: str) -> Optional[str]:
+    """The language a file's name says (its suffix), or None."""
     lower = path.lower()
     if lower.endswith(PYTHON_SUFFIXES):
         return PYTHON
     if lower.endswith(SHELL_SUFFIXES):
         return SHELL
     return None
+
+
+# Interpreters whose scripts bash's grammar reads as they do: bash itself and the POSIX
+# shells (sh, dash, ash; busybox's sh). Other shells have another grammar or other
+# expansion rules (zsh does not split unquoted variables; csh/tcsh, fish and rc are other
+# languages; ksh93 has compound variables and its own arrays): their scripts are not bash.
+BASH_INTERPRETERS = frozenset({"bash", "sh", "dash", "ash"})
+OTHER_SHELLS = frozenset({"zsh", "ksh", "mksh", "pdksh", "oksh", "yash", "csh", "tcsh", "fish", "rc",
+                          "es", "nu", "elvish", "xonsh", "pwsh", "posh"})
+_SHEBANG = re.compile(r"#![ \t]*([^ \t\r\n]+)([^\r\n]*)")
+_VERSIONED = re.compile(r"([a-z]+?)[0-9][0-9.\-]*")
+
+
+def shebang_interpreter(text: str) -> Optional[str]:
+    """The program a ``#!`` first line runs, by its base name without a version
+    (``#!/usr/bin/env -S bash -e`` -> ``bash``, ``#!/usr/bin/python3.11`` -> ``python``);
+    None without a shebang, or when it names nothing."""
+    m = _SHEBANG.match(text)
+    if m is None:
+        return None
+    words = [m.group(1)] + m.group(2).split()
+    name = _program(words[0])
+    i = 1
+    if name == "env":  # env [options] [NAME=VALUE]... program
+        while i < len(words):
+            w = words[i]
+            if w in ("-u", "--unset", "-C", "--chdir", "-a", "--argv0"):
+                i += 2
+            elif w.startswith("-S") and len(w) > 2:  # -Sbash: the split string starts in the word
+                words[i] = w[2:]
+                break
+            elif w.startswith("-") or "=" in w:
+                i += 1
+            else:
+                break
+        if i >= len(words):
+            return None
+        name = _program(words[i])
+        i += 1
+    if name == "busybox" and i < len(words):  # #!/bin/busybox sh
+        name = _program(words[i])
+    return name
+
+
+def _program(word: str) -> str:
+    base = word.replace("\\", "/").rsplit("/", 1)[-1].lower()
+    m = _VERSIONED.fullmatch(base)
+    return m.group(1) if m else base
+
+
+def is_bash_script(text: str) -> bool:
+    """Whether bash's grammar reads this shell script as its interpreter does: no shebang
+    (``bash run.sh``, ``sh run.sh``), or a shebang naming bash or a POSIX shell."""
+    if not text.startswith("#!"):
+        return True
+    return shebang_interpreter(text) in BASH_INTERPRETERS
+
+
+def language_of_script(head: bytes) -> Optional[str]:
+    """The language a file's first line says (a ``#!`` line naming a shell or Python), or None."""
+    if not head.startswith(b"#!"):
+        return None
+    name = shebang_interpreter(head.split(b"\n", 1)[0].decode("utf-8", "surrogateescape"))
+    if name in BASH_INTERPRETERS or name in OTHER_SHELLS:
+        return SHELL
+    if name in ("python", "pypy"):
+        return PYTHON
+    return None
+
+
+SNIFF_BYTES = 256  # how much of a file's start is read to find its shebang
+
+
+def read_head(path: str, size: int = SNIFF_BYTES) -> bytes:
+    """The first *size* bytes of *path* when it is a regular file, else ``b""`` (a FIFO
+    or a device is never opened for reading: opened without blocking, then checked)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError:
+        return b""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return b""
+        return os.read(fd, size)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
+
+
+def detect_language(path: str, head: Optional[bytes] = None) -> Optional[str]:
+    """The language of a file: its suffix, else its shebang (*head*, or read from disk)."""
+    lang = language_of(path)
+    if lang is not None:
+        return lang
+    return language_of_script(read_head(path) if head is None else head)
+
+
+def is_shell_candidate_name(name: str) -> bool:
+    """A file name without an extension (``train``, not ``.bashrc`` or ``notes.txt``): met in a
+    folder walk, such a file is a shell script when its shebang names bash or a POSIX shell."""
+    return "." not in name
 
 
 class Unreadable(Exception):
@@ -59,26 +174,102 @@ def decode(data: bytes, language: str) -> str:
     if b"\x00" in data:
         line = data.count(b"\n", 0, data.index(b"\x00")) + 1
         raise Unreadable("binary file (contains a NUL byte)", line=line, binary=True)
+    if language != PYTHON:
+        # bash reads bytes: any encoding is readable (GBK comments, Latin-1 echo text)
+        if data.startswith(codecs.BOM_UTF8):
+            data = data[len(codecs.BOM_UTF8):]
+        return data.decode("utf-8", "surrogateescape")
     encoding = "utf-8"
     if language == PYTHON and not _plain_utf8_head(data):
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        except SyntaxError as exc:  # unknown codec in the cookie, or BOM + other cookie
-            raise Unreadable(f"bad encoding declaration: {exc.msg if hasattr(exc, 'msg') else exc}",
-                             line=getattr(exc, "lineno", None) or 1)
+        except SyntaxError as exc:
+            # an unknown codec in the cookie, a BOM with another cookie; or one of the first two
+            # lines is not UTF-8, which CPython accepts in a comment: it has the last word
+            where = _cpython_decode_error(data)
+            if where is not None:
+                raise Unreadable(f"bad encoding declaration: {where[2]}", line=where[0], column=where[1])
+            encoding = _cookie(data) or ("utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8")
+            text = data.decode(encoding, "surrogateescape")
+            return text[1:] if text.startswith("\ufeff") else text
     elif data.startswith(codecs.BOM_UTF8):
         encoding = "utf-8-sig"
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
-        start = getattr(exc, "start", 0)
-        line = data.count(b"\n", 0, start) + 1
-        col = start - (data.rfind(b"\n", 0, start) + 1) + 1
-        raise Unreadable(f"cannot decode as {encoding}: {exc.reason if hasattr(exc, 'reason') else exc}"
+        if isinstance(exc, UnicodeDecodeError) and encoding in ("utf-8", "utf-8-sig"):
+            # CPython's tokenizer checks UTF-8 token by token, not in comments: a file it
+            # compiles is readable (its bad bytes kept as lone surrogates, so nothing is lost)
+            where = _cpython_decode_error(data)
+            if where is None:
+                text = data.decode(encoding, "surrogateescape")
+                return text[1:] if text.startswith("\ufeff") else text
+            line, col, reason = where
+        else:
+            start = getattr(exc, "start", 0)
+            line = data.count(b"\n", 0, start) + 1
+            col = start - (data.rfind(b"\n", 0, start) + 1) + 1
+            reason = exc.reason if hasattr(exc, "reason") else str(exc)
+        raise Unreadable(f"cannot decode as {encoding}: {reason}"
                          " (add a PEP 263 coding declaration or save as UTF-8)", line=line, column=col)
     if text.startswith("\ufeff"):
         text = text[1:]
     return text
+
+
+_PyCF_ONLY_AST = 0x400
+_COOKIE = re.compile(rb"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)")
+
+
+def _cookie(data: bytes) -> Optional[str]:
+    """The PEP 263 encoding of the first two lines, read from the bytes (as CPython does), by
+    its normal name; None without one."""
+    lines = data.split(b"\n", 2)[:2]
+    for i, line in enumerate(lines):
+        m = _COOKIE.match(line)
+        if m is not None:
+            name = m.group(1).decode("ascii", "replace").lower().replace("_", "-")
+            if name == "utf-8" or name.startswith("utf-8-"):
+                return "utf-8"
+            if name in ("latin-1", "iso-8859-1", "iso-latin-1") or name.startswith(
+                    ("latin-1-", "iso-8859-1-", "iso-latin-1-")):
+                return "iso-8859-1"
+            return m.group(1).decode("ascii", "replace")
+        if i == 0 and not re.match(rb"^[ \t\f]*(?:[#\r\n]|$)", line):
+            return None  # the second line counts only after a blank or comment line
+    return None
+
+
+def _cpython_decode_error(data: bytes) -> Optional[Tuple[int, int, str]]:
+    """Where CPython's ``compile()`` of *data* (bytes, in a UTF-8 file) fails to decode it:
+    ``(line, column, reason)``, or None when it decodes (it may still fail to parse: that is
+    a syntax error, reported as such). Compiling runs nothing."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the linted file's SyntaxWarnings are not ours to show
+            compile(data, "<npulint>", "exec", _PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as exc:
+        msg = exc.msg or ""
+        if msg.startswith(("unknown encoding", "encoding problem")):
+            return exc.lineno or 1, 1, msg
+        if "'utf-8' codec can't decode" not in msg and "Non-UTF-8" not in msg:
+            return None
+        line = exc.lineno or 1
+        # the first byte on that line that is not UTF-8 (CPython's offset points at the token)
+        lines = python_lines(data.decode("utf-8", "surrogateescape"))
+        text = lines[line - 1] if 0 < line <= len(lines) else ""
+        bad = next((i for i, ch in enumerate(text) if "\udc80" <= ch <= "\udcff"), None)
+        col = bad + 1 if bad is not None else (exc.offset or 1)
+        raw = text.encode("utf-8", "surrogateescape")
+        try:
+            raw.decode("utf-8")
+            reason = "invalid UTF-8 outside a comment"
+        except UnicodeDecodeError as err:
+            reason = f"{err.reason} (byte 0x{raw[err.start]:02x} outside a comment)"
+        return line, col, reason
+    except (ValueError, RecursionError, MemoryError, OverflowError):
+        return None
+    return None
 
 
 # ``# noqa`` / ``# noqa: NPU101, NPU102`` (case-insensitive, like flake8 and ruff).
@@ -90,29 +281,34 @@ NoqaMap = Dict[int, Optional[FrozenSet[str]]]
 
 
 def is_skip_file(text: str, language: str = PYTHON) -> bool:
-    """``# npulint: skip-file`` on a line of its own, as a real comment (in Python, not a
-    line inside a string or docstring)."""
+    """``# npulint: skip-file`` on a line of its own, as a real comment (not a line inside a
+    string, a docstring or a here-document)."""
     if "skip-file" not in text or _SKIP_FILE.search(text) is None:
         return False
-    if language != PYTHON:
-        return True
-    comments = _python_comments(text)
+    comments = _comments(text, language, fallback=False)
     if comments is None:  # does not tokenize: the raw match is all there is
         return True
-    return any(_SKIP_FILE.search(c) for _, _, c in comments)
+    return any(not before.strip(" \t\f") and _SKIP_FILE.search(c) for _, _, c, before in comments)
 
 
-def _comments(text: str, language: str):
-    """``(line, column0, comment)`` for every comment: tokenize for Python; for shell (or
-    Python that does not tokenize), a '#' at the start of a line or after a blank or ';'."""
-    comments = _python_comments(text) if language == PYTHON else None
-    if comments is None:
+def _comments(text: str, language: str, fallback: bool = True):
+    """``(line, column0, comment, before)`` for every comment, *before* being the text of its
+    line before it: tokenize for Python; for shell, tree-sitter-bash's comments (a ``#`` in a
+    string or a here-document is no comment). Python that does not tokenize: a '#' at the
+    start of a line or after a blank or ';' (None without *fallback*)."""
+    if language != PYTHON:
+        from npulint.shell import comments
+
+        return comments(text)
+    comments = _python_comments(text)
+    if comments is None and fallback:
         comments = []
-        for lineno, line in enumerate((ln.rstrip("\r\n") for ln in python_lines(text)), 1):
+        for lineno, line in enumerate(python_lines(text), 1):
+            line = line.rstrip("\r\n")
             idx = line.find("#")
             while idx != -1:
                 if idx == 0 or line[idx - 1] in " \t;":
-                    comments.append((lineno, idx, line[idx:]))
+                    comments.append((lineno, idx, line[idx:], line[:idx]))
                     break
                 idx = line.find("#", idx + 1)
     return comments
@@ -126,8 +322,7 @@ def noqa_directives(text: str, language: str) -> List[Tuple[int, int, int, Optio
     out = []
     if "noqa" not in text.lower():
         return out
-    lines = None
-    for lineno, col, comment in _comments(text, language):
+    for lineno, col, comment, before in _comments(text, language):
         m = _NOQA.search(comment)
         if not m:
             continue
@@ -136,9 +331,6 @@ def noqa_directives(text: str, language: str) -> List[Tuple[int, int, int, Optio
         start, end = col + m.start() + 1, col + m.end() + 1
         cut_start, cut_end = start + 1, end  # keep the '#'
         if m.start() == 0 and not comment[m.end():].strip():
-            if lines is None:  # numbered as the tokenizer numbers them (not str.splitlines)
-                lines = [ln.rstrip("\r\n") for ln in python_lines(text)]
-            before = lines[lineno - 1][:col] if lineno - 1 < len(lines) else ""
             cut_start, cut_end = len(before.rstrip(" \t")) + 1, col + len(comment.rstrip("\r\n")) + 1
         out.append((lineno, start, end, names, cut_start, cut_end))
     return out
@@ -164,7 +356,7 @@ def _python_comments(text: str):
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
-                out.append((tok.start[0], tok.start[1], tok.string))
+                out.append((tok.start[0], tok.start[1], tok.string, tok.line[:tok.start[1]]))
     except (tokenize.TokenError, SyntaxError, IndentationError):
         return None
     return out

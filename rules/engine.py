@@ -1,4 +1,4 @@
-"""NPU000-NPU002: what the engine itself reports about a file."""
+"""NPU000-NPU004: what the engine itself reports about a file."""
 
 from npulint.model import Rule
 
@@ -43,8 +43,12 @@ UNREADABLE_FILE = Rule(
     explanation=(
         "The file could not be read (permissions, deleted during the run) or decoded. Python "
         "files are decoded as the interpreter does: UTF-8 by default, a UTF-8 BOM, or a PEP 263 "
-        "coding declaration. Binary files (with NUL bytes) found while walking a folder are skipped "
-        "silently; named explicitly on the command line, they are reported."
+        "coding declaration; a file CPython's `compile()` accepts is never reported (bytes that are "
+        "not UTF-8 inside comments of a UTF-8 file are accepted, as CPython's tokenizer accepts them; "
+        "run directly as `python file.py`, such a file also needs a `# -*- coding: utf-8 -*-` line). "
+        "Shell scripts are bytes to bash: their encoding is never an error. Binary files (with NUL "
+        "bytes) found while walking a folder are skipped silently; named explicitly on the command "
+        "line, they are reported."
     ),
     source="npulint engine; PEP 263",
     fix="Save the file as UTF-8, or declare its encoding with `# -*- coding: <name> -*-`.",
@@ -61,7 +65,10 @@ UNUSED_NOQA = Rule(
         "off by default: enable it with `--extend-select NPU003`. Only npulint's own codes that are "
         "enabled for the file are judged; other tools' codes (`E501`) and a blanket `# noqa` are left "
         "alone. Codes written as prefixes (`# noqa: NPU1`) count as used when any code they cover was "
-        "suppressed. The automatic fix removes the unused codes, or the whole directive."
+        "suppressed. A file its rules could not read (a syntax error, a CRLF shell script, another shell's "
+        "script) is not judged: its directives may be needed once it reads. Only real comments count (in a "
+        "shell script, as tree-sitter-bash reads it: not a string or a here-document). The automatic fix "
+        "removes the unused codes, or the whole directive."
     ),
     source="npulint engine (after ruff RUF100)",
     invalid=("import torchair\nx = 1  # noqa: NPU304\n",),
@@ -70,4 +77,29 @@ UNUSED_NOQA = Rule(
     autofix=True,
 )
 
-RULES = (INTERNAL_ERROR, SYNTAX_ERROR, UNREADABLE_FILE, UNUSED_NOQA)
+SHELL_CRLF = Rule(
+    code="NPU004",
+    name="shell-crlf-line-endings",
+    severity="error",
+    summary="A shell script with CRLF (Windows) line endings.",
+    explanation=(
+        "bash ends a line at `\\n` alone: the `\\r` of a CRLF line is part of the line's last word, so "
+        "`--bf16` reaches the training script as `--bf16\\r` (Megatron rejects it), `then`/`do`/`fi` are "
+        "not keywords, and a `\\` before CRLF escapes the `\\r` instead of continuing the command, so the "
+        "lines after it run as commands of their own. Reported once per script, at the first such line (a "
+        "carriage return that ends a comment is harmless and not counted); the script's launch commands are "
+        "then not checked (NPU5xx), since bash would not run the command the script shows. Like NPU001, only "
+        "for scripts some rule reads (launch scripts). In the example, `^M` marks the carriage return "
+        "(as `cat -v` shows it)."
+    ),
+    source="npulint engine; bash(1) DEFINITIONS (`newline` ends a command; a backslash-newline pair is a line "
+           "continuation)",
+    invalid=("torchrun pretrain_gpt.py --bf16 \\\r\n    --reuse-fp32-param\r\n",),
+    valid=("torchrun pretrain_gpt.py --bf16 \\\n    --reuse-fp32-param\n",
+           "# written on Windows\r\ntorchrun pretrain_gpt.py --bf16 --reuse-fp32-param\n"),
+    example_language="shell",
+    fix="Convert the file to LF line endings (`dos2unix run.sh`, `sed -i 's/\\r$//' run.sh`, or "
+        "`git config core.autocrlf input` and check the file out again).",
+)
+
+RULES = (INTERNAL_ERROR, SYNTAX_ERROR, UNREADABLE_FILE, UNUSED_NOQA, SHELL_CRLF)

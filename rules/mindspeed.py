@@ -14,6 +14,7 @@ import ast
 from npulint.checker import Checker
 from npulint.model import Fix, LazySpan, Rule, Span
 from npulint.semantic import call_args
+from npulint.shell import command_start
 from npulint.source import SHELL
 
 from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, catalog_for
@@ -163,29 +164,28 @@ class Launch:
 
 
 _PYTHON = re.compile(r"python(3(\.\d+)?)?")
-_PREFIXES = {"nohup", "time", "exec", "stdbuf", "taskset", "numactl", "env"}
 
 
 def find_launch(words: Sequence[Word]) -> Optional[Launch]:
-    """The entry script and its arguments, for a launcher command; None for anything else."""
-    i = 0
-    while i < len(words) and words[i].known and os.path.basename(words[i].text) in _PREFIXES:
-        i += 1
-    if i >= len(words) or not words[i].known:
+    """The entry script and its arguments, for a launcher command (after the wrappers that
+    run it: ``nohup``, ``timeout N``, ``env A=B``, ``numactl …``, ``taskset …``); None for
+    anything else."""
+    i = command_start(words)
+    if i is None or i >= len(words) or not words[i].known:
         return None
     name = os.path.basename(words[i].text)
     rest = list(words[i + 1:])
     if _PYTHON.fullmatch(name):
         # python [opts] entry.py ... | python -m torch.distributed.launch|run [opts] entry.py ...
         j = 0
-        while j < len(rest) and rest[j].known and rest[j].text.startswith("-") and rest[j].text != "-m":
-            j += 1
+        while j < len(rest) and rest[j].known and rest[j].text.startswith("-") and rest[j].text not in ("-m", "-c"):
+            j += 2 if rest[j].text in ("-W", "-X") else 1  # options with an argument
         if j < len(rest) and rest[j].known and rest[j].text == "-m":
             if j + 1 < len(rest) and rest[j + 1].known and rest[j + 1].text in ("torch.distributed.launch",
                                                                                  "torch.distributed.run"):
                 return _entry(rest[j + 2:])
             return None
-        if j < len(rest) and rest[j].known and rest[j].text.endswith(".py"):
+        if j < len(rest) and is_script_word(rest[j]):
             return Launch(rest[j], rest[j + 1:])
         return None
     if name in ("torchrun", "msrun"):
@@ -193,9 +193,21 @@ def find_launch(words: Sequence[Word]) -> Optional[Launch]:
     return None
 
 
+def is_script_word(w: Word) -> bool:
+    """A word that names a ``.py`` script: known, or known from its last ``/`` on (its folder
+    from a variable: ``$BASE/pretrain_gpt.py``, ``${DIR}/posttrain_gpt.py``)."""
+    text = w.text
+    if w.known:
+        return text.endswith(".py") and not text.startswith("-")
+    if "/" not in text:
+        return False
+    name = text.rsplit("/", 1)[1]
+    return name.endswith(".py") and "\x00" not in name and "\x01" not in name
+
+
 def _entry(rest: Sequence[Word]) -> Optional[Launch]:
     for k, w in enumerate(rest):
-        if w.known and w.text.endswith(".py") and not w.text.startswith("-"):
+        if is_script_word(w):
             return Launch(w, list(rest[k + 1:]))
         if w.known and w.text in ("-m", "--module", "--no-python", "--no_python"):
             return None
@@ -472,11 +484,28 @@ class ShellLaunchChecker(Checker):
     provides = ("mindspeed.amo",)
 
     def finish(self) -> None:
-        from npulint.shell import parse_script
+        from npulint.shell import crlf_lines, parse_script
+        from npulint.source import is_bash_script
 
         ctx = self.ctx
+        if not is_bash_script(ctx.text):
+            ctx.unjudged = True
+            return  # another shell's script (zsh, csh, fish...): not read with bash's grammar
+        crlf = crlf_lines(ctx.text)
+        if crlf:
+            ctx.unjudged = True
+            # bash reads the \r as part of the line's last word: the words, and the commands
+            # that continuation lines were meant to build, are not what the script shows
+            n = len(crlf)
+            line, col = crlf[0]
+            ctx.report("NPU004", Span(line, col, line, col + 1),
+                       f"CRLF (Windows) line endings{f' on {n} lines' if n > 1 else ''}: bash reads the "
+                       "carriage return as part of each line's last word (`--bf16` becomes `--bf16\\r`) and "
+                       "`\\` before CRLF does not continue the command; convert the file to LF line endings")
+            return
         script, error = parse_script(ctx.text)
         if error is not None:
+            ctx.unjudged = True
             ctx.report("NPU001", Span(error.line, error.column, error.line, error.column),
                        f"syntax error: {error.message}")
             return
@@ -490,16 +519,23 @@ class ShellLaunchChecker(Checker):
             if launch is None:
                 continue
             for code, span, message in check_launch(launch, stack):
-                key = (code, span, message)
+                key = (code, span, message, command.noqa_lines)
                 if key in seen or span is None:
                     continue
                 seen.add(key)
-                ctx.report(code, span, message)
+                ctx.report(code, span, _printable(message), noqa_lines=command.noqa_lines)
             if not amo_done:
                 amo = amo_occ(launch)
                 if amo is not None:
                     amo_done = True
                     ctx.fact("mindspeed.amo", (amo.line, amo.column))
+
+
+def _printable(message: str) -> str:
+    """A message with the bytes of the script that are not UTF-8 shown as ``\\xNN``."""
+    if message.isascii():
+        return message
+    return message.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def amo_occ(launch: Launch) -> Optional[Span]:

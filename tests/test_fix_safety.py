@@ -202,3 +202,12 @@ def test_fix_reads_a_fifo_without_hanging(tmp_path):
         pytest.skip("no FIFOs here")
     os.mkfifo(tmp_path / "pipe.py")
     assert fx.read_for_fix(str(tmp_path / "pipe.py"), 1 << 20) is None
+
+
+def test_fix_keeps_bytes_that_are_not_utf8_in_a_python_comment(tmp_path):
+    # CPython compiles a file whose comment holds bytes that are not UTF-8; --fix keeps them
+    src = b"# \xd6\xd0\xce\xc4 (GBK)\nx = 1\n" + UNUSED.encode()
+    (tmp_path / "t.py").write_bytes(src)
+    r = run_cli(["--fix", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
+    assert r.returncode == 0, r.stderr + r.stdout
+    assert (tmp_path / "t.py").read_bytes() == src.replace(b"  # noqa: NPU304", b"")

@@ -1,0 +1,371 @@
+"""Shell scripts read as bash reads them: bytes (any encoding), bash's grammar only for bash
+and POSIX-shell scripts, CRLF scripts (NPU004), extensionless scripts with a shebang, entry
+scripts in variable folders, launch wrappers and ``bash -c`` strings, and suppression with a
+``# noqa`` comment line above the command (comments as the parser sees them)."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from conftest import at, codes, parse, pos, run_cli
+
+# a launch with one requirement finding (NPU504 at --reuse-fp32-param: it needs --bf16)
+REUSE = "--reuse-fp32-param --fp16"
+GBK = b"\xc4\xe3\xba\xc3"  # two GBK characters: not UTF-8
+
+
+def sh(lint, src, select=("NPU0", "NPU5"), name="run.sh"):
+    return lint({name: src}, select=list(select))
+
+
+def cli(root, args, **kw):
+    r = run_cli(list(args), cwd=root, **kw)
+    assert r.returncode in (0, 1), (r.returncode, r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr, r.stderr
+    return r
+
+
+# -------------------------------------------------------------------- bytes, not an encoding
+
+
+def test_gbk_comments_are_not_an_encoding_error(lint):
+    src = b"#!/bin/bash\n# " + GBK + b"\ntorchrun pretrain_gpt.py " + REUSE.encode() + b"  # " + GBK + b"\n"
+    found = sh(lint, src)
+    assert [(f.code, f.line, f.column) for f in found] == [("NPU504", 3, 26)]
+    assert sh(lint, src.replace(b"--fp16", b"--bf16")) == []  # the clean twin
+
+
+def test_a_byte_that_is_not_utf8_is_one_column(lint):
+    # `echo "<4 GBK bytes>"; ` is 13 bytes, 13 columns: the flag is at column 39
+    src = b'echo "' + GBK + b'"; torchrun pretrain_gpt.py ' + REUSE.encode() + b"\n"
+    found = sh(lint, src)
+    assert [(f.code, f.line, f.column, f.end_column) for f in found] == [("NPU504", 1, 39, 57)]
+    # UTF-8 characters count one column each, as before
+    src = 'echo "你好"; torchrun pretrain_gpt.py --reuse-fp32-param --fp16\n'
+    assert [(f.line, f.column) for f in sh(lint, src)] == [(1, 37)]
+
+
+def test_gbk_in_a_flag_value_is_shown_escaped(project):
+    # one GBK character where the `e` should be: two bytes, two edits from the flag
+    root = project({"run.sh": b"torchrun pretrain_gpt.py --tensor-model-parallel-siz" + GBK[:2] + b" 2\n"})
+    r = cli(root, ["--format", "json", "run.sh"], env={"PYTHONIOENCODING": "utf-8:strict"})
+    msgs = [f["message"] for f in json.loads(r.stdout)]
+    assert len(msgs) == 1 and "--tensor-model-parallel-siz\\xc4\\xe3: did you mean" in msgs[0], msgs
+
+
+@pytest.mark.parametrize("fmt", ["text", "full", "json", "github", "sarif"])
+def test_gbk_script_in_every_format(project, fmt):
+    root = project({"run.sh": b"# " + GBK + b"\ntorchrun pretrain_gpt.py " + REUSE.encode() + b"  # " + GBK + b"\n"})
+    r = cli(root, ["--format", fmt, "run.sh"], env={"PYTHONIOENCODING": "utf-8:strict"})
+    assert r.returncode == 1 and "NPU504" in r.stdout
+
+
+# -------------------------------------------------------------------- which shell
+
+
+@pytest.mark.parametrize("shebang", ["#!/usr/bin/env zsh", "#!/bin/zsh", "#!/usr/bin/fish", "#!/bin/csh -f",
+                                     "#!/bin/tcsh", "#!/bin/ksh", "#!/usr/bin/env -S ksh93 -e", "#!/usr/bin/python3"])
+def test_other_shells_are_not_read_as_bash(lint, shebang):
+    # zsh's `${(j: :)ARGS}` and csh's `set x = (...)` are no bash; nothing is said about them
+    src = f"{shebang}\nif [[ -n ${{(j: :)ARGS}} ]] {{ }}\ntorchrun pretrain_gpt.py {REUSE}\n"
+    assert sh(lint, src) == []
+
+
+@pytest.mark.parametrize("shebang", ["#!/bin/bash", "#!/usr/bin/env bash", "#!/bin/sh", "#!/bin/dash",
+                                     "#! /bin/sh -e", "#!/usr/bin/env -S bash -x", "#!/bin/busybox sh",
+                                     "# !/bin/zsh (a comment, not a shebang)", ""])
+def test_bash_and_posix_shells_are_read(lint, shebang):
+    src = f"{shebang}\ntorchrun pretrain_gpt.py {REUSE}\n"
+    assert codes(sh(lint, src)) == ["NPU504"]
+    assert codes(sh(lint, f"{shebang}\nif then fi (\ntorchrun pretrain_gpt.py\n")) == ["NPU001"]
+
+
+# -------------------------------------------------------------------- CRLF (NPU004)
+
+
+def test_crlf_script_is_one_npu004_and_nothing_built_from_its_words(lint):
+    src = ("#!/bin/bash\r\nGPT_ARGS=\"--seed 1 \\\r\n  --log-throughput\"\r\n"
+           "torchrun pretrain_gpt.py $GPT_ARGS \\\r\n  --reuse-fp32-param --fp16\r\n")
+    found = sh(lint, src)
+    assert [(f.code, f.line, f.column) for f in found] == [("NPU004", 2, 21)]  # the first CR bash reads
+    assert "CRLF" in found[0].message
+    # the clean twin: the same script with LF line endings has its real finding
+    assert codes(sh(lint, src.replace("\r\n", "\n"))) == ["NPU504"]
+
+
+def test_crlf_only_at_the_end_of_comments_is_harmless(lint):
+    src = "#!/bin/bash\r\n# launch\r\ntorchrun pretrain_gpt.py --reuse-fp32-param --fp16  # fp16 run\r\n"
+    assert codes(sh(lint, src)) == ["NPU504"]
+
+
+def test_crlf_instead_of_a_syntax_error(lint):
+    # bash fails on `then\r`: the cause is the line endings, said once
+    src = "if [ -n \"$X\" ]; then\r\n  torchrun pretrain_gpt.py --bf16\r\nfi\r\n"
+    assert codes(sh(lint, src)) == ["NPU004"]
+
+
+def test_npu004_selected_alone(lint):
+    src = "torchrun pretrain_gpt.py --bf16\r\n"
+    assert codes(sh(lint, src, select=["NPU004"])) == ["NPU004"]
+    assert sh(lint, src, select=["NPU5"]) == []
+
+
+# -------------------------------------------------------------------- extensionless scripts
+
+
+def test_extensionless_bash_script_is_found_by_walk(project):
+    root = project({
+        "bin/train": f"#!/usr/bin/env bash\ntorchrun pretrain_gpt.py {REUSE}\n",
+        "bin/train_sh": f"#!/bin/sh\ntorchrun pretrain_gpt.py {REUSE}\n",
+        "bin/helper": f"#!/usr/bin/env python3\nimport subprocess\nsubprocess.run(['torchrun', 'pretrain_gpt.py', "
+                      f"'--reuse-fp32-param', '--fp16'])\n",
+        "bin/zsh_train": f"#!/usr/bin/env zsh\ntorchrun pretrain_gpt.py {REUSE}\n",
+        "bin/no_shebang": f"torchrun pretrain_gpt.py {REUSE}\n",
+        "notes.txt": f"#!/bin/bash\ntorchrun pretrain_gpt.py {REUSE}\n",
+        ".hidden_rc": f"#!/bin/bash\ntorchrun pretrain_gpt.py {REUSE}\n",
+    })
+    r = cli(root, ["--select", "NPU0,NPU5"])
+    assert [(p, c) for p, _, _, c in parse(r.stdout)] == [("bin/train", "NPU504"), ("bin/train_sh", "NPU504")]
+
+
+def test_extensionless_script_ignored_by_gitignore_is_not_read(project):
+    root = project({"bin/train": f"#!/bin/bash\ntorchrun pretrain_gpt.py {REUSE}\n", ".gitignore": "bin/\n"})
+    (root / ".git").mkdir()
+    assert cli(root, ["--select", "NPU5"]).stdout == ""
+
+
+def test_extensionless_script_named_explicitly(project):
+    root = project({
+        "train": f"#!/bin/bash\ntorchrun pretrain_gpt.py {REUSE}\n",
+        "ztrain": "#!/usr/bin/env zsh\nprint -l ${(f)\"$(ls)\"}\ntorchrun pretrain_gpt.py --bf16\n",
+    })
+    assert [(p, c) for p, _, _, c in parse(cli(root, ["train"]).stdout)] == [("train", "NPU504")]
+    # a zsh script is a shell script (not Python), and not bash: nothing, not NPU001
+    assert cli(root, ["ztrain"]).stdout == ""
+    # through standard input, the shebang says the language too
+    r = cli(root, ["--stdin-filename", "train", "-"], stdin=f"#!/bin/bash\ntorchrun pretrain_gpt.py {REUSE}\n")
+    assert [(p, c) for p, _, _, c in parse(r.stdout)] == [("train", "NPU504")]
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_extensionless_fifo_in_a_walk_does_not_hang(project):
+    root = project({"run.sh": f"torchrun pretrain_gpt.py {REUSE}\n"})
+    os.mkfifo(root / "pipe")
+    r = cli(root, ["--select", "NPU5"])
+    assert [(p, c) for p, _, _, c in parse(r.stdout)] == [("run.sh", "NPU504")]
+
+
+# -------------------------------------------------------------------- entry in a variable folder
+
+
+@pytest.mark.parametrize("entry", ["$basepath/pretrain_gpt.py", "${DIR}/posttrain_gpt.py",
+                                   '"$MindSpeed_LLM_PATH"/pretrain_gpt.py', "$(dirname $0)/../pretrain_gpt.py"])
+def test_entry_in_a_variable_folder_is_recognised_by_its_name(lint, entry):
+    src = f"basepath=$(cd `dirname $0`; pwd)\ntorchrun $DISTRIBUTED_ARGS {entry} {REUSE}\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "--reuse")
+    assert sh(lint, src.replace("--fp16", "--bf16")) == []
+    assert codes(sh(lint, f"python {entry} {REUSE}\n")) == ["NPU504"]
+
+
+@pytest.mark.parametrize("entry", ["${PREFIX}pretrain_gpt.py", "$SCRIPT", "$DIR/$NAME.py", "$DIR/pretrain_gpt.sh"])
+def test_entry_whose_name_is_unknown_is_not_an_entry(lint, entry):
+    assert sh(lint, f"torchrun {entry} {REUSE}\n") == []
+
+
+# -------------------------------------------------------------------- launch wrappers
+
+
+@pytest.mark.parametrize("wrapper", [
+    "timeout 2h", "timeout -s KILL 10m", "timeout --signal=TERM -k 30 3600", "timeout --kill-after 5 --preserve-status 1d",
+    "timeout -sKILL 10", "nohup", "nohup --", "env", "env A=1 B=2", "env -u HCCL_IF_IP A=1", "env -i PATH=/bin",
+    "env - A=1", "env --unset=X --chdir /tmp", "numactl --cpunodebind=0 --membind=0", "numactl -N 0 -m 0",
+    "numactl --interleave all", "numactl -C 0-23 -l", "taskset -c 0-15", "taskset 0xff", "taskset -ac 0-3",
+    "stdbuf -oL -eL", "nohup timeout 2h env A=1 numactl -N 0", "exec", "time", "time -p"])
+def test_wrappers_are_looked_through(lint, wrapper):
+    src = f"{wrapper} torchrun --nproc_per_node 8 pretrain_gpt.py {REUSE} > log 2>&1 &\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"], wrapper
+    assert pos(found[0]) == at(src, "--reuse")
+    assert sh(lint, src.replace("--fp16", "--bf16")) == []
+
+
+@pytest.mark.parametrize("wrapper", [
+    "taskset -p 1234",  # an existing process: runs nothing
+    "env -S 'A=1'",  # a string env splits itself: not read
+    "timeout --no-such-option 10", "numactl --show", "nohup -x", "timeout $T",
+    "env $EXTRA", "numactl $NUMA_OPTS", "sudo",
+])
+def test_wrappers_whose_options_cannot_be_read_say_nothing(lint, wrapper):
+    assert sh(lint, f"{wrapper} torchrun pretrain_gpt.py {REUSE}\n") == []
+
+
+def test_wrappers_in_python_launch_lists(lint):
+    src = ("import subprocess\n"
+           "subprocess.run(['timeout', '2h', 'torchrun', 'pretrain_gpt.py', '--reuse-fp32-param', '--fp16'])\n")
+    assert codes(lint(src, select=["NPU5"])) == ["NPU504"]
+
+
+# -------------------------------------------------------------------- bash -c
+
+
+def test_bash_c_string_is_a_script(lint):
+    src = f'bash -c "torchrun pretrain_gpt.py {REUSE}"\n'
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "--reuse")
+    assert sh(lint, src.replace("--fp16", "--bf16")) == []
+
+
+@pytest.mark.parametrize("outer", ["bash -lc", "sh -c", "/bin/bash -e -c", "bash -o pipefail -c", "nohup bash -c",
+                                   "timeout 2h bash -xc", "bash --login -c"])
+def test_bash_c_after_options_and_wrappers(lint, outer):
+    src = f"{outer} 'cd /work && torchrun pretrain_gpt.py {REUSE}' &\n"
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"], outer
+    assert pos(found[0]) == at(src, "--reuse")
+
+
+def test_bash_c_string_expanded_by_the_outer_shell(lint):
+    src = f'ARGS="{REUSE}"\nbash -c "torchrun pretrain_gpt.py $ARGS"\n'
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "--reuse")  # in the assignment
+
+
+def test_bash_c_traps(lint):
+    assert sh(lint, 'CMD="$1"\nbash -c "$CMD"\n') == []  # unknown string
+    assert sh(lint, f"bash run.sh {REUSE}\n") == []  # a script file, not a string
+    assert sh(lint, f"echo \"bash -c 'torchrun pretrain_gpt.py {REUSE}'\"\n") == []  # text
+    # single quotes: $ARGS is the inner shell's (its environment), unknown here
+    assert sh(lint, f"ARGS='--bf16'\nbash -c 'torchrun pretrain_gpt.py --reuse-fp32-param $ARGS'\n") == []
+    assert sh(lint, f"bash -c 'if then fi (' ; true\n") == []  # an inner syntax error: nothing
+
+
+# -------------------------------------------------------------------- noqa above the command
+
+LAUNCH = """\
+GPT_ARGS="
+    --reuse-fp32-param
+    --fp16
+"
+torchrun pretrain_gpt.py $GPT_ARGS \\
+    --tensor-model-paralel-size 2
+"""
+
+
+def test_noqa_line_above_the_command_covers_the_whole_command(lint):
+    assert codes(sh(lint, LAUNCH)) == ["NPU504", "NPU502"]
+    src = LAUNCH.replace("torchrun", "# noqa: NPU504\ntorchrun")
+    assert codes(sh(lint, src)) == ["NPU502"]  # the NPU504 sits in GPT_ARGS, the command holds it
+    src = LAUNCH.replace("torchrun", "# noqa: NPU502, NPU504\n# a second comment line\ntorchrun")
+    assert sh(lint, src) == []
+    src = LAUNCH.replace("torchrun", "# noqa\ntorchrun")
+    assert sh(lint, src) == []
+
+
+def test_noqa_line_above_the_assignment_holding_the_flag(lint):
+    src = LAUNCH.replace('GPT_ARGS="', '# noqa: NPU504\nGPT_ARGS="')
+    assert codes(sh(lint, src)) == ["NPU502"]
+
+
+def test_noqa_line_that_is_not_directly_above_does_nothing(lint):
+    for src in (LAUNCH.replace("torchrun", "# noqa: NPU504\n\ntorchrun"),  # a blank line between
+                LAUNCH.replace('"\ntorchrun', '"  # noqa: NPU504\ntorchrun'),  # ends the line above
+                LAUNCH.replace("torchrun", "# noqa: NPU501\ntorchrun")):  # another code
+        assert codes(sh(lint, src, select=["NPU5"])) == ["NPU504", "NPU502"], src
+
+
+def test_noqa_above_a_block_and_above_a_function_call(lint):
+    src = f"# noqa: NPU504\nif true; then\n  torchrun pretrain_gpt.py {REUSE}\nfi\n"
+    assert sh(lint, src) == []
+    src = f"train() {{\n  torchrun pretrain_gpt.py {REUSE}\n}}\n# noqa: NPU504\ntrain\n"
+    assert sh(lint, src) == []
+    src = f"train() {{\n  torchrun pretrain_gpt.py {REUSE}\n}}\n# noqa: NPU504\ntrain\ntrain\n"
+    assert codes(sh(lint, src, select=["NPU5"])) == ["NPU504"]  # the second call is not covered
+
+
+def test_noqa_in_a_string_or_heredoc_is_no_comment(lint):
+    src = f'echo "keep this # noqa: NPU504"\ncat <<EOF\n# noqa: NPU504\nEOF\ntorchrun pretrain_gpt.py {REUSE}\n'
+    assert codes(sh(lint, src)) == ["NPU504"]
+
+
+def test_npu003_counts_a_used_noqa_line_above(lint):
+    src = LAUNCH.replace("torchrun", "# noqa: NPU504\ntorchrun")
+    assert codes(sh(lint, src, select=["NPU003", "NPU5"])) == ["NPU502"]
+    src = LAUNCH.replace("torchrun", "# noqa: NPU501\ntorchrun")
+    assert codes(sh(lint, src, select=["NPU003", "NPU5"])) == ["NPU504", "NPU003", "NPU502"]
+
+
+def test_npu003_never_sees_strings_or_heredocs(lint):
+    src = 'echo "keep this # noqa: NPU504"\ncat <<EOF\n# noqa: NPU504\nEOF\nx=1  # noqa: NPU504\n'
+    found = sh(lint, src, select=["NPU003", "NPU5"])
+    assert [(f.code, f.line) for f in found] == [("NPU003", 5)]
+
+
+def test_skip_file_only_as_a_comment(lint):
+    src = f"cat <<EOF\n# npulint: skip-file\nEOF\ntorchrun pretrain_gpt.py {REUSE}\n"
+    assert codes(sh(lint, src)) == ["NPU504"]
+    assert sh(lint, "# npulint: skip-file\n" + src) == []
+
+
+# -------------------------------------------------------------------- --fix on shell scripts
+
+FIX_ARGS = ["--fix", "--select", "NPU003,NPU5", "--no-cache"]
+
+
+def test_fix_never_edits_strings_or_heredocs(project):
+    src = ('#!/bin/bash\necho "keep this # noqa: NPU502"\ncat <<EOF\nalso # noqa: NPU502\nEOF\n'
+           "torchrun pretrain_gpt.py \"--seed 1 # noqa: NPU502\"\nx=1  # noqa: NPU502\n")
+    root = project({"run.sh": src})
+    cli(root, FIX_ARGS + ["run.sh"])
+    assert (root / "run.sh").read_text() == src.replace("x=1  # noqa: NPU502", "x=1")
+
+
+@pytest.mark.parametrize("odd", ["\x0c", "\x0b", "\x1c", "\x85", "\u2028"])
+def test_fix_lands_on_the_line_of_the_finding(project, odd):
+    # str.splitlines() breaks at these; bash and npulint's line numbers do not
+    src = f"# a{odd}b\ntorchrun pretrain_gpt.py --bf16\nx=1  # noqa: NPU502\necho done\n"
+    root = project({"run.sh": src.encode()})
+    r = cli(root, ["--select", "NPU003,NPU5", "--no-cache", "run.sh"])
+    assert [(ln, c) for _, ln, _, c in parse(r.stdout)] == [(3, "NPU003")]
+    cli(root, FIX_ARGS + ["run.sh"])
+    assert (root / "run.sh").read_bytes() == src.replace("x=1  # noqa: NPU502", "x=1").encode()
+
+
+def test_fix_in_a_gbk_script_keeps_its_bytes(project):
+    src = b"# " + GBK + b"\necho \"" + GBK + b"\"\nx=1  # noqa: NPU502\n"
+    root = project({"run.sh": src})
+    cli(root, FIX_ARGS + ["run.sh"])
+    assert (root / "run.sh").read_bytes() == src.replace(b"x=1  # noqa: NPU502", b"x=1")
+
+
+def test_python_fix_lands_on_the_line_of_the_finding(project):
+    # a form feed above: the noqa removal must not take the statement with it
+    src = "import torchair\n\x0c\nlonger_name = compute(1, 2)  # noqa: NPU304\n"
+    root = project({"t.py": src})
+    cli(root, ["--fix", "--select", "NPU003,NPU3", "--no-cache", "t.py"])
+    assert (root / "t.py").read_text() == src.replace("  # noqa: NPU304", "")
+
+
+@pytest.mark.parametrize("name, src, left", [
+    ("crlf.sh", "torchrun pretrain_gpt.py \\\r\n  --tensor-model-paralel-size 2  # noqa: NPU502\r\n", ["NPU004"]),
+    ("bad.sh", "torchrun pretrain_gpt.py --bf16  # noqa: NPU502\nif then fi (\n", ["NPU001"]),
+    ("z.sh", "#!/bin/zsh\ntorchrun pretrain_gpt.py --bf16  # noqa: NPU502\n", []),
+    ("t.py", "import torchair as tng\nwith tng.scope.npu_stream_switch('1', 2):  # noqa: NPU304\n    x = (1,\n",
+     ["NPU001"]),
+])
+def test_npu003_says_nothing_where_the_rules_could_not_read(project, name, src, left):
+    # whether the directive is used is unknown: --fix must not take it away
+    root = project({name: src.encode()})
+    r = cli(root, ["--extend-select", "NPU003", "--no-cache", name])
+    assert [c for _, _, _, c in parse(r.stdout)] == left
+    cli(root, ["--fix", "--extend-select", "NPU003", "--no-cache", name])
+    assert (root / name).read_bytes() == src.encode()
+
+
+def test_npu003_still_judges_a_script_that_reads(project):
+    root = project({"ok.sh": "torchrun pretrain_gpt.py --bf16  # noqa: NPU502\n"})
+    r = cli(root, ["--extend-select", "NPU003", "--no-cache", "ok.sh"])
+    assert [c for _, _, _, c in parse(r.stdout)] == ["NPU003"]
