@@ -2,8 +2,13 @@
 that can change it, so a second run over unchanged files parses nothing.
 
 Two kinds of entries, both pickles written atomically (a temporary file, then
-``os.replace``), so concurrent runs never see half an entry; an entry that cannot be read
-(truncated, corrupt, from another Python) is a miss, never an error.
+``os.replace``), so concurrent runs never see half an entry. Every entry is verified before
+use (see ``docs/cache.md``): it starts with a magic string and a digest of its payload, the
+digest is checked before anything is unpickled, the unpickler builds only npulint's own
+classes and plain containers, and the result must have the shape the caller expects (every
+dataclass with exactly its fields). An entry that fails any of that (truncated, corrupt,
+tampered with, from another Python, not a regular file) is a miss, never an error, and is
+rewritten; a corrupt cache can cost time, never change a result.
 
 * ``file``: the first-pass result of one analysed file. Key: the engine key, the file's
   bytes, its path, displayed path and dotted module name (the resolver and the facts use
@@ -20,14 +25,20 @@ its cache on every edit. Standard input is never cached (the pipeline never asks
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import io
 import os
 import pickle
+import stat
 import sys
 from typing import Any, Iterable, List, Optional
 
 CACHE_DIR_NAME = ".npulint_cache"
-_FORMAT = 1
+_FORMAT = 2
+_MAGIC = b"NPULINTC"
+_DIGEST = 32  # bytes of blake2b over the payload
+_MAX_ENTRY = 256 << 20  # an entry larger than this is not read (a real one is far smaller)
 _GITIGNORE = "# Automatically created by npulint.\n*\n"
 _CACHEDIR_TAG = ("Signature: 8a477f597d28d172789f06886806bc55\n"
                  "# This file is a cache directory tag created by npulint.\n")
@@ -104,16 +115,9 @@ class Cache:
         return os.path.join(self.base, kind, key[:2], key + ".pickle")
 
     def get(self, kind: str, key: str) -> Optional[Any]:
-        try:
-            with open(self._path(kind, key), "rb") as fh:
-                value = pickle.load(fh)
-        except FileNotFoundError:
-            self.misses += 1
-            return None
-        except Exception:  # corrupt, truncated, unreadable, or from an incompatible engine
-            self.misses += 1
-            return None
-        if not (isinstance(value, tuple) and len(value) == 2 and value[0] == key):
+        data = _read_entry(self._path(kind, key))
+        value = _load(data) if data is not None else None
+        if not (isinstance(value, tuple) and len(value) == 2 and value[0] == key and _well_formed(value[1])):
             self.misses += 1
             return None
         self.hits += 1
@@ -126,7 +130,8 @@ class Cache:
             self._prepare()
             folder = os.path.dirname(self._path(kind, key))
             os.makedirs(folder, exist_ok=True)
-            data = pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL)
+            data = _MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload
             from npulint.fixes import write_atomic
 
             write_atomic(self._path(kind, key), data, keep_mode=False, sync=False)
@@ -150,6 +155,78 @@ class Cache:
                 if entry != os.path.basename(self.base) and os.path.isdir(other):
                     shutil.rmtree(other, ignore_errors=True)
         self._ready = True
+
+
+def _read_entry(path: str) -> Optional[bytes]:
+    """The verified payload of the entry at *path*, or None: opened without blocking (a FIFO
+    in its place never hangs the run), a regular file only, of bounded size, with the magic
+    string and a digest that matches its payload."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_ENTRY:
+            return None
+        chunks = []
+        left = st.st_size + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        data = b"".join(chunks)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    head = len(_MAGIC) + _DIGEST
+    if len(data) <= head or not data.startswith(_MAGIC):
+        return None
+    payload = data[head:]
+    if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != data[len(_MAGIC):head]:
+        return None
+    return payload
+
+
+# What an entry may build: npulint's own classes and these plain ones, nothing else.
+_PLAIN = {("builtins", n) for n in ("frozenset", "set", "list", "dict", "tuple", "bytearray", "complex",
+                                    "slice", "range")}
+_PLAIN |= {("copyreg", "_reconstructor"), ("builtins", "object"), ("collections", "OrderedDict")}
+
+
+class _Unpickler(pickle.Unpickler):
+    def find_class(self, module: str, name: str):
+        if (module, name) in _PLAIN or module == "npulint" or module.startswith("npulint."):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"{module}.{name} is not a cache class")
+
+
+def _load(payload: bytes) -> Optional[Any]:
+    try:
+        return _Unpickler(io.BytesIO(payload)).load()
+    except Exception:  # a renamed class, a missing module, a payload from another engine
+        return None
+
+
+def _well_formed(value: Any, depth: int = 0) -> bool:
+    """Every dataclass instance in *value* has exactly its declared fields (a pickle from a
+    changed or tampered class would set others, or miss some, and fail later)."""
+    if depth > 64:
+        return False
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        names = {f.name for f in dataclasses.fields(value)}
+        state = getattr(value, "__dict__", None)
+        if state is not None and set(state) != names:
+            return False
+        return all(_well_formed(getattr(value, n, None), depth + 1) for n in names)
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return all(_well_formed(v, depth + 1) for v in value)
+    if isinstance(value, dict):
+        return all(_well_formed(k, depth + 1) and _well_formed(v, depth + 1) for k, v in value.items())
+    return True
 
 
 def default_folder(project_root: str) -> str:

@@ -44,7 +44,7 @@ def _codes(values: Sequence[str]) -> List[str]:
               help="Worker processes for parsing ('auto': one process for small runs, up to one per CPU "
                    "when there is enough to parse).")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the result cache.")
-@click.option("--cache-dir", type=click.Path(file_okay=False), envvar="NPULINT_CACHE_DIR", show_envvar=True,
+@click.option("--cache-dir", type=click.Path(), envvar="NPULINT_CACHE_DIR", show_envvar=True,
               help="Folder of the result cache (default: .npulint_cache/ beside the configuration file, "
                    "else in the current folder).")
 @click.option("--max-file-size", default="256K", show_default=True, metavar="SIZE",
@@ -67,10 +67,9 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     # The rule table comes from the cache when this engine wrote it: a run answered from the
     # cache imports neither the resolver nor the rule modules.
     rules = _cached_rules(cache) if cache is not None else None
+    rules_to_cache = rules is None and cache is not None
     if rules is None:
         rules = registry.load()[0]
-        if cache is not None:
-            cache.put("rules", cache.key(("rules",)), tuple(rules))
 
     def checkers():
         return registry.load()[1]
@@ -117,6 +116,8 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
         resolver.for_file(f[0])
     root_settings = resolver.for_path(paths[0] if paths[0] != "-" else (stdin[0] if stdin else "."))[0]
     enabled = resolver.all_enabled()
+    if rules_to_cache:  # written only now that every configuration has loaded: a bad one creates nothing
+        cache.put("rules", cache.key(("rules",)), tuple(rules))
 
     def lint(overrides=None, stdin_data=stdin):
         return pipeline.run(files, root_settings, checkers, enabled, stdin_data, settings_for=resolver.for_path,
@@ -261,6 +262,10 @@ def _open_cache(cache_dir: Optional[str], config: Optional[str], paths: Sequence
     from npulint.config import find_config
 
     if cache_dir:
+        if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
+            # an unusable cache is ignored (README): the run goes on without it
+            click.echo(f"npulint: warning: the cache is not used: {cache_dir} is not a folder", err=True)
+            return None
         return Cache(cache_dir)
     found = os.path.abspath(config) if config else None
     if found is None:
