@@ -252,8 +252,11 @@ def _size(value: str) -> int:
         n = float(v)
     except ValueError:
         n = -1
-    if n < 0:
-        raise click.BadParameter(f"expected a size such as 512K or 2M, not {value!r}", param_hint="'--max-file-size'")
+    # nan, inf and 1e400 are no size; 1e-9 rounds to 0, which would mean "no limit" (only an
+    # explicit 0 means that)
+    if not (0 <= n < 2 ** 62) or (n > 0 and int(n * scale) == 0):
+        raise click.BadParameter(f"expected a size such as 512K or 2M (0: no limit), not {value!r}",
+                                 param_hint="'--max-file-size'")
     return int(n * scale)
 
 
@@ -281,8 +284,19 @@ def _cached_rules(cache):
     return None
 
 
+def _never_fail_to_encode() -> None:
+    """What the terminal's encoding cannot show is escaped, never a UnicodeEncodeError: a
+    file name's bytes that are not UTF-8, CJK text under a Latin-1 locale."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):  # not a TextIOWrapper (tests, pipes replaced)
+            pass
+
+
 def main(argv: Optional[Sequence[str]] = None) -> None:
     args = list(argv) if argv is not None else sys.argv[1:]
+    _never_fail_to_encode()
     if args[:1] == ["server"] and not os.path.lexists("server"):  # a path named "server" is linted
         from npulint.server import main as server_main
 

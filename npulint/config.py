@@ -77,25 +77,35 @@ def config_in(folder: str) -> Optional[str]:
     return None
 
 
+_CONFIG_LIMIT = 16 << 20  # a configuration file larger than this is not one
+
+
+def _read_config(path: str) -> bytes:
+    from npulint.source import TooBig, read_regular
+
+    try:
+        return read_regular(path, _CONFIG_LIMIT)
+    except TooBig as exc:
+        raise OSError(0, f"{exc.size} bytes is too large for a configuration file")
+
+
 def _has_tool_section(path: str) -> bool:
     try:
-        with open(path, "rb") as fh:
-            data = fh.read()
+        data = _read_config(path)
     except OSError:
         return False
     if b"tool.npulint" not in data and b"npulint" not in data:
         return False
     try:
         doc = tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError):
         return True  # let load_config report the broken file instead of skipping it silently
     return isinstance(doc.get("tool"), dict) and "npulint" in doc["tool"]
 
 
 def load_config(path: str, known_codes: Sequence[str]) -> Settings:
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
+        raw = _read_config(path)  # a regular file, by a bounded read (a FIFO never hangs)
     except OSError as exc:
         raise ConfigError(f"cannot read config {path}: {exc.strerror or exc}")
     try:
@@ -104,6 +114,8 @@ def load_config(path: str, known_codes: Sequence[str]) -> Settings:
         raise ConfigError(f"{path}: not UTF-8")
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path}: invalid TOML: {exc}")
+    except RecursionError:
+        raise ConfigError(f"{path}: invalid TOML: nested too deeply to read")
     if os.path.basename(path) == "pyproject.toml":
         table = doc.get("tool", {}).get("npulint", {}) if isinstance(doc.get("tool"), dict) else {}
         where = f"{path} [tool.npulint]"
@@ -150,13 +162,27 @@ def apply_table(settings: Settings, table: Mapping, where: str, known_codes: Seq
                 raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
             pfi = {}
             for pattern, codes in value.items():
+                _check_pattern(pattern, f"per-file-ignores.{pattern}", where)
                 pfi[pattern] = check_codes(_str_list(codes, f"per-file-ignores.{pattern}", where),
                                            known_codes, f"{where}: 'per-file-ignores.{pattern}'")
             settings.per_file_ignores = pfi
         elif key == "exclude":
-            settings.exclude = _str_list(value, key, where)
+            settings.exclude = [_check_pattern(p, key, where) for p in _str_list(value, key, where)]
         elif key == "extend-exclude":
-            settings.extend_exclude = _str_list(value, key, where)
+            settings.extend_exclude = [_check_pattern(p, key, where) for p in _str_list(value, key, where)]
+
+
+def _check_pattern(pattern: str, key: str, where: str) -> str:
+    """A gitignore-style pattern pathspec can compile and match with, else a clear error
+    (``[z-a]`` is a bad range; pathspec raises on some patterns only when matching)."""
+    import pathspec
+
+    try:
+        spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+        spec.match_file("a/b.py")
+    except Exception as exc:  # re.error, ValueError, TypeError from the pattern parser
+        raise ConfigError(f"{where}: '{key}': invalid pattern {pattern!r}: {exc}")
+    return pattern
 
 
 def check_codes(codes: Iterable[str], known_codes: Sequence[str], where: str) -> List[str]:
@@ -227,7 +253,8 @@ class ConfigResolver:
         self.explicit = None
         if explicit is not None:
             if not os.path.isfile(explicit):
-                raise ConfigError(f"config file not found: {explicit}")
+                raise ConfigError(f"config file not found: {explicit}" if not os.path.exists(explicit) else
+                                  f"cannot read config {explicit}: not a regular file")
             self.explicit = os.path.abspath(explicit)
 
     def _load(self, config: Optional[str]) -> Tuple[Settings, Set[str]]:

@@ -225,6 +225,8 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
         for entry in entries:
             try:
                 is_dir = entry.is_dir()
+                if not is_dir and not entry.is_file():
+                    continue  # a FIFO, a device, a socket, a dangling link: never read in a walk
             except OSError:
                 continue
             lang = None if is_dir else language_of(entry.name)

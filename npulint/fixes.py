@@ -188,24 +188,17 @@ class Changed(Exception):
 
 def _read_bounded(path: str, limit: int) -> Optional[bytes]:
     """The bytes of the regular file *path*, or None when it is not a regular file or holds
-    more than *limit* bytes (opened without blocking: a FIFO never hangs the run)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    more than *limit* bytes (see :func:`npulint.source.read_regular`)."""
+    from npulint.source import TooBig, read_regular
+
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > limit:
+        return read_regular(path, limit)
+    except TooBig:
+        return None
+    except OSError as exc:
+        if exc.errno == 0:  # not a regular file
             return None
-        chunks = []
-        left = limit + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-        return data if len(data) <= limit else None
-    finally:
-        os.close(fd)
+        raise
 
 
 def read_for_fix(path: str, limit: int) -> Optional[bytes]:

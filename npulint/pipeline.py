@@ -8,6 +8,7 @@ import dataclasses
 import functools
 import os
 import sys
+import warnings
 import threading
 import traceback
 from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
@@ -125,6 +126,9 @@ def _cpython_check(text: str):
     limit is rejected at once)."""
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(_CPYTHON_RECURSION_LIMIT)
+    caught = warnings.catch_warnings()
+    caught.__enter__()
+    warnings.simplefilter("ignore")  # the linted file's SyntaxWarnings are not the user's terminal's
     try:
         try:
             tree = compile(text, "<npulint>", "exec", flags=_PyCF_ONLY_AST, dont_inherit=True)
@@ -140,6 +144,7 @@ def _cpython_check(text: str):
     except ValueError as exc:  # e.g. source code string cannot contain null bytes
         return ("syntax", 1, 1, str(exc)), None
     finally:
+        caught.__exit__(None, None, None)
         sys.setrecursionlimit(old)
     # Python < 3.11 builds such trees without a recursion check, and the walk recurses once per
     # level; 3.11+ checks while building the tree (about 3,000 levels at the limit set above).
@@ -434,12 +439,25 @@ class _Input:
     on_disk: bool = True  # data is the file's bytes on disk (not an override, not stdin)
 
 
-def _read(path: str) -> Tuple[Optional[bytes], Optional[str]]:
+def _read(path: str, limit: int = 0) -> Tuple[Optional[bytes], Optional[str]]:
+    """``(bytes, None)``, or ``(None, why)``: only a regular file is read, by a bounded read
+    (:func:`npulint.source.read_regular`); one larger than *limit* gives ``(None, TOO_BIG + size)``."""
+    from npulint.source import TooBig, read_regular
+
     try:
-        with open(path, "rb") as fh:
-            return fh.read(), None
+        return read_regular(path, limit), None
+    except TooBig as exc:
+        return None, f"{TOO_BIG}{exc.size}"
     except OSError as exc:
         return None, exc.strerror or str(exc)
+
+
+TOO_BIG = "\0too big:"  # an _Input.error that is not an error: the file is over --max-file-size
+
+
+def _too_big(inp) -> Optional[int]:
+    error = inp.error
+    return int(error[len(TOO_BIG):]) if error is not None and error.startswith(TOO_BIG) else None
 
 
 def _digest(data: bytes) -> str:
@@ -484,7 +502,13 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
             inp.data = overrides[path]
             inp.on_disk = False
         elif cache is not None:  # the run's cache key needs every file's digest first
-            inp.data, inp.error = _read(path)  # (without a cache, the first pass reads it)
+            inp.data, inp.error = _read(path, options.max_file_size)  # (else the first pass reads it)
+            if _too_big(inp) is not None:  # not read: its size and time stand for its bytes in the key
+                try:
+                    st = os.stat(path)
+                    inp.digest = _digest(b"too big %d %d" % (st.st_size, st.st_mtime_ns))
+                except OSError:
+                    inp.cacheable = False
         inputs.append(inp)
     if stdin is not None:
         spath, data = stdin
@@ -583,11 +607,17 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
     for inp in inputs:
         result = FileResult(inp.path, inp.display, inp.language)
         if inp.data is None and inp.error is None and inp.on_disk:
-            inp.data, inp.error = _read(inp.path)
+            inp.data, inp.error = _read(inp.path, options.max_file_size)
             if inp.digest is not None and (inp.data is None or _digest(inp.data) != inp.digest):
                 inp.cacheable = False
                 if changed is not None:
                     changed.append(inp.path)
+        size = _too_big(inp)
+        if size is not None:  # over the limit: named, not read
+            notes.append(_too_big_note(inp.display, size, options.max_file_size))
+            result.skipped = True
+            results.append(result)
+            continue
         if inp.error is not None:
             if "NPU002" in inp.enabled:
                 result.findings.append(Finding(inp.display, 1, 1, "NPU002", f"cannot read file: {inp.error}", 1, 1))
@@ -999,7 +1029,7 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
         data = inp.data if inp is not None else (overrides or {}).get(r.path)
         reread = data is None
         if reread:
-            data, _ = _read(r.path)
+            data, _ = _read(r.path, options.max_file_size)  # one over the limit was named already
         if data is None:
             continue
         try:

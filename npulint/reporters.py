@@ -41,8 +41,9 @@ def _source_line(path: str, line: int, cache: Dict[str, Optional[List[str]]],
             try:
                 from npulint.source import decode, detect_language
 
-                with open(path, "rb") as fh:
-                    data = fh.read()
+                from npulint.source import read_regular
+
+                data = read_regular(path, 64 << 20)  # never a FIFO or a device, never unbounded
                 text = decode(data, detect_language(path, data[:256]) or "python")
             except Exception:  # unreadable, binary, gone: the excerpt is only a courtesy
                 text = None
@@ -79,8 +80,8 @@ def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, col
         sev = rule.severity if rule else "error"
         sev_colour = {"error": "red", "warning": "yellow"}.get(sev, "cyan")
         fixable = " [*]" if f.fix is not None else ""
-        out.write(f"{style(f.path, bold=True)}:{f.line}:{f.column}: {style(f.code, fg=sev_colour, bold=True)}"
-                  f"{fixable} {f.message}\n")
+        out.write(f"{style(printable(f.path), bold=True)}:{f.line}:{f.column}: "
+                  f"{style(f.code, fg=sev_colour, bold=True)}{fixable} {printable(f.message)}\n")
         src = _source_line(f.path, f.line, cache, sources)
         if src is not None:
             src = src.expandtabs(1)  # one column a character, as the column counts
@@ -94,7 +95,7 @@ def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, col
             out.write(f" {style(str(f.line), fg='blue')} | {src}\n")
             out.write(f" {' ' * width} | {' ' * (col - 1)}{style(caret, fg=sev_colour, bold=True)}\n")
         for p, ln, c in f.related:
-            out.write(f"  {style('note', fg='cyan')}: related location {p}:{ln}:{c}\n")
+            out.write(f"  {style('note', fg='cyan')}: related location {printable(p)}:{ln}:{c}\n")
         if f.fix is not None:
             out.write(f"  {style('fix', fg='green')}: {f.fix.description} (npulint --fix)\n")
         out.write("\n")
@@ -144,8 +145,15 @@ def to_json(findings: List[Finding], rules: Dict[str, Rule]) -> List[dict]:
     return items
 
 
+def _ascii_only(out: TextIO) -> bool:
+    """JSON for a stream that cannot encode all of Unicode (an ASCII or Latin-1 locale) uses
+    ``\\uXXXX`` escapes, so it stays valid JSON there."""
+    encoding = (getattr(out, "encoding", None) or "utf-8").lower().replace("-", "").replace("_", "")
+    return encoding not in ("utf8", "utf16", "utf32")
+
+
 def write_json(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
-    json.dump(to_json(findings, rules), out, indent=2, ensure_ascii=False)
+    json.dump(to_json(findings, rules), out, indent=2, ensure_ascii=_ascii_only(out))
     out.write("\n")
 
 
@@ -185,11 +193,12 @@ _LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 
 
 def _artifact(path: str) -> dict:
-    if os.path.isabs(path):
-        from pathlib import Path
+    from urllib.parse import quote
 
-        return {"uri": Path(path).as_uri()}
-    return {"uri": path.replace(os.sep, "/"), "uriBaseId": "%SRCROOT%"}
+    raw = path.encode("utf-8", "surrogateescape")  # a file name's own bytes, percent-encoded
+    if os.path.isabs(path):
+        return {"uri": "file://" + quote(raw.replace(os.sep.encode(), b"/"), safe="/:")}
+    return {"uri": quote(raw.replace(os.sep.encode(), b"/"), safe="/"), "uriBaseId": "%SRCROOT%"}
 
 
 def _region(line: int, column: int, end_line: int = 0, end_column: int = 0) -> dict:
@@ -232,7 +241,7 @@ def to_sarif(findings: List[Finding], rules: Dict[str, Rule], cwd: Optional[str]
         res = {
             "ruleId": f.code,
             "level": _LEVEL[rule.severity] if rule else "error",
-            "message": {"text": f.message},
+            "message": {"text": printable(f.message)},
             "locations": [{"physicalLocation": {
                 "artifactLocation": _artifact(f.path),
                 "region": _region(f.line, f.column, f.end_line, f.end_column)}}],
@@ -269,14 +278,43 @@ def to_sarif(findings: List[Finding], rules: Dict[str, Rule], cwd: Optional[str]
 
 
 def write_sarif(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
-    json.dump(to_sarif(findings, rules), out, indent=2, ensure_ascii=False)
+    json.dump(to_sarif(findings, rules), out, indent=2, ensure_ascii=_ascii_only(out))
     out.write("\n")
+
+
+def printable(text: str) -> str:
+    """*text* as valid UTF-8: the bytes of a file name that are not UTF-8 (lone surrogates
+    after ``os.fsdecode``) are shown as ``\\xNN``; any other text is unchanged."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def _printable_finding(f: Finding) -> Finding:
+    import dataclasses
+
+    path, message = printable(f.path), printable(f.message)
+    related = tuple((printable(p), ln, c) for p, ln, c in f.related)
+    if (path, message, related) == (f.path, f.message, tuple(f.related)):
+        return f
+    return dataclasses.replace(f, path=path, message=message, related=related)
 
 
 def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], out: TextIO,
           sources: Optional[Dict[str, str]] = None) -> None:
     """Write *findings* in *output_format* (one of :data:`FORMATS`); *sources* gives the text
-    of paths that are not on disk as linted (standard input)."""
+    of paths that are not on disk as linted (standard input). Paths and messages are written
+    as valid UTF-8 (:func:`printable`); SARIF's URIs percent-encode a path's bytes."""
+    if output_format == "sarif":
+        write_sarif(findings, rules, out)
+        return
+    if output_format == "full":
+        # the source excerpt is read from the real path; only what is shown is made printable
+        write_full(findings, rules, out, colour=use_colour(out), sources=sources)
+        return
+    findings = [_printable_finding(f) for f in findings]
     if output_format == "json":
         write_json(findings, rules, out)
     elif output_format == "sarif":

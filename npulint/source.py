@@ -108,6 +108,45 @@ def language_of_script(head: bytes) -> Optional[str]:
 SNIFF_BYTES = 256  # how much of a file's start is read to find its shebang
 
 
+class TooBig(Exception):
+    """A regular file larger than the limit: not read."""
+
+    def __init__(self, size: int):
+        super().__init__(size)
+        self.size = size
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+          (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))
+
+
+def read_regular(path: str, limit: int = 0) -> bytes:
+    """The bytes of the regular file *path*, by a bounded read: opened without blocking (a
+    FIFO never hangs the run), checked to be a regular file (a device is never read), its size
+    checked first (:class:`TooBig` above *limit*; 0: no limit), and never more than that size
+    read (a file growing meanwhile is read as it was). Raises OSError with a clear strerror
+    for what is not a regular file."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = next((name for test, name in _KINDS if test(st.st_mode)), "not a regular file")
+            raise OSError(0, f"not a regular file ({kind}): not read")
+        if limit and st.st_size > limit:
+            raise TooBig(st.st_size)
+        chunks = []
+        left = st.st_size
+        while left > 0:
+            chunk = os.read(fd, min(left, 1 << 24))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
 def read_head(path: str, size: int = SNIFF_BYTES) -> bytes:
     """The first *size* bytes of *path* when it is a regular file, else ``b""`` (a FIFO
     or a device is never opened for reading: opened without blocking, then checked)."""
