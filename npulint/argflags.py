@@ -29,8 +29,12 @@ _MEGATRON_TOPS = {"megatron", "mindspeed", "mindspeed_llm", "mindspeed_mm", "min
                   "ascendspeed"}
 
 
+_FLAG = re.compile(r"--[^-\s]\S*")
+
+
 def is_flag(s: str) -> bool:
-    return len(s) > 2 and s.startswith("--") and not s[2:3] == "-" and not any(c.isspace() for c in s)
+    """A long option as a command line writes it (``--x``; not ``---x``, no whitespace)."""
+    return _FLAG.fullmatch(s) is not None
 
 
 # ---------------------------------------------------------------------------------- values
@@ -351,7 +355,20 @@ def flags_in_tree(tree: ast.AST) -> Tuple[Dict[str, int], List[int]]:
     return found, sorted(uncertain)
 
 
-_CALL = re.compile(r"\badd_argument\s*\(")
+_CALL = re.compile(r"add_argument\s*\(")
+
+
+def _calls(text: str):
+    """The ``add_argument(`` of *text* (as a whole word), as matches of _CALL, and their lines."""
+    line, pos = 1, 0
+    i = text.find(METHOD)
+    while i >= 0:
+        m = _CALL.match(text, i)
+        if m is not None and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            line += text.count("\n", pos, i)
+            pos = i
+            yield line, m
+        i = text.find(METHOD, i + len(METHOD))
 
 
 def _call_end(text: str, i: int) -> int:
@@ -396,27 +413,44 @@ def _call_end(text: str, i: int) -> int:
 def calls_in_text(text: str):
     """``(line, call)`` for each ``add_argument(...)`` in *text*, each parsed alone (``call``
     is None where that fails, e.g. for syntax newer than the running Python's)."""
-    line, pos = 1, 0
-    for m in _CALL.finditer(text):
-        line += text.count("\n", pos, m.start())
-        pos = m.start()
-        end = _call_end(text, m.end() - 1)
-        call = None
-        if end > 0:
-            try:
-                call = ast.parse(text[m.start():end], mode="eval").body
-            except (SyntaxError, ValueError, MemoryError, RecursionError):
-                call = None
-        yield line, (call if type(call) is ast.Call else None)
+    for line, m in _calls(text):
+        yield line, _parse_call(text, m)
+
+
+def _parse_call(text: str, m) -> Optional[ast.Call]:
+    end = _call_end(text, m.end() - 1)
+    if end < 0:
+        return None
+    try:
+        call = ast.parse(text[m.start():end], mode="eval").body
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
+    return call if type(call) is ast.Call else None
+
+
+# A call whose options are only literal strings, followed by ``)`` or by a keyword argument
+# (most calls): read with this alone; any other is parsed.
+_LITERAL_CALL = re.compile(r"""add_argument\s*\(\s*((?:[rRuU]?(['"])-[-\w.]*\2\s*,\s*)*[rRuU]?(['"])-[-\w.]*\3)"""
+                           r"""\s*(?:\)|,\s*\w+\s*=[^=])""")
+_LITERAL = re.compile(r"""(['"])(-[-\w.]*)\1""")
 
 
 def flags_in_text(text: str) -> Optional[Dict[str, int]]:
-    """The flags a module's ``add_argument`` calls register, read cheaply: each call's text
-    is parsed alone; only when some call's options are not literals is the whole module
-    parsed (to resolve names). None when it does not compile."""
+    """The flags a module's ``add_argument`` calls register, read cheaply: a call with only
+    literal option strings is read with a regular expression, another is parsed alone; only
+    when some call's options are not literals is the whole module parsed (to resolve names).
+    None when it does not compile."""
     found: Dict[str, int] = {}
     literal = _Resolver(None)
-    for line, call in calls_in_text(text):
+    boolean = "BooleanOptionalAction" in text  # its --no-x: every call parsed
+    for line, m in _calls(text):
+        fast = None if boolean else _LITERAL_CALL.match(text, m.start())
+        if fast is not None:
+            for _, flag in _LITERAL.findall(fast.group(1)):
+                if is_flag(flag):
+                    found.setdefault(flag, line)
+            continue
+        call = _parse_call(text, m)
         if call is None:
             return _whole(text)
         flags, complete = call_flags(call, literal)

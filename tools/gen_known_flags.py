@@ -5,7 +5,7 @@ MindSpeed-LLM, MindSpeed-MM, MindSpeed-RL and Megatron-LM, read from bare git mi
 
     python tools/gen_known_flags.py                      # mirrors under /work/.mirror
     python tools/gen_known_flags.py --mirrors DIR --check  # exit 1 if the file is stale
-    python tools/gen_known_flags.py --where --mm-model   # which files register a flag
+    python tools/gen_known_flags.py --where=--mm-model   # which files register a flag
 
 Standard library and git only. Upstream code is never imported or run: each file is parsed
 with ``ast`` (npulint/argflags.py says which option strings are read). Megatron-LM 0.16 and
