@@ -115,6 +115,14 @@ def _token_prefixes(checker_classes: Tuple[type, ...], language: str) -> Tuple[T
     return tuple((os.path.commonprefix(ts), tuple(ts)) for ts in heads.values() if len(ts) >= 2)
 
 
+@functools.lru_cache(maxsize=16)
+def _scanners(checker_classes: Tuple[type, ...], language: str) -> Tuple[type, ...]:
+    """The checkers of *language* that read facts from the text of files nobody parses."""
+    from npulint.checker import Checker
+
+    return tuple(c for c in checker_classes if c.language == language and c.scan.__func__ is not Checker.scan.__func__)
+
+
 def _cpython_check(text: str):
     """Parse *text* with CPython's own parser: ``(None, tree)``, or ``(problem, None)`` with
     ``problem`` = ``("deep"|"syntax", line, col, message)`` when CPython rejects the file
@@ -194,10 +202,16 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
     active = [c for c in candidates if c in needed]
     active += [c for c in force if c not in active]
     if not active and not (candidates and "NPU001" in enabled):
-        return result, None  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
-    if active:  # parsed anyway: checkers that only piggyback on a parse join cheaply
-        active += [c for c in checker_classes if c in needed and c.piggyback and c.language == language
-                   and c not in active and any(t in text for t in c.piggyback)]
+        # nothing here any enabled rule looks at (NPU001 alone still parses what rules would);
+        # checkers that would piggyback on a parse read their facts from the text instead
+        for c in _scanners(classes, language):
+            if c in needed:
+                for topic, facts in (c.scan(text, path) or {}).items():
+                    result.facts.setdefault(topic, []).extend(facts)
+        return result, None
+    # parsed anyway: checkers that only piggyback on a parse join cheaply
+    active += [c for c in checker_classes if c in needed and c.piggyback and c.language == language
+               and c not in active and any(t in text for t in c.piggyback)]
     if language != PYTHON and not active:
         active = candidates  # NPU001 alone: shell checkers parse the script themselves (they report only what is on)
     return result, active
