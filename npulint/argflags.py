@@ -435,14 +435,16 @@ _LITERAL_CALL = re.compile(r"""add_argument\s*\(\s*((?:[rRuU]?(['"])-[-\w.]*\2\s
 _LITERAL = re.compile(r"""(['"])(-[-\w.]*)\1""")
 
 
-def flags_in_text(text: str) -> Optional[Dict[str, int]]:
+def flags_in_text(text: str, tree: Optional[ast.AST] = None) -> Optional[Dict[str, int]]:
     """The flags a module's ``add_argument`` calls register, read cheaply: a call with only
     literal option strings is read with a regular expression, another is parsed alone; only
-    when some call's options are not literals is the whole module parsed (to resolve names).
-    None when it does not compile."""
+    when some call's options are not literals is the whole module read (*tree*, or parsed to
+    resolve names, unless it is larger than WHOLE_MAX: then the literal ones are all). None
+    when it does not compile."""
     found: Dict[str, int] = {}
     literal = _Resolver(None)
     boolean = "BooleanOptionalAction" in text  # its --no-x: every call parsed
+    whole = False
     for line, m in _calls(text):
         fast = None if boolean else _LITERAL_CALL.match(text, m.start())
         if fast is not None:
@@ -452,18 +454,21 @@ def flags_in_text(text: str) -> Optional[Dict[str, int]]:
             continue
         call = _parse_call(text, m)
         if call is None:
-            return _whole(text)
+            whole = True
+            continue
         flags, complete = call_flags(call, literal)
-        if not complete:
-            return _whole(text)
+        whole = whole or not complete
         for f in flags:
             found.setdefault(f, line)
+    if whole and (tree is not None or len(text) <= WHOLE_MAX):
+        tree = tree if tree is not None else parse(text)
+        return None if tree is None else flags_in_tree(tree)[0]
     return found
 
 
-def _whole(text: str) -> Optional[Dict[str, int]]:
-    tree = parse(text)
-    return None if tree is None else flags_in_tree(tree)[0]
+# Larger files (mostly generated) are not parsed whole to resolve a name: as the engine's
+# --max-file-size default.
+WHOLE_MAX = 256 * 1024
 
 
 def parse(text: str) -> Optional[ast.Module]:

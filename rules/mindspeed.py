@@ -957,13 +957,10 @@ def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
         "parse_" in text or "hydra" in text)
     flags = {}
     if "add_argument" in text:
-        if tree is not None:
-            flags = argflags.flags_in_tree(tree)[0]
-        else:
-            found = argflags.flags_in_text(text)
-            if found is None:
-                return None  # CPython cannot compile it: it never runs
-            flags = found
+        found = argflags.flags_in_text(text, tree)
+        if found is None:
+            return None  # CPython cannot compile it: it never runs
+        flags = found
     own = None
     if entry:
         if tree is None:
