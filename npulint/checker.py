@@ -60,6 +60,13 @@ class Checker:
     piggyback: ClassVar[Tuple[str, ...]] = ()
 
     @classmethod
+    def scan(cls, text: str, path: str) -> Optional[Dict[str, List[Any]]]:
+        """For a file holding one of ``piggyback``'s tokens that is not parsed: the facts the
+        checker would record had it joined a parse, read cheaply from the text (topic ->
+        facts), or None. Files that are parsed get the checker itself instead."""
+        return None
+
+    @classmethod
     def followup(cls, facts: List[Tuple[str, Any]],
                  shared: Optional[Dict[str, List[Tuple[str, Any]]]] = None) -> Tuple[Any, ...]:
         """After the first pass, given this checker's facts (and those of the topics it
@@ -479,7 +486,8 @@ class ProjectReporter:
         self.findings: List[Finding] = []
 
     def report(self, display: str, span: Span, code: str, message: str,
-               related: Sequence[Tuple[str, int, int]] = (), fix: Optional[Fix] = None) -> None:
+               related: Sequence[Tuple[str, int, int]] = (), fix: Optional[Fix] = None,
+               noqa_lines: Tuple[int, ...] = ()) -> None:
         if code in self.enabled:
             self.findings.append(Finding(display, span.line, span.column, code, message, span.end_line,
-                                         span.end_column, tuple(related), fix))
+                                         span.end_column, tuple(related), fix, tuple(noqa_lines)))

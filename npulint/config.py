@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import sys
 from typing import Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
 
@@ -26,7 +27,11 @@ DEFAULT_EXCLUDE = (
 )
 
 KEYS = ("product", "mindspeed-stack", "select", "ignore", "extend-select", "per-file-ignores",
-        "exclude", "extend-exclude")
+        "exclude", "extend-exclude", "extend-known-flags")
+
+
+# a long option as a launch command writes it: "--name", without a value
+_FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 class ConfigError(Exception):
@@ -45,11 +50,14 @@ class Settings:
     per_file_ignores: Dict[str, List[str]] = dataclasses.field(default_factory=dict)
     exclude: List[str] = dataclasses.field(default_factory=lambda: list(DEFAULT_EXCLUDE))
     extend_exclude: List[str] = dataclasses.field(default_factory=list)
+    # training flags the project registers where npulint cannot see it (NPU502 knows them)
+    extend_known_flags: List[str] = dataclasses.field(default_factory=list)
 
     def fingerprint(self) -> Tuple:
         """Everything that can change a finding (for caches)."""
         return (self.product, self.mindspeed_stack, tuple(self.select or ()), tuple(self.extend_select),
-                tuple(self.ignore), tuple(sorted((k, tuple(v)) for k, v in self.per_file_ignores.items())))
+                tuple(self.ignore), tuple(sorted((k, tuple(v)) for k, v in self.per_file_ignores.items())),
+                tuple(self.extend_known_flags))
 
 
 def find_config(start: str) -> Optional[str]:
@@ -170,6 +178,13 @@ def apply_table(settings: Settings, table: Mapping, where: str, known_codes: Seq
             settings.exclude = [_check_pattern(p, key, where) for p in _str_list(value, key, where)]
         elif key == "extend-exclude":
             settings.extend_exclude = [_check_pattern(p, key, where) for p in _str_list(value, key, where)]
+        elif key == "extend-known-flags":
+            flags = _str_list(value, key, where)
+            for flag in flags:
+                if not _FLAG.fullmatch(flag):
+                    raise ConfigError(f"{where}: 'extend-known-flags' wants flags as written on a command line, "
+                                      f"like \"--my-flag\", not {flag!r}")
+            settings.extend_known_flags = flags
 
 
 def _check_pattern(pattern: str, key: str, where: str) -> str:

@@ -119,6 +119,14 @@ def _token_prefixes(checker_classes: Tuple[type, ...], language: str) -> Tuple[T
     return tuple((os.path.commonprefix(ts), tuple(ts)) for ts in heads.values() if len(ts) >= 2)
 
 
+@functools.lru_cache(maxsize=16)
+def _scanners(checker_classes: Tuple[type, ...], language: str) -> Tuple[type, ...]:
+    """The checkers of *language* that read facts from the text of files nobody parses."""
+    from npulint.checker import Checker
+
+    return tuple(c for c in checker_classes if c.language == language and c.scan.__func__ is not Checker.scan.__func__)
+
+
 def _cpython_check(text: str):
     """Parse *text* with CPython's own parser: ``(None, tree)``, or ``(problem, None)`` with
     ``problem`` = ``("deep"|"syntax", line, col, message)`` when CPython rejects the file
@@ -208,10 +216,16 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
     active = [c for c in candidates if c in needed]
     active += [c for c in force if c not in active]
     if not active and not (candidates and ("NPU001" in enabled or (language != PYTHON and "NPU004" in enabled))):
-        return result, None  # nothing here any enabled rule looks at (NPU001 alone still parses what rules would)
-    if active:  # parsed anyway: checkers that only piggyback on a parse join cheaply
-        active += [c for c in checker_classes if c in needed and c.piggyback and c.language == language
-                   and c not in active and any(t in text for t in c.piggyback)]
+        # nothing here any enabled rule looks at (NPU001 alone still parses what rules would);
+        # checkers that would piggyback on a parse read their facts from the text instead
+        for c in _scanners(classes, language):
+            if c in needed:
+                for topic, facts in (c.scan(text, path) or {}).items():
+                    result.facts.setdefault(topic, []).extend(facts)
+        return result, None
+    # parsed anyway: checkers that only piggyback on a parse join cheaply
+    active += [c for c in checker_classes if c in needed and c.piggyback and c.language == language
+               and c not in active and any(t in text for t in c.piggyback)]
     if language != PYTHON and not active:
         active = candidates  # NPU001/NPU004 alone: shell checkers read the script themselves (they report only what is on)
     return result, active
@@ -439,13 +453,19 @@ class _Input:
     on_disk: bool = True  # data is the file's bytes on disk (not an override, not stdin)
 
 
+# A file over --max-file-size is still read (up to this) so that the prefilter can say whether
+# any rule would look at it: only those are named. Past this it is named without being read.
+READ_CAP = 64 << 20
+
+
 def _read(path: str, limit: int = 0) -> Tuple[Optional[bytes], Optional[str]]:
     """``(bytes, None)``, or ``(None, why)``: only a regular file is read, by a bounded read
-    (:func:`npulint.source.read_regular`); one larger than *limit* gives ``(None, TOO_BIG + size)``."""
+    (:func:`npulint.source.read_regular`); one larger than ``max(limit, READ_CAP)`` (*limit*
+    0: no limit) gives ``(None, TOO_BIG + size)``."""
     from npulint.source import TooBig, read_regular
 
     try:
-        return read_regular(path, limit), None
+        return read_regular(path, max(limit, READ_CAP) if limit else 0), None
     except TooBig as exc:
         return None, f"{TOO_BIG}{exc.size}"
     except OSError as exc:

@@ -12,6 +12,19 @@ import pytest
 
 from conftest import IMPORT, TWO_CODES, run_cli
 
+_notes = []
+
+
+def _main(args, cwd, monkeypatch):
+    from npulint import cli
+
+    monkeypatch.chdir(cwd)
+    monkeypatch.setattr(cli.click, "echo", lambda message=None, err=False, **kw: _notes.append(str(message)))
+    with pytest.raises(SystemExit) as exc:
+        cli.main(list(args))
+    return exc.value.code
+
+
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 
 
@@ -41,11 +54,27 @@ def test_a_character_device_is_never_read(tmp_path):
     assert "Traceback" not in r.stderr
 
 
-def test_a_file_over_the_size_limit_is_named_and_not_read(tmp_path, monkeypatch):
-    (tmp_path / "big.py").write_text("# " + "x" * 5000 + "\n")  # mentions no API: still named
-    r = run_cli(["--no-cache", "--max-file-size", "1K", "big.py"], tmp_path)
-    assert "big.py: not analysed: 5 KB is more than --max-file-size (1 KB)" in r.stderr
-    assert r.returncode == 0
+def test_a_file_far_over_the_size_limit_is_named_and_not_read(tmp_path, monkeypatch):
+    from npulint import pipeline
+
+    monkeypatch.setattr(pipeline, "READ_CAP", 4096)
+    (tmp_path / "big.py").write_text("# " + "x" * 5000 + "\n")  # over the cap: named though it names no API
+    (tmp_path / "near.py").write_text("# " + "x" * 2000 + "\n")  # over the limit, under the cap, no API: silent
+    real = pipeline._read
+    sizes = []
+
+    def spy(path, limit=0):
+        data, error = real(path, limit)
+        sizes.append(len(data or b""))
+        return data, error
+
+    monkeypatch.setattr(pipeline, "_read", spy)
+    code = _main(["--no-cache", "-j", "1", "--max-file-size", "1K", "."], tmp_path, monkeypatch)
+    assert code == 0
+    assert max(sizes) < 4096  # the big one was never read
+    notes = [n for n in _notes]
+    assert any("big.py: not analysed: 5 KB is more than --max-file-size (1 KB)" in n for n in notes)
+    assert not any("near.py" in n for n in notes)
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400", "1e-9", "0.0001", "-1", "12Q"])

@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+"""Regenerate rules/mindspeed_known_flags.txt, the flags NPU502 knows: every ``--flag`` that
+an ``add_argument`` call registers in any Python file of any release of MindSpeed,
+MindSpeed-LLM, MindSpeed-MM, MindSpeed-RL and Megatron-LM, read from bare git mirrors.
+
+    python tools/gen_known_flags.py                      # mirrors under /work/.mirror
+    python tools/gen_known_flags.py --mirrors DIR --check  # exit 1 if the file is stale
+    python tools/gen_known_flags.py --where=--mm-model   # which files register a flag
+
+Standard library and git only. Upstream code is never imported or run: each file is parsed
+with ``ast`` (npulint/argflags.py says which option strings are read). Megatron-LM 0.16 and
+later also register flags from dataclass fields (``ArgumentGroupFactory(Config)``): every
+field of such a class and of its bases becomes ``--field-name`` (and ``--no-``/``--disable-``
+for a bool), plus the ``arg_names`` of its metadata. The output is deterministic: the same
+mirrors give the same bytes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import fnmatch
+import os
+import re
+import subprocess
+import sys
+from typing import Dict, Iterable, List, Optional, Set, Tuple
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from npulint.argflags import _Resolver, _Scopes, calls_in_text, call_flags, flags_in_tree, is_flag, parse  # noqa: E402
+
+OUTPUT = os.path.join(ROOT, "rules", "mindspeed_known_flags.txt")
+DEFAULT_MIRRORS = os.environ.get("NPULINT_MIRRORS", "/work/.mirror")
+
+# (repository, short label, ref patterns): every branch and tag of the Ascend frameworks; of
+# Megatron-LM its release branches and tags (core_r*, core_v*: MindSpeed builds on them) and main.
+SOURCES: Tuple[Tuple[str, str, Tuple[str, ...]], ...] = (
+    ("Ascend/MindSpeed", "MindSpeed", ("refs/heads/*", "refs/tags/*")),
+    ("Ascend/MindSpeed-LLM", "LLM", ("refs/heads/*", "refs/tags/*")),
+    ("Ascend/MindSpeed-MM", "MM", ("refs/heads/*", "refs/tags/*")),
+    ("Ascend/MindSpeed-RL", "RL", ("refs/heads/*", "refs/tags/*")),
+    ("NVIDIA/Megatron-LM", "Megatron", ("refs/heads/core_r*", "refs/heads/main", "refs/tags/core_r*",
+                                        "refs/tags/core_v*")),
+)
+
+FACTORY = "ArgumentGroupFactory"
+
+
+class Git:
+    def __init__(self, git_dir: str):
+        self.git_dir = git_dir
+
+    def run(self, *args: str, ok_codes=(0,)) -> bytes:
+        proc = subprocess.run(["git", "--git-dir", self.git_dir, *args], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE)
+        if proc.returncode not in ok_codes:
+            raise SystemExit(f"git {' '.join(args)} in {self.git_dir}: {proc.stderr.decode(errors='replace').strip()}")
+        return proc.stdout
+
+    def refs(self, patterns: Iterable[str]) -> List[Tuple[str, str]]:
+        """``(refname, commit)`` of the refs matching *patterns*, sorted by name."""
+        out = []
+        lines = self.run("for-each-ref", "--format=%(refname) %(objectname) %(*objectname)").decode().splitlines()
+        for line in lines:
+            parts = line.split()
+            name, obj = parts[0], parts[-1]  # a tag's peeled commit is the last field
+            if any(fnmatch.fnmatchcase(name, p) for p in patterns):
+                out.append((name, obj))
+        return sorted(out)
+
+    def grep_files(self, commit: str, *patterns: str) -> List[str]:
+        args = ["grep", "-l", "-I"]
+        for p in patterns:
+            args += ["-e", p]
+        raw = self.run(*args, commit, "--", "*.py", ok_codes=(0, 1)).decode("utf-8", "surrogateescape")
+        return sorted(line.split(":", 1)[1] for line in raw.splitlines() if ":" in line)
+
+    def blobs(self, commit: str, paths: List[str]) -> Dict[str, str]:
+        """path -> blob id (present blobs only)."""
+        if not paths:
+            return {}
+        out = {}
+        raw = self.run("ls-tree", "-z", commit, "--", *paths).decode("utf-8", "surrogateescape")
+        for entry in raw.split("\0"):
+            if not entry:
+                continue
+            meta, path = entry.split("\t", 1)
+            mode, kind, sha = meta.split()
+            if kind == "blob" and mode != "120000":
+                out[path] = sha
+        return out
+
+    def read(self, shas: List[str]) -> Dict[str, Optional[bytes]]:
+        if not shas:
+            return {}
+        proc = subprocess.Popen(["git", "--git-dir", self.git_dir, "cat-file", "--batch"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE)
+        out: Dict[str, Optional[bytes]] = {}
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(s + "\n" for s in shas).encode())
+        proc.stdin.close()
+        for sha in shas:
+            header = proc.stdout.readline().split()
+            if len(header) < 3 or header[1] == b"missing":
+                out[sha] = None  # a large file the mirror leaves out
+                continue
+            size = int(header[2])
+            out[sha] = proc.stdout.read(size)
+            proc.stdout.read(1)
+        proc.wait()
+        return out
+
+
+# ------------------------------------------------------------------------------ one file
+
+
+class FileFlags:
+    __slots__ = ("flags", "uncertain", "factories", "classes")
+
+    def __init__(self):
+        self.flags: Dict[str, int] = {}
+        self.uncertain: List[int] = []
+        self.factories: Set[str] = set()  # names passed to ArgumentGroupFactory(...)
+        self.classes: Dict[str, Tuple[List[str], Dict[str, int]]] = {}  # class -> (bases, field flags)
+
+
+def read_file(data: bytes) -> FileFlags:
+    out = FileFlags()
+    text = data.decode("utf-8", "replace")
+    tree = parse(text)
+    if tree is None:
+        # syntax this Python cannot parse (newer f-strings): each call alone, literals only
+        literal = _Resolver(None)
+        for line, call in calls_in_text(text):
+            if call is None:
+                out.uncertain.append(line)
+                continue
+            flags, complete = call_flags(call, literal)
+            for f in flags:
+                out.flags.setdefault(f, line)
+            if not complete:
+                out.uncertain.append(line)
+        return out
+    out.flags, out.uncertain = flags_in_tree(tree)
+    factory_names = {FACTORY}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and any(_name(b) == FACTORY for b in node.bases):
+            factory_names.add(node.name)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _name(node.func) in factory_names and node.args:
+            n = _name(node.args[0])
+            if n:
+                out.factories.add(n)
+        elif isinstance(node, ast.ClassDef):
+            out.classes[node.name] = ([_name(b) for b in node.bases if _name(b)], _field_flags(node))
+    return out
+
+
+def _name(expr) -> Optional[str]:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    if isinstance(expr, ast.Subscript):  # Generic[T] and the like
+        return _name(expr.value)
+    return None
+
+
+def _field_flags(node: ast.ClassDef) -> Dict[str, int]:
+    """The flags ArgumentGroupFactory would make of a (data)class's own fields: ``--a-b`` for
+    field ``a_b``, ``--no-a-b``/``--disable-a-b`` too for a bool, and any ``arg_names`` of the
+    field's metadata. Every annotated field is taken (``exclude=`` lists are not read)."""
+    out: Dict[str, int] = {}
+    for stmt in node.body:
+        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
+            continue
+        ann = ast.unparse(stmt.annotation) if hasattr(ast, "unparse") else ""
+        if "ClassVar" in ann or "InitVar" in ann:
+            continue
+        base = "--" + stmt.target.id.replace("_", "-")
+        names = [base]
+        if re.search(r"\bbool\b", ann):
+            names += ["--no-" + base[2:], "--disable-" + base[2:]]
+        if stmt.value is not None:
+            for sub in ast.walk(stmt.value):
+                if isinstance(sub, ast.Dict):
+                    for k, v in zip(sub.keys, sub.values):
+                        if isinstance(k, ast.Constant) and k.value == "arg_names" and isinstance(
+                                v, (ast.List, ast.Tuple)):
+                            names += [e.value for e in v.elts if isinstance(e, ast.Constant)
+                                      and isinstance(e.value, str)]
+        for f in names:
+            if is_flag(f):
+                out.setdefault(f, stmt.lineno)
+    return out
+
+
+# ---------------------------------------------------------------------------- the sources
+
+
+class Result:
+    def __init__(self):
+        self.refs: List[Tuple[str, str, str]] = []  # (repository, refname, commit)
+        # flag -> {(repository, path, line): the first commit read that has it there}
+        self.where: Dict[str, Dict[Tuple[str, str, int], str]] = {}
+        self.labels: Dict[str, Set[str]] = {}
+        self.uncertain: Set[Tuple[str, str, int]] = set()
+
+    def add(self, flag: str, repo: str, label: str, path: str, line: int, commit: str) -> None:
+        self.where.setdefault(flag, {}).setdefault((repo, path, line), commit)
+        self.labels.setdefault(flag, set()).add(label)
+
+
+def collect(sources, mirrors: Dict[str, str], log=None) -> Result:
+    """Read every source: ``sources`` as in SOURCES, ``mirrors`` repository -> git dir."""
+    result = Result()
+    for repo, label, patterns in sources:
+        git = Git(mirrors[repo])
+        refs = git.refs(patterns)
+        cache: Dict[str, FileFlags] = {}  # blob -> what it registers
+        done_commits: Set[str] = set()
+        for refname, commit in refs:
+            result.refs.append((repo, refname, commit))
+            if commit in done_commits:
+                continue
+            done_commits.add(commit)
+            if log:
+                log(f"{repo} {refname} {commit[:12]}")
+            paths = git.grep_files(commit, "add_argument", FACTORY)
+            files = _read_files(git, commit, paths, cache)
+            for path, ff in sorted(files.items()):
+                for flag, line in ff.flags.items():
+                    result.add(flag, repo, label, path, line, commit)
+                for line in ff.uncertain:
+                    result.uncertain.add((repo, path, line))
+            wanted = set().union(*(ff.factories for ff in files.values())) if files else set()
+            if wanted:
+                _factory_flags(git, commit, wanted, cache, result, repo, label)
+    return result
+
+
+def _read_files(git: Git, commit: str, paths: List[str], cache: Dict[str, FileFlags]) -> Dict[str, FileFlags]:
+    blobs = git.blobs(commit, paths)
+    todo = sorted({sha for sha in blobs.values() if sha not in cache})
+    for sha, data in git.read(todo).items():
+        cache[sha] = read_file(data) if data is not None else FileFlags()
+    return {path: cache[sha] for path, sha in blobs.items()}
+
+
+def _factory_flags(git: Git, commit: str, wanted: Set[str], cache, result: Result, repo: str, label: str) -> None:
+    """Flags of the dataclasses given to ArgumentGroupFactory and of their bases (classes
+    found by name anywhere in the tree; every class of that name counts)."""
+    seen: Set[str] = set()
+    while wanted - seen:
+        names = sorted(wanted - seen)
+        seen |= set(names)
+        pattern = r"^\s*class (" + "|".join(re.escape(n) for n in names) + r")\b"
+        paths = [p for p in _grep_e(git, commit, pattern)]
+        files = _read_files(git, commit, paths, cache)
+        for path, ff in sorted(files.items()):
+            for cls in names:
+                if cls in ff.classes:
+                    bases, fields = ff.classes[cls]
+                    for flag, line in fields.items():
+                        result.add(flag, repo, label, path, line, commit)
+                    wanted |= set(bases)
+
+
+def _grep_e(git: Git, commit: str, pattern: str) -> List[str]:
+    raw = git.run("grep", "-l", "-I", "-E", "-e", pattern, commit, "--", "*.py", ok_codes=(0, 1))
+    return sorted(line.split(":", 1)[1] for line in raw.decode("utf-8", "surrogateescape").splitlines()
+                  if ":" in line)
+
+
+# ------------------------------------------------------------------------------ the file
+
+
+def render(result: Result, sources) -> str:
+    order = [label for _, label, _ in sources]
+    out = [
+        "# npulint known flags (NPU502): every --flag that an add_argument call registers in a Python file of",
+        "# one of the sources below, plus the fields Megatron-LM's ArgumentGroupFactory turns into flags.",
+        "# Generated by tools/gen_known_flags.py; do not edit by hand (run it again).",
+        "# After each flag: the repositories that register it (" + ", ".join(
+            f"{label} = {repo}" for repo, label, _ in sources) + ").",
+        "#",
+        "# Sources (repository, ref, commit):",
+    ]
+    for repo, ref, commit in result.refs:
+        out.append(f"#   {repo} {ref} {commit}")
+    flags = sorted(result.where)
+    out.append(f"# {len(flags)} flags.")
+    for f in flags:
+        labels = " ".join(sorted(result.labels[f], key=order.index))
+        out.append(f"{f}\t# {labels}")
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mirrors", default=DEFAULT_MIRRORS,
+                    help="folder of bare mirrors, one per repository: MIRRORS/<owner>+<name>/repo")
+    ap.add_argument("--repo", action="append", default=[], metavar="OWNER/NAME=GITDIR",
+                    help="read this repository from GITDIR instead (repeatable); with --only, only these")
+    ap.add_argument("--only", action="store_true", help="read only the repositories given with --repo")
+    ap.add_argument("--output", default=OUTPUT)
+    ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the output file differs")
+    ap.add_argument("--where", metavar="FLAG", help="print where FLAG is registered, then stop")
+    ap.add_argument("--uncertain", action="store_true",
+                    help="also list (on stderr) add_argument calls whose option strings were not all certain")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    args = ap.parse_args(argv)
+
+    given = {}
+    for spec in args.repo:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            ap.error(f"--repo wants OWNER/NAME=GITDIR, not {spec!r}")
+        given[name] = path
+    sources = [s for s in SOURCES if not args.only or s[0] in given]
+    for name in given:
+        if name not in {s[0] for s in SOURCES}:
+            sources.append((name, name.split("/")[-1], ("refs/heads/*", "refs/tags/*")))
+    mirrors = {}
+    for repo, _, _ in sources:
+        mirrors[repo] = given.get(repo) or os.path.join(args.mirrors, repo.replace("/", "+"), "repo")
+        if not os.path.isdir(mirrors[repo]):
+            print(f"gen_known_flags: no git mirror of {repo} at {mirrors[repo]}", file=sys.stderr)
+            return 2
+
+    log = (lambda msg: print(msg, file=sys.stderr)) if args.verbose else None
+    result = collect(sources, mirrors, log)
+    if args.where:
+        for (repo, path, line), commit in sorted(result.where.get(args.where, {}).items()):
+            print(f"{repo}@{commit[:12]} {path}:{line}")
+        return 0 if args.where in result.where else 1
+    if args.uncertain:
+        for repo, path, line in sorted(result.uncertain):
+            print(f"uncertain: {repo} {path}:{line}", file=sys.stderr)
+    text = render(result, sources)
+    if args.check:
+        try:
+            with open(args.output, encoding="utf-8") as fh:
+                same = fh.read() == text
+        except OSError:
+            same = False
+        if not same:
+            print(f"{args.output} is not what the sources give: run tools/gen_known_flags.py", file=sys.stderr)
+        return 0 if same else 1
+    with open(args.output, "w", encoding="utf-8", newline="\n") as fh:
+        fh.write(text)
+    print(f"{args.output}: {len(result.where)} flags from {len(result.refs)} refs", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
