@@ -37,6 +37,13 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from npulint.model import LazySpan, Span
 
 MAX_PATHS = 64
+# Bounds on the work one script can cause (issue: bounded work on hostile input), far above any
+# real launch script (docs/benchmarks.md has the measured maxima). Past one, the script gets one
+# NPU005 finding naming the bound and nothing else: what was read before it could be a part
+# of a command whose rest was never seen.
+MAX_NESTING = 64  # compound statements inside one another (loops, ifs, cases, groups, subshells)
+MAX_VALUE = 1 << 16  # characters of one variable's value, or of one word after expansion
+MAX_WORDS = 4096  # words of one command after expansion (also the items of one array)
 UNKNOWN = "\x00"  # marks text of unknown origin inside a value
 MANY = "\x01"  # after UNKNOWN: the unknown text may be any number of words, even quoted ("$@")
 
@@ -126,6 +133,22 @@ class _Capped(Exception):
     pass
 
 
+class _Limit(_Capped):
+    """A bound of the analysis was reached: *what* says which, for the user."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+
+
+def _check_value(v: "Value") -> "Value":
+    if len(v.text) > MAX_VALUE:
+        raise _Limit(f"a value longer than {MAX_VALUE} characters (MAX_VALUE)")
+    if len(v.items) > MAX_WORDS:
+        raise _Limit(f"an array of more than {MAX_WORDS} items (MAX_WORDS)")
+    return v
+
+
 # Line numbers count the line breaks every part of npulint counts (the fixes' edits, the
 # editor protocol, Python's tokenizer): ``\r\n``, ``\r`` and ``\n``. Columns count
 # characters, a byte that is not part of valid UTF-8 being one.
@@ -191,6 +214,7 @@ class Script:
         self.ascii = self.source.ascii
         self.commands: List[Command] = []
         self.capped = False
+        self.limit: Optional[str] = None  # the bound the analysis reached (then nothing is said)
         self.unreadable = False  # bash accepts it but tree-sitter-bash cannot read all of it
         # (start byte, end byte, line) of each statement with a ``# noqa`` comment line above it
         self.noqa_above: List[Tuple[int, int, int]] = []
@@ -368,8 +392,15 @@ class _Walker:
 
     # -- driver ----------------------------------------------------------------------
     def run(self, root) -> None:
+        self._assigned: Dict[int, Tuple[str, ...]] = {}
         try:
+            depth = _nesting(root)
+            if depth > MAX_NESTING:
+                raise _Limit(f"compound statements nested {depth} deep (more than MAX_NESTING = {MAX_NESTING})")
             self.block(root.children, [dict()])
+        except _Limit as exc:
+            self.s.limit = exc.what
+            self.s.capped = True
         except _Capped:
             self.s.capped = True
 
@@ -560,10 +591,21 @@ class _Walker:
             self.call_noqa = outer
 
     def _assigned_names(self, n) -> List[str]:
-        names = []
-        stack = [n]
-        while stack:
-            x = stack.pop()
+        """The names *n*'s subtree may assign; each subtree's are computed once per script
+        (nested loops ask for nested subtrees: linear, not quadratic, in the nesting)."""
+        memo = self._assigned
+        key = n.id
+        if key in memo:
+            return list(memo[key])
+        names = list(self._own_assigned(n))
+        for c in n.named_children:
+            names.extend(self._assigned_names(c))
+        memo[key] = tuple(names)
+        return names
+
+    def _own_assigned(self, x) -> List[str]:
+        names: List[str] = []
+        if True:
             if x.type == "variable_assignment":
                 nm = x.child_by_field_name("name")
                 if nm is not None:
@@ -576,7 +618,6 @@ class _Walker:
                         t = self.text(a)
                         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", t):
                             names.append(t)
-            stack.extend(x.named_children)
         return names
 
     # -- assignments -----------------------------------------------------------------
@@ -611,7 +652,7 @@ class _Walker:
                 new = Value("", (), True, _items(old) + _items(new))
             else:
                 new = old + new
-        env[name] = new
+        env[name] = _check_value(new)
         return env
 
     # -- words -----------------------------------------------------------------------
@@ -757,6 +798,10 @@ class _Walker:
                 fields.extend(_split(self.parts(c, env, quoted=False)))
         if not fields:
             return
+        if len(fields) > MAX_WORDS:
+            raise _Limit(f"a command of more than {MAX_WORDS} words after expansion (MAX_WORDS)")
+        for value, _ in fields:
+            _check_value(value)
         words = [Arg(value.text, functools.partial(self.s.source.token_span, value), splat)
                  for value, splat in fields]
         first = words[0].text
@@ -807,6 +852,8 @@ class _Walker:
         inner = Script(value.text)
         inner.source = _MappedSource(self.s.source, offmap)
         _Walker(inner, self.depth + 1, command.noqa_lines).run(root)
+        if inner.limit is not None:
+            raise _Limit(inner.limit)
         for c in inner.commands:
             self.s.commands.append(Command(c.words, command.span, command.path_id,
                                            tuple(dict.fromkeys(command.noqa_lines + c.noqa_lines))))
@@ -834,6 +881,39 @@ class _MappedSource:
     def span_of(self, start: int, end: Optional[int] = None) -> Span:
         a = self.offmap.get(start)
         return self.outer.span_of(a if a is not None else 0)
+
+
+# What counts as one level of nesting: a statement the walker enters recursively (a loop's
+# `do ... done`, an `elif` or a `case` item is part of its statement, not a level of its own).
+_COMPOUND = frozenset(("if_statement", "case_statement", "for_statement", "c_style_for_statement",
+                       "while_statement", "compound_statement", "subshell", "function_definition", "list",
+                       "pipeline", "redirected_statement", "command_substitution", "process_substitution",
+                       "negated_command"))
+
+
+def _nesting(root) -> int:
+    """The deepest nesting of compound statements under *root*, without recursion (a
+    tree-sitter cursor walk: linear in the tree, whatever its depth)."""
+    cursor = root.walk()
+    depth = deepest = 0
+    stack: List[bool] = []
+    while True:
+        node = cursor.node
+        compound = node.type in _COMPOUND
+        if compound:
+            depth += 1
+            deepest = max(deepest, depth)
+        if cursor.goto_first_child():
+            stack.append(compound)
+            continue
+        if compound:
+            depth -= 1
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return deepest
+            if stack.pop():
+                depth -= 1
+        # the next sibling: its own compound status is counted at the top of the loop
 
 
 def _items(v: Value) -> Tuple[Value, ...]:

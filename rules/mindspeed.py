@@ -571,6 +571,11 @@ class ShellLaunchChecker(Checker):
             ctx.report("NPU001", Span(error.line, error.column, error.line, error.column),
                        f"syntax error: {error.message}")
             return
+        if script.limit is not None:  # past a bound of the analysis: one finding, nothing else
+            ctx.unjudged = True
+            ctx.report("NPU005", Span(1, 1, 1, 1),
+                       f"not checked: {script.limit}; nothing else is reported for this script")
+            return
         # past MAX_PATHS branch paths (script.capped) later commands were not recorded: nothing is said
         stack = ctx.settings.mindspeed_stack
         seen = set()

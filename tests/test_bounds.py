@@ -1,0 +1,101 @@
+"""Bounded work on hostile input: each bound of the shell reader with an input just under and
+just over it. Past a bound a script gets one NPU005 naming it and nothing else."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from npulint import shell
+
+from conftest import codes
+
+REUSE = "--reuse-fp32-param"  # NPU504 without --bf16: a finding to lose past a bound
+
+
+def _nested(levels: int) -> str:
+    return "while true; do\n" * levels + f"torchrun pretrain_gpt.py {REUSE}\n" + "done\n" * levels
+
+
+def _words(n: int) -> str:
+    return f"torchrun pretrain_gpt.py {REUSE}" + " --bf16x" * (n - 3) + "\n"
+
+
+def _value(chars: int) -> str:
+    return f'V="{"x" * chars}"\ntorchrun pretrain_gpt.py {REUSE} --data-path "$V"\n'
+
+
+def _sh(lint, src):
+    return lint({"run.sh": src}, select=["NPU0", "NPU5"])
+
+
+@pytest.mark.parametrize("make, under, over, what", [
+    (_nested, shell.MAX_NESTING, shell.MAX_NESTING + 1, "nested"),
+    (_words, shell.MAX_WORDS, shell.MAX_WORDS + 1, "words"),
+    (_value, shell.MAX_VALUE, shell.MAX_VALUE + 1, "characters"),
+])
+def test_each_bound_just_under_and_just_over(lint, make, under, over, what):
+    found = _sh(lint, make(under))
+    assert "NPU005" not in codes(found) and "NPU504" in codes(found)
+    found = _sh(lint, make(over))
+    assert codes(found) == ["NPU005"], found
+    assert what in found[0].message and (found[0].line, found[0].column) == (1, 1)
+
+
+def test_expansion_doubling_stops_at_the_value_bound(lint):
+    src = "V0=--bf16\n" + "".join(f'V{i}="$V{i - 1} $V{i - 1}"\n' for i in range(1, 31))
+    found = _sh(lint, src + "torchrun pretrain_gpt.py $V30\n")
+    assert codes(found) == ["NPU005"] and "MAX_VALUE" in found[0].message
+
+
+def test_a_bound_inside_a_bash_c_string_stops_the_whole_script(lint):
+    inner = "V0=--bf16; " + "; ".join(f'V{i}="$V{i - 1} $V{i - 1}"' for i in range(1, 18))
+    found = _sh(lint, f"bash -c '{inner}; torchrun pretrain_gpt.py $V17'\n")
+    assert codes(found) == ["NPU005"]
+
+
+def test_nesting_is_measured_without_recursion():
+    # 20,000 levels: a recursive walk would hit Python's recursion limit
+    data = _nested(20_000).encode()
+    root = shell._parser().parse(data).root_node
+    assert shell._nesting(root) == 20_000
+
+
+HOSTILE = {
+    "doubling": "V0=--bf16\n" + "".join(f'V{i}="$V{i - 1} $V{i - 1}"\n' for i in range(1, 31))
+                + "torchrun pretrain_gpt.py $V30\n",
+    "nesting": _nested(12_000),
+    "arrays": "A=(--bf16)\n" + "".join(f'A=("${{A[@]}}" "${{A[@]}}")\n' for _ in range(30))
+              + 'torchrun pretrain_gpt.py "${A[@]}"\n',
+    "case ladder": "".join(f"case $X in a{i}) P{i}=1 ;; b{i}) P{i}=2 ;; esac\n" for i in range(40))
+                   + "torchrun pretrain_gpt.py --bf16\n",
+    "heredocs": "".join(f"cat <<EOF{i}\n$(echo x)\nEOF{i}\n" for i in range(2000)) + "torchrun pretrain_gpt.py\n",
+    "subshells": "(" * 5000 + "torchrun pretrain_gpt.py --bf16" + ")" * 5000 + "\n",
+    "and-chains": " && ".join(["true"] * 20000) + " && torchrun pretrain_gpt.py --bf16\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE))
+def test_hostile_scripts_stay_within_time_and_memory(tmp_path, name):
+    """In a child process: no internal error, and a memory ceiling (200 MB over the start)."""
+    path = tmp_path / "run.sh"
+    path.write_text(HOSTILE[name])
+    code = textwrap.dedent(f"""\
+        import json, resource, sys
+        from npulint import cli
+        before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        try:
+            cli.main(["--no-cache", "--max-file-size", "0", "--select", "ALL", "--format", "json", {str(path)!r}])
+        except SystemExit:
+            pass
+        after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        print("\\nRSS", after - before, file=sys.stderr)
+        """)
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "Traceback" not in r.stderr and "NPU000" not in r.stdout, r.stderr[-2000:]
+    grown_kb = int(r.stderr.rsplit("RSS", 1)[1])
+    assert grown_kb < 200 * 1024, grown_kb
