@@ -211,21 +211,42 @@ def _load(payload: bytes) -> Optional[Any]:
         return None
 
 
+_ATOMS = frozenset((str, int, float, bool, bytes, type(None)))
+_FIELDS: dict = {}  # class -> its dataclass field names (False: not a dataclass)
+
+
 def _well_formed(value: Any, depth: int = 0) -> bool:
     """Every dataclass instance in *value* has exactly its declared fields (a pickle from a
     changed or tampered class would set others, or miss some, and fail later)."""
+    t = type(value)
+    if t in _ATOMS:
+        return True
     if depth > 64:
         return False
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        names = {f.name for f in dataclasses.fields(value)}
+    names = _FIELDS.get(t)
+    if names is None:
+        names = _FIELDS[t] = (frozenset(f.name for f in dataclasses.fields(t))
+                              if dataclasses.is_dataclass(t) else False)
+    if names:
         state = getattr(value, "__dict__", None)
-        if state is not None and set(state) != names:
+        if state is not None and state.keys() != names:
             return False
-        return all(_well_formed(getattr(value, n, None), depth + 1) for n in names)
-    if isinstance(value, (list, tuple, set, frozenset)):
-        return all(_well_formed(v, depth + 1) for v in value)
-    if isinstance(value, dict):
-        return all(_well_formed(k, depth + 1) and _well_formed(v, depth + 1) for k, v in value.items())
+        for n in names:
+            v = getattr(value, n, None)
+            if type(v) not in _ATOMS and not _well_formed(v, depth + 1):
+                return False
+        return True
+    if t is list or t is tuple or t is set or t is frozenset:
+        for v in value:
+            if type(v) not in _ATOMS and not _well_formed(v, depth + 1):
+                return False
+        return True
+    if t is dict:
+        for k, v in value.items():
+            if (type(k) not in _ATOMS and not _well_formed(k, depth + 1)) or \
+                    (type(v) not in _ATOMS and not _well_formed(v, depth + 1)):
+                return False
+        return True
     return True
 
 
