@@ -215,7 +215,8 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
     candidates = [c for c in checker_classes if c.language == language and c.wants(text, path, present)]
     active = [c for c in candidates if c in needed]
     active += [c for c in force if c not in active]
-    if not active and not (candidates and ("NPU001" in enabled or (language != PYTHON and "NPU004" in enabled))):
+    if not active and not (candidates and ("NPU001" in enabled or (language != PYTHON and (
+            "NPU004" in enabled or "NPU005" in enabled)))):
         # nothing here any enabled rule looks at (NPU001 alone still parses what rules would);
         # checkers that would piggyback on a parse read their facts from the text instead
         for c in _scanners(classes, language):
@@ -227,7 +228,7 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
     active += [c for c in checker_classes if c in needed and c.piggyback and c.language == language
                and c not in active and any(t in text for t in c.piggyback)]
     if language != PYTHON and not active:
-        active = candidates  # NPU001/NPU004 alone: shell checkers read the script themselves (they report only what is on)
+        active = candidates  # NPU001/NPU004/NPU005 alone: shell checkers read the script themselves (they report only what is on)
     return result, active
 
 

@@ -41,7 +41,7 @@ MAX_PATHS = 64
 # real launch script (docs/benchmarks.md has the measured maxima). Past one, the script gets one
 # NPU005 finding naming the bound and nothing else: what was read before it could be a part
 # of a command whose rest was never seen.
-MAX_NESTING = 64  # compound statements inside one another (loops, ifs, cases, groups, subshells)
+MAX_NESTING = 64  # statements inside one another (loops, ifs, cases, groups, subshells, pipelines, lists)
 MAX_VALUE = 1 << 16  # characters of one variable's value, or of one word after expansion
 MAX_WORDS = 4096  # words of one command after expansion (also the items of one array)
 UNKNOWN = "\x00"  # marks text of unknown origin inside a value
@@ -393,10 +393,8 @@ class _Walker:
     # -- driver ----------------------------------------------------------------------
     def run(self, root) -> None:
         self._assigned: Dict[int, Tuple[str, ...]] = {}
+        self._depth = 0
         try:
-            depth = _nesting(root)
-            if depth > MAX_NESTING:
-                raise _Limit(f"compound statements nested {depth} deep (more than MAX_NESTING = {MAX_NESTING})")
             self.block(root.children, [dict()])
         except _Limit as exc:
             self.s.limit = exc.what
@@ -422,6 +420,17 @@ class _Walker:
         return uniq
 
     def stmt(self, n, envs):
+        """One statement; statements inside one another (loops, ifs, groups, pipelines, ``&&``
+        lists) more than :data:`MAX_NESTING` deep stop the analysis (no recursion runs away)."""
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING:
+                raise _Limit(f"statements nested more than {MAX_NESTING} deep (MAX_NESTING)")
+            return self._stmt(n, envs)
+        finally:
+            self._depth -= 1
+
+    def _stmt(self, n, envs):
         t = n.type
         if t in ("comment", "heredoc_body", "heredoc_start", "heredoc_end", ";", ";;", "&", "\n"):
             return envs
@@ -594,14 +603,22 @@ class _Walker:
         """The names *n*'s subtree may assign; each subtree's are computed once per script
         (nested loops ask for nested subtrees: linear, not quadratic, in the nesting)."""
         memo = self._assigned
-        key = n.id
-        if key in memo:
-            return list(memo[key])
-        names = list(self._own_assigned(n))
-        for c in n.named_children:
-            names.extend(self._assigned_names(c))
-        memo[key] = tuple(names)
-        return names
+        if n.id not in memo:
+            stack = [(n, False)]  # post-order without recursion, whatever the depth
+            while stack:
+                x, done = stack.pop()
+                if x.id in memo:
+                    continue
+                children = x.named_children
+                if done:
+                    names = self._own_assigned(x)
+                    for c in children:
+                        names.extend(memo[c.id])
+                    memo[x.id] = tuple(names)
+                    continue
+                stack.append((x, True))
+                stack.extend((c, False) for c in children if c.id not in memo)
+        return list(memo[n.id])
 
     def _own_assigned(self, x) -> List[str]:
         names: List[str] = []
@@ -881,39 +898,6 @@ class _MappedSource:
     def span_of(self, start: int, end: Optional[int] = None) -> Span:
         a = self.offmap.get(start)
         return self.outer.span_of(a if a is not None else 0)
-
-
-# What counts as one level of nesting: a statement the walker enters recursively (a loop's
-# `do ... done`, an `elif` or a `case` item is part of its statement, not a level of its own).
-_COMPOUND = frozenset(("if_statement", "case_statement", "for_statement", "c_style_for_statement",
-                       "while_statement", "compound_statement", "subshell", "function_definition", "list",
-                       "pipeline", "redirected_statement", "command_substitution", "process_substitution",
-                       "negated_command"))
-
-
-def _nesting(root) -> int:
-    """The deepest nesting of compound statements under *root*, without recursion (a
-    tree-sitter cursor walk: linear in the tree, whatever its depth)."""
-    cursor = root.walk()
-    depth = deepest = 0
-    stack: List[bool] = []
-    while True:
-        node = cursor.node
-        compound = node.type in _COMPOUND
-        if compound:
-            depth += 1
-            deepest = max(deepest, depth)
-        if cursor.goto_first_child():
-            stack.append(compound)
-            continue
-        if compound:
-            depth -= 1
-        while not cursor.goto_next_sibling():
-            if not cursor.goto_parent():
-                return deepest
-            if stack.pop():
-                depth -= 1
-        # the next sibling: its own compound status is counted at the top of the loop
 
 
 def _items(v: Value) -> Tuple[Value, ...]:

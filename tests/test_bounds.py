@@ -34,7 +34,7 @@ def _sh(lint, src):
 
 
 @pytest.mark.parametrize("make, under, over, what", [
-    (_nested, shell.MAX_NESTING, shell.MAX_NESTING + 1, "nested"),
+    (_nested, shell.MAX_NESTING - 1, shell.MAX_NESTING, "nested"),  # the command inside is a level too
     (_words, shell.MAX_WORDS, shell.MAX_WORDS + 1, "words"),
     (_value, shell.MAX_VALUE, shell.MAX_VALUE + 1, "characters"),
 ])
@@ -58,11 +58,10 @@ def test_a_bound_inside_a_bash_c_string_stops_the_whole_script(lint):
     assert codes(found) == ["NPU005"]
 
 
-def test_nesting_is_measured_without_recursion():
-    # 20,000 levels: a recursive walk would hit Python's recursion limit
-    data = _nested(20_000).encode()
-    root = shell._parser().parse(data).root_node
-    assert shell._nesting(root) == 20_000
+def test_deep_nesting_stops_before_any_recursion_runs_away():
+    # 20,000 levels: a walk that recursed per level would hit Python's recursion limit
+    script, error = shell.parse_script(_nested(20_000))
+    assert error is None and script.limit is not None and "MAX_NESTING" in script.limit
 
 
 HOSTILE = {
