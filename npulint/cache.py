@@ -30,7 +30,6 @@ import hashlib
 import io
 import os
 import pickle
-import stat
 import sys
 from typing import Any, Iterable, List, Optional
 
@@ -161,27 +160,12 @@ def _read_entry(path: str) -> Optional[bytes]:
     """The verified payload of the entry at *path*, or None: opened without blocking (a FIFO
     in its place never hangs the run), a regular file only, of bounded size, with the magic
     string and a digest that matches its payload."""
+    from npulint.source import TooBig, read_regular
+
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except OSError:
+        data = read_regular(path, _MAX_ENTRY)
+    except (OSError, TooBig):
         return None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_ENTRY:
-            return None
-        chunks = []
-        left = st.st_size + 1
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        data = b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
     head = len(_MAGIC) + _DIGEST
     if len(data) <= head or not data.startswith(_MAGIC):
         return None

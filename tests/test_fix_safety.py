@@ -18,21 +18,11 @@ from npulint import fixes as fx
 
 from conftest import run_cli
 
-MODEL = textwrap.dedent("""\
-    import torch
+from test_rules_mindspeed import MODEL as _MINDSPEED_MODEL
 
-
-    class Fn(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, y):
-            return x
-
-
-    class Layer(torch.nn.Module):
-        def forward(self, x):
-            return Fn.apply(x,  # first
-                            x * 2)
-    """)
+# an nn.Module method calling Fn.apply over two lines, with a comment inside the call
+MODEL = _MINDSPEED_MODEL.replace("Fn.apply(x,\n", "Fn.apply(x,  # first\n")
+assert "# first" in MODEL
 AMO = "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"
 WRAPPER = "adapt_mem_func_wrapper(Fn, x,  # first\n"
 # NPU003 (unused noqa): NPU304 is not raised on this line, so the fix drops the directive
