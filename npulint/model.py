@@ -94,9 +94,6 @@ class Span:
         return Span(line, column, line, column)
 
 
-UNKNOWN_SPAN = Span(1, 1, 1, 1)
-
-
 class LazySpan:
     """A ``span`` that may be given as a function computing it, called on first use (launch
     words: most are never reported). Subclasses hold it in a ``_span`` slot."""
@@ -113,9 +110,3 @@ class LazySpan:
     def lazy_span(self):
         """The span, or the function that computes it (to hand on without computing it)."""
         return self._span  # type: ignore[attr-defined]
-
-
-def finding_at(path: str, span: Optional[Span], code: str, message: str,
-               related: Tuple[Tuple[str, int, int], ...] = (), fix: Optional[Fix] = None) -> Finding:
-    span = span or UNKNOWN_SPAN
-    return Finding(path, span.line, span.column, code, message, span.end_line, span.end_column, related, fix)

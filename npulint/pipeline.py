@@ -358,30 +358,6 @@ def _with_noqa(result: FileResult, text: str) -> FileResult:
     return result
 
 
-def lint_file(path: str, display: str, language: str, explicit: bool, settings: Settings,
-              checker_classes: Sequence[type], enabled: Set[str], data: Optional[bytes] = None) -> FileResult:
-    result = FileResult(path, display, language)
-    if data is None:
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError as exc:
-            if "NPU002" in enabled:
-                result.findings.append(Finding(display, 1, 1, "NPU002",
-                                               f"cannot read file: {exc.strerror or exc}", 1, 1))
-            return result
-    try:
-        text = decode(data, language)
-    except Unreadable as exc:
-        if exc.binary and not explicit:
-            result.skipped = True
-            return result
-        if "NPU002" in enabled:
-            result.findings.append(Finding(display, exc.line, exc.column, "NPU002", str(exc), exc.line, exc.column))
-        return result
-    return lint_text(path, display, language, text, settings, checker_classes, enabled)
-
-
 class PerFileIgnores:
     def __init__(self, settings: Settings):
         self.root = settings.root

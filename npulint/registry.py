@@ -44,7 +44,3 @@ def load() -> Tuple[List[Rule], List[type]]:
         _CACHE["rules"] = rules
         _CACHE["checkers"] = list(pkg.CHECKERS)
     return _CACHE["rules"], _CACHE["checkers"]  # type: ignore[return-value]
-
-
-def rule_by_code() -> Dict[str, Rule]:
-    return {r.code: r for r in load()[0]}

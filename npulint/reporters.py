@@ -12,7 +12,6 @@ from collections import Counter
 from typing import Dict, List, Optional, TextIO
 
 from npulint.model import Finding, Rule
-from npulint.source import python_lines
 
 FORMATS = ("text", "full", "json", "github", "sarif")
 

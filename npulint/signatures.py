@@ -60,9 +60,6 @@ class Bound:
     error_node: Optional[object] = None  # the Arg at fault
     complete: bool = True
 
-    def has(self, name: str) -> bool:
-        return name in self.args
-
     def is_default(self, name: str) -> bool:
         """True if *name* certainly takes its default."""
         return self.complete and name not in self.args

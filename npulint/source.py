@@ -222,7 +222,7 @@ def decode(data: bytes, language: str) -> str:
     if language == PYTHON and not _plain_utf8_head(data):
         try:
             encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-        except SyntaxError as exc:
+        except SyntaxError:
             # an unknown codec in the cookie, a BOM with another cookie; or one of the first two
             # lines is not UTF-8, which CPython accepts in a comment: it has the last word
             where = _cpython_decode_error(data)
