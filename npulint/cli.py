@@ -50,11 +50,14 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--max-file-size", default="256K", show_default=True, metavar="SIZE",
               help="Do not analyse files larger than this (bytes, or with K/M suffix; 0: no limit); "
                    "each skipped file is named on standard error.")
+@click.option("--force-exclude", is_flag=True,
+              help="Apply exclude and extend-exclude to files named on the command line too (for pre-commit, "
+                   "which names every changed file).")
 @click.option("--list-rules", is_flag=True, help="List every rule and exit.")
 @click.option("--explain", metavar="CODE", help="Explain a rule and exit.")
 @click.version_option(__version__, prog_name="npulint")
 def cli(paths, select, extend_select, ignore, output_format, config, stdin_filename, exit_zero, statistics, quiet,
-        fix, fix_only, diff, jobs, no_cache, cache_dir, max_file_size, list_rules, explain):
+        fix, fix_only, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, list_rules, explain):
     """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input)."""
     from npulint import registry, reporters
 
@@ -99,7 +102,7 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     for p in paths:
         if p == "-":
             continue
-        found, miss = discovery.discover([p], resolver.for_path(p)[0])
+        found, miss = discovery.discover([p], resolver.for_path(p)[0], force_exclude=force_exclude)
         files.extend(found)
         missing.extend(miss)
     if missing:
@@ -108,7 +111,14 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     if "-" in paths:
         data = sys.stdin.buffer.read()
         spath = os.path.abspath(stdin_filename) if stdin_filename else os.path.join(os.getcwd(), "-")
-        resolver.for_path(spath)
+        ssettings = resolver.for_path(spath)[0]
+        if stdin_filename and (force_exclude or ssettings.force_exclude) and \
+                discovery.Excluder(ssettings).excluded_with_parents(spath, False):
+            # an excluded file is not linted (ruff does the same); --fix gives it back unchanged
+            if fix or fix_only:
+                sys.stdout.buffer.write(data)
+                sys.stdout.flush()
+            return EXIT_OK
         stdin = (spath, data)
     seen = set()
     files = [f for f in sorted(files) if not (f[0] in seen or seen.add(f[0]))]

@@ -27,7 +27,7 @@ DEFAULT_EXCLUDE = (
 )
 
 KEYS = ("product", "mindspeed-stack", "select", "ignore", "extend-select", "per-file-ignores",
-        "exclude", "extend-exclude", "extend-known-flags")
+        "exclude", "extend-exclude", "extend-known-flags", "force-exclude")
 
 
 # a long option as a launch command writes it: "--name", without a value
@@ -52,6 +52,8 @@ class Settings:
     extend_exclude: List[str] = dataclasses.field(default_factory=list)
     # training flags the project registers where npulint cannot see it (NPU502 knows them)
     extend_known_flags: List[str] = dataclasses.field(default_factory=list)
+    # the excludes apply to files named on the command line too (ruff's force-exclude)
+    force_exclude: bool = False
 
     def fingerprint(self) -> Tuple:
         """Everything that can change a finding (for caches)."""
@@ -178,6 +180,10 @@ def apply_table(settings: Settings, table: Mapping, where: str, known_codes: Seq
             settings.exclude = [_check_pattern(p, key, where) for p in _str_list(value, key, where)]
         elif key == "extend-exclude":
             settings.extend_exclude = [_check_pattern(p, key, where) for p in _str_list(value, key, where)]
+        elif key == "force-exclude":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: 'force-exclude' must be true or false, not {value!r}")
+            settings.force_exclude = value
         elif key == "extend-known-flags":
             flags = _str_list(value, key, where)
             for flag in flags:

@@ -161,6 +161,18 @@ class Excluder:
         rest = [p for p in patterns if p not in self.names]
         self.rest = _Spec(pathspec.GitIgnoreSpec.from_lines(rest)) if any(p.strip() for p in rest) else None
 
+    def excluded_with_parents(self, path: str, is_dir: bool) -> bool:
+        """*path* or one of its folders below the settings' root is excluded."""
+        if self.excluded(path, is_dir):
+            return True
+        folder = os.path.dirname(path)
+        root = os.path.abspath(self.root)
+        while folder.startswith(root + os.sep):
+            if self.excluded(folder, True):
+                return True
+            folder = os.path.dirname(folder)
+        return False
+
     def excluded(self, path: str, is_dir: bool) -> bool:
         name = os.path.basename(path)
         rel = _relative(path, self.root)
@@ -176,15 +188,20 @@ class Excluder:
         return self.rest.match_file(rel) or self.rest.match_file(name)
 
 
-def discover(paths: Sequence[str], settings: Settings, respect_gitignore: bool = True
-             ) -> Tuple[List[Tuple[str, str, bool]], List[str]]:
-    """Return ``([(path, language, explicit)], missing_paths)``; each path once, sorted."""
+def discover(paths: Sequence[str], settings: Settings, respect_gitignore: bool = True,
+             force_exclude: bool = False) -> Tuple[List[Tuple[str, str, bool]], List[str]]:
+    """Return ``([(path, language, explicit)], missing_paths)``; each path once, sorted. With
+    *force_exclude* (or the setting), a path named explicitly that the excludes match, or that
+    lies in a folder they match, is left out as it would be in a walk (ruff's ``--force-exclude``)."""
     excluder = Excluder(settings)
+    force_exclude = force_exclude or settings.force_exclude
     seen = set()
     out: List[Tuple[str, str, bool]] = []
     missing: List[str] = []
     for raw in paths:
         path = os.path.abspath(raw)
+        if force_exclude and os.path.exists(path) and excluder.excluded_with_parents(path, os.path.isdir(path)):
+            continue
         if os.path.isfile(path) or (os.path.exists(path) and not os.path.isdir(path)):
             if path not in seen:
                 seen.add(path)
