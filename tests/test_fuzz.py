@@ -116,3 +116,53 @@ def test_arbitrary_bytes_never_break_the_reader(data):
     except Unreadable:
         return
     check(text)
+
+
+# -- generated shell scripts (bounded work on hostile input) --------------------------------
+
+SHELL_WORDS = st.sampled_from(["--bf16", "--reuse-fp32-param", "$V", "${A[@]}", '"$V $V"', "$(date)", "x*",
+                               "--num-layers 8", "--adaptive-memory-optimization", "--swap-attention"])
+
+
+@st.composite
+def shell_scripts(draw, depth=0):
+    """Scripts built from the constructs the reader follows: assignments (doubling ones too),
+    arrays, loops, ifs, case ladders, subshells, functions, here-documents, `bash -c`, nested
+    around launch commands."""
+    parts = []
+    for _ in range(draw(st.integers(1, 4))):
+        kind = draw(st.sampled_from(["assign", "double", "array", "launch", "heredoc"]
+                                    + (["loop", "if", "case", "sub", "func", "bashc"] if depth < 6 else [])))
+        if kind == "assign":
+            parts.append(f"V={draw(SHELL_WORDS)}\n")
+        elif kind == "double":
+            parts.append("".join('V="$V $V"\n' for _ in range(draw(st.integers(1, 24)))))
+        elif kind == "array":
+            parts.append('A=(' + " ".join(draw(st.lists(SHELL_WORDS, max_size=4))) + ')\n'
+                         + 'A=("${A[@]}" "${A[@]}")\n' * draw(st.integers(0, 16)))
+        elif kind == "launch":
+            parts.append("torchrun pretrain_gpt.py " + " ".join(draw(st.lists(SHELL_WORDS, max_size=6))) + "\n")
+        elif kind == "heredoc":
+            parts.append("cat <<EOF\n# noqa: NPU504 $V\nEOF\n")
+        else:
+            inner = draw(shell_scripts(depth=depth + 1))
+            n = draw(st.integers(1, 40 if depth == 0 else 3))
+            open_, close = {"loop": ("while true; do\n", "done\n"), "if": ("if [ -n \"$V\" ]; then\n", "fi\n"),
+                            "case": ("case $V in a) P=1 ;; *)\n", ";; esac\n"), "sub": ("(\n", ")\n"),
+                            "func": ("f() {\n", "}\nf\nf\n"),
+                            "bashc": ("bash -c '\n", "'\n")}[kind]
+            if kind == "bashc":
+                inner = inner.replace("'", "")
+            parts.append(open_ * n + inner + close * n)
+    return "".join(parts)
+
+
+@FUZZ
+@given(script=shell_scripts())
+def test_generated_shell_scripts_never_break_npulint(script):
+    from npulint.source import SHELL
+
+    result = pipeline._in_big_stack(lambda: pipeline.lint_text("/fuzz/run.sh", "run.sh", SHELL, script,
+                                                                Settings(root="/fuzz"), CHECKERS, ENABLED))
+    internal = [f for f in result.findings if f.code == "NPU000"]
+    assert not internal, internal[0].message
