@@ -449,7 +449,7 @@ def _read(path: str, limit: int = 0) -> Tuple[Optional[bytes], Optional[str]]:
         return None, exc.strerror or str(exc)
 
 
-TOO_BIG = "\0too big:"  # an _Input.error that is not an error: the file is over --max-file-size
+TOO_BIG = "\0too big:"  # an _Input.error that is not an error: the file is over max(--max-file-size, READ_CAP), unread
 
 
 def _too_big(inp) -> Optional[int]:
