@@ -234,9 +234,7 @@ def parse_script(text: str) -> Tuple[Optional[Script], Optional[ParseError]]:
         source = source.rstrip(" \t") + "\n\n"
     elif source.endswith("\\\n") or source.endswith("\\\r\n"):
         source = source + "\n"
-    data = source.encode("utf-8", "surrogateescape")
-    tree = _parser().parse(data)
-    root = tree.root_node
+    data, root = _parse_bytes(source)
     script = Script(source)
     if root.has_error:
         err = _first_error(root)
@@ -275,9 +273,18 @@ def _comment_nodes(root) -> list:
 _COMMENT_QUERY = None
 
 
+_LAST_PARSE: list = [None, None, None, None]  # (text, bytes, root, tree) of the last script parsed
+
+
 def _parse_bytes(text: str):
+    """*text*'s bytes and tree. The last script's is kept: reading its launches, its comments
+    (``# noqa``, ``skip-file``) and its CRLF lines then parse it once, not three times."""
+    if _LAST_PARSE[0] is not None and _LAST_PARSE[0] == text:
+        return _LAST_PARSE[1], _LAST_PARSE[2]
     data = text.encode("utf-8", "surrogateescape")
-    return data, _parser().parse(data).root_node
+    tree = _parser().parse(data)
+    _LAST_PARSE[:] = [text, data, tree.root_node, tree]
+    return data, tree.root_node
 
 
 def comments(text: str) -> List[Tuple[int, int, str, str]]:

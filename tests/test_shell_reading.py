@@ -369,3 +369,24 @@ def test_npu003_still_judges_a_script_that_reads(project):
     root = project({"ok.sh": "torchrun pretrain_gpt.py --bf16  # noqa: NPU502\n"})
     r = cli(root, ["--extend-select", "NPU003", "--no-cache", "ok.sh"])
     assert [c for _, _, _, c in parse(r.stdout)] == ["NPU003"]
+
+
+def test_a_script_is_parsed_once_for_its_launches_and_its_comments(lint, monkeypatch):
+    from npulint import shell
+
+    real = shell._parser()
+    calls = []
+
+    class Counting:
+        language = real.language
+
+        def parse(self, data):
+            calls.append(data)
+            return real.parse(data)
+
+    monkeypatch.setattr(shell, "_parser", lambda: Counting())
+    monkeypatch.setattr(shell, "_LAST_PARSE", [None, None, None, None])
+    src = "# a comment\ntorchrun pretrain_gpt.py --reuse-fp32-param  # noqa: NPU502\n"
+    found = lint({"run.sh": src}, select=["NPU5", "NPU003"])
+    assert sorted(f.code for f in found) == ["NPU003", "NPU504"]
+    assert len(calls) == 1
