@@ -26,6 +26,7 @@ Sources are ``repo@ref path:line``; refs as in research/mindspeed-flags.md §0:
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from typing import Optional, Tuple
 
 BOTH = ("current", "legacy")
@@ -61,6 +62,13 @@ class Entry:
     message: str
     source: str
     stacks: Tuple[str, ...] = BOTH
+
+    @property
+    def key(self) -> str:
+        """A stable name for the entry (its kind, conditions and message), by which the release
+        data (``mindspeed_releases.json``) refers to it."""
+        text = repr((self.kind, self.a, self.b, self.message))
+        return hashlib.blake2b(text.encode("utf-8"), digest_size=6).hexdigest()
 
 
 def conflict(a, b, message, source, stacks=BOTH):
