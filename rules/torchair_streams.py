@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Dict, List, Optional, Set, Tuple
+import functools
+from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import ast
 
@@ -422,6 +423,10 @@ class StreamsChecker(Checker):
 
     def _facts(self, resolved) -> None:
         ctx = self.ctx
+        # the tagged-event APIs the file calls: not every torchair release has each of them, so
+        # they tell which releases the code can run on (NPU303 holds on some releases only)
+        for q in sorted({q for _, _, q in resolved if q in _release_apis()}):
+            ctx.fact(StreamsChecker, ("uses", q))
         for call, site, q in resolved:
             if q != CREATE:
                 continue
@@ -525,6 +530,7 @@ class StreamsChecker(Checker):
         apis = []
         modules: Dict[str, str] = {}  # path -> module name
         imports: Dict[str, Set[str]] = {}  # module -> modules (and prefixes) it imports
+        used: Set[str] = set()  # the tagged-event APIs the run calls
         for path, fact in facts:
             kind = fact[0]
             if kind == "new":
@@ -539,6 +545,8 @@ class StreamsChecker(Checker):
             elif kind == "module":
                 modules[path] = fact[1]
                 imports[fact[1]] = set(fact[2])
+            elif kind == "uses":
+                used.add(fact[1])
             else:
                 creations.append((path,) + fact[1:])
         # a subclass instance runs the base class's __init__ too
@@ -546,7 +554,8 @@ class StreamsChecker(Checker):
         for q, n in instances.items():
             for b in _ancestors(q, bases):
                 total[b] = total.get(b, 0) + n
-        cls._check_compiled(apis, (shared or {}).get(COMPILED, []), bases, children, report)
+        cls._check_compiled(apis, (shared or {}).get(COMPILED, []), bases, children, report,
+                            _npu303_releases(settings, used))
         for path, tag, line, col, end_line, end_col, owner, looped in creations:
             span = Span(line, col, end_line, end_col)
             seen = next((t for t in first_tag.get(tag, ()) if t[0] == path or
@@ -573,10 +582,11 @@ class StreamsChecker(Checker):
                               "index in the tag or share one event")
 
     @classmethod
-    def _check_compiled(cls, apis, compiled, bases, children, report) -> None:
+    def _check_compiled(cls, apis, compiled, bases, children, report, npu303=None) -> None:
         """NPU303/NPU308: calls in the methods of classes compiled with a known mode. A
         compiled class's bases (inherited methods) and the classes its methods instantiate
-        (submodules) are compiled with it."""
+        (submodules) are compiled with it. *npu303*: the releases NPU303 holds on and the upstream
+        line, when it holds on every torchair release the code may run on (else None)."""
         if not apis or not compiled:
             return
         modes: Dict[str, Dict[str, Tuple[str, int]]] = {}  # class -> mode -> (where)
@@ -593,17 +603,43 @@ class StreamsChecker(Checker):
             for mode, (cpath, cline) in sorted(modes.get(owner, {}).items()):
                 where = f"line {cline}" if cpath == path else f"{cpath}:{cline}"
                 name = owner.rsplit(".", 1)[-1]
-                if kind == "event" and mode == "max-autotune":
+                if kind == "event" and mode == "max-autotune" and npu303 is not None:
+                    releases, citation = npu303
                     report.report(path, span, "NPU303",
                                   f"{api} in {name}, which is compiled in max-autotune mode ({where}): torchair's GE "
-                                  f"converter raises NotImplementedError for it; compile with config.mode = "
-                                  "\"reduce-overhead\", or use npu_wait_tensor in max-autotune",
+                                  f"converter raises NotImplementedError for it ({releases}: {citation}); compile "
+                                  "with config.mode = \"reduce-overhead\", or use npu_wait_tensor in max-autotune",
                                   related=((cpath, cline, 1),))
                 elif kind == "wait_tensor" and mode in ACLGRAPH_MODES:
                     report.report(path, span, "NPU308",
                                   f"npu_wait_tensor in {name}, which is compiled in {mode} mode ({where}): it raises "
                                   "NotImplementedError there; use npu_create_tagged_event / npu_tagged_event_record / "
                                   "npu_tagged_event_wait instead", related=((cpath, cline, 1),))
+
+
+@functools.lru_cache(maxsize=1)
+def _release_apis() -> Dict[str, FrozenSet[str]]:
+    """Tagged-event API -> the torchair releases that define it (rules/torchair_releases.json)."""
+    from npulint.releases import torchair_data
+
+    return {q: frozenset(where) for q, where in torchair_data()["apis"].items()}
+
+
+def _npu303_releases(settings, used: Set[str]) -> Optional[Tuple[str, str]]:
+    """NPU303 holds where torchair's GE converter raises for the tagged-event ops (7.2.0 on), not
+    where it drops them (7.1.0). The code may run on the releases configured or inferred (else on
+    every release npulint knows) that define every tagged-event API it calls. Returns the
+    releases NPU303 holds on (text) and the upstream line at the newest, when it holds on every
+    release the code may run on; None otherwise."""
+    from npulint.releases import describe, resolve, torchair_data
+
+    effective = getattr(settings, "effective_releases", None) or resolve(settings, ())
+    apis = _release_apis()
+    may_run = [r for r in effective.torchair() if all(r in apis[q] for q in used if q in apis)]
+    holds = torchair_data()["checks"]["NPU303"]["holds"]
+    if not may_run or not all(r in holds for r in may_run):
+        return None
+    return describe(f"torchair@{r}" for r in holds), holds[may_run[-1]]
 
 
 def _one_process(a: Optional[str], b: Optional[str], imports: Dict[str, Set[str]]) -> bool:

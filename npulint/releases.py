@@ -1,0 +1,334 @@
+"""The framework releases a project runs, for the rules whose truth depends on them.
+
+Configured (``[tool.npulint.releases]``: one key per framework), else inferred where that is
+unambiguous (the linted tree is the framework itself; a pinned requirement), else every release
+npulint knows: a release-dependent rule then reports only what every one of them rejects.
+
+The release data are generated from the upstream sources (``tools/gen_releases.py``,
+``tools/gen_torchair_releases.py``) into ``rules/*_releases.json``; see ``docs/releases.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import re
+from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
+
+MINDSPEED_FRAMEWORKS = ("mindspeed", "mindspeed-llm", "mindspeed-mm")
+FRAMEWORKS = MINDSPEED_FRAMEWORKS + ("torchair",)
+LABELS = {"mindspeed": "MindSpeed", "mindspeed-llm": "MindSpeed-LLM", "mindspeed-mm": "MindSpeed-MM",
+          "torchair": "torchair"}
+
+# The deprecated ``mindspeed-stack`` key, as the releases it stood for: "legacy" the
+# core_r0.8.0-era MindSpeed releases (whose mindspeed/arguments.py validator runs), "current"
+# MindSpeed master and the *_core_r0.12.1 releases, MindSpeed-LLM 2.2.0 and later.
+_STACK_ALIAS = {
+    "legacy": {"mindspeed": lambda r: "core_r0.8.0" in r},
+    "current": {"mindspeed": lambda r: "core_r0.8.0" not in r,
+                "mindspeed-llm": lambda r: r not in ("2.0.0", "2.1.0")},
+}
+
+
+def _data_path(name: str) -> str:
+    from npulint.registry import _load_rules_package
+
+    return os.path.join(os.path.dirname(_load_rules_package().__file__), name)
+
+
+@functools.lru_cache(maxsize=None)
+def _load(name: str) -> dict:
+    with open(_data_path(name), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def mindspeed_data() -> dict:
+    return _load("mindspeed_releases.json")
+
+
+def torchair_data() -> dict:
+    return _load("torchair_releases.json")
+
+
+def known(framework: str) -> Tuple[str, ...]:
+    """The releases of *framework* npulint has data for, oldest first."""
+    if framework == "torchair":
+        return tuple(torchair_data()["releases"])
+    return tuple(mindspeed_data()["releases"].get(framework, ()))
+
+
+def _versions(framework: str) -> Dict[str, Tuple[str, ...]]:
+    """Declared package version -> the releases that declare it."""
+    out: Dict[str, List[str]] = {}
+    if framework == "torchair":
+        return {}
+    for stack, version in mindspeed_data().get("versions", {}).items():
+        fw, _, rel = stack.partition("@")
+        if fw == framework:
+            out.setdefault(version, []).append(rel)
+    order = known(framework)
+    return {v: tuple(sorted(rs, key=lambda r: order.index(r) if r in order else len(order)))
+            for v, rs in out.items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class Releases:
+    """The releases in effect for one run: ``chosen`` maps a framework to its releases and to how
+    they were decided ("configured", "inferred from <path>", "mindspeed-stack = ...")."""
+
+    chosen: Tuple[Tuple[str, Tuple[str, ...], str], ...] = ()
+
+    def of(self, framework: str) -> Optional[Tuple[str, ...]]:
+        for fw, rels, _ in self.chosen:
+            if fw == framework:
+                return rels
+        return None
+
+    def mindspeed_stacks(self) -> FrozenSet[str]:
+        """The stack releases (``framework@release``) a launch may run on: those of the
+        MindSpeed frameworks chosen, else every one npulint knows."""
+        out = {f"{fw}@{r}" for fw, rels, _ in self.chosen if fw in MINDSPEED_FRAMEWORKS for r in rels}
+        if out:
+            return frozenset(out)
+        return frozenset(f"{fw}@{r}" for fw in MINDSPEED_FRAMEWORKS for r in known(fw))
+
+    def torchair(self) -> Tuple[str, ...]:
+        return self.of("torchair") or known("torchair")
+
+    def key(self) -> Tuple:
+        return self.chosen
+
+
+def describe(stacks: Iterable[str]) -> str:
+    """``framework@release`` names as text, runs of consecutive releases as a range:
+    "MindSpeed-LLM 2.2.0 to master, MindSpeed 2.1.0_core_r0.8.0"."""
+    by_fw: Dict[str, List[str]] = {}
+    for s in stacks:
+        fw, _, rel = s.partition("@")
+        by_fw.setdefault(fw, []).append(rel)
+    parts = []
+    for fw in FRAMEWORKS:
+        rels = by_fw.get(fw)
+        if not rels:
+            continue
+        order = known(fw)
+        idx = sorted(order.index(r) for r in rels if r in order)
+        runs: List[List[int]] = []
+        for i in idx:
+            if runs and i == runs[-1][-1] + 1:
+                runs[-1].append(i)
+            else:
+                runs.append([i])
+        text = []
+        for run in runs:
+            if len(run) >= 3:
+                text.append(f"{order[run[0]]} to {order[run[-1]]}")
+            else:
+                text.extend(order[i] for i in run)
+        parts.append(f"{LABELS[fw]} {', '.join(text)}")
+    return "; ".join(parts)
+
+
+def newest(stacks: Iterable[str]) -> Optional[str]:
+    """The stack release to cite: the newest of the first framework (in FRAMEWORKS order)."""
+    stacks = list(stacks)
+    for fw in FRAMEWORKS:
+        rels = [s.partition("@")[2] for s in stacks if s.partition("@")[0] == fw]
+        if rels:
+            order = known(fw)
+            return f"{fw}@{max(rels, key=lambda r: order.index(r) if r in order else -1)}"
+    return None
+
+
+# -- configuration ----------------------------------------------------------------------------
+
+def check_config(value, where: str) -> Dict[str, Tuple[str, ...]]:
+    """``[tool.npulint.releases]``: framework = "release" or ["release", ...]."""
+    from npulint.config import ConfigError, _did_you_mean
+
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: 'releases' must be a table of framework = \"release\" (or a list)")
+    out = {}
+    for fw, rels in value.items():
+        if fw not in FRAMEWORKS:
+            raise ConfigError(f"{where}: releases: unknown framework '{fw}'{_did_you_mean(fw, FRAMEWORKS)} "
+                              f"(known: {', '.join(FRAMEWORKS)})")
+        if isinstance(rels, str):
+            rels = [rels]
+        if not isinstance(rels, list) or not rels or not all(isinstance(r, str) for r in rels):
+            raise ConfigError(f"{where}: releases.{fw} must be a release name or a non-empty list of them")
+        names = known(fw)
+        for r in rels:
+            if r not in names:
+                raise ConfigError(f"{where}: releases.{fw}: unknown release {r!r}{_did_you_mean(r, names)} "
+                                  f"(known: {', '.join(names)})")
+        out[fw] = tuple(r for r in names if r in rels)
+    return out
+
+
+# -- inference --------------------------------------------------------------------------------
+
+_MARKERS = (".git", "setup.py", "pyproject.toml", "setup.cfg", "requirements.txt")
+_READ_LIMIT = 1 << 20
+# a package's identity in its own tree: framework -> (a file of the package, the file that
+# declares its version, the pattern of the declaration)
+_IDENTITY = (
+    ("mindspeed-llm", "mindspeed_llm/__init__.py", "setup.py", r"__version__\s*=\s*['\"]([^'\"]+)['\"]"),
+    ("mindspeed-mm", "mindspeed_mm/__init__.py", "pyproject.toml", r"(?m)^version\s*=\s*['\"]([^'\"]+)['\"]"),
+    ("mindspeed", "mindspeed/megatron_adaptor.py", "setup.py", r"__version__\s*=\s*['\"]([^'\"]+)['\"]"),
+)
+_PIN_NAMES = {"mindspeed": "mindspeed", "mindspeed_llm": "mindspeed-llm", "mindspeed-llm": "mindspeed-llm",
+              "mindspeed_mm": "mindspeed-mm", "mindspeed-mm": "mindspeed-mm", "torchair": "torchair"}
+_PIN = re.compile(r"(?i)(?<![\w.-])(mindspeed[-_]llm|mindspeed[-_]mm|mindspeed|torchair)\s*===?\s*([A-Za-z0-9_.+-]+)")
+_GIT_PIN = re.compile(r"(?i)/(mindspeed-llm|mindspeed-mm|mindspeed|torchair)(?:\.git)?@([A-Za-z0-9_.-]+)")
+
+
+def _read(path: str) -> Optional[str]:
+    from npulint.source import TooBig, read_regular
+
+    try:
+        return read_regular(path, _READ_LIMIT).decode("utf-8", "replace")
+    except (OSError, TooBig):
+        return None
+
+
+def project_root(settings, files: Sequence[str]) -> Optional[str]:
+    """Where the project's own files (its package, its requirements) are: the configuration's
+    folder, else the nearest folder at or above the linted files' common folder that holds a
+    project marker (``.git``, ``setup.py``, ``pyproject.toml``, ...), else that common folder."""
+    if getattr(settings, "config_path", None):
+        return settings.root
+    if not files:
+        return None
+    try:
+        common = os.path.commonpath([os.path.abspath(f) for f in files])
+    except ValueError:  # paths on different drives
+        return None
+    if not os.path.isdir(common):
+        common = os.path.dirname(common)
+    here = common
+    while True:
+        if any(os.path.exists(os.path.join(here, m)) for m in _MARKERS):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return common
+        here = parent
+
+
+def _to_releases(framework: str, value: str) -> Tuple[str, ...]:
+    names = known(framework)
+    if value in names:
+        return (value,)
+    return _versions(framework).get(value, ())
+
+
+def infer(root: Optional[str]) -> Dict[str, Tuple[Tuple[str, ...], str]]:
+    """framework -> (releases, evidence) inferred from the project at *root*: the tree being the
+    framework itself (its package and declared version; an unknown version leaves every release
+    of that framework), or pinned requirements naming a release or a version that maps to
+    releases. Nothing is inferred from what could name several frameworks' releases at once."""
+    out: Dict[str, Tuple[Tuple[str, ...], str]] = {}
+    if not root or not os.path.isdir(root):
+        return out
+    for fw, package_file, version_file, pattern in _IDENTITY:
+        if os.path.isfile(os.path.join(root, package_file)):
+            text = _read(os.path.join(root, version_file)) or ""
+            m = re.search(pattern, text)
+            rels = _to_releases(fw, m.group(1)) if m else ()
+            where = os.path.join(root, version_file if rels else package_file)
+            out[fw] = (rels or known(fw), f"inferred from {where}" + (f" (version {m.group(1)})" if rels else ""))
+    if out:
+        return out
+    pins: Dict[str, set] = {}
+    evidence: Dict[str, str] = {}
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        names = []
+    for name in names:
+        if not (name.startswith("requirements") and name.endswith(".txt")) and \
+                name not in ("pyproject.toml", "setup.py", "setup.cfg"):
+            continue
+        text = _read(os.path.join(root, name))
+        if not text:
+            continue
+        for pattern in (_PIN, _GIT_PIN):
+            for m in pattern.finditer(text):
+                fw = _PIN_NAMES.get(m.group(1).lower())
+                if fw is None:
+                    continue
+                rels = _to_releases(fw, m.group(2))
+                if rels:
+                    pins.setdefault(fw, set()).update(rels)
+                    evidence.setdefault(fw, f"inferred from {os.path.join(root, name)} ({m.group(0).strip()})")
+    for fw, rels in pins.items():
+        order = known(fw)
+        out[fw] = (tuple(r for r in order if r in rels), evidence[fw])
+    return out
+
+
+def resolve(settings, files: Sequence[str]) -> Releases:
+    """The run's releases: configured ones, the deprecated ``mindspeed-stack`` alias, inferred
+    ones; a framework with none of these is left out (every release it has)."""
+    configured: Mapping[str, Tuple[str, ...]] = getattr(settings, "releases", None) or {}
+    chosen = [(fw, rels, "configured") for fw, rels in configured.items()]
+    have = set(configured)
+    stack = getattr(settings, "mindspeed_stack", None)
+    ms_configured = bool(have & set(MINDSPEED_FRAMEWORKS))
+    if stack and not ms_configured:
+        for fw, keep in _STACK_ALIAS[stack].items():
+            chosen.append((fw, tuple(r for r in known(fw) if keep(r)), f"mindspeed-stack = \"{stack}\""))
+        have.update(MINDSPEED_FRAMEWORKS)
+    wanted = [fw for fw in FRAMEWORKS if fw not in have]
+    if wanted:
+        inferred = infer(project_root(settings, files))
+        if ms_configured or stack:
+            inferred = {fw: v for fw, v in inferred.items() if fw not in MINDSPEED_FRAMEWORKS}
+        for fw in wanted:
+            if fw in inferred:
+                rels, how = inferred[fw]
+                chosen.append((fw, rels, how))
+    order = {fw: i for i, fw in enumerate(FRAMEWORKS)}
+    return Releases(tuple(sorted(chosen, key=lambda c: order[c[0]])))
+
+
+# -- what a launch's flags say ----------------------------------------------------------------
+
+def _megatron_ref(mindspeed_release: str) -> str:
+    """The Megatron-LM a MindSpeed release is installed with: core_r0.8.0 for the *_core_r0.8.0
+    releases, core_v0.12.1 for the *_core_r0.12.1 ones and master (research/mindspeed-flags.md
+    §0; the install guides' `git checkout`)."""
+    return "megatron@core_r0.8.0" if "core_r0.8.0" in mindspeed_release else "megatron@core_v0.12.1"
+
+
+@functools.lru_cache(maxsize=1)
+def _release_flags() -> Tuple[Dict[str, int], Dict[str, int]]:
+    """(flag -> bit mask of the refs that register it, stack release -> mask of its refs)."""
+    data = _load("mindspeed_release_flags.json")
+    index = {name: i for i, name in enumerate(data["refs"])}
+    flags = {f: sum(1 << i for i in refs) for f, refs in data["flags"].items()}
+    pairs = mindspeed_data().get("pairs", {})
+    stacks: Dict[str, int] = {}
+    for fw in MINDSPEED_FRAMEWORKS:
+        for rel in known(fw):
+            stack = f"{fw}@{rel}"
+            ms = stack if fw == "mindspeed" else pairs.get(stack)
+            parts = {stack} | ({ms, _megatron_ref(ms.partition("@")[2])} if ms else set())
+            if all(p in index for p in parts):  # else: unknown, the stack is never excluded
+                stacks[stack] = functools.reduce(lambda a, b: a | b, (1 << index[p] for p in parts))
+    return flags, stacks
+
+
+def runs_on(flags: Iterable[str], stacks: FrozenSet[str]) -> FrozenSet[str]:
+    """The stack releases among *stacks* whose argument parsers register every one of *flags*
+    that some release registers: on the others Megatron's ``parse_args`` rejects the launch
+    before any check runs. A flag no release registers (a typo, the project's own) says nothing
+    here."""
+    known_flags, masks = _release_flags()
+    need = [known_flags[f] for f in flags if f in known_flags]
+    if not need:
+        return stacks
+    return frozenset(s for s in stacks if s not in masks or all(m & masks[s] for m in need))
