@@ -636,6 +636,7 @@ def validator_flags(stack, st):
 # matching line at the stack's commit of that repo is cited.
 EVIDENCE = [
     ("mindspeed@r0.8.0", MS, "mindspeed/megatron_adaptor.py", r"register_patch\('megatron\.training\.arguments\.validate_args', validate_args_wrapper\)"),
+    ("mindspeed@r0.8.0", MS, "mindspeed/arguments.py", r"'--optimization-level', type=int, choices=\[0, 1, 2\], default=2"),
     ("mindspeed@r0.8.0", MS, "mindspeed/megatron_adaptor.py", r"if mindspeed_args\.optimization_level >= 0:"),
     ("mindspeed@r0.8.0", MS, "mindspeed/arguments.py", r"feature\.validate_args\(args\)"),
     ("mindspeed@r0.12.1", MS, "mindspeed/megatron_adaptor.py", r"MindSpeedFeaturesManager\.apply_features_patches\(mindspeed_args\)"),
@@ -653,6 +654,7 @@ EVIDENCE = [
     ("mindspeed-llm@features", LLM, "mindspeed_llm/features_manager/__init__.py", r"MindSpeedFeaturesManager\.set_features_list\(create_features_list\(\)\)"),
     ("mindspeed-llm@features", LLM, "mindspeed_llm/features_manager/megatron_basic/megatron_basic.py", r"validate_args_v2_decorator\)"),
     ("mindspeed-llm@features", LLM, "mindspeed_llm/training/arguments.py", r"MindSpeedFeaturesManager\.validate_features_args\(args=args\)"),
+    ("mindspeed-mm@*", MM, "pretrain_vlm.py", r"^import mindspeed\.megatron_adaptor"),
     ("mindspeed-mm@*", MM, "mindspeed_mm/patchs/validate_args_patch.py", r"register_patch\(\"megatron\.training\.arguments\.validate_args\", validate_args, force_patch=True\)"),
     ("mindspeed-mm@*", MM, "mindspeed_mm/patchs/validate_args_patch.py", r"register_patch\(\"mindspeed_mm\.patchs\.validate_args_patch\.validate_args\", validate_args_wrapper\)"),
     ("mindspeed-mm@r0.8.0", MS, "mindspeed/megatron_adaptor.py", r"register_patch\('megatron\.training\.arguments\.validate_args', validate_args_wrapper\)"),
