@@ -100,6 +100,16 @@ def test_citations_use_the_stack_releases_own_commits(data):
             assert cite.split(" ")[0] in allowed, (key, stack, cite)
 
 
+@pytest.mark.skipif(not os.path.isdir("/work/.mirror/Ascend+MindSpeed/repo") and not os.environ.get("NPULINT_MIRRORS"),
+                    reason="upstream mirrors not available")
+def test_generated_file_is_up_to_date():
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "gen_releases.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_every_entry_holds_somewhere(data):
     empty = [k for k, v in data["entries"].items() if not v]
     assert not empty

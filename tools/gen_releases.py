@@ -399,7 +399,6 @@ def find_matches(anchor, repo, commit):
                 ok = False
                 break
         if ok and anchor.generic and path != anchor.path:
-            info = None
             try:
                 _, ctx = statement_lines(py_files(repo, commit)[path], {start})
                 ok = bool(anchor.context & {ctx.get(start)})
@@ -694,8 +693,6 @@ def build(report=False):
     log = (lambda *a: print(*a, file=sys.stderr)) if report else (lambda *a: None)
     repos = {MS: {r: rev(MS, r) for r in MS_RELEASES}, LLM: {r: rev(LLM, r) for r in LLM_RELEASES},
              MM: {r: rev(MM, r) for r in MM_RELEASES}, MEG: {k: rev(MEG, v) for k, v in MEG_REFS.items()}}
-    # the catalog's cited refs are commits of these repos too (citations name them)
-    cited_commits = {f"{r}": c for r, c in []}
     pair_of = {}
     pairs_out, versions, validators = {}, {}, {}
     for stack, ms_rel, doc_repo, doc_path, doc_rx, pin in PAIRS:
@@ -777,7 +774,8 @@ def build(report=False):
                     for path, line in find_matches(a, repo, commit):
                         if st.is_active(repo, path, line, entry.kind):
                             cand = f"{short(repo, commit)} {path}:{line}"
-                            # prefer a MindSpeed-LLM / MM citation over MindSpeed, then the lower line
+                            # first found: the release's own repository before the paired MindSpeed
+                            # (stack commits are ordered so), then the anchors' order in the source
                             if best is None:
                                 best = cand
                             break
