@@ -100,8 +100,8 @@ def test_citations_use_the_stack_releases_own_commits(data):
             assert cite.split(" ")[0] in allowed, (key, stack, cite)
 
 
-@pytest.mark.skipif(not os.path.isdir("/work/.mirror/Ascend+MindSpeed/repo") and not os.environ.get("NPULINT_MIRRORS"),
-                    reason="upstream mirrors not available")
+@pytest.mark.skipif(not os.environ.get("NPULINT_RELEASES_CHECK"),
+                    reason="regenerating takes ~40 s and needs the upstream mirrors: set NPULINT_RELEASES_CHECK=1")
 def test_generated_file_is_up_to_date():
     import subprocess
     import sys
