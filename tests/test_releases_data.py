@@ -1,0 +1,179 @@
+"""rules/mindspeed_releases.json (tools/gen_releases.py): in which stack releases each MindSpeed catalog
+entry holds.  Shape and citation checks, and the release facts found in the upstream source."""
+
+import json
+import os
+import re
+
+import pytest
+
+from rules.mindspeed_catalog import CATALOG
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA_PATH = os.path.join(REPO, "rules", "mindspeed_releases.json")
+CITATION = re.compile(r"^(?P<repo>[A-Za-z0-9-]+/[A-Za-z0-9._-]+)@(?P<sha>[0-9a-f]{8}) (?P<path>[\w./-]+\.py):(?P<line>[1-9]\d*)$")
+EVIDENCE = re.compile(r"^(?P<repo>[A-Za-z0-9-]+/[A-Za-z0-9._-]+)@(?P<sha>[0-9a-f]{8}) (?P<path>[\w./-]+):(?P<line>[1-9]\d*)$")
+
+
+@pytest.fixture(scope="module")
+def data():
+    with open(DATA_PATH, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def by_message(fragment):
+    found = [e for e in CATALOG if fragment in e.message]
+    assert len(found) == 1, (fragment, [e.message for e in found])
+    return found[0].key
+
+
+def stacks(data):
+    return [f"{fam}@{r}" for fam, rels in data["releases"].items() for r in rels]
+
+
+def test_shape(data):
+    assert data["generated_by"] == "tools/gen_releases.py"
+    assert set(data) == {"generated_by", "repos", "releases", "pairs", "versions", "validators", "entries"}
+    assert set(data["releases"]) == {"mindspeed", "mindspeed-llm", "mindspeed-mm"}
+    assert data["releases"]["mindspeed"] == ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0", "2.1.0_core_r0.12.1",
+                                             "2.2.0_core_r0.12.1", "2.3.0_core_r0.12.1", "26.0.0_core_r0.12.1",
+                                             "26.1.0_core_r0.12.1", "master"]
+    for fam in ("mindspeed-llm", "mindspeed-mm"):
+        assert data["releases"][fam] == ["2.0.0", "2.1.0", "2.2.0", "2.3.0", "26.0.0", "26.1.0", "master"]
+    repo_of = {"mindspeed": "Ascend/MindSpeed", "mindspeed-llm": "Ascend/MindSpeed-LLM", "mindspeed-mm": "Ascend/MindSpeed-MM"}
+    for fam, rels in data["releases"].items():
+        for r in rels:
+            assert re.fullmatch(r"[0-9a-f]{40}", data["repos"][repo_of[fam]][r]), (fam, r)
+
+
+def test_every_catalog_entry_is_present(data):
+    keys = {e.key for e in CATALOG}
+    assert len(keys) == len(CATALOG) == 278
+    assert set(data["entries"]) == keys
+
+
+def test_pairs_versions_validators_cover_every_stack(data):
+    all_stacks = stacks(data)
+    derived = [s for s in all_stacks if not s.startswith("mindspeed@")]
+    assert set(data["pairs"]) == set(derived)
+    for s, ms in data["pairs"].items():
+        assert ms in all_stacks and ms.startswith("mindspeed@"), (s, ms)
+    assert set(data["versions"]) == set(all_stacks)
+    assert all(isinstance(v, str) and v for v in data["versions"].values())
+    assert set(data["validators"]) == set(all_stacks)
+    for s, v in data["validators"].items():
+        assert set(v) == {"mindspeed-legacy", "mindspeed-features", "llm-monolith", "llm-features", "evidence"}, s
+        assert v["evidence"]
+        for cite in v["evidence"].split("; "):
+            assert EVIDENCE.match(cite), (s, cite)
+
+
+def test_citations_well_formed_and_name_listed_commits(data):
+    commits = {f"{repo}@{sha[:8]}" for repo, refs in data["repos"].items() for sha in refs.values()}
+    all_stacks = set(stacks(data))
+    for key, holds in data["entries"].items():
+        for stack, cite in holds.items():
+            assert stack in all_stacks, (key, stack)
+            m = CITATION.match(cite)
+            assert m, (key, stack, cite)
+            assert f"{m['repo']}@{m['sha']}" in commits, (key, stack, cite)
+    for s, v in data["validators"].items():
+        for cite in v["evidence"].split("; "):
+            m = EVIDENCE.match(cite)
+            assert f"{m['repo']}@{m['sha']}" in commits, (s, cite)
+
+
+def test_citations_use_the_stack_releases_own_commits(data):
+    """A citation for mindspeed-llm@R names MindSpeed-LLM@R or the paired MindSpeed release (or the
+    Megatron the MindSpeed release is built for), never another release."""
+    repos = data["repos"]
+    for key, holds in data["entries"].items():
+        for stack, cite in holds.items():
+            fam, rel = stack.split("@")
+            ms_rel = rel if fam == "mindspeed" else data["pairs"][stack].split("@")[1]
+            allowed = {f"Ascend/MindSpeed@{repos['Ascend/MindSpeed'][ms_rel][:8]}"}
+            allowed |= {f"NVIDIA/Megatron-LM@{sha[:8]}" for sha in repos.get("NVIDIA/Megatron-LM", {}).values()}
+            if fam == "mindspeed-llm":
+                allowed.add(f"Ascend/MindSpeed-LLM@{repos['Ascend/MindSpeed-LLM'][rel][:8]}")
+            if fam == "mindspeed-mm":
+                allowed.add(f"Ascend/MindSpeed-MM@{repos['Ascend/MindSpeed-MM'][rel][:8]}")
+            assert cite.split(" ")[0] in allowed, (key, stack, cite)
+
+
+@pytest.mark.skipif(not os.environ.get("NPULINT_RELEASES_CHECK"),
+                    reason="regenerating takes ~40 s and needs the upstream mirrors: set NPULINT_RELEASES_CHECK=1")
+def test_generated_file_is_up_to_date():
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "gen_releases.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_every_entry_holds_somewhere(data):
+    empty = [k for k, v in data["entries"].items() if not v]
+    assert not empty
+
+
+# ---- release facts (found in the source; see docs/releases.md)
+
+def test_moe_tp_extend_ep_inversion(data):
+    """alltoall dispatcher + --moe-alltoall-overlap-comm: core_r0.8.0-era validators *require*
+    --moe-tp-extend-ep (TP > 1), the feature-manager releases reject it."""
+    holds = data["entries"][by_message("the alltoall dispatcher does not support --moe-tp-extend-ep")]
+    assert "mindspeed@master" in holds and "mindspeed-llm@master" in holds
+    for s in ("mindspeed@2.0.0_core_r0.8.0", "mindspeed@2.1.0_core_r0.8.0", "mindspeed-llm@2.0.0",
+              "mindspeed-llm@2.1.0", "mindspeed-mm@2.0.0", "mindspeed-mm@2.1.0"):
+        assert s not in holds, s
+
+
+def test_neat_pack_two_forms(data):
+    old = data["entries"][by_message("--neat-pack needs --reset-position-ids")]
+    new = data["entries"][by_message("--neat-pack needs --reset-attention-mask")]
+    assert set(old) == {"mindspeed-llm@2.0.0", "mindspeed-llm@2.1.0", "mindspeed-llm@2.2.0"}
+    assert set(new) == {"mindspeed-llm@2.3.0", "mindspeed-llm@26.0.0", "mindspeed-llm@26.1.0", "mindspeed-llm@master"}
+    assert new["mindspeed-llm@master"].startswith("Ascend/MindSpeed-LLM@")
+    assert "training_basic.py" in new["mindspeed-llm@master"]
+
+
+def test_llm_2_0_and_2_1_do_not_run_mindspeeds_validator(data):
+    """_by_pass_ms_core: the dummy --optimization-level -1 skips adaptation_l0, so MindSpeed's legacy
+    validate_args_wrapper is never registered; MindSpeed-LLM's monolith is."""
+    for rel in ("2.0.0", "2.1.0"):
+        v = data["validators"][f"mindspeed-llm@{rel}"]
+        assert v["mindspeed-legacy"] is False and v["llm-monolith"] is True
+        assert "mindspeed_llm/tasks/megatron_adaptor.py" in v["evidence"]
+        assert "mindspeed/megatron_adaptor.py" in v["evidence"]  # the optimization-level gate
+    for rel in ("2.2.0", "2.3.0", "26.0.0", "26.1.0", "master"):
+        v = data["validators"][f"mindspeed-llm@{rel}"]
+        assert v["llm-features"] is True and v["llm-monolith"] is False and v["mindspeed-legacy"] is False
+    # so a check only MindSpeed's legacy validator makes does not hold there ...
+    holds = data["entries"][by_message("--moe-bmm-mc2 only works with --moe-grouped-gemm")]
+    assert "mindspeed@2.0.0_core_r0.8.0" in holds
+    assert not any(s.startswith("mindspeed-llm@") for s in holds)
+    # ... while the monolith's own checks do
+    holds = data["entries"][by_message("moe_expert_capacity_factor only works with the alltoall dispatcher")]
+    assert {"mindspeed-llm@2.0.0", "mindspeed-llm@2.1.0"} <= set(holds)
+
+
+def test_legacy_validator_only_on_core_r0_8_0_stacks(data):
+    for s, v in data["validators"].items():
+        ms = s.split("@")[1] if s.startswith("mindspeed@") else data["pairs"][s].split("@")[1]
+        expect = "r0.8.0" in ms and not s.startswith("mindspeed-llm@")
+        assert v["mindspeed-legacy"] is expect, s
+
+
+def test_release_specific_checks(data):
+    lora_moe = data["entries"][by_message("LoRA in a MoE model only supports the alltoall_seq dispatcher")]
+    assert lora_moe and all(s.startswith("mindspeed-llm@") for s in lora_moe)
+    assert "mindspeed-llm@master" in lora_moe and "mindspeed-llm@2.0.0" not in lora_moe
+    permute = data["entries"][by_message("--moe-permute-fusion does not support the allgather dispatcher")]
+    assert "mindspeed@master" in permute and "mindspeed@2.0.0_core_r0.8.0" not in permute
+    capacity = data["entries"][by_message("moe_expert_capacity_factor does not support use_fused_moe_token_permute")]
+    assert set(capacity) <= {"mindspeed-llm@2.0.0", "mindspeed-llm@2.1.0"} and capacity
+
+
+def test_versions(data):
+    v = data["versions"]
+    assert v["mindspeed-llm@2.2.0"] == "2.2.0" and v["mindspeed-llm@2.3.0"] == "2.3.0"
+    assert v["mindspeed@master"] == "0.12.1" and v["mindspeed@2.0.0_core_r0.8.0"] == "0.8.0"

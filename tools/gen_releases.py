@@ -1,0 +1,832 @@
+#!/usr/bin/env python3
+"""Regenerate rules/mindspeed_releases.json: in which stack releases each MindSpeed catalog entry holds.
+
+Standard library only. Upstream code is read through ``git`` from the bare mirrors (never imported,
+never copied): only ``Owner/Repo@<sha8> path:line`` citations go into the output.
+
+Usage::
+
+    python tools/gen_releases.py            # writes rules/mindspeed_releases.json
+    python tools/gen_releases.py --check    # exit 1 if the file on disk differs
+    python tools/gen_releases.py --report   # also print per-entry / per-stack notes to stderr
+
+How it works
+------------
+1. *Anchors.*  Every ``file:line`` citation in ``Entry.source`` (``MS@master mindspeed/arguments.py:728``,
+   ``(MS@core010 :765-766)``, ``:39,44-45`` ...) is read at the cited ref's commit.  The cited lines,
+   normalised (comments and whitespace dropped), are the anchor's *fingerprint*: the check's condition
+   and its raise/assert.  An entry whose citation cannot be used gets a hand-written anchor in
+   ``EXTRA_ANCHORS`` below (with the reason).  Several anchors of one entry are alternative forms of the
+   same check (the legacy validator's assert and the feature's ``incompatible_check``, say).
+2. *Finding the check in a release.*  For each stack release, every ``.py`` file of the code that
+   release runs (MindSpeed at the paired commit, MindSpeed-LLM / MindSpeed-MM at the release commit,
+   Megatron's ``arguments.py``) is indexed by normalised line.  A fingerprint matches where all its
+   lines occur in one file, in order, each within ``MAX_GAP`` lines of the previous one.  This
+   tolerates line moves and file renames, and nothing else: a changed condition or message (an
+   inverted check) does not match, so the entry does not hold there.
+3. *Activation.*  A match counts only inside code that the stack release executes at start-up:
+   the registered validator function and the module functions it calls (transitively), and the
+   validation methods of the feature classes in the feature list that stack uses (plus inherited
+   ones).  Which validators are registered per stack release is the table ``STACK_VALIDATORS``; its
+   evidence citations are located by ``EVIDENCE`` patterns (so a line move is followed) and written
+   into the output's ``validators`` section.
+
+Activation facts (verified from the source; line numbers are recomputed on every run, see the
+JSON ``validators.*.evidence``):
+
+* MindSpeed core_r0.8.0 releases (2.0.0_core_r0.8.0, 2.1.0_core_r0.8.0): ``import mindspeed.megatron_adaptor``
+  runs ``exe_adaptation()`` at import; with the default ``--optimization-level`` (2) it calls
+  ``adaptation_l0`` -> ``megatron_training_adaptation_l0``, which registers the legacy
+  ``mindspeed.arguments.validate_args_wrapper`` over Megatron's ``validate_args``.  That wrapper also
+  runs ``validate_args`` of the (short) ``mindspeed/features_manager/__init__.py`` FEATURES_LIST.
+* MindSpeed core_r0.12.1 releases and master: ``megatron_adaptor.patch_features()`` only applies
+  ``MindSpeedFeaturesManager`` features; ``MegatronBasicFeature.register_patches`` registers
+  ``mindspeed.core.megatron_basic.arguments_basic.validate_args_wrapper`` (pre-validate, Megatron,
+  post-validate, validate of every feature of ``create_features_list()``).  ``mindspeed/arguments.py``'s
+  legacy validator is not registered there.
+* MindSpeed-LLM 2.0.0 / 2.1.0: ``MegatronAdaptation.pre_execute._by_pass_ms_core`` replaces
+  ``mindspeed.arguments.process_args`` by a dummy parser whose ``--optimization-level`` defaults to -1
+  *before* ``mindspeed.megatron_adaptor`` is imported; that import's ``exe_adaptation()`` then skips
+  ``adaptation_l0`` (``if mindspeed_args.optimization_level >= 0``), so MindSpeed's legacy validator is
+  never registered.  (So the issue text is right and the old docs, "2.0.0 runs it through
+  exe_adaptation()", were wrong: exe_adaptation runs, but registers nothing for validation.)
+  MindSpeed-LLM's own monolith ``mindspeed_llm/training/arguments.py:validate_args_decorator`` is
+  registered instead; in 2.1.0 it also runs ``validate_args`` of MindSpeed-LLM's small FEATURES_LIST
+  and, from ``_validate_dualpipe_args``, MindSpeed's ``FwdBwdOverlapFeature`` / ``DualpipeVFeature``.
+* MindSpeed-LLM >= 2.2.0: ``mindspeed_llm/__init__.py`` imports ``megatron_adaptor_v2``; the feature list
+  is ``mindspeed_llm.features_manager.create_features_list()`` (set with
+  ``MindSpeedFeaturesManager.set_features_list``), validated by ``validate_args_v2_decorator``
+  (registered by MindSpeed-LLM's ``MegatronBasicFeature``).  The monolith helpers still exist but the
+  old adaptor that registers them is not imported.
+* MindSpeed-MM: the entry scripts ``import mindspeed.megatron_adaptor``; ``mindspeed_mm/patchs/validate_args_patch.py``
+  force-patches Megatron's ``validate_args`` with MM's own copy and registers MindSpeed's *legacy*
+  ``mindspeed.arguments.validate_args_wrapper`` on ``mindspeed_mm.patchs.validate_args_patch.validate_args``.
+  With a core_r0.8.0 MindSpeed (MM 2.0.0, 2.1.0) the legacy wrapper is already a wrapper of the
+  Megatron patch, so it runs around MM's validate_args.  With a feature-manager MindSpeed (MM >= 2.2.0)
+  the Megatron patch (registered first, at ``import mindspeed.megatron_adaptor``) ends up as
+  ``arguments_basic.validate_args_wrapper(MM validate_args)``; the legacy wrapper only replaces the
+  module attribute ``validate_args_patch.validate_args``, which Megatron does not call, so the legacy
+  checks do not run (``Patch.apply_patch`` in ``mindspeed/patch_utils.py``).  MindSpeed's own feature
+  list (``create_features_list()``) is validated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import bisect
+import json
+import os
+import re
+import subprocess
+import sys
+from functools import lru_cache
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+from rules.mindspeed_catalog import CATALOG  # noqa: E402  (our own data, not upstream code)
+
+OUT = os.path.join(ROOT, "rules", "mindspeed_releases.json")
+MIRRORS = os.environ.get("NPULINT_MIRRORS", "/work/.mirror")
+
+MS, LLM, MM, MEG = "Ascend/MindSpeed", "Ascend/MindSpeed-LLM", "Ascend/MindSpeed-MM", "NVIDIA/Megatron-LM"
+REPO_DIRS = {MS: "Ascend+MindSpeed", LLM: "Ascend+MindSpeed-LLM", MM: "Ascend+MindSpeed-MM", MEG: "NVIDIA+Megatron-LM"}
+PACKAGE = {MS: "mindspeed/", LLM: "mindspeed_llm/", MM: "mindspeed_mm/", MEG: "megatron/training/arguments.py"}
+MODULE_REPO = {"mindspeed": MS, "mindspeed_llm": LLM, "mindspeed_mm": MM, "megatron": MEG}
+
+MS_RELEASES = ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0", "2.1.0_core_r0.12.1", "2.2.0_core_r0.12.1",
+               "2.3.0_core_r0.12.1", "26.0.0_core_r0.12.1", "26.1.0_core_r0.12.1", "master"]
+LLM_RELEASES = ["2.0.0", "2.1.0", "2.2.0", "2.3.0", "26.0.0", "26.1.0", "master"]
+MM_RELEASES = ["2.0.0", "2.1.0", "2.2.0", "2.3.0", "26.0.0", "26.1.0", "master"]
+# Megatron the MindSpeed release is built for (MindSpeed setup.py __version__ 0.8.0 / 0.12.1; install
+# guides check out Megatron core_r0.8.0 / core_v0.12.1).  The tag core_v0.8.0 is used for r0.8.0
+# ("core_r0.8.0" is ambiguous in the Megatron mirror).
+MEG_REFS = {"core_v0.8.0": "core_v0.8.0^{commit}", "core_v0.12.1": "core_v0.12.1^{commit}"}
+
+
+def meg_for(ms_release):
+    return "core_v0.8.0" if "r0.8.0" in ms_release else "core_v0.12.1"
+
+
+# Pairing of MindSpeed-LLM / MindSpeed-MM releases with a MindSpeed release, from each release's
+# install documentation (``git checkout`` of MindSpeed).  Where the doc pins a commit, the pair is the
+# listed MindSpeed release branch that contains that commit (checked with git merge-base below).
+# (stack, MindSpeed release, doc repo, doc path, regex of the doc line, pinned commit or None)
+PAIRS = [
+    ("mindspeed-llm@2.0.0", "2.0.0_core_r0.8.0", LLM, "docs/features/install_guide.md", r"git checkout 2\.0\.0_core_r0\.8\.0", None),
+    ("mindspeed-llm@2.1.0", "2.1.0_core_r0.8.0", LLM, "docs/pytorch/install_guide.md", r"git checkout 2c085cc9", "2c085cc9"),
+    ("mindspeed-llm@2.2.0", "2.2.0_core_r0.12.1", LLM, "docs/pytorch/install_guide.md", r"git checkout 2\.2\.0_core_r0\.12\.1", None),
+    ("mindspeed-llm@2.3.0", "2.3.0_core_r0.12.1", LLM, "docs/pytorch/install_guide.md", r"git checkout 2\.3\.0_core_r0\.12\.1", None),
+    ("mindspeed-llm@26.0.0", "26.0.0_core_r0.12.1", LLM, "docs/zh/pytorch/training/install_guide.md", r"git checkout 26\.0\.0_core_r0\.12\.1", None),
+    ("mindspeed-llm@26.1.0", "26.1.0_core_r0.12.1", LLM, "docs/zh/pytorch/training/install_guide.md", r"git checkout 26\.1\.0_core_r0\.12\.1", None),
+    ("mindspeed-llm@master", "master", LLM, "docs/zh/pytorch/training/install_guide.md", r"git checkout master", None),
+    ("mindspeed-mm@2.0.0", "2.0.0_core_r0.8.0", MM, "examples/hunyuanvideo/README.md", r"git checkout 6f11a6c9", "6f11a6c9"),
+    ("mindspeed-mm@2.1.0", "2.1.0_core_r0.8.0", MM, "docs/user-guide/getting_start.md", r"git checkout 8db50131", "8db50131"),
+    ("mindspeed-mm@2.2.0", "2.2.0_core_r0.12.1", MM, "docs/user-guide/getting_start.md", r"git checkout 5176c6f5", "5176c6f5"),
+    ("mindspeed-mm@2.3.0", "2.3.0_core_r0.12.1", MM, "docs/user-guide/getting_start.md", r"git checkout 93c45456", "93c45456"),
+    ("mindspeed-mm@26.0.0", "26.0.0_core_r0.12.1", MM, "docs/zh/pytorch/install_guide.md", r"git checkout 26\.0\.0_core_r0\.12\.1", None),
+    ("mindspeed-mm@26.1.0", "26.1.0_core_r0.12.1", MM, "docs/zh/pytorch/install_guide.md", r"git checkout 26\.1\.0_core_r0\.12\.1", None),
+    # MM master's install guide still checks out MindSpeed 26.0.0_core_r0.12.1
+    ("mindspeed-mm@master", "26.0.0_core_r0.12.1", MM, "docs/zh/pytorch/install_guide.md", r"git checkout 26\.0\.0_core_r0\.12\.1", None),
+]
+
+# Refs of the catalog's citations (research/mindspeed-flags.md §0).
+CITED_REFS = {
+    "MS@master": (MS, "028de58ca629d035185b00ff7d1eb7eff4f7fd48"),
+    "MS@200r08": (MS, "c721ce33e5995c2f2f8f91a433d726f2571053b7"),
+    "MS@210r08": (MS, "1e898a29c7505860dc711295349472e8a9dd66f4"),
+    "MS@230r12": (MS, "674226a15a8214cc0c78f986b0b89fbe6b879ba1"),
+    "MS@core010": (MS, "341447fa2143949feb0ef6e4a276a7ad70cbe080"),
+    "LLM@master": (LLM, "c77308a14bfcb1aa7ca61da9c1aa24a893cb1b91"),
+    "LLM@2.0.0": (LLM, "b626d239cd49b7e681a170ba8c3472f713596476"),
+    "LLM@2.3.0": (LLM, "62d4640b977443db69121fcabf71ea40c98de063"),
+    "MEG@0.12.1": (MEG, "a845aa7e12b3a117e24c2352b9e3e60bad2e3a17"),
+    "MEG@0.8.0": (MEG, "baf94af3c667248865f23df73b9fb8e2395e6fd0"),
+}
+
+# Hand-written anchors, exact lines (not completed to statements): (ref, path, line groups) added to the parsed ones, keyed by a distinctive fragment of
+# the entry's message (the key itself would hide what the anchor is for).  Reasons in comments.
+EXTRA_ANCHORS = {
+    # The source names the file only (argparse choices): the add_argument lines.
+    "--context-parallel-kv-cache-policy must be one of": [
+        ("MS@master", "mindspeed/features_manager/context_parallel/context_parallel_kv_cache.py", [[16, 17]])],
+    "--moe-zero-memory must be one of": [
+        ("MS@master", "mindspeed/features_manager/moe/moe_zero_memory.py", [[18, 19]])],
+}
+
+MAX_GAP = 80  # lines between consecutive fingerprint lines of one anchor
+VALIDATION_METHODS_EXCLUDED = {"__init__", "register_args", "register_patches", "pre_register_patches"}
+
+
+# --------------------------------------------------------------------------------------------- git
+def repo_dir(repo):
+    return os.path.join(MIRRORS, REPO_DIRS[repo], "repo")
+
+
+def git(repo, *args):
+    return subprocess.run(["git", "-C", repo_dir(repo), *args], check=True, capture_output=True,
+                          text=True, errors="replace").stdout
+
+
+@lru_cache(maxsize=None)
+def rev(repo, ref):
+    return git(repo, "rev-parse", ref).strip()
+
+
+@lru_cache(maxsize=None)
+def show(repo, commit, path):
+    try:
+        return git(repo, "show", f"{commit}:{path}")
+    except subprocess.CalledProcessError:
+        return None
+
+
+@lru_cache(maxsize=None)
+def py_files(repo, commit):
+    """{path: text} of every .py file of the repository's package at commit (one git cat-file --batch)."""
+    pkg = PACKAGE[repo]
+    listing = git(repo, "ls-tree", "-r", commit, "--", pkg.rstrip("/"))
+    entries = []
+    for line in listing.splitlines():
+        meta, path = line.split("\t", 1)
+        _mode, kind, sha = meta.split()
+        if kind == "blob" and path.endswith(".py") and "/tests/" not in path:
+            entries.append((path, sha))
+    proc = subprocess.run(["git", "-C", repo_dir(repo), "cat-file", "--batch"],
+                          input="".join(f"{sha}\n" for _, sha in entries).encode(), capture_output=True, check=True)
+    data, pos, out = proc.stdout, 0, {}
+    for path, _sha in entries:
+        header_end = data.index(b"\n", pos)
+        size = int(data[pos:header_end].split()[2])
+        out[path] = data[header_end + 1:header_end + 1 + size].decode("utf-8", "replace")
+        pos = header_end + 1 + size + 1
+    return out
+
+
+# ----------------------------------------------------------------------------------- normalising
+_COMMENT = re.compile(r"\s+#[^'\"]*$")
+
+
+def norm(line):
+    s = _COMMENT.sub("", line.strip())
+    if s.startswith("#"):
+        return ""
+    s = s.rstrip("\\").strip()
+    s = re.sub(r"\s+", " ", s)
+    s = re.sub(r"\s*([(),\[\]:=<>!+*/%-])\s*", r"\1", s)  # spacing around punctuation does not matter
+    s = s.replace('"', "'")
+    return s
+
+
+def trivial(s):
+    return len(re.sub(r"[^A-Za-z0-9]", "", s)) < 4 or s in {"else:", "try:", "pass", "return", "args"}
+
+
+@lru_cache(maxsize=None)
+def line_index(repo, commit):
+    """normalised line -> [(path, lineno)] over the package's .py files at commit."""
+    idx = {}
+    for path, text in py_files(repo, commit).items():
+        for i, raw in enumerate(text.splitlines(), 1):
+            s = norm(raw)
+            if s and not trivial(s):
+                idx.setdefault(s, []).append((path, i))
+    return idx
+
+
+# --------------------------------------------------------------------------------------- anchors
+CITE = re.compile(r"(?:(?P<ref>(?:MS|LLM|MEG|MM)@[\w.]+)\s*)?(?P<path>[\w./-]+\.py)?:(?P<lines>\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*)")
+
+
+def parse_lines(spec):
+    groups = []
+    for part in spec.split(","):
+        a, _, b = part.partition("-")
+        groups.append(list(range(int(a), int(b or a) + 1)))
+    return groups
+
+
+def parse_source(source):
+    """[(ref, path, [[line, ...], ...])] from an Entry.source string."""
+    out, ref, path = [], None, None
+    for m in CITE.finditer(source):
+        if m.group("ref"):
+            ref = m.group("ref")
+        if m.group("path"):
+            path = m.group("path")
+        if ref is None or path is None:
+            continue
+        # a path of the other repository under the previous ref ("(LLM@master's Feature calls it, mindspeed_llm/...:47)")
+        for prefix, default in (("mindspeed_llm/", "LLM@master"), ("mindspeed/", "MS@master")):
+            if path.startswith(prefix) and CITED_REFS[ref][0] != CITED_REFS[default][0]:
+                ref = default
+        if m.group("ref") and not m.group("path") and source[m.end("ref"):m.start("lines")].strip() != "":
+            continue
+        out.append((ref, path, parse_lines(m.group("lines"))))
+    return out
+
+
+def statement_lines(text, wanted):
+    """The cited lines completed to whole statements: a cited line inside a raise/assert/call
+    statement brings the whole statement (its full message) and, when that statement is the body of an
+    ``if``, the ``if``'s condition; a cited line in an ``if`` header brings the whole condition.
+    Returns (sorted line numbers, {line: enclosing class or function name})."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return sorted(wanted), {}
+    parents, context = {}, {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt)]
+    out = set()
+    for n in wanted:
+        inner = None
+        for st in stmts:
+            if isinstance(st, (ast.If, ast.While)) and st.test.lineno <= n <= st.test.end_lineno:
+                cand = (st.test.lineno, st.test.end_lineno)
+            elif isinstance(st, (ast.If, ast.While, ast.For, ast.With, ast.Try, ast.FunctionDef, ast.ClassDef)):
+                continue
+            elif st.lineno <= n <= st.end_lineno:
+                cand = (st.lineno, st.end_lineno)
+            else:
+                continue
+            if inner is None or cand[1] - cand[0] < inner[1][1] - inner[1][0]:
+                inner = (st, cand)
+        if inner is None:
+            out.add(n)
+            continue
+        st, (a, b) = inner
+        out.update(range(a, b + 1))
+        parent = parents.get(st)
+        if isinstance(parent, ast.If) and st in parent.body and not (parent.test.lineno <= n <= parent.test.end_lineno):
+            out.update(range(parent.test.lineno, parent.test.end_lineno + 1))
+        ctx, node = None, st
+        while node in parents:
+            node = parents[node]
+            if isinstance(node, (ast.ClassDef, ast.FunctionDef)) and ctx is None or isinstance(node, ast.ClassDef):
+                ctx = node.name
+        for ln in range(a, b + 1):
+            context[ln] = ctx
+    return sorted(out), context
+
+
+class Anchor:
+    def __init__(self, ref, path, groups, origin):
+        self.ref, self.path, self.groups, self.origin = ref, path, groups, origin
+        self.repo, self.commit = CITED_REFS[ref]
+        text = show(self.repo, self.commit, path)
+        self.ok = text is not None
+        lines = text.splitlines() if text else []
+        cited = {n for g in groups for n in g if 1 <= n <= len(lines)}
+        # hand anchors are exact lines (argparse calls whose help text changes between releases)
+        full, ctx = statement_lines(text, cited) if text and origin != "hand" else (sorted(cited), {})
+        self.context = {ctx.get(n) for n in cited} - {None}
+        self.fingerprint = []  # [(normalised line, group index)]: contiguous runs are groups
+        gi, prev = -1, None
+        for n in full:
+            s = norm(lines[n - 1])
+            if not s or trivial(s):
+                continue
+            if prev is None or n - prev > 1:
+                gi += 1
+            prev = n
+            self.fingerprint.append((s, gi))
+        self.raw = [lines[n - 1] for n in full]
+        literals = " ".join(re.findall(r"'([^']*)'", " ".join(s for s, _ in self.fingerprint)))
+        # A fingerprint without a message of its own (``self.incompatible_check(args, 'x')``) can only be
+        # recognised in the same file or the same class/function.
+        self.generic = len(re.sub(r"[^A-Za-z]", "", literals)) < 20
+
+    def __repr__(self):
+        return f"{self.ref} {self.path}:{','.join(f'{g[0]}-{g[-1]}' for g in self.groups)}"
+
+
+def entry_flags(entry):
+    flags = set()
+
+    def walk(c):
+        if isinstance(c, tuple):
+            for x in c:
+                walk(x)
+        elif isinstance(c, str) and c.startswith("--"):
+            flags.add(c)
+    walk(entry.a)
+    walk(entry.b)
+    return flags
+
+
+def anchors_for(entry):
+    found = [Anchor(ref, path, groups, "source") for ref, path, groups in parse_source(entry.source)]
+    for fragment, extra in EXTRA_ANCHORS.items():
+        if fragment in entry.message:
+            found += [Anchor(ref, path, groups, "hand") for ref, path, groups in extra]
+    return found
+
+
+def anchor_mentions_entry(anchor, entry):
+    text = " ".join(anchor.raw)
+    for f in entry_flags(entry):
+        name = f[2:]
+        if name in text or name.replace("-", "_") in text:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------------------- matching
+def find_matches(anchor, repo, commit):
+    """[(path, line)] where the anchor's fingerprint occurs in repo@commit (cited line: first line of
+    the anchor's last line group)."""
+    if not anchor.fingerprint:
+        return []
+    idx = line_index(repo, commit)
+    first = idx.get(anchor.fingerprint[0][0], [])
+    results = []
+    for path, start in first:
+        positions = {}
+        pos_list = {s: sorted(n for p, n in idx.get(s, []) if p == path) for s, _ in anchor.fingerprint}
+        cur, ok = start, True
+        positions[0] = start
+        for k, (s, gi) in enumerate(anchor.fingerprint[1:], 1):
+            cands = pos_list[s]
+            j = bisect.bisect_left(cands, cur)  # same line allowed (a fingerprint line may repeat)
+            if j < len(cands) and cands[j] - cur <= MAX_GAP:
+                cur = cands[j]
+                positions[k] = cur
+            else:
+                ok = False
+                break
+        if ok and anchor.generic and path != anchor.path:
+            try:
+                _, ctx = statement_lines(py_files(repo, commit)[path], {start})
+                ok = bool(anchor.context & {ctx.get(start)})
+            except KeyError:
+                ok = False
+        if ok:
+            last_group = anchor.fingerprint[-1][1]
+            k0 = min(k for k, (_, gi) in enumerate(anchor.fingerprint) if gi == last_group)
+            results.append((path, positions[k0]))
+    return results
+
+
+# -------------------------------------------------------------------------------------- activation
+class ModuleInfo:
+    """Functions, classes and imports of one upstream file (parsed as text with ast)."""
+
+    def __init__(self, text, path):
+        self.tree = ast.parse(text)
+        package = path.rsplit("/", 1)[0].split("/")  # the file's package (relative imports)
+        self.funcs, self.classes, self.imports = {}, {}, {}
+        for node in self.tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.funcs[node.name] = node
+            elif isinstance(node, ast.ClassDef):
+                self.classes[node.name] = node
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package[:len(package) - (node.level - 1)]
+                    module = ".".join(base + ([node.module] if node.module else []))
+                else:
+                    module = node.module
+                for a in node.names:
+                    self.imports[a.asname or a.name] = (module, a.name)
+
+
+@lru_cache(maxsize=None)
+def module_info(repo, commit, path):
+    text = show(repo, commit, path)
+    if text is None:
+        return None
+    try:
+        return ModuleInfo(text, path)
+    except SyntaxError:
+        return None
+
+
+def span(node):
+    return set(range(node.lineno, node.end_lineno + 1))
+
+
+def called_names(node):
+    names, inst_calls = set(), set()
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call):
+            if isinstance(n.func, ast.Name):
+                names.add(n.func.id)
+            elif isinstance(n.func, ast.Attribute) and isinstance(n.func.value, ast.Call) \
+                    and isinstance(n.func.value.func, ast.Name) and "validate" in n.func.attr:
+                inst_calls.add(n.func.value.func.id)  # XFeature().validate_args(args)
+        elif isinstance(n, ast.Name):
+            names.add(n.id)
+    return names, inst_calls
+
+
+class Stack:
+    def __init__(self, name, commits):
+        self.name, self.commits = name, commits  # repo -> full sha
+        self.active = {}  # (repo, path) -> set of lines (validator scope)
+        self.parser = {}  # (repo, path) -> set of lines (argparse scope, for `choices` entries)
+        self.seen_classes = set()
+
+    def add(self, scope, repo, path, lines):
+        scope.setdefault((repo, path), set()).update(lines)
+
+    def resolve(self, module):
+        repo = MODULE_REPO.get(module.split(".")[0])
+        if repo is None or repo not in self.commits:
+            return None, None
+        base = module.replace(".", "/")
+        for cand in (base + ".py", base + "/__init__.py"):
+            if show(repo, self.commits[repo], cand) is not None:
+                return repo, cand
+        return None, None
+
+    def resolve_name(self, repo, path, name):
+        """(repo, path) of the module defining `name` as used in repo:path."""
+        info = module_info(repo, self.commits[repo], path)
+        if info is None:
+            return None, None, name
+        if name in info.classes or name in info.funcs:
+            return repo, path, name
+        if name in info.imports:
+            module, orig = info.imports[name]
+            r, p = self.resolve(module)
+            if r is None:
+                return None, None, name
+            info2 = module_info(r, self.commits[r], p)
+            if info2 and (orig in info2.classes or orig in info2.funcs):
+                return r, p, orig
+            if info2 and orig in info2.imports:  # re-exported from a package __init__
+                return self.resolve_name(r, p, orig)
+            return r, p, orig
+        return None, None, name
+
+    def add_function(self, repo, path, name, scope=None, done=None):
+        """A validator function and the module functions it calls; feature classes it validates."""
+        scope = self.active if scope is None else scope
+        done = set() if done is None else done
+        if (repo, path, name) in done:
+            return
+        done.add((repo, path, name))
+        info = module_info(repo, self.commits[repo], path)
+        if info is None or name not in info.funcs:
+            raise SystemExit(f"{self.name}: no function {name} in {repo}:{path}")
+        node = info.funcs[name]
+        self.add(scope, repo, path, span(node))
+        names, inst = called_names(node)
+        for n in names:
+            if n in info.funcs:
+                self.add_function(repo, path, n, scope, done)
+        for cls in inst:
+            r, p, c = self.resolve_name(repo, path, cls)
+            if r:
+                self.add_class(r, p, c)
+        if "FEATURES_LIST" in names and "validate_args" in ast.unparse(node):
+            r, p, _ = self.resolve_name(repo, path, "FEATURES_LIST")
+            if r is None and "FEATURES_LIST" in info.imports:
+                r, p = self.resolve(info.imports["FEATURES_LIST"][0])
+            if r:
+                self.add_feature_list(r, p, literal_only=True)
+
+    def add_feature_list(self, repo, path, literal_only=False):
+        info = module_info(repo, self.commits[repo], path)
+        nodes = []
+        if not literal_only and "create_features_list" in info.funcs:
+            todo, seen = ["create_features_list"], set()
+            while todo:
+                f = todo.pop()
+                if f in seen or f not in info.funcs:
+                    continue
+                seen.add(f)
+                nodes.append(info.funcs[f])
+                todo += [n for n in called_names(info.funcs[f])[0] if n in info.funcs]
+        else:
+            for node in info.tree.body:
+                if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "FEATURES_LIST" for t in node.targets):
+                    nodes.append(node)
+        for node in nodes:
+            for n in ast.walk(node):
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id[:1].isupper():
+                    r, p, c = self.resolve_name(repo, path, n.func.id)
+                    if r:
+                        self.add_class(r, p, c)
+
+    def add_class(self, repo, path, cls, overridden=frozenset()):
+        key = (repo, path, cls, overridden)
+        if key in self.seen_classes:
+            return
+        self.seen_classes.add(key)
+        info = module_info(repo, self.commits[repo], path)
+        if info is None or cls not in info.classes:
+            return
+        node = info.classes[cls]
+        methods = {m.name: m for m in node.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        supered = set()
+        for name, m in methods.items():
+            if name == "register_args":
+                self.add(self.parser, repo, path, span(m))
+            if name in VALIDATION_METHODS_EXCLUDED or name in overridden:
+                continue
+            self.add(self.active, repo, path, span(m))
+            calls, _ = called_names(m)
+            for c in calls:
+                if c in info.funcs:
+                    self.add_function(repo, path, c)
+            if "super(" in ast.unparse(m):
+                supered.add(name)
+        hide = frozenset((set(overridden) | set(methods)) - supered)
+        for b in node.bases:
+            bname = b.id if isinstance(b, ast.Name) else getattr(b, "attr", None)
+            if not bname or bname in ("MindSpeedFeature", "object"):
+                continue
+            r, p, c = self.resolve_name(repo, path, bname)
+            if r:
+                self.add_class(r, p, c, hide)
+
+    def is_active(self, repo, path, line, kind):
+        if line in self.active.get((repo, path), ()):
+            return True
+        if kind == "choices":
+            return line in self.parser.get((repo, path), ()) or repo == MEG
+        return False
+
+
+# ------------------------------------------------------------------------------------ the stacks
+# What each stack release registers (see the module docstring).  Roots:
+#   ("func", repo, path, function)        a registered validator function
+#   ("features", repo, path)              a feature list file (create_features_list() or FEATURES_LIST)
+#   ("parser", repo, path, function)      a registered argument parser function (for `choices`)
+LEGACY_VALIDATOR = ("func", MS, "mindspeed/arguments.py", "validate_args_wrapper")
+LEGACY_PARSER = ("parser", MS, "mindspeed/arguments.py", "process_args")
+MS_FEATURES = ("features", MS, "mindspeed/features_manager/__init__.py")
+LLM_MONOLITH = ("func", LLM, "mindspeed_llm/training/arguments.py", "validate_args_decorator")
+LLM_MONOLITH_PARSER = ("parser", LLM, "mindspeed_llm/training/arguments.py", "process_args")
+LLM_FEATURES = ("features", LLM, "mindspeed_llm/features_manager/__init__.py")
+MM_VALIDATOR = ("func", MM, "mindspeed_mm/patchs/validate_args_patch.py", "validate_args")
+
+
+def stack_roots(stack):
+    family, release = stack.split("@")
+    if family == "mindspeed":
+        return [LEGACY_VALIDATOR, LEGACY_PARSER] if "r0.8.0" in release else [MS_FEATURES]
+    if family == "mindspeed-llm":
+        return [LLM_MONOLITH, LLM_MONOLITH_PARSER] if release in ("2.0.0", "2.1.0") else [LLM_FEATURES]
+    ms = dict((p[0], p[1]) for p in PAIRS)[stack]
+    if "r0.8.0" in ms:
+        return [MM_VALIDATOR, LEGACY_VALIDATOR, LEGACY_PARSER]
+    return [MM_VALIDATOR, MS_FEATURES]
+
+
+def validator_flags(stack, st):
+    """Which validation paths run, from the roots and from the code found active."""
+    roots = stack_roots(stack)
+    return {
+        "mindspeed-legacy": LEGACY_VALIDATOR in roots,
+        "mindspeed-features": any(r == MS and p.startswith("mindspeed/features_manager/") for r, p in st.active),
+        "llm-monolith": LLM_MONOLITH in roots,
+        "llm-features": any(r == LLM and p.startswith("mindspeed_llm/features_manager/") for r, p in st.active),
+    }
+
+
+# Evidence for the activation facts: (stack family/release predicate, repo, path, regex); the first
+# matching line at the stack's commit of that repo is cited.
+EVIDENCE = [
+    ("mindspeed@r0.8.0", MS, "mindspeed/megatron_adaptor.py", r"register_patch\('megatron\.training\.arguments\.validate_args', validate_args_wrapper\)"),
+    ("mindspeed@r0.8.0", MS, "mindspeed/arguments.py", r"'--optimization-level', type=int, choices=\[0, 1, 2\], default=2"),
+    ("mindspeed@r0.8.0", MS, "mindspeed/megatron_adaptor.py", r"if mindspeed_args\.optimization_level >= 0:"),
+    ("mindspeed@r0.8.0", MS, "mindspeed/arguments.py", r"feature\.validate_args\(args\)"),
+    ("mindspeed@r0.12.1", MS, "mindspeed/megatron_adaptor.py", r"MindSpeedFeaturesManager\.apply_features_patches\(mindspeed_args\)"),
+    ("mindspeed@r0.12.1", MS, "mindspeed/features_manager/megatron_basic/megatron_basic.py", r"register_patch\('megatron\.training\.arguments\.validate_args', validate_args_wrapper\)"),
+    ("mindspeed@r0.12.1", MS, "mindspeed/features_manager/__init__.py", r"def create_features_list"),
+    ("mindspeed-llm@monolith", LLM, "mindspeed_llm/__init__.py", r"from mindspeed_llm\.tasks import megatron_adaptor"),
+    ("mindspeed-llm@monolith", LLM, "mindspeed_llm/tasks/megatron_adaptor.py", r"group\.add_argument\('--optimization-level', type=int, default=-1\)"),
+    ("mindspeed-llm@monolith", LLM, "mindspeed_llm/tasks/megatron_adaptor.py", r"register\('mindspeed\.arguments\.process_args', _process_args_dummy\)"),
+    ("mindspeed-llm@monolith", LLM, "mindspeed_llm/tasks/megatron_adaptor.py", r"from mindspeed\.megatron_adaptor import"),
+    ("mindspeed-llm@monolith", MS, "mindspeed/megatron_adaptor.py", r"if mindspeed_args\.optimization_level >= 0:"),
+    ("mindspeed-llm@monolith", LLM, "mindspeed_llm/tasks/megatron_adaptor.py", r"register\('megatron\.training\.arguments\.validate_args', validate_args_decorator\)"),
+    ("?mindspeed-llm@monolith", LLM, "mindspeed_llm/training/arguments.py", r"feature\.validate_args\(args\)"),
+    ("?mindspeed-llm@monolith", LLM, "mindspeed_llm/training/arguments.py", r"(FwdBwdOverlapFeature|DualpipeVFeature)\(\)\.validate_args\(args\)"),
+    ("mindspeed-llm@features", LLM, "mindspeed_llm/__init__.py", r"megatron_adaptor_v2"),
+    ("mindspeed-llm@features", LLM, "mindspeed_llm/features_manager/__init__.py", r"MindSpeedFeaturesManager\.set_features_list\(create_features_list\(\)\)"),
+    ("mindspeed-llm@features", LLM, "mindspeed_llm/features_manager/megatron_basic/megatron_basic.py", r"validate_args_v2_decorator\)"),
+    ("mindspeed-llm@features", LLM, "mindspeed_llm/training/arguments.py", r"MindSpeedFeaturesManager\.validate_features_args\(args=args\)"),
+    ("mindspeed-mm@*", MM, "pretrain_vlm.py", r"^import mindspeed\.megatron_adaptor"),
+    ("mindspeed-mm@*", MM, "mindspeed_mm/patchs/validate_args_patch.py", r"register_patch\(\"megatron\.training\.arguments\.validate_args\", validate_args, force_patch=True\)"),
+    ("mindspeed-mm@*", MM, "mindspeed_mm/patchs/validate_args_patch.py", r"register_patch\(\"mindspeed_mm\.patchs\.validate_args_patch\.validate_args\", validate_args_wrapper\)"),
+    ("mindspeed-mm@r0.8.0", MS, "mindspeed/megatron_adaptor.py", r"register_patch\('megatron\.training\.arguments\.validate_args', validate_args_wrapper\)"),
+    ("mindspeed-mm@r0.12.1", MS, "mindspeed/features_manager/megatron_basic/megatron_basic.py", r"register_patch\('megatron\.training\.arguments\.validate_args', validate_args_wrapper\)"),
+    ("mindspeed-mm@r0.12.1", MS, "mindspeed/patch_utils.py", r"if self\.is_applied:"),
+]
+
+
+def evidence_kind(stack):
+    family, release = stack.split("@")
+    ms = release if family == "mindspeed" else dict((p[0], p[1]) for p in PAIRS)[stack]
+    r08 = "r0.8.0" in ms
+    if family == "mindspeed":
+        return {"mindspeed@r0.8.0" if r08 else "mindspeed@r0.12.1"}
+    if family == "mindspeed-llm":
+        return {"mindspeed-llm@monolith" if release in ("2.0.0", "2.1.0") else "mindspeed-llm@features"}
+    return {"mindspeed-mm@*", "mindspeed-mm@r0.8.0" if r08 else "mindspeed-mm@r0.12.1"}
+
+
+def short(repo, commit):
+    return f"{repo}@{commit[:8]}"
+
+
+def grep_line(repo, commit, path, pattern):
+    text = show(repo, commit, path)
+    if text is None:
+        return None
+    rx = re.compile(pattern)
+    for i, line in enumerate(text.splitlines(), 1):
+        if rx.search(line):
+            return i
+    return None
+
+
+# ------------------------------------------------------------------------------------------- main
+def build(report=False):
+    log = (lambda *a: print(*a, file=sys.stderr)) if report else (lambda *a: None)
+    repos = {MS: {r: rev(MS, r) for r in MS_RELEASES}, LLM: {r: rev(LLM, r) for r in LLM_RELEASES},
+             MM: {r: rev(MM, r) for r in MM_RELEASES}, MEG: {k: rev(MEG, v) for k, v in MEG_REFS.items()}}
+    pair_of = {}
+    pairs_out, versions, validators = {}, {}, {}
+    for stack, ms_rel, doc_repo, doc_path, doc_rx, pin in PAIRS:
+        fam, rel = stack.split("@")
+        doc_commit = repos[doc_repo][rel]
+        line = grep_line(doc_repo, doc_commit, doc_path, doc_rx)
+        if line is None:
+            raise SystemExit(f"pairing evidence not found: {stack} {doc_path} /{doc_rx}/")
+        if pin:
+            full = rev(MS, pin)
+            subprocess.run(["git", "-C", repo_dir(MS), "merge-base", "--is-ancestor", full, repos[MS][ms_rel]], check=True)
+        pair_of[stack] = ms_rel
+        pairs_out[stack] = f"mindspeed@{ms_rel}"
+
+    stacks = {}
+    for r in MS_RELEASES:
+        stacks[f"mindspeed@{r}"] = {MS: repos[MS][r], MEG: repos[MEG][meg_for(r)]}
+    for r in LLM_RELEASES:
+        ms = pair_of[f"mindspeed-llm@{r}"]
+        stacks[f"mindspeed-llm@{r}"] = {LLM: repos[LLM][r], MS: repos[MS][ms], MEG: repos[MEG][meg_for(ms)]}
+    for r in MM_RELEASES:
+        ms = pair_of[f"mindspeed-mm@{r}"]
+        stacks[f"mindspeed-mm@{r}"] = {MM: repos[MM][r], MS: repos[MS][ms], MEG: repos[MEG][meg_for(ms)]}
+
+    # versions: setup.py __version__ (MindSpeed, MindSpeed-LLM), pyproject.toml version (MindSpeed-MM)
+    for r in MS_RELEASES:
+        versions[f"mindspeed@{r}"] = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", show(MS, repos[MS][r], "setup.py")).group(1)
+    for r in LLM_RELEASES:
+        versions[f"mindspeed-llm@{r}"] = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", show(LLM, repos[LLM][r], "setup.py")).group(1)
+    for r in MM_RELEASES:
+        versions[f"mindspeed-mm@{r}"] = re.search(r"(?m)^version\s*=\s*['\"]([^'\"]+)", show(MM, repos[MM][r], "pyproject.toml")).group(1)
+
+    built = {}
+    for name, commits in stacks.items():
+        st = Stack(name, commits)
+        for root in stack_roots(name):
+            if root[0] == "func":
+                st.add_function(root[1], root[2], root[3])
+            elif root[0] == "parser":
+                st.add_function(root[1], root[2], root[3], scope=st.parser)
+            else:
+                st.add_feature_list(root[1], root[2])
+        built[name] = st
+        flags = validator_flags(name, st)
+        ev = []
+        for kind, repo, path, rx in EVIDENCE:
+            optional = kind.startswith("?")
+            if kind.lstrip("?") in evidence_kind(name):
+                line = grep_line(repo, commits[repo], path, rx)
+                if line is None and optional:
+                    continue
+                if line is None:
+                    raise SystemExit(f"{name}: activation evidence not found: {repo} {path} /{rx}/")
+                ev.append(f"{short(repo, commits[repo])} {path}:{line}")
+        validators[name] = {**flags, "evidence": "; ".join(ev)}
+        log(f"{name}: {sum(len(v) for v in st.active.values())} active validator lines in {len(st.active)} files")
+
+    entries, notes = {}, {}
+    for entry in CATALOG:
+        anchors = anchors_for(entry)
+        usable = []
+        for a in anchors:
+            if not a.ok:
+                notes.setdefault(entry.key, []).append(f"anchor file missing: {a}")
+            elif not a.fingerprint:
+                notes.setdefault(entry.key, []).append(f"anchor lines empty: {a}")
+            elif a.repo != MEG and not anchor_mentions_entry(a, entry):
+                notes.setdefault(entry.key, []).append(f"anchor does not mention the entry's flags: {a}")
+                usable.append(a)
+            else:
+                usable.append(a)
+        holds = {}
+        for name, st in built.items():
+            best = None
+            for a in usable:
+                for repo, commit in st.commits.items():
+                    if a.repo == MEG and repo != MEG or a.repo != MEG and repo == MEG:
+                        continue
+                    for path, line in find_matches(a, repo, commit):
+                        if st.is_active(repo, path, line, entry.kind):
+                            cand = f"{short(repo, commit)} {path}:{line}"
+                            # first found: the release's own repository before the paired MindSpeed
+                            # (stack commits are ordered so), then the anchors' order in the source
+                            if best is None:
+                                best = cand
+                            break
+            if best:
+                holds[name] = best
+        entries[entry.key] = dict(sorted(holds.items(), key=lambda kv: list(stacks).index(kv[0])))
+        if not holds:
+            notes.setdefault(entry.key, []).append("holds in no stack release")
+    data = {
+        "generated_by": "tools/gen_releases.py",
+        "repos": repos,
+        "releases": {"mindspeed": MS_RELEASES, "mindspeed-llm": LLM_RELEASES, "mindspeed-mm": MM_RELEASES},
+        "pairs": pairs_out,
+        "versions": versions,
+        "validators": validators,
+        "entries": entries,
+    }
+    return data, notes
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--check", action="store_true", help="exit 1 if the JSON on disk is not up to date")
+    ap.add_argument("--report", action="store_true", help="print notes per entry and counts to stderr")
+    ns = ap.parse_args(argv)
+    data, notes = build(report=ns.report)
+    text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
+    if ns.report:
+        by_key = {e.key: e for e in CATALOG}
+        for key, ns_ in notes.items():
+            e = by_key[key]
+            print(f"{key} [{e.kind}] {e.message}\n    {e.source}", file=sys.stderr)
+            for n in ns_:
+                print(f"    - {n}", file=sys.stderr)
+        counts = {}
+        for key, holds in data["entries"].items():
+            for s in holds:
+                counts[s] = counts.get(s, 0) + 1
+        for s in [f"mindspeed@{r}" for r in MS_RELEASES] + [f"mindspeed-llm@{r}" for r in LLM_RELEASES] + \
+                 [f"mindspeed-mm@{r}" for r in MM_RELEASES]:
+            print(f"{s:32} {counts.get(s, 0)}", file=sys.stderr)
+    if ns.check:
+        with open(OUT, encoding="utf-8") as f:
+            if f.read() != text:
+                print("rules/mindspeed_releases.json is out of date: run tools/gen_releases.py", file=sys.stderr)
+                return 1
+        return 0
+    with open(OUT, "w", encoding="utf-8") as f:
+        f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
