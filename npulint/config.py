@@ -26,7 +26,7 @@ DEFAULT_EXCLUDE = (
     "node_modules", "site-packages", "venv",
 )
 
-KEYS = ("product", "mindspeed-stack", "select", "ignore", "extend-select", "per-file-ignores",
+KEYS = ("product", "releases", "mindspeed-stack", "select", "ignore", "extend-select", "per-file-ignores",
         "exclude", "extend-exclude", "extend-known-flags", "force-exclude")
 
 
@@ -43,7 +43,10 @@ class Settings:
     root: str  # folder that relative patterns in the config are relative to
     config_path: Optional[str] = None
     product: str = "atlas-a2"
-    mindspeed_stack: str = "current"
+    # deprecated: "current" or "legacy", an alias for a set of MindSpeed releases (releases.py)
+    mindspeed_stack: Optional[str] = None
+    # [tool.npulint.releases]: framework -> the releases the project runs (releases.py)
+    releases: Dict[str, Tuple[str, ...]] = dataclasses.field(default_factory=dict)
     select: Optional[List[str]] = None
     extend_select: List[str] = dataclasses.field(default_factory=list)
     ignore: List[str] = dataclasses.field(default_factory=list)
@@ -54,12 +57,16 @@ class Settings:
     extend_known_flags: List[str] = dataclasses.field(default_factory=list)
     # the excludes apply to files named on the command line too (ruff's force-exclude)
     force_exclude: bool = False
+    # the run's releases, configured or inferred (set by the pipeline at the start of a run)
+    effective_releases: Optional[object] = None
 
     def fingerprint(self) -> Tuple:
         """Everything that can change a finding (for caches)."""
         return (self.product, self.mindspeed_stack, tuple(self.select or ()), tuple(self.extend_select),
                 tuple(self.ignore), tuple(sorted((k, tuple(v)) for k, v in self.per_file_ignores.items())),
-                tuple(self.extend_known_flags))
+                tuple(self.extend_known_flags),
+                self.effective_releases.key() if self.effective_releases is not None else
+                (tuple(sorted(self.releases.items())), self.mindspeed_stack))
 
 
 def find_config(start: str) -> Optional[str]:
@@ -159,6 +166,10 @@ def apply_table(settings: Settings, table: Mapping, where: str, known_codes: Seq
                 raise ConfigError(f"{where}: mindspeed-stack must be one of "
                                   f"{', '.join(MINDSPEED_STACKS)}, not {value!r}")
             settings.mindspeed_stack = value
+        elif key == "releases":
+            from npulint.releases import check_config
+
+            settings.releases = check_config(value, where)
         elif key in ("select", "ignore", "extend-select"):
             codes = check_codes(_str_list(value, key, where), known_codes, f"{where}: '{key}'")
             if key == "select":

@@ -35,7 +35,13 @@ def rule_page(rule: Rule) -> str:
         rule.explanation,
     ]
     fence = "sh" if rule.example_language == "shell" else "python"
-    if rule.invalid:
+    if rule.invalid and rule.example_config:
+        lines += ["", "## Example", "", "With this configuration (`pyproject.toml`):", "", "```toml",
+                  rule.example_config.rstrip("\n"), "```", "", "Reported:", ""]
+        for src in rule.invalid:
+            lines += [f"```{fence}", _shown(src), "```", ""]
+        lines.pop()
+    elif rule.invalid:
         lines += ["", "## Example", "", "Reported:", ""]
         for src in rule.invalid:
             lines += [f"```{fence}", _shown(src), "```", ""]

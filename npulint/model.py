@@ -27,6 +27,9 @@ class Rule:
     fix: str = ""  # how to fix it, in words
     autofix: bool = False  # findings may carry an automatic fix (``--fix``)
     example_language: str = "python"  # the language of ``invalid``/``valid`` ("python" or "shell")
+    # the configuration (pyproject.toml text) the examples hold under, e.g. the releases of a
+    # release-dependent rule; "" for the defaults
+    example_config: str = ""
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:

@@ -514,6 +514,15 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
         inputs.append(_Input(spath, display_path(spath, cwd), language, True, fs, fe,
                              data=data, cacheable=False, on_disk=False))
 
+    # The framework releases the project runs (configured, else inferred from its tree): one
+    # value for the run, part of every file's settings fingerprint (so of the cache keys).
+    from npulint.releases import resolve
+
+    effective = resolve(settings, [p for p, _, _ in files] or ([stdin[0]] if stdin is not None else []))
+    settings.effective_releases = effective
+    for fs, _ in configs.values():
+        fs.effective_releases = effective
+
     # A run over unchanged files, settings and engine: every file's result at once.
     run_key = None
     modnames: Dict[str, Tuple[Optional[str], bool]] = {}

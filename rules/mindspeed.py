@@ -19,6 +19,8 @@ from npulint.semantic import call_args
 from npulint.shell import command_start
 from npulint.source import SHELL
 
+from npulint.releases import runs_on
+
 from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, catalog_for
 
 _SRC = "RULES.md NPU5xx; docs/003 (adaptive memory optimization); research/mindspeed-flags.md"
@@ -42,14 +44,18 @@ INCOMPATIBLE = Rule(
         "launch commands (`torchrun`, `python -m torch.distributed.launch|run`, `msrun`, `python entry.py`) in "
         "shell scripts, through variables, arrays and appends, and from string lists passed to "
         "`subprocess`/`os.exec*` or assigned to `sys.argv`. Branches of `if`/`case` are alternatives: only "
-        "flags on one path conflict. Reported once per pair at the flag that comes later. Rules of the older "
-        "`mindspeed/arguments.py` validator apply with `mindspeed-stack = \"legacy\"`."),
+        "flags on one path conflict. Reported once per pair at the flag that comes later. A check is reported only "
+        "when it holds on every release the launch may run on: those configured in `[tool.npulint.releases]`, "
+        "else inferred from the project, else every release npulint knows, less those whose parsers do not take "
+        "every flag of the launch; the message names the releases it holds for and the upstream line (README, "
+        "\"Releases\"). The AMO rules are those of the core_r0.8.0-era MindSpeed validator."),
     source=_SRC + " §1, §1.2, §2A-2C; MS@master mindspeed/arguments.py:728-735",
     invalid=('torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization '
              '--recompute-granularity full\n',),
     valid=('torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization --recompute-num-layers 2\n',),
     fix="Drop one of the two flags (for AMO: drop the recompute/swap flags, AMO chooses the strategy itself).",
     example_language="shell",
+    example_config='[tool.npulint.releases]\nmindspeed = "2.1.0_core_r0.8.0"\n',
 )
 
 UNKNOWN_FLAG = Rule(
@@ -359,8 +365,9 @@ def _falsy(text: str) -> bool:
         return False
 
 
-def check_launch(launch: Launch, stack: str) -> List[Tuple[str, Optional[Span], str]]:
-    """(code, span, message) for one launch command."""
+def check_launch(launch: Launch, stacks: FrozenSet[str]) -> List[Tuple[str, Optional[Span], str]]:
+    """(code, span, message) for one launch command that may run on any of *stacks* (stack
+    releases, ``framework@release``): a catalog entry is checked only if it holds on all of them."""
     if not is_training_entry(launch.entry):
         return []
     cmd = Cmd(launch)
@@ -370,9 +377,12 @@ def check_launch(launch: Launch, stack: str) -> List[Tuple[str, Optional[Span], 
         # megatron/training/arguments.py:87-91): only the spelling of the flags can be checked
         return _unknown_flags(cmd)
     seen_pairs = set()
-    for e in catalog_for(stack):
+    # only the releases whose parsers take every flag of the command can run it
+    for applicable in catalog_for(runs_on(cmd.by_flag, stacks)):
+        e = applicable.entry
+        where = f"{applicable.releases}: {applicable.citation}"
         if e.kind == "range":
-            finding = _out_of_range(cmd, e)
+            finding = _out_of_range(cmd, e, where)
             if finding:
                 out.append(finding)
             continue
@@ -390,22 +400,22 @@ def check_launch(launch: Launch, stack: str) -> List[Tuple[str, Optional[Span], 
             later = occ_a if occ_a.index > occ_b.index else occ_b
             other = occ_b if later is occ_a else occ_a
             out.append(("NPU501", later.word.span,
-                        f"{later.flag} conflicts with {other.flag}: {e.message}; MindSpeed rejects this "
-                        f"combination at start-up ({e.source})"))
+                        f"{later.flag} conflicts with {other.flag}: {e.message}; rejected at start-up "
+                        f"({where})"))
         elif e.kind == "requires":
             b, _ = cmd.holds(e.b)
             if b is False and not cmd.has_unknown_for(e.b):
-                out.append(("NPU504", occ_a.word.span, f"{occ_a.flag}: {e.message} ({e.source})"))
+                out.append(("NPU504", occ_a.word.span, f"{occ_a.flag}: {e.message} ({where})"))
         elif e.kind == "choices":
             known, value, occ = cmd.value(occ_a.flag)
             if known and occ is not None and occ.value is not None and str(value) not in tuple(map(str, e.b[2])):
                 out.append(("NPU504", occ.value.span or occ.word.span,
-                            f"{occ.flag} {value}: {e.message} ({e.source})"))
+                            f"{occ.flag} {value}: {e.message} ({where})"))
     out.extend(_unknown_flags(cmd))
     return out
 
 
-def _out_of_range(cmd: Cmd, e) -> Optional[Tuple[str, Optional[Span], str]]:
+def _out_of_range(cmd: Cmd, e, where: str) -> Optional[Tuple[str, Optional[Span], str]]:
     """A ``range`` entry: the flag's written value, when known and numeric, against [lo, hi]. Not
     gated by ``("on", flag)``: that condition leaves a zero value unknown (for a switch-like int
     flag 0 means off), but a range compares the literal number, and 0 may be out of range."""
@@ -418,7 +428,7 @@ def _out_of_range(cmd: Cmd, e) -> Optional[Tuple[str, Optional[Span], str]]:
     except (TypeError, ValueError):
         return None
     if (lo is not None and num < lo) or (hi is not None and num > hi):
-        return ("NPU504", occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({e.source})")
+        return ("NPU504", occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})")
     return None
 
 
@@ -577,7 +587,7 @@ class ShellLaunchChecker(Checker):
                        f"not checked: {script.limit}; nothing else is reported for this script")
             return
         # past MAX_PATHS branch paths (script.capped) later commands were not recorded: nothing is said
-        stack = ctx.settings.mindspeed_stack
+        stacks = _stacks(ctx.settings)
         seen = set()
         amo_done = False
         for command in script.commands:
@@ -586,7 +596,7 @@ class ShellLaunchChecker(Checker):
             if launch is None:
                 continue
             found = []
-            for code, span, message in check_launch(launch, stack):
+            for code, span, message in check_launch(launch, stacks):
                 key = (code, span, message, command.noqa_lines)
                 if key in seen or span is None:
                     continue
@@ -601,6 +611,16 @@ class ShellLaunchChecker(Checker):
                 if amo is not None:
                     amo_done = True
                     ctx.fact("mindspeed.amo", (amo.line, amo.column))
+
+
+def _stacks(settings) -> FrozenSet[str]:
+    """The stack releases the run's launches may run on (npulint.releases)."""
+    from npulint.releases import resolve
+
+    effective = settings.effective_releases
+    if effective is None:  # a FileContext made outside a run (tests of one file)
+        effective = settings.effective_releases = resolve(settings, ())
+    return effective.mindspeed_stacks()
 
 
 def _printable(message: str) -> str:
@@ -725,7 +745,7 @@ class PythonMindSpeedChecker(Checker):
             launch = find_launch(words)
             if launch is None:
                 return
-        fact = launch_fact(self.ctx, launch, check_launch(launch, self.ctx.settings.mindspeed_stack))
+        fact = launch_fact(self.ctx, launch, check_launch(launch, _stacks(self.ctx.settings)))
         if fact is not None:
             self.ctx.fact("mindspeed.launch", fact)
         amo = amo_occ(launch)

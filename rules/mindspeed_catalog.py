@@ -15,7 +15,8 @@ A *condition* is a tuple:
 Kinds: ``conflict`` (``a`` and ``b`` both hold: NPU501), ``requires`` (``a`` holds, ``b`` does
 not: NPU504), ``choices`` / ``range`` (``--flag``'s given value is not allowed: NPU504; a range
 compares any written number, 0 included, although ``("on", "--flag")`` leaves a 0 value unknown).
-``stacks`` says which ``mindspeed-stack`` settings the rule applies to.
+The releases each entry holds for (with the upstream line at each release's commit) are data:
+``mindspeed_releases.json``, made by tools/gen_releases.py, keyed by :attr:`Entry.key`.
 
 Sources are ``repo@ref path:line``; refs as in research/mindspeed-flags.md §0:
 ``MS@master`` = Ascend/MindSpeed 028de58c, ``MS@200r08`` = 2.0.0_core_r0.8.0 c721ce33,
@@ -26,11 +27,10 @@ Sources are ``repo@ref path:line``; refs as in research/mindspeed-flags.md §0:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
-from typing import Optional, Tuple
+from typing import Dict, FrozenSet, Optional, Tuple
 
-BOTH = ("current", "legacy")
-LEGACY = ("legacy",)
 
 # Values of absent flags (Megatron/MindSpeed argparse defaults) that conditions compare.
 DEFAULTS = {
@@ -61,7 +61,6 @@ class Entry:
     b: Optional[tuple]
     message: str
     source: str
-    stacks: Tuple[str, ...] = BOTH
 
     @property
     def key(self) -> str:
@@ -71,26 +70,26 @@ class Entry:
         return hashlib.blake2b(text.encode("utf-8"), digest_size=6).hexdigest()
 
 
-def conflict(a, b, message, source, stacks=BOTH):
-    return Entry("conflict", a, b, message, source, stacks)
+def conflict(a, b, message, source):
+    return Entry("conflict", a, b, message, source)
 
 
-def requires(a, b, message, source, stacks=BOTH):
-    return Entry("requires", a, b, message, source, stacks)
+def requires(a, b, message, source):
+    return Entry("requires", a, b, message, source)
 
 
-def choices(flag, values, source, stacks=BOTH):
+def choices(flag, values, source):
     return Entry("choices", ("on", flag), ("in", flag, tuple(values)),
-                 f"{flag} must be one of {', '.join(map(str, values))}", source, stacks)
+                 f"{flag} must be one of {', '.join(map(str, values))}", source)
 
 
-def value_range(flag, lo, hi, source, stacks=BOTH):
+def value_range(flag, lo, hi, source):
     """A written numeric value outside [lo, hi] (None: unbounded on that side); 0 is compared too."""
     if lo is not None and hi is not None:
         message = f"{flag} must be in [{lo}, {hi}]"
     else:
         message = f"{flag} must be >= {lo}" if lo is not None else f"{flag} must be <= {hi}"
-    return Entry("range", ("on", flag), (flag, lo, hi), message, source, stacks)
+    return Entry("range", ("on", flag), (flag, lo, hi), message, source)
 
 
 def on(flag):
@@ -184,7 +183,7 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     tell the two apart; MindSpeed accepts them): CP > 1 vs alibi (LLM context_parallel_feature.py:49-50;
 #     MindSpeed tests_extend ring_attention.sh runs it), --moe-expert-capacity-factor vs the allgather
 #     dispatcher and its load-balancing type (LLM moe_router.py:53-61; MindSpeed's resume_training
-#     tests run allgather with a capacity factor; the LLM 2.0.0 versions are LEGACY entries),
+#     tests run allgather with a capacity factor; the LLM 2.0.0 versions are entries),
 #     MoE + --use-ascend-mc2 + --moe-grouped-gemm (LLM transformer_block.py:20-21),
 #     --enable-recompute-layers-per-pp-rank needs VPP and recompute (LLM 2.0.0 :1052-1053; MindSpeed
 #     accepts it without VPP and its tests_extend llama2/dualpipev scripts do so), the multi-parameter
@@ -232,7 +231,7 @@ CATALOG: Tuple[Entry, ...] = (
 
     # -- §1.2 sibling rules (legacy validator; the feature manager has no adaptive-recompute feature)
     *[conflict(ar, on(f), "adaptive selective recompute is not compatible with " + f,
-               f"{_ARGS}:715-724 (`if adaptive_recompute_enable:`)", LEGACY)
+               f"{_ARGS}:715-724 (`if adaptive_recompute_enable:`)")
       for ar in ADAPTIVE_RECOMPUTE
       for f in ("--recompute-granularity", "--recompute-method", "--recompute-activation-function",
                 "--swap-attention", "--recompute-in-advance", "--recompute-in-bubble")],
@@ -240,13 +239,13 @@ CATALOG: Tuple[Entry, ...] = (
              f"{_ARGS}:725-726; {_FM}memory/smart_swap.py:20-22"),
     requires(on("--adaptive-recompute-device-swap"), on("--use-legacy-models"),
              "--adaptive-recompute-device-swap is not available with mcore models (needs --use-legacy-models)",
-             f"{_ARGS}:713-714", LEGACY),
+             f"{_ARGS}:713-714"),
     conflict(on("--memory-fragmentation"), on("--use-fused-rotary-pos-emb"),
-             "memory fragmentation is not compatible with --use-fused-rotary-pos-emb", f"{_ARGS200}:825-827", LEGACY),
+             "memory fragmentation is not compatible with --use-fused-rotary-pos-emb", f"{_ARGS200}:825-827"),
     conflict(on("--memory-fragmentation"), ADAPTIVE_RECOMPUTE[0],
-             "memory fragmentation is not compatible with adaptive selective recompute", f"{_ARGS200}:823-824", LEGACY),
+             "memory fragmentation is not compatible with adaptive selective recompute", f"{_ARGS200}:823-824"),
     conflict(on("--memory-fragmentation"), on("--smart-swap"),
-             "memory fragmentation is not compatible with smart swap", f"{_ARGS200}:828-830", LEGACY),
+             "memory fragmentation is not compatible with smart swap", f"{_ARGS200}:828-830"),
 
     # -- §2A feature manager: memory
     conflict(on("--reuse-fp32-param"), on("--enable-zero3"), "reuse_fp32_param and enable_zero3 are incompatible",
@@ -439,6 +438,12 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
                     ("gt", "--tensor-model-parallel-size", 1)), on("--moe-tp-extend-ep"),
              "with tensor parallel size > 1, --moe-alltoall-overlap-comm with alltoall_seq needs --moe-tp-extend-ep",
              f"{_FM}moe/moe_alltoall_overlap.py:39,44-45"),
+    # the legacy validator's form (any dispatcher; the alltoall one is the only one it allows with
+    # --moe-alltoall-overlap-comm, where the feature manager later rejects --moe-tp-extend-ep)
+    requires(all_of(on("--moe-alltoall-overlap-comm"), ("gt", "--tensor-model-parallel-size", 1)),
+             any_of(on("--moe-tp-extend-ep"), on("--moe-experts-pipeline-degree")),
+             "with tensor parallel size > 1, --moe-alltoall-overlap-comm needs --moe-tp-extend-ep (or "
+             "--moe-experts-pipeline-degree)", f"{_ARGS200}:689-690"),
     requires(on("--moe-allgather-overlap-comm"), ("eq", "--moe-token-dispatcher-type", "allgather"),
              "--moe-allgather-overlap-comm only supports the allgather dispatcher",
              f"{_FM}moe/moe_allgather_overlap.py:24-25; {_LLM200}:1152-1153"),
@@ -584,138 +589,138 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     value_range("--moe-zero-memory-num-layers", 0, None, f"{_FM}moe/moe_zero_memory.py:27-30"),
 # -- §2B legacy validator only (mindspeed/arguments.py validate_args_wrapper)
     conflict(on("--enable-zero3"), on("--use-ascend-mc2"), "enable_zero3 is not compatible with use_ascend_mc2",
-             f"{_ARGS}:524-530", LEGACY),
+             f"{_ARGS}:524-530"),
     conflict(on("--enable-zero3"), on("--recompute-granularity"), "enable_zero3 is not compatible with recompute",
-             f"{_ARGS}:524-530", LEGACY),
+             f"{_ARGS}:524-530"),
     conflict(on("--enable-zero3"), on("--use-pipe-experts"), "enable_zero3 is not compatible with use_pipe_experts",
-             f"{_ARGS}:524-530", LEGACY),
+             f"{_ARGS}:524-530"),
     requires(on("--optimize-vpp-send-recv-comm"), on("--num-layers-per-virtual-pipeline-stage"),
-             "--optimize-vpp-send-recv-comm needs a virtual pipeline", f"{_ARGS}:519-520", LEGACY),
+             "--optimize-vpp-send-recv-comm needs a virtual pipeline", f"{_ARGS}:519-520"),
     requires(on("--use-fused-swiglu"), on("--swiglu"), "--use-fused-swiglu needs --swiglu",
-             f"{_ARGS}:566-570; {_LLM200}:1498-1502", LEGACY),
+             f"{_ARGS}:566-570; {_LLM200}:1498-1502"),
     requires(on("--use-fused-rmsnorm"), ("eq", "--normalization", "RMSNorm"),
-             "--use-fused-rmsnorm needs --normalization RMSNorm", f"{_ARGS}:558-565; {_LLM200}:1492-1497", LEGACY),
+             "--use-fused-rmsnorm needs --normalization RMSNorm", f"{_ARGS}:558-565; {_LLM200}:1492-1497"),
     requires(on("--use-nanopipe"), on("--use-legacy-models"), "--use-nanopipe is not available with mcore models",
-             f"{_ARGS}:711-712", LEGACY),
+             f"{_ARGS}:711-712"),
     conflict(("eq", "--recompute-method", "uniform"), on("--recompute-activation-function"),
-             "uniform recomputation is not compatible with activation function recomputation", f"{_ARGS}:697-703", LEGACY),
+             "uniform recomputation is not compatible with activation function recomputation", f"{_ARGS}:697-703"),
     conflict(("eq", "--recompute-granularity", "selective"), on("--recompute-activation-function"),
-             "--recompute-activation-function is not compatible with selective recomputation", f"{_ARGS}:704-705", LEGACY),
+             "--recompute-activation-function is not compatible with selective recomputation", f"{_ARGS}:704-705"),
     requires(on("--moe-dynamic-padding"), on("--moe-no-drop"), "--moe-dynamic-padding needs --moe-no-drop",
-             f"{_ARGS}:632-633", LEGACY),
+             f"{_ARGS}:632-633"),
     conflict(("gt", "--num-experts", 0), on("--use-ascend-coc"), "coc is not compatible with moe models",
-             f"{_ARGS}:438-440", LEGACY),
+             f"{_ARGS}:438-440"),
     conflict(("gt", "--num-experts", 0), on("--use-ascend-mc2"), "mc2 is not compatible with moe models",
-             f"{_ARGS}:438,441-442", LEGACY),
+             f"{_ARGS}:438,441-442"),
     conflict(on("--moe-no-drop"), ("gt", "--pipeline-model-parallel-size", 1), "--moe-no-drop is not compatible with pp",
-             f"{_ARGS}:552-553", LEGACY),
+             f"{_ARGS}:552-553"),
     conflict(on("--use-fused-rmsnorm"), on("--use-nd-matmul"), "ND_MatMul is not compatible with fused_rmsnorm",
-             f"{_ARGS}:564-565", LEGACY),
+             f"{_ARGS}:564-565"),
     conflict(("ne", "--moe-zero-memory", "disable"), on("--moe-allgather-overlap-comm"),
-             "--moe-zero-memory does not support --moe-allgather-overlap-comm", f"{_ARGS}:630-631", LEGACY),
+             "--moe-zero-memory does not support --moe-allgather-overlap-comm", f"{_ARGS}:630-631"),
     requires(on("--moe-permutation-async-comm"), ("eq", "--moe-model-type", "megatron_moe"),
              "--moe-permutation-async-comm only supports megatron core moe (--moe-model-type megatron_moe)",
-             f"{_ARGS}:634-635", LEGACY),
+             f"{_ARGS}:634-635"),
     requires(on("--moe-bmm-mc2"), on("--moe-grouped-gemm"), "--moe-bmm-mc2 only works with --moe-grouped-gemm",
-             f"{_ARGS}:639-640", LEGACY),
-    *[conflict(on("--moe-bmm-mc2"), on(f), f"--moe-bmm-mc2 is not supported with {f}", f"{_ARGS}:641-643", LEGACY)
+             f"{_ARGS}:639-640"),
+    *[conflict(on("--moe-bmm-mc2"), on(f), f"--moe-bmm-mc2 is not supported with {f}", f"{_ARGS}:641-643")
       for f in ("--moe-tp-extend-ep", "--moe-alltoall-overlap-comm")],
     conflict(("eq", "--recompute-method", "uniform"), on("--recompute-norm"),
-             "uniform recomputation is not compatible with norm recomputation", f"{_ARGS}:697,701-703", LEGACY),
+             "uniform recomputation is not compatible with norm recomputation", f"{_ARGS}:697,701-703"),
     conflict(("eq", "--recompute-granularity", "selective"), on("--recompute-norm"),
-             "--recompute-norm is not compatible with selective recomputation", f"{_ARGS}:707-708", LEGACY),
+             "--recompute-norm is not compatible with selective recomputation", f"{_ARGS}:707-708"),
     conflict(on("--recompute-norm"), on("--use-legacy-models"), "--recompute-norm is only supported with mcore models",
-             f"{_ARGS}:709-710", LEGACY),
+             f"{_ARGS}:709-710"),
     conflict(on("--automated-pipeline-perf"), on("--num-layers-per-virtual-pipeline-stage"),
-             "automated pipeline performance is incompatible with virtual pipeline", f"{_ARGS}:750,754-755", LEGACY),
+             "automated pipeline performance is incompatible with virtual pipeline", f"{_ARGS}:750,754-755"),
     conflict(on("--use-nd-matmul"), on("--load"), "ND_MatMul does not support loading weights for training",
-             f"{_ARGS}:759,762-763", LEGACY),
+             f"{_ARGS}:759,762-763"),
     requires(("gt", "--ampipe-degree", 1), on("--use-flash-attn"), "ampipe only supports flash attention",
-             f"{_ARGS}:803-804", LEGACY),
+             f"{_ARGS}:803-804"),
     requires(("gt", "--ampipe-degree", 1), ("gt", "--expert-model-parallel-size", 1),
-             "ampipe only supports expert_model_parallel_size > 1", f"{_ARGS}:803,806", LEGACY),
+             "ampipe only supports expert_model_parallel_size > 1", f"{_ARGS}:803,806"),
     requires(("gt", "--ampipe-degree", 1), ("eq", "--moe-model-type", "deepspeed_moe"),
-             "ampipe only supports deepspeed_moe", f"{_ARGS}:803,807", LEGACY),
-    *[conflict(("gt", "--ampipe-degree", 1), on(f), f"ampipe does not support {f}", f"{_ARGS}:803,{line}", LEGACY)
+             "ampipe only supports deepspeed_moe", f"{_ARGS}:803,807"),
+    *[conflict(("gt", "--ampipe-degree", 1), on(f), f"ampipe does not support {f}", f"{_ARGS}:803,{line}")
       for f, line in (("--use-ascend-mc2", 808), ("--add-bias-linear", 809), ("--overlap-grad-reduce", 810),
                       ("--overlap-param-gather", 811), ("--use-nanopipe", 812),
                       ("--adaptive-recompute-device-swap", 815))],
     requires(all_of(("gt", "--num-experts", 0), on("--use-legacy-models")), ("eq", "--moe-model-type", "deepspeed_moe"),
              "megatron_moe (the default --moe-model-type) is not compatible with --use-legacy-models",
-             f"{_ARGS}:438,443-445 ({_ARGS200}:517-521)", LEGACY),
+             f"{_ARGS}:438,443-445 ({_ARGS200}:517-521)"),
     requires(all_of(("gt", "--num-experts", 0), ("eq", "--moe-model-type", "deepspeed_moe")), on("--use-legacy-models"),
-             "deepspeed_moe only supports --use-legacy-models", f"{_ARGS}:438,447-449 ({_ARGS200}:523-525)", LEGACY),
+             "deepspeed_moe only supports --use-legacy-models", f"{_ARGS}:438,447-449 ({_ARGS200}:523-525)"),
     requires(all_of(on("--use-pipe-experts"), on("--pipe-experts-multi-stream")), on("--sequence-parallel"),
              "--pipe-experts-multi-stream can only be used with --sequence-parallel",
-             f"{_ARGS}:580,583-584 ({_ARGS200}:667-668)", LEGACY),
+             f"{_ARGS}:580,583-584 ({_ARGS200}:667-668)"),
     conflict(on("--use-pipe-experts"), ("le", "--pipe-experts-multi-data", 0),
              "--pipe-experts-multi-data must be greater than 0 with --use-pipe-experts",
-             f"{_ARGS}:580-582 ({_ARGS200}:664-666)", LEGACY),
+             f"{_ARGS}:580-582 ({_ARGS200}:664-666)"),
     requires(("le", "--expert-interval", 0), ("gt", "--expert-interval", 0),
-             "--expert-interval must be between 1 and num layers", f"{_ARGS}:853-854 ({_ARGS200}:960-961)", LEGACY),
+             "--expert-interval must be between 1 and num layers", f"{_ARGS}:853-854 ({_ARGS200}:960-961)"),
     requires(("le", "--moe-train-capacity-factor", 0), ("gt", "--moe-train-capacity-factor", 0),
-             "--moe-train-capacity-factor must be greater than 0.0", f"{_ARGS}:855-856 ({_ARGS200}:962-963)", LEGACY),
+             "--moe-train-capacity-factor must be greater than 0.0", f"{_ARGS}:855-856 ({_ARGS200}:962-963)"),
     requires(on("--moe-bmm-mc2"), ("eq", "--moe-token-dispatcher-type", "alltoall"),
-             "--moe-bmm-mc2 only supports the alltoall dispatcher", f"{_ARGS}:636-638 ({_ARGS200}:731-733)", LEGACY),
+             "--moe-bmm-mc2 only supports the alltoall dispatcher", f"{_ARGS}:636-638 ({_ARGS200}:731-733)"),
     requires(on("--moe-bmm-mc2"), ("eq", "--moe-model-type", "megatron_moe"),
              "--moe-bmm-mc2 only supports megatron core moe (--moe-model-type megatron_moe)",
-             f"{_ARGS}:636-638 ({_ARGS200}:731-733)", LEGACY),
+             f"{_ARGS}:636-638 ({_ARGS200}:731-733)"),
     conflict(on("--use-nd-matmul"), ("eq", "--normalization", "LayerNorm"), "ND_MatMul is incompatible with LayerNorm",
-             f"{_ARGS}:759-761 ({_ARGS200}:865-867)", LEGACY),
+             f"{_ARGS}:759-761 ({_ARGS200}:865-867)"),
     # -- §2D MindSpeed-LLM 2.0.0 monolith (mindspeed_llm/training/arguments.py)
     requires(("eq", "--schedules-method", "dualpipev"), on("--moe-fb-overlap"),
-             "dualpipev requires --moe-fb-overlap", f"{_LLM200}:255-256", LEGACY),
+             "dualpipev requires --moe-fb-overlap", f"{_LLM200}:255-256"),
     requires(on("--use-fused-ring-attention-update"), ("gt", "--context-parallel-size", 1),
              "fused_ring_attention_update only works when context parallel is activated",
-             f"{_LLM200}:293-294", LEGACY),
+             f"{_LLM200}:293-294"),
     conflict(("eq", "--position-embedding-type", "alibi"), on("--sliding-window"),
-             "Sliding Window Attention is forbidden with alibi", f"{_LLM200}:1034-1035", LEGACY),
+             "Sliding Window Attention is forbidden with alibi", f"{_LLM200}:1034-1035"),
     conflict(("eq", "--tokenizer-padding-side", "left"), ("eq", "--position-embedding-type", "alibi"),
-             "alibi does not support --tokenizer-padding-side left", f"{_LLM200}:1036-1037", LEGACY),
+             "alibi does not support --tokenizer-padding-side left", f"{_LLM200}:1036-1037"),
     conflict(on("--variable-seq-lengths"), ("gt", "--context-parallel-size", 1),
-             "context parallelism is forbidden with variable seq lengths", f"{_LLM200}:1093-1095", LEGACY),
+             "context parallelism is forbidden with variable seq lengths", f"{_LLM200}:1093-1095"),
     conflict(("ne", "--moe-zero-memory", "disable"), on("--recompute-method"),
-             "--moe-zero-memory does not support full recomputation (--recompute-method)", f"{_LLM200}:1150", LEGACY),
+             "--moe-zero-memory does not support full recomputation (--recompute-method)", f"{_LLM200}:1150"),
     requires(all_of(on("--swap-attention"), on("--lora-target-modules")), on("--use-fused-rmsnorm"),
-             "without --use-fused-rmsnorm, swap attention cannot be used in LoRA fine-tuning", f"{_LLM200}:1038-1040", LEGACY),
+             "without --use-fused-rmsnorm, swap attention cannot be used in LoRA fine-tuning", f"{_LLM200}:1038-1040"),
     requires(on("--enable-optimizer-state-local-copy"), on("--enable-high-availability"),
-             "--enable-optimizer-state-local-copy needs --enable-high-availability", f"{_LLM200}:1083-1084", LEGACY),
+             "--enable-optimizer-state-local-copy needs --enable-high-availability", f"{_LLM200}:1083-1084"),
     conflict(all_of(on("--variable-seq-lengths"), on("--num-experts")), ("eq", "--moe-token-dispatcher-type", "allgather"),
-             "the allgather dispatcher is forbidden with variable seq lengths", f"{_LLM200}:1093,1096-1097", LEGACY),
+             "the allgather dispatcher is forbidden with variable seq lengths", f"{_LLM200}:1093,1096-1097"),
     requires(on("--moe-expert-capacity-factor"), ("in", "--moe-router-load-balancing-type", ("aux_loss", "none")),
-             "moe_expert_capacity_factor only works with aux_loss or none load balancing", f"{_LLM200}:1119,1125-1126", LEGACY),
+             "moe_expert_capacity_factor only works with aux_loss or none load balancing", f"{_LLM200}:1119,1125-1126"),
     requires(on("--moe-expert-capacity-factor"), ("eq", "--moe-token-dispatcher-type", "alltoall"),
-             "moe_expert_capacity_factor only works with the alltoall dispatcher", f"{_LLM200}:1119-1121", LEGACY),
+             "moe_expert_capacity_factor only works with the alltoall dispatcher", f"{_LLM200}:1119-1121"),
     conflict(on("--moe-expert-capacity-factor"), on("--use-fused-moe-token-permute-and-unpermute"),
              "moe_expert_capacity_factor does not support use_fused_moe_token_permute_and_unpermute",
-             f"{_LLM200}:1119,1131-1132", LEGACY),
+             f"{_LLM200}:1119,1131-1132"),
     requires(on("--moe-allgather-overlap-comm"),
              any_of(("gt", "--tensor-model-parallel-size", 1), ("gt", "--expert-model-parallel-size", 1)),
-             "--moe-allgather-overlap-comm requires tensor or expert parallelism", f"{_LLM200}:1154-1155", LEGACY),
+             "--moe-allgather-overlap-comm requires tensor or expert parallelism", f"{_LLM200}:1154-1155"),
     *[requires(on("--multi-head-latent-attention"), on(f), f"{f} must be set with --multi-head-latent-attention",
-               f"{_LLM200}:1161,{line} (defaults None: :97-100); {_ARGS}:457-467 ({_ARGS200}:539-549)", LEGACY)
+               f"{_LLM200}:1161,{line} (defaults None: :97-100); {_ARGS}:457-467 ({_ARGS200}:539-549)")
       for f, line in (("--kv-lora-rank", "1164-1165"), ("--v-head-dim", "1166-1167"), ("--qk-rope-head-dim", "1168-1169"),
                       ("--qk-nope-head-dim", "1170-1171"))],
     requires(("eq", "--rope-scaling-type", "yarn"), on("--rope-scaling-original-max-position-embeddings"),
-             "yarn needs --rope-scaling-original-max-position-embeddings", f"{_LLM200}:1175-1177; {_ARGS}:470-473", LEGACY),
-    *[requires(on(f), on("--num-experts"), f"{f} must not be set without MoE (--num-experts)", f"{_LLM200}:1182-1184", LEGACY)
+             "yarn needs --rope-scaling-original-max-position-embeddings", f"{_LLM200}:1175-1177; {_ARGS}:470-473"),
+    *[requires(on(f), on("--num-experts"), f"{f} must not be set without MoE (--num-experts)", f"{_LLM200}:1182-1184")
       for f in ("--first-k-dense-replace", "--moe-layer-freq")],
     *[requires(all_of(on(a), on("--num-experts")), on(b), "--first-k-dense-replace and --moe-layer-freq must be set together",
-               f"{_LLM200}:1186-1187", LEGACY)
+               f"{_LLM200}:1186-1187")
       for a, b in (("--first-k-dense-replace", "--moe-layer-freq"), ("--moe-layer-freq", "--first-k-dense-replace"))],
     *[requires(("eq", "--moe-router-load-balancing-type", "group_limited_greedy"), on(f), f"group_limited_greedy needs {f}",
-               f"{_LLM200}:1207,{line}", LEGACY)
+               f"{_LLM200}:1207,{line}")
       for f, line in (("--topk-group", "1208-1209"), ("--routed-scaling-factor", "1210-1211"))],
     requires(on("--moe-router-enable-expert-bias"), ("eq", "--moe-router-score-function", "sigmoid"),
-             "expert bias needs --moe-router-score-function sigmoid", f"{_LLM200}:1218-1219", LEGACY),
+             "expert bias needs --moe-router-score-function sigmoid", f"{_LLM200}:1218-1219"),
     conflict(("gt", "--output-layer-slice-num", 1), ("gt", "--tensor-model-parallel-size", 1),
-             "--output-layer-slice-num > 1 only supports TP size 1", f"{_LLM200}:1246-1248", LEGACY),
-    value_range("--output-layer-slice-num", 1, None, f"{_LLM200}:1244-1245", LEGACY),
-    requires(on("--neat-pack"), on("--reset-position-ids"), "--neat-pack needs --reset-position-ids (LLM 2.0.0)",
-             f"{_LLM200}:1024-1025", LEGACY),
+             "--output-layer-slice-num > 1 only supports TP size 1", f"{_LLM200}:1246-1248"),
+    value_range("--output-layer-slice-num", 1, None, f"{_LLM200}:1244-1245"),
+    requires(on("--neat-pack"), on("--reset-position-ids"), "--neat-pack needs --reset-position-ids",
+             f"{_LLM200}:1024-1025"),
     conflict(on("--use-glm-rope"), on("--use-fused-rotary-pos-emb"),
              "--use-glm-rope is not compatible with --use-fused-rotary-pos-emb",
-             f"{_LLM200}:1032-1033", LEGACY),
+             f"{_LLM200}:1032-1033"),
 
     # -- (i) follow-up: single-value checks
     choices("--quant-states", ("fp8", "hif8", "mxfp8"),
@@ -752,35 +757,62 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
              f"{_LLM200}:319-320"),
     requires(all_of(("gt", "--context-parallel-size", 1), ("eq", "--context-parallel-algo", "hybrid_adaptive_cp_algo")),
              on("--ulysses-degree-in-cp"), "--ulysses-degree-in-cp must be specified in hybrid_adaptive_cp_algo",
-             f"{_ARGS200}:775-776; {_LLM200}:337-338", LEGACY),
+             f"{_ARGS200}:775-776; {_LLM200}:337-338"),
     requires(all_of(("gt", "--context-parallel-size", 1), on("--reset-attention-mask"),
                     ("eq", "--attention-mask-type", "causal")), ("eq", "--context-parallel-algo", "megatron_cp_algo"),
              "accelerated eod reset mode (--reset-attention-mask, causal mask) with context parallel only supports "
-             "ring attention (megatron_cp_algo)", f"{_ARGS}:870-871 ({_ARGS200}:977-978, there even without CP)", LEGACY),
+             "ring attention (megatron_cp_algo)", f"{_ARGS}:870-871 ({_ARGS200}:977-978, there even without CP)"),
     requires(all_of(("gt", "--context-parallel-size", 1),
                     ("in", "--context-parallel-algo",
                      ("megatron_cp_algo", "hybrid_cp_algo", "adaptive_cp_algo", "hybrid_adaptive_cp_algo")),
                     ("eq", "--cp-attention-mask-type", "general")), ("eq", "--micro-batch-size", 1),
              "with --cp-attention-mask-type general, the micro batch size can only be 1",
-             f"{_LLM200}:289,316-317,329-330,334-335,344-345", LEGACY),
+             f"{_LLM200}:289,316-317,329-330,334-335,344-345"),
     conflict(("gt", "--context-parallel-size", 1), on("--sliding-window"),
-             "sliding window is not supported in context parallel", f"{_LLM200}:289,347-348", LEGACY),
+             "sliding window is not supported in context parallel", f"{_LLM200}:289,347-348"),
     # LLM 2.0.0: o2 and fused ops (validate_args_decorator, :1524,1546-1547; fused rope also in MindSpeed's legacy validator)
     *[requires(on(f), on("--bf16"), "the o2 feature is only for bf16 mixed-precision training (--bf16)",
-               f"{_LLM200}:1482-1485", LEGACY)
+               f"{_LLM200}:1482-1485")
       for f in ("--o2-gradient", "--o2-optimizer")],
     requires(on("--use-fused-mlp"), on("--swiglu"), "use_fused_mlp only supports the swiglu activation (--swiglu)",
-             f"{_LLM200}:1452-1456", LEGACY),
+             f"{_LLM200}:1452-1456"),
     requires(on("--use-fused-mlp"), any_of(on("--sequence-parallel"), on("--lora-fusion")),
-             "use_fused_mlp needs --sequence-parallel (or --lora-fusion)", f"{_LLM200}:1452-1453,1457-1459", LEGACY),
+             "use_fused_mlp needs --sequence-parallel (or --lora-fusion)", f"{_LLM200}:1452-1453,1457-1459"),
     requires(on("--use-fused-rotary-pos-emb"),
              any_of(("eq", "--position-embedding-type", "rope"), on("--use-rotary-position-embeddings")),
              "--use-fused-rotary-pos-emb needs --position-embedding-type rope",
-             f"{_ARGS}:571-575 ({_ARGS200}:655-659); {_LLM200}:1503-1507", LEGACY),
+             f"{_ARGS}:571-575 ({_ARGS200}:655-659); {_LLM200}:1503-1507"),
     # MindSpeed's legacy validator: `if pad and pad <= 0` (0 passes the truthiness test)
-    value_range("--param-and-grad-buffer-pad", 0, None, f"{_ARGS}:555-556 ({_ARGS200}:639-640)", LEGACY),
+    value_range("--param-and-grad-buffer-pad", 0, None, f"{_ARGS}:555-556 ({_ARGS200}:639-640)"),
 )
 
 
-def catalog_for(stack: str) -> Tuple[Entry, ...]:
-    return tuple(e for e in CATALOG if stack in e.stacks)
+@dataclasses.dataclass(frozen=True)
+class Applicable:
+    """An entry that holds on every stack release of a run, with what its message names: the
+    releases it holds for (text) and the upstream line at the newest of the run's releases."""
+    entry: Entry
+    releases: str
+    citation: str
+
+
+def holds(entry: Entry) -> Dict[str, str]:
+    """Stack release (``framework@release``) -> the upstream line of the check there, for the
+    releases the entry holds for (``mindspeed_releases.json``, made by tools/gen_releases.py)."""
+    from npulint.releases import mindspeed_data
+
+    return mindspeed_data()["entries"].get(entry.key, {})
+
+
+@functools.lru_cache(maxsize=256)
+def catalog_for(stacks: FrozenSet[str]) -> Tuple[Applicable, ...]:
+    """The entries that hold on every one of *stacks* (a launch may run on any of them)."""
+    from npulint.releases import describe, newest
+
+    out = []
+    cite = newest(stacks)
+    for e in CATALOG:
+        where = holds(e)
+        if stacks and all(s in where for s in stacks):
+            out.append(Applicable(e, describe(where), where[cite]))
+    return tuple(out)

@@ -30,14 +30,14 @@ def _select(rule):
 
 @pytest.mark.parametrize("rule, src", _examples("invalid"))
 def test_invalid_example_produces_the_code(lint, rule, src):
-    found = lint(_files(rule, src), select=_select(rule))
+    found = lint(_files(rule, src), select=_select(rule), config=rule.example_config or None)
     assert rule.code in codes(found), f"{rule.code} invalid example gave {codes(found)}:\n{src}"
     assert set(codes(found)) == {rule.code}
 
 
 @pytest.mark.parametrize("rule, src", _examples("valid"))
 def test_valid_example_does_not_produce_the_code(lint, rule, src):
-    found = lint(_files(rule, src), select=_select(rule))
+    found = lint(_files(rule, src), select=_select(rule), config=rule.example_config or None)
     assert rule.code not in codes(found), f"{rule.code} valid example gave {found}:\n{src}"
 
 

@@ -4,11 +4,17 @@ from conftest import at, codes, pos
 from npulint.fixes import fix_text, parses
 from npulint.source import PYTHON
 
-LEGACY = '[tool.npulint]\nmindspeed-stack = "legacy"\n'
-CURRENT = '[tool.npulint]\nmindspeed-stack = "current"\n'  # a config file stays for the rest of a test
+# The releases a test's launches run on (a config file stays for the rest of a test): the
+# catalog's checks are those of MindSpeed and MindSpeed-LLM master unless a test says otherwise.
+MASTER = '[tool.npulint.releases]\nmindspeed = "master"\nmindspeed-llm = "master"\n'
+CURRENT = MASTER
+# MindSpeed's legacy validator (core_r0.8.0-era MindSpeed on plain Megatron-LM)
+LEGACY = '[tool.npulint.releases]\nmindspeed = ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0"]\n'
+# MindSpeed-LLM 2.0.0's own validator (its mindspeed_llm/training/arguments.py)
+LLM200 = '[tool.npulint.releases]\nmindspeed-llm = "2.0.0"\n'
 
 
-def sh(lint, src, select=("NPU5",), config=None):
+def sh(lint, src, select=("NPU5",), config=MASTER):
     return lint({"run.sh": src}, select=list(select), config=config)
 
 
@@ -22,7 +28,7 @@ def about(lint, src, text):
 
 def test_amo_against_recompute_granularity(lint):
     src = "torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization --recompute-granularity full\n"
-    found = sh(lint, src)
+    found = sh(lint, src, config=LEGACY)
     assert codes(found) == ["NPU501"]
     assert pos(found[0]) == at(src, "--recompute-granularity")
     assert found[0].end_column == found[0].column + len("--recompute-granularity")
@@ -34,17 +40,17 @@ def test_amo_clean_twin(lint):
 
 def test_amo_selective_also_conflicts_and_recompute_activations(lint):
     assert codes(sh(lint, "torchrun pretrain_gpt.py --recompute-granularity selective "
-                          "--adaptive-memory-optimization\n")) == ["NPU501"]
-    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --recompute-activations\n")) == [
+                          "--adaptive-memory-optimization\n", config=LEGACY)) == ["NPU501"]
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --recompute-activations\n", config=LEGACY)) == [
         "NPU501"]
 
 
 def test_value_conditions(lint):
-    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree 2\n")) == ["NPU501"]
-    assert sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree 1\n") == []
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree 2\n", config=LEGACY, select=("NPU501",))) == ["NPU501"]
+    assert sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree 1\n", config=LEGACY, select=("NPU501",)) == []
     assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization "
-                          "--adaptive-recompute-device-size 1024\n")) == ["NPU501"]
-    assert sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --adaptive-recompute-device-size -1\n") == []
+                          "--adaptive-recompute-device-size 1024\n", config=LEGACY, select=("NPU501",))) == ["NPU501"]
+    assert sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --adaptive-recompute-device-size -1\n", config=LEGACY, select=("NPU501",)) == []
 
 
 def test_one_finding_per_pair_at_the_later_flag(lint):
@@ -119,7 +125,7 @@ torchrun --nproc_per_node 8 pretrain_gpt.py $GPT_ARGS $MEM_ARGS "${RECOMPUTE[@]}
 
 
 def test_flags_through_variables_arrays_and_appends(lint):
-    found = sh(lint, SCRIPT)
+    found = sh(lint, SCRIPT, config=LEGACY)
     assert codes(found) == ["NPU501"]
     assert pos(found[0]) == at(SCRIPT, "--recompute-method")  # in the array's assignment
 
@@ -228,7 +234,7 @@ def test_subprocess_list(lint):
            "--swap-attention"]
     sp.run(cmd)
     """
-    found = lint(src, select=["NPU5"])
+    found = lint(src, select=["NPU5"], config=LEGACY)
     assert codes(found) == ["NPU501"]
     assert pos(found[0]) == at(src, '"--swap-attention"')
 
@@ -372,7 +378,7 @@ def test_export_and_plus_equals(lint):
 
 
 def test_flag_value_with_equals_sign(lint):
-    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree=4\n")) == ["NPU501"]
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree=4\n", config=LEGACY, select=("NPU501",))) == ["NPU501"]
 
 
 def test_value_condition_on_absent_flag_without_default_is_unknown(lint):
@@ -462,9 +468,9 @@ def test_python_list_changed_after_it_is_built(lint):
     cmd.append("--bf16")
     subprocess.run(cmd)
     """
-    assert lint(src, select=["NPU5"]) == []
+    assert lint(src, select=["NPU5"], config=LEGACY) == []
     conflict = src.replace('"--reuse-fp32-param"', '"--adaptive-memory-optimization", "--swap-attention"')
-    assert codes(lint(conflict, select=["NPU5"])) == ["NPU501"]  # presence cannot be undone
+    assert codes(lint(conflict, select=["NPU5"], config=LEGACY)) == ["NPU501"]  # presence cannot be undone
 
 
 def test_source_makes_earlier_variables_unknown(lint):
@@ -548,19 +554,18 @@ def test_value_condition_inside_all_of(lint):
     assert sh(lint, src.replace("--moe-token-dispatcher-type alltoall ", "")) == []
 
 
-def test_catalog_entries_cite_a_source_and_name_a_stack():
+def test_catalog_entries_cite_a_source_and_hold_somewhere():
     import re
 
-    from npulint.rules.mindspeed_catalog import CATALOG, Entry
+    from npulint.rules.mindspeed_catalog import CATALOG, Entry, holds
 
     cite = re.compile(r"\b(MS|LLM|MEG)@[0-9a-z.]+ [\w./-]+\.py(:\d+)?")
     kinds = {"conflict", "requires", "choices", "range"}
     for e in CATALOG:
         assert isinstance(e, Entry) and e.kind in kinds, e
         assert cite.search(e.source), e.source
-        assert e.stacks and set(e.stacks) <= {"current", "legacy"}, e.stacks
-        assert "legacy" in e.stacks, e  # the legacy stack runs the current checks too
-    assert len({(e.kind, e.a, e.b, e.stacks) for e in CATALOG}) == len(CATALOG)  # no duplicates
+        assert holds(e), e  # an entry that holds on no release is never reported
+    assert len({e.key for e in CATALOG}) == len(CATALOG)  # no duplicates
 
 
 def test_all_of_requirement_with_a_catalogued_default(lint):
@@ -633,11 +638,11 @@ def test_legacy_expert_interval_and_capacity_factor(lint):
 def test_range_compares_a_zero_value(lint):
     # LLM 2.0.0: --output-layer-slice-num must be >= 1; a written 0 used to slip through
     src = "torchrun pretrain_gpt.py --output-layer-slice-num 0\n"
-    found = sh(lint, src, config=LEGACY)
+    found = sh(lint, src, config=LLM200)
     assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "0\n")
-    assert sh(lint, src.replace(" 0\n", " 1\n"), config=LEGACY) == []
-    assert codes(sh(lint, "N=0\ntorchrun pretrain_gpt.py --output-layer-slice-num $N\n", config=LEGACY)) == ["NPU504"]
-    assert sh(lint, "torchrun pretrain_gpt.py --output-layer-slice-num $N\n", config=LEGACY) == []
+    assert sh(lint, src.replace(" 0\n", " 1\n"), config=LLM200) == []
+    assert codes(sh(lint, "N=0\ntorchrun pretrain_gpt.py --output-layer-slice-num $N\n", config=LLM200)) == ["NPU504"]
+    assert sh(lint, "torchrun pretrain_gpt.py --output-layer-slice-num $N\n", config=LLM200) == []
     assert sh(lint, src, config=CURRENT) == []  # legacy-only entry
 
 
@@ -729,38 +734,38 @@ def test_legacy_cp_reset_attention_mask_needs_ring_attention(lint):
 def test_legacy_llm_context_parallel_rules(lint):
     general = "torchrun pretrain_gpt.py --context-parallel-size 2 --context-parallel-algo megatron_cp_algo " \
               "--cp-attention-mask-type general --micro-batch-size 2\n"
-    found = sh(lint, general, config=LEGACY)
+    found = sh(lint, general, config=LLM200)
     assert codes(found) == ["NPU504"] and "micro batch size" in found[0].message
-    assert sh(lint, general.replace("size 2\n", "size 1\n"), config=LEGACY) == []
-    assert sh(lint, general.replace("megatron_cp_algo", "ulysses_cp_algo"), config=LEGACY) == []
+    assert sh(lint, general.replace("size 2\n", "size 1\n"), config=LLM200) == []
+    assert sh(lint, general.replace("megatron_cp_algo", "ulysses_cp_algo"), config=LLM200) == []
     assert sh(lint, general, config=CURRENT) == []
     window = "torchrun pretrain_gpt.py --context-parallel-size 2 --sliding-window 4096\n"
-    assert codes(sh(lint, window, config=LEGACY)) == ["NPU501"]
-    assert sh(lint, window.replace("size 2", "size 1"), config=LEGACY) == []
+    assert codes(sh(lint, window, config=LLM200)) == ["NPU501"]
+    assert sh(lint, window.replace("size 2", "size 1"), config=LLM200) == []
     assert sh(lint, window, config=CURRENT) == []
 
 
 def test_legacy_o2_needs_bf16(lint):
     src = "torchrun pretrain_gpt.py --o2-optimizer --fp16\n"
-    found = sh(lint, src, config=LEGACY)
+    found = sh(lint, src, config=LLM200)
     assert codes(found) == ["NPU504"] and "bf16" in found[0].message
-    assert sh(lint, src.replace("--fp16", "--bf16"), config=LEGACY) == []
-    assert codes(sh(lint, "torchrun pretrain_gpt.py --o2-gradient\n", config=LEGACY)) == ["NPU504"]
+    assert sh(lint, src.replace("--fp16", "--bf16"), config=LLM200) == []
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --o2-gradient\n", config=LLM200)) == ["NPU504"]
     assert sh(lint, src, config=CURRENT) == []
 
 
 def test_legacy_llm_fused_ops(lint):
     mlp = "torchrun pretrain_gpt.py --use-fused-mlp --swiglu --sequence-parallel\n"
-    assert sh(lint, mlp, config=LEGACY) == []
-    assert codes(sh(lint, mlp.replace(" --swiglu", ""), config=LEGACY)) == ["NPU504"]
-    assert codes(sh(lint, mlp.replace(" --sequence-parallel", ""), config=LEGACY)) == ["NPU504"]
-    assert sh(lint, mlp.replace("--sequence-parallel", "--lora-fusion"), config=LEGACY) == []
+    assert sh(lint, mlp, config=LLM200) == []
+    assert codes(sh(lint, mlp.replace(" --swiglu", ""), config=LLM200)) == ["NPU504"]
+    assert codes(sh(lint, mlp.replace(" --sequence-parallel", ""), config=LLM200)) == ["NPU504"]
+    assert sh(lint, mlp.replace("--sequence-parallel", "--lora-fusion"), config=LLM200) == []
     assert sh(lint, mlp.replace(" --swiglu", ""), config=CURRENT) == []
     rope = "torchrun pretrain_gpt.py --use-fused-rotary-pos-emb --position-embedding-type learned_absolute\n"
-    assert codes(sh(lint, rope, config=LEGACY)) == ["NPU504"]
-    assert sh(lint, rope.replace("learned_absolute", "rope"), config=LEGACY) == []
-    assert sh(lint, rope.replace("\n", " --use-rotary-position-embeddings\n"), config=LEGACY) == []
-    assert sh(lint, "torchrun pretrain_gpt.py --use-fused-rotary-pos-emb\n", config=LEGACY) == []  # no default here
+    assert codes(sh(lint, rope, config=LLM200)) == ["NPU504"]
+    assert sh(lint, rope.replace("learned_absolute", "rope"), config=LLM200) == []
+    assert sh(lint, rope.replace("\n", " --use-rotary-position-embeddings\n"), config=LLM200) == []
+    assert sh(lint, "torchrun pretrain_gpt.py --use-fused-rotary-pos-emb\n", config=LLM200) == []  # no default here
     assert sh(lint, rope, config=CURRENT) == []
 
 

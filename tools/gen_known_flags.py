@@ -7,6 +7,10 @@ MindSpeed-LLM, MindSpeed-MM, MindSpeed-RL and Megatron-LM, read from bare git mi
     python tools/gen_known_flags.py --mirrors DIR --check  # exit 1 if the file is stale
     python tools/gen_known_flags.py --where=--mm-model   # which files register a flag
 
+It also writes rules/mindspeed_release_flags.json: for the release branches npulint models
+(RELEASE_REFS), which of them register each flag, so that a launch tells the releases it can run
+on (a flag no file of a release registers makes that release reject the launch).
+
 Standard library and git only. Upstream code is never imported or run: each file is parsed
 with ``ast`` (npulint/argflags.py says which option strings are read). Megatron-LM 0.16 and
 later also register flags from dataclass fields (``ArgumentGroupFactory(Config)``): every
@@ -32,6 +36,18 @@ sys.path.insert(0, ROOT)
 from npulint.argflags import _Resolver, _Scopes, calls_in_text, call_flags, flags_in_tree, is_flag, parse  # noqa: E402
 
 OUTPUT = os.path.join(ROOT, "rules", "mindspeed_known_flags.txt")
+RELEASE_OUTPUT = os.path.join(ROOT, "rules", "mindspeed_release_flags.json")
+
+# The refs whose flags tell which stack release a launch can run on (npulint/releases.py): the
+# release branches of the frameworks (as in rules/mindspeed_releases.json) and the Megatron-LM
+# refs they are installed with.
+RELEASE_REFS: Tuple[Tuple[str, str, str], ...] = tuple(
+    [("mindspeed", "Ascend/MindSpeed", r) for r in (
+        "2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0", "2.1.0_core_r0.12.1", "2.2.0_core_r0.12.1",
+        "2.3.0_core_r0.12.1", "26.0.0_core_r0.12.1", "26.1.0_core_r0.12.1", "master")]
+    + [("mindspeed-llm", "Ascend/MindSpeed-LLM", r) for r in ("2.0.0", "2.1.0", "2.2.0", "2.3.0", "26.0.0", "26.1.0", "master")]
+    + [("mindspeed-mm", "Ascend/MindSpeed-MM", r) for r in ("2.0.0", "2.1.0", "2.2.0", "2.3.0", "26.0.0", "26.1.0", "master")]
+    + [("megatron", "NVIDIA/Megatron-LM", r) for r in ("core_r0.8.0", "core_v0.12.1")])
 DEFAULT_MIRRORS = os.environ.get("NPULINT_MIRRORS", "/work/.mirror")
 
 # (repository, short label, ref patterns): every branch and tag of the Ascend frameworks; of
@@ -207,10 +223,12 @@ class Result:
         self.where: Dict[str, Dict[Tuple[str, str, int], str]] = {}
         self.labels: Dict[str, Set[str]] = {}
         self.uncertain: Set[Tuple[str, str, int]] = set()
+        self.by_commit: Dict[str, Set[str]] = {}  # commit -> the flags registered there
 
     def add(self, flag: str, repo: str, label: str, path: str, line: int, commit: str) -> None:
         self.where.setdefault(flag, {}).setdefault((repo, path, line), commit)
         self.labels.setdefault(flag, set()).add(label)
+        self.by_commit.setdefault(commit, set()).add(flag)
 
 
 def collect(sources, mirrors: Dict[str, str], log=None) -> Result:
@@ -298,6 +316,32 @@ def render(result: Result, sources) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_releases(result: Result) -> str:
+    """``{"refs": {"framework@ref": commit}, "flags": {flag: [index of each ref that registers it]}}``:
+    a flag's releases, for the refs in RELEASE_REFS (a tag's commit when the branch is absent)."""
+    import json
+
+    commits = {}
+    for repo, ref, commit in result.refs:
+        for prefix in ("refs/heads/", "refs/tags/"):
+            if ref.startswith(prefix):
+                commits.setdefault((repo, ref[len(prefix):]), commit)
+    names, order = [], []
+    for fw, repo, ref in RELEASE_REFS:
+        commit = commits.get((repo, ref))
+        if commit is None:
+            raise SystemExit(f"gen_known_flags: {repo} has no ref {ref}")
+        names.append(f"{fw}@{ref}")
+        order.append(commit)
+    flags: Dict[str, List[int]] = {}
+    for i, commit in enumerate(order):
+        for flag in result.by_commit.get(commit, ()):
+            flags.setdefault(flag, []).append(i)
+    doc = {"generated_by": "tools/gen_known_flags.py", "refs": dict(zip(names, order)),
+           "flags": {f: flags[f] for f in sorted(flags)}}
+    return json.dumps(doc, indent=0, sort_keys=False, separators=(",", ":")) + "\n"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mirrors", default=DEFAULT_MIRRORS,
@@ -306,6 +350,8 @@ def main(argv=None) -> int:
                     help="read this repository from GITDIR instead (repeatable); with --only, only these")
     ap.add_argument("--only", action="store_true", help="read only the repositories given with --repo")
     ap.add_argument("--output", default=OUTPUT)
+    ap.add_argument("--release-output", default=RELEASE_OUTPUT,
+                    help="where the flags of each release go (not written with --only)")
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 if the output file differs")
     ap.add_argument("--where", metavar="FLAG", help="print where FLAG is registered, then stop")
     ap.add_argument("--uncertain", action="store_true",
@@ -339,18 +385,24 @@ def main(argv=None) -> int:
     if args.uncertain:
         for repo, path, line in sorted(result.uncertain):
             print(f"uncertain: {repo} {path}:{line}", file=sys.stderr)
-    text = render(result, sources)
+    outputs = [(args.output, render(result, sources))]
+    if not args.only:
+        outputs.append((args.release_output, render_releases(result)))
     if args.check:
-        try:
-            with open(args.output, encoding="utf-8") as fh:
-                same = fh.read() == text
-        except OSError:
-            same = False
-        if not same:
-            print(f"{args.output} is not what the sources give: run tools/gen_known_flags.py", file=sys.stderr)
-        return 0 if same else 1
-    with open(args.output, "w", encoding="utf-8", newline="\n") as fh:
-        fh.write(text)
+        stale = []
+        for path, text in outputs:
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    if fh.read() != text:
+                        stale.append(path)
+            except OSError:
+                stale.append(path)
+        for path in stale:
+            print(f"{path} is not what the sources give: run tools/gen_known_flags.py", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in outputs:
+        with open(path, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
     print(f"{args.output}: {len(result.where)} flags from {len(result.refs)} refs", file=sys.stderr)
     return 0
 

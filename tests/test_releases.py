@@ -1,0 +1,231 @@
+"""The release model (RULES.md "Releases"): releases configured, inferred from the project, or
+every known one; release-dependent checks report only what every release in effect rejects."""
+
+import json
+
+import pytest
+
+from conftest import codes, run_cli
+from npulint import releases
+from npulint.config import Settings
+
+TA = "import torch\nimport torchair as tng\n"
+
+
+def _compiled(body: str, mode: str = "max-autotune") -> str:
+    set_mode = f"cfg.mode = {mode!r}\n" if mode != "max-autotune" else ""
+    return (TA + "class M(torch.nn.Module):\n    def forward(self, x):\n" + body +
+            "        return x\n" + "cfg = tng.CompilerConfig()\n" + set_mode +
+            "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n")
+
+
+RECORD_ONLY = _compiled("        tng.ops.npu_tagged_event_record(EV)\n").replace(
+    "class M", "EV = make_event()\nclass M")
+CREATED = _compiled("        tng.ops.npu_tagged_event_record(self.ev)\n").replace(
+    "    def forward", "    def __init__(self):\n        super().__init__()\n"
+                      "        self.ev = tng.ops.npu_create_tagged_event(tag='a')\n    def forward")
+
+
+def _releases_config(**by_framework) -> str:
+    lines = "".join(f"{fw} = {json.dumps(v)}\n" for fw, v in by_framework.items())
+    return "[tool.npulint.releases]\n" + lines
+
+
+# -- torchair: NPU303 holds from 7.2.0 on (7.1.0's GE converters drop the tagged-event ops) --
+
+
+def test_npu303_release_pair(lint):
+    assert codes(lint(CREATED, select=["NPU303"], config=_releases_config(torchair="master"))) == ["NPU303"]
+    assert lint(CREATED, select=["NPU303"], config=_releases_config(torchair="7.1.0")) == []
+
+
+def test_npu303_message_names_the_releases_and_the_upstream_line(lint):
+    (f,) = lint(CREATED, select=["NPU303"], config=_releases_config(torchair=["7.3.0", "master"]))
+    assert "torchair 7.2.0 to master" in f.message
+    assert "Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:80,96,125" in f.message
+
+
+def test_npu303_default_every_release_the_code_can_run_on(lint):
+    # npu_create_tagged_event exists from 7.2.0 on: the code cannot run on 7.1.0, and NPU303
+    # holds on every release it can run on
+    assert codes(lint(CREATED, select=["NPU303"])) == ["NPU303"]
+    # an event of unknown origin: the code could be 7.1.0's (ExternalEvent), where the
+    # converter drops the op without an error: nothing is said
+    assert lint(RECORD_ONLY, select=["NPU303"]) == []
+    assert codes(lint(RECORD_ONLY, select=["NPU303"], config=_releases_config(torchair="7.2.0"))) == ["NPU303"]
+
+
+def test_npu303_clean_twin_in_reduce_overhead(lint):
+    assert lint(CREATED.replace("cfg = tng.CompilerConfig()\n",
+                                "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\n"),
+                select=["NPU303"], config=_releases_config(torchair="master")) == []
+
+
+# -- configuration ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("table, words", [
+    ('[tool.npulint.releases]\nmindspeed-llmm = "2.1.0"\n', ["unknown framework", "mindspeed-llmm", "mindspeed-llm"]),
+    ('[tool.npulint.releases]\nmindspeed-llm = "2.1"\n', ["unknown release", "'2.1'", "known: 2.0.0"]),
+    ('[tool.npulint.releases]\ntorchair = []\n', ["releases.torchair"]),
+    ('[tool.npulint.releases]\ntorchair = 7\n', ["releases.torchair"]),
+    ('[tool.npulint]\nreleases = "master"\n', ["'releases' must be a table"]),
+])
+def test_bad_release_configuration_is_one_line_exit_2(project, table, words):
+    root = project({"run.sh": "torchrun pretrain_gpt.py --bf16\n", "pyproject.toml": table})
+    proc = run_cli(["."], cwd=root)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("npulint: error:")
+    for w in words:
+        assert w in proc.stderr
+
+
+def test_configured_releases_are_kept_in_release_order():
+    got = releases.check_config({"mindspeed-llm": ["master", "2.2.0"], "torchair": "7.3.0"}, "x")
+    assert got == {"mindspeed-llm": ("2.2.0", "master"), "torchair": ("7.3.0",)}
+
+
+def test_describe_makes_ranges_of_consecutive_releases():
+    llm = releases.known("mindspeed-llm")
+    text = releases.describe([f"mindspeed-llm@{r}" for r in llm[2:]] + ["mindspeed@master"])
+    assert text == f"MindSpeed master; MindSpeed-LLM {llm[2]} to master"
+    assert releases.describe(["torchair@7.1.0", "torchair@7.3.0"]) == "torchair 7.1.0, 7.3.0"
+
+
+# -- inference --------------------------------------------------------------------------------
+
+
+def _resolve(root, config_path=None):
+    s = Settings(root=str(root), config_path=config_path)
+    return releases.resolve(s, [str(root / "x.sh")])
+
+
+def test_the_tree_is_the_framework_itself(tmp_path):
+    (tmp_path / "mindspeed_llm").mkdir()
+    (tmp_path / "mindspeed_llm" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text("__version__ = '2.2.0'\nsetup(version=__version__)\n")
+    got = _resolve(tmp_path)
+    assert got.of("mindspeed-llm") == ("2.2.0",)
+    assert got.mindspeed_stacks() == {"mindspeed-llm@2.2.0"}
+
+
+def test_a_version_several_releases_declare_infers_all_of_them(tmp_path):
+    (tmp_path / "mindspeed_llm").mkdir()
+    (tmp_path / "mindspeed_llm" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text("__version__ = '0.0.1'\n")
+    assert set(_resolve(tmp_path).of("mindspeed-llm")) >= {"2.0.0", "2.1.0"}
+
+
+def test_an_unknown_version_leaves_every_release_of_that_framework(tmp_path):
+    (tmp_path / "mindspeed_llm").mkdir()
+    (tmp_path / "mindspeed_llm" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text("__version__ = '99.0'\n")
+    got = _resolve(tmp_path)
+    assert got.of("mindspeed-llm") == releases.known("mindspeed-llm")
+    assert all(s.startswith("mindspeed-llm@") for s in got.mindspeed_stacks())
+
+
+@pytest.mark.parametrize("name, text, framework, expected", [
+    ("requirements.txt", "torch==2.1.0\nmindspeed-llm==2.2.0\n", "mindspeed-llm", ("2.2.0",)),
+    ("requirements.txt", "mindspeed @ git+https://gitcode.com/Ascend/MindSpeed.git@2.1.0_core_r0.8.0\n",
+     "mindspeed", ("2.1.0_core_r0.8.0",)),
+    ("requirements-npu.txt", "torchair==7.3.0\n", "torchair", ("7.3.0",)),
+    ("pyproject.toml", '[project]\ndependencies = ["mindspeed_mm==master"]\n', "mindspeed-mm", ("master",)),
+])
+def test_pinned_requirements(tmp_path, name, text, framework, expected):
+    (tmp_path / name).write_text(text)
+    assert _resolve(tmp_path).of(framework) == expected
+
+
+def test_unpinned_or_unknown_pins_infer_nothing(tmp_path):
+    (tmp_path / "requirements.txt").write_text("mindspeed-llm>=2.2.0\ntorchair==1.0\nnot-mindspeed==2.2.0\n")
+    got = _resolve(tmp_path)
+    assert got.chosen == ()
+    assert got.mindspeed_stacks() == {f"{fw}@{r}" for fw in releases.MINDSPEED_FRAMEWORKS
+                                      for r in releases.known(fw)}
+
+
+def test_configured_wins_over_inferred(tmp_path):
+    (tmp_path / "requirements.txt").write_text("mindspeed-llm==2.2.0\ntorchair==7.3.0\n")
+    s = Settings(root=str(tmp_path), config_path=str(tmp_path / "pyproject.toml"))
+    s.releases = {"mindspeed-llm": ("master",)}
+    got = releases.resolve(s, [str(tmp_path / "x.sh")])
+    assert got.of("mindspeed-llm") == ("master",)
+    assert got.of("torchair") == ("7.3.0",)  # the other frameworks are still inferred
+
+
+def test_mindspeed_stack_is_an_alias(tmp_path):
+    s = Settings(root=str(tmp_path), config_path=str(tmp_path / "pyproject.toml"))
+    s.mindspeed_stack = "legacy"
+    got = releases.resolve(s, [])
+    assert got.of("mindspeed") and all("core_r0.8.0" in r for r in got.of("mindspeed"))
+    assert got.of("mindspeed-llm") is None
+
+
+def test_a_changed_pin_is_a_new_run_not_a_cached_one(project):
+    src = CREATED
+    root = project({"m.py": src, "requirements.txt": "torchair==7.1.0\n"})
+    first = run_cli([".", "--select", "NPU303", "--format", "json"], cwd=root)
+    assert json.loads(first.stdout) == []
+    (root / "requirements.txt").write_text("torchair==7.3.0\n")
+    second = run_cli([".", "--select", "NPU303", "--format", "json"], cwd=root)
+    assert [f["code"] for f in json.loads(second.stdout)] == ["NPU303"]
+
+
+# -- what a launch's flags say --------------------------------------------------------------
+
+
+def test_a_flag_only_some_releases_register_narrows_the_releases():
+    every = frozenset(f"{fw}@{r}" for fw in releases.MINDSPEED_FRAMEWORKS for r in releases.known(fw))
+    # --neat-pack is MindSpeed-LLM's own: a plain MindSpeed or MindSpeed-MM launch rejects it
+    got = releases.runs_on(["--neat-pack"], every)
+    assert got and all(s.startswith("mindspeed-llm@") for s in got)
+    # a flag no release registers (a typo, the project's own) narrows nothing
+    assert releases.runs_on(["--no-such-flag-anywhere"], every) == every
+    assert releases.runs_on(["--bf16"], every) == every
+
+
+# -- MindSpeed: the same script, two configured releases, two verdicts -----------------------
+
+MOE = ("torchrun pretrain_gpt.py --num-experts 8 --moe-token-dispatcher-type alltoall --moe-alltoall-overlap-comm "
+       "--tensor-model-parallel-size 2 --expert-model-parallel-size 2 --moe-permutation-async-comm "
+       "--moe-grouped-gemm{}\n")
+
+
+def test_moe_tp_extend_ep_is_required_on_core_r0_8_0_and_rejected_on_master(lint):
+    r08 = _releases_config(mindspeed="2.1.0_core_r0.8.0")
+    master = _releases_config(mindspeed="master")
+    without, with_ = MOE.format(""), MOE.format(" --moe-tp-extend-ep")
+    (f,) = lint({"run.sh": without}, select=["NPU5"], config=r08)
+    assert f.code == "NPU504" and "needs --moe-tp-extend-ep" in f.message
+    assert "MindSpeed 2.0.0_core_r0.8.0, 2.1.0_core_r0.8.0" in f.message
+    assert "Ascend/MindSpeed@1e898a29 mindspeed/arguments.py:714" in f.message
+    assert lint({"run.sh": with_}, select=["NPU5"], config=r08) == []
+    assert lint({"run.sh": without}, select=["NPU5"], config=master) == []
+    (f,) = lint({"run.sh": with_}, select=["NPU5"], config=master)
+    assert f.code == "NPU501" and "does not support --moe-tp-extend-ep" in f.message
+
+
+@pytest.mark.parametrize("extra", ["", " --moe-tp-extend-ep"])
+def test_moe_tp_extend_ep_with_no_release_known_is_not_reported(lint, extra):
+    # nothing configured or inferred: no form holds on every release the launch can run on
+    assert lint({"run.sh": MOE.format(extra)}, select=["NPU5"]) == []
+
+
+def test_neat_pack_needs_reset_position_ids_up_to_llm_2_2_and_reset_attention_mask_after(lint):
+    old, new = "torchrun posttrain_gpt.py --neat-pack --reset-attention-mask\n", \
+        "torchrun posttrain_gpt.py --neat-pack --reset-position-ids\n"
+    llm21, master = _releases_config(**{"mindspeed-llm": "2.1.0"}), _releases_config(**{"mindspeed-llm": "master"})
+    (f,) = lint({"run.sh": old}, select=["NPU5"], config=llm21)
+    assert "--neat-pack needs --reset-position-ids" in f.message and "MindSpeed-LLM 2.0.0 to 2.2.0" in f.message
+    assert lint({"run.sh": new}, select=["NPU5"], config=llm21) == []
+    assert lint({"run.sh": old}, select=["NPU5"], config=master) == []
+    (f,) = lint({"run.sh": new}, select=["NPU5"], config=master)
+    assert "--neat-pack needs --reset-attention-mask" in f.message and "MindSpeed-LLM 2.3.0 to master" in f.message
+
+
+def test_the_linted_tree_being_mindspeed_llm_judges_its_scripts_by_its_release(lint):
+    tree = {"mindspeed_llm/__init__.py": "", "setup.py": "__version__ = '2.2.0'\n",
+            "examples/run.sh": "torchrun posttrain_gpt.py --neat-pack --reset-attention-mask\n"}
+    (f,) = lint(tree, select=["NPU5"])
+    assert "--neat-pack needs --reset-position-ids" in f.message
