@@ -435,10 +435,11 @@ _LITERAL_CALL = re.compile(r"""add_argument\s*\(\s*((?:[rRuU]?(['"])-[-\w.]*\2\s
 _LITERAL = re.compile(r"""(['"])(-[-\w.]*)\1""")
 
 
-def flags_in_text(text: str, tree: Optional[ast.AST] = None) -> Optional[Dict[str, int]]:
+def flags_in_text(text: str, tree=None) -> Optional[Dict[str, int]]:
     """The flags a module's ``add_argument`` calls register, read cheaply: a call with only
     literal option strings is read with a regular expression, another is parsed alone; only
-    when some call's options are not literals is the whole module read (*tree*, or parsed to
+    when some call's options are not literals is the whole module read (*tree*, CPython's tree
+    or a function that makes it, or parsed to
     resolve names, unless it is larger than WHOLE_MAX: then the literal ones are all). None
     when it does not compile."""
     found: Dict[str, int] = {}
@@ -461,7 +462,7 @@ def flags_in_text(text: str, tree: Optional[ast.AST] = None) -> Optional[Dict[st
         for f in flags:
             found.setdefault(f, line)
     if whole and (tree is not None or len(text) <= WHOLE_MAX):
-        tree = tree if tree is not None else parse(text)
+        tree = (tree() if callable(tree) else tree) if tree is not None else parse(text)
         return None if tree is None else flags_in_tree(tree)[0]
     return found
 

@@ -16,9 +16,9 @@ rewritten; a corrupt cache can cost time, never change a result.
   run on it (the prefilter's choice, or those the follow-up phase forces).
 * ``run``: every file's result after the follow-up and project phases (findings before
   ``# noqa`` and ``per-file-ignores``, facts, noqa maps). Key: the engine key and, for every
-  linted file, the ``file`` key parts. A hit needs neither the rules nor the resolver imported.
+  linted file, the ``file`` key parts. A hit needs neither LibCST nor the rules imported.
 
-The engine key covers npulint's version, the Python version (whose parser reads the files), and a
+The engine key covers npulint's version, the Python version, LibCST's install, and a
 hash of the sources of ``npulint/`` and the rules, so a development checkout invalidates
 its cache on every edit. Standard input is never cached (the pipeline never asks).
 """
@@ -70,6 +70,15 @@ def engine_key() -> str:
 
     h = hashlib.blake2b(digest_size=16)
     h.update(f"{_FORMAT}|{__version__}|{sys.version}|{sys.platform}".encode())
+    try:
+        import importlib.util
+
+        spec = importlib.util.find_spec("libcst")  # finds, does not import
+        if spec is not None and spec.origin:
+            st = os.stat(spec.origin)
+            h.update(f"|libcst:{spec.origin}:{st.st_size}:{st.st_mtime_ns}".encode())
+    except (ImportError, OSError, ValueError):
+        pass
     for path in _sources():
         try:
             with open(path, "rb") as fh:

@@ -68,7 +68,7 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     if not (no_cache or list_rules or explain is not None):
         cache = _open_cache(cache_dir, config, paths)
     # The rule table comes from the cache when this engine wrote it: a run answered from the
-    # cache imports neither the resolver nor the rule modules.
+    # cache imports neither LibCST nor the rule modules.
     rules = _cached_rules(cache) if cache is not None else None
     rules_to_cache = rules is None and cache is not None
     if rules is None:

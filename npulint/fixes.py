@@ -124,6 +124,12 @@ def parses(text: str, language: str) -> bool:
             compile(source, "<fixed>", "exec", 0x400, dont_inherit=True)  # PyCF_ONLY_AST
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
+    try:  # and LibCST, whose tree the rules read, must read it too
+        from npulint.pipeline import _parse
+
+        _parse(text, python_accepts=True)
+    except Exception:
+        return False
     return True
 
 

@@ -7,6 +7,7 @@ import contextlib
 import dataclasses
 import functools
 import os
+import re
 import sys
 import warnings
 import threading
@@ -21,18 +22,28 @@ from npulint.paths import module_name, normal_abs
 from npulint.source import PYTHON, NoqaMap, Unreadable, decode, is_skip_file, noqa_directives, noqa_map, suppressed
 
 if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
+
     from npulint.checker import Checker, FileContext
 
-# The checker context and the resolver are imported only when a file has to be parsed: a
-# run whose files all come from the cache, or that the prefilter skips, never pays for them.
+# LibCST, the checker context and the resolver are imported only when a file has to be
+# parsed: a run whose files all come from the cache, or that the prefilter skips, never
+# pays for them. ``pipeline.cst`` still names LibCST (PEP 562).
+
+
+def __getattr__(name: str):
+    if name == "cst":
+        import libcst
+
+        return libcst
+    raise AttributeError(name)
 
 
 # Files larger than this (bytes) are not parsed: most are generated (torchair's 2.9 MB op
-# table) and the analysis needs about 120 bytes of memory per byte of source (that file,
-# every Python checker on: 4.0 s and 349 MB; Ascend/pytorch's 589 KB test_nn.py: 1.0 s and
-# 86 MB), so one such file would blow the 300 MB budget of a whole run. Almost all
-# hand-written modules are smaller (Ascend/pytorch: 8 of 1,456 files are larger). (With
-# LibCST, before the engine moved to ``ast``, it took 400-750 bytes per byte: 1.1 GB and 27 s.)
+# table) and LibCST's tree and the positions need 400-750 bytes of memory per byte of source
+# (that file: 1.1 GB and 27 s, measured before the engine's time on ``ast``, which needed
+# about 120), so one such file would blow the memory budget of a whole run. Almost all
+# hand-written modules are smaller (Ascend/pytorch: 8 of 1,456 files are larger).
 DEFAULT_MAX_FILE_SIZE = 256 * 1024
 
 
@@ -127,11 +138,17 @@ def _scanners(checker_classes: Tuple[type, ...], language: str) -> Tuple[type, .
     return tuple(c for c in checker_classes if c.language == language and c.scan.__func__ is not Checker.scan.__func__)
 
 
-def _cpython_check(text: str):
-    """Parse *text* with CPython's own parser: ``(None, tree)``, or ``(problem, None)`` with
-    ``problem`` = ``("deep"|"syntax", line, col, message)`` when CPython rejects the file
-    (its syntax errors carry exact positions; a file nested too deeply for its recursion
-    limit is rejected at once)."""
+def _cpython_check(text: str, top_lines: Optional[List[int]] = None) -> Optional[Tuple[str, int, int, str]]:
+    """Compile *text* with CPython's own parser (fast, C) before LibCST sees it.
+
+    LibCST's native parser crashes the process on a few thousand nested brackets and takes
+    minutes on very long operator chains; CPython rejects both at once (``too many nested
+    parentheses``; ``maximum recursion depth exceeded during ast construction``), and its
+    syntax errors carry exact positions. Returns ``("deep"|"syntax", line, col, message)``
+    or None when CPython accepts the file. *top_lines* receives the line of each top-level
+    statement (the first line of its first token) and, for a class, of each statement of its
+    body, for FileContext's positions.
+    """
     old = sys.getrecursionlimit()
     sys.setrecursionlimit(_CPYTHON_RECURSION_LIMIT)
     caught = warnings.catch_warnings()
@@ -146,23 +163,27 @@ def _cpython_check(text: str):
             tree = compile(text.encode("utf-8", "surrogateescape"), "<npulint>", "exec", flags=_PyCF_ONLY_AST,
                            dont_inherit=True)
     except SyntaxError as exc:
-        return ("syntax", exc.lineno or 1, exc.offset or 1, exc.msg or "invalid syntax"), None
+        return "syntax", exc.lineno or 1, exc.offset or 1, exc.msg or "invalid syntax"
     except (RecursionError, MemoryError):
-        return ("deep", 1, 1, "nested too deeply for Python's parser (maximum recursion depth exceeded)"), None
+        return "deep", 1, 1, "nested too deeply for Python's parser (maximum recursion depth exceeded)"
     except ValueError as exc:  # e.g. source code string cannot contain null bytes
-        return ("syntax", 1, 1, str(exc)), None
+        return "syntax", 1, 1, str(exc)
     finally:
         caught.__exit__(None, None, None)
         sys.setrecursionlimit(old)
-    # Python < 3.11 builds such trees without a recursion check, and the walk recurses once per
-    # level; 3.11+ checks while building the tree (about 3,000 levels at the limit set above).
+    if top_lines is not None:  # (line, the lines of a class's own statements)
+        top_lines.extend((stmt.lineno, [s.lineno for s in stmt.body] if type(stmt).__name__ == "ClassDef" else None)
+                         for stmt in tree.body)
+    # Python < 3.11 builds such trees without a recursion check; LibCST would take minutes.
+    # 3.11+ checks while building the tree (about 3,000 levels at the limit set above), so
+    # the walk, 6% of a run that parses, is only needed before 3.11.
     if sys.version_info >= (3, 11):
-        return None, tree
+        return None
     deep = _deeper_than(tree, _MAX_TREE_DEPTH)
     if deep is not None:
         return ("deep", getattr(deep, "lineno", 1), (getattr(deep, "col_offset", 0) or 0) + 1,
-                f"nested more than {_MAX_TREE_DEPTH} levels deep (e.g. a very long chain of operators)"), None
-    return None, tree
+                f"nested more than {_MAX_TREE_DEPTH} levels deep (e.g. a very long chain of operators)")
+    return None
 
 
 _MAX_TREE_DEPTH = 2900  # about what CPython 3.11+ accepts at its default recursion limit
@@ -238,22 +259,33 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     path, display = result.path, result.display
     if result.language != PYTHON:
         return _lint_other(result, text, settings, active, enabled)
+    import libcst as cst
+
     from npulint.checker import FileContext
     from npulint.semantic import Walker
 
-    problem, module = _cpython_check(text)
-    if problem is not None:
+    top_lines: List[Tuple[int, Optional[List[int]]]] = []
+    problem = _cpython_check(text, top_lines)
+    if problem is not None:  # CPython decides what is a syntax error (NPU001), with its positions
         kind, line, col, msg = problem
         return _syntax_error(result, text, enabled, line, col, msg)
+    try:
+        module = _parse(text, python_accepts=True)
+    except cst.ParserSyntaxError as exc:
+        msg = " ".join(str(exc.message).split())
+        return _syntax_error(result, text, enabled, exc.raw_line, exc.raw_column + 1,
+                             f"npulint's parser (LibCST) cannot read this file, although Python accepts it: {msg}")
+    except RecursionError:
+        return _nested_too_deep(result, text, enabled)
     result.parsed = True
-    ctx = FileContext(path, display, text, module, settings, enabled)
+    ctx = FileContext(path, display, text, module, settings, enabled, top_lines=top_lines)
     errors: List[Finding] = []
 
-    def on_error(checker: Checker, exc: BaseException, node) -> None:
+    def on_error(checker: Checker, exc: BaseException, node: Optional[cst.CSTNode]) -> None:
         errors.append(_internal_error(ctx, checker, exc, node))
 
     checkers = [cls(ctx) for cls in active]
-    walker = Walker(ctx.sem, checkers, on_error, text)
+    walker = Walker(ctx.sem, checkers, on_error)
     try:
         walker.walk(module)
         for checker in checkers:
@@ -319,6 +351,62 @@ def _lint_other(result: FileResult, text: str, settings: Settings, active: Seque
     result.facts = ctx.facts
     result.unjudged = ctx.unjudged
     return _with_noqa(result, text)
+
+
+def _expand_indentation_tabs(text: str) -> str:
+    """Leading tabs expanded to the next multiple of 8, as CPython's tokenizer counts them."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip(" \t\f")
+        indent = line[:len(line) - len(stripped)]
+        out.append((indent.expandtabs(8) if "\t" in indent else indent) + stripped)
+    return "".join(out)
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def _parse(text: str, python_accepts: bool) -> "cst.Module":
+    """LibCST's parse; LibCST's tokenizer rejects some tab/space indentation that CPython
+    accepts, so a file Python accepts is retried with its leading tabs expanded (line
+    numbers are unchanged; columns on those lines count the expanded indentation)."""
+    import libcst as cst
+
+    if not text.isascii() and _SURROGATE.search(text):
+        # bytes that are not UTF-8, in comments (source.decode kept them as lone surrogates,
+        # which LibCST cannot take): one replacement character each, so columns stay
+        text = _SURROGATE.sub("\ufffd", text)
+    with _parser_nodes_unvalidated():
+        try:
+            return cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            if not python_accepts or "\t" not in text:
+                raise
+            return cst.parse_module(_expand_indentation_tabs(text))
+
+
+def _no_validation(self) -> None:
+    pass
+
+
+@contextlib.contextmanager
+def _parser_nodes_unvalidated():
+    """While LibCST's parser builds a tree, its nodes skip ``CSTNode.__post_init__`` (which
+    only calls ``_validate``: a quarter of a parse). The parser builds them from source its
+    grammar accepted, so the check cannot fail there; every node built otherwise (the fixes'
+    ``with_changes``, LibCST's own transforms) is validated as before, since the hook is put
+    back when the parse returns or raises. One parse runs at a time in a process."""
+    from libcst._nodes.base import CSTNode
+
+    original = CSTNode.__dict__.get("__post_init__")
+    if original is None:  # pragma: no cover - another LibCST
+        yield
+        return
+    CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        CSTNode.__post_init__ = original  # type: ignore[method-assign]
 
 
 def _syntax_error(result: FileResult, text: str, enabled: Set[str], line: int, col: int, msg: str) -> FileResult:
@@ -582,7 +670,7 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
 
     if run_key is not None:
         # Without the facts: the phases that read them are done, and a fact may be an object of
-        # a rule module, whose unpickling would import the rules on every warm run.
+        # a rule module, whose unpickling would import the rules (and LibCST) on every warm run.
         cache.put("run", run_key, ([dataclasses.replace(r, facts={}) for r in results], tuple(notes)))
     out = _suppress(results, configs, enabled)
     out = sorted(set(out), key=Finding.sort_key)
@@ -830,7 +918,7 @@ GC_THRESHOLD = 50_000
 @contextlib.contextmanager
 def _gc_tuned():
     """Rarer collections in the analysis phase (between files: within one, _task turns the
-    collector off), and what was allocated before (the rules' modules) frozen out
+    collector off), and what was allocated before (LibCST's and the rules' modules) frozen out
     of them, which also spares the forked workers copying those pages; undone afterwards."""
     import gc
 
@@ -1146,8 +1234,8 @@ def _merge(r: FileResult, extra: FileResult) -> None:
 
 
 def _in_big_stack(fn):
-    """Run *fn* in a thread with a large stack and a raised recursion limit: the walk and
-    the value resolver recurse once per nesting level."""
+    """Run *fn* in a thread with a large stack and a raised recursion limit: LibCST's
+    parser and visitors recurse once per nesting level."""
     box: Dict[str, Any] = {}
 
     def target() -> None:

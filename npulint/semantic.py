@@ -1,9 +1,9 @@
 """Scopes, bindings and import resolution, built during the one traversal of a file.
 
-This is npulint's single name resolver: a light import/alias table on the tree of
-CPython's own parser (``ast``; ``docs/benchmarks.md`` says why not LibCST's). Every name
-binding gets a sequence number in traversal order, so a use can be resolved against the
-bindings that precede it in straight-line code.
+This is npulint's single name resolver: a light import/alias table on the LibCST tree
+(measured against LibCST's ``ScopeProvider``/``QualifiedNameProvider`` in
+``docs/benchmarks.md``). Every name binding gets a sequence number in traversal order,
+so a use can be resolved against the bindings that precede it in straight-line code.
 
 Rules do not walk the tree themselves: the :class:`Walker` calls their hooks, and they
 resolve names and values through :class:`Semantic` (usually at the end of the file, when
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
-import ast
+import libcst as cst
 
 # A binding that is not an import (a def, a class, an assignment of something else, a
 # parameter...): a name bound this way is never an external API.
@@ -74,7 +74,7 @@ def canonical(qualname: str) -> str:
 class Scope:
     __slots__ = ("kind", "node", "parent", "bindings", "globals", "nonlocals", "blocks", "with_depth", "stars")
 
-    def __init__(self, kind: str, node: ast.AST, parent: Optional["Scope"]):
+    def __init__(self, kind: str, node: cst.CSTNode, parent: Optional["Scope"]):
         self.kind = kind  # module | class | function | lambda | comprehension
         self.node = node
         self.parent = parent
@@ -83,7 +83,7 @@ class Scope:
         self.nonlocals: set = set()
         # the conditional blocks (bodies of if/else/for/while/try/except/finally/case) open
         # at the current point of the traversal, outermost first: ((body_node, is_loop), ...)
-        self.blocks: Tuple[Tuple[object, bool], ...] = ()
+        self.blocks: Tuple[Tuple[cst.CSTNode, bool], ...] = ()
         self.with_depth = 0
         # ``from <module> import *`` here, of modules we cannot enumerate: (seq, module)
         self.stars: List[Tuple[int, str]] = []
@@ -110,7 +110,7 @@ class Site:
 
     __slots__ = ("scope", "seq", "blocks", "with_depth")
 
-    def __init__(self, scope: Scope, seq: int, blocks: Tuple[Tuple[object, bool], ...], with_depth: int):
+    def __init__(self, scope: Scope, seq: int, blocks: Tuple[Tuple[cst.CSTNode, bool], ...], with_depth: int):
         self.scope = scope
         self.seq = seq
         self.blocks = blocks
@@ -125,7 +125,7 @@ class Site:
     def in_loop(self) -> bool:
         return any(is_loop for _, is_loop in self.blocks)
 
-    def shared_loop(self, other: "Site") -> Optional[object]:
+    def shared_loop(self, other: "Site") -> Optional[cst.CSTNode]:
         """The innermost loop around both sites (in one scope), or None."""
         if self.scope is not other.scope:
             return None
@@ -160,8 +160,8 @@ class AttrStore:
 class Binding:
     __slots__ = ("name", "kind", "node", "value", "index", "qualname", "site", "conditional")
 
-    def __init__(self, name: str, kind: str, node: Optional[ast.AST], site: Site, *,
-                 value: Optional[ast.expr] = None, index: Tuple[int, ...] = (),
+    def __init__(self, name: str, kind: str, node: Optional[cst.CSTNode], site: Site, *,
+                 value: Optional[cst.BaseExpression] = None, index: Tuple[int, ...] = (),
                  qualname: Optional[str] = None, conditional: bool = False):
         self.name = name
         # import | assign | aug | def | class | param | loop | with | except | del | other
@@ -178,76 +178,51 @@ class Binding:
 
 
 # Compound statements whose ``body`` runs conditionally (or repeatedly, for loops).
+_BLOCK_OWNERS = (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler,
+                 cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
+_LOOPS = (cst.For, cst.While)
 _COMPREHENSIONS = frozenset({"ListComp", "SetComp", "DictComp", "GeneratorExp"})
 
 
-def dotted(node: ast.AST) -> Optional[str]:
+def dotted(node: cst.CSTNode) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)
+    while isinstance(node, cst.Attribute):
+        parts.append(node.attr.value)
         node = node.value
-    if type(node) is ast.Name:
-        parts.append(node.id)
+    if isinstance(node, cst.Name):
+        parts.append(node.value)
         return ".".join(reversed(parts))
     return None
-
-
-class Arg:
-    """One argument of a call, in source order: *value* (the expression passed), *keyword*
-    (the name before ``=``, or None), *star* (``""``, ``"*"`` or ``"**"``) and *node*, the
-    ``ast`` node that spans it (the expression, its ``Starred`` or its ``keyword``)."""
-
-    __slots__ = ("value", "keyword", "star", "node")
-
-    def __init__(self, value: ast.expr, keyword: Optional[str], star: str, node: ast.AST):
-        self.value = value
-        self.keyword = keyword
-        self.star = star
-        self.node = node
-
-    def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        return f"<Arg {self.star}{self.keyword + '=' if self.keyword else ''}{type(self.value).__name__}>"
-
-
-def call_args(call: ast.Call) -> List[Arg]:
-    """The arguments of *call* in source order (``ast`` keeps positional and keyword ones
-    apart), made once per call: the same :class:`Arg` objects for every caller."""
-    cached = call.__dict__.get("_npulint_args")
-    if cached is not None:
-        return cached
-    out = [Arg(a.value, None, "*", a) if type(a) is ast.Starred else Arg(a, None, "", a) for a in call.args]
-    if call.keywords:
-        out.extend(Arg(k.value, k.arg, "" if k.arg is not None else "**", k) for k in call.keywords)
-        if any(a.star == "*" for a in out):  # ``f(a=1, *rest)``: a spread may follow a keyword
-            out.sort(key=lambda a: (a.node.lineno, a.node.col_offset))
-    call._npulint_args = out
-    return out
 
 
 class Semantic:
     """The binding table of one file, and name resolution over it."""
 
-    def __init__(self, module: ast.Module, module_name: Optional[str] = None, is_package: bool = False):
+    def __init__(self, module: cst.Module, module_name: Optional[str] = None, is_package: bool = False):
         # the file's dotted module name (``pkg.sub.mod``), when it can be told from the path
         self.module_name = module_name
         self.is_package = is_package  # an __init__.py: relative imports start at itself
         self.module_scope = Scope("module", module, None)
         self.scope = self.module_scope
         self.seq = 0
-        self.scope_of: Dict[ast.AST, Scope] = {module: self.module_scope}
+        self.scope_of: Dict[cst.CSTNode, Scope] = {module: self.module_scope}
         # ``self.<attr> = value`` in the methods of a class: class scope -> attr -> bindings
         self.attrs: Dict[Scope, Dict[str, List[Binding]]] = {}
         # every store to an attribute chain rooted at a name (``cfg.mode.value = "x"``,
         # ``cfg.debug.aclgraph.x += 1``), in source order
         self.attr_stores: List[AttrStore] = []
-        self.def_site: Dict[ast.AST, Site] = {}  # FunctionDef/ClassDef/Lambda -> where it stands
+        self.def_site: Dict[cst.CSTNode, Site] = {}  # FunctionDef/ClassDef/Lambda -> where it stands
         self._qn_memo: Dict[int, FrozenSet[str]] = {}  # id(Binding) -> qualified names it gives
         # (id(expr), id(site)) -> (expr, site, qualified names): the checkers resolve the same
         # calls at the same sites; expr and site are kept so their ids stay theirs
-        self._use_memo: Dict[Tuple[int, int], Tuple[ast.AST, Site, FrozenSet[str]]] = {}
+        self._use_memo: Dict[Tuple[int, int], Tuple[cst.CSTNode, Site, FrozenSet[str]]] = {}
         self._last_site: Optional[Site] = None
         self.complete = False  # the traversal is over: every binding is known (Walker.walk)
+        # every walked node -> the statement holding it whose positions are computed alone (see
+        # FileContext.span): i for ``module.body[i]``, (i, j) for the j-th statement of a
+        # top-level class ``module.body[i]``
+        self.top_of: Dict[cst.CSTNode, object] = {}
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -261,7 +236,7 @@ class Semantic:
         last = self._last_site = Site(s, self.seq, s.blocks, s.with_depth)
         return last
 
-    def push(self, kind: str, node: ast.AST) -> None:
+    def push(self, kind: str, node: cst.CSTNode) -> None:
         scope = Scope(kind, node, self.scope)
         self.scope_of[node] = scope
         self.scope = scope
@@ -270,7 +245,7 @@ class Semantic:
         assert self.scope.parent is not None
         self.scope = self.scope.parent
 
-    def bind(self, name: str, kind: str, node: Optional[ast.AST], *, value=None, index=(),
+    def bind(self, name: str, kind: str, node: Optional[cst.CSTNode], *, value=None, index=(),
              qualname=None, scope: Optional[Scope] = None) -> None:
         scope = scope or self.scope
         conditional = bool(scope.blocks) or kind in ("loop", "del", "except")
@@ -295,15 +270,17 @@ class Semantic:
             s = s.parent
         return self.module_scope
 
-    def bind_target(self, target: ast.expr, kind: str, node, value=None, index=()) -> None:
-        t = type(target)
-        if t is ast.Name:
-            self.bind(target.id, kind, node, value=value, index=index)
-        elif t is ast.Tuple or t is ast.List:
-            starred = any(type(el) is ast.Starred for el in target.elts)
-            for i, el in enumerate(target.elts):
-                self.bind_target(el, "other" if starred else kind, node, value=value, index=index + (i,))
-        elif t is ast.Starred:
+    def bind_target(self, target: cst.BaseExpression, kind: str, node, value=None, index=()) -> None:
+        if isinstance(target, cst.Name):
+            self.bind(target.value, kind, node, value=value, index=index)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            starred = any(isinstance(el.value, cst.StarredElement) or isinstance(el, cst.StarredElement)
+                          for el in target.elements)
+            for i, el in enumerate(target.elements):
+                inner = el.value if not isinstance(el, cst.StarredElement) else el.value
+                self.bind_target(inner, "other" if starred else kind, node, value=value,
+                                 index=index + (i,))
+        elif isinstance(target, cst.StarredElement):
             self.bind_target(target.value, "other", node)
         # attributes and subscripts bind no name
 
@@ -313,37 +290,37 @@ class Semantic:
         fn = scope.enclosing_function()
         if fn is None or fn.kind != "function" or fn.parent is None or fn.parent.kind != "class":
             return None
-        params = fn.node.args
-        first = (params.posonlyargs or params.args or (None,))[0]
-        if first is None or first.arg != name:
+        params = fn.node.params
+        first = (params.posonly_params or params.params or (None,))[0]
+        if first is None or first.name.value != name:
             return None
-        if any(type(d) is ast.Name and d.id == "staticmethod" for d in fn.node.decorator_list):
+        if any(isinstance(d.decorator, cst.Name) and d.decorator.value == "staticmethod" for d in fn.node.decorators):
             return None
         return fn.parent
 
-    def bind_attribute(self, target: ast.Attribute, kind: str, node, value=None) -> None:
+    def bind_attribute(self, target: cst.Attribute, kind: str, node, value=None) -> None:
         chain = dotted(target)
         if chain is not None:
             root, *path = chain.split(".")
             self.attr_stores.append(AttrStore(root, tuple(path), value, kind, node, target, self.site()))
-        if type(target.value) is not ast.Name:
+        if not isinstance(target.value, cst.Name):
             return
-        cls = self.self_class(self.scope, target.value.id)
+        cls = self.self_class(self.scope, target.value.value)
         if cls is None:
             return
         site = self.site()
-        b = Binding(target.attr, kind, node, site, value=value, conditional=bool(site.blocks))
-        self.attrs.setdefault(cls, {}).setdefault(target.attr, []).append(b)
+        b = Binding(target.attr.value, kind, node, site, value=value, conditional=bool(site.blocks))
+        self.attrs.setdefault(cls, {}).setdefault(target.attr.value, []).append(b)
 
-    def attribute_bindings(self, expr: ast.Attribute, site: Site) -> Tuple[List[Binding], bool]:
+    def attribute_bindings(self, expr: cst.Attribute, site: Site) -> Tuple[List[Binding], bool]:
         """Assignments to ``self.<attr>`` (in any method of the class, and the class body),
         and whether exactly one exists."""
-        if type(expr.value) is not ast.Name:
+        if not isinstance(expr.value, cst.Name):
             return [], False
-        cls = self.self_class(site.scope, expr.value.id)
+        cls = self.self_class(site.scope, expr.value.value)
         if cls is None:
             return [], False
-        bl = list(self.attrs.get(cls, {}).get(expr.attr, ())) + list(cls.bindings.get(expr.attr, ()))
+        bl = list(self.attrs.get(cls, {}).get(expr.attr.value, ())) + list(cls.bindings.get(expr.attr.value, ()))
         return bl, len(bl) == 1
 
     # -- resolution -------------------------------------------------------------------
@@ -415,7 +392,7 @@ class Semantic:
                     exact = False
         return cands, exact
 
-    def qualnames(self, expr: ast.AST, site: Site, _depth: int = 0) -> FrozenSet[str]:
+    def qualnames(self, expr: cst.CSTNode, site: Site, _depth: int = 0) -> FrozenSet[str]:
         """Candidate qualified names of a Name/Attribute chain (canonical). Contains
         :data:`LOCAL` when some binding is not an import. Empty when unknown. Asked after the
         traversal (when every binding is known), the answer for one expression at one site
@@ -430,19 +407,18 @@ class Semantic:
             return result
         return self._qualnames(expr, site, _depth)
 
-    def _qualnames(self, expr: ast.AST, site: Site, _depth: int) -> FrozenSet[str]:
+    def _qualnames(self, expr: cst.CSTNode, site: Site, _depth: int) -> FrozenSet[str]:
         if _depth > 20:
             return frozenset()
-        t = type(expr)
-        if t is ast.Attribute:
+        if isinstance(expr, cst.Attribute):
             base = self.qualnames(expr.value, site, _depth + 1)
             out = set()
             for q in base:
-                out.add(LOCAL if q == LOCAL else canonical(f"{q}.{expr.attr}"))
+                out.add(LOCAL if q == LOCAL else canonical(f"{q}.{expr.attr.value}"))
             return frozenset(out)
-        if t is not ast.Name:
+        if not isinstance(expr, cst.Name):
             return frozenset()
-        name = expr.id
+        name = expr.value
         cands, _ = self.reaching(name, site)
         if not cands:
             scope, bl, _ = self.lookup(name, site)
@@ -465,9 +441,9 @@ class Semantic:
         if b.kind != "assign" or b.index:
             return frozenset({LOCAL})
         value = b.value
-        if type(value) is ast.Constant and value.value is None:
+        if isinstance(value, cst.Name) and value.value == "None" and not self.reaching("None", b.site)[0]:
             return frozenset()  # ``x = None`` as an import fallback: calling it would fail anyway
-        if type(value) is not ast.Name and type(value) is not ast.Attribute:
+        if not isinstance(value, (cst.Name, cst.Attribute)):
             return frozenset({LOCAL})
         memo = self._qn_memo
         key = id(b)
@@ -479,34 +455,34 @@ class Semantic:
         memo[key] = result
         return result
 
-    def qualname_of_def(self, node: ast.AST) -> Optional[str]:
+    def qualname_of_def(self, node: cst.CSTNode) -> Optional[str]:
         """``module.Class``, ``module.Class.method``, or, like Python's ``__qualname__``,
         ``module.func.<locals>.Class`` for a def or class in this file (the module name is
         ``<file>`` when it cannot be told from the path: such names never match an import)."""
-        parts = [node.name]
+        parts = [node.name.value]
         site = self.def_site.get(node)
         scope = site.scope if site is not None else None
         while scope is not None and scope.kind != "module":
             if scope.kind == "class":
-                parts.append(scope.node.name)
+                parts.append(scope.node.name.value)
             elif scope.kind == "function":
-                parts.extend(["<locals>", scope.node.name])
+                parts.extend(["<locals>", scope.node.name.value])
             else:
                 return None  # a lambda or comprehension
             scope = scope.parent
         return ".".join([self.module_name or "<file>"] + list(reversed(parts)))
 
-    def certain_binding(self, expr: ast.AST, site: Site) -> Optional["Binding"]:
+    def certain_binding(self, expr: cst.CSTNode, site: Site) -> Optional["Binding"]:
         """The one binding a Name or ``self.<attr>`` certainly refers to at *site*."""
-        if type(expr) is ast.Name:
-            cands, exact = self.reaching(expr.id, site)
+        if isinstance(expr, cst.Name):
+            cands, exact = self.reaching(expr.value, site)
             return cands[0] if exact else None
-        if type(expr) is ast.Attribute:
+        if isinstance(expr, cst.Attribute):
             bl, exact = self.attribute_bindings(expr, site)
             return bl[0] if exact else None
         return None
 
-    def bound_expr(self, expr: ast.AST, site: Site, _depth: int = 0) -> Tuple[ast.AST, Site]:
+    def bound_expr(self, expr: cst.CSTNode, site: Site, _depth: int = 0) -> Tuple[cst.CSTNode, Site]:
         """The expression a name (or ``self.<attr>``) is certainly bound to, followed through
         plain assignments, with the site it is evaluated at; *expr* itself otherwise."""
         if _depth > 5:
@@ -532,26 +508,25 @@ class Semantic:
                     out.extend(bl)
         return out
 
-    def opaque_attribute_stores(self, target: ast.AST, node) -> None:
+    def opaque_attribute_stores(self, target: cst.CSTNode, node) -> None:
         """Attribute chains changed without a plain value: inside tuple/list/starred targets,
         ``for``/``with ... as`` targets, ``del a.b``. Recorded with kind "opaque"."""
-        t = type(target)
-        if t is ast.Attribute:
+        if isinstance(target, cst.Attribute):
             chain = dotted(target)
             if chain is not None:
                 root, *path = chain.split(".")
                 self.attr_stores.append(AttrStore(root, tuple(path), None, "opaque", node, target, self.site()))
-        elif t is ast.Tuple or t is ast.List:
-            for el in target.elts:
-                self.opaque_attribute_stores(el, node)
-        elif t is ast.Starred:
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self.opaque_attribute_stores(el.value, node)
+        elif isinstance(target, (cst.StarredElement, cst.Element)):
             self.opaque_attribute_stores(target.value, node)
 
-    def callee_qualname(self, func: ast.AST, site: Site) -> Optional[str]:
+    def callee_qualname(self, func: cst.CSTNode, site: Site) -> Optional[str]:
         """The qualified name of what a call's *func* certainly names: a class or function
         defined in this file (``module.Name``) or one imported (``pkg.mod.Name``)."""
-        if type(func) is ast.Name:
-            cands, exact = self.reaching(func.id, site)
+        if isinstance(func, cst.Name):
+            cands, exact = self.reaching(func.value, site)
             if exact and cands[0].kind in ("class", "def"):
                 return self.qualname_of_def(cands[0].node)
         qs = self.qualnames(func, site)
@@ -570,7 +545,7 @@ class Semantic:
     def _star_shadowed(self, site: Site) -> bool:
         return any(s.stars for s in site.scope.chain())
 
-    def resolve(self, expr: ast.AST, site: Site, names) -> Optional[str]:
+    def resolve(self, expr: cst.CSTNode, site: Site, names) -> Optional[str]:
         """The one entry of *names* (a container of canonical qualified names) that *expr*
         refers to, if every candidate is that same entry; else None."""
         qs = self.qualnames(expr, site)
@@ -586,37 +561,45 @@ class Semantic:
                 return None
         return first
 
-    def function_def(self, expr: ast.AST, site: Site) -> Optional[ast.AST]:
+    def function_def(self, expr: cst.CSTNode, site: Site) -> Optional[cst.CSTNode]:
         """The FunctionDef/Lambda that *expr* certainly names in this file, if any:
         a lambda, a name bound once to a def, or ``self.method`` inside a class."""
-        if type(expr) is ast.Lambda:
+        if isinstance(expr, cst.Lambda):
             return expr
-        if type(expr) is ast.Name:
-            cands, exact = self.reaching(expr.id, site)
+        if isinstance(expr, cst.Name):
+            cands, exact = self.reaching(expr.value, site)
             if exact and cands[0].kind == "def":
                 return cands[0].node
             if exact and cands[0].kind == "assign" and not cands[0].index and cands[0].value is not None:
                 return self.function_def(cands[0].value, cands[0].site) if isinstance(
-                    cands[0].value, (ast.Name, ast.Lambda)) else None
+                    cands[0].value, (cst.Name, cst.Lambda)) else None
             return None
-        if type(expr) is ast.Attribute and type(expr.value) is ast.Name and expr.value.id in ("self", "cls"):
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name) and expr.value.value in (
+                "self", "cls"):
             fn = site.scope.enclosing_function()
             cls = fn.parent if fn is not None else None
             if cls is not None and cls.kind == "class":
-                bl = cls.bindings.get(expr.attr)
+                bl = cls.bindings.get(expr.attr.value)
                 if bl and len(bl) == 1 and bl[0].kind == "def":
                     return bl[0].node
         return None
 
 
-class Walker:
+class Walker(cst.CSTVisitor):
     """The one traversal of a file: maintains :class:`Semantic` and calls every active
-    checker's ``visit_<Node>``/``leave_<Node>`` hooks (``<Node>``: an ``ast`` class name)."""
+    checker's ``visit_<Node>``/``leave_<Node>`` hooks."""
 
-    def __init__(self, semantic: Semantic, checkers: Sequence, on_error, text: str = ""):
+    # _walk does what on_visit/on_leave do without calling them, unless a subclass overrides them
+    _inline = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        cls._inline = cls.on_visit is Walker.on_visit and cls.on_leave is Walker.on_leave
+
+    def __init__(self, semantic: Semantic, checkers: Sequence, on_error):
+        super().__init__()
         self.sem = semantic
         self.on_error = on_error
-        self.text = text  # the source, to tell ``elif`` from ``else: if``
         self.visit_hooks: Dict[str, List] = {}
         self.leave_hooks: Dict[str, List] = {}
         self.checkers = list(checkers)
@@ -628,7 +611,8 @@ class Walker:
                     self.leave_hooks.setdefault(attr[6:], []).append((checker, getattr(checker, attr)))
         self.disabled: set = set()
         self._plans: Dict[type, tuple] = {}  # node class -> _plan()
-        self._lines: Optional[List[str]] = None
+        self._top = None  # the position unit being walked: i (module.body[i]) or (i, j) (its class body's j-th)
+        self._class_block = None
 
     def _call(self, hooks, node) -> None:
         for checker, hook in hooks:
@@ -642,164 +626,215 @@ class Walker:
                 self.disabled.add(checker)
                 self.on_error(checker, exc, node)
 
-    def walk(self, module: ast.AST) -> None:
-        """Visit every node of *module* once, parents before children and fields in source
-        order (see :data:`_FIELD_ORDER`), calling the hooks; expression contexts and operator
-        nodes, which no hook looks at, are not visited."""
+    # -- dispatch ---------------------------------------------------------------------
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        sem = self.sem
+        sem.seq += 1
+        t = type(node).__name__
+        handler = _ENGINE_VISIT.get(t)
+        if handler is not None:
+            handler(sem, node)
+        hooks = self.visit_hooks.get(t)
+        if hooks:
+            self._call(hooks, node)
+        return True
+
+    def on_leave(self, original_node: cst.CSTNode) -> None:
+        t = type(original_node).__name__
+        hooks = self.leave_hooks.get(t)
+        if hooks:
+            self._call(hooks, original_node)
+        handler = _ENGINE_LEAVE.get(t)
+        if handler is not None:
+            self.sem.seq += 1
+            handler(self.sem, original_node)
+
+    def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        if (attribute == "body" and isinstance(node, _BLOCK_OWNERS) and not isinstance(node, cst.While)) or (
+                attribute == "test" and isinstance(node, cst.While)):  # a while test runs on every iteration
+            scope = self.sem.scope
+            scope.blocks = scope.blocks + ((node, isinstance(node, _LOOPS)),)
+        elif attribute == "params" and isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            self.sem.def_site[node] = self.sem.site()
+            self.sem.push("function" if isinstance(node, cst.FunctionDef) else "lambda", node)
+        elif attribute == "body" and isinstance(node, cst.ClassDef):
+            self.sem.def_site[node] = self.sem.site()
+            self.sem.push("class", node)
+
+    def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        if attribute == "body":
+            if isinstance(original_node, _BLOCK_OWNERS):
+                scope = self.sem.scope
+                scope.blocks = scope.blocks[:-1]
+            elif isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+                self.sem.pop()
+
+    # -- the traversal ----------------------------------------------------------------
+    def walk(self, module: cst.CSTNode) -> None:
+        """Visit *module* in LibCST's order, with the same callbacks as ``module.visit(self)``,
+        but without rebuilding every node on the way up (LibCST's ``visit`` constructs and
+        validates a new node per node, even for a read-only visitor: about 60% of a walk)
+        and without descending into whitespace, comments, brackets and operators, which no
+        hook looks at."""
         self._walk(module)
         self.sem.complete = True
 
     def _plan(self, cls: type):
+        """What visiting a node of class *cls* involves, looked up once per class: its field
+        order, the engine's own visit and leave handlers, and the checkers' hooks."""
+        order = _FIELD_ORDER.get(cls)
+        if order is None:
+            order = _field_order(cls)
+        skipped = _IDENTIFIER_FIELDS.get(cls)
+        if skipped and order is not False:
+            order = tuple(f for f in order if f[0] not in skipped)
         t = cls.__name__
-        order = _FIELD_ORDER.get(t) or tuple(f for f in cls._fields if f not in _SKIPPED_FIELDS)
-        h = _HOOK_NAME.get(t, t)
-        plan = self._plans[cls] = (order, _ENGINE_VISIT.get(t), self.visit_hooks.get(h), self.leave_hooks.get(h),
-                                   _ENGINE_LEAVE.get(t), _BLOCKS.get(t))
+        plan = self._plans[cls] = (order, _ENGINE_VISIT.get(t), self.visit_hooks.get(t), self.leave_hooks.get(t),
+                                   _ENGINE_LEAVE.get(t))
         return plan
 
-    def _walk(self, node: ast.AST) -> None:
+    def _walk(self, node: cst.CSTNode) -> None:
         sem = self.sem
+        if self._top is not None:
+            sem.top_of[node] = self._top
         cls = type(node)
         plan = self._plans.get(cls)
         if plan is None:
             plan = self._plan(cls)
-        order, engine_visit, visit_hooks, leave_hooks, engine_leave, blocks = plan
-        sem.seq += 1
-        if engine_visit is not None:
-            engine_visit(sem, node)
-        if visit_hooks:
-            self._call(visit_hooks, node)
-        if cls is ast.Dict:  # key, value, key, value: the order Python evaluates them in
-            order = ()
-            for key, value in zip(node.keys, node.values):
-                if key is not None:  # None: ``**mapping``
-                    self._walk(key)
-                self._walk(value)
-        for name in order:
+        order, engine_visit, visit_hooks, leave_hooks, engine_leave = plan
+        if order is False:  # no readable field order: LibCST walks this subtree
+            node.visit(self)
+            return
+        if self._inline:  # on_visit, inline
+            sem.seq += 1
+            if engine_visit is not None:
+                engine_visit(sem, node)
+            if visit_hooks:
+                self._call(visit_hooks, node)
+        else:
+            self.on_visit(node)
+        for name, attr_cb in order:
             value = getattr(node, name)
-            actions = blocks.get(name) if blocks is not None else None
-            if actions is not None and actions[0] is not None:
-                self._enter(node, name, actions[0], value)
-            if type(value) is list:
-                if name == "orelse" and cls is ast.If and value and self._is_elif(node, value):
-                    self._walk(value[0])  # ``elif``: its own block, not inside an ``else``
+            if attr_cb:
+                self.on_visit_attribute(node, name)
+            if type(value) is tuple or type(value) is list:
+                if cls is cst.Module and name == "body":
+                    for index, child in enumerate(value):
+                        self._top = index
+                        self._class_block = child.body if type(child) is cst.ClassDef and \
+                            type(child.body) is cst.IndentedBlock else None
+                        self._walk(child)
+                    self._top = self._class_block = None
+                elif node is self._class_block and name == "body":  # a top-level class's statements
+                    top = self._top
+                    for index, child in enumerate(value):
+                        self._top = (top, index)
+                        self._walk(child)
+                    self._top = top
                 else:
                     for child in value:
                         if type(child) not in _INERT:
                             self._walk(child)
-            elif type(value) not in _INERT:
-                self._walk(value)
-            if actions is not None and actions[1] is not None:
-                self._exit(node, name, actions[1], value)
-        if leave_hooks:
-            self._call(leave_hooks, node)
-        if engine_leave is not None:
-            sem.seq += 1
-            engine_leave(sem, node)
-
-    def _enter(self, node, name: str, what: str, value) -> None:
-        sem = self.sem
-        if what == "block" or what == "loop":
-            if name == "orelse" and (not value or (type(node) is ast.If and self._is_elif(node, value))):
-                return
-            scope = sem.scope
-            # a body (and a while's test, run on every iteration) is keyed by its statement
-            key = node if name in ("body", "test") else (node, name)
-            scope.blocks = scope.blocks + ((key, what == "loop"),)
-        else:  # a scope: "function", "lambda", "class"
-            sem.def_site[node] = sem.site()
-            sem.push(what, node)
-
-    def _exit(self, node, name: str, what: str, value) -> None:
-        sem = self.sem
-        if what == "pop":
-            sem.pop()
-        else:  # "unblock"
-            if name == "orelse" and (not value or (type(node) is ast.If and self._is_elif(node, value))):
-                return
-            scope = sem.scope
-            scope.blocks = scope.blocks[:-1]
-
-    def _is_elif(self, node: ast.If, orelse: list) -> bool:
-        """Whether ``orelse`` is an ``elif`` clause (and not ``else:`` holding an ``if``)."""
-        if len(orelse) != 1 or type(orelse[0]) is not ast.If:
-            return False
-        inner = orelse[0]
-        if self._lines is None:
-            from npulint.source import python_lines
-
-            self._lines = python_lines(self.text)
-        lines = self._lines
-        if not 0 < inner.lineno <= len(lines):
-            return False
-        # the column counts UTF-8 bytes
-        return lines[inner.lineno - 1].encode("utf-8", "surrogateescape")[inner.col_offset:inner.col_offset + 4] == b"elif"
+            else:
+                walkable = _WALKABLE.get(type(value))
+                if walkable is None:  # CSTNode is an ABC: isinstance is slow, so once per type
+                    walkable = _WALKABLE[type(value)] = isinstance(value, cst.CSTNode) and type(value) not in _INERT
+                if walkable:
+                    self._walk(value)
+            if attr_cb:
+                self.on_leave_attribute(node, name)
+        if self._inline:  # on_leave, inline
+            if leave_hooks:
+                self._call(leave_hooks, node)
+            if engine_leave is not None:
+                sem.seq += 1
+                engine_leave(sem, node)
+        else:
+            self.on_leave(node)
 
 
-# Fields never walked: names and literals are strings and numbers; these hold no node a rule
-# looks at (type comments are strings; expression contexts are skipped through _INERT).
-_SKIPPED_FIELDS = frozenset({"ctx", "op", "type_comment", "type_ignores", "kind", "is_async", "conversion",
-                             "level"})
-
-# Field value types never visited: expression contexts and operators, and what is not a node
-# (names are strings; a missing node is None).
-_INERT = frozenset([c for c in vars(ast).values() if isinstance(c, type) and issubclass(
-    c, (ast.expr_context, ast.operator, ast.boolop, ast.cmpop, ast.unaryop, ast.type_ignore))]
-    + [str, int, float, complex, bytes, bool, type(None), type(...)])
-
-# Field order where ``_fields`` is not source order (decorators first; a dict's keys and
-# values, two lists in ast, are walked pair by pair in _walk).
-_FIELD_ORDER: Dict[str, Tuple[str, ...]] = {
-    "FunctionDef": ("decorator_list", "args", "returns", "body"),
-    "AsyncFunctionDef": ("decorator_list", "args", "returns", "body"),
-    "ClassDef": ("decorator_list", "bases", "keywords", "body"),
-    "IfExp": ("body", "test", "orelse"),
-    "Compare": ("left", "comparators"),
-    "arguments": ("posonlyargs", "args", "vararg", "kwonlyargs", "kwarg", "defaults", "kw_defaults"),
+# Fields that hold names which are text, not expressions: an attribute's, a keyword's, a
+# parameter's, a def's or class's, the names of imports, ``global``/``nonlocal``, ``except
+# ... as`` and match patterns. The walk does not go into them, so a ``Name`` hook sees the
+# names Python evaluates or binds as variables (CPython's ``ast.Name``s), and never takes
+# the name of an attribute or a keyword for a use of a variable of that name. (The parent's
+# own hook reads them: ``node.attr``, ``arg.keyword``, ``node.name``...)
+_IDENTIFIER_FIELDS: Dict[type, FrozenSet[str]] = {
+    cst.Attribute: frozenset({"attr"}),
+    cst.Arg: frozenset({"keyword"}),
+    cst.FunctionDef: frozenset({"name"}),
+    cst.ClassDef: frozenset({"name"}),
+    cst.Param: frozenset({"name"}),
+    cst.Import: frozenset({"names"}),
+    cst.ImportFrom: frozenset({"module", "names"}),
+    cst.Global: frozenset({"names"}),
+    cst.Nonlocal: frozenset({"names"}),
+    cst.ExceptHandler: frozenset({"name"}),
+    cst.ExceptStarHandler: frozenset({"name"}),
+    cst.MatchAs: frozenset({"name"}),
+    cst.MatchStar: frozenset({"name"}),
+    cst.MatchMapping: frozenset({"rest"}),
+    cst.MatchKeywordElement: frozenset({"key"}),
 }
 
-# Per node type and field: what entering and leaving the field means (None: nothing). A
-# scope ("function"/"lambda" from the parameters, "class" from the body) is left ("pop")
-# after the body; a conditional block ("block", or "loop" for a loop's body and a while's
-# test, which runs on every iteration) is left ("unblock") after its field, a while's after
-# its body.
-_BLOCK, _LOOP, _UNBLOCK = ("block", "unblock"), ("loop", "unblock"), "unblock"
-_BLOCKS: Dict[str, Dict[str, Tuple[Optional[str], Optional[str]]]] = {
-    "FunctionDef": {"args": ("function", None), "body": (None, "pop")},
-    "AsyncFunctionDef": {"args": ("function", None), "body": (None, "pop")},
-    "Lambda": {"args": ("lambda", None), "body": (None, "pop")},
-    "ClassDef": {"body": ("class", "pop")},
-    "If": {"body": _BLOCK, "orelse": _BLOCK},
-    "For": {"body": _LOOP, "orelse": _BLOCK},
-    "AsyncFor": {"body": _LOOP, "orelse": _BLOCK},
-    "While": {"test": ("loop", None), "body": (None, _UNBLOCK), "orelse": _BLOCK},
-    "Try": {"body": _BLOCK, "orelse": _BLOCK, "finalbody": _BLOCK},
-    "TryStar": {"body": _BLOCK, "orelse": _BLOCK, "finalbody": _BLOCK},
-    "ExceptHandler": {"body": _BLOCK},
-    "match_case": {"body": _BLOCK},
-}
+# Field value type -> whether the walk goes into it (a node that is not inert).
+_WALKABLE: Dict[type, bool] = {}
 
-# ``async`` statements call the hooks of their plain twins (one LibCST class each).
-_HOOK_NAME = {"AsyncFunctionDef": "FunctionDef", "AsyncFor": "For", "AsyncWith": "With"}
+# The attributes whose visit the engine tracks (``on_visit_attribute``).
+_ATTR_CALLBACKS = frozenset({"body", "params", "test"})
+
+# Node types that hold only whitespace, comments or fixed tokens: never walked into.
+_INERT_BASES = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment,
+                cst.LeftParen, cst.RightParen, cst.LeftSquareBracket, cst.RightSquareBracket, cst.LeftCurlyBrace,
+                cst.RightCurlyBrace, cst.Comma, cst.Semicolon, cst.Colon, cst.Dot, cst.AssignEqual, cst.ImportStar,
+                cst.Asynchronous, cst.BaseBinaryOp, cst.BaseAugOp, cst.BaseBooleanOp, cst.BaseCompOp, cst.BaseUnaryOp)
+# (the MRO, not issubclass: LibCST's bases are ABCs, and 60 issubclass calls cost 40 ms at import)
+_INERT = frozenset(c for c in vars(cst).values()
+                   if isinstance(c, type) and any(b in c.__mro__ for b in _INERT_BASES))
+
+# Per node class: its child fields in the order LibCST's ``_visit_and_replace_children``
+# visits them, with whether the engine tracks the field; False when that order cannot be
+# read (then LibCST's own ``visit`` walks such a node). Each field is visited through a
+# ``visit_*(self, "<field>", self.<field>, visitor)`` call, in source order, so the field
+# names appear in that order among the method's string constants (``co_consts`` keeps the
+# order of first use; a test compares the resulting traversal with LibCST's).
+_FIELD_ORDER: Dict[type, object] = {}
+
+
+def _field_order(cls: type):
+    fields = getattr(cls, "__dataclass_fields__", None)
+    code = getattr(getattr(cls, "_visit_and_replace_children", None), "__code__", None)
+    if fields is None or code is None:
+        order = False
+    else:
+        names: List[str] = []
+        for const in code.co_consts:
+            if isinstance(const, str) and const in fields and const not in names:
+                names.append(const)
+        order = tuple((name, name in _ATTR_CALLBACKS) for name in names)
+    _FIELD_ORDER[cls] = order
+    return order
 
 
 # -- the engine's own bookkeeping, by node type --------------------------------------
 
-def _v_import(sem: Semantic, node: ast.Import) -> None:
+def _v_import(sem: Semantic, node: cst.Import) -> None:
     for alias in node.names:
-        full = alias.name
-        if alias.asname is not None:
-            sem.bind(alias.asname, "import", node, qualname=canonical(full))
+        full = dotted(alias.name)
+        if full is None:
+            continue
+        if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
+            sem.bind(alias.asname.name.value, "import", node, qualname=canonical(full))
         else:
             top = full.split(".")[0]
             sem.bind(top, "import", node, qualname=top)
 
 
-def _absolute(sem: Semantic, node: ast.ImportFrom) -> Optional[str]:
+def _absolute(sem: Semantic, node: cst.ImportFrom) -> Optional[str]:
     """The absolute module of a ``from`` import, resolving relative imports against the
     file's module name; None when that is unknown."""
-    module = node.module or ""
-    level = node.level or 0
+    module = dotted(node.module) if node.module is not None else ""
+    level = len(node.relative)
     if not level:
         return module
     if not sem.module_name:
@@ -813,7 +848,7 @@ def _absolute(sem: Semantic, node: ast.ImportFrom) -> Optional[str]:
     return ".".join(base + ([module] if module else []))
 
 
-def _v_import_from(sem: Semantic, node: ast.ImportFrom) -> None:
+def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
     module = _absolute(sem, node)
     if sem.is_package and sem.module_name and module and module.startswith(sem.module_name + ".") \
             and sem.scope is sem.module_scope:
@@ -821,7 +856,7 @@ def _v_import_from(sem: Semantic, node: ast.ImportFrom) -> None:
         # submodule's name there (the import system sets it on the package: its globals)
         sub = module[len(sem.module_name) + 1:].split(".")[0]
         sem.bind(sub, "import", node, qualname=canonical(f"{sem.module_name}.{sub}"))
-    if len(node.names) == 1 and node.names[0].name == "*":
+    if isinstance(node.names, cst.ImportStar):
         exports = STAR_EXPORTS.get(module) if module is not None else None
         if exports is None:
             sem.scope.stars.append((sem.seq, module or "."))
@@ -830,26 +865,29 @@ def _v_import_from(sem: Semantic, node: ast.ImportFrom) -> None:
                 sem.bind(name, "import", node, qualname=canonical(q))
         return
     for alias in node.names:
-        name = alias.name
-        bound = alias.asname if alias.asname is not None else name
+        if not isinstance(alias.name, cst.Name):
+            continue
+        name = alias.name.value
+        bound = alias.asname.name.value if alias.asname is not None and isinstance(
+            alias.asname.name, cst.Name) else name
         qualname = None if module is None else canonical(f"{module}.{name}" if module else name)
         sem.bind(bound, "import", node, qualname=qualname)
 
 
 def _v_def(sem: Semantic, node) -> None:
-    sem.bind(node.name, "class" if type(node) is ast.ClassDef else "def", node)
+    sem.bind(node.name.value, "def" if isinstance(node, cst.FunctionDef) else "class", node)
 
 
-def _v_params(sem: Semantic, node: ast.arguments) -> None:
-    for group in (node.posonlyargs, node.args, node.kwonlyargs):
+def _v_params(sem: Semantic, node: cst.Parameters) -> None:
+    for group in (node.posonly_params, node.params, node.kwonly_params):
         for p in group:
-            sem.bind(p.arg, "param", p)
-    for star in (node.vararg, node.kwarg):
-        if star is not None:
-            sem.bind(star.arg, "param", star)
+            sem.bind(p.name.value, "param", p)
+    for star in (node.star_arg, node.star_kwarg):
+        if isinstance(star, cst.Param):
+            sem.bind(star.name.value, "param", star)
 
 
-def _v_for(sem: Semantic, node) -> None:
+def _v_for(sem: Semantic, node: cst.For) -> None:
     sem.opaque_attribute_stores(node.target, node)
     sem.bind_target(node.target, "loop", node)
 
@@ -862,58 +900,59 @@ def _l_with(sem: Semantic, node) -> None:
     sem.scope.with_depth -= 1
 
 
-def _l_with_item(sem: Semantic, node: ast.withitem) -> None:
-    if node.optional_vars is not None:
-        sem.opaque_attribute_stores(node.optional_vars, node)
-        sem.bind_target(node.optional_vars, "with", node)
+def _l_with_item(sem: Semantic, node: cst.WithItem) -> None:
+    if node.asname is not None:
+        sem.opaque_attribute_stores(node.asname.name, node)
+        sem.bind_target(node.asname.name, "with", node)
 
 
-def _l_assign(sem: Semantic, node: ast.Assign) -> None:
+def _l_assign(sem: Semantic, node: cst.Assign) -> None:
     for t in node.targets:
-        if type(t) is ast.Attribute:
-            sem.bind_attribute(t, "assign", node, value=node.value)
+        if isinstance(t.target, cst.Attribute):
+            sem.bind_attribute(t.target, "assign", node, value=node.value)
         else:
-            if type(t) in (ast.Tuple, ast.List, ast.Starred):
-                sem.opaque_attribute_stores(t, node)
-            sem.bind_target(t, "assign", node, value=node.value)
+            if isinstance(t.target, (cst.Tuple, cst.List, cst.StarredElement)):
+                sem.opaque_attribute_stores(t.target, node)
+            sem.bind_target(t.target, "assign", node, value=node.value)
 
 
-def _l_ann_assign(sem: Semantic, node: ast.AnnAssign) -> None:
+def _l_ann_assign(sem: Semantic, node: cst.AnnAssign) -> None:
     if node.value is not None:
-        if type(node.target) is ast.Attribute:
+        if isinstance(node.target, cst.Attribute):
             sem.bind_attribute(node.target, "assign", node, value=node.value)
         else:
             sem.bind_target(node.target, "assign", node, value=node.value)
 
 
-def _l_aug_assign(sem: Semantic, node: ast.AugAssign) -> None:
-    if type(node.target) is ast.Attribute:
+def _l_aug_assign(sem: Semantic, node: cst.AugAssign) -> None:
+    if isinstance(node.target, cst.Attribute):
         sem.bind_attribute(node.target, "aug", node, value=node.value)
     else:
         sem.bind_target(node.target, "aug", node, value=node.value)
 
 
-def _l_named_expr(sem: Semantic, node: ast.NamedExpr) -> None:
+def _l_named_expr(sem: Semantic, node: cst.NamedExpr) -> None:
     sem.bind_target(node.target, "assign", node, value=node.value)
 
 
-def _v_global(sem: Semantic, node: ast.Global) -> None:
-    sem.scope.globals.update(node.names)
+def _v_global(sem: Semantic, node: cst.Global) -> None:
+    for n in node.names:
+        sem.scope.globals.add(n.name.value)
 
 
-def _v_nonlocal(sem: Semantic, node: ast.Nonlocal) -> None:
-    sem.scope.nonlocals.update(node.names)
+def _v_nonlocal(sem: Semantic, node: cst.Nonlocal) -> None:
+    for n in node.names:
+        sem.scope.nonlocals.add(n.name.value)
 
 
-def _v_del(sem: Semantic, node: ast.Delete) -> None:
-    for target in node.targets:
-        sem.opaque_attribute_stores(target, node)
-        sem.bind_target(target, "del", node)
+def _v_del(sem: Semantic, node: cst.Del) -> None:
+    sem.opaque_attribute_stores(node.target, node)
+    sem.bind_target(node.target, "del", node)
 
 
-def _v_except(sem: Semantic, node: ast.ExceptHandler) -> None:
+def _v_except(sem: Semantic, node) -> None:
     if node.name is not None:
-        sem.bind(node.name, "except", node)
+        sem.bind_target(node.name.name, "except", node)
 
 
 def _v_comp(sem: Semantic, node) -> None:
@@ -924,36 +963,36 @@ def _l_comp(sem: Semantic, node) -> None:
     sem.pop()
 
 
-def _v_comp_for(sem: Semantic, node: ast.comprehension) -> None:
+def _v_comp_for(sem: Semantic, node: cst.CompFor) -> None:
     sem.bind_target(node.target, "loop", node)
 
 
 def _v_match_name(sem: Semantic, node) -> None:
     name = getattr(node, "name", None) or getattr(node, "rest", None)
-    if isinstance(name, str):
-        sem.bind(name, "other", node)
+    if isinstance(name, cst.Name):
+        sem.bind(name.value, "other", node)
 
 
 _ENGINE_VISIT = {
     "Import": _v_import,
     "ImportFrom": _v_import_from,
-    "FunctionDef": _v_def, "AsyncFunctionDef": _v_def,
+    "FunctionDef": _v_def,
     "ClassDef": _v_def,
-    "arguments": _v_params,
-    "For": _v_for, "AsyncFor": _v_for,
-    "With": _v_with, "AsyncWith": _v_with,
+    "Parameters": _v_params,
+    "For": _v_for,
+    "With": _v_with,
     "Global": _v_global,
     "Nonlocal": _v_nonlocal,
-    "Delete": _v_del,
-    "ExceptHandler": _v_except,
+    "Del": _v_del,
+    "ExceptHandler": _v_except, "ExceptStarHandler": _v_except,
     "ListComp": _v_comp, "SetComp": _v_comp, "DictComp": _v_comp, "GeneratorExp": _v_comp,
-    "comprehension": _v_comp_for,
+    "CompFor": _v_comp_for,
     "MatchAs": _v_match_name, "MatchStar": _v_match_name, "MatchMapping": _v_match_name,
 }
 
 _ENGINE_LEAVE = {
-    "With": _l_with, "AsyncWith": _l_with,
-    "withitem": _l_with_item,
+    "With": _l_with,
+    "WithItem": _l_with_item,
     "Assign": _l_assign,
     "AnnAssign": _l_ann_assign,
     "AugAssign": _l_aug_assign,

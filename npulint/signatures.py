@@ -7,6 +7,7 @@ import ast
 import dataclasses
 from typing import Dict, Optional, Tuple
 
+import libcst as cst
 
 REQUIRED = object()
 
@@ -55,9 +56,9 @@ class Bound:
     spread hides some arguments, and then parameters not bound explicitly are unknown."""
 
     sig: Signature
-    args: Dict[str, ast.expr]
+    args: Dict[str, cst.BaseExpression]
     error: Optional[str] = None
-    error_node: Optional[object] = None  # the Arg at fault
+    error_node: Optional[cst.CSTNode] = None
     complete: bool = True
 
     def is_default(self, name: str) -> bool:
@@ -65,17 +66,14 @@ class Bound:
         return self.complete and name not in self.args
 
 
-def bind(sig: Signature, call: ast.Call) -> Bound:
-    from npulint.semantic import call_args
-
-    args: Dict[str, ast.expr] = {}
+def bind(sig: Signature, call: cst.Call) -> Bound:
+    args: Dict[str, cst.BaseExpression] = {}
     positional_params = [p for p in sig.params if p.kind in ("posonly", "pos")]
-    arguments = call_args(call)
-    spread = any(a.star for a in arguments)
+    spread = any(a.star for a in call.args)
     result = Bound(sig, args, complete=not spread)
     pos_i = 0
     seen_star = False
-    for a in arguments:
+    for a in call.args:
         if a.star == "*":
             seen_star = True
             continue
@@ -98,7 +96,7 @@ def bind(sig: Signature, call: ast.Call) -> Bound:
                 result.error_node = a
             pos_i += 1
             continue
-        name = a.keyword
+        name = a.keyword.value
         p = sig.param(name)
         if sig.no_keywords and result.error is None:
             result.error = f"takes no keyword arguments (got {name}=)"

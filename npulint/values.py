@@ -11,9 +11,9 @@ import dataclasses
 import operator
 from typing import Callable, Dict, Optional, Tuple
 
-import ast
+import libcst as cst
 
-from npulint.semantic import LOCAL, Semantic, Site, call_args
+from npulint.semantic import LOCAL, Semantic, Site
 
 
 class _Unknown:
@@ -109,10 +109,10 @@ _MAX_INT_BITS = 4096
 _MAX_STR = 1 << 16
 
 _BINOPS = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
-    ast.Pow: operator.pow, ast.LShift: operator.lshift, ast.RShift: operator.rshift,
-    ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+    cst.Add: operator.add, cst.Subtract: operator.sub, cst.Multiply: operator.mul,
+    cst.Divide: operator.truediv, cst.FloorDivide: operator.floordiv, cst.Modulo: operator.mod,
+    cst.Power: operator.pow, cst.LeftShift: operator.lshift, cst.RightShift: operator.rshift,
+    cst.BitAnd: operator.and_, cst.BitOr: operator.or_, cst.BitXor: operator.xor,
 }
 
 _NUMBER = (int, float)
@@ -157,7 +157,7 @@ class Evaluator:
         # torch's default dtype; None (unknown) when the program may change it
         self.torch_default_dtype = torch_default_dtype
 
-    def value(self, expr: Optional[ast.AST], site: Site, _depth: int = 0):
+    def value(self, expr: Optional[cst.CSTNode], site: Site, _depth: int = 0):
         if expr is None or _depth > 50:
             return UNKNOWN
         key = (id(expr), site.seq)
@@ -169,38 +169,45 @@ class Evaluator:
         finally:
             self._active.discard(key)
 
-    def _value(self, e: ast.AST, site: Site, depth: int):
-        t = type(e)
-        if t is ast.Constant:
-            v = e.value
-            if v is Ellipsis or isinstance(v, complex):
+    def _value(self, e: cst.CSTNode, site: Site, depth: int):
+        if isinstance(e, (cst.Integer, cst.Float)):
+            return e.evaluated_value
+        if isinstance(e, cst.Imaginary):
+            return UNKNOWN
+        if isinstance(e, (cst.SimpleString, cst.ConcatenatedString)):
+            try:
+                v = e.evaluated_value
+            except Exception:
                 return UNKNOWN
-            return v
-        if t is ast.Name:
+            return UNKNOWN if v is None else v
+        if isinstance(e, cst.Name):
+            if e.value in ("True", "False", "None"):
+                cands, _ = self.sem.reaching(e.value, site)
+                if not cands:
+                    return {"True": True, "False": False, "None": None}[e.value]
             return self._name(e, site, depth)
-        if t is ast.Attribute:
+        if isinstance(e, cst.Attribute):
             base = self.value(e.value, site, depth)
             if isinstance(base, Ref):
-                return self._ref(f"{base.qualname}.{e.attr}")
-            if e.attr in ("T", "mT"):
+                return self._ref(f"{base.qualname}.{e.attr.value}")
+            if e.attr.value in ("T", "mT"):
                 return _transposed(base) if isinstance(base, Tensor) else Tensor(None, None, True)
             return UNKNOWN
-        if t is ast.UnaryOp:
-            v = self.value(e.operand, site, depth)
+        if isinstance(e, cst.UnaryOperation):
+            v = self.value(e.expression, site, depth)
             if v is UNKNOWN or not isinstance(v, (int, float, bool)):
                 return UNKNOWN
-            op = type(e.op)
-            if op is ast.USub:
+            if isinstance(e.operator, cst.Minus):
                 return -v
-            if op is ast.UAdd:
+            if isinstance(e.operator, cst.Plus):
                 return +v
-            if op is ast.Invert and isinstance(v, int):
+            if isinstance(e.operator, cst.BitInvert) and isinstance(v, int):
                 return ~v
-            if op is ast.Not:
+            if isinstance(e.operator, cst.Not):
                 return not v
             return UNKNOWN
-        if t is ast.BinOp:
-            op = _BINOPS.get(type(e.op))
+        if isinstance(e, cst.BinaryOperation):
+            op = _BINOPS.get(type(e.operator))
             if op is None:
                 return UNKNOWN
             a = self.value(e.left, site, depth)
@@ -210,28 +217,31 @@ class Evaluator:
             if b is UNKNOWN:
                 return UNKNOWN
             return _safe_binop(op, a, b)
-        if t is ast.Tuple or t is ast.List:
+        if isinstance(e, (cst.Tuple, cst.List)):
             out = []
-            for el in e.elts:
-                if type(el) is ast.Starred:
+            for el in e.elements:
+                if isinstance(el, cst.StarredElement):
                     return UNKNOWN
-                v = self.value(el, site, depth)
+                v = self.value(el.value, site, depth)
                 if v is UNKNOWN:
                     return UNKNOWN
                 out.append(v)
             return tuple(out)
-        if t is ast.Subscript:
+        if isinstance(e, cst.Subscript):
             base = self.value(e.value, site, depth)
-            if not isinstance(base, (tuple, str)) or type(e.slice) in (ast.Slice, ast.Tuple):
+            if not isinstance(base, (tuple, str)) or len(e.slice) != 1:
                 return UNKNOWN
-            idx = self.value(e.slice, site, depth)
+            sl = e.slice[0].slice
+            if not isinstance(sl, cst.Index):
+                return UNKNOWN
+            idx = self.value(sl.value, site, depth)
             if not isinstance(idx, int) or isinstance(idx, bool):
                 return UNKNOWN
             try:
                 return base[idx]
             except IndexError:
                 return UNKNOWN
-        if t is ast.Call:
+        if isinstance(e, cst.Call):
             return self._call(e, site, depth)
         return UNKNOWN
 
@@ -240,8 +250,8 @@ class Evaluator:
             return CONSTANTS[qualname]
         return Ref(qualname)
 
-    def _name(self, e: ast.Name, site: Site, depth: int):
-        cands, exact = self.sem.reaching(e.id, site)
+    def _name(self, e: cst.Name, site: Site, depth: int):
+        cands, exact = self.sem.reaching(e.value, site)
         if not cands:
             return UNKNOWN
         if not exact:
@@ -260,11 +270,11 @@ class Evaluator:
                     return UNKNOWN
                 v = v[i]
             return v
-        if b.kind == "aug" and type(b.node) is ast.AugAssign and not b.index:
-            op = _BINOPS.get(type(b.node.op))
+        if b.kind == "aug" and isinstance(b.node, cst.AugAssign) and not b.index:
+            op = _BINOPS.get(_AUG_TO_BIN.get(type(b.node.operator)))
             if op is None:
                 return UNKNOWN
-            prev = self._prev(e.id, b, depth)
+            prev = self._prev(e.value, b, depth)
             if prev is UNKNOWN:
                 return UNKNOWN
             rhs = self.value(b.value, b.site, depth)
@@ -290,10 +300,10 @@ class Evaluator:
                 v = v[i]
             return v
         if prev_b.kind == "aug":
-            return self._name(ast.Name(id=name), Site(prev_b.site.scope, prev_b.site.seq + 1, prev_b.site.blocks, 0), depth)
+            return self._name(cst.Name(name), Site(prev_b.site.scope, prev_b.site.seq + 1, prev_b.site.blocks, 0), depth)
         return UNKNOWN
 
-    def _call(self, e: ast.Call, site: Site, depth: int):
+    def _call(self, e: cst.Call, site: Site, depth: int):
         q = self.sem.resolve(e.func, site, CONSTRUCTORS)
         if q is not None:
             try:
@@ -303,19 +313,19 @@ class Evaluator:
             except Exception:
                 return UNKNOWN
         # methods on known tensors: .npu() .cuda() .to(...) keep shape and dtype
-        if type(e.func) is ast.Attribute:
+        if isinstance(e.func, cst.Attribute):
             return tensor_method(self, self.value(e.func.value, site, depth), e, site)
         return UNKNOWN
 
     # -- helpers for constructors -----------------------------------------------------
-    def arg(self, call: ast.Call, position: Optional[int], keyword: Optional[str]):
+    def arg(self, call: cst.Call, position: Optional[int], keyword: Optional[str]):
         """The expression passed for a parameter (by position or keyword), or None."""
         positional = 0
-        for a in call_args(call):
+        for a in call.args:
             if a.star:
                 return None
             if a.keyword is not None:
-                if keyword is not None and a.keyword == keyword:
+                if keyword is not None and a.keyword.value == keyword:
                     return a.value
                 continue
             if position is not None and positional == position:
@@ -344,6 +354,14 @@ class Evaluator:
         return None
 
 
+_AUG_TO_BIN = {
+    cst.AddAssign: cst.Add, cst.SubtractAssign: cst.Subtract, cst.MultiplyAssign: cst.Multiply,
+    cst.DivideAssign: cst.Divide, cst.FloorDivideAssign: cst.FloorDivide, cst.ModuloAssign: cst.Modulo,
+    cst.PowerAssign: cst.Power, cst.LeftShiftAssign: cst.LeftShift, cst.RightShiftAssign: cst.RightShift,
+    cst.BitAndAssign: cst.BitAnd, cst.BitOrAssign: cst.BitOr, cst.BitXorAssign: cst.BitXor,
+}
+
+
 def _transposed(t: Tensor) -> Tensor:
     shape = t.shape
     if shape is not None and len(shape) == 2:
@@ -359,16 +377,17 @@ _TRANSPOSING = ("t", "transpose", "t_", "transpose_")
 _KEEPING = ("npu", "cuda", "cpu", "detach", "clone", "requires_grad_", "pin_memory", "to")
 
 
-def tensor_method(ev: Evaluator, base, call: ast.Call, site: Site):
+def tensor_method(ev: Evaluator, base, call: cst.Call, site: Site):
     """``x.npu()``, ``x.to(dtype)``, ``x.half()``, ``x.t()``, ``x.permute(1, 0)``, ... on a
     known tensor; a transposing method on an unknown receiver still gives a tensor known
     to be a transposed view (its receiver must be a tensor for the call to make sense)."""
-    name = call.func.attr
+    name = call.func.attr.value
     if not isinstance(base, Tensor):
         if name in _TRANSPOSING or (name == "permute" and _permute_swaps(ev, call, site)):
             return Tensor(None, None, True)
         return UNKNOWN
-    if name == "contiguous" or any(a.keyword == "memory_format" for a in call_args(call) if name in _KEEPING):
+    if name == "contiguous" or any(a.keyword is not None and a.keyword.value == "memory_format"
+                                   for a in call.args if name in _KEEPING):
         # .contiguous(), .clone(memory_format=...), .to(memory_format=...): a transposed view
         # becomes a (possibly) contiguous copy, so it is no longer known to be transposed
         base = Tensor(base.shape, base.dtype, False)
@@ -376,7 +395,7 @@ def tensor_method(ev: Evaluator, base, call: ast.Call, site: Site):
             return base
     if name in _KEEPING and name != "to":
         return base
-    if name in _DTYPE_METHODS and not call.args and not call.keywords:
+    if name in _DTYPE_METHODS and not call.args:
         return Tensor(base.shape, dtype_named(_DTYPE_METHODS[name]), base.transposed)
     if name in _TRANSPOSING:
         return _transposed(base)
@@ -384,10 +403,10 @@ def tensor_method(ev: Evaluator, base, call: ast.Call, site: Site):
         return _transposed(base) if _permute_swaps(ev, call, site) else UNKNOWN
     if name == "to":
         dt = base.dtype
-        for a in call_args(call):
+        for a in call.args:
             if a.star:
                 return UNKNOWN
-            kw = a.keyword
+            kw = a.keyword.value if a.keyword is not None else None
             if kw in ("device", "non_blocking", "copy", "memory_format"):
                 continue
             v = ev.value(a.value, site)
@@ -401,8 +420,8 @@ def tensor_method(ev: Evaluator, base, call: ast.Call, site: Site):
     return UNKNOWN
 
 
-def _permute_swaps(ev: Evaluator, call: ast.Call, site: Site) -> bool:
-    dims = [ev.value(a.value, site) for a in call_args(call) if not a.star and a.keyword is None]
+def _permute_swaps(ev: Evaluator, call: cst.Call, site: Site) -> bool:
+    dims = [ev.value(a.value, site) for a in call.args if not a.star and a.keyword is None]
     if len(dims) == 1 and isinstance(dims[0], tuple):
         dims = list(dims[0])
     return dims == [1, 0]
@@ -431,7 +450,7 @@ _TF_SIGNATURES = {
 }
 
 
-def _tf_bound(ev: Evaluator, call: ast.Call, site: Site):
+def _tf_bound(ev: Evaluator, call: cst.Call, site: Site):
     from npulint.signatures import Signature, bind
 
     q = ev.sem.resolve(call.func, site, CONSTRUCTORS) or ""
@@ -454,7 +473,7 @@ def _dtype_arg(ev: Evaluator, bound, site: Site, default: Optional[DType]):
 
 
 @constructor(*[f"tensorflow.{n}" for n in _TF_SIGNATURES if n not in ("get_variable", "Variable")])
-def _tf_filled(ev: Evaluator, call: ast.Call, site: Site):
+def _tf_filled(ev: Evaluator, call: cst.Call, site: Site):
     bound = _tf_bound(ev, call, site)
     if bound is None:
         return UNKNOWN
@@ -464,7 +483,7 @@ def _tf_filled(ev: Evaluator, call: ast.Call, site: Site):
 
 
 @constructor("tensorflow.get_variable")
-def _tf_get_variable(ev: Evaluator, call: ast.Call, site: Site):
+def _tf_get_variable(ev: Evaluator, call: cst.Call, site: Site):
     bound = _tf_bound(ev, call, site)
     if bound is None:
         return UNKNOWN
@@ -483,7 +502,7 @@ def _tf_get_variable(ev: Evaluator, call: ast.Call, site: Site):
 
 
 @constructor("tensorflow.Variable")
-def _tf_variable(ev: Evaluator, call: ast.Call, site: Site):
+def _tf_variable(ev: Evaluator, call: cst.Call, site: Site):
     bound = _tf_bound(ev, call, site)
     if bound is None:
         return UNKNOWN
@@ -499,10 +518,9 @@ TORCH_FLOAT32 = dtype_named("float32")
 
 
 @constructor("torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty")
-def _torch_filled(ev: Evaluator, call: ast.Call, site: Site):
-    args = call_args(call)
-    sizes = [a for a in args if a.keyword is None]
-    if any(a.star for a in args):
+def _torch_filled(ev: Evaluator, call: cst.Call, site: Site):
+    sizes = [a for a in call.args if a.keyword is None]
+    if any(a.star for a in call.args):
         shape = None
     elif len(sizes) == 1:
         shape = ev.shape(sizes[0].value, site)  # torch.randn([m, k]) or torch.randn(n)
@@ -526,7 +544,7 @@ def _dims(ev: Evaluator, args, site: Site):
 
 
 @constructor("torch.full")
-def _torch_full(ev: Evaluator, call: ast.Call, site: Site):
+def _torch_full(ev: Evaluator, call: cst.Call, site: Site):
     shape = ev.shape(ev.arg(call, 0, "size"), site)
     dtype_expr = ev.arg(call, None, "dtype")
     if dtype_expr is not None:
@@ -539,6 +557,6 @@ def _torch_full(ev: Evaluator, call: ast.Call, site: Site):
 
 
 @constructor("torch.t", "torch.transpose")
-def _torch_transpose(ev: Evaluator, call: ast.Call, site: Site):
+def _torch_transpose(ev: Evaluator, call: cst.Call, site: Site):
     base = ev.value(ev.arg(call, 0, "input"), site)
     return _transposed(base) if isinstance(base, Tensor) else Tensor(None, None, True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import List, Optional, Tuple
 
-import ast
+import libcst as cst
 
 from npulint.checker import Checker, FileContext
 from npulint.model import Rule
@@ -172,14 +172,14 @@ class MC2Checker(Checker):
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
-        self.calls: List[Tuple[ast.Call, Site]] = []
+        self.calls: List[Tuple[cst.Call, Site]] = []
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self.ctx.site()))
 
     def finish(self) -> None:
         ctx = self.ctx
-        domains: List[Tuple[ast.Call, str, tuple, str]] = []
+        domains: List[Tuple[cst.Call, str, tuple, str]] = []
         for call, site in self.calls:
             q = ctx.resolve(call.func, site, FUSED)
             if q is None:
@@ -196,7 +196,7 @@ class MC2Checker(Checker):
             self._check_domains(domains)
 
     # -- scalar arguments ------------------------------------------------------------
-    def _check_scalars(self, q: str, call: ast.Call, bound: Bound, site: Site) -> None:
+    def _check_scalars(self, q: str, call: cst.Call, bound: Bound, site: Site) -> None:
         ctx = self.ctx
         name = SHORT[q]
         if q in (RS, AG):
@@ -232,7 +232,7 @@ class MC2Checker(Checker):
                            "the bias after the op")
 
     # -- tensors -----------------------------------------------------------------------
-    def _check_tensors(self, q: str, call: ast.Call, bound: Bound, site: Site) -> None:
+    def _check_tensors(self, q: str, call: cst.Call, bound: Bound, site: Site) -> None:
         ctx = self.ctx
         name = SHORT[q]
         first = "x1" if q == AR else "input"
@@ -313,11 +313,11 @@ class MC2Checker(Checker):
         if isinstance(v, str):
             return ("lit", v), repr(v)
         value, vsite = self.ctx.sem.bound_expr(expr, site)
-        if type(value) is not ast.Call or type(value.func) is not ast.Attribute or \
-                value.func.attr != "get_hccl_comm_name":
+        if not isinstance(value, cst.Call) or not isinstance(value.func, cst.Attribute) or \
+                value.func.attr.value != "get_hccl_comm_name":
             return None
         group = value.func.value
-        if type(group) is ast.Call and type(group.func) is ast.Attribute and group.func.attr == "_get_backend":
+        if isinstance(group, cst.Call) and isinstance(group.func, cst.Attribute) and group.func.attr.value == "_get_backend":
             group = group.func.value
         key = self._group_key(group, vsite)
         if key is None:
@@ -330,9 +330,9 @@ class MC2Checker(Checker):
         result, a parameter, a module attribute) is unknown: two spellings may name one group."""
         ctx = self.ctx
         group, site = ctx.sem.bound_expr(group, site)
-        if type(group) is ast.Name or type(group) is ast.Attribute:
+        if isinstance(group, (cst.Name, cst.Attribute)):
             return ("world",) if ctx.resolve(group, site, _WORLD) else None
-        if type(group) is ast.Call:
+        if isinstance(group, cst.Call):
             if ctx.resolve(group.func, site, _NEW_GROUP):
                 return ("new_group", id(group))
             if ctx.resolve(group.func, site, _WORLD):

@@ -10,12 +10,11 @@ import os
 import re
 from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
 
-import ast
+import libcst as cst
 
 from npulint import argflags
 from npulint.checker import Checker
 from npulint.model import Fix, LazySpan, Rule, Span
-from npulint.semantic import call_args
 from npulint.shell import command_start
 from npulint.source import SHELL
 
@@ -689,42 +688,41 @@ class PythonMindSpeedChecker(Checker):
         self.classes = []
         self.mutated = set()
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self.ctx.site()))
 
-    def visit_Assign(self, node: ast.Assign) -> None:
+    def visit_Assign(self, node: cst.Assign) -> None:
         self.argv.append((node, self.ctx.site()))
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append((node, self.ctx.site()))
 
     # names of lists that may change after they are built (then their launch is not fully known)
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if type(node.value) is ast.Name:
-            self.mutated.add(node.value.id)
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name):
+            self.mutated.add(node.value.value)
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        if type(node.target) is ast.Name:
-            self.mutated.add(node.target.id)
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
+            self.mutated.add(node.target.value)
 
-    def visit_Subscript(self, node: ast.Subscript) -> None:
-        if type(node.value) is ast.Name:
-            self.mutated.add(node.value.id)
-
+    def visit_Subscript(self, node: cst.Subscript) -> None:
+        if isinstance(node.value, cst.Name):
+            self.mutated.add(node.value.value)
 
     # -- launch lists --------------------------------------------------------------
     def _words(self, expr, site) -> Optional[List[Word]]:
-        named = expr.id if type(expr) is ast.Name else None
+        named = expr.value if isinstance(expr, cst.Name) else None
         expr, site = self.ctx.sem.bound_expr(expr, site)
-        if type(expr) is not ast.List and type(expr) is not ast.Tuple:
+        if not isinstance(expr, (cst.List, cst.Tuple)):
             return None
         words = []
-        for el in expr.elts:
-            if type(el) is ast.Starred:
+        for el in expr.elements:
+            if isinstance(el, cst.StarredElement):
                 words.append(Word("\x00", None, False, True))
                 continue
-            v = self.ctx.value(el, site)
-            span = functools.partial(self.ctx.span, el)  # computed when reported
+            v = self.ctx.value(el.value, site)
+            span = functools.partial(self.ctx.span, el.value)  # computed when reported
             if isinstance(v, str):
                 words.append(Word(v, span))
             else:
@@ -758,11 +756,10 @@ class PythonMindSpeedChecker(Checker):
             q = ctx.resolve(node.func, site, _LAUNCH_CALLS | {WRAPPER})
             if q in _SUBPROCESS or q in _EXECV:
                 index = 0 if q in _SUBPROCESS else 1
-                args = call_args(node)
-                pos = [a for a in args if a.keyword is None]
+                pos = [a for a in node.args if a.keyword is None]
                 arg = pos[index].value if len(pos) > index and pos[index].star == "" else None
                 if arg is None and q in _SUBPROCESS:
-                    arg = next((a.value for a in args if a.keyword == "args"), None)
+                    arg = next((a.value for a in node.args if a.keyword is not None and a.keyword.value == "args"), None)
                 if arg is not None:
                     words = self._words(arg, site)
                     if words:
@@ -770,23 +767,22 @@ class PythonMindSpeedChecker(Checker):
             elif q == WRAPPER:
                 self._wrapper(node, site)
         for node, site in self.argv:
-            if any(ctx.resolve(t, site, _ARGV) for t in node.targets):
+            if any(ctx.resolve(t.target, site, _ARGV) for t in node.targets):
                 words = self._words(node.value, site)
                 if words is not None:
                     self._check_words(words, True)
         self._classes_and_applies()
 
     # -- NPU505 ----------------------------------------------------------------------
-    def _wrapper(self, node: ast.Call, site) -> None:
+    def _wrapper(self, node: cst.Call, site) -> None:
         ctx = self.ctx
-        args = call_args(node)
-        if any(a.keyword is not None for a in args):
+        if any(a.keyword is not None for a in node.args):
             ctx.report("NPU505", node, "adapt_mem_func_wrapper() takes no keyword arguments "
                                        "(signature: adapt_mem_func_wrapper(fc_class, *args)): it raises TypeError")
             return
-        if not args or args[0].star:
+        if not node.args or node.args[0].star:
             return
-        first = args[0].value
+        first = node.args[0].value
         what = self._not_a_function_class(first, site)
         if what:
             ctx.report("NPU505", first, f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its "
@@ -794,25 +790,20 @@ class PythonMindSpeedChecker(Checker):
 
     def _not_a_function_class(self, expr, site) -> Optional[str]:
         ctx = self.ctx
-        t = type(expr)
-        if t is ast.Lambda:
+        if isinstance(expr, cst.Lambda):
             return "a lambda"
-        if t is ast.Attribute and expr.attr == "apply":
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "apply":
             if self._function_class(expr.value, site):
                 return f"{ctx.code(expr)} (pass the class itself)"
             return None
-        if t is ast.Call and self._function_class(expr.func, site):
+        if isinstance(expr, cst.Call) and self._function_class(expr.func, site):
             return "an instance of the Function (pass the class itself)"
-        if t is ast.Name:
-            cands, exact = ctx.sem.reaching(expr.id, site)
+        if isinstance(expr, cst.Name):
+            cands, exact = ctx.sem.reaching(expr.value, site)
             if exact and cands[0].kind == "def":
-                return f"the function {expr.id}"
-        if t is ast.List or t is ast.Tuple or t is ast.Dict:
+                return f"the function {expr.value}"
+        if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.List, cst.Tuple, cst.Dict)):
             return "a literal"
-        if t is ast.Constant:
-            v = type(expr.value)
-            if v is int or v is float or ((v is str or v is bytes) and not _concatenated(ctx, expr)):
-                return "a literal"  # (LibCST's Integer/Float/SimpleString: not True/None/1j/.../"a" "b")
         return None
 
     def _function_class(self, expr, site) -> bool:
@@ -821,19 +812,19 @@ class PythonMindSpeedChecker(Checker):
         return node is not None and self._local_subclass(node, FUNCTION_BASES, set())
 
     def _local_class(self, expr, site):
-        if type(expr) is ast.Name:
-            cands, exact = self.ctx.sem.reaching(expr.id, site)
+        if isinstance(expr, cst.Name):
+            cands, exact = self.ctx.sem.reaching(expr.value, site)
             if exact and cands[0].kind == "class":
                 return cands[0].node
         return None
 
-    def _bases(self, node: ast.ClassDef) -> List[Optional[str]]:
+    def _bases(self, node: cst.ClassDef) -> List[Optional[str]]:
         site = self.ctx.sem.def_site.get(node)
         out = []
         for b in node.bases:
-            if type(b) is ast.Starred:
+            if b.keyword is not None or b.star:
                 continue
-            out.append(self.ctx.sem.callee_qualname(b, site) if site is not None else None)
+            out.append(self.ctx.sem.callee_qualname(b.value, site) if site is not None else None)
         return out
 
     def _local_subclass(self, node, roots, seen) -> bool:
@@ -842,12 +833,12 @@ class PythonMindSpeedChecker(Checker):
         seen.add(id(node))
         site = self.ctx.sem.def_site.get(node)
         for b in node.bases:
-            if type(b) is ast.Starred:
+            if b.keyword is not None or b.star:
                 continue
-            q = self.ctx.sem.callee_qualname(b, site) if site is not None else None
+            q = self.ctx.sem.callee_qualname(b.value, site) if site is not None else None
             if q in roots:
                 return True
-            local = self._local_class(b, site) if site is not None else None
+            local = self._local_class(b.value, site) if site is not None else None
             if local is not None and self._local_subclass(local, roots, seen):
                 return True
         return False
@@ -865,7 +856,7 @@ class PythonMindSpeedChecker(Checker):
         if ".apply" in ctx.text:
             for node, site in self.calls:
                 func = node.func
-                if not (type(func) is ast.Attribute and func.attr == "apply"):
+                if not (isinstance(func, cst.Attribute) and func.attr.value == "apply"):
                     continue
                 cls = sem.enclosing_class(site)
                 if cls is None or site.scope.enclosing_function() is None:
@@ -878,15 +869,14 @@ class PythonMindSpeedChecker(Checker):
         if classes or applies:
             ctx.fact(PythonMindSpeedChecker, {"classes": classes, "applies": applies})
 
-    def _fix(self, node: ast.Call) -> Optional[Fix]:
+    def _fix(self, node: cst.Call) -> Optional[Fix]:
         ctx = self.ctx
-        args = call_args(node)
-        if any(a.keyword is not None for a in args) or any(a.star == "**" for a in args):
+        if any(a.keyword is not None for a in node.args) or any(a.star == "**" for a in node.args):
             return None
         edit_import = ctx.import_edit(WRAPPER_MODULE, "adapt_mem_func_wrapper")
         if edit_import is not None and re.search(r"\badapt_mem_func_wrapper\b", ctx.text):
             return None  # the name is taken by something else here
-        # the source as written
+        # the source as written (LibCST renders nested nodes without their block's indentation)
         call_span, func_span, x_span = ctx.span(node), ctx.span(node.func), ctx.span(node.func.value)
         x_code = ctx.source(x_span)
         rest = ctx.source(Span(func_span.end_line, func_span.end_column, call_span.end_line, call_span.end_column)).lstrip()
@@ -964,7 +954,7 @@ class FlagFacts(Checker):
         return False
 
     def finish(self) -> None:
-        fact = _argparse_fact(self.ctx.path, self.ctx.text, self.ctx.module)
+        fact = _argparse_fact(self.ctx.path, self.ctx.text, self.ctx.python_tree)
         if fact is not None:
             self.ctx.fact("mindspeed.argparse", fact)
 
@@ -1018,7 +1008,16 @@ def _suggestion_cached(flag: str, extra: FrozenSet[str]) -> Optional[str]:
 
 def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
     """``{"path", "flags", "own"}`` for a Python file: the flags it registers, and (for a
-    training entry script) the line where it parses its own arguments, or None."""
+    training entry script) the line where it parses its own arguments, or None. *tree*: None,
+    or for a file the engine parsed, a function that gives CPython's tree of it (made once,
+    when needed)."""
+    if tree is not None:
+        make, box = tree, []
+
+        def tree():
+            if not box:
+                box.append(make())
+            return box[0]
     entry = re.fullmatch(TRAINING_ENTRIES, os.path.basename(path)) is not None and (
         "parse_" in text or "hydra" in text)
     flags = {}
@@ -1029,8 +1028,7 @@ def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
         flags = found
     own = None
     if entry:
-        if tree is None:
-            tree = argflags.parse(text)
+        tree = tree() if tree is not None else argflags.parse(text)
         own = argflags.own_parser(tree) if tree is not None else None
     if not flags and own is None:
         return None
@@ -1051,16 +1049,6 @@ def _own_parser_entry(entry: str, own: Dict[str, int]) -> Optional[str]:
         if path.replace(os.sep, "/").endswith(suffix):
             return path
     return None
-
-
-def _concatenated(ctx, expr) -> bool:
-    """Whether a string constant is written as an implicit concatenation (``"a" "b"``)."""
-    import tokenize
-
-    toks, starts, ends = ctx.tokens()
-    s = ctx.span(expr)
-    i, j = starts.get((s.line, s.column)), ends.get((s.end_line, s.end_column))
-    return i is not None and j is not None and sum(1 for t in toks[i:j + 1] if t[0] == tokenize.STRING) > 1
 
 
 CHECKERS = [ShellLaunchChecker, PythonMindSpeedChecker, FlagFacts]

@@ -6,11 +6,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Dict, List, Optional, Set, Tuple
 
-import ast
+import libcst as cst
 
 from npulint.checker import Checker, FileContext
 from npulint.model import Rule, Span
-from npulint.semantic import Site, call_args
+from npulint.semantic import Site
 from npulint.values import UNKNOWN, Tensor, is_constant
 
 from .signature import SIGNATURES
@@ -194,8 +194,8 @@ RULES = (PREFETCH_POOL_SIZE_MISMATCH, PREFETCH_IN_CONTROL_FLOW, PREFETCH_POOL_IN
 
 @dataclasses.dataclass
 class _Scope:
-    with_node: ast.With
-    call: ast.Call
+    with_node: cst.With
+    call: cst.Call
     site: Site
     pool_id: Any
     size: Any
@@ -221,44 +221,44 @@ class PrefetchChecker(Checker):
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
-        self.with_stack: List[Tuple[ast.With, Site]] = []
-        self.withs: List[Tuple[ast.With, Site]] = []
+        self.with_stack: List[Tuple[cst.With, Site]] = []
+        self.withs: List[Tuple[cst.With, Site]] = []
         # every call: (node, site, open withs)
-        self.calls: List[Tuple[ast.Call, Site, Tuple[ast.With, ...]]] = []
-        self.unpacks: List[Tuple[ast.Assign, Site, Tuple[ast.With, ...]]] = []
-        self.decorated: List[Tuple[ast.FunctionDef, Site]] = []
+        self.calls: List[Tuple[cst.Call, Site, Tuple[cst.With, ...]]] = []
+        self.unpacks: List[Tuple[cst.Assign, Site, Tuple[cst.With, ...]]] = []
+        self.decorated: List[Tuple[cst.FunctionDef, Site]] = []
 
     # -- traversal: structure only; names and values are resolved in finish() -----------
-    def visit_With(self, node: ast.With) -> None:
+    def visit_With(self, node: cst.With) -> None:
         site = self.ctx.site()
         self.with_stack.append((node, site))
         self.withs.append((node, site))
 
-    def leave_With(self, node: ast.With) -> None:
+    def leave_With(self, node: cst.With) -> None:
         self.with_stack.pop()
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self.ctx.site(), tuple(w for w, _ in self.with_stack)))
 
-    def visit_Assign(self, node: ast.Assign) -> None:
-        if isinstance(node.value, ast.Call) and self.with_stack and any(
-                type(t) in (ast.Tuple, ast.List) and len(t.elts) >= 2 for t in node.targets):
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if isinstance(node.value, cst.Call) and self.with_stack and any(
+                isinstance(t.target, (cst.Tuple, cst.List)) and len(t.target.elements) >= 2 for t in node.targets):
             self.unpacks.append((node, self.ctx.site(), tuple(w for w, _ in self.with_stack)))
 
-    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        if node.decorator_list:
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if node.decorators:
             self.decorated.append((node, self.ctx.site()))
 
     # -- decisions -----------------------------------------------------------------------
     def finish(self) -> None:
         ctx = self.ctx
         sig = SIGNATURES[PREFETCH]
-        scopes: Dict[ast.With, _Scope] = {}  # a with -> its last prefetch item (the one in force)
+        scopes: Dict[cst.With, _Scope] = {}  # a with -> its last prefetch item (the one in force)
         found: List[_Scope] = []
         for with_node, site in self.withs:
             for item in with_node.items:
-                call = item.context_expr
-                if type(call) is not ast.Call or ctx.resolve(call.func, site, {PREFETCH}) is None:
+                call = item.item
+                if not isinstance(call, cst.Call) or ctx.resolve(call.func, site, {PREFETCH}) is None:
                     continue
                 bound = ctx.bind(sig, call)
                 if bound.error is not None:  # NPU010 reports it; its values are not trusted
@@ -293,18 +293,18 @@ class PrefetchChecker(Checker):
         ctx = self.ctx
         sem = ctx.sem
         # roots: functions that become a graph subgraph
-        roots: Dict[ast.AST, str] = {}
+        roots: Dict[cst.CSTNode, str] = {}
         for fn, site in self.decorated:
-            for dec in fn.decorator_list:
-                expr = dec.func if type(dec) is ast.Call else dec
+            for dec in fn.decorators:
+                expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
                 q = ctx.resolve(expr, site, SUBGRAPH_DECORATORS)
                 if q is not None:
                     roots.setdefault(fn, f"a function decorated with {_tf_short(q)}")
-        edges: Dict[ast.AST, List[ast.AST]] = {}
+        edges: Dict[cst.CSTNode, List[cst.CSTNode]] = {}
         for call, site, _ in self.calls:
             q = ctx.resolve(call.func, site, CONTROL_FLOW)
             if q is not None:
-                for arg in call_args(call):
+                for arg in call.args:
                     for fexpr in _function_exprs(arg.value, lambda e: ctx.resolve(e, site, _PARTIAL)):
                         target = sem.function_def(fexpr, site)
                         if target is not None:
@@ -315,7 +315,7 @@ class PrefetchChecker(Checker):
                 edges.setdefault(caller, []).append(callee)
         if not roots:
             return
-        reach: Dict[ast.AST, str] = {}
+        reach: Dict[cst.CSTNode, str] = {}
         todo = list(roots.items())
         while todo:
             fn, why = todo.pop()
@@ -333,8 +333,8 @@ class PrefetchChecker(Checker):
                            f"npu_weight_prefetch_scope in {why}: prefetch buffer pools are not supported in "
                            "graph control flow or subgraphs; create the scope outside it")
 
-    def _innermost_scope(self, withs: Tuple[ast.With, ...], site: Site,
-                         scopes: Dict[ast.With, _Scope]) -> Optional[_Scope]:
+    def _innermost_scope(self, withs: Tuple[cst.With, ...], site: Site,
+                         scopes: Dict[cst.With, _Scope]) -> Optional[_Scope]:
         fn = _module(site)
         for w in reversed(withs):
             s = scopes.get(w)
@@ -342,24 +342,23 @@ class PrefetchChecker(Checker):
                 return s if _module(s.site) is fn else None
         return None
 
-    def _check_body(self, scopes: Dict[ast.With, _Scope]) -> None:
+    def _check_body(self, scopes: Dict[cst.With, _Scope]) -> None:
         ctx = self.ctx
         for call, site, withs in self.calls:
             s = self._innermost_scope(withs, site, scopes)
-            if s is None or any(call is item.context_expr for item in s.with_node.items):
+            if s is None or any(call is item.item for item in s.with_node.items):
                 continue
             if ctx.wants("NPU104"):
                 q = ctx.resolve(call.func, site, MULTI_INPUT_OPS)
                 if q is not None:
-                    args = call_args(call)
-                    first = args[0].value if args and args[0].keyword is None and not args[0].star \
-                        else next((a.value for a in args if a.keyword is not None
-                                   and a.keyword in ("values", "inputs", "tensors")), None)
+                    first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star \
+                        else next((a.value for a in call.args if a.keyword is not None
+                                   and a.keyword.value in ("values", "inputs", "tensors")), None)
                     first = _display(ctx, first, site)
                     if first is not None and sum(
-                            1 for el in first.elts if type(el) is not ast.Starred) >= 2:
+                            1 for el in first.elements if not isinstance(el, cst.StarredElement)) >= 2:
                         ctx.report("NPU104", call,
-                                   f"{_tf_short(q)} takes {len(first.elts)} inputs inside "
+                                   f"{_tf_short(q)} takes {len(first.elements)} inputs inside "
                                    "npu_weight_prefetch_scope: the prefetch buffer pool supports only "
                                    "single-input, single-output ops; move it out of the scope")
             if ctx.wants("NPU105") and ctx.resolve(call.func, site, {ALLGATHER}) is not None:
@@ -371,14 +370,14 @@ class PrefetchChecker(Checker):
                     continue
                 qs = ctx.sem.qualnames(assign.value.func, site)
                 if qs and all(q.startswith(("tensorflow.", "npu_bridge.")) for q in qs):
-                    n = max(len(t.elts) for t in assign.targets
-                            if type(t) in (ast.Tuple, ast.List))
+                    n = max(len(t.target.elements) for t in assign.targets
+                            if isinstance(t.target, (cst.Tuple, cst.List)))
                     ctx.report("NPU104", assign.value,
                                f"the result is unpacked into {n} outputs inside npu_weight_prefetch_scope: the "
                                "prefetch buffer pool supports only single-input, single-output ops; "
                                "move it out of the scope")
 
-    def _check_fit(self, call: ast.Call, site: Site, s: _Scope) -> None:
+    def _check_fit(self, call: cst.Call, site: Site, s: _Scope) -> None:
         ctx = self.ctx
         if not (_is_int(s.size) and s.size > 0):
             return
@@ -424,26 +423,23 @@ def _display(ctx: FileContext, expr, site: Site):
     if expr is None:
         return None
     expr, _ = ctx.sem.bound_expr(expr, site)
-    return expr if type(expr) in (ast.List, ast.Tuple) else None
+    return expr if isinstance(expr, (cst.List, cst.Tuple)) else None
 
 
-def _function_exprs(expr: ast.expr, is_partial):
+def _function_exprs(expr: cst.BaseExpression, is_partial):
     """Function-valued expressions in an argument: the argument itself, the elements of a
     list/tuple/dict display (``tf.case``, ``switch_case``), ``functools.partial(f, ...)``."""
-    t = type(expr)
-    if t is ast.Name or t is ast.Attribute or t is ast.Lambda:
+    if isinstance(expr, (cst.Name, cst.Attribute, cst.Lambda)):
         yield expr
-    elif t is ast.List or t is ast.Tuple:
-        for el in expr.elts:
-            yield from _function_exprs(el.value if type(el) is ast.Starred else el, is_partial)
-    elif t is ast.Dict:
-        for key, value in zip(expr.keys, expr.values):
-            if key is not None:
-                yield from _function_exprs(value, is_partial)
-    elif t is ast.Call and is_partial(expr.func):
-        args = call_args(expr)
-        if args:
-            yield from _function_exprs(args[0].value, is_partial)
+    elif isinstance(expr, (cst.List, cst.Tuple)):
+        for el in expr.elements:
+            yield from _function_exprs(el.value, is_partial)
+    elif isinstance(expr, cst.Dict):
+        for el in expr.elements:
+            if isinstance(el, cst.DictElement):
+                yield from _function_exprs(el.value, is_partial)
+    elif isinstance(expr, cst.Call) and expr.args and is_partial(expr.func):
+        yield from _function_exprs(expr.args[0].value, is_partial)
 
 
 _PARTIAL = {"functools.partial"}

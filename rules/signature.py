@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Tuple
 
-import ast
+import libcst as cst
 
 from npulint.checker import Checker
 from npulint.model import Rule
@@ -142,9 +142,9 @@ class SignatureChecker(Checker):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self.calls: List[Tuple[ast.Call, Site]] = []
+        self.calls: List[Tuple[cst.Call, Site]] = []
 
-    def visit_Call(self, node: ast.Call) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self.ctx.site()))
 
     def finish(self) -> None:

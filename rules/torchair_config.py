@@ -26,14 +26,15 @@ an older branch is missing from master).
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 import difflib
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+import libcst as cst
+
 from npulint.checker import Checker, FileContext
 from npulint.model import Fix, Rule
-from npulint.semantic import Arg, AttrStore, Site, call_args, dotted
+from npulint.semantic import AttrStore, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
 # ======================================================================================
@@ -519,7 +520,7 @@ class Config:
     """One ``CompilerConfig()`` object: the call that makes it, the stores to it, and the
     ways it may be changed behind our back."""
 
-    def __init__(self, call: ast.Call, site: Site):
+    def __init__(self, call: cst.Call, site: Site):
         self.call = call
         self.site = site
         self.stores: List["Store"] = []
@@ -561,7 +562,7 @@ class Store:
 class Backend:
     """A ``get_npu_backend(...)`` call and its config (None: the default config)."""
 
-    def __init__(self, call: ast.Call, site: Site, config: Optional[Config], known: bool):
+    def __init__(self, call: cst.Call, site: Site, config: Optional[Config], known: bool):
         self.call = call
         self.site = site
         self.config = config
@@ -583,100 +584,91 @@ class TorchairConfigChecker(Checker):
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
-        self.calls: List[Tuple[ast.Call, Site]] = []
-        self.names: List[Tuple[ast.Name, Site]] = []  # uses of names (see the hooks below)
+        self.calls: List[Tuple[cst.Call, Site]] = []
+        self.names: List[Tuple[cst.Name, Site]] = []
         self.not_uses: Set[int] = set()  # Name nodes that are not loads of a variable
-        self.arg_attrs: Set[int] = set()  # Attribute nodes passed as arguments
         self.chain_escapes: List[Tuple[str, Tuple[str, ...], Site]] = []
-        self.subscript_stores: List[Tuple[ast.AST, ast.expr, ast.expr, Site]] = []
-        self.comprehensions: List[Tuple[ast.AST, ast.expr]] = []  # (comp, element kept)
+        self.subscript_stores: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, Site]] = []
+        self.comprehensions: List[Tuple[cst.CSTNode, cst.BaseExpression]] = []  # (comp, element kept)
 
     # -- traversal ----------------------------------------------------------------------
-    # A *use* of a name is a Name node that is not the root of an attribute chain nor the
-    # direct target of an assignment, ``for``, comprehension, ``with ... as`` or a one-target
-    # ``del`` (the names inside a tuple target count as uses: the conservative side).
-    def visit_Call(self, node: ast.Call) -> None:
+    # A *use* of a name is a Name node the walk visits (not an attribute's, keyword's,
+    # parameter's, def's or import's name: those it does not walk) that is not the root of an
+    # attribute chain nor the direct target of an assignment, ``for``, comprehension,
+    # ``with ... as`` or a one-target ``del`` (the names inside a tuple target count as uses:
+    # the conservative side).
+    def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self.ctx.site()))
-        for a in call_args(node):
-            if type(a.value) is ast.Attribute:
-                self.arg_attrs.add(id(a.value))
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        for e in node.bases:
-            if type(e) is ast.Starred:
-                e = e.value
-            if type(e) is ast.Attribute:
-                self.arg_attrs.add(id(e))
-        for k in node.keywords:
-            if type(k.value) is ast.Attribute:
-                self.arg_attrs.add(id(k.value))
-
-    def visit_Attribute(self, node: ast.Attribute) -> None:
-        if id(node) in self.arg_attrs:
-            self._chain_escape(node)  # an argument (of a call, or a class's base): passed on
-        if type(node.value) is ast.Name:
+    def visit_Attribute(self, node: cst.Attribute) -> None:
+        if isinstance(node.value, cst.Name):
             self.not_uses.add(id(node.value))
 
-    def visit_Assign(self, node: ast.Assign) -> None:
+    def visit_Arg(self, node: cst.Arg) -> None:
+        # an argument (of a call, or a class's base): a sub-object of a config passed on
+        self._chain_escape(node.value)
+
+    def visit_AssignTarget(self, node: cst.AssignTarget) -> None:
+        if isinstance(node.target, cst.Name):
+            self.not_uses.add(id(node.target))
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        if node.asname is not None and isinstance(node.asname.name, cst.Name):
+            self.not_uses.add(id(node.asname.name))
+
+    def visit_Assign(self, node: cst.Assign) -> None:
         site = self.ctx.site()
         self._chain_escape(node.value)
         for t in node.targets:
-            if type(t) is ast.Name:
-                self.not_uses.add(id(t))
-            elif type(t) is ast.Subscript:
-                self.subscript_stores.append((t, node.value, t.value, site))
+            if isinstance(t.target, cst.Subscript):
+                self.subscript_stores.append((t.target, node.value, t.target.value, site))
 
-    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
-        if type(node.target) is ast.Name:
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if isinstance(node.target, cst.Name):
             self.not_uses.add(id(node.target))
         if node.value is not None:
             self._chain_escape(node.value)
 
-    def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        if type(node.target) is ast.Name:
+    def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        if isinstance(node.target, cst.Name):
             self.not_uses.add(id(node.target))
 
-    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
-        if type(node.target) is ast.Name:
+    def visit_NamedExpr(self, node: cst.NamedExpr) -> None:
+        if isinstance(node.target, cst.Name):
             self.not_uses.add(id(node.target))
 
-    def visit_For(self, node: ast.For) -> None:
-        if type(node.target) is ast.Name:
+    def visit_For(self, node: cst.For) -> None:
+        if isinstance(node.target, cst.Name):
             self.not_uses.add(id(node.target))
 
-    def visit_comprehension(self, node: ast.comprehension) -> None:
-        if type(node.target) is ast.Name:
+    def visit_CompFor(self, node: cst.CompFor) -> None:
+        if isinstance(node.target, cst.Name):
             self.not_uses.add(id(node.target))
 
-    def visit_withitem(self, node: ast.withitem) -> None:
-        if type(node.optional_vars) is ast.Name:
-            self.not_uses.add(id(node.optional_vars))
+    def visit_Del(self, node: cst.Del) -> None:
+        if isinstance(node.target, cst.Name):
+            self.not_uses.add(id(node.target))
 
-    def visit_Delete(self, node: ast.Delete) -> None:
-        # ``del a, b`` was one Tuple target in LibCST (its names uses), ``del a`` a Name
-        if len(node.targets) == 1 and type(node.targets[0]) is ast.Name:
-            self.not_uses.add(id(node.targets[0]))
-
-    def visit_Return(self, node: ast.Return) -> None:
+    def visit_Return(self, node: cst.Return) -> None:
         if node.value is not None:
             self._chain_escape(node.value)
 
-    def visit_ListComp(self, node: ast.ListComp) -> None:
+    def visit_ListComp(self, node: cst.ListComp) -> None:
         self.comprehensions.append((node, node.elt))
 
-    def visit_SetComp(self, node: ast.SetComp) -> None:
+    def visit_SetComp(self, node: cst.SetComp) -> None:
         self.comprehensions.append((node, node.elt))
 
-    def visit_DictComp(self, node: ast.DictComp) -> None:
+    def visit_DictComp(self, node: cst.DictComp) -> None:
         self.comprehensions.append((node, node.value))
 
-    def visit_Name(self, node: ast.Name) -> None:
+    def visit_Name(self, node: cst.Name) -> None:
         if id(node) not in self.not_uses:
             self.names.append((node, self.ctx.site()))
 
     def _chain_escape(self, expr) -> None:
         """``f(cfg.debug)``, ``x = cfg.debug.aclgraph``: a sub-object of a config is passed on."""
-        if type(expr) is ast.Attribute:
+        if isinstance(expr, cst.Attribute):
             chain = dotted(expr)
             if chain is not None:
                 root, *path = chain.split(".")
@@ -700,7 +692,7 @@ class TorchairConfigChecker(Checker):
             if ctx.resolve(call.func, site, GET_NPU_BACKEND) is None:
                 continue
             arg = _config_arg(call)
-            if type(arg) is ast.Name:
+            if isinstance(arg, cst.Name):
                 backend_args.add(id(arg))
             self.backends[id(call)] = self._backend(call, site, arg)
         if not self.configs and not self.backends:
@@ -726,7 +718,7 @@ class TorchairConfigChecker(Checker):
         if not self.configs:
             return
         for b in ctx.sem.all_bindings():
-            if b.kind == "assign" and not b.index and type(b.value) is ast.Call:
+            if b.kind == "assign" and not b.index and isinstance(b.value, cst.Call):
                 cfg = self.configs.get(id(b.value))
                 if cfg is not None:
                     self.config_bindings[id(b)] = cfg
@@ -758,7 +750,7 @@ class TorchairConfigChecker(Checker):
         if not self.config_bindings:
             return
         names = {b.name for b in self.ctx.sem.all_bindings() if id(b) in self.config_bindings}
-        uses = [(n.id, (), site) for n, site in self.names if n.id in names and id(n) not in backend_args]
+        uses = [(n.value, (), site) for n, site in self.names if n.value in names and id(n) not in backend_args]
         uses += [(root, path, site) for root, path, site in self.chain_escapes if root in names]
         for name, path, site in uses:
             cands, _ = self.ctx.sem.reaching(name, site)
@@ -767,16 +759,16 @@ class TorchairConfigChecker(Checker):
                 if cfg is not None:
                     cfg.escapes.append((path, site))
 
-    def _backend(self, call: ast.Call, site: Site, arg) -> Backend:
-        if arg is None or (type(arg) is ast.Constant and arg.value is None):
+    def _backend(self, call: cst.Call, site: Site, arg) -> Backend:
+        if arg is None or (isinstance(arg, cst.Name) and arg.value == "None" and not self.ctx.sem.reaching("None", site)[0]):
             return Backend(call, site, None, True)
-        if type(arg) is ast.Call and id(arg) in self.configs:
+        if isinstance(arg, cst.Call) and id(arg) in self.configs:
             cfg = self.configs[id(arg)]
             b = Backend(call, site, cfg, True)
             cfg.backends.append(b)
             return b
-        if type(arg) is ast.Name:
-            cfg, maybe = self._config_of(arg.id, site)
+        if isinstance(arg, cst.Name):
+            cfg, maybe = self._config_of(arg.value, site)
             if cfg is not None:
                 b = Backend(call, site, cfg, True)
                 cfg.backends.append(b)
@@ -982,7 +974,7 @@ class TorchairConfigChecker(Checker):
                 v = ctx.value(s.raw.value, s.site)
                 if v is False or (type(v) is int and v == 0):
                     # (not ``a = config...x = False``: the line also binds ``a``)
-                    edit = ctx.remove_statement(s.raw.node) if type(s.raw.node) is ast.Assign and len(
+                    edit = ctx.remove_statement(s.raw.node) if isinstance(s.raw.node, cst.Assign) and len(
                         s.raw.node.targets) == 1 else None
                     ctx.report("NPU202", s.node,
                                f"`config.debug.aclgraph.disable_mempool_reuse_in_same_fx = {v!r}` has no effect: "
@@ -994,16 +986,16 @@ class TorchairConfigChecker(Checker):
                                        (edit,)) if edit is not None else None)
 
     # -- torch.compile calls --------------------------------------------------------------
-    def _compiles(self) -> List[Tuple[ast.Call, Site, Backend, Optional[Arg]]]:
+    def _compiles(self) -> List[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]]:
         out = []
         for call, site in self.calls:
             if self.ctx.resolve(call.func, site, TORCH_COMPILE) is None:
                 continue
             backend_arg = mode_arg = None
-            for a in call_args(call):
-                if a.keyword == "backend":
+            for a in call.args:
+                if a.keyword is not None and a.keyword.value == "backend":
                     backend_arg = a
-                elif a.keyword == "mode":
+                elif a.keyword is not None and a.keyword.value == "mode":
                     mode_arg = a
             if backend_arg is None:
                 continue
@@ -1021,15 +1013,14 @@ class TorchairConfigChecker(Checker):
             if mode is UNKNOWN:
                 continue
             target = None
-            args = call_args(call)
-            if args and args[0].keyword is None and not args[0].star:
-                target = args[0].value
+            if call.args and call.args[0].keyword is None and not call.args[0].star:
+                target = call.args[0].value
             else:
-                target = next((a.value for a in args if a.keyword == "model"), None)
+                target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "model"), None)
             if target is None:
                 continue
             value, vsite = sem.bound_expr(target, site)
-            if type(value) is not ast.Call:
+            if not isinstance(value, cst.Call):
                 continue
             q = sem.callee_qualname(value.func, vsite)
             if q is not None:
@@ -1037,7 +1028,7 @@ class TorchairConfigChecker(Checker):
 
     def _backend_of(self, expr, site: Site) -> Optional[Backend]:
         value, _ = self.ctx.sem.bound_expr(expr, site)
-        if type(value) is ast.Call:
+        if isinstance(value, cst.Call):
             return self.backends.get(id(value))
         return None
 
@@ -1079,28 +1070,30 @@ class TorchairConfigChecker(Checker):
             if ctx.resolve(call.func, site, DYNAMO_RESET) is None:
                 continue
             scope = site.scope.enclosing_function() or site.scope
-            points.setdefault(id(scope), []).append((call.lineno, call.col_offset))
-            name = getattr(scope.node, "name", None)
-            if scope.kind == "function" and isinstance(name, str):
-                resetting.add(name)
+            points.setdefault(id(scope), []).append(self._start(call))
+            if scope.kind == "function":
+                resetting.add(scope.node.name.value)
         if resetting:
             for call, site in self.calls:
                 f = call.func
-                callee = f.id if type(f) is ast.Name else f.attr if type(f) is ast.Attribute else None
+                callee = f.value if type(f) is cst.Name else f.attr.value if type(f) is cst.Attribute else None
                 if callee in resetting:
                     scope = site.scope.enclosing_function() or site.scope
-                    points.setdefault(id(scope), []).append((call.lineno, call.col_offset))
+                    points.setdefault(id(scope), []).append(self._start(call))
         return points
 
-    @staticmethod
-    def _split_at_resets(compiled, resets) -> List[list]:
+    def _start(self, node) -> Tuple[int, int]:
+        s = self.ctx.span(node)
+        return s.line, s.column
+
+    def _split_at_resets(self, compiled, resets) -> List[list]:
         """The compiles of one function in runs that no reset separates (source order)."""
         if not resets:
             return [compiled]
         runs: List[list] = [[]]
         last = None
-        for item in sorted(compiled, key=lambda t: (t[0].lineno, t[0].col_offset)):
-            here = (item[0].lineno, item[0].col_offset)
+        for item in sorted(compiled, key=lambda t: self._start(t[0])):
+            here = self._start(item[0])
             if last is not None and any(last < r < here for r in resets):
                 runs.append([])
             runs[-1].append(item)
@@ -1156,7 +1149,7 @@ class TorchairConfigChecker(Checker):
         if not ctx.wants("NPU205"):
             return
         sem = ctx.sem
-        compiled: Dict[int, Tuple[ast.Call, Backend, str]] = {}  # id(compile call) -> ...
+        compiled: Dict[int, Tuple[cst.Call, Backend, str]] = {}  # id(compile call) -> ...
         for call, site, b, _ in compiles:
             m = self.mode(b)
             if m not in ACLGRAPH_MODES:
@@ -1169,18 +1162,18 @@ class TorchairConfigChecker(Checker):
             return
         # bindings of a compiled callable: a name or self.<attr> bound to torch.compile(...), or a def
         # decorated with @torch.compile(backend=...)
-        callable_of: Dict[int, Tuple[ast.Call, Backend, str]] = {}
+        callable_of: Dict[int, Tuple[cst.Call, Backend, str]] = {}
         for b in sem.all_bindings(with_attrs=True):
-            if b.kind == "assign" and not b.index and type(b.value) is ast.Call and id(b.value) in compiled:
+            if b.kind == "assign" and not b.index and isinstance(b.value, cst.Call) and id(b.value) in compiled:
                 callable_of[id(b)] = compiled[id(b.value)]
-            elif b.kind == "def" and type(b.node) in (ast.FunctionDef, ast.AsyncFunctionDef):
-                for d in b.node.decorator_list:
-                    if type(d) is ast.Call and id(d) in compiled:
-                        callable_of[id(b)] = compiled[id(d)]
+            elif b.kind == "def" and isinstance(b.node, cst.FunctionDef):
+                for d in b.node.decorators:
+                    if isinstance(d.decorator, cst.Call) and id(d.decorator) in compiled:
+                        callable_of[id(b)] = compiled[id(d.decorator)]
         if not callable_of:
             return
         # calls of a compiled callable
-        invocations: Dict[int, Tuple[ast.Call, Site, Tuple[ast.Call, Backend, str]]] = {}
+        invocations: Dict[int, Tuple[cst.Call, Site, Tuple[cst.Call, Backend, str]]] = {}
         for call, site in self.calls:
             b = sem.certain_binding(call.func, site)
             if b is not None and id(b) in callable_of:
@@ -1188,12 +1181,12 @@ class TorchairConfigChecker(Checker):
         if not invocations:
             return
         # (report node, stored expression, the object that keeps it, how to name the place, site)
-        events: List[Tuple[ast.AST, ast.expr, ast.expr, ast.AST, Site]] = []
+        events: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, cst.CSTNode, Site]] = []
         for call, site in self.calls:
             f = call.func
-            if type(f) is ast.Attribute and f.attr in _RETAINING_METHODS:
-                pos = [a for a in call_args(call) if a.keyword is None and not a.star]
-                i = _RETAINING_METHODS[f.attr]
+            if isinstance(f, cst.Attribute) and f.attr.value in _RETAINING_METHODS:
+                pos = [a for a in call.args if a.keyword is None and not a.star]
+                i = _RETAINING_METHODS[f.attr.value]
                 if len(pos) > i:
                     events.append((call, pos[i].value, f.value, f.value, site))
         for target, value, container, site in self.subscript_stores:
@@ -1206,9 +1199,9 @@ class TorchairConfigChecker(Checker):
         # callable runs again for the next one
         for comp, elt in self.comprehensions:
             e = elt
-            while type(e) is ast.Subscript:
+            while isinstance(e, cst.Subscript):
                 e = e.value
-            inv = invocations.get(id(e)) if type(e) is ast.Call else None
+            inv = invocations.get(id(e)) if isinstance(e, cst.Call) else None
             if inv is None:
                 continue
             call, _csite, (ccall, _backend, m) = inv
@@ -1239,13 +1232,13 @@ class TorchairConfigChecker(Checker):
 
     def _output_of(self, stored, site: Site, invocations):
         e = stored
-        while type(e) is ast.Subscript:
+        while isinstance(e, cst.Subscript):
             e = e.value
-        if type(e) is ast.Call:
+        if isinstance(e, cst.Call):
             return invocations.get(id(e))
-        if type(e) is ast.Name:
-            cands, exact = self.ctx.sem.reaching(e.id, site)
-            if exact and cands[0].kind == "assign" and type(cands[0].value) is ast.Call:
+        if isinstance(e, cst.Name):
+            cands, exact = self.ctx.sem.reaching(e.value, site)
+            if exact and cands[0].kind == "assign" and isinstance(cands[0].value, cst.Call):
                 return invocations.get(id(cands[0].value))
         return None
 
@@ -1253,11 +1246,11 @@ class TorchairConfigChecker(Checker):
         """True if the container (or the object whose attribute is stored) may be created anew
         in each iteration of *loop*, so it does not outlive the iteration."""
         root = container
-        while type(root) is ast.Attribute or type(root) is ast.Subscript:
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
             root = root.value
-        if type(root) is not ast.Name:
+        if not isinstance(root, cst.Name):
             return True  # an expression we cannot follow: say nothing
-        cands, _ = self.ctx.sem.reaching(root.id, site)
+        cands, _ = self.ctx.sem.reaching(root.value, site)
         return any((loop, True) in b.site.blocks and b.site.scope is site.scope for b in cands)
 
 
@@ -1265,30 +1258,29 @@ class TorchairConfigChecker(Checker):
 # Helpers
 # ======================================================================================
 
-def _config_arg(call: ast.Call):
+def _config_arg(call: cst.Call):
     """The ``compiler_config`` argument of get_npu_backend (keyword; torchair's signature is
     keyword-only, but a positional first argument is read too), or None."""
-    args = call_args(call)
-    for a in args:
-        if a.keyword == "compiler_config":
+    for a in call.args:
+        if a.keyword is not None and a.keyword.value == "compiler_config":
             return a.value
-    for a in args:
+    for a in call.args:
         if a.keyword is None and not a.star:
             return a.value
-    if any(a.star for a in args):
+    if any(a.star for a in call.args):
         return _UNKNOWN_ARG  # unknown
     return None
 
 
 # stands for an argument that ``*args``/``**kwargs`` may hold: neither a config nor None
-_UNKNOWN_ARG = ast.Constant(value=...)
+_UNKNOWN_ARG = cst.Ellipsis()
 
 
 def sets_pool(ctx: FileContext, expr, site: Site) -> Optional[bool]:
     """True if ``use_custom_pool = expr`` certainly sets a pool (a call result or a non-None
     value), False if it is certainly None, None if unknown."""
     value, vsite = ctx.sem.bound_expr(expr, site)
-    if type(value) is ast.Call:
+    if isinstance(value, cst.Call):
         return True
     v = ctx.value(value, vsite)
     if not is_constant(v):
@@ -1302,14 +1294,14 @@ def literal_kind(ctx: FileContext, expr, site: Site):
     """("list"|"tuple"|"scalar", value-or-UNKNOWN, the expression that gives it) for a value whose
     kind is statically known; (None, UNKNOWN, None) otherwise."""
     value, vsite = ctx.sem.bound_expr(expr, site)
-    if type(value) is ast.List or type(value) is ast.ListComp:
+    if type(value) is cst.List or type(value) is cst.ListComp:
         v = ctx.value(value, vsite)
         return "list", (list(v) if isinstance(v, tuple) else UNKNOWN), value
     v = ctx.value(value, vsite)
     if not is_constant(v):
         return None, UNKNOWN, None
     if isinstance(v, tuple):
-        return ("tuple", v, value) if type(value) is ast.Tuple else (None, UNKNOWN, None)
+        return ("tuple", v, value) if type(value) is cst.Tuple else (None, UNKNOWN, None)
     if isinstance(v, (bool, int, float, str, bytes)) or v is None:
         return "scalar", v, value
     return None, UNKNOWN, None

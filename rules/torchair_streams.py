@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
 
-import ast
+import libcst as cst
 
 from npulint.checker import Checker, FileContext
 from npulint.model import Rule, Span
@@ -170,42 +170,40 @@ class StreamsChecker(Checker):
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
-        self.calls: List[Tuple[ast.Call, Site]] = []
-        self.loads: List[Tuple[ast.AST, Site]] = []  # names and attributes, for escape analysis
-        self.classes: List[Tuple[ast.ClassDef, Site]] = []
+        self.calls: List[Tuple[cst.Call, Site]] = []
+        self.loads: List[Tuple[cst.CSTNode, Site]] = []  # names and attributes, for escape analysis
+        self.classes: List[Tuple[cst.ClassDef, Site]] = []
 
-    def visit_Call(self, node: ast.Call) -> None:
-        site = self.ctx.site()
-        self.calls.append((node, site))
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.append((node, self.ctx.site()))
 
-    def visit_Name(self, node: ast.Name) -> None:
+    def visit_Name(self, node: cst.Name) -> None:
         self.loads.append((node, self.ctx.site()))
 
-    def visit_Attribute(self, node: ast.Attribute) -> None:
+    def visit_Attribute(self, node: cst.Attribute) -> None:
         self.loads.append((node, self.ctx.site()))
 
-    def visit_ClassDef(self, node: ast.ClassDef) -> None:
-        site = self.ctx.site()
-        self.classes.append((node, site))
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append((node, self.ctx.site()))
 
-    def visit_Global(self, node: ast.Global) -> None:
+    def visit_Global(self, node: cst.Global) -> None:
         self._plain_names(node.names, self.ctx.site())
 
-    def visit_Nonlocal(self, node: ast.Nonlocal) -> None:
+    def visit_Nonlocal(self, node: cst.Nonlocal) -> None:
         self._plain_names(node.names, self.ctx.site())
 
-    def _plain_names(self, names, site: Site) -> None:
+    def _plain_names(self, items, site: Site) -> None:
         # a name declared ``global``/``nonlocal`` is shared with other scopes: a use of it
-        for name in names:
-            self.loads.append((ast.Name(id=name, ctx=ast.Load()), site))
+        for item in items:
+            self.loads.append((item.name, site))
 
     # -- helpers ----------------------------------------------------------------------
     def _families(self) -> Dict[Scope, Optional[int]]:
         """Classes of this file grouped with the classes they inherit from or that inherit
         from them; None for a class with a base we cannot see (it may share attributes)."""
         sem = self.ctx.sem
-        parent: Dict[ast.ClassDef, ast.ClassDef] = {}
-        open_: Set[ast.ClassDef] = set()
+        parent: Dict[cst.ClassDef, cst.ClassDef] = {}
+        open_: Set[cst.ClassDef] = set()
         by_scope = {}
 
         def find(c):
@@ -216,7 +214,7 @@ class StreamsChecker(Checker):
         for cls, site in self.classes:
             parent.setdefault(cls, cls)
             for base in cls.bases:
-                b = base.value if type(base) is ast.Starred else base
+                b = base.value
                 binding = sem.certain_binding(b, site)
                 if binding is not None and binding.kind == "class":  # a class of this file
                     other = binding.node
@@ -236,22 +234,22 @@ class StreamsChecker(Checker):
 
     def _event_key(self, expr, site: Site, families) -> Optional[tuple]:
         sem = self.ctx.sem
-        if type(expr) is ast.Name:
-            scope, bl, _ = sem.lookup(expr.id, site)
+        if isinstance(expr, cst.Name):
+            scope, bl, _ = sem.lookup(expr.value, site)
             if scope is None or not bl or any(b.kind == "param" for b in bl):
                 return None
-            return ("name", id(scope), expr.id)
-        if type(expr) is ast.Attribute and type(expr.value) is ast.Name:
-            cls = sem.self_class(site.scope, expr.value.id)
+            return ("name", id(scope), expr.value)
+        if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
+            cls = sem.self_class(site.scope, expr.value.value)
             if cls is None:
                 return None
             fam = families.get(cls)
             if fam is None:
                 return None
-            return ("attr", fam, expr.attr)
+            return ("attr", fam, expr.attr.value)
         return None
 
-    def _arg(self, q: str, call: ast.Call, name: str):
+    def _arg(self, q: str, call: cst.Call, name: str):
         bound = self.ctx.bind(SIGNATURES[q], call)
         if bound.error is not None:
             return None, None
@@ -260,7 +258,7 @@ class StreamsChecker(Checker):
     # -- decisions ----------------------------------------------------------------------
     def finish(self) -> None:
         ctx = self.ctx
-        resolved: List[Tuple[ast.Call, Site, str]] = []
+        resolved: List[Tuple[cst.Call, Site, str]] = []
         for call, site in self.calls:
             q = ctx.resolve(call.func, site, API)
             if q is not None:
@@ -327,8 +325,8 @@ class StreamsChecker(Checker):
         if not (ctx.wants("NPU301") or ctx.wants("NPU302")):
             return
         families = self._families()
-        records: Dict[tuple, List[Tuple[ast.Call, Site]]] = {}
-        waits: List[Tuple[ast.Call, Site, tuple, ast.expr]] = []
+        records: Dict[tuple, List[Tuple[cst.Call, Site]]] = {}
+        waits: List[Tuple[cst.Call, Site, tuple, cst.CSTNode]] = []
         counted: Set[int] = set()
         for call, site, q in resolved:
             if q not in (RECORD, WAIT):
@@ -372,7 +370,7 @@ class StreamsChecker(Checker):
         to a parameter, a subscript or any other expression is unknown (RULES.md NPU3xx)."""
         sem = self.ctx.sem
         if key[0] == "name":
-            scope, bl, _ = sem.lookup(ev.id, site)
+            scope, bl, _ = sem.lookup(ev.value, site)
             bindings = list(bl)
         else:
             bindings = [b for scope, fam in families.items() if fam == key[1]
@@ -380,7 +378,7 @@ class StreamsChecker(Checker):
         if not bindings:
             return False
         for b in bindings:
-            if b.kind != "assign" or b.index or type(b.value) is not ast.Call:
+            if b.kind != "assign" or b.index or not isinstance(b.value, cst.Call):
                 return False
             if self.ctx.resolve(b.value.func, b.site, {CREATE}) is None:
                 return False
@@ -394,18 +392,19 @@ class StreamsChecker(Checker):
         for scope_attrs in sem.attrs.values():
             for bl in scope_attrs.values():
                 for b in bl:
-                    if type(b.node) is ast.Assign:
-                        stores.update(id(t) for t in b.node.targets)
+                    if isinstance(b.node, cst.Assign):
+                        stores.update(id(t.target) for t in b.node.targets)
         for scope in sem.scope_of.values():
             for bl in scope.bindings.values():
                 for b in bl:
-                    if type(b.node) is ast.Assign:
-                        stores.update(id(t) for t in b.node.targets)
+                    if isinstance(b.node, cst.Assign):
+                        stores.update(id(t.target) for t in b.node.targets)
         out = set()
         inner: Set[int] = set()
         for node, _ in self.loads:
-            if type(node) is ast.Attribute:
+            if isinstance(node, cst.Attribute):
                 inner.add(id(node.value))
+                inner.add(id(node.attr))
         for node, site in self.loads:
             if id(node) in counted or id(node) in stores or id(node) in inner:
                 continue
@@ -459,8 +458,7 @@ class StreamsChecker(Checker):
             q = sem.qualname_of_def(cls)
             if q is None:
                 continue
-            bases = [bq for bq in (sem.callee_qualname(base.value if type(base) is ast.Starred else base, site)
-                                             for base in cls.bases) if bq]
+            bases = [bq for bq in (sem.callee_qualname(base.value, site) for base in cls.bases) if bq]
             ctx.fact(StreamsChecker, ("class", q, tuple(bases)))
         for call, site in self.calls:
             q = sem.callee_qualname(call.func, site)

@@ -318,8 +318,8 @@ def test_long_operator_chain_does_not_hang(project):
 
 
 def test_tab_indentation_python_accepts_is_linted_not_a_syntax_error(lint):
-    # A consistent tab+spaces indentation CPython accepts (seen in Ascend/torchair; LibCST's
-    # tokenizer rejects it). npulint lints the file: NPU010 here, no NPU001.
+    # LibCST's tokenizer rejects this consistent tab+spaces indentation; CPython accepts it
+    # (seen in Ascend/torchair). npulint lints the file: NPU010 here, no NPU001.
     src = "from npu_bridge.hccl import hccl_ops\ndef f(w):\n    if w:\n\t    return hccl_ops.allgather(w)\n"
     compile(src, "t.py", "exec")
     found = lint({"t.py": src})

@@ -4,18 +4,17 @@ NPU003; the engine's edit helpers."""
 
 from __future__ import annotations
 
-import ast
 import os
 import stat
 import textwrap
 
+import libcst as cst
 import pytest
 
 from npulint import fixes as fx
 from npulint.checker import FileContext
 from npulint.config import Settings
 from npulint.model import Edit, Fix
-from npulint.semantic import call_args
 
 from conftest import run_cli
 
@@ -130,7 +129,7 @@ def test_write_atomic_keeps_mode_and_leaves_no_temporary(tmp_path):
 # -- the engine's edit helpers ----------------------------------------------------------
 
 def _ctx(text):
-    module = ast.parse(text)
+    module = cst.parse_module(text)
     return FileContext("/nowhere/t.py", "t.py", text, module, Settings(root="/nowhere"), set()), module
 
 
@@ -164,8 +163,8 @@ def test_import_edit_when_already_imported():
 ])
 def test_remove_arg(text, index, expected):
     ctx, module = _ctx(text)
-    call = module.body[0].value
-    edit = ctx.remove_arg(call, call_args(call)[index])
+    call = module.body[0].body[0].value
+    edit = ctx.remove_arg(call, call.args[index])
     new, _ = fx.apply_fixes(text, [Fix("r", (edit,))])
     assert new == expected
     assert fx.parses(new, "python")
@@ -173,19 +172,19 @@ def test_remove_arg(text, index, expected):
 
 def test_remove_arg_keeps_a_comment_before_the_last_argument():
     ctx, module = _ctx("f(a,  # why a\n  b=1)\n")
-    call = module.body[0].value
-    assert ctx.remove_arg(call, call_args(call)[1]) is None
+    call = module.body[0].body[0].value
+    assert ctx.remove_arg(call, call.args[1]) is None
     ctx, module = _ctx("f(a,\n  b=1)  # why b\n")
-    call = module.body[0].value
-    new, _ = fx.apply_fixes(ctx.text, [Fix("r", (ctx.remove_arg(call, call_args(call)[1]),))])
+    call = module.body[0].body[0].value
+    new, _ = fx.apply_fixes(ctx.text, [Fix("r", (ctx.remove_arg(call, call.args[1]),))])
     assert new == "f(a)  # why b\n"
 
 
 def test_remove_statement_keeps_comments_and_blocks():
     text = "# head\nx = 1  # why\ny = 2\nif c:\n    z = 3\n"
     ctx, module = _ctx(text)
-    x = module.body[0]
-    z = module.body[2].body[0]
+    x = module.body[0].body[0]
+    z = module.body[2].body.body[0].body[0]
     new, _ = fx.apply_fixes(text, [Fix("a", (ctx.remove_statement(x),)), Fix("b", (ctx.remove_statement(z),))])
     assert new == "# head\ny = 2\nif c:\n    pass\n"
 

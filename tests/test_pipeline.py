@@ -2,12 +2,12 @@
 without losing other findings or files, the prefilter skips parsing, rules load from a
 source checkout too."""
 
-import ast
 import os
 import re
 import subprocess
 import sys
 
+import libcst as cst
 import pytest
 
 from conftest import REPO, codes
@@ -66,8 +66,8 @@ def test_crashing_rule_is_reported_and_other_rules_and_files_go_on(tmp_path, mon
 def test_every_enabled_checker_shares_one_traversal(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     parses = []
-    real_parse = pipeline._cpython_check
-    monkeypatch.setattr(pipeline, "_cpython_check", lambda text: parses.append(1) or real_parse(text))
+    real_parse = cst.parse_module
+    monkeypatch.setattr(pipeline.cst, "parse_module", lambda text: parses.append(1) or real_parse(text))
     CountingChecker.visits = 0
     _run(tmp_path, {"a.py": PREFETCH_CLASH}, extra=[CountingChecker])
     assert parses == [1]
@@ -77,8 +77,8 @@ def test_every_enabled_checker_shares_one_traversal(tmp_path, monkeypatch):
 def test_prefilter_skips_parsing_files_without_relevant_names(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     parses = []
-    real_parse = pipeline._cpython_check
-    monkeypatch.setattr(pipeline, "_cpython_check", lambda text: parses.append(1) or real_parse(text))
+    real_parse = cst.parse_module
+    monkeypatch.setattr(pipeline.cst, "parse_module", lambda text: parses.append(1) or real_parse(text))
     result = _run(tmp_path, {"plain.py": "import os\nprint(os.getcwd())\n", "broken.py": "def (:\n"})
     assert parses == []
     assert result.findings == [] and result.parsed == 0 and result.files == 2
@@ -87,8 +87,8 @@ def test_prefilter_skips_parsing_files_without_relevant_names(tmp_path, monkeypa
 def test_disabled_rules_do_not_parse(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     parses = []
-    real_parse = pipeline._cpython_check
-    monkeypatch.setattr(pipeline, "_cpython_check", lambda text: parses.append(1) or real_parse(text))
+    real_parse = cst.parse_module
+    monkeypatch.setattr(pipeline.cst, "parse_module", lambda text: parses.append(1) or real_parse(text))
     result = _run(tmp_path, {"a.py": PREFETCH_CLASH}, select=["NPU4"])
     assert parses == [] and result.findings == []
 
@@ -115,11 +115,11 @@ LAYERS = ("import torch\nimport torchair as tng\nclass Layer(torch.nn.Module):\n
 
 
 def _count_parses(monkeypatch, tmp_path) -> list:
-    """Run in *tmp_path*, counting parses (one entry per parse)."""
+    """Run in *tmp_path*, counting LibCST parses (one entry per parse)."""
     monkeypatch.chdir(tmp_path)
     parses = []
-    real_parse = pipeline._cpython_check
-    monkeypatch.setattr(pipeline, "_cpython_check", lambda text: parses.append(1) or real_parse(text))
+    real_parse = cst.parse_module
+    monkeypatch.setattr(pipeline.cst, "parse_module", lambda text: parses.append(1) or real_parse(text))
     return parses
 
 
@@ -269,6 +269,20 @@ def test_findings_at_one_place_come_in_the_same_order_whatever_the_hash_seed(tmp
     assert len(outs) == 1
 
 
+def test_parse_skips_node_validation_only_while_parsing():
+    """pipeline._parse builds the tree without LibCST's per-node validation (the parser's
+    nodes come from accepted source); the tree is the one a validated parse gives, and every
+    node built afterwards, also after a failed parse, is validated again."""
+    text = "import torchair as tng\nwith tng.scope.npu_stream_switch('1', 3):\n    x = f(a, *b, k=1)  # c\n"
+    assert pipeline._parse(text, True).deep_equals(cst.parse_module(text))
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("two words")
+    with pytest.raises(cst.ParserSyntaxError):
+        pipeline._parse("x = (\n", False)
+    with pytest.raises(cst.CSTValidationError):
+        cst.Name("two words")
+
+
 def test_display_paths_outside_cwd_and_unnormalized_paths():
     """The lexical shortcut for paths outside the working folder, and relpath where the
     path is not normalized."""
@@ -296,7 +310,7 @@ def test_a_linted_file_leaves_no_cycle_holding_its_tree():
         assert result.facts  # the file was analysed (the compile is a cross-file fact)
         gc.set_debug(gc.DEBUG_SAVEALL)
         gc.collect()
-        left = [o for o in gc.garbage if isinstance(o, ast.AST)]
+        left = [o for o in gc.garbage if isinstance(o, cst.CSTNode)]
     finally:
         gc.set_debug(0)
         gc.garbage.clear()

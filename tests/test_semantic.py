@@ -3,8 +3,7 @@
 
 import sys
 
-import ast
-
+import libcst as cst
 import pytest
 
 from npulint.semantic import LOCAL, Semantic, Walker
@@ -19,15 +18,15 @@ class _Probe:
         self.sites = []
 
     def visit_Call(self, node):
-        if type(node.func) is ast.Name and node.func.id == "probe":
-            self.sites.append((node.args[0], self.sem.site()))
+        if isinstance(node.func, cst.Name) and node.func.value == "probe":
+            self.sites.append((node.args[0].value, self.sem.site()))
 
 
 def analyse(src):
-    module = ast.parse(src)
+    module = cst.parse_module(src)
     sem = Semantic(module)
     probe = _Probe(sem)
-    Walker(sem, [probe], on_error=lambda *a: (_ for _ in ()).throw(a[1]), text=src).walk(module)
+    Walker(sem, [probe], on_error=lambda *a: (_ for _ in ()).throw(a[1])).walk(module)
     return sem, Evaluator(sem), probe.sites
 
 
@@ -343,21 +342,21 @@ self_like.x += 1
 
 
 def test_relative_imports_resolve_against_the_module_name():
-    module = ast.parse("from . import hccl\nfrom ..ops import f as g\nprobe(hccl.x)\nprobe(g)\n")
+    module = cst.parse_module("from . import hccl\nfrom ..ops import f as g\nprobe(hccl.x)\nprobe(g)\n")
     sem = Semantic(module, "pkg.sub.mod")
     probe = _Probe(sem)
-    Walker(sem, [probe], on_error=None).walk(module)
+    module.visit(Walker(sem, [probe], on_error=None))
     assert [set(sem.qualnames(e, s)) for e, s in probe.sites] == [{"pkg.sub.hccl.x"}, {"pkg.ops.f"}]
 
 
 def test_an_import_from_a_submodule_in_a_package_init_binds_the_submodule():
     src = "config = 1\nfrom .config import x\nprobe(config)\nprobe(x)\n"
-    module = ast.parse(src)
+    module = cst.parse_module(src)
     sem = Semantic(module, "pkg", is_package=True)
     probe = _Probe(sem)
     Walker(sem, [probe], on_error=None).walk(module)
     assert [set(sem.qualnames(e, s)) for e, s in probe.sites] == [{"pkg.config"}, {"pkg.config.x"}]
-    module = ast.parse(src)
+    module = cst.parse_module(src)
     sem = Semantic(module, "pkg.mod")  # a plain module: ``config`` keeps its value
     probe = _Probe(sem)
     Walker(sem, [probe], on_error=None).walk(module)
@@ -410,7 +409,7 @@ probe(torch_npu.npu_all_gather_base_mm)
     assert qualnames(src) == [{"torch_npu.npu_mm_reduce_scatter_base"}, {"torch_npu.npu_all_gather_base_mm"}]
 
 
-# -- the traversal ---------------------------------------------------------------------------
+# -- the traversal: Walker.walk must call back exactly as LibCST's own visit does -------------
 
 _SYNTAX_TOUR = '''\
 """Docstring."""  # comment
@@ -472,6 +471,53 @@ class C(Base, metaclass=Meta):
 '''
 
 
+def _events_of(module: cst.Module, fast: bool):
+    from npulint.semantic import _ATTR_CALLBACKS, _IDENTIFIER_FIELDS, _INERT
+
+    events = []
+
+    class Recorder(Walker):
+        def __init__(self):  # no semantic model: only the callbacks are recorded
+            import types
+
+            self.depth = 0
+            self._top = self._class_block = None
+            self.sem = types.SimpleNamespace(top_of={})
+            self._plans, self.visit_hooks, self.leave_hooks = {}, {}, {}
+
+        def on_visit(self, node):
+            if self.depth or type(node) in _INERT:  # LibCST's visit also enters these; walk() does not
+                self.depth += 1
+                return True
+            events.append(("visit", type(node).__name__))
+            return True
+
+        def on_leave(self, node):
+            if self.depth:
+                self.depth -= 1
+                return
+            events.append(("leave", type(node).__name__))
+
+        def on_visit_attribute(self, node, attribute):
+            if attribute in _IDENTIFIER_FIELDS.get(type(node), ()):
+                self.depth += 1  # walk() does not go into names that are text
+            elif not self.depth and attribute in _ATTR_CALLBACKS:
+                events.append(("enter", type(node).__name__, attribute))
+
+        def on_leave_attribute(self, node, attribute):
+            if attribute in _IDENTIFIER_FIELDS.get(type(node), ()):
+                self.depth -= 1
+            elif not self.depth and attribute in _ATTR_CALLBACKS:
+                events.append(("exit", type(node).__name__, attribute))
+
+    rec = Recorder()
+    if fast:
+        rec.walk(module)
+    else:
+        module.visit(rec)
+    return events
+
+
 def _engine_sources():
     import pathlib
 
@@ -480,116 +526,143 @@ def _engine_sources():
 
 
 @pytest.mark.parametrize("name", ["tour"] + [f"{p.parent.name}/{p.name}" for p in _engine_sources()])
-def test_walk_visits_every_node_once_parents_first(name):
-    """Every node but expression contexts and operators is visited exactly once, after its
-    parent and before its parent is left; leaves mirror visits."""
-    from npulint.semantic import _HOOK_NAME, _INERT
-
-    if name == "tour" and sys.version_info < (3, 11):
-        pytest.skip("the tour uses `except*`, which this Python cannot parse")
+def test_walk_calls_back_in_libcst_order(name):
+    """``Walker.walk`` skips LibCST's node rebuilding and the whitespace/token subtrees; every
+    other callback (visit, leave, the tracked attributes) comes in exactly LibCST's order."""
     text = _SYNTAX_TOUR if name == "tour" else next(
         p for p in _engine_sources() if f"{p.parent.name}/{p.name}" == name).read_text()
-    module = ast.parse(text)
-    events = []
-
-    class Everything:
-        pass
-
-    for cls in {type(n) for n in ast.walk(module)}:
-        name = _HOOK_NAME.get(cls.__name__, cls.__name__)  # ``async`` statements call their twins' hooks
-        setattr(Everything, f"visit_{name}", lambda self, node: events.append(("visit", node)))
-        setattr(Everything, f"leave_{name}", lambda self, node: events.append(("leave", node)))
-    Walker(Semantic(module), [Everything()], None, text).walk(module)
-    expected = [n for n in ast.walk(module) if type(n) not in _INERT]
-    visited = [n for e, n in events if e == "visit"]
-    assert sorted(map(id, visited)) == sorted(map(id, expected))
-    open_ = []
-    for event, node in events:
-        if event == "visit":
-            open_.append(node)
-        else:
-            assert open_.pop() is node
-    assert not open_
+    module = cst.parse_module(text)
+    fast = _events_of(module, fast=True)
+    assert fast == _events_of(module, fast=False)
+    assert len(fast) > (400 if name == "tour" else 4)
 
 
-def _blocks_at_probes(src):
-    sem, _, sites = analyse(src)
-    return [[(type(k[0] if type(k) is tuple else k).__name__, k[1] if type(k) is tuple else "body", loop)
-             for k, loop in site.blocks] for _, site in sites]
+def test_walk_falls_back_to_libcst_for_a_node_whose_field_order_is_unknown(monkeypatch):
+    from npulint import semantic
 
-
-def test_blocks_of_elif_else_and_loops():
-    src = """
-if a:
-    probe(1)
-elif b:
-    probe(2)
-else:
-    if c:
-        probe(3)
-while d:
-    probe(4)
-else:
-    probe(5)
-try:
-    probe(6)
-except E:
-    probe(7)
-finally:
-    probe(8)
-"""
-    assert _blocks_at_probes(src) == [
-        [("If", "body", False)],
-        [("If", "body", False)],  # an elif is its own block
-        [("If", "orelse", False), ("If", "body", False)],  # else: if ... is inside the else
-        [("While", "body", True)],
-        [("While", "orelse", False)],
-        [("Try", "body", False)],
-        [("ExceptHandler", "body", False)],
-        [("Try", "finalbody", False)],
-    ]
-
+    module = cst.parse_module(_SYNTAX_TOUR)
+    expected = _events_of(module, fast=False)
+    monkeypatch.setitem(semantic._FIELD_ORDER, cst.FunctionDef, False)
+    assert _events_of(module, fast=True) == expected
 
 def test_an_elif_stays_an_elif_after_a_form_feed():
-    # str.splitlines breaks at a form feed, CPython does not: the lines must be CPython's
     src = "x = 1\x0c\nif a:\n    probe(1)\nelif b:\n    probe(2)\n"
-    assert _blocks_at_probes(src) == [[("If", "body", False)], [("If", "body", False)]]
+    sem, _, sites = analyse(src)
+    assert [[(type(k).__name__, loop) for k, loop in site.blocks] for _, site in sites] == [
+        [("If", False)], [("If", False)]]
 
 
 def test_async_statements_call_the_hooks_of_their_plain_twins():
     src = "async def f():\n    async with a as b:\n        async for c in d:\n            pass\n"
-    module = ast.parse(src)
+    module = cst.parse_module(src)
     seen = []
 
     class Hooks:
         def visit_FunctionDef(self, node):
-            seen.append(type(node).__name__)
+            seen.append((type(node).__name__, node.asynchronous is not None))
 
         def visit_With(self, node):
-            seen.append(type(node).__name__)
+            seen.append((type(node).__name__, node.asynchronous is not None))
 
         def visit_For(self, node):
-            seen.append(type(node).__name__)
+            seen.append((type(node).__name__, node.asynchronous is not None))
 
-    Walker(Semantic(module), [Hooks()], None, src).walk(module)
-    assert seen == ["AsyncFunctionDef", "AsyncWith", "AsyncFor"]
+    Walker(Semantic(module), [Hooks()], None).walk(module)
+    assert seen == [("FunctionDef", True), ("With", True), ("For", True)]
 
 
-def test_spans_count_characters_not_bytes():
+def test_names_that_are_text_are_not_walked():
+    """An attribute's, keyword's, parameter's, def's, import's, ``global`` and ``except ... as``
+    name is not a use of a variable: the walk does not visit those Name nodes (CPython's ast
+    has no Name there either)."""
+    src = ("import a.b as c\nfrom d import e as f\ndef g(h, *i, j=k, **l):\n    global m\n    n.o(p=q)\n"
+           "class R(S, t=u):\n    pass\ntry:\n    pass\nexcept V as w:\n    pass\nwith x as y:\n    z = 1\n")
+    module = cst.parse_module(src)
+    names = []
+
+    class Hook:
+        def visit_Name(self, node):
+            names.append(node.value)
+
+    Walker(Semantic(module), [Hook()], None).walk(module)
+    assert names == ["k", "n", "q", "S", "u", "V", "x", "y", "z"]
+
+
+# -- positions: each top-level statement generated alone, placed by CPython's line ------------
+
+_POSITION_TOUR = _SYNTAX_TOUR + '''
+# a comment before
+
+
+@first
+@second(
+    1)
+def later(): return 1; x = 2
+
+
+if True: a = 1; b = 2
+elif False:
+    pass
+x = 1; y = (
+    2,
+    "multi \\\\
+line")
+s = """
+doc
+"""   ;   t = 3
+\\u00e9t\\u00e9 = "caf\\u00e9"; z = f"{\\u00e9t\\u00e9}"
+
+
+class D(
+        object):
+  # two-space indentation, comments and blank lines between members
+  x = 1; y = 2
+
+  @staticmethod
+  def m(): pass
+  class Inner:
+      z = 3
+  w = "\\u00e9"; v = 4
+class E: pass
+'''
+
+
+def _walked_context(name: str, tour: str):
+    """The module and walked FileContext of the syntax *tour* (name "tour") or of one of
+    npulint's own sources, with CPython's statement lines (skips where this Python cannot
+    compile the tour)."""
     from npulint.checker import FileContext
     from npulint.config import Settings
+    from npulint.pipeline import _cpython_check
+
+    text = tour.encode().decode("unicode_escape") if name == "tour" else next(
+        p for p in _engine_sources() if f"{p.parent.name}/{p.name}" == name).read_text()
+    lines = []
+    problem = _cpython_check(text, lines)
+    if problem is not None and name == "tour" and sys.version_info < (3, 11):
+        pytest.skip("the tour uses `except*` and `match`, which this Python cannot compile")
+    assert problem is None
+    module = cst.parse_module(text)
+    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set(), top_lines=lines)
+    Walker(ctx.sem, [], None).walk(module)
+    return module, ctx
+
+
+@pytest.mark.parametrize("name", ["tour"] + [f"{p.parent.name}/{p.name}" for p in _engine_sources()])
+def test_statement_positions_equal_whole_file_positions(name):
+    """FileContext.span generates positions for the top-level statement holding a node and
+    shifts them by CPython's line: every walked node must get the whole-file position."""
+    from npulint.checker import _positions
     from npulint.model import Span
 
-    text = "été = 'café'; z = f(été)  # é\nx = (\n  g('ü',\n    h))\n"
-    module = ast.parse(text)
-    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set())
-    call = module.body[1].value
-    assert ctx.span(call) == Span(1, 19, 1, 25)
-    assert ctx.source(call) == "f(été)"
-    g = module.body[2].value
-    assert ctx.span(g) == Span(3, 3, 4, 7)  # the parentheses around it are not its own
-    assert ctx.source(g.args[1]) == "h"
-    assert ctx.line(g.args[1]) == 4
+    module, ctx = _walked_context(name, _POSITION_TOUR)
+    full = _positions(module)
+    nodes = list(ctx.sem.top_of)
+    assert len(nodes) > (300 if name == "tour" else 0)
+    for node in nodes:
+        r = full[node]
+        assert ctx.span(node) == Span(r.start.line, r.start.column + 1, r.end.line, r.end.column + 1), node
+    assert ctx._positions is None  # never needed the whole file
 
 
 def test_tuple_spans_leave_their_parentheses_out_and_messages_quote_them():
@@ -597,54 +670,118 @@ def test_tuple_spans_leave_their_parentheses_out_and_messages_quote_them():
     from npulint.config import Settings
     from npulint.model import Span
 
+    def context(text):
+        module = cst.parse_module(text)
+        return module, FileContext("x.py", "x.py", text, module, Settings(root="."), set())
+
     text = ("def f():\n    t = (1,\n         2)\n    u = (a), (b)\n    v = f((x.y), ( ))\n"
             "    w = g(\n        (h(1,\n           2)))\n")
-    module = ast.parse(text)
-    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set())
-    t, u, v, w = (s.value for s in module.body[0].body)
+    module, ctx = context(text)
+    t, u, v, w = (s.body[0].value for s in module.body[0].body.body)
     assert ctx.span(t) == Span(2, 10, 3, 11) and ctx.code(t) == "(1,\n     2)"
     assert ctx.span(u) == Span(4, 9, 4, 17)  # the parentheses are its elements'
-    assert ctx.code(v.args[0]) == "(x.y)" and ctx.source(v.args[0]) == "x.y"
-    assert ctx.span(v.args[1]) == Span(5, 20, 5, 20)  # ``( )``: an empty place inside
+    assert ctx.code(v.args[0].value) == "(x.y)" and ctx.source(v.args[0].value) == "x.y"
+    assert ctx.span(v.args[1].value) == Span(5, 20, 5, 20)  # ``( )``: an empty place inside
     assert ctx.code(w) == "g(\n    (h(1,\n       2)))"  # the block's indentation left out
-    assert ctx.code(w.args[0]) == "(h(1,\n       2))"
-    text = "f(x)\ng[0](y)\nz = not (u)\nk = (v)  # c\n"
-    module = ast.parse(text)
-    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set())
-    f, g, z, k = (s.value for s in module.body)
-    assert [ctx.code(f.args[0]), ctx.code(g.args[0]), ctx.code(z.operand), ctx.code(k)] == ["x", "y", "(u)", "(v)"]
+    assert ctx.code(w.args[0].value) == "(h(1,\n       2))"
+    module, ctx = context("f(x)\ng[0](y)\nz = not (u)\nk = (v)  # c\n")
+    f, g, z, k = (s.body[0].value for s in module.body)
+    assert [ctx.code(f.args[0].value), ctx.code(g.args[0].value), ctx.code(z.expression), ctx.code(k)] == [
+        "x", "y", "(u)", "(v)"]
     assert ctx._tokens is not None  # ``not (u)`` and ``(v)`` needed the tokens; ``f(x)`` did not
-    text = "e = ()\r\nt = (\r\n    1, 2)\r\nu = f(\r\n  ( ))\r\n"
-    module = ast.parse(text)
-    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set())
-    e, t, u = (s.value for s in module.body)
-    assert [ctx.code(e), ctx.code(t), ctx.code(u.args[0])] == ["()", "(\n    1, 2)", "( )"]
+    module, ctx = context("e = ()\r\nt = (\r\n    1, 2)\r\nu = f(\r\n  ( ))\r\n")
+    e, t, u = (s.body[0].value for s in module.body)
+    assert [ctx.code(e), ctx.code(t), ctx.code(u.args[0].value)] == ["()", "(\n    1, 2)", "( )"]
 
 
 def test_lines_are_counted_as_python_counts_them():
     from npulint.checker import FileContext
     from npulint.config import Settings
+    from npulint.pipeline import _cpython_check
 
     text = "a = 1\x0c\nb = 'x\\u2028'\rc = f(\r\n1)\n"
-    module = ast.parse(text)
-    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set())
+    lines = []
+    assert _cpython_check(text, lines) is None
+    module = cst.parse_module(text)
+    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set(), top_lines=lines)
+    Walker(ctx.sem, [], None).walk(module)
     assert [ctx.line(s) for s in module.body] == [1, 2, 3]
-    assert ctx.source(module.body[2].value) == "f(\r\n1)"
+    assert [ctx.span(s.body[0]).line for s in module.body] == [1, 2, 3]
+    assert ctx.source(module.body[2].body[0].value) == "f(\r\n1)"
+
+
+def test_positions_fall_back_to_the_whole_file_when_the_parsers_do_not_pair_up():
+    from npulint.checker import FileContext
+    from npulint.config import Settings
+    from npulint.model import Span
+
+    text = "import os\nx = 1; y = 2\n"
+    module = cst.parse_module(text)
+    ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set(), top_lines=[1, 2])  # one short
+    Walker(ctx.sem, [], None).walk(module)
+    y = module.body[1].body[1]
+    assert ctx.span(y) == Span(2, 8, 2, 13)
+    assert ctx._positions is not None
+
+
+_LINE_TOUR = _POSITION_TOUR + '''
+with open(a) as f, \\\\
+        open(b) as \\\\
+        g:
+    pass
+def h(x:
+      int = (
+          1), *, y: "s" = 2) -> (
+        int):
+    assert x, (
+        "a message"
+    )
+    return (
+        x
+        + y) * ("a"
+                "b" f"""{
+                    x}
+""")
+class F(
+    D, metaclass=(
+        type)):
+    @property
+    def p(self): return [
+        1,
+    ]
+'''
+
+
+@pytest.mark.parametrize("name", ["tour"] + [f"{p.parent.name}/{p.name}" for p in _engine_sources()])
+def test_lines_counted_without_code_generation_equal_whole_file_positions(name):
+    """FileContext.line counts the line breaks a statement's tree holds before a node,
+    from CPython's line of the statement: for every walked node it places (not blocks,
+    operators or punctuation), the line LibCST's positions give; and it generates no code."""
+    from npulint.checker import _UNPLACED, _positions
+    from npulint.semantic import _INERT
+
+    module, ctx = _walked_context(name, _LINE_TOUR)
+    full = _positions(module)
+    nodes = [n for n in ctx.sem.top_of if type(n) not in _UNPLACED and type(n) not in _INERT]
+    assert len(nodes) > (300 if name == "tour" else 0)
+    for node in nodes:
+        assert ctx.line(node) == full[node].start.line, node
+    assert not ctx._units and ctx._positions is None  # no code was generated
 
 
 def test_checkers_share_a_site_and_a_resolution_is_memoized_only_after_the_walk():
     """Every hook called at one point of the traversal gets the same Site, so the qualified
     names of an expression at that site are computed once for all checkers; but only once
     every binding is known: during the walk a name bound later in a loop is not yet bound."""
-    module = ast.parse("import torchair\nfor i in range(2):\n    f(x)\n    x = torchair.ops\n")
+    module = cst.parse_module("import torchair\nfor i in range(2):\n    f(x)\n    x = torchair.ops\n")
     sem = Semantic(module)
     seen = []
 
     class Hook:
         def visit_Call(self, node):
-            if node.args and type(node.args[0]) is ast.Name:
+            if isinstance(node.args[0].value, cst.Name) if node.args else False:
                 site = sem.site()
-                seen.append((node.args[0], site, sem.qualnames(node.args[0], site)))
+                seen.append((node.args[0].value, site, sem.qualnames(node.args[0].value, site)))
 
     Walker(sem, [Hook(), Hook()], None).walk(module)
     (x1, site1, during1), (x2, site2, during2) = seen

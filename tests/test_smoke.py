@@ -11,3 +11,20 @@ def test_prefetch_smoke(lint):
     """)
     assert codes(found) == ["NPU101"]
     assert (found[0].line, found[0].column) == (5, 6)
+
+
+def test_engine_time_bench_runs_on_the_files_the_prefilter_selects(tmp_path):
+    """bench/engine_time.py (docs/benchmarks.md, "LibCST engine") counts only the files npulint
+    would parse, and times CPython's compile, LibCST's parse and both traversals on them."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    (tmp_path / "uses.py").write_text("import torchair\nwith torchair.scope.npu_stream_switch('1', 0):\n    pass\n")
+    (tmp_path / "plain.py").write_text("print('nothing to see')\n")
+    out = subprocess.run([sys.executable, str(REPO / "bench" / "engine_time.py"), str(tmp_path), "--rounds", "1"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "1 files parsed (3 lines)" in out.stdout
+    assert "LibCST parse" in out.stdout and "npulint's walker" in out.stdout and "LibCST's traversal" in out.stdout
