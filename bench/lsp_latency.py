@@ -11,7 +11,8 @@ configs, torch.compile with a torchair backend, prefetch scopes, stream switches
 events, fused communication ops, a launch command with MindSpeed flags), with some findings in
 it. Measured, on the client's clock:
 
-* open: ``didOpen`` -> its ``publishDiagnostics`` (each open under a new name, then closed);
+* open: ``didOpen`` -> its ``publishDiagnostics`` (each open under a new name and with a
+  comment of its own, then closed);
 * change: ``didChange`` (one number edited, the whole text sent as full sync does) -> the
   ``publishDiagnostics`` of that version, one change at a time; this includes the debounce
   pause (``--debounce-ms``, default the server's own).
@@ -184,8 +185,10 @@ def main() -> int:
         opens, open_lints, n_diags = [], [], 0
         for k in range(args.opens):
             uri = (root / f"train_{k}.py").as_uri()
+            # a text of its own each time: nothing in the server may answer from an earlier lint
+            unique = text.replace("MB = 1024 * 1024", f"MB = 1024 * 1024  # open {k}", 1)
             sent = srv.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python",
-                                                                      "version": 1, "text": text}})
+                                                                      "version": 1, "text": unique}})
             at, msg = srv.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
                                and m["params"]["uri"] == uri, traces=open_lints)
             opens.append((at - sent) * 1000)
