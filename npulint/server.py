@@ -31,7 +31,6 @@ import sys
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from npulint import __version__
 from npulint.config import ConfigError
 
 LSP_EXTRA = "pip install 'npulint[lsp]'"

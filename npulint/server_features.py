@@ -15,7 +15,7 @@ import bisect
 import dataclasses
 import os
 import re
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from lsprotocol import types as t
 

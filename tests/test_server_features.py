@@ -404,6 +404,17 @@ def test_pull_diagnostics(server):
     assert not [m for m in c.received if m.get("method") == "textDocument/publishDiagnostics"]  # no push
 
 
+def test_pull_diagnostics_of_a_broken_configuration(server):
+    c = server({"npulint.toml": 'product = "atlas-a9"\n'},
+               capabilities={"textDocument": {"diagnostic": {}}})
+    uri = open_doc(c, "m.py", TWO_CODES)
+    (d,) = c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})["result"]["items"]
+    assert str(c.root / "npulint.toml") in d["message"] and "atlas-a9" in d["message"]
+    # sent before the answer (which request() waited for)
+    (shown,) = [m["params"] for m in c.received if m.get("method") == "window/showMessage"]
+    assert shown["type"] == 1 and str(c.root / "npulint.toml") in shown["message"]
+
+
 def test_push_clients_also_see_the_provider(server):
     c = server()
     assert c.init["capabilities"]["diagnosticProvider"]["identifier"] == "npulint"
