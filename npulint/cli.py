@@ -58,7 +58,13 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.version_option(__version__, prog_name="npulint")
 def cli(paths, select, extend_select, ignore, output_format, config, stdin_filename, exit_zero, statistics, quiet,
         fix, fix_only, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, list_rules, explain):
-    """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input)."""
+    """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input).
+
+    \b
+    npulint server   the language server for editors (LSP over standard input/output:
+                     diagnostics, quick fixes, hover); it needs pygls:
+                     pip install 'npulint[lsp]'
+    """
     from npulint import registry, reporters
 
     n_jobs = _jobs(jobs)

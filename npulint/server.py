@@ -2,125 +2,212 @@
 
 It lints each open document's current text through the same pipeline as
 ``npulint --stdin-filename PATH -`` (so the configuration, ``per-file-ignores`` and
-``# noqa`` of the document's real path apply) and publishes the findings as diagnostics on
-``didOpen``, ``didChange`` and ``didSave``; ``didClose`` clears them. Rules that span files
-see only the open document, as with standard input.
+``# noqa`` of the document's real path apply). Rules that span files see only the open
+document, as with standard input.
 
-pygls is an optional dependency (``pip install 'npulint[lsp]'``); without it the command prints
-one error line and exits 2. Also runnable as ``python -m npulint.server``.
+* Diagnostics are pushed (``publishDiagnostics``) on open and save, and on change after a
+  pause of :data:`DEBOUNCE_SECONDS` (a burst of keystrokes is linted once, its last text);
+  a client that can pull them (``textDocument/diagnostic``, LSP 3.17) pulls them instead.
+* Code actions: a finding's fix, ``# noqa: CODE``, and fix all (``source.fixAll.npulint``);
+  they are WorkspaceEdits: the server never writes a file.
+* Hover on a finding, or on a code in a ``# noqa:`` comment: the rule's page.
+* Positions are in the encoding negotiated at ``initialize`` (utf-8, utf-16 or utf-32).
+* A broken configuration file is shown (``window/showMessage``) and reported on line 1.
+* Lints run one at a time on a worker thread, so that messages keep being read meanwhile; a
+  result whose document changed or closed in the meantime is dropped. With tracing on
+  (``initialize``'s ``trace``, ``$/setTrace``) each lint is reported by ``$/logTrace``.
+
+The computations over one document (positions, diagnostics, actions, hover) are in
+:mod:`npulint.server_features`. pygls is an optional dependency (``pip install
+'npulint[lsp]'``); without it the command prints one error line and exits 2. Also runnable as
+``python -m npulint.server``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
-from typing import List, Optional, Sequence
+import time
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from npulint import __version__
+from npulint.config import ConfigError
 
 LSP_EXTRA = "pip install 'npulint[lsp]'"
 
+# The pause after a change before the document is linted. Fluent typing puts keystrokes about
+# 100-150 ms apart: a 150 ms pause lints a burst once, its last text, instead of once a key (a
+# lint of a 2,000-line file takes ~180 ms, longer than the gap between two keys, so linting
+# every key would fall behind). Longer pauses delay every diagnostic by as much: 150 ms keeps
+# the wait after the last key near a third of a second (docs/benchmarks.md).
+# NPULINT_LSP_DEBOUNCE_MS (0-10000) sets another.
+DEBOUNCE_SECONDS = 0.150
+DEBOUNCE_ENV = "NPULINT_LSP_DEBOUNCE_MS"
 
-def _utf16_col(line_text: str, col0: int) -> int:
-    """A code-point column (0-based) as LSP's default UTF-16 code units."""
-    prefix = line_text[:col0]
-    return len(prefix.encode("utf-16-le")) // 2 + max(0, col0 - len(prefix))
+
+class DocumentConfigError(ConfigError):
+    """The configuration that applies to a document cannot be loaded."""
+
+    def __init__(self, config: Optional[str], message: str):
+        super().__init__(message)
+        self.config = config
 
 
-def lint_document(path: str, text: str):
-    """Findings (``npulint.model.Finding``) for *text* standing for the file *path*."""
-    from npulint import pipeline, registry
+def _encode(path: str, text: str) -> Tuple[bytes, str]:
+    """The bytes the file *path* would hold for *text*, and its language: a Python file's
+    coding declaration (PEP 263) is honoured, as the pipeline decodes by it."""
+    from npulint.fixes import encode_like
+    from npulint.source import PYTHON, detect_language
+
+    try:
+        utf8 = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:  # lone surrogates the editor sent: not text a file can hold
+        utf8 = text.encode("utf-8", "replace")
+    language = detect_language(path, utf8[:256]) or PYTHON
+    try:
+        return encode_like(utf8, text, language), language
+    except (UnicodeEncodeError, LookupError):
+        return utf8, language
+
+
+def _resolve(path: str):
+    from npulint import registry
     from npulint.config import ConfigResolver
 
     rules, checkers = registry.load()
     resolver = ConfigResolver(rules)  # fresh each time: configuration files may have changed
+    try:
+        settings, _ = resolver.for_path(path)
+    except ConfigError as exc:
+        try:
+            config = resolver.config_for_dir(os.path.dirname(path))
+        except Exception:
+            config = None
+        raise DocumentConfigError(config, str(exc)) from None
+    return rules, checkers, resolver, settings
+
+
+def lint_document(path: str, text: str):
+    """Findings (``npulint.model.Finding``) for *text* standing for the file *path*, and the
+    rules by code. Raises :class:`DocumentConfigError` when the configuration is broken."""
+    findings, rules, _, _ = _lint(path, text)
+    return findings, rules
+
+
+def _lint(path: str, text: str):
+    """:func:`lint_document`, and the document's language and configuration file."""
+    from npulint import pipeline
+
     path = os.path.abspath(path)
-    settings, _ = resolver.for_path(path)
-    result = pipeline.run([], settings, checkers, resolver.all_enabled(), (path, text.encode("utf-8")),
+    rules, checkers, resolver, settings = _resolve(path)
+    data, language = _encode(path, text)
+    result = pipeline.run([], settings, checkers, resolver.all_enabled(), (path, data),
                           settings_for=resolver.for_path)
     shown = pipeline.display_path(path)
-    return [f for f in result.findings if f.path == shown], {r.code: r for r in rules}
+    return ([f for f in result.findings if f.path == shown], {r.code: r for r in rules}, language,
+            settings.config_path)
 
 
-def diagnostics(path: str, text: str) -> List:
-    from lsprotocol import types as t
+def fix_all_text(path: str, text: str) -> Optional[str]:
+    """*text* after every automatic fix, as ``npulint --fix`` would leave the file (the
+    library's fix loop, :func:`npulint.fixes.fix_loop`, on the text: nothing is written); None
+    when no fix applies."""
+    from npulint import pipeline
+    from npulint.fixes import fix_loop
+
+    path = os.path.abspath(path)
+    rules, checkers, resolver, settings = _resolve(path)
+    data, _ = _encode(path, text)
+
+    def lint(overrides=None, stdin_data=(path, data)):
+        return pipeline.run([], settings, checkers, resolver.all_enabled(), stdin_data,
+                            settings_for=resolver.for_path, overrides=overrides)
+
+    return fix_loop(lint, [], (path, data)).current.get(path)
+
+
+@dataclasses.dataclass
+class Lint:
+    """One lint of one text of a document."""
+
+    uri: str
+    text: str
+    version: Optional[int]
+    encoding: str
+    diagnostics: List
+    document: Optional[object] = None  # a server_features.Document, when it was linted
+    config_error: Optional[Tuple[Optional[str], str]] = None  # (configuration file, message)
+    config: Optional[str] = None  # the configuration file that applied, when it loaded
+    failure: Optional[str] = None  # npulint failed on it (a bug): logged
+    seconds: float = 0.0
+
+
+def _path_of(uri: str) -> str:
     from pygls import uris
 
-    findings, by_code = lint_document(path, text)
-    from npulint.source import python_lines
+    path = uris.to_fs_path(uri) if uri.startswith("file:") else None
+    if path is None:  # an untitled buffer: lint it as a Python file in the current folder
+        path = os.path.join(os.getcwd(), "untitled.py")
+    return os.path.abspath(path)
 
-    # lines as LSP and the tokenizer count them (str.splitlines also breaks at \f and \v)
-    lines = [ln.rstrip("\r\n") for ln in python_lines(text)] or [""]
-    severity = {"error": t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning,
-                "info": t.DiagnosticSeverity.Information}
 
-    def position(line: int, col: int) -> "t.Position":
-        line0 = max(0, line - 1)
-        text_line = lines[line0] if line0 < len(lines) else ""
-        return t.Position(line=line0, character=_utf16_col(text_line, max(0, col - 1)))
+def compute(uri: str, text: str, version: Optional[int], encoding: str) -> Lint:
+    """Lint *text* (the document *uri*) and build its diagnostics; never raises."""
+    from npulint import server_features as sf
+    from npulint.source import PYTHON
 
-    out = []
-    for f in findings:
-        start = position(f.line, f.column)
-        if f.end_line:
-            end = position(f.end_line, f.end_column)
-        else:
-            end = t.Position(line=start.line, character=start.character + 1)
-        rule = by_code.get(f.code)
-        related = [t.DiagnosticRelatedInformation(
-            location=t.Location(uri=uris.from_fs_path(os.path.abspath(rp)),
-                                range=t.Range(start=t.Position(line=max(0, rl - 1), character=max(0, rc - 1)),
-                                              end=t.Position(line=max(0, rl - 1), character=max(0, rc - 1)))),
-            message=f"{f.code}: related location") for rp, rl, rc in f.related]
-        out.append(t.Diagnostic(
-            range=t.Range(start=start, end=end), message=f.message, code=f.code, source="npulint",
-            severity=severity.get(rule.severity if rule else "error", t.DiagnosticSeverity.Error),
-            related_information=related or None))
-    return out
+    started = time.perf_counter()
+    path = _path_of(uri)
+    doc = sf.Text(text, encoding)
+    lint = Lint(uri, text, version, encoding, [])
+    try:
+        findings, rules, language, lint.config = _lint(path, text)
+        texts: Dict[str, Optional[sf.Text]] = {path: doc}
+
+        def related_text(p: str) -> Optional[sf.Text]:
+            p = os.path.abspath(p)
+            if p not in texts:
+                texts[p] = _read_text(p, encoding)
+            return texts[p]
+
+        lint.diagnostics = [sf.diagnostic(f, doc, rules.get(f.code), related_text) for f in findings]
+        lint.document = sf.Document(uri, version, path, language or PYTHON, doc, findings, rules)
+    except DocumentConfigError as exc:
+        lint.config_error = (exc.config, str(exc))
+        lint.diagnostics = [sf.config_error_diagnostic(doc, exc.config, str(exc))]
+    except Exception as exc:  # a bug in npulint must not take the editor's server down
+        lint.failure = f"npulint failed on {path}: {exc!r}"
+    lint.seconds = time.perf_counter() - started
+    return lint
+
+
+def _read_text(path: str, encoding: str):
+    from npulint import server_features as sf
+    from npulint.source import read_regular
+
+    try:
+        return sf.Text(read_regular(path, 16 << 20).decode("utf-8", "surrogateescape"), encoding)
+    except Exception:
+        return None
+
+
+def debounce_seconds() -> float:
+    raw = os.environ.get(DEBOUNCE_ENV, "").strip()
+    try:
+        ms = int(raw) if raw else None
+    except ValueError:
+        ms = None
+    return ms / 1000 if ms is not None and 0 <= ms <= 10000 else DEBOUNCE_SECONDS
 
 
 def build_server():
-    from lsprotocol import types as t
-    from pygls import uris
-    from pygls.lsp.server import LanguageServer
+    from npulint.server_handlers import register
 
-    server = LanguageServer("npulint", __version__, text_document_sync_kind=t.TextDocumentSyncKind.Full)
-
-    def publish(ls, uri: str, version: Optional[int]) -> None:
-        doc = ls.workspace.get_text_document(uri)
-        path = uris.to_fs_path(uri) if uri.startswith("file:") else None
-        if path is None:  # an untitled buffer: lint it as a Python file in the current folder
-            path = os.path.join(os.getcwd(), "untitled.py")
-        try:
-            diags = diagnostics(path, doc.source)
-        except Exception as exc:  # a bug in npulint must not take the editor's server down
-            ls.window_log_message(t.LogMessageParams(type=t.MessageType.Error,
-                                                     message=f"npulint failed on {path}: {exc!r}"))
-            diags = []
-        ls.text_document_publish_diagnostics(
-            t.PublishDiagnosticsParams(uri=uri, diagnostics=diags, version=version))
-
-    @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
-    def did_open(ls, params: t.DidOpenTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri, params.text_document.version)
-
-    @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
-    def did_change(ls, params: t.DidChangeTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri, params.text_document.version)
-
-    @server.feature(t.TEXT_DOCUMENT_DID_SAVE, t.SaveOptions(include_text=False))
-    def did_save(ls, params: t.DidSaveTextDocumentParams) -> None:
-        publish(ls, params.text_document.uri, None)
-
-    @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
-    def did_close(ls, params: t.DidCloseTextDocumentParams) -> None:
-        ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=params.text_document.uri,
-                                                                        diagnostics=[]))
-
-    return server
+    return register(debounce_seconds())
 
 
-USAGE = "usage: npulint server [--stdio]   (a language server speaking LSP over standard input/output)"
+USAGE = ("usage: npulint server [--stdio]   (a language server speaking LSP over standard input/output; "
+         f"needs pygls: {LSP_EXTRA})")
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

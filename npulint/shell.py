@@ -356,6 +356,34 @@ def _noqa_above(root, source: "_Source") -> List[Tuple[int, int, int]]:
     return out
 
 
+def statement_start(text: str, line: int, column: int) -> Optional[Tuple[int, int]]:
+    """Where a ``# noqa`` comment line directly above would cover the position (*line*,
+    *column*: 1-based, characters): ``(line, column)`` of the innermost statement holding it
+    (a command, an assignment, a pipeline, an ``if``/``for`` block: a child of a statement
+    list, as :func:`_noqa_above` reads them) that begins its line, only blanks before it. For
+    a ``\\``-continued command that is its first line. None when no such statement holds
+    the position (a comment, a blank line, past the end)."""
+    data, root = _parse_bytes(text)
+    source = _Source(data)
+    starts = source._line_starts
+    if line < 1 or line > len(starts) or column < 1:
+        return None
+    end = starts[line] if line < len(starts) else len(data)
+    chars = data[starts[line - 1]:end].decode("utf-8", "surrogateescape")
+    off = starts[line - 1] + len(chars[:column - 1].encode("utf-8", "surrogateescape"))
+    best = None
+    node = root
+    while True:
+        child = next((c for c in node.named_children if c.start_byte <= off < c.end_byte), None)
+        if child is None:
+            return best
+        if node.type in _STATEMENT_LISTS and child.type not in ("comment", "heredoc_body"):
+            at_line, at_col = source._point(child.start_byte)
+            if not data[starts[at_line - 1]:child.start_byte].strip(b" \t"):
+                best = (at_line, at_col)
+        node = child
+
+
 def _first_error(node):
     if node.type == "ERROR" or node.is_missing:
         return node

@@ -20,11 +20,13 @@ CLEAN = IMPORT + "with npu_weight_prefetch_scope(1, 1024):\n    pass\n"
 
 
 class Client:
-    def __init__(self, cwd: Path):
+    def __init__(self, cwd: Path, env=None):
         pytest.importorskip("pygls", reason="pygls is not installed (pip install -e '.[lsp]')")
         self.proc = subprocess.Popen(npulint_exe() + ["server"], cwd=str(cwd), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=None if env is None else {**os.environ, **env})
         self.messages: "queue.Queue[dict]" = queue.Queue()
+        self.received: list = []  # every message, in order (wait() consumes the queue only)
         self.next_id = 0
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -42,7 +44,9 @@ class Client:
                 name, _, value = line.decode("ascii").partition(":")
                 if name.lower() == "content-length":
                     length = int(value)
-            self.messages.put(json.loads(out.read(length)))
+            msg = json.loads(out.read(length))
+            self.received.append(msg)
+            self.messages.put(msg)
 
     def send(self, method: str, params=None, request: bool = False):
         msg = {"jsonrpc": "2.0", "method": method}
@@ -51,10 +55,17 @@ class Client:
         if request:
             self.next_id += 1
             msg["id"] = self.next_id
-        body = json.dumps(msg).encode("utf-8")
-        self.proc.stdin.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
-        self.proc.stdin.flush()
+        self.send_many([msg])
         return msg.get("id")
+
+    def send_many(self, messages) -> None:
+        """Messages (dicts) in one write: the server reads them as one burst."""
+        data = b""
+        for msg in messages:
+            body = json.dumps(dict(msg, jsonrpc="2.0")).encode("utf-8")
+            data += b"Content-Length: %d\r\n\r\n" % len(body) + body
+        self.proc.stdin.write(data)
+        self.proc.stdin.flush()
 
     def wait(self, pred, timeout: float = 60.0) -> dict:
         import time

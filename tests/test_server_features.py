@@ -1,0 +1,453 @@
+"""``npulint server``'s features beyond publishing diagnostics, through a real LSP client over
+stdio (``Client`` of test_server.py): position encodings, code actions (a finding's fix,
+``# noqa``, fix all), hover, ``codeDescription``, a broken configuration, debouncing, pull
+diagnostics, bad requests; and ``npulint --help`` naming the server."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from conftest import IMPORT, TWO_CODES, run_cli
+from test_server import Client
+
+CJK = "中文😀"  # two BMP characters (one UTF-16 unit, three UTF-8 bytes each) and an astral one
+
+# NPU101 on line 5 (index 4), its related location on line 3 (index 2); both after CJK text
+WIDE = (IMPORT
+        + 'x = "中文"\n'
+        + f'with open("{CJK}") as f, npu_weight_prefetch_scope():\n'
+        + "    pass\n"
+        + f'with open("{CJK}") as f, npu_weight_prefetch_scope(0, 1024):\n'
+        + "    pass\n")
+PREFIX = f'with open("{CJK}") as f, '  # the text before the finding on its line
+
+AMO = """\
+import subprocess
+import torch
+
+class F(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        return F.apply(x)
+
+subprocess.run(['torchrun', 'pretrain_gpt.py', '--adaptive-memory-optimization'])
+"""
+
+POOL = """\
+import torch
+import torchair
+config = torchair.CompilerConfig()
+config.mode = "reduce-overhead"
+config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()
+config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False
+backend = torchair.get_npu_backend(compiler_config=config)
+"""
+
+LAUNCH = """\
+#!/bin/bash
+if true; then
+    torchrun --nproc_per_node 8 pretrain_gpt.py \\
+        --adaptive-memory-optimization \\
+        --recompute-granularity full
+fi
+"""
+
+UNITS = {"utf-8": lambda s: len(s.encode("utf-8")), "utf-16": lambda s: len(s.encode("utf-16-le")) // 2,
+         "utf-32": len}
+
+
+def start(root, capabilities=None, env=None, trace=None) -> Client:
+    c = Client(root, env=env)
+    params = {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": capabilities or {}}
+    if trace:
+        params["trace"] = trace
+    c.init = c.request("initialize", params)["result"]
+    c.send("initialized", {})
+    c.root = root
+    return c
+
+
+@pytest.fixture
+def server(project):
+    clients = []
+
+    def _start(files=None, **kw) -> Client:
+        root = project(dict({"keep.txt": "x"}, **(files or {})))
+        c = start(root, **kw)
+        clients.append(c)
+        return c
+
+    yield _start
+    for c in clients:
+        assert c.close() == 0
+
+
+def open_doc(c: Client, rel: str, text: str, version: int = 1, language: str = "python") -> str:
+    uri = (c.root / rel).as_uri()
+    c.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": language, "version": version,
+                                                     "text": text}})
+    return uri
+
+
+def change(uri: str, version: int, text: str) -> dict:
+    return {"method": "textDocument/didChange",
+            "params": {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}}
+
+
+def apply(text: str, edits, encoding: str = "utf-16") -> str:
+    """Apply LSP TextEdits to *text* as an editor would (positions in *encoding*)."""
+    lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+    starts = [0]
+    for ln in lines:
+        starts.append(starts[-1] + len(ln))
+
+    def offset(pos):
+        if pos["line"] >= len(lines):
+            return len(text)
+        line = lines[pos["line"]].rstrip("\r\n")
+        units = 0
+        for i, ch in enumerate(line):
+            if units >= pos["character"]:
+                return starts[pos["line"]] + i
+            units += UNITS[encoding](ch)
+        return starts[pos["line"]] + len(line)
+
+    spans = sorted(((offset(e["range"]["start"]), offset(e["range"]["end"]), e["newText"]) for e in edits),
+                   reverse=True)
+    for a, b, new in spans:
+        text = text[:a] + new + text[b:]
+    return text
+
+
+def edits_of(action: dict, uri: str) -> list:
+    edit = action["edit"]
+    if "documentChanges" in edit:
+        (dc,) = edit["documentChanges"]
+        assert dc["textDocument"]["uri"] == uri
+        return dc["edits"]
+    return edit["changes"][uri]
+
+
+def actions(c: Client, uri: str, rng: dict, only=None) -> list:
+    context = {"diagnostics": []}
+    if only is not None:
+        context["only"] = only
+    return c.request("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": rng,
+                                                 "context": context})["result"] or []
+
+
+def cli_fix(c: Client, rel: str, text: str) -> str:
+    r = run_cli(["--fix", "-q", "--stdin-filename", rel, "-"], cwd=c.root, stdin=text)
+    return r.stdout
+
+
+# --- 1. position encodings ------------------------------------------------------------------
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "utf-32"])
+def test_positions_in_the_negotiated_encoding(server, encoding):
+    c = server(capabilities={"general": {"positionEncodings": [encoding]}})
+    assert c.init["capabilities"]["positionEncoding"] == encoding
+    uri = open_doc(c, "wide.py", WIDE)
+    (d,) = c.diagnostics(uri)["diagnostics"]
+    units = UNITS[encoding]
+    line4 = WIDE.splitlines()[4]
+    start = units(PREFIX)
+    end = units(PREFIX + "npu_weight_prefetch_scope(0, 1024)")
+    assert d["code"] == "NPU101"
+    assert d["range"] == {"start": {"line": 4, "character": start}, "end": {"line": 4, "character": end}}
+    (rel,) = d["relatedInformation"]
+    assert rel["location"]["range"]["start"] == {"line": 2, "character": start}
+    # a code action's edit (the noqa appended at the line's end) in the same units
+    acts = actions(c, uri, d["range"], only=["quickfix"])
+    (noqa,) = [a for a in acts if "noqa" in a["title"] or "Disable" in a["title"]]
+    (e,) = edits_of(noqa, uri)
+    assert e["range"]["start"] == {"line": 4, "character": units(line4)} and e["newText"] == "  # noqa: NPU101"
+    assert apply(WIDE, [e], encoding).splitlines()[4] == line4 + "  # noqa: NPU101"
+    # hover: a position given in the client's units, one unit inside the finding
+    h = c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                         "position": {"line": 4, "character": start + 1}})["result"]
+    assert h["range"] == d["range"] and "NPU101" in h["contents"]["value"]
+    # just before the finding: no hover
+    h = c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                         "position": {"line": 4, "character": start - 1}})
+    assert h["result"] is None
+
+
+# --- 2. code actions ------------------------------------------------------------------------
+
+def test_quick_fix_applies_the_finding_fix(server):
+    c = server(capabilities={"workspace": {"workspaceEdit": {"documentChanges": True}}})
+    (c.root / "pool.py").write_text(POOL, encoding="utf-8")
+    uri = open_doc(c, "pool.py", POOL)
+    (d,) = c.diagnostics(uri)["diagnostics"]
+    assert d["code"] == "NPU202"
+    acts = actions(c, uri, d["range"])
+    fixes = [a for a in acts if a["title"].startswith("Fix NPU202")]
+    assert len(fixes) == 1 and fixes[0]["kind"] == "quickfix" and fixes[0]["isPreferred"] is True
+    assert fixes[0]["diagnostics"][0]["code"] == "NPU202"
+    assert fixes[0]["edit"]["documentChanges"][0]["textDocument"] == {"uri": uri, "version": 1}
+    fixed = apply(POOL, edits_of(fixes[0], uri))
+    assert fixed == cli_fix(c, "pool.py", POOL) and fixed != POOL
+    assert not any(a["kind"] == "source.fixAll.npulint" for a in acts)  # not asked for
+    assert (c.root / "pool.py").read_text(encoding="utf-8") == POOL  # the server writes nothing
+    # away from the finding: no action
+    assert actions(c, uri, {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}) == []
+
+
+def test_noqa_action_python_appends_or_merges(server):
+    c = server()
+    src = IMPORT + "with npu_weight_prefetch_scope(-1):  # keep\n    pass\n" \
+        + "with npu_weight_prefetch_scope(-2):  # noqa: E501\n    pass\n"
+    uri = open_doc(c, "n.py", src)
+    diags = sorted(c.diagnostics(uri)["diagnostics"], key=lambda d: d["range"]["start"]["line"])
+    assert [d["code"] for d in diags] == ["NPU103", "NPU103"]
+    edits = []
+    for d in diags:
+        (a,) = [a for a in actions(c, uri, d["range"]) if a["title"] == "Disable NPU103 for this line"]
+        assert a["kind"] == "quickfix"
+        edits += edits_of(a, uri)
+    new = apply(src, edits)
+    assert new.splitlines()[1] == "with npu_weight_prefetch_scope(-1):  # keep  # noqa: NPU103"
+    assert new.splitlines()[3] == "with npu_weight_prefetch_scope(-2):  # noqa: E501, NPU103"
+    c.send_many([change(uri, 2, new)])
+    params = c.diagnostics(uri)
+    assert params["version"] == 2 and params["diagnostics"] == []
+
+
+@pytest.mark.parametrize("rel, language", [("launch.sh", "shellscript"), ("launch", "shellscript")])
+def test_noqa_action_shell_goes_above_the_command(server, rel, language):
+    c = server()
+    uri = open_doc(c, rel, LAUNCH, language=language)  # "launch": a bash shebang, no suffix
+    (d,) = c.diagnostics(uri)["diagnostics"]
+    assert d["code"] == "NPU501" and d["range"]["start"]["line"] == 4  # the continued command's 3rd line
+    (a,) = [a for a in actions(c, uri, d["range"]) if "noqa" in a["title"] or "Disable" in a["title"]]
+    assert a["title"] == "Disable NPU501 for this command"
+    new = apply(LAUNCH, edits_of(a, uri))
+    lines = new.splitlines()
+    assert lines[2] == "    # noqa: NPU501" and lines[3].startswith("    torchrun ")
+    c.send_many([change(uri, 2, new)])
+    assert c.diagnostics(uri)["diagnostics"] == []
+
+
+def test_noqa_action_shell_merges_into_the_comment_line_above(server):
+    c = server()
+    src = LAUNCH.replace("    torchrun", "    # noqa: NPU999\n    torchrun")
+    uri = open_doc(c, "l.sh", src, language="shellscript")
+    (d,) = c.diagnostics(uri)["diagnostics"]
+    (a,) = [a for a in actions(c, uri, d["range"]) if a["title"].startswith("Disable")]
+    new = apply(src, edits_of(a, uri))
+    assert new.splitlines()[2] == "    # noqa: NPU999, NPU501"
+
+
+def test_fix_all_is_the_cli_fix_on_the_buffer(server):
+    c = server()
+    text = AMO + "\n" + POOL.replace("import torch\n", "", 1)
+    on_disk = "# the saved file, not the buffer\n"
+    (c.root / "all.py").write_text(on_disk, encoding="utf-8")
+    uri = open_doc(c, "all.py", text)
+    assert sorted(d["code"] for d in c.diagnostics(uri)["diagnostics"]) == ["NPU202", "NPU503"]
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+    for only in (["source.fixAll.npulint"], ["source.fixAll"], ["source"]):
+        (a,) = actions(c, uri, whole, only=only)
+        assert a["kind"] == "source.fixAll.npulint"
+        fixed = apply(text, edits_of(a, uri))
+        assert fixed == cli_fix(c, "all.py", text)
+        assert "adapt_mem_func_wrapper(F, x)" in fixed and "disable_mempool_reuse_in_same_fx" not in fixed
+    assert actions(c, uri, whole, only=["quickfix"]) == []
+    assert (c.root / "all.py").read_text(encoding="utf-8") == on_disk  # never written
+    clean = open_doc(c, "clean.py", IMPORT)
+    c.diagnostics(clean)
+    assert actions(c, clean, whole, only=["source.fixAll"]) == []
+
+
+# --- 3. hover and codeDescription -----------------------------------------------------------
+
+def test_hover_shows_the_rule_page(server):
+    from npulint import registry
+
+    rule = {r.code: r for r in registry.load()[0]}["NPU103"]
+    c = server()
+    src = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\nx = 1  # noqa: E501, NPU101\n"
+    uri = open_doc(c, "h.py", src)
+    (d,) = c.diagnostics(uri)["diagnostics"]
+    h = c.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": d["range"]["start"]})["result"]
+    page = h["contents"]["value"]
+    assert h["contents"]["kind"] == "markdown" and h["range"] == d["range"]
+    for part in (f"# {rule.code} {rule.name}", rule.summary, rule.explanation[:60], "## How to fix", rule.fix[:40]):
+        assert part in page
+    col = src.splitlines()[3].index("NPU101")
+    h = c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                         "position": {"line": 3, "character": col + 3}})["result"]
+    assert h["contents"]["value"].startswith("# NPU101 prefetch-pool-size-mismatch")
+    assert h["range"] == {"start": {"line": 3, "character": col}, "end": {"line": 3, "character": col + 6}}
+    for character in (src.splitlines()[3].index("E501") + 1, 0):  # another tool's code; no code
+        assert c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                "position": {"line": 3, "character": character}})["result"] is None
+
+
+def test_code_description_only_where_configured(server, monkeypatch):
+    monkeypatch.delenv("NPULINT_DOCS_URL", raising=False)
+    c = server()
+    uri = open_doc(c, "t.py", TWO_CODES)
+    assert all("codeDescription" not in d for d in c.diagnostics(uri)["diagnostics"])
+    c = server(env={"NPULINT_DOCS_URL": "https://lint.example.com/rules/"})
+    uri = open_doc(c, "t.py", TWO_CODES)
+    diags = c.diagnostics(uri)["diagnostics"]
+    assert sorted(d["codeDescription"]["href"] for d in diags) == [
+        "https://lint.example.com/rules/NPU101.md", "https://lint.example.com/rules/NPU103.md"]
+    h = c.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": diags[0]["range"]["start"]})
+    assert f"(https://lint.example.com/rules/{diags[0]['code']}.md)" in h["result"]["contents"]["value"]
+
+
+# --- 4. a broken configuration --------------------------------------------------------------
+
+def test_broken_configuration_is_shown(server):
+    c = server({"pkg/pyproject.toml": '[tool.npulint]\nselect = ["NPU9"]\n'})
+    config = str(c.root / "pkg" / "pyproject.toml")
+    uri = open_doc(c, "pkg/m.py", f"# {CJK}\n" + TWO_CODES)
+    shown = c.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert shown["type"] == 1 and config in shown["message"] and "NPU9" in shown["message"]
+    (d,) = c.diagnostics(uri)["diagnostics"]
+    assert d["severity"] == 1 and d["range"]["start"] == {"line": 0, "character": 0}
+    assert d["range"]["end"] == {"line": 0, "character": len(f"# {CJK}".encode("utf-16-le")) // 2}
+    assert config in d["message"] and "unknown rule code or prefix 'NPU9'" in d["message"]
+    # the next change shows no second message box; fixing the file and saving lints again
+    c.send_many([change(uri, 2, TWO_CODES)])
+    assert len(c.diagnostics(uri)["diagnostics"]) == 1
+    (c.root / "pkg" / "pyproject.toml").write_text('[tool.npulint]\nignore = ["NPU103"]\n', encoding="utf-8")
+    c.send("textDocument/didSave", {"textDocument": {"uri": uri}})
+    assert [d["code"] for d in c.diagnostics(uri)["diagnostics"]] == ["NPU101"]
+    assert [m for m in c.received if m.get("method") == "window/showMessage"] == [{"jsonrpc": "2.0",
+                                                                                   "method": "window/showMessage",
+                                                                                   "params": shown}]
+
+
+def test_broken_toml_is_shown(server):
+    c = server({"npulint.toml": "select = [\n"})
+    uri = open_doc(c, "m.py", TWO_CODES)
+    shown = c.wait(lambda m: m.get("method") == "window/showMessage")["params"]
+    assert shown["type"] == 1 and "invalid TOML" in shown["message"]
+    (d,) = c.diagnostics(uri)["diagnostics"]
+    assert str(c.root / "npulint.toml") in d["message"] and d["range"]["start"]["line"] == 0
+
+
+# --- 5. debounce ----------------------------------------------------------------------------
+
+def _lints(c: Client, uri: str) -> list:
+    """The versions linted, from the server's $/logTrace (one a lint run)."""
+    out = []
+    for m in c.received:
+        if m.get("method") == "$/logTrace":
+            hit = re.match(r"linted (\S+) version (\S+):", m["params"]["message"])
+            if hit and hit.group(1) == uri:
+                out.append(hit.group(2))
+    return out
+
+
+def test_ten_quick_changes_are_linted_once(server):
+    # a wide window: the test does not depend on how fast this machine is
+    c = server(env={"NPULINT_LSP_DEBOUNCE_MS": "1000"}, trace="verbose")
+    uri = open_doc(c, "d.py", CLEAN_TEXT)
+    assert c.diagnostics(uri)["diagnostics"] == []
+    texts = [CLEAN_TEXT + f"x = {i}\n" for i in range(9)] + [TWO_CODES]
+    c.send_many([change(uri, v, text) for v, text in enumerate(texts, 2)])
+    params = c.diagnostics(uri)
+    assert params["version"] == 11 and sorted(d["code"] for d in params["diagnostics"]) == ["NPU101", "NPU103"]
+    assert _lints(c, uri) == ["1", "11"]
+
+
+def test_a_document_closed_meanwhile_publishes_nothing_more(server):
+    c = server(trace="verbose")
+    a = (c.root / "a.py").as_uri()
+    b = (c.root / "b.py").as_uri()
+    opening = {"method": "textDocument/didOpen",
+               "params": {"textDocument": {"uri": a, "languageId": "python", "version": 1, "text": TWO_CODES}}}
+    c.send_many([opening, change(a, 2, TWO_CODES + "\n"),
+                 {"method": "textDocument/didClose", "params": {"textDocument": {"uri": a}}},
+                 dict(opening, params={"textDocument": dict(opening["params"]["textDocument"], uri=b)}),
+                 change(b, 2, TWO_CODES + "\n")])
+    # b's change was debounced after a's: a's lint, had it not been cancelled, would come first
+    c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics" and m["params"]["uri"] == b
+           and m["params"].get("version") == 2)
+    for_a = [m["params"] for m in c.received if m.get("method") == "textDocument/publishDiagnostics"
+             and m["params"]["uri"] == a]
+    assert for_a[-1]["diagnostics"] == []  # the close's, and nothing after it
+    assert all(p["diagnostics"] == [] for p in for_a)  # the open's lint, dropped: the document changed
+    assert "2" not in _lints(c, a)  # the debounced change was never linted
+
+
+CLEAN_TEXT = IMPORT + "with npu_weight_prefetch_scope(1, 1024):\n    pass\n"
+
+
+# --- 6. pull diagnostics --------------------------------------------------------------------
+
+def test_pull_diagnostics(server):
+    c = server(capabilities={"textDocument": {"diagnostic": {"dynamicRegistration": False}}}, trace="verbose")
+    provider = c.init["capabilities"]["diagnosticProvider"]
+    assert provider["identifier"] == "npulint" and provider["interFileDependencies"] is False
+    uri = open_doc(c, "p.py", TWO_CODES)
+    report = c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})["result"]
+    assert report["kind"] == "full" and sorted(d["code"] for d in report["items"]) == ["NPU101", "NPU103"]
+    c.send_many([change(uri, 2, CLEAN_TEXT)])
+    report = c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})["result"]
+    assert report == {"kind": "full", "items": []}
+    # the same text again: answered from the last lint
+    c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})
+    assert _lints(c, uri) == ["1", "2"]
+    assert not [m for m in c.received if m.get("method") == "textDocument/publishDiagnostics"]  # no push
+
+
+def test_pull_diagnostics_of_a_broken_configuration(server):
+    c = server({"npulint.toml": 'product = "atlas-a9"\n'},
+               capabilities={"textDocument": {"diagnostic": {}}})
+    uri = open_doc(c, "m.py", TWO_CODES)
+    (d,) = c.request("textDocument/diagnostic", {"textDocument": {"uri": uri}})["result"]["items"]
+    assert str(c.root / "npulint.toml") in d["message"] and "atlas-a9" in d["message"]
+    # sent before the answer (which request() waited for)
+    (shown,) = [m["params"] for m in c.received if m.get("method") == "window/showMessage"]
+    assert shown["type"] == 1 and str(c.root / "npulint.toml") in shown["message"]
+
+
+def test_push_clients_also_see_the_provider(server):
+    c = server()
+    assert c.init["capabilities"]["diagnosticProvider"]["identifier"] == "npulint"
+    assert c.init["capabilities"]["codeActionProvider"]["codeActionKinds"] == ["quickfix", "source.fixAll.npulint"]
+    assert c.init["capabilities"]["hoverProvider"] is True
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+def test_bad_requests_get_empty_answers(server):
+    c = server()
+    ghost = (c.root / "never-opened.py").as_uri()
+    rng = {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}
+    assert actions(c, ghost, rng) == []
+    assert c.request("textDocument/hover", {"textDocument": {"uri": ghost},
+                                            "position": {"line": 0, "character": 0}})["result"] is None
+    assert c.request("textDocument/diagnostic", {"textDocument": {"uri": ghost}})["result"]["items"] == []
+    uri = open_doc(c, "t.py", TWO_CODES)
+    c.diagnostics(uri)
+    far = {"line": 10_000, "character": 10_000}
+    assert c.request("textDocument/hover", {"textDocument": {"uri": uri}, "position": far})["result"] is None
+    assert actions(c, uri, {"start": far, "end": far}) == []
+    c.send("textDocument/didClose", {"textDocument": {"uri": ghost}})  # never opened
+    c.send("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2},
+                                      "contentChanges": [{"text": "\ud800 lone surrogate\n"}]})
+    assert c.diagnostics(uri)["version"] == 2
+    assert c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                            "position": {"line": 0, "character": 0}})["result"] is None
+
+
+# --- 7. the command line --------------------------------------------------------------------
+
+def test_help_names_the_server_and_its_extra(tmp_path):
+    r = run_cli(["--help"], cwd=tmp_path)
+    assert r.returncode == 0
+    assert "npulint server" in r.stdout and "pip install 'npulint[lsp]'" in r.stdout
