@@ -50,6 +50,8 @@ config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False
 backend = torchair.get_npu_backend(compiler_config=config)
 """
 
+# AMO with a recompute flag: a conflict on the core_r0.8.0-era MindSpeed releases (README "Releases")
+AMO_RELEASES = {"pyproject.toml": '[tool.npulint.releases]\nmindspeed = "2.1.0_core_r0.8.0"\n'}
 LAUNCH = """\
 #!/bin/bash
 if true; then
@@ -223,7 +225,7 @@ def test_noqa_action_python_appends_or_merges(server):
 
 @pytest.mark.parametrize("rel, language", [("launch.sh", "shellscript"), ("launch", "shellscript")])
 def test_noqa_action_shell_goes_above_the_command(server, rel, language):
-    c = server()
+    c = server(AMO_RELEASES)
     uri = open_doc(c, rel, LAUNCH, language=language)  # "launch": a bash shebang, no suffix
     (d,) = c.diagnostics(uri)["diagnostics"]
     assert d["code"] == "NPU501" and d["range"]["start"]["line"] == 4  # the continued command's 3rd line
@@ -237,7 +239,7 @@ def test_noqa_action_shell_goes_above_the_command(server, rel, language):
 
 
 def test_noqa_action_shell_merges_into_the_comment_line_above(server):
-    c = server()
+    c = server(AMO_RELEASES)
     src = LAUNCH.replace("    torchrun", "    # noqa: NPU999\n    torchrun")
     uri = open_doc(c, "l.sh", src, language="shellscript")
     (d,) = c.diagnostics(uri)["diagnostics"]
