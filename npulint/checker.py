@@ -37,6 +37,8 @@ class Checker:
     # that consumes them is enabled, even if none of its own codes is.
     provides: ClassVar[Tuple[str, ...]] = ()
     consumes: ClassVar[Tuple[str, ...]] = ()
+    # shared analyses (npulint.lintrule.Analysis) this checker reads through ctx.analysis()
+    uses: ClassVar[Tuple[type, ...]] = ()
 
     def __init__(self, ctx: "FileContext"):
         self.ctx = ctx
@@ -126,6 +128,7 @@ class FileContext:
         self.ev = Evaluator(self.sem, None if changed else TORCH_FLOAT32)
         self.findings: List[Finding] = []
         self.facts: Dict[str, List[Any]] = {}
+        self.analyses: Dict[type, Any] = {}  # the file's shared analyses (see analysis())
         self._lines: Optional[List[str]] = None  # the text's lines, as CPython counts them
         self._tokens: Optional[tuple] = None  # see tokens()
         # site(): the current point of the traversal (call it from a hook); Semantic's own
@@ -461,6 +464,10 @@ class FileContext:
             return Edit(len(lines) + 1, 1, len(lines) + 1, 1, line)
         return Edit(len(lines), len(last) + 1, len(lines), len(last) + 1, "\n" + line)
 
+    def analysis(self, cls: type):
+        """The file's instance of the shared analysis *cls* (a rule names it in ``uses``)."""
+        return self.analyses[cls]
+
     def fact(self, topic, fact: Any) -> None:
         """Record a fact for the project-wide phase: *topic* is the checker class (its own
         facts) or a shared topic name it ``provides``. Facts must be plain data."""
@@ -679,6 +686,7 @@ class ShellContext:
         self.enabled = enabled
         self.findings: List[Finding] = []
         self.facts: Dict[str, List[Any]] = {}
+        self.analyses: Dict[type, Any] = {}  # the file's shared analyses (see analysis())
         self.unjudged = False  # a checker could not read the script (NPU001, NPU004, another shell)
 
     def wants(self, code: str) -> bool:
@@ -692,12 +700,15 @@ class ShellContext:
             self.findings.append(Finding(self.display, span.line, span.column, code, message, span.end_line,
                                          span.end_column, tuple(related), fix, tuple(noqa_lines)))
 
+    def analysis(self, cls: type):
+        return self.analyses[cls]
+
     def fact(self, topic, fact: Any) -> None:
         key = topic if isinstance(topic, str) else topic.__name__
         self.facts.setdefault(key, []).append(fact)
 
     def release(self) -> None:
-        pass
+        self.analyses = {}
 
 
 class ProjectReporter:

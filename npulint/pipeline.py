@@ -112,7 +112,10 @@ def _needed_checkers(checker_classes: Tuple[type, ...], enabled: FrozenSet[str])
     """Checkers with an enabled code, and the providers of the fact topics those consume."""
     own = {c for c in checker_classes if c.codes() & enabled}
     topics = {t for c in own for t in c.consumes}
-    return frozenset(own | {c for c in checker_classes if set(c.provides) & topics})
+    needed = own | {c for c in checker_classes if set(c.provides) & topics}
+    from npulint.lintrule import with_analyses
+
+    return frozenset(with_analyses(sorted(needed, key=checker_classes.index)))
 
 
 @functools.lru_cache(maxsize=16)
@@ -284,7 +287,14 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     def on_error(checker: Checker, exc: BaseException, node: Optional[cst.CSTNode]) -> None:
         errors.append(_internal_error(ctx, checker, exc, node))
 
-    checkers = [cls(ctx) for cls in active]
+    from npulint.lintrule import Analysis, with_analyses
+
+    checkers = []
+    for cls in with_analyses(active):  # shared analyses first: their hooks run before their rules'
+        checker = cls(ctx)
+        if isinstance(checker, Analysis):
+            ctx.analyses[cls] = checker
+        checkers.append(checker)
     walker = Walker(ctx.sem, checkers, on_error)
     try:
         walker.walk(module)
@@ -331,9 +341,14 @@ def _lint_other(result: FileResult, text: str, settings: Settings, active: Seque
 
     ctx = ShellContext(result.path, result.display, text, settings, enabled)
     result.parsed = True
-    for cls in active:
+    from npulint.lintrule import Analysis, with_analyses
+
+    for cls in with_analyses(active):
         try:
-            cls(ctx).finish()
+            checker = cls(ctx)
+            if isinstance(checker, Analysis):
+                ctx.analyses[cls] = checker
+            checker.finish()
         except RecursionError:
             if "NPU001" in enabled:
                 ctx.findings.append(Finding(result.display, 1, 1, "NPU001",
@@ -651,7 +666,8 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
         reporter = ProjectReporter(enabled)
         for cls in project_classes:
             facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
-            shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in cls.consumes}
+            topics = tuple(cls.consumes) + tuple(u.__name__ for u in cls.uses)  # an analysis's facts reach its rules
+            shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in topics}
             if facts or any(shared.values()):
                 try:
                     cls.project(facts, reporter, settings, shared)

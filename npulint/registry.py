@@ -33,14 +33,28 @@ def _load_rules_package():
 _CACHE: Dict[str, object] = {}
 
 
+def _import_rule_modules(pkg) -> None:
+    """Import every module of the rules package: each defines its rule classes."""
+    import pkgutil
+
+    for info in pkgutil.iter_modules(pkg.__path__):
+        importlib.import_module(f"{pkg.__name__}.{info.name}")
+
+
 def load() -> Tuple[List[Rule], List[type]]:
-    """All rules (sorted by code) and all checker classes."""
+    """All rules (sorted by code) and the classes the engine runs over a file: the rule classes
+    (discovered: every :class:`npulint.lintrule.LintRule` subclass with a code) and the
+    families not yet split into rule classes (``CHECKERS`` of the rules package)."""
     if "rules" not in _CACHE:
+        from npulint.lintrule import discovered
+
         pkg = _load_rules_package()
-        rules = sorted(pkg.ALL_RULES, key=lambda r: r.code)
+        _import_rule_modules(pkg)
+        classes = discovered()
+        rules = sorted([*getattr(pkg, "ALL_RULES", ()), *(c.meta() for c in classes)], key=lambda r: r.code)
         codes = [r.code for r in rules]
         if len(set(codes)) != len(codes):  # pragma: no cover - a packaging bug
             raise RuntimeError("duplicate rule codes")
         _CACHE["rules"] = rules
-        _CACHE["checkers"] = list(pkg.CHECKERS)
+        _CACHE["checkers"] = [*getattr(pkg, "CHECKERS", ()), *(c for c in classes if not c.ENGINE)]
     return _CACHE["rules"], _CACHE["checkers"]  # type: ignore[return-value]

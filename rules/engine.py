@@ -1,46 +1,49 @@
 """NPU000-NPU005: what the engine itself reports about a file."""
 
-from npulint.model import Rule
+from npulint.lintrule import LintRule
 
-INTERNAL_ERROR = Rule(
-    code="NPU000",
-    name="internal-error",
-    severity="error",
-    summary="A rule failed on this file (a bug in npulint).",
-    explanation=(
+
+class InternalError(LintRule):
+    CODE = "NPU000"
+    NAME = "internal-error"
+    SEVERITY = "error"
+    SUMMARY = "A rule failed on this file (a bug in npulint)."
+    EXPLANATION = (
         "A rule raised an exception while checking this file. The message names the rule family "
         "and the exception. The file's other findings and the other files are still reported. "
         "This is never expected: please report it with the file (or a reduced copy)."
-    ),
-    source="npulint engine",
-    fix="Report the bug; suppress with `# noqa: NPU000` on the reported line meanwhile.",
-)
+    )
+    SOURCE = "npulint engine"
+    HOW_TO_FIX = "Report the bug; suppress with `# noqa: NPU000` on the reported line meanwhile."
+    ENGINE = True
 
-SYNTAX_ERROR = Rule(
-    code="NPU001",
-    name="syntax-error",
-    severity="error",
-    summary="The file cannot be parsed.",
-    explanation=(
+
+class SyntaxErrorInFile(LintRule):
+    CODE = "NPU001"
+    NAME = "syntax-error"
+    SEVERITY = "error"
+    SUMMARY = "The file cannot be parsed."
+    EXPLANATION = (
         "npulint could not parse the file, so no other rule checked it. Reported at the error "
         "position. Also reported for files nested more deeply than Python itself accepts "
         "(more than 200 nested brackets). Only files that mention an API some rule checks are "
         "parsed (the prefilter), so a syntax error elsewhere is left to your other tools. The "
         "parser is that of the Python npulint runs on: syntax newer than it (3.12's `type` "
         "statements under 3.11, say) is reported too; run npulint with the Python your code targets."
-    ),
-    source="npulint engine",
-    invalid=("from npu_bridge.hccl import hccl_ops\nprint 'hello'\n",),
-    valid=("from npu_bridge.hccl import hccl_ops\nprint('hello')\n",),
-    fix="Fix the syntax error; the file does not run as it is.",
-)
+    )
+    SOURCE = "npulint engine"
+    INVALID = ("from npu_bridge.hccl import hccl_ops\nprint 'hello'\n",)
+    VALID = ("from npu_bridge.hccl import hccl_ops\nprint('hello')\n",)
+    HOW_TO_FIX = "Fix the syntax error; the file does not run as it is."
+    ENGINE = True
 
-UNREADABLE_FILE = Rule(
-    code="NPU002",
-    name="unreadable-file",
-    severity="error",
-    summary="The file cannot be read or decoded.",
-    explanation=(
+
+class UnreadableFile(LintRule):
+    CODE = "NPU002"
+    NAME = "unreadable-file"
+    SEVERITY = "error"
+    SUMMARY = "The file cannot be read or decoded."
+    EXPLANATION = (
         "The file could not be read (permissions, deleted during the run) or decoded. Python "
         "files are decoded as the interpreter does: UTF-8 by default, a UTF-8 BOM, or a PEP 263 "
         "coding declaration; a file CPython's `compile()` accepts is never reported (bytes that are "
@@ -49,17 +52,18 @@ UNREADABLE_FILE = Rule(
         "Shell scripts are bytes to bash: their encoding is never an error. Binary files (with NUL "
         "bytes) found while walking a folder are skipped silently; named explicitly on the command "
         "line, they are reported."
-    ),
-    source="npulint engine; PEP 263",
-    fix="Save the file as UTF-8, or declare its encoding with `# -*- coding: <name> -*-`.",
-)
+    )
+    SOURCE = "npulint engine; PEP 263"
+    HOW_TO_FIX = "Save the file as UTF-8, or declare its encoding with `# -*- coding: <name> -*-`."
+    ENGINE = True
 
-UNUSED_NOQA = Rule(
-    code="NPU003",
-    name="unused-noqa",
-    severity="info",
-    summary="A `# noqa` code that suppressed nothing.",
-    explanation=(
+
+class UnusedNoqa(LintRule):
+    CODE = "NPU003"
+    NAME = "unused-noqa"
+    SEVERITY = "info"
+    SUMMARY = "A `# noqa` code that suppressed nothing."
+    EXPLANATION = (
         "A `# noqa: NPUxxx` comment names a code that reported nothing on that line in this run, so the "
         "comment no longer does anything (the code was fixed, or the finding moved). Like ruff's RUF100, "
         "off by default: enable it with `--extend-select NPU003`. Only npulint's own codes that are "
@@ -69,20 +73,21 @@ UNUSED_NOQA = Rule(
         "script) is not judged: its directives may be needed once it reads. Only real comments count (in a "
         "shell script, as tree-sitter-bash reads it: not a string or a here-document). The automatic fix "
         "removes the unused codes, or the whole directive."
-    ),
-    source="npulint engine (after ruff RUF100)",
-    invalid=("import torchair\nx = 1  # noqa: NPU304\n",),
-    valid=("import torchair as tng\nwith tng.scope.npu_stream_switch('1', 2):  # noqa: NPU304\n    pass\n",),
-    fix="Remove the unused code from the comment (`npulint --fix --extend-select NPU003` does it).",
-    autofix=True,
-)
+    )
+    SOURCE = "npulint engine (after ruff RUF100)"
+    INVALID = ("import torchair\nx = 1  # noqa: NPU304\n",)
+    VALID = ("import torchair as tng\nwith tng.scope.npu_stream_switch('1', 2):  # noqa: NPU304\n    pass\n",)
+    HOW_TO_FIX = "Remove the unused code from the comment (`npulint --fix --extend-select NPU003` does it)."
+    AUTOFIX = True
+    ENGINE = True
 
-SHELL_CRLF = Rule(
-    code="NPU004",
-    name="shell-crlf-line-endings",
-    severity="error",
-    summary="A shell script with CRLF (Windows) line endings.",
-    explanation=(
+
+class ShellCrlf(LintRule):
+    CODE = "NPU004"
+    NAME = "shell-crlf-line-endings"
+    SEVERITY = "error"
+    SUMMARY = "A shell script with CRLF (Windows) line endings."
+    EXPLANATION = (
         "bash ends a line at `\\n` alone: the `\\r` of a CRLF line is part of the line's last word, so "
         "`--bf16` reaches the training script as `--bf16\\r` (Megatron rejects it), `then`/`do`/`fi` are "
         "not keywords, and a `\\` before CRLF escapes the `\\r` instead of continuing the command, so the "
@@ -91,23 +96,24 @@ SHELL_CRLF = Rule(
         "then not checked (NPU5xx), since bash would not run the command the script shows. Like NPU001, only "
         "for scripts some rule reads (launch scripts). In the example, `^M` marks the carriage return "
         "(as `cat -v` shows it)."
-    ),
-    source="npulint engine; bash(1) DEFINITIONS (`newline` ends a command; a backslash-newline pair is a line "
-           "continuation)",
-    invalid=("torchrun pretrain_gpt.py --bf16 \\\r\n    --reuse-fp32-param\r\n",),
-    valid=("torchrun pretrain_gpt.py --bf16 \\\n    --reuse-fp32-param\n",
-           "# written on Windows\r\ntorchrun pretrain_gpt.py --bf16 --reuse-fp32-param\n"),
-    example_language="shell",
-    fix="Convert the file to LF line endings (`dos2unix run.sh`, `sed -i 's/\\r$//' run.sh`, or "
-        "`git config core.autocrlf input` and check the file out again).",
-)
+    )
+    SOURCE = ("npulint engine; bash(1) DEFINITIONS (`newline` ends a command; a backslash-newline pair is a line "
+           "continuation)")
+    INVALID = ("torchrun pretrain_gpt.py --bf16 \\\r\n    --reuse-fp32-param\r\n",)
+    VALID = ("torchrun pretrain_gpt.py --bf16 \\\n    --reuse-fp32-param\n",
+           "# written on Windows\r\ntorchrun pretrain_gpt.py --bf16 --reuse-fp32-param\n")
+    EXAMPLE_LANGUAGE = "shell"
+    HOW_TO_FIX = ("Convert the file to LF line endings (`dos2unix run.sh`, `sed -i 's/\\r$//' run.sh`, or "
+        "`git config core.autocrlf input` and check the file out again).")
+    ENGINE = True
 
-ANALYSIS_LIMIT = Rule(
-    code="NPU005",
-    name="analysis-limit-exceeded",
-    severity="warning",
-    summary="A shell script past one of the analysis's bounds: not checked.",
-    explanation=(
+
+class AnalysisLimit(LintRule):
+    CODE = "NPU005"
+    NAME = "analysis-limit-exceeded"
+    SEVERITY = "warning"
+    SUMMARY = "A shell script past one of the analysis's bounds: not checked."
+    EXPLANATION = (
         "npulint expands a launch script's variables and follows its branches, and bounds that work so that "
         "no input can make it hang or exhaust memory (a pre-commit hook runs on whatever a commit holds). "
         "Past a bound the script is reported once, naming the bound, and nothing else is said about it: "
@@ -118,13 +124,11 @@ ANALYSIS_LIMIT = Rule(
         "value or an expanded word longer than 65,536 characters, a command or an array of more than 4,096 "
         "words. A script this large is almost always generated or hostile: split it, or suppress the "
         "finding with `# noqa: NPU005` on line 1."
-    ),
-    source="npulint engine (bounded work on hostile input)",
-    invalid=("V0=--bf16\n" + "".join(f'V{i}="$V{i - 1} $V{i - 1}"\n' for i in range(1, 18))
-             + "torchrun pretrain_gpt.py $V17\n",),
-    valid=("V0=--bf16\nV1=\"$V0 $V0\"\ntorchrun pretrain_gpt.py $V1\n",),
-    example_language="shell",
-    fix="Split the script, or write the values out; suppress with `# noqa: NPU005` on line 1.",
-)
-
-RULES = (INTERNAL_ERROR, SYNTAX_ERROR, UNREADABLE_FILE, UNUSED_NOQA, SHELL_CRLF, ANALYSIS_LIMIT)
+    )
+    SOURCE = "npulint engine (bounded work on hostile input)"
+    INVALID = ("V0=--bf16\n" + "".join(f'V{i}="$V{i - 1} $V{i - 1}"\n' for i in range(1, 18))
+             + "torchrun pretrain_gpt.py $V17\n",)
+    VALID = ("V0=--bf16\nV1=\"$V0 $V0\"\ntorchrun pretrain_gpt.py $V1\n",)
+    EXAMPLE_LANGUAGE = "shell"
+    HOW_TO_FIX = "Split the script, or write the values out; suppress with `# noqa: NPU005` on line 1."
+    ENGINE = True

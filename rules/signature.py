@@ -6,8 +6,7 @@ from typing import Dict, List, Tuple
 
 import libcst as cst
 
-from npulint.checker import Checker
-from npulint.model import Rule
+from npulint.lintrule import LintRule
 from npulint.semantic import Site
 from npulint.signatures import Signature
 
@@ -84,12 +83,12 @@ def short_name(qualname: str) -> str:
     return ".".join(parts[-2:]) if parts[-2] in ("hccl_ops", "ops", "scope") else parts[-1]
 
 
-API_SIGNATURE_MISMATCH = Rule(
-    code="NPU010",
-    name="api-signature-mismatch",
-    severity="error",
-    summary="A call to a catalogued NPU API does not bind to its signature.",
-    explanation=(
+class ApiSignatureMismatch(LintRule):
+    CODE = "NPU010"
+    NAME = "api-signature-mismatch"
+    SEVERITY = "error"
+    SUMMARY = "A call to a catalogued NPU API does not bind to its signature."
+    EXPLANATION = (
         "The call is missing a required argument, passes an unknown keyword, passes too many "
         "positional arguments, or passes a keyword-only parameter positionally. Python raises "
         "TypeError when the line runs, often after the job has been scheduled. Calls are identified "
@@ -109,32 +108,25 @@ API_SIGNATURE_MISMATCH = Rule(
         "`ops.npu_create_tagged_event(tag)`, `ops.npu_tagged_event_record(event)`, "
         "`ops.npu_tagged_event_wait(event)`, `ops.npu_record_tagged_stream(input, tagged_stream)`; MindSpeed's "
         "`adapt_mem_func_wrapper(fc_class, *args)` (no keywords)."
-    ),
-    source="RULES.md NPU010; research/npu-api-constraints.md §D.1, §D.3 "
+    )
+    SOURCE = ("RULES.md NPU010; research/npu-api-constraints.md §D.1, §D.3 "
            "(tf_adapter/python/npu_bridge/hccl/hccl_ops.py L31-L245), §C.1 "
            "(op-plugin op_plugin/config/op_plugin_functions.yaml L5879, L6538, L6555), §B.1 (torchair "
-           "python/torchair/scope/__init__.py, ops/__init__.py), torchair npu_fx_compiler.py L890",
-    invalid=(
+           "python/torchair/scope/__init__.py, ops/__init__.py), torchair npu_fx_compiler.py L890")
+    INVALID = (
         "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w)\n",
         "from npu_bridge.npu_init import *\nout = hccl_ops.allgather(w, 8, group_name='g')\n",
         "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope as p\n"
         "with p(0, 1024, 5):\n    pass\n",
         "import torch_npu\nout = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, 'sum')\n",
         "import torch_npu\nout = torch_npu.npu_mm_all_reduce_base(x, w, hcom, world_size=8)\n",
-    ),
-    valid=(
+    )
+    VALID = (
         "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w, 8)\n",
         "def allgather(x):\n    return x\nout = allgather(w)\n",
         "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(*args)\n",
-    ),
-    fix="Pass the arguments the signature requires, by the names it defines.",
-)
-
-RULES = (API_SIGNATURE_MISMATCH,)
-
-
-class SignatureChecker(Checker):
-    rules = RULES
+    )
+    HOW_TO_FIX = "Pass the arguments the signature requires, by the names it defines."
     tokens = (("npu_weight_prefetch_scope",), ("hccl_ops",), ("npu_init",), ("npu_mm_reduce_scatter_base",),
               ("npu_all_gather_base_mm",), ("npu_mm_all_reduce_base",), ("npu_stream_switch",), ("tagged_event",),
               ("npu_record_tagged_stream",), ("npu_wait_tensor",), ("NpuStreamSwitch",), ("get_npu_backend",),
@@ -156,5 +148,5 @@ class SignatureChecker(Checker):
             if bound.error is None:
                 continue
             name = short_name(q)
-            self.ctx.report("NPU010", call, f"{name}() {bound.error}: the call raises TypeError when it runs "
-                                            f"(signature: {SIGNATURE_TEXT[q]})")
+            self.report(call, f"{name}() {bound.error}: the call raises TypeError when it runs "
+                              f"(signature: {SIGNATURE_TEXT[q]})")

@@ -366,7 +366,7 @@ def test_the_prefilter_looks_for_each_token_once_per_file():
     rules, checkers = registry.load()
     by_name = {c.__name__: c for c in checkers}
     present = {}
-    assert not by_name["SignatureChecker"].wants("x = 1\n", "m.py", present)
+    assert not by_name["ApiSignatureMismatch"].wants("x = 1\n", "m.py", present)
     assert present and not any(present.values())  # every token it asked about, recorded
-    assert by_name["SignatureChecker"].wants("x = 1\n", "m.py", {"npu_init": True})
+    assert by_name["ApiSignatureMismatch"].wants("x = 1\n", "m.py", {"npu_init": True})
     assert by_name["PythonMindSpeedChecker"].wants("x = 1\n", "m.py", {"adapt_mem_func_wrapper": True})
