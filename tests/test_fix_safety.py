@@ -31,9 +31,7 @@ UNUSED = "longer_name = compute(1, 2)  # noqa: NPU304\n"
 
 def _main(args, cwd, monkeypatch):
     monkeypatch.chdir(cwd)
-    with pytest.raises(SystemExit) as exc:
-        cli.main(list(args))
-    return exc.value.code
+    return cli.main(list(args))
 
 
 def test_crlf_file_keeps_crlf_after_multiline_fix(tmp_path):

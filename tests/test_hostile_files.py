@@ -20,9 +20,7 @@ def _main(args, cwd, monkeypatch):
 
     monkeypatch.chdir(cwd)
     monkeypatch.setattr(cli.click, "echo", lambda message=None, err=False, **kw: _notes.append(str(message)))
-    with pytest.raises(SystemExit) as exc:
-        cli.main(list(args))
-    return exc.value.code
+    return cli.main(list(args))
 
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
