@@ -107,7 +107,7 @@ def run_cli(args: Sequence[str], cwd: Union[str, Path], stdin: Optional[str] = N
 _STARTUP_ENV = re.compile(r"^(PYTHON(?!IOENCODING$)\w*|LC_\w+|LANG|LANGUAGE)$")
 
 
-class _Timeout(Exception):
+class _Timeout(BaseException):  # not caught by an `except Exception` in the code under test
     pass
 
 
@@ -127,12 +127,12 @@ def cli_run(monkeypatch):
     * what was written is decoded as ``subprocess.run(text=True)`` decodes it (UTF-8, then
       universal newlines);
     * the exit status is what ``main`` returns; an exception that escapes ``main`` fails the
-      test (a subprocess would print its traceback and exit 1); a run over 120 s raises
-      (``run_cli``'s timeout).
+      test (a subprocess would print its traceback and exit 1); a run over *timeout* seconds
+      (default 120, ``run_cli``'s) is stopped by SIGALRM and fails the test.
     """
 
     def _run(args: Sequence[str], cwd: Union[str, Path], stdin: Optional[str] = None,
-             env: Optional[Dict[str, str]] = None) -> subprocess.CompletedProcess:
+             env: Optional[Dict[str, str]] = None, timeout: float = 120) -> subprocess.CompletedProcess:
         from npulint import cli as cli_mod
 
         monkeypatch.chdir(cwd)
@@ -153,17 +153,17 @@ def cli_run(monkeypatch):
         saved = sys.stdin, sys.stdout, sys.stderr
 
         def _alarm(signum, frame):
-            raise _Timeout(f"npulint {list(args)} ran for more than 120 s")
+            raise _Timeout(f"npulint {list(args)} ran for more than {timeout} s")
 
         old_alarm = signal.signal(signal.SIGALRM, _alarm)
-        signal.alarm(120)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
         sys.stdin, sys.stdout, sys.stderr = in_, out, err
         try:
             code = cli_mod.main(list(args))
             sys.stdout.flush()
             sys.stderr.flush()
         finally:
-            signal.alarm(0)
+            signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old_alarm)
             sys.stdin, sys.stdout, sys.stderr = saved
         assert isinstance(code, int), f"main returned {code!r}, not an exit status"
