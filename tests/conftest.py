@@ -32,6 +32,21 @@ from npulint.config import Settings, enabled_codes, find_config, load_config
 
 REPO = Path(__file__).resolve().parent.parent
 
+# Property-based tests: examples per property in a plain run, and with --slow (the suite's
+# earlier default); NPULINT_FUZZ_EXAMPLES, when set, wins over both (tests/test_fuzz.py).
+FUZZ_EXAMPLES, FUZZ_EXAMPLES_SLOW = 10, 40
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False,
+                     help=f"the long settings: {FUZZ_EXAMPLES_SLOW} examples per property-based test "
+                          f"instead of {FUZZ_EXAMPLES}")
+
+
+def pytest_configure(config):
+    if config.getoption("--slow") and "NPULINT_FUZZ_EXAMPLES" not in os.environ:
+        os.environ["NPULINT_FUZZ_EXAMPLES"] = str(FUZZ_EXAMPLES_SLOW)
+
 # A file with two findings of two codes, for output-format, editor and server tests.
 IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
 # NPU101 at 4:6 (a pool size differing from line 2's) and NPU103 at 6:6.
