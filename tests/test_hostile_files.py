@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -140,18 +142,67 @@ needs_bytes_names = pytest.mark.skipif(sys.platform in ("win32", "darwin"),
                                        reason="file names there must be valid Unicode")
 
 
-@needs_bytes_names
-@pytest.mark.parametrize("fmt", ["text", "full", "json", "github", "sarif", "statistics"])
-@pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "utf-8:strict"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}])
-def test_names_that_are_not_utf8_give_valid_utf8_output(cli_run, tmp_path, fmt, env):
-    name = os.fsencode(str(tmp_path)) + b"/bad\xff.py"
-    with open(name, "w") as fh:
+FORMATS = ["text", "full", "json", "github", "sarif", "statistics"]
+SEP = "\x1e"  # between the runs' outputs in c_locale_runs
+
+
+def _bad_name(folder) -> None:
+    with open(os.fsencode(str(folder)) + b"/bad\xff.py", "w") as fh:
         fh.write(IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\n")
-    args = ["--statistics"] if fmt == "statistics" else ["--format", fmt]
-    # the locale is read at interpreter start-up: that case needs a subprocess (PYTHONIOENCODING
-    # the cli_run fixture applies to its own streams)
-    run = run_cli if "LC_ALL" in env else cli_run
-    r = run(["--no-cache"] + args + ["."], tmp_path, env=env)
+
+
+def _format_args(fmt):
+    return ["--statistics"] if fmt == "statistics" else ["--format", fmt]
+
+
+@pytest.fixture(scope="module")
+def c_locale_runs(tmp_path_factory):
+    """Every format's run under ``LC_ALL=C PYTHONUTF8=0`` (ASCII standard streams and file
+    names, which the interpreter sets at start-up: a subprocess), all six in ONE child that
+    calls ``cli.main`` once per format on its real stdout and stderr, a separator after each:
+    ``{fmt: CompletedProcess}`` as ``run_cli`` would have given for each."""
+    root = tmp_path_factory.mktemp("c-locale")
+    _bad_name(root)
+    code = textwrap.dedent(f"""\
+        import sys, traceback
+        from npulint import cli
+        for fmt, args in {[(f, _format_args(f)) for f in FORMATS]!r}:
+            try:
+                rc = cli.main(["--no-cache"] + args + ["."])
+            except BaseException:
+                traceback.print_exc()
+                rc = 1
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):
+                stream.write({SEP!r} + fmt + " " + str(rc) + "\\n")
+                stream.flush()
+        """)
+    env = dict(os.environ, LC_ALL="C", PYTHONUTF8="0")
+    env.pop("NO_COLOR", None)
+    r = subprocess.run([sys.executable, "-c", code], cwd=str(root), capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    outs, errs = r.stdout.split(SEP), r.stderr.split(SEP)
+    runs = {}
+    for i, fmt in enumerate(FORMATS):
+        out = outs[i] if i == 0 else outs[i].split("\n", 1)[1]
+        err = errs[i] if i == 0 else errs[i].split("\n", 1)[1]
+        name, rc = outs[i + 1].split("\n", 1)[0].split(" ")
+        assert name == fmt
+        runs[fmt] = subprocess.CompletedProcess(fmt, int(rc), out, err)
+    return runs
+
+
+@needs_bytes_names
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "utf-8:strict"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}])
+def test_names_that_are_not_utf8_give_valid_utf8_output(cli_run, c_locale_runs, tmp_path, fmt, env):
+    if "LC_ALL" in env:  # the locale is read at interpreter start-up: one child for the six formats
+        r = c_locale_runs[fmt]
+    else:  # cli_run sets its stdout up from PYTHONIOENCODING
+        _bad_name(tmp_path)
+        r = cli_run(["--no-cache"] + _format_args(fmt) + ["."], tmp_path, env=env)
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr
     out = r.stdout  # text mode: decoding it as UTF-8 is the check (both runners decode strictly)
