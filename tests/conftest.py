@@ -47,6 +47,23 @@ def pytest_configure(config):
     if config.getoption("--slow") and "NPULINT_FUZZ_EXAMPLES" not in os.environ:
         os.environ["NPULINT_FUZZ_EXAMPLES"] = str(FUZZ_EXAMPLES_SLOW)
 
+
+def pytest_collection_finish(session):
+    # the pre-commit hook's environment takes seconds of pip to build: start it now, in the
+    # background, when its tests are among those selected (tests/test_precommit.py)
+    if session.config.option.collectonly:
+        return
+    for item in session.items:
+        if item.path.name == "test_precommit.py":
+            item.module.start_hook_env_build()
+            return
+
+
+def pytest_sessionfinish(session):
+    module = sys.modules.get("test_precommit")
+    if module is not None:
+        module.stop_hook_env_build()
+
 # A file with two findings of two codes, for output-format, editor and server tests.
 IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
 # NPU101 at 4:6 (a pool size differing from line 2's) and NPU103 at 6:6.
