@@ -46,7 +46,7 @@ _WRAPPER = ("import resource, subprocess, sys\n"
 # npulint with its prefilter off: every checker parses and walks every file (what the run
 # would cost if every file mentioned a checked API). Needs npulint importable by this Python.
 _NO_PREFILTER = ("import npulint.checker as c; c.Checker.wants = classmethod(lambda cls, text: True); "
-                 "from npulint.cli import main; main()")
+                 "import sys; from npulint.cli import main; sys.exit(main())")
 
 
 def find_tool(name: str):

@@ -1,4 +1,6 @@
+import sys
+
 from npulint.cli import main
 
-if __name__ == "__main__":  # pragma: no cover - exercised through the console script
-    main()
+if __name__ == "__main__":  # pragma: no cover - exercised through a subprocess (tests/test_cli.py)
+    sys.exit(main())

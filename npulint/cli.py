@@ -310,15 +310,20 @@ def _never_fail_to_encode() -> None:
             pass
 
 
-def main(argv: Optional[Sequence[str]] = None) -> None:
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """Run ``npulint`` with *argv* (default: ``sys.argv[1:]``) and return its exit status:
+    0 clean, 1 findings, 2 a usage or configuration error (one line on stderr), 130
+    interrupted. Writes to ``sys.stdout``/``sys.stderr`` and reads ``sys.stdin`` as they are
+    (it captures nothing). The console script and ``python -m npulint`` call
+    ``sys.exit(main())``."""
     args = list(argv) if argv is not None else sys.argv[1:]
     _never_fail_to_encode()
     if args[:1] == ["server"] and not os.path.lexists("server"):  # a path named "server" is linted
         from npulint.server import main as server_main
 
-        sys.exit(server_main(args[1:]))
+        return server_main(args[1:])
     try:
-        code = cli.main(args=list(argv) if argv is not None else None, prog_name="npulint", standalone_mode=False)
+        code = cli.main(args=args, prog_name="npulint", standalone_mode=False)
     except click.exceptions.Exit as exc:
         code = exc.exit_code
     except click.UsageError as exc:
@@ -338,4 +343,4 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
         except OSError:
             pass
         code = EXIT_FINDINGS
-    sys.exit(code if isinstance(code, int) else EXIT_OK)
+    return code if isinstance(code, int) else EXIT_OK

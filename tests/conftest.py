@@ -4,15 +4,21 @@
   ``t.py``) into a temporary project and lint it in-process through the real pipeline;
   returns the findings (``npulint.model.Finding``) sorted by path, line, column, code.
 * ``codes(findings)``: their codes, in order.
+* ``cli_run`` (fixture): ``cli_run(args, cwd, stdin=None, env=None)`` runs ``npulint.cli.main(args)``
+  in this process, as the console script would run (see :func:`cli`); returns a
+  ``subprocess.CompletedProcess`` (``returncode``, ``stdout``, ``stderr`` as text).
 * ``run_cli(args, cwd, stdin=None, env=None)``: the installed ``npulint`` console script
-  in a subprocess; returns ``subprocess.CompletedProcess`` (text mode).
+  in a subprocess, same signature and result; only for what needs a process of its own
+  (the console script itself, signals, interpreter start-up settings, a fresh ``sys.modules``).
 """
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -25,6 +31,38 @@ from npulint import discovery, pipeline, registry
 from npulint.config import Settings, enabled_codes, find_config, load_config
 
 REPO = Path(__file__).resolve().parent.parent
+
+# Property-based tests: examples per property in a plain run, and with --slow (the suite's
+# earlier default); NPULINT_FUZZ_EXAMPLES, when set, wins over both (tests/test_fuzz.py).
+FUZZ_EXAMPLES, FUZZ_EXAMPLES_SLOW = 10, 40
+
+
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", default=False,
+                     help=f"the long settings: {FUZZ_EXAMPLES_SLOW} examples per property-based test "
+                          f"instead of {FUZZ_EXAMPLES}")
+
+
+def pytest_configure(config):
+    if config.getoption("--slow") and "NPULINT_FUZZ_EXAMPLES" not in os.environ:
+        os.environ["NPULINT_FUZZ_EXAMPLES"] = str(FUZZ_EXAMPLES_SLOW)
+
+
+def pytest_collection_finish(session):
+    # the pre-commit hook's environment takes seconds of pip to build: start it now, in the
+    # background, when its tests are among those selected (tests/test_precommit.py)
+    if session.config.option.collectonly:
+        return
+    for item in session.items:
+        if item.path.name == "test_precommit.py":
+            item.module.start_hook_env_build()
+            return
+
+
+def pytest_sessionfinish(session):
+    module = sys.modules.get("test_precommit")
+    if module is not None:
+        module.stop_hook_env_build()
 
 # A file with two findings of two codes, for output-format, editor and server tests.
 IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
@@ -94,6 +132,80 @@ def run_cli(args: Sequence[str], cwd: Union[str, Path], stdin: Optional[str] = N
         full_env.update(env)
     return subprocess.run(npulint_exe() + list(args), cwd=str(cwd), input=stdin, capture_output=True,
                           text=True, env=full_env, timeout=120)
+
+
+# Environment variables the interpreter reads only at start-up: an in-process run cannot
+# honour them (PYTHONIOENCODING excepted: the fixture builds its streams from it).
+_STARTUP_ENV = re.compile(r"^(PYTHON(?!IOENCODING$)\w*|LC_\w+|LANG|LANGUAGE)$")
+
+
+class _Timeout(BaseException):  # not caught by an `except Exception` in the code under test
+    pass
+
+
+@pytest.fixture
+def cli_run(monkeypatch):
+    """``cli_run(args, cwd, stdin=None, env=None)``: ``npulint.cli.main(args)`` in this process, as
+    :func:`run_cli` runs the console script in a subprocess, with the same result:
+
+    * the working folder is *cwd* (``monkeypatch.chdir``) and *env* is set over ``os.environ``
+      (``monkeypatch.setenv``; ``NO_COLOR`` removed first, as ``run_cli`` does); both are
+      restored when the test ends;
+    * stdin holds *stdin* encoded as UTF-8 (empty when None); stdout and stderr are fresh
+      buffered text streams over bytes, set up as the interpreter sets up a child's pipes
+      under this suite's C.UTF-8 locale (stdout: UTF-8, ``surrogateescape``, block buffered;
+      stderr: ``backslashreplace``, line buffered; ``PYTHONIOENCODING`` in *env* sets
+      stdin's and stdout's encoding and errors, as at interpreter start-up);
+    * what was written is decoded as ``subprocess.run(text=True)`` decodes it (UTF-8, then
+      universal newlines);
+    * the exit status is what ``main`` returns; an exception that escapes ``main`` fails the
+      test (a subprocess would print its traceback and exit 1); a run over *timeout* seconds
+      (default 120, ``run_cli``'s) is stopped by SIGALRM and fails the test.
+    """
+
+    def _run(args: Sequence[str], cwd: Union[str, Path], stdin: Optional[str] = None,
+             env: Optional[Dict[str, str]] = None, timeout: float = 120) -> subprocess.CompletedProcess:
+        from npulint import cli as cli_mod
+
+        monkeypatch.chdir(cwd)
+        monkeypatch.delenv("NO_COLOR", raising=False)
+        encoding, errors = "utf-8", "surrogateescape"
+        for key, value in (env or {}).items():
+            if _STARTUP_ENV.match(key):
+                raise ValueError(f"{key} is read at interpreter start-up: use run_cli (a subprocess)")
+            if key == "PYTHONIOENCODING":
+                enc, _, err = value.partition(":")
+                encoding, errors = enc or encoding, err or errors
+            monkeypatch.setenv(key, value)
+        data = (stdin or "").encode(encoding, errors)
+        in_ = io.TextIOWrapper(io.BytesIO(data), encoding=encoding, errors=errors)
+        out = io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors=errors, newline="\n")
+        err = io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors="backslashreplace", newline="\n",
+                               line_buffering=True)
+        saved = sys.stdin, sys.stdout, sys.stderr
+
+        def _alarm(signum, frame):
+            raise _Timeout(f"npulint {list(args)} ran for more than {timeout} s")
+
+        old_alarm = signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        sys.stdin, sys.stdout, sys.stderr = in_, out, err
+        try:
+            code = cli_mod.main(list(args))
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, old_alarm)
+            sys.stdin, sys.stdout, sys.stderr = saved
+        assert isinstance(code, int), f"main returned {code!r}, not an exit status"
+
+        def text(stream) -> str:
+            return stream.buffer.getvalue().decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+        return subprocess.CompletedProcess(["npulint", *args], code, text(out), text(err))
+
+    return _run
 
 
 @pytest.fixture

@@ -5,11 +5,10 @@ files, binary files, pathological nesting (NPU001, never a crash or a hang)."""
 from __future__ import annotations
 
 import os
-import subprocess
 
 import pytest
 
-from conftest import parse, npulint_exe, run_cli
+from conftest import parse
 
 IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
 VIOLATION = (IMPORT + "with npu_weight_prefetch_scope():\n    pass\n"
@@ -20,11 +19,14 @@ TOKEN = "from npu_bridge.hccl import hccl_ops\n"
 
 
 
-def run(root, args=()):
-    r = run_cli(list(args), cwd=root)
-    assert r.returncode in (0, 1), (r.returncode, r.stdout, r.stderr)  # never a crash or a signal
-    assert "Traceback" not in r.stderr
-    return r
+@pytest.fixture
+def run(cli_run):
+    def run(root, args=()):
+        r = cli_run(list(args), cwd=root)
+        assert r.returncode in (0, 1), (r.returncode, r.stdout, r.stderr)  # never a crash or a signal
+        assert "Traceback" not in r.stderr
+        return r
+    return run
 
 
 # --------------------------------------------------------------------------- syntax errors
@@ -35,14 +37,14 @@ def run(root, args=()):
     ("x = )", 5),  # CPython: unmatched ')' at 2:5
     ("def f(:\n    pass", 7),  # CPython: invalid syntax at 2:7
 ])
-def test_syntax_error_reported_at_error_position(project, bad_line, col):
+def test_syntax_error_reported_at_error_position(run, project, bad_line, col):
     root = project({"bad.py": TOKEN + bad_line + "\n"})
     r = run(root, ["bad.py"])
     assert r.returncode == 1
     assert parse(r.stdout) == [("bad.py", 2, col, "NPU001")]
 
 
-def test_syntax_error_does_not_stop_the_run(project):
+def test_syntax_error_does_not_stop_the_run(run, project):
     root = project({
         "a_bad.py": TOKEN + "x = (1,\ny = 2\n",
         "b_good.py": VIOLATION,
@@ -58,14 +60,14 @@ def test_syntax_error_does_not_stop_the_run(project):
     assert ("d_good.py", 2, 6, "NPU103") in got
 
 
-def test_syntax_error_message_is_one_line(project):
+def test_syntax_error_message_is_one_line(run, project):
     root = project({"bad.py": TOKEN + "x = 1 1\n"})
     r = run(root, ["bad.py"])
     assert len(r.stdout.splitlines()) == 1
     assert "NPU001" in r.stdout
 
 
-def test_syntax_error_with_crlf(project):
+def test_syntax_error_with_crlf(run, project):
     root = project({"bad.py": (TOKEN + "x = 1 1\n").replace("\n", "\r\n").encode()})
     r = run(root, ["bad.py"])
     assert parse(r.stdout) == [("bad.py", 2, 7, "NPU001")]
@@ -74,7 +76,7 @@ def test_syntax_error_with_crlf(project):
 # --------------------------------------------------------------------------- encodings
 
 
-def test_undecodable_bytes_give_npu002(project):
+def test_undecodable_bytes_give_npu002(run, project):
     root = project({
         "latin.py": b"from npu_bridge.hccl import hccl_ops\ns = \"caf\xe9\"\n",
         "good.py": INVALID_ID,
@@ -91,7 +93,7 @@ GBK = b"\xc4\xe3\xba\xc3"  # two GBK characters: not UTF-8
 
 @pytest.mark.parametrize("head", [b"", b"# -*- coding: utf-8 -*-\n", b"\xef\xbb\xbf", b"# coding=utf_8\n",
                                   b"# " + GBK + b"\n"])
-def test_non_utf8_bytes_in_comments_are_read_as_cpython_reads_them(project, head):
+def test_non_utf8_bytes_in_comments_are_read_as_cpython_reads_them(run, project, head):
     body = (IMPORT.encode() + b"with npu_weight_prefetch_scope():  # " + GBK + b"\n    pass\n"
             b"with npu_weight_prefetch_scope(0, 1024):  # \xe9 " + GBK + b"\n    pass\n")
     compile(head + body, "t.py", "exec", 0x400, dont_inherit=True)  # the premise: CPython reads it
@@ -101,7 +103,7 @@ def test_non_utf8_bytes_in_comments_are_read_as_cpython_reads_them(project, head
     assert parse(r.stdout) == [("gbk.py", 4 + offset, 6, "NPU101")]
 
 
-def test_non_utf8_comment_columns_and_noqa(project):
+def test_non_utf8_comment_columns_and_noqa(run, project):
     # a bad byte is one column; a noqa after it is a real comment and works
     src = (IMPORT.encode() + b"with npu_weight_prefetch_scope():\n    pass\n"
            + b"x = 1  # " + GBK + b"\nwith npu_weight_prefetch_scope(0, 1024):  # \xe9 # noqa: NPU101\n    pass\n"
@@ -118,7 +120,7 @@ def test_non_utf8_comment_columns_and_noqa(project):
     # a cookie that is not CPython's spelling of UTF-8 decodes the whole file strictly
     (b"# coding: UTF8\n" + TOKEN.encode() + b"x = 1  # \xe9\n", 3, 10),
 ])
-def test_non_utf8_bytes_outside_comments_are_npu002(project, data, line, col):
+def test_non_utf8_bytes_outside_comments_are_npu002(run, project, data, line, col):
     with pytest.raises(SyntaxError):  # the premise: CPython rejects this file
         compile(data, "t.py", "exec", 0x400, dont_inherit=True)
     root = project({"bad.py": data})
@@ -126,16 +128,16 @@ def test_non_utf8_bytes_outside_comments_are_npu002(project, data, line, col):
     assert parse(r.stdout) == [("bad.py", line, col, "NPU002")]
 
 
-def test_non_utf8_comment_with_a_syntax_error_is_npu001(project):
+def test_non_utf8_comment_with_a_syntax_error_is_npu001(run, project):
     root = project({"s.py": TOKEN.encode() + b"# \xe9\nx = (1,\n"})
     r = run(root, ["s.py"])
     assert [c for _, _, _, c in parse(r.stdout)] == ["NPU001"]
 
 
-def test_non_utf8_comment_full_format_shows_the_line(project):
+def test_non_utf8_comment_full_format_shows_the_line(cli_run, project):
     src = IMPORT.encode() + b"with npu_weight_prefetch_scope(-1):  # \xe9\n    pass\n"
     root = project({"f.py": src})
-    r = run_cli(["--format", "full", "f.py"], cwd=root, env={"PYTHONIOENCODING": "utf-8:strict"})
+    r = cli_run(["--format", "full", "f.py"], cwd=root, env={"PYTHONIOENCODING": "utf-8:strict"})
     assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
     assert "NPU103" in r.stdout and "# \ufffd" in r.stdout
 
@@ -145,7 +147,7 @@ def test_non_utf8_comment_full_format_shows_the_line(project):
     b"# coding=iso-8859-1\n",
     b"#!/usr/bin/env python\n# vim: set fileencoding=latin-1 :\n",
 ])
-def test_coding_cookie_is_honoured(project, cookie):
+def test_coding_cookie_is_honoured(run, project, cookie):
     body = (IMPORT.encode() + b"s = \"caf\xe9\"\n"
             b"with npu_weight_prefetch_scope():\n    pass\n"
             b"with npu_weight_prefetch_scope(0, 1024):\n    pass\n")
@@ -155,7 +157,7 @@ def test_coding_cookie_is_honoured(project, cookie):
     assert parse(r.stdout) == [("cookie.py", 5 + offset, 6, "NPU101")]
 
 
-def test_non_ascii_column_with_coding_cookie(project):
+def test_non_ascii_column_with_coding_cookie(run, project):
     src = (b"# -*- coding: latin-1 -*-\n" + IMPORT.encode()
            + b"with npu_weight_prefetch_scope():\n    pass\n"
            b"with open(\"\xe9\xe9\"), npu_weight_prefetch_scope(0, 1024):\n    pass\n")
@@ -168,49 +170,49 @@ def test_non_ascii_column_with_coding_cookie(project):
     # CPython rejects a BOM together with a cookie naming another encoding
     b"\xef\xbb\xbf# -*- coding: latin-1 -*-\nfrom npu_bridge.hccl import hccl_ops\n",
 ])
-def test_bad_encoding_declaration(project, data):
+def test_bad_encoding_declaration(run, project, data):
     root = project({"enc.py": data})
     r = run(root, ["enc.py"])
     assert r.returncode == 1
     assert [(p, c) for p, _, _, c in parse(r.stdout)] == [("enc.py", "NPU002")]
 
 
-def test_utf8_bom(project):
+def test_utf8_bom(run, project):
     root = project({"bom.py": b"\xef\xbb\xbf" + VIOLATION.encode()})
     r = run(root, ["bom.py"])
     assert parse(r.stdout) == [("bom.py", 4, 6, "NPU101")]
 
 
-def test_utf8_bom_with_utf8_cookie(project):
+def test_utf8_bom_with_utf8_cookie(run, project):
     root = project({"bom.py": b"\xef\xbb\xbf# -*- coding: utf-8 -*-\n" + VIOLATION.encode()})
     assert parse(run(root, ["bom.py"]).stdout) == [("bom.py", 5, 6, "NPU101")]
 
 
-def test_utf8_bom_then_skip_file(project):
+def test_utf8_bom_then_skip_file(run, project):
     root = project({"bom.py": b"\xef\xbb\xbf# npulint: skip-file\n" + INVALID_ID.encode()})
     r = run(root, ["bom.py"])
     assert (r.returncode, r.stdout) == (0, "")
 
 
-def test_crlf_line_endings(project):
+def test_crlf_line_endings(run, project):
     root = project({"crlf.py": VIOLATION.replace("\n", "\r\n").encode()})
     r = run(root, ["crlf.py"])
     assert parse(r.stdout) == [("crlf.py", 4, 6, "NPU101")]
 
 
-def test_crlf_noqa(project):
+def test_crlf_noqa(run, project):
     src = VIOLATION.replace("(0, 1024):", "(0, 1024):  # noqa: NPU101").replace("\n", "\r\n")
     root = project({"crlf.py": src.encode()})
     r = run(root, ["crlf.py"])
     assert (r.returncode, r.stdout) == (0, "")
 
 
-def test_cr_only_line_endings(project):
+def test_cr_only_line_endings(run, project):
     root = project({"cr.py": VIOLATION.replace("\n", "\r").encode()})
     assert parse(run(root, ["cr.py"]).stdout) == [("cr.py", 4, 6, "NPU101")]
 
 
-def test_empty_and_blank_files(project):
+def test_empty_and_blank_files(run, project):
     root = project({"empty.py": b"", "blank.py": b"\n\n   \n", "comment.py": b"# hccl_ops\n", "bom.py": b"\xef\xbb\xbf"})
     r = run(root)
     assert (r.returncode, r.stdout) == (0, "")
@@ -224,7 +226,7 @@ def test_empty_and_blank_files(project):
 BINARY = b"from npu_bridge.hccl import hccl_ops\x00\x01\x02\xff\xfe"
 
 
-def test_binary_file_found_by_walk_is_skipped_silently(project):
+def test_binary_file_found_by_walk_is_skipped_silently(run, project):
     root = project({"blob.py": BINARY, "good.py": INVALID_ID})
     r = run(root)
     assert parse(r.stdout) == [("good.py", 2, 6, "NPU103")]
@@ -232,14 +234,14 @@ def test_binary_file_found_by_walk_is_skipped_silently(project):
     assert len(r.stderr.strip().splitlines()) == 1  # just the summary
 
 
-def test_binary_file_named_explicitly_is_npu002(project):
+def test_binary_file_named_explicitly_is_npu002(run, project):
     root = project({"blob.py": BINARY, "good.py": INVALID_ID})
     r = run(root, ["blob.py", "good.py"])
     assert r.returncode == 1
     assert parse(r.stdout) == [("blob.py", 1, 1, "NPU002"), ("good.py", 2, 6, "NPU103")]
 
 
-def test_unreadable_file(project):
+def test_unreadable_file(run, project):
     root = project({"secret.py": INVALID_ID, "good.py": INVALID_ID})
     target = root / "secret.py"
     target.chmod(0)
@@ -263,7 +265,7 @@ def nested(n: int, open_="(", close=")") -> str:
 
 
 @pytest.mark.parametrize("depth", [201, 250, 1000, 100_000])
-def test_deep_parentheses_npu001(project, depth):
+def test_deep_parentheses_npu001(run, project, depth):
     root = project({"deep.py": nested(depth), "good.py": INVALID_ID})
     r = run(root)
     assert r.returncode == 1
@@ -271,27 +273,27 @@ def test_deep_parentheses_npu001(project, depth):
     assert parse(r.stdout) == [("deep.py", 2, 205, "NPU001"), ("good.py", 2, 6, "NPU103")]
 
 
-def test_deep_mixed_brackets_npu001(project):
+def test_deep_mixed_brackets_npu001(run, project):
     src = TOKEN + "x = " + "[{(" * 400 + "1" + ")}]" * 400 + "\n"
     root = project({"deep.py": src})
     r = run(root, ["deep.py"])
     assert [(p, ln, c) for p, ln, _, c in parse(r.stdout)] == [("deep.py", 2, "NPU001")]
 
 
-def test_nesting_python_accepts_is_fine(project):
+def test_nesting_python_accepts_is_fine(run, project):
     root = project({"ok.py": nested(150), "ok2.py": TOKEN + "x = " + "[" * 199 + "]" * 199 + "\n"})
     r = run(root)
     assert (r.returncode, r.stdout) == (0, "")
 
 
-def test_brackets_in_strings_and_comments_do_not_count(project):
+def test_brackets_in_strings_and_comments_do_not_count(run, project):
     src = VIOLATION + 's = "' + "(" * 1000 + '"\n' + "# " + "[" * 1000 + "\n" + 't = """' + "{" * 500 + '"""\n'
     root = project({"a.py": src})
     r = run(root, ["a.py"])
     assert parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
 
 
-def test_deep_indentation(project):
+def test_deep_indentation(run, project):
     lines = [TOKEN.rstrip("\n")] + [" " * i + "if x:" for i in range(99)] + [" " * 99 + "pass"]
     root = project({"ok.py": "\n".join(lines) + "\n"})
     r = run(root, ["ok.py"])
@@ -303,15 +305,11 @@ def test_deep_indentation(project):
     assert [(p, c) for p, _, _, c in parse(r.stdout)] == [("bad.py", "NPU001")]
 
 
-def test_long_operator_chain_does_not_hang(project):
+def test_long_operator_chain_does_not_hang(cli_run, project):
     # A 10,000-term sum is too deep for CPython ("maximum recursion depth exceeded during ast
     # construction"), which finds that in milliseconds; npulint must not spend minutes on it.
     root = project({"chain.py": TOKEN + "x = " + "+".join(["1"] * 10_000) + "\n"})
-    try:
-        r = subprocess.run(npulint_exe() + ["chain.py"], cwd=str(root), capture_output=True, text=True,
-                           timeout=4)
-    except subprocess.TimeoutExpired:
-        pytest.fail("npulint took more than 4 s on a 10,000-term expression")
+    r = cli_run(["chain.py"], cwd=root, timeout=4)  # more than 4 s fails the test
     assert r.returncode in (0, 1), r.stderr
     assert "Traceback" not in r.stderr
     assert [(p, c) for p, _, _, c in parse(r.stdout)] in ([], [("chain.py", "NPU001")])
@@ -329,7 +327,7 @@ def test_tab_indentation_python_accepts_is_linted_not_a_syntax_error(lint):
 # --------------------------------------------------------------------------- issue 7's bad-input list
 
 
-def test_inconsistent_tabs_and_spaces_is_npu001(project):
+def test_inconsistent_tabs_and_spaces_is_npu001(run, project):
     # CPython: TabError (inconsistent use of tabs and spaces in indentation)
     root = project({"tabs.py": TOKEN + "if True:\n        x = 1\n\ty = 2\n", "good.py": INVALID_ID})
     got = parse(run(root).stdout)
@@ -345,14 +343,14 @@ def test_inconsistent_tabs_and_spaces_is_npu001(project):
     "x = 0777\n",
     "raise ValueError, 'no'\n",
 ])
-def test_python2_syntax_is_npu001_and_the_run_goes_on(project, py2):
+def test_python2_syntax_is_npu001_and_the_run_goes_on(run, project, py2):
     root = project({"legacy.py": TOKEN + py2, "good.py": INVALID_ID})
     got = parse(run(root).stdout)
     assert ("good.py", 2, 6, "NPU103") in got
     assert [c for p, _, _, c in got if p == "legacy.py"] == ["NPU001"]
 
 
-def test_ten_megabyte_generated_file_is_named_not_parsed(project):
+def test_ten_megabyte_generated_file_is_named_not_parsed(run, project):
     row = "    npu_weight_prefetch_scope(%d, 1024),\n"
     body = "".join(row % i for i in range(230_000))  # about 10 MB that mentions the API
     root = project({"generated.py": IMPORT + "SCOPES = [\n" + body + "]\n", "good.py": INVALID_ID})
@@ -362,7 +360,7 @@ def test_ten_megabyte_generated_file_is_named_not_parsed(project):
     assert "generated.py: not analysed" in r.stderr and "9.8 MB" in r.stderr
 
 
-def test_symlink_loop_in_the_tree_still_lints_the_rest(project):
+def test_symlink_loop_in_the_tree_still_lints_the_rest(run, project):
     root = project({"pkg/a.py": INVALID_ID, "b.py": INVALID_ID})
     try:
         os.symlink(str(root / "pkg"), str(root / "pkg" / "loop"))
@@ -397,7 +395,7 @@ def test_file_deleted_during_the_run_is_npu002(tmp_path, monkeypatch):
     "#!/bin/bash\ncat <<EOF\n" + "line with $HOME and 'quotes\n" * 200_000 + "EOF\npython run.py\n",
     "#!/bin/bash\ncat <<EOF\nnever closed\n" * 3,
 ], ids=["unbalanced-quotes", "huge-heredoc", "unclosed-heredocs"])
-def test_shell_scripts_with_bad_quoting_or_huge_heredocs(project, script):
+def test_shell_scripts_with_bad_quoting_or_huge_heredocs(run, project, script):
     root = project({"run.sh": script, "good.py": INVALID_ID})
     r = run(root)
     got = parse(r.stdout)
@@ -405,7 +403,7 @@ def test_shell_scripts_with_bad_quoting_or_huge_heredocs(project, script):
     assert all(c in ("NPU001",) or c.startswith("NPU5") for p, _, _, c in got if p == "run.sh")
 
 
-def test_nul_bytes_in_the_middle_of_a_file(project):
+def test_nul_bytes_in_the_middle_of_a_file(run, project):
     root = project({"nul.py": TOKEN.encode() + b"x = 1\x00\ny = 2\n", "good.py": INVALID_ID})
     r = run(root, ["nul.py", "good.py"])
     assert parse(r.stdout) == [("good.py", 2, 6, "NPU103"), ("nul.py", 2, 1, "NPU002")]

@@ -12,7 +12,7 @@ import pytest
 
 from npulint import cache as cache_mod
 
-from conftest import TWO_CODES, run_cli
+from conftest import TWO_CODES
 
 ARGS = ["--format", "json", "--select", "ALL", "."]
 
@@ -32,24 +32,30 @@ def _entries(root):
     return sorted(out)
 
 
-def _uncached(root):
-    r = run_cli(["--no-cache"] + ARGS, root)
-    assert r.returncode == 1 and "Traceback" not in r.stderr
-    return r.stdout
+@pytest.fixture
+def _uncached(cli_run):
+    def _uncached(root):
+        r = cli_run(["--no-cache"] + ARGS, root)
+        assert r.returncode == 1 and "Traceback" not in r.stderr
+        return r.stdout
+    return _uncached
 
 
-def _check_same(root, expected):
-    for _ in range(2):  # the corrupt entry is a miss, then rewritten and a hit
-        r = run_cli(ARGS, root)
-        assert "Traceback" not in r.stderr, r.stderr
-        assert r.returncode == 1
-        assert r.stdout == expected
+@pytest.fixture
+def _check_same(cli_run):
+    def _check_same(root, expected):
+        for _ in range(2):  # the corrupt entry is a miss, then rewritten and a hit
+            r = cli_run(ARGS, root)
+            assert "Traceback" not in r.stderr, r.stderr
+            assert r.returncode == 1
+            assert r.stdout == expected
+    return _check_same
 
 
-def test_a_renamed_attribute_in_an_entry_is_a_miss(tmp_path):
+def test_a_renamed_attribute_in_an_entry_is_a_miss(_check_same, _uncached, cli_run, tmp_path):
     root = _project(tmp_path)
     expected = _uncached(root)
-    assert run_cli(ARGS, root).stdout == expected
+    assert cli_run(ARGS, root).stdout == expected
     changed = 0
     for path in _entries(root):
         data = open(path, "rb").read()
@@ -60,11 +66,11 @@ def test_a_renamed_attribute_in_an_entry_is_a_miss(tmp_path):
     _check_same(root, expected)
 
 
-def test_an_entry_with_a_valid_digest_but_a_foreign_shape_is_a_miss(tmp_path):
+def test_an_entry_with_a_valid_digest_but_a_foreign_shape_is_a_miss(_check_same, _uncached, cli_run, tmp_path):
     # an entry whose digest was made for its tampered payload: the shape check catches it
     root = _project(tmp_path)
     expected = _uncached(root)
-    run_cli(ARGS, root)
+    cli_run(ARGS, root)
     head = len(cache_mod._MAGIC) + cache_mod._DIGEST
     for path in _entries(root):
         payload = open(path, "rb").read()[head:]
@@ -89,55 +95,55 @@ def test_an_entry_that_builds_other_classes_is_never_unpickled(tmp_path):
     assert not (tmp_path / "pwned").exists()
 
 
-def test_random_bit_flips_never_change_a_result(tmp_path):
+def test_random_bit_flips_never_change_a_result(_uncached, cli_run, tmp_path):
     root = _project(tmp_path)
     expected = _uncached(root)
     rng = random.Random(20)
     for _ in range(6):
-        run_cli(ARGS, root)
+        cli_run(ARGS, root)
         for path in _entries(root):
             data = bytearray(open(path, "rb").read())
             for _ in range(3):
                 i = rng.randrange(len(data))
                 data[i] ^= 1 << rng.randrange(8)
             open(path, "wb").write(bytes(data))
-        r = run_cli(ARGS, root)
+        r = cli_run(ARGS, root)
         assert "Traceback" not in r.stderr and r.stdout == expected
 
 
-def test_a_fifo_in_place_of_an_entry_does_not_hang(tmp_path):
+def test_a_fifo_in_place_of_an_entry_does_not_hang(_uncached, cli_run, tmp_path):
     if not hasattr(os, "mkfifo"):
         pytest.skip("no FIFOs here")
     root = _project(tmp_path)
     expected = _uncached(root)
-    run_cli(ARGS, root)
+    cli_run(ARGS, root)
     for path in _entries(root):
         os.unlink(path)
         os.mkfifo(path)
-    r = run_cli(ARGS, root)  # run_cli times out after 120 s
+    r = cli_run(ARGS, root)  # cli_run times out after 120 s
     assert r.stdout == expected and "Traceback" not in r.stderr
 
 
-def test_cache_dir_that_is_a_regular_file_is_ignored(tmp_path):
+def test_cache_dir_that_is_a_regular_file_is_ignored(_uncached, cli_run, tmp_path):
     root = _project(tmp_path)
     expected = _uncached(root)
     (root / "not-a-folder").write_text("x")
-    r = run_cli(["--cache-dir", "not-a-folder"] + ARGS, root)
+    r = cli_run(["--cache-dir", "not-a-folder"] + ARGS, root)
     assert r.returncode == 1, r.stderr
     assert r.stdout == expected
     assert "the cache is not used: not-a-folder is not a folder" in r.stderr
     assert (root / "not-a-folder").read_text() == "x"
 
 
-def test_a_failing_config_creates_nothing(tmp_path):
+def test_a_failing_config_creates_nothing(cli_run, tmp_path):
     root = _project(tmp_path)
     bad = root / "conf"
     bad.mkdir()
     (bad / "pyproject.toml").write_text("[tool.npulint]\nno-such-key = 1\n")
-    r = run_cli(["--config", "conf/pyproject.toml", "."], root)
+    r = cli_run(["--config", "conf/pyproject.toml", "."], root)
     assert r.returncode == 2 and r.stderr.startswith("npulint: error:")
     assert not (bad / ".npulint_cache").exists()
-    r = run_cli(["--config", "missing/deeper/pyproject.toml", "."], root)
+    r = cli_run(["--config", "missing/deeper/pyproject.toml", "."], root)
     assert r.returncode == 2
     assert not (root / "missing").exists()
     assert not (root / ".npulint_cache").exists()

@@ -12,7 +12,7 @@ import textwrap
 
 import pytest
 
-from conftest import parse, run_cli
+from conftest import parse
 
 from npulint import cache as cache_mod
 from npulint import pipeline, registry
@@ -39,11 +39,14 @@ LAYERS = ("import torch\nimport torchair as tng\nclass Layer(torch.nn.Module):\n
 RUN_TWO = "from layers import Layer\na = Layer()\nb = Layer()\n"
 
 
-def run(root, args=(), env=None):
-    r = run_cli(list(args), cwd=root, env=env)
-    assert r.returncode in (0, 1), (r.returncode, r.stdout, r.stderr)
-    assert "Traceback" not in r.stderr
-    return r
+@pytest.fixture
+def run(cli_run):
+    def run(root, args=(), env=None):
+        r = cli_run(list(args), cwd=root, env=env)
+        assert r.returncode in (0, 1), (r.returncode, r.stdout, r.stderr)
+        assert "Traceback" not in r.stderr
+        return r
+    return run
 
 
 def cache_entries(root, kind=None):
@@ -54,7 +57,7 @@ def cache_entries(root, kind=None):
     return out
 
 
-def test_cache_folder_is_created_with_its_own_gitignore(project):
+def test_cache_folder_is_created_with_its_own_gitignore(run, project):
     root = project({"a.py": INVALID_ID})
     first = run(root)
     assert parse(first.stdout) == [("a.py", 2, 6, "NPU103")]
@@ -66,7 +69,7 @@ def test_cache_folder_is_created_with_its_own_gitignore(project):
     assert second.stdout == first.stdout and second.returncode == first.returncode
 
 
-def test_no_cache_writes_nothing_and_cache_dir_moves_it(project, tmp_path_factory):
+def test_no_cache_writes_nothing_and_cache_dir_moves_it(run, project, tmp_path_factory):
     root = project({"a.py": INVALID_ID})
     r = run(root, ["--no-cache"])
     assert parse(r.stdout) == [("a.py", 2, 6, "NPU103")]
@@ -79,14 +82,14 @@ def test_no_cache_writes_nothing_and_cache_dir_moves_it(project, tmp_path_factor
     assert (elsewhere / "env" / ".gitignore").exists()
 
 
-def test_a_changed_file_is_linted_again(project):
+def test_a_changed_file_is_linted_again(run, project):
     root = project({"a.py": INVALID_ID, "b.py": INVALID_ID})
     assert len(parse(run(root).stdout)) == 2
     (root / "b.py").write_text(IMPORT + "with npu_weight_prefetch_scope(0):\n    pass\n")
     assert parse(run(root).stdout) == [("a.py", 2, 6, "NPU103")]
 
 
-def test_a_changed_config_invalidates(project):
+def test_a_changed_config_invalidates(run, project):
     root = project({"a.py": INVALID_ID})
     assert parse(run(root).stdout) == [("a.py", 2, 6, "NPU103")]
     (root / "pyproject.toml").write_text("[tool.npulint]\nignore = ['NPU103']\n")
@@ -96,7 +99,7 @@ def test_a_changed_config_invalidates(project):
     assert run(root, ["--ignore", "NPU103"]).stdout == ""
 
 
-def test_a_changed_engine_invalidates(project, monkeypatch):
+def test_a_changed_engine_invalidates(run, project, monkeypatch):
     root = project({"a.py": INVALID_ID})
     key = cache_mod.engine_key()
     monkeypatch.setattr(cache_mod, "__version__", "9.9", raising=False)
@@ -111,7 +114,7 @@ def test_a_changed_engine_invalidates(project, monkeypatch):
     assert not stale.exists()
 
 
-def test_corrupt_cache_entries_are_ignored(project):
+def test_corrupt_cache_entries_are_ignored(run, project):
     root = project({"a.py": INVALID_ID})
     expected = run(root).stdout
     for path in cache_entries(root):
@@ -128,7 +131,7 @@ def test_corrupt_cache_entries_are_ignored(project):
     assert run(root).stdout == expected
 
 
-def test_unwritable_cache_folder_is_not_an_error(project):
+def test_unwritable_cache_folder_is_not_an_error(run, project):
     root = project({"a.py": INVALID_ID})
     blocker = root / "blocker"
     blocker.write_text("a file where the cache folder would go")
@@ -136,7 +139,7 @@ def test_unwritable_cache_folder_is_not_an_error(project):
     assert parse(r.stdout) == [("a.py", 2, 6, "NPU103")]
 
 
-def test_noqa_and_per_file_ignores_apply_to_cached_results(project):
+def test_noqa_and_per_file_ignores_apply_to_cached_results(run, project):
     root = project({"a.py": INVALID_ID.replace("(-1):", "(-1):  # noqa: NPU103"), "b.py": INVALID_ID})
     assert parse(run(root).stdout) == [("b.py", 2, 6, "NPU103")]
     assert parse(run(root).stdout) == [("b.py", 2, 6, "NPU103")]
@@ -144,7 +147,7 @@ def test_noqa_and_per_file_ignores_apply_to_cached_results(project):
     assert run(root).stdout == ""
 
 
-def test_cross_file_findings_survive_the_cache(project):
+def test_cross_file_findings_survive_the_cache(run, project):
     root = project({"layers.py": LAYERS, "run.py": RUN_TWO})
     first = parse(run(root).stdout)
     assert [c for *_, c in first] == ["NPU306"]
@@ -156,7 +159,7 @@ def test_cross_file_findings_survive_the_cache(project):
     assert parse(run(root).stdout) == first
 
 
-def test_fixes_come_back_from_the_cache(project):
+def test_fixes_come_back_from_the_cache(run, project):
     root = project({"m.py": FIXABLE})
     first = run(root, ["--format", "json"])
     second = run(root, ["--format", "json"])
@@ -165,14 +168,14 @@ def test_fixes_come_back_from_the_cache(project):
     assert r.stdout.startswith("--- a/m.py")
 
 
-def test_stdin_is_never_cached(project):
+def test_stdin_is_never_cached(cli_run, project):
     root = project({"a.py": INVALID_ID})
-    r = run_cli(["-", "--stdin-filename", "a.py"], cwd=root, stdin=INVALID_ID)
+    r = cli_run(["-", "--stdin-filename", "a.py"], cwd=root, stdin=INVALID_ID)
     assert parse(r.stdout) == [("a.py", 2, 6, "NPU103")]
     assert not cache_entries(root, "file") and not cache_entries(root, "run")
 
 
-def test_a_warm_run_imports_neither_libcst_nor_the_rules(project):
+def test_a_warm_run_imports_neither_libcst_nor_the_rules(run, project):
     # run.sh: the shell rules record facts that are objects of a rule module
     root = project({"a.py": INVALID_ID, "b.py": "print('hello')\n", "layers.py": LAYERS, "run2.py": RUN_TWO,
                     "run.sh": "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2\n"})
@@ -185,7 +188,7 @@ def test_a_warm_run_imports_neither_libcst_nor_the_rules(project):
     assert "HEAVY []" in r.stderr, r.stderr
 
 
-def test_cache_key_covers_the_package_layout(project):
+def test_cache_key_covers_the_package_layout(run, project):
     # the same bytes resolve differently once the folder becomes a package
     root = project({"pkg/a.py": INVALID_ID})
     first = run(root).stdout
@@ -236,10 +239,10 @@ def test_auto_jobs_stays_in_process_for_small_runs():
     assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 100, 300, cpus=2) == 2
 
 
-def test_jobs_option_is_validated(project):
+def test_jobs_option_is_validated(run, cli_run, project):
     root = project({"a.py": INVALID_ID})
     for bad in ("0.5", "-1", "many"):
-        r = run_cli(["--jobs", bad], cwd=root)
+        r = cli_run(["--jobs", bad], cwd=root)
         assert r.returncode == 2 and "--jobs" in r.stderr
     assert parse(run(root, ["--jobs", "2", "--no-cache"]).stdout) == [("a.py", 2, 6, "NPU103")]
 
@@ -255,7 +258,7 @@ def test_results_and_fixes_pickle():
 # --------------------------------------------------------------------------- size limit
 
 
-def test_a_file_over_the_size_limit_is_named_and_not_analysed(project):
+def test_a_file_over_the_size_limit_is_named_and_not_analysed(run, cli_run, project):
     big = INVALID_ID + "# " + "x" * 1_200_000 + "\n"  # 1.2 MB, cheap to parse
     root = project({"big.py": big, "good.py": INVALID_ID})
     r = run(root)
@@ -264,10 +267,10 @@ def test_a_file_over_the_size_limit_is_named_and_not_analysed(project):
     r = run(root, ["--max-file-size", "2M"])
     assert parse(r.stdout) == [("big.py", 2, 6, "NPU103"), ("good.py", 2, 6, "NPU103")]
     assert "not analysed" not in r.stderr
-    assert run_cli(["--max-file-size", "lots"], cwd=root).returncode == 2
+    assert cli_run(["--max-file-size", "lots"], cwd=root).returncode == 2
 
 
-def test_a_big_file_no_rule_looks_at_costs_nothing(project):
+def test_a_big_file_no_rule_looks_at_costs_nothing(run, project):
     root = project({"data.py": "x = 1\n" * 200_000, "good.py": INVALID_ID})
     r = run(root)
     assert parse(r.stdout) == [("good.py", 2, 6, "NPU103")] and "not analysed" not in r.stderr

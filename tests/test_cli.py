@@ -1,4 +1,6 @@
-"""The ``npulint`` command line, run through the installed console script (``run_cli``).
+"""The ``npulint`` command line, run in-process through ``cli.main(argv)`` (the ``cli_run``
+fixture); the installed console script, ``python -m npulint`` and a real stdin pipe are
+run in a subprocess once each (``run_cli``).
 
 Covers: paths and the default ``.``, ``python -m npulint``, the text and JSON formats, sorting,
 display paths, ``--select``/``--ignore``/``--extend-select``, ``--exit-zero``, ``--statistics``,
@@ -60,6 +62,7 @@ def assert_usage_error(result, *needles: str) -> None:
 
 
 def test_default_path_is_current_directory(project):
+    # the installed console script, in a subprocess
     root = project({"a.py": VIOLATION, "pkg/b.py": INVALID_ID})
     r = run_cli([], cwd=root)
     assert r.returncode == 1
@@ -68,9 +71,9 @@ def test_default_path_is_current_directory(project):
     one_line(r.stderr)  # the summary
 
 
-def test_explicit_dot_same_as_default(project):
+def test_explicit_dot_same_as_default(cli_run, project):
     root = project({"a.py": VIOLATION})
-    assert parse(run_cli(["."], cwd=root).stdout) == [("a.py", 4, 6, "NPU101")]
+    assert parse(cli_run(["."], cwd=root).stdout) == [("a.py", 4, 6, "NPU101")]
 
 
 def test_python_dash_m(project):
@@ -84,10 +87,10 @@ def test_python_dash_m(project):
     assert_usage_error(r, "xml")
 
 
-def test_text_line_format_matches_json(project):
+def test_text_line_format_matches_json(cli_run, project):
     root = project({"a.py": TWO_CODES})
-    text = run_cli(["a.py"], cwd=root)
-    js = run_cli(["a.py", "--format", "json"], cwd=root)
+    text = cli_run(["a.py"], cwd=root)
+    js = cli_run(["a.py", "--format", "json"], cwd=root)
     assert text.returncode == 1 and js.returncode == 1
     items = json.loads(js.stdout)
     expected = [f"{i['path']}:{i['line']}:{i['column']}: {i['code']} {i['message']}" for i in items]
@@ -95,9 +98,9 @@ def test_text_line_format_matches_json(project):
     assert [(i["line"], i["column"], i["code"]) for i in items] == [(4, 6, "NPU101"), (6, 6, "NPU103")]
 
 
-def test_json_fields(project):
+def test_json_fields(cli_run, project):
     root = project({"a.py": VIOLATION})
-    r = run_cli(["--format", "json"], cwd=root)
+    r = cli_run(["--format", "json"], cwd=root)
     assert r.returncode == 1
     assert "Traceback" not in r.stderr
     items = json.loads(r.stdout)
@@ -118,22 +121,22 @@ def test_json_fields(project):
     assert item["end_column"] == 6 + len("npu_weight_prefetch_scope(0, 1024)")
 
 
-def test_json_no_findings_is_empty_list(project):
+def test_json_no_findings_is_empty_list(cli_run, project):
     root = project({"a.py": CLEAN})
-    r = run_cli(["--format", "json"], cwd=root)
+    r = cli_run(["--format", "json"], cwd=root)
     assert r.returncode == 0
     assert json.loads(r.stdout) == []
 
 
-def test_no_findings_exit_zero_and_summary(project):
+def test_no_findings_exit_zero_and_summary(cli_run, project):
     root = project({"a.py": CLEAN, "b.py": "x = 1\n"})
-    r = run_cli([], cwd=root)
+    r = cli_run([], cwd=root)
     assert r.returncode == 0
     assert r.stdout == ""
     one_line(r.stderr)
 
 
-def test_output_sorted_by_path_line_column(project):
+def test_output_sorted_by_path_line_column(cli_run, project):
     # d.py: NPU103 at 9:6 and 9:37, NPU101 (reported by the project-wide phase) at 4:6 and 10:6.
     # Numeric order matters: line 9 before 10, column 6 before 37.
     d = (
@@ -146,7 +149,7 @@ def test_output_sorted_by_path_line_column(project):
         "with npu_weight_prefetch_scope(0, 2048): pass\n"
     )
     root = project({"d.py": d, "b/c.py": INVALID_ID, "a.py": INVALID_ID})
-    r = run_cli([], cwd=root)
+    r = cli_run([], cwd=root)
     assert r.returncode == 1
     assert parse(r.stdout) == [
         ("a.py", 2, 6, "NPU103"),
@@ -158,24 +161,24 @@ def test_output_sorted_by_path_line_column(project):
     ]
 
 
-def test_column_counts_characters_not_bytes(project):
+def test_column_counts_characters_not_bytes(cli_run, project):
     src = VIOLATION.replace("with npu_weight_prefetch_scope(0, 1024):",
                             'with open("éé"), npu_weight_prefetch_scope(0, 1024):')
     root = project({"a.py": src})
-    r = run_cli(["a.py"], cwd=root)
+    r = cli_run(["a.py"], cwd=root)
     assert parse(r.stdout) == [("a.py", 4, 18, "NPU101")]
 
 
-def test_paths_relative_to_cwd(project):
+def test_paths_relative_to_cwd(cli_run, project):
     root = project({"sub/m.py": INVALID_ID})
     for arg in ("./sub", str(root / "sub" / "m.py")):
-        r = run_cli([arg], cwd=root)
+        r = cli_run([arg], cwd=root)
         assert parse(r.stdout) == [("sub/m.py", 2, 6, "NPU103")], arg
 
 
-def test_path_outside_cwd_is_absolute(project):
+def test_path_outside_cwd_is_absolute(cli_run, project):
     root = project({"lib/m.py": INVALID_ID, "work/keep.txt": "x"})
-    r = run_cli(["../lib/m.py"], cwd=root / "work")
+    r = cli_run(["../lib/m.py"], cwd=root / "work")
     want = os.path.join(os.path.realpath(root), "lib", "m.py")
     got = parse(r.stdout)
     assert len(got) == 1
@@ -184,18 +187,18 @@ def test_path_outside_cwd_is_absolute(project):
     assert got[0][1:] == (2, 6, "NPU103")
 
 
-def test_each_file_once_when_named_twice(project):
+def test_each_file_once_when_named_twice(cli_run, project):
     root = project({"a.py": INVALID_ID})
-    r = run_cli([".", "a.py", "./a.py"], cwd=root)
+    r = cli_run([".", "a.py", "./a.py"], cwd=root)
     assert parse(r.stdout) == [("a.py", 2, 6, "NPU103")]
 
 
-def test_shell_files_do_not_crash(project):
+def test_shell_files_do_not_crash(cli_run, project):
     root = project({"run.sh": "#!/bin/bash\nset -e\necho \"start\"\npython train.py\n", "a.py": CLEAN})
-    r = run_cli([], cwd=root)
+    r = cli_run([], cwd=root)
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout == ""
-    r = run_cli(["run.sh"], cwd=root)
+    r = cli_run(["run.sh"], cwd=root)
     assert r.returncode == 0, r.stdout + r.stderr
     assert "Traceback" not in r.stderr
 
@@ -220,30 +223,30 @@ def test_shell_files_do_not_crash(project):
     (["--select", "NPU0"], []),
     (["--select", "NPU010", "--extend-select", "NPU103"], ["NPU103"]),
 ])
-def test_select_ignore(project, args, expected):
+def test_select_ignore(cli_run, project, args, expected):
     root = project({"a.py": TWO_CODES})
-    r = run_cli(["a.py", *args], cwd=root)
+    r = cli_run(["a.py", *args], cwd=root)
     assert [c for *_, c in parse(r.stdout)] == expected
     assert r.returncode == (1 if expected else 0)
 
 
-def test_cli_select_replaces_configured_select(project):
+def test_cli_select_replaces_configured_select(cli_run, project):
     root = project({"a.py": TWO_CODES, "pyproject.toml": '[tool.npulint]\nselect = ["NPU103"]\n'})
-    assert [c for *_, c in parse(run_cli([], cwd=root).stdout)] == ["NPU103"]
-    assert [c for *_, c in parse(run_cli(["--select", "NPU101"], cwd=root).stdout)] == ["NPU101"]
-    assert [c for *_, c in parse(run_cli(["--extend-select", "NPU101"], cwd=root).stdout)] == ["NPU101", "NPU103"]
+    assert [c for *_, c in parse(cli_run([], cwd=root).stdout)] == ["NPU103"]
+    assert [c for *_, c in parse(cli_run(["--select", "NPU101"], cwd=root).stdout)] == ["NPU101"]
+    assert [c for *_, c in parse(cli_run(["--extend-select", "NPU101"], cwd=root).stdout)] == ["NPU101", "NPU103"]
 
 
-def test_exit_zero(project):
+def test_exit_zero(cli_run, project):
     root = project({"a.py": VIOLATION})
-    r = run_cli(["--exit-zero"], cwd=root)
+    r = cli_run(["--exit-zero"], cwd=root)
     assert r.returncode == 0
     assert parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
 
 
-def test_statistics(project):
+def test_statistics(cli_run, project):
     root = project({"a.py": TWO_CODES, "b.py": VIOLATION})
-    r = run_cli(["--statistics"], cwd=root)
+    r = cli_run(["--statistics"], cwd=root)
     assert r.returncode == 1
     lines = r.stdout.splitlines()
     assert len(lines) == 2, r.stdout
@@ -252,21 +255,21 @@ def test_statistics(project):
     assert "a.py" not in r.stdout  # counts, not the findings
 
 
-def test_list_rules(project):
+def test_list_rules(cli_run, project):
     root = project({})
-    r = run_cli(["--list-rules"], cwd=root)
+    r = cli_run(["--list-rules"], cwd=root)
     assert r.returncode == 0
     for rule in registry.load()[0]:
         assert rule.code in r.stdout, rule.code
         assert rule.name in r.stdout, rule.name
 
 
-def test_explain(project):
+def test_explain(cli_run, project):
     root = project({})
-    r = run_cli(["--explain", "NPU101"], cwd=root)
+    r = cli_run(["--explain", "NPU101"], cwd=root)
     assert r.returncode == 0
     assert "NPU101" in r.stdout and "prefetch-pool-size-mismatch" in r.stdout
-    assert_usage_error(run_cli(["--explain", "NPU999"], cwd=root), "NPU999")
+    assert_usage_error(cli_run(["--explain", "NPU999"], cwd=root), "NPU999")
 
 
 # --------------------------------------------------------------------------- usage errors
@@ -284,60 +287,61 @@ def test_explain(project):
     (["--config", "nope.toml"], "nope.toml"),
     (["--no-such-option"], "--no-such-option"),
 ])
-def test_usage_errors(project, args, needle):
+def test_usage_errors(cli_run, project, args, needle):
     root = project({"a.py": VIOLATION})
-    assert_usage_error(run_cli(args, cwd=root), needle)
+    assert_usage_error(cli_run(args, cwd=root), needle)
 
 
 # --------------------------------------------------------------------------- standard input
 
 
 def test_stdin_uses_given_filename(project):
+    # a real pipe on the console script's standard input
     root = project({"keep.txt": "x"})
     r = run_cli(["-", "--stdin-filename", "pkg/mod.py"], cwd=root, stdin=VIOLATION)
     assert r.returncode == 1
     assert parse(r.stdout) == [("pkg/mod.py", 4, 6, "NPU101")]
 
 
-def test_stdin_content_wins_over_file_on_disk(project):
+def test_stdin_content_wins_over_file_on_disk(cli_run, project):
     root = project({"mod.py": CLEAN})
-    r = run_cli(["-", "--stdin-filename", "mod.py"], cwd=root, stdin=VIOLATION)
+    r = cli_run(["-", "--stdin-filename", "mod.py"], cwd=root, stdin=VIOLATION)
     assert parse(r.stdout) == [("mod.py", 4, 6, "NPU101")]
-    r = run_cli(["-", "--stdin-filename", "mod.py"], cwd=root, stdin=CLEAN)
+    r = cli_run(["-", "--stdin-filename", "mod.py"], cwd=root, stdin=CLEAN)
     assert r.returncode == 0 and r.stdout == ""
 
 
-def test_stdin_without_filename(project):
+def test_stdin_without_filename(cli_run, project):
     root = project({"keep.txt": "x"})
-    r = run_cli(["-"], cwd=root, stdin=VIOLATION)
+    r = cli_run(["-"], cwd=root, stdin=VIOLATION)
     assert r.returncode == 1
     got = parse(r.stdout)
     assert [g[1:] for g in got] == [(4, 6, "NPU101")]
 
 
-def test_stdin_config_found_from_given_path(project):
+def test_stdin_config_found_from_given_path(cli_run, project):
     root = project({
         "sub/pyproject.toml": '[tool.npulint]\nignore = ["NPU101"]\n',
         "keep.txt": "x",
     })
-    r = run_cli(["-", "--stdin-filename", "sub/x.py"], cwd=root, stdin=TWO_CODES)
+    r = cli_run(["-", "--stdin-filename", "sub/x.py"], cwd=root, stdin=TWO_CODES)
     assert parse(r.stdout) == [("sub/x.py", 6, 6, "NPU103")]
-    r = run_cli(["-", "--stdin-filename", "other/x.py"], cwd=root, stdin=TWO_CODES)
+    r = cli_run(["-", "--stdin-filename", "other/x.py"], cwd=root, stdin=TWO_CODES)
     assert parse(r.stdout) == [("other/x.py", 4, 6, "NPU101"), ("other/x.py", 6, 6, "NPU103")]
 
 
-def test_stdin_per_file_ignores_match_given_path(project):
+def test_stdin_per_file_ignores_match_given_path(cli_run, project):
     root = project({"pyproject.toml": '[tool.npulint]\nper-file-ignores = { "gen/*.py" = ["NPU103"] }\n'})
-    r = run_cli(["-", "--stdin-filename", "gen/z.py"], cwd=root, stdin=TWO_CODES)
+    r = cli_run(["-", "--stdin-filename", "gen/z.py"], cwd=root, stdin=TWO_CODES)
     assert parse(r.stdout) == [("gen/z.py", 4, 6, "NPU101")]
-    r = run_cli(["-", "--stdin-filename", "src/z.py"], cwd=root, stdin=TWO_CODES)
+    r = cli_run(["-", "--stdin-filename", "src/z.py"], cwd=root, stdin=TWO_CODES)
     assert parse(r.stdout) == [("src/z.py", 4, 6, "NPU101"), ("src/z.py", 6, 6, "NPU103")]
 
 
-def test_stdin_noqa(project):
+def test_stdin_noqa(cli_run, project):
     root = project({"keep.txt": "x"})
     src = VIOLATION.replace("(0, 1024):", "(0, 1024):  # noqa: NPU101")
-    r = run_cli(["-", "--stdin-filename", "x.py"], cwd=root, stdin=src)
+    r = cli_run(["-", "--stdin-filename", "x.py"], cwd=root, stdin=src)
     assert r.returncode == 0 and r.stdout == ""
 
 
@@ -364,9 +368,9 @@ def _line4(suffix: str) -> str:
     (' s = "x  # noqa: NPU101"', False),
     (" s = '''# noqa'''", False),
 ])
-def test_noqa(project, suffix, suppressed):
+def test_noqa(cli_run, project, suffix, suppressed):
     root = project({"a.py": _line4(suffix)})
-    r = run_cli(["a.py"], cwd=root)
+    r = cli_run(["a.py"], cwd=root)
     if suppressed:
         assert (r.returncode, r.stdout) == (0, "")
     else:
@@ -374,29 +378,29 @@ def test_noqa(project, suffix, suppressed):
         assert parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
 
 
-def test_noqa_on_other_line_does_not_suppress(project):
+def test_noqa_on_other_line_does_not_suppress(cli_run, project):
     src = VIOLATION.replace("with npu_weight_prefetch_scope():", "with npu_weight_prefetch_scope():  # noqa")
     src = src.replace("(0, 1024):\n    pass", "(0, 1024):\n    pass  # noqa")
     root = project({"a.py": src})
-    assert parse(run_cli(["a.py"], cwd=root).stdout) == [("a.py", 4, 6, "NPU101")]
+    assert parse(cli_run(["a.py"], cwd=root).stdout) == [("a.py", 4, 6, "NPU101")]
 
 
-def test_noqa_only_suppresses_its_line(project):
+def test_noqa_only_suppresses_its_line(cli_run, project):
     root = project({"a.py": TWO_CODES.replace("(0, 1024):", "(0, 1024):  # noqa")})
-    assert parse(run_cli(["a.py"], cwd=root).stdout) == [("a.py", 6, 6, "NPU103")]
+    assert parse(cli_run(["a.py"], cwd=root).stdout) == [("a.py", 6, 6, "NPU103")]
 
 
-def test_skip_file(project):
+def test_skip_file(cli_run, project):
     root = project({
         "a.py": "# npulint: skip-file\n" + TWO_CODES,
         "b.py": TWO_CODES + "# npulint: skip-file\n",
         "c.py": INVALID_ID,
     })
-    r = run_cli([], cwd=root)
+    r = cli_run([], cwd=root)
     assert parse(r.stdout) == [("c.py", 2, 6, "NPU103")]
 
 
-def test_skip_file_inside_a_docstring_does_not_skip(project):
+def test_skip_file_inside_a_docstring_does_not_skip(cli_run, project):
     root = project({"d.py": '"""Module doc.\n# npulint: skip-file\n"""\n' + TWO_CODES})
-    r = run_cli(["d.py"], cwd=root)
+    r = cli_run(["d.py"], cwd=root)
     assert r.returncode == 1 and parse(r.stdout)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import parse, codes, run_cli
+from conftest import parse, codes
 
 IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
 VIOLATION = (IMPORT + "with npu_weight_prefetch_scope():\n    pass\n"
@@ -35,93 +35,93 @@ def pyproject(body: str) -> str:
 # --------------------------------------------------------------------------- finding the file
 
 
-def test_pyproject_in_project_root(project):
+def test_pyproject_in_project_root(cli_run, project):
     root = project({"a.py": TWO_CODES, "pkg/b.py": TWO_CODES, "pyproject.toml": pyproject('ignore = ["NPU101"]\n')})
-    r = run_cli([], cwd=root)
+    r = cli_run([], cwd=root)
     assert parse(r.stdout) == [("a.py", 6, 6, "NPU103"), ("pkg/b.py", 6, 6, "NPU103")]
 
 
-def test_pyproject_searched_upward_from_linted_path(project):
+def test_pyproject_searched_upward_from_linted_path(cli_run, project):
     root = project({"sub/deeper/x.py": TWO_CODES, "sub/pyproject.toml": pyproject('ignore = ["NPU101"]\n')})
-    r = run_cli(["sub/deeper/x.py"], cwd=root)
+    r = cli_run(["sub/deeper/x.py"], cwd=root)
     assert parse(r.stdout) == [("sub/deeper/x.py", 6, 6, "NPU103")]
-    r = run_cli(["sub"], cwd=root)
+    r = cli_run(["sub"], cwd=root)
     assert parse(r.stdout) == [("sub/deeper/x.py", 6, 6, "NPU103")]
 
 
-def test_config_of_cwd_does_not_apply_to_path_elsewhere(project):
+def test_config_of_cwd_does_not_apply_to_path_elsewhere(cli_run, project):
     root = project({
         "proj/pyproject.toml": pyproject('ignore = ["NPU101"]\n'),
         "proj/keep.txt": "x",
         "other/x.py": VIOLATION,
     })
-    r = run_cli(["../other/x.py"], cwd=root / "proj")
+    r = cli_run(["../other/x.py"], cwd=root / "proj")
     assert [g[1:] for g in parse(r.stdout)] == [(4, 6, "NPU101")]
 
 
-def test_pyproject_without_tool_section_is_skipped(project):
+def test_pyproject_without_tool_section_is_skipped(cli_run, project):
     root = project({
         "pyproject.toml": pyproject('ignore = ["NPU101"]\n'),
         "sub/pyproject.toml": "[project]\nname = \"sub\"\n\n[tool.black]\nline-length = 100\n",
         "sub/x.py": TWO_CODES,
     })
-    r = run_cli(["sub/x.py"], cwd=root)
+    r = cli_run(["sub/x.py"], cwd=root)
     assert parse(r.stdout) == [("sub/x.py", 6, 6, "NPU103")]
 
 
-def test_nearest_config_wins(project):
+def test_nearest_config_wins(cli_run, project):
     root = project({
         "pyproject.toml": pyproject('ignore = ["NPU101"]\n'),
         "sub/pyproject.toml": pyproject('ignore = ["NPU103"]\n'),
         "sub/x.py": TWO_CODES,
     })
-    r = run_cli(["sub/x.py"], cwd=root)
+    r = cli_run(["sub/x.py"], cwd=root)
     assert parse(r.stdout) == [("sub/x.py", 4, 6, "NPU101")]
 
 
 @pytest.mark.parametrize("name", ["npulint.toml", ".npulint.toml"])
-def test_npulint_toml_top_level_keys(project, name):
+def test_npulint_toml_top_level_keys(cli_run, project, name):
     root = project({"a.py": TWO_CODES, name: 'ignore = ["NPU103"]\nproduct = "atlas-a3"\n'})
-    r = run_cli([], cwd=root)
+    r = cli_run([], cwd=root)
     assert r.returncode == 1
     assert parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
 
 
 @pytest.mark.parametrize("name", ["npulint.toml", ".npulint.toml"])
-def test_npulint_toml_unknown_key(project, name):
+def test_npulint_toml_unknown_key(cli_run, project, name):
     root = project({"a.py": VIOLATION, name: 'ignroe = ["NPU103"]\n'})
-    assert_config_error(run_cli([], cwd=root), "ignroe")
+    assert_config_error(cli_run([], cwd=root), "ignroe")
 
 
-def test_npulint_toml_with_tool_table_is_unknown_key(project):
+def test_npulint_toml_with_tool_table_is_unknown_key(cli_run, project):
     # npulint.toml has top-level keys: a [tool.npulint] table there is an unknown key 'tool'
     root = project({"a.py": VIOLATION, "npulint.toml": '[tool.npulint]\nignore = ["NPU101"]\n'})
-    assert_config_error(run_cli([], cwd=root), "tool")
+    assert_config_error(cli_run([], cwd=root), "tool")
 
 
-def test_explicit_config_option(project):
+def test_explicit_config_option(cli_run, project):
     root = project({
         "a.py": TWO_CODES,
         "pyproject.toml": pyproject('ignore = ["NPU101"]\n'),
         "cfg/custom.toml": 'ignore = ["NPU103"]\n',
         "cfg/pyproject.toml": pyproject('select = ["NPU101"]\n'),
     })
-    assert parse(run_cli([], cwd=root).stdout) == [("a.py", 6, 6, "NPU103")]
-    assert parse(run_cli(["--config", "cfg/custom.toml"], cwd=root).stdout) == [("a.py", 4, 6, "NPU101")]
-    assert parse(run_cli(["--config", "cfg/pyproject.toml"], cwd=root).stdout) == [("a.py", 4, 6, "NPU101")]
+    assert parse(cli_run([], cwd=root).stdout) == [("a.py", 6, 6, "NPU103")]
+    assert parse(cli_run(["--config", "cfg/custom.toml"], cwd=root).stdout) == [("a.py", 4, 6, "NPU101")]
+    assert parse(cli_run(["--config", "cfg/pyproject.toml"], cwd=root).stdout) == [("a.py", 4, 6, "NPU101")]
 
 
-def test_explicit_config_errors(project):
+def test_explicit_config_errors(cli_run, project):
     root = project({"a.py": VIOLATION, "bad.toml": 'colour = "red"\n'})
-    assert_config_error(run_cli(["--config", "bad.toml"], cwd=root), "colour")
-    assert_config_error(run_cli(["--config", "missing.toml"], cwd=root), "missing.toml")
+    assert_config_error(cli_run(["--config", "bad.toml"], cwd=root), "colour")
+    assert_config_error(cli_run(["--config", "missing.toml"], cwd=root), "missing.toml")
 
 
 # --------------------------------------------------------------------------- keys and values
 
 
 @pytest.mark.parametrize("product, stack", [("atlas-a2", "current"), ("atlas-a3", "legacy")])
-def test_valid_values_accepted(project, product, stack):
+def test_valid_values_accepted(cli_run, project, product, stack):
     root = project({"a.py": VIOLATION, "pyproject.toml": pyproject(
         f'product = "{product}"\n'
         f'mindspeed-stack = "{stack}"\n'
@@ -133,14 +133,14 @@ def test_valid_values_accepted(project, product, stack):
         '[tool.npulint.per-file-ignores]\n'
         '"tests/*.py" = ["NPU1"]\n'
     )})
-    r = run_cli([], cwd=root)
+    r = cli_run([], cwd=root)
     assert r.returncode == 1, r.stderr
     assert parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
 
 
-def test_empty_tool_section_uses_defaults(project):
+def test_empty_tool_section_uses_defaults(cli_run, project):
     root = project({"a.py": VIOLATION, "pyproject.toml": pyproject("")})
-    r = run_cli([], cwd=root)
+    r = cli_run([], cwd=root)
     assert parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
 
 
@@ -149,21 +149,21 @@ def test_config_select_in_process(lint):
     assert codes(found) == ["NPU103"]
 
 
-def test_config_extend_select(project):
+def test_config_extend_select(cli_run, project):
     root = project({"a.py": TWO_CODES, "pyproject.toml": pyproject('select = ["NPU103"]\nextend-select = ["NPU101"]\n')})
-    assert [g[3] for g in parse(run_cli([], cwd=root).stdout)] == ["NPU101", "NPU103"]
+    assert [g[3] for g in parse(cli_run([], cwd=root).stdout)] == ["NPU101", "NPU103"]
 
 
-def test_config_more_specific_selector_wins(project):
+def test_config_more_specific_selector_wins(cli_run, project):
     root = project({"a.py": TWO_CODES, "pyproject.toml": pyproject('select = ["NPU101"]\nignore = ["NPU1"]\n')})
-    assert [g[3] for g in parse(run_cli([], cwd=root).stdout)] == ["NPU101"]
+    assert [g[3] for g in parse(cli_run([], cwd=root).stdout)] == ["NPU101"]
 
 
-def test_cli_ignore_adds_to_config_ignore(project):
+def test_cli_ignore_adds_to_config_ignore(cli_run, project):
     root = project({"a.py": TWO_CODES + "with npu_weight_prefetch_scope(0, 1024, 3):\n    pass\n",
                     "pyproject.toml": pyproject('ignore = ["NPU101"]\n')})
-    assert parse(run_cli([], cwd=root).stdout) == [("a.py", 6, 6, "NPU103"), ("a.py", 8, 6, "NPU010")]
-    r = run_cli(["--ignore", "NPU103"], cwd=root)
+    assert parse(cli_run([], cwd=root).stdout) == [("a.py", 6, 6, "NPU103"), ("a.py", 8, 6, "NPU010")]
+    r = cli_run(["--ignore", "NPU103"], cwd=root)
     assert parse(r.stdout) == [("a.py", 8, 6, "NPU010")]
 
 
@@ -177,19 +177,19 @@ def test_per_file_ignores(lint):
     assert [(f.path, f.code) for f in found] == [("main.py", "NPU103")]
 
 
-def test_per_file_ignores_relative_to_config_folder(project):
+def test_per_file_ignores_relative_to_config_folder(cli_run, project):
     root = project({
         "pyproject.toml": pyproject('[tool.npulint.per-file-ignores]\n"pkg/gen.py" = ["NPU103"]\n'),
         "pkg/gen.py": INVALID_ID,
         "pkg/other.py": INVALID_ID,
     })
-    r = run_cli(["."], cwd=root / "pkg")
+    r = cli_run(["."], cwd=root / "pkg")
     assert parse(r.stdout) == [("other.py", 2, 6, "NPU103")]
 
 
-def test_per_file_ignores_prefix_code(project):
+def test_per_file_ignores_prefix_code(cli_run, project):
     root = project({"a.py": TWO_CODES, "pyproject.toml": pyproject('per-file-ignores = { "a.py" = ["NPU10"] }\n')})
-    r = run_cli([], cwd=root)
+    r = cli_run([], cwd=root)
     assert (r.returncode, r.stdout) == (0, "")
 
 
@@ -217,31 +217,31 @@ def test_per_file_ignores_prefix_code(project):
     ('exclude = "build"\n', ["exclude"]),
     ('extend-exclude = 3\n', ["extend-exclude"]),
 ])
-def test_config_errors(project, body, needles):
+def test_config_errors(cli_run, project, body, needles):
     root = project({"a.py": VIOLATION, "pyproject.toml": pyproject(body)})
-    assert_config_error(run_cli([], cwd=root), *needles)
+    assert_config_error(cli_run([], cwd=root), *needles)
 
 
-def test_tool_npulint_not_a_table(project):
+def test_tool_npulint_not_a_table(cli_run, project):
     root = project({"a.py": VIOLATION, "pyproject.toml": "[tool]\nnpulint = 3\n"})
-    assert_config_error(run_cli([], cwd=root), "pyproject.toml")
+    assert_config_error(cli_run([], cwd=root), "pyproject.toml")
 
 
-def test_config_error_also_for_explicit_file_and_stdin(project):
+def test_config_error_also_for_explicit_file_and_stdin(cli_run, project):
     root = project({"a.py": VIOLATION, "pyproject.toml": pyproject('product = "atlas-a9"\n')})
-    assert_config_error(run_cli(["a.py"], cwd=root), "product")
-    assert_config_error(run_cli(["-", "--stdin-filename", "a.py"], cwd=root, stdin=VIOLATION), "product")
+    assert_config_error(cli_run(["a.py"], cwd=root), "product")
+    assert_config_error(cli_run(["-", "--stdin-filename", "a.py"], cwd=root, stdin=VIOLATION), "product")
 
 
-def test_config_error_in_parent_folder(project):
+def test_config_error_in_parent_folder(cli_run, project):
     root = project({"sub/a.py": VIOLATION, "pyproject.toml": pyproject('select = ["NPU999"]\n')})
-    assert_config_error(run_cli(["a.py"], cwd=root / "sub"), "NPU999")
+    assert_config_error(cli_run(["a.py"], cwd=root / "sub"), "NPU999")
 
 
 # --------------------------------------------------------------------------- one run, several configs
 
 
-def test_each_linted_path_uses_its_nearest_config(project):
+def test_each_linted_path_uses_its_nearest_config(cli_run, project):
     # `npulint sub/x.py` applies sub/pyproject.toml; naming another path in the same run must not
     # change how sub/x.py is linted (the config is searched upward from each linted path).
     root = project({
@@ -249,17 +249,17 @@ def test_each_linted_path_uses_its_nearest_config(project):
         "sub/x.py": INVALID_ID,
         "other/y.py": INVALID_ID,
     })
-    assert parse(run_cli(["sub/x.py"], cwd=root).stdout) == []
-    r = run_cli(["sub/x.py", "other/y.py"], cwd=root)
+    assert parse(cli_run(["sub/x.py"], cwd=root).stdout) == []
+    r = cli_run(["sub/x.py", "other/y.py"], cwd=root)
     assert parse(r.stdout) == [("other/y.py", 2, 6, "NPU103")]
 
 
-def test_nested_config_applies_to_its_folder_during_walk(project):
+def test_nested_config_applies_to_its_folder_during_walk(cli_run, project):
     # ruff's hierarchical configuration: the nearest config above each file found by the walk
     root = project({
         "sub/pyproject.toml": pyproject('ignore = ["NPU103"]\n'),
         "sub/x.py": INVALID_ID,
         "t.py": INVALID_ID,
     })
-    r = run_cli([], cwd=root)
+    r = cli_run([], cwd=root)
     assert parse(r.stdout) == [("t.py", 2, 6, "NPU103")]

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
 from npulint import discovery, registry
 from npulint.config import Settings, find_config, load_config
 
@@ -24,18 +23,21 @@ INVALID_ID = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\n"  # NPU10
 FINDING = re.compile(r"^(?P<path>.+?):(?P<line>\d+):(?P<col>\d+): (?P<code>NPU\d{3}) \S")
 
 
-def linted(root: Path, args=(), cwd: Path = None):
-    """Paths reported by ``npulint ARGS`` (run in *cwd*, default *root*), in output order."""
-    r = run_cli(list(args), cwd=cwd or root)
-    assert r.returncode in (0, 1), r.stderr
-    assert "Traceback" not in r.stderr
-    out = []
-    for line in r.stdout.splitlines():
-        m = FINDING.match(line)
-        assert m, line
-        assert (m["line"], m["col"], m["code"]) == ("2", "6", "NPU103"), line
-        out.append(m["path"])
-    return out
+@pytest.fixture
+def linted(cli_run):
+    def linted(root: Path, args=(), cwd: Path = None):
+        """Paths reported by ``npulint ARGS`` (run in *cwd*, default *root*), in output order."""
+        r = cli_run(list(args), cwd=cwd or root)
+        assert r.returncode in (0, 1), r.stderr
+        assert "Traceback" not in r.stderr
+        out = []
+        for line in r.stdout.splitlines():
+            m = FINDING.match(line)
+            assert m, line
+            assert (m["line"], m["col"], m["code"]) == ("2", "6", "NPU103"), line
+            out.append(m["path"])
+        return out
+    return linted
 
 
 def tree(project, paths, extra=None) -> Path:
@@ -59,7 +61,7 @@ def discover_in_process(root: Path, paths=(".",)):
 # --------------------------------------------------------------------------- default excludes
 
 
-def test_default_excludes(project):
+def test_default_excludes(linted, project):
     root = tree(project, [
         "a.py",
         ".git/hooks/h.py",
@@ -78,13 +80,13 @@ def test_default_excludes(project):
     assert linted(root) == ["a.py", "pkg/ok.py"]
 
 
-def test_folder_with_pyvenv_cfg_is_a_virtualenv(project):
+def test_folder_with_pyvenv_cfg_is_a_virtualenv(linted, project):
     root = tree(project, ["env312/lib/m.py", "tools/env/bin/m.py", "keep/m.py"],
                 {"env312/pyvenv.cfg": "home = /usr/bin\n", "tools/env/pyvenv.cfg": "home = /usr/bin\n"})
     assert linted(root) == ["keep/m.py"]
 
 
-def test_excludes_match_whole_names_only(project):
+def test_excludes_match_whole_names_only(linted, project):
     # build.py, dist_utils.py, venv_tools/, my_build/ are ordinary names
     root = tree(project, ["build.py", "dist_utils.py", "venv_tools/m.py", "my_build/m.py", "builder/m.py"])
     assert linted(root) == ["build.py", "builder/m.py", "dist_utils.py", "my_build/m.py", "venv_tools/m.py"]
@@ -105,7 +107,7 @@ def test_only_python_and_shell_files(project):
         ("a.py", "python"), ("pkg/b.py", "python"), ("pkg/launch.sh", "shell"), ("run.sh", "shell")]
 
 
-def test_shell_files_found_by_walk_do_not_crash(project):
+def test_shell_files_found_by_walk_do_not_crash(linted, project):
     root = tree(project, ["a.py"], {"scripts/run.sh": "#!/bin/bash\nexport A=1\npython train.py \"$@\"\n", "x.sh": "exit 0\n"})
     assert linted(root) == ["a.py"]
 
@@ -113,43 +115,43 @@ def test_shell_files_found_by_walk_do_not_crash(project):
 # --------------------------------------------------------------------------- .gitignore
 
 
-def test_gitignore_patterns_and_negation(project):
+def test_gitignore_patterns_and_negation(linted, project):
     root = tree(project, ["a.py", "gen_a.py", "gen_keep.py", "out/m.py", "pkg/gen_b.py", "pkg/m.py"],
                 {".gitignore": "gen_*.py\n!gen_keep.py\nout/\n"})
     assert linted(root) == ["a.py", "gen_keep.py", "pkg/m.py"]
 
 
-def test_nested_gitignore(project):
+def test_nested_gitignore(linted, project):
     root = tree(project, ["a.py", "pkg/a.py", "pkg/tmp/m.py", "pkg/x_gen.py", "other/tmp/m.py"],
                 {"pkg/.gitignore": "tmp/\n*_gen.py\n"})
     # pkg/.gitignore applies inside pkg only
     assert linted(root) == ["a.py", "other/tmp/m.py", "pkg/a.py"]
 
 
-def test_nested_gitignore_negation_overrides_parent(project):
+def test_nested_gitignore_negation_overrides_parent(linted, project):
     root = tree(project, ["a_gen.py", "sub/a_gen.py", "sub/b_gen.py", "sub/x.py"],
                 {".gitignore": "*_gen.py\n", "sub/.gitignore": "!a_gen.py\n"})
     assert linted(root) == ["sub/a_gen.py", "sub/x.py"]
 
 
-def test_gitignore_anchored_pattern(project):
+def test_gitignore_anchored_pattern(linted, project):
     root = tree(project, ["gen/m.py", "pkg/gen/m.py", "pkg/x.py"], {".gitignore": "/gen/\n"})
     assert linted(root) == ["pkg/gen/m.py", "pkg/x.py"]
 
 
-def test_gitignore_cannot_reinclude_file_in_ignored_folder(project):
+def test_gitignore_cannot_reinclude_file_in_ignored_folder(linted, project):
     # git: "It is not possible to re-include a file if a parent directory of that file is excluded."
     root = tree(project, ["a.py", "ign/keep.py", "ign/m.py"], {".gitignore": "ign/\n!ign/keep.py\n"})
     assert linted(root) == ["a.py"]
 
 
-def test_parent_gitignore_applies_when_linting_subfolder(project):
+def test_parent_gitignore_applies_when_linting_subfolder(linted, project):
     root = tree(project, ["sub/gen/m.py", "sub/x.py", "sub/y_gen.py"], {".gitignore": "gen/\n*_gen.py\n"})
     assert linted(root, ["sub"]) == ["sub/x.py"]
     assert linted(root, ["."], cwd=root / "sub") == ["x.py"]
 
 
-def test_explicit_file_linted_even_if_gitignored(project):
+def test_explicit_file_linted_even_if_gitignored(linted, project):
     root = tree(project, ["a.py", "ign/m.py", "b_gen.py"], {".gitignore": "ign/\n*_gen.py\n"})
     assert linted(root) == ["a.py"]
     assert linted(root, ["ign/m.py", "b_gen.py"]) == ["b_gen.py", "ign/m.py"]
@@ -158,7 +160,7 @@ def test_explicit_file_linted_even_if_gitignored(project):
 # --------------------------------------------------------------------------- exclude / extend-exclude
 
 
-def test_extend_exclude(project):
+def test_extend_exclude(linted, project):
     root = tree(project, [
         "a.py",
         "generated/m.py",
@@ -180,13 +182,13 @@ def test_extend_exclude(project):
     assert linted(root, ["."], cwd=root / "other") == ["skip.py"]
 
 
-def test_exclude(project):
+def test_exclude(linted, project):
     root = tree(project, ["a.py", "gen/m.py", "pkg/gen/m.py", "pkg/m.py"],
                 {"pyproject.toml": '[tool.npulint]\nexclude = ["gen"]\n'})
     assert linted(root) == ["a.py", "pkg/m.py"]
 
 
-def test_explicit_file_linted_even_if_excluded(project):
+def test_explicit_file_linted_even_if_excluded(linted, project):
     root = tree(project, ["a.py", "generated/m.py", "build/m.py", ".venv/lib/m.py", "x_pb2.py"],
                 {"pyproject.toml": '[tool.npulint]\nextend-exclude = ["generated", "*_pb2.py"]\n'})
     assert linted(root) == ["a.py"]
@@ -194,7 +196,7 @@ def test_explicit_file_linted_even_if_excluded(project):
         ".venv/lib/m.py", "build/m.py", "generated/m.py", "x_pb2.py"]
 
 
-def test_explicit_file_with_other_suffix_is_linted_as_python(project):
+def test_explicit_file_with_other_suffix_is_linted_as_python(linted, project):
     root = project({"script": INVALID_ID})
     assert linted(root, ["script"]) == ["script"]
 
@@ -202,7 +204,7 @@ def test_explicit_file_with_other_suffix_is_linted_as_python(project):
 # --------------------------------------------------------------------------- odd trees
 
 
-def test_symlink_loop_does_not_hang(project):
+def test_symlink_loop_does_not_hang(linted, project):
     root = tree(project, ["a.py", "pkg/m.py"])
     try:
         os.symlink(str(root / "pkg"), str(root / "pkg" / "loop"))
@@ -214,9 +216,9 @@ def test_symlink_loop_does_not_hang(project):
     assert len(got) <= 3  # each real file at most once more through the link, never endlessly
 
 
-def test_empty_folder(project):
+def test_empty_folder(cli_run, project):
     root = project({})
-    r = run_cli([], cwd=root)
+    r = cli_run([], cwd=root)
     assert (r.returncode, r.stdout) == (0, "")
     assert "Traceback" not in r.stderr
 

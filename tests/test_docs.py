@@ -63,9 +63,7 @@ def test_rule_docs_check_finds_a_stale_page(tmp_path):
     assert docs.stale(tmp_path, rules) == []
 
 
-def test_explain_prints_the_rule_page(tmp_path):
-    from conftest import run_cli
-
-    r = run_cli(["--explain", "npu202"], tmp_path)
+def test_explain_prints_the_rule_page(cli_run, tmp_path):
+    r = cli_run(["--explain", "npu202"], tmp_path)
     assert r.returncode == 0
     assert r.stdout == (REPO / "docs" / "rules" / "NPU202.md").read_text(encoding="utf-8")

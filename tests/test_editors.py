@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IMPORT, TWO_CODES, REPO, parse, run_cli
+from conftest import IMPORT, TWO_CODES, REPO, parse
 
 BOTH = [(4, 6, "NPU101"), (6, 6, "NPU103")]
 
@@ -74,12 +74,12 @@ def two_files(project):
     return project({"pkg/a.py": TWO_CODES, "b.py": TWO_CODES})
 
 
-def test_vscode_problem_matcher_reads_the_text_format(two_files):
+def test_vscode_problem_matcher_reads_the_text_format(cli_run, two_files):
     matcher = _vscode_matcher()
     pattern = matcher["pattern"]
     assert matcher["fileLocation"][0] in ("relative", "autoDetect")
     regexp = re.compile(pattern["regexp"])  # JavaScript and Python agree on this subset
-    r = run_cli(["-q", "."], cwd=two_files)
+    r = cli_run(["-q", "."], cwd=two_files)
     assert r.returncode == 1 and r.stderr == ""
     got = []
     for line in r.stdout.splitlines():
@@ -93,14 +93,14 @@ def test_vscode_problem_matcher_reads_the_text_format(two_files):
     assert got == [("b.py", *f) for f in BOTH] + [(os.path.join("pkg", "a.py"), *f) for f in BOTH]
 
 
-def test_vim_errorformat_reads_the_text_format(two_files):
+def test_vim_errorformat_reads_the_text_format(cli_run, two_files):
     efm = _errorformat_regex()
     prg = _makeprg().split()
     assert prg[0] == "npulint" and prg[-1] == "%"
     # :make with % = the current file, run from the project root and from elsewhere (absolute path)
     for cwd, target, shown in [(two_files, "pkg/a.py", os.path.join("pkg", "a.py")),
                                (two_files / "pkg", str(two_files / "b.py"), str(two_files / "b.py"))]:
-        r = run_cli(prg[1:-1] + [target], cwd=cwd)
+        r = cli_run(prg[1:-1] + [target], cwd=cwd)
         assert r.returncode == 1 and r.stderr == "", "-q keeps the summary out of the quickfix list"
         lines = r.stdout.splitlines()
         assert len(lines) == 2
@@ -111,11 +111,11 @@ def test_vim_errorformat_reads_the_text_format(two_files):
             assert m["m"].startswith(code + " ")
 
 
-def test_documented_stdin_command(project):
+def test_documented_stdin_command(cli_run, project):
     root = project({"src/model/keep.txt": "x"})
     m = re.search(r"^(npulint .*?) < buffer$", _editors_section(), re.M)
     assert m, "README's Editors section has no stdin command"
-    r = run_cli(m.group(1).split()[1:], cwd=root, stdin=TWO_CODES)
+    r = cli_run(m.group(1).split()[1:], cwd=root, stdin=TWO_CODES)
     assert r.returncode == 1 and r.stderr == ""
     assert parse(r.stdout) == [(os.path.join("src", "model", "train.py"), *f) for f in BOTH]
 
@@ -144,15 +144,18 @@ def nested(project):
     })
 
 
-def _stdin(args, cwd, src=TWO_CODES):
-    r = run_cli(["-q", *args], cwd=cwd, stdin=src)
-    assert r.stderr == "", r.stderr
-    return r
+@pytest.fixture
+def _stdin(cli_run):
+    def _stdin(args, cwd, src=TWO_CODES):
+        r = cli_run(["-q", *args], cwd=cwd, stdin=src)
+        assert r.stderr == "", r.stderr
+        return r
+    return _stdin
 
 
 @pytest.mark.parametrize("order", [("--stdin-filename", "{f}", "-"), ("-", "--stdin-filename", "{f}"),
                                    ("--stdin-filename", "{f}")])
-def test_stdin_subfolder_config_from_parent(nested, order):
+def test_stdin_subfolder_config_from_parent(_stdin, nested, order):
     args = [a.format(f="sub/m.py") for a in order]
     r = _stdin(args, nested)
     assert r.returncode == 1
@@ -162,12 +165,12 @@ def test_stdin_subfolder_config_from_parent(nested, order):
     assert r.returncode == 0 and r.stdout == ""  # NPU103 ignored, NPU101 per-file-ignored
 
 
-def test_stdin_root_config_outside_the_subfolder(nested):
+def test_stdin_root_config_outside_the_subfolder(_stdin, nested):
     r = _stdin(["--stdin-filename", "top.py", "-"], nested)
     assert parse(r.stdout) == [("top.py", *f) for f in BOTH]
 
 
-def test_stdin_from_inside_the_subfolder(nested):
+def test_stdin_from_inside_the_subfolder(_stdin, nested):
     r = _stdin(["--stdin-filename", "m.py", "-"], nested / "sub")
     assert parse(r.stdout) == [("m.py", 4, 6, "NPU101")]
     r = _stdin(["--stdin-filename", os.path.join("gen", "m.py"), "-"], nested / "sub")
@@ -177,7 +180,7 @@ def test_stdin_from_inside_the_subfolder(nested):
     assert parse(r.stdout) == [(str(nested / "sub" / "m.py"), 4, 6, "NPU101")]
 
 
-def test_stdin_from_an_unrelated_cwd(nested):
+def test_stdin_from_an_unrelated_cwd(_stdin, nested):
     other = nested / "elsewhere"
     target = nested / "sub" / "m.py"
     for name in (str(target), os.path.join("..", "sub", "m.py")):
@@ -188,19 +191,19 @@ def test_stdin_from_an_unrelated_cwd(nested):
     assert r.returncode == 0 and r.stdout == ""
 
 
-def test_stdin_unsaved_file_in_a_new_folder(nested):
+def test_stdin_unsaved_file_in_a_new_folder(_stdin, nested):
     """A buffer whose folder does not exist yet takes the nearest configuration above it."""
     r = _stdin(["--stdin-filename", "sub/new/deeper/m.py", "-"], nested)
     assert parse(r.stdout) == [(os.path.join("sub", "new", "deeper", "m.py"), 4, 6, "NPU101")]
 
 
-def test_stdin_file_on_disk_is_not_read(nested):
+def test_stdin_file_on_disk_is_not_read(_stdin, nested):
     (nested / "sub" / "m.py").write_text("with open(  # not python\n", encoding="utf-8")
     r = _stdin(["--stdin-filename", "sub/m.py", "-"], nested)
     assert parse(r.stdout) == [(os.path.join("sub", "m.py"), 4, 6, "NPU101")]
 
 
-def test_stdin_without_filename_uses_cwd_config(nested):
+def test_stdin_without_filename_uses_cwd_config(_stdin, nested):
     r = _stdin(["-"], nested / "sub")
     assert parse(r.stdout) == [("-", 4, 6, "NPU101")]
     r = _stdin(["-"], nested)
@@ -209,7 +212,7 @@ def test_stdin_without_filename_uses_cwd_config(nested):
     assert r.returncode == 0 and r.stdout == ""
 
 
-def test_stdin_json_path_is_the_stdin_filename(nested):
+def test_stdin_json_path_is_the_stdin_filename(_stdin, nested):
     r = _stdin(["--format", "json", "--stdin-filename", "sub/m.py", "-"], nested)
     data = json.loads(r.stdout)
     assert [(d["path"], d["line"], d["column"], d["code"]) for d in data] == [

@@ -1,7 +1,9 @@
 """``--fix`` never changes what it did not mean to change (issue: never corrupt a user's file).
 
-Each test goes through the CLI (in-process through ``cli.main`` where a fault has to be
-injected, else in a subprocess) and checks the bytes left on disk."""
+Each test goes through the CLI in-process (the ``cli_run`` fixture, or ``cli.main`` directly
+where a fault has to be injected; a signal's effect in a subprocess) and checks the bytes
+left on disk."""
+
 
 from __future__ import annotations
 
@@ -16,7 +18,6 @@ import pytest
 from npulint import cli
 from npulint import fixes as fx
 
-from conftest import run_cli
 
 from test_rules_mindspeed import MODEL as _MINDSPEED_MODEL
 
@@ -31,15 +32,13 @@ UNUSED = "longer_name = compute(1, 2)  # noqa: NPU304\n"
 
 def _main(args, cwd, monkeypatch):
     monkeypatch.chdir(cwd)
-    with pytest.raises(SystemExit) as exc:
-        cli.main(list(args))
-    return exc.value.code
+    return cli.main(list(args))
 
 
-def test_crlf_file_keeps_crlf_after_multiline_fix(tmp_path):
+def test_crlf_file_keeps_crlf_after_multiline_fix(cli_run, tmp_path):
     (tmp_path / "model.py").write_bytes(MODEL.replace("\n", "\r\n").encode())
     (tmp_path / "run.sh").write_text(AMO)
-    r = run_cli(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
+    r = cli_run(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
     assert r.returncode == 0, r.stderr
     data = (tmp_path / "model.py").read_bytes()
     assert b"adapt_mem_func_wrapper(Fn," in data
@@ -55,33 +54,33 @@ def test_apply_fixes_normalises_line_breaks_of_the_fix_text():
 
 
 @pytest.mark.parametrize("odd", ["\x0c", "\x0b", "\x1c", "\u2028"])
-def test_noqa_fix_edits_the_line_python_counts(tmp_path, odd):
+def test_noqa_fix_edits_the_line_python_counts(cli_run, tmp_path, odd):
     # str.splitlines() breaks at these; Python's tokenizer does not: the directive's line is 3
     src = f'"""doc{odd}string"""\nx = 1\n' + UNUSED
     (tmp_path / "t.py").write_text(src, encoding="utf-8")
-    r = run_cli(["--fix", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
+    r = cli_run(["--fix", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "t.py").read_text(encoding="utf-8") == \
         f'"""doc{odd}string"""\nx = 1\nlonger_name = compute(1, 2)\n'
 
 
-def test_noqa_fix_after_a_form_feed_line_keeps_the_statement(tmp_path):
+def test_noqa_fix_after_a_form_feed_line_keeps_the_statement(cli_run, tmp_path):
     src = "import os\n\x0c\n" + UNUSED + "y = 2\n"
     (tmp_path / "t.py").write_text(src, encoding="utf-8")
-    r = run_cli(["--fix", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
+    r = cli_run(["--fix", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "t.py").read_text(encoding="utf-8") == "import os\n\x0c\nlonger_name = compute(1, 2)\ny = 2\n"
 
 
-def test_diff_counts_lines_as_python_does(tmp_path):
+def test_diff_counts_lines_as_python_does(cli_run, tmp_path):
     src = 'x = "a\x0cb"\n' + UNUSED
     (tmp_path / "t.py").write_text(src, encoding="utf-8")
-    r = run_cli(["--diff", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
+    r = cli_run(["--diff", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
     assert "-longer_name = compute(1, 2)  # noqa: NPU304\n+longer_name = compute(1, 2)\n" in r.stdout
     assert "No newline" not in r.stdout
 
 
-def test_fixing_through_a_symlink_keeps_the_link(tmp_path):
+def test_fixing_through_a_symlink_keeps_the_link(cli_run, tmp_path):
     real = tmp_path / "real"
     real.mkdir()
     (real / "model.py").write_text(MODEL)
@@ -89,18 +88,18 @@ def test_fixing_through_a_symlink_keeps_the_link(tmp_path):
     proj.mkdir()
     os.symlink(real / "model.py", proj / "model.py")
     (proj / "run.sh").write_text(AMO)
-    r = run_cli(["--fix", "--select", "NPU503", "--no-cache", "."], proj)
+    r = cli_run(["--fix", "--select", "NPU503", "--no-cache", "."], proj)
     assert r.returncode == 0, r.stderr
     assert os.path.islink(proj / "model.py")
     assert WRAPPER in (real / "model.py").read_text()
     assert not [n for n in os.listdir(real) if n.endswith(".tmp")]
 
 
-def test_fixing_a_hard_linked_file_keeps_the_link(tmp_path):
+def test_fixing_a_hard_linked_file_keeps_the_link(cli_run, tmp_path):
     (tmp_path / "model.py").write_text(MODEL)
     os.link(tmp_path / "model.py", tmp_path / "other_name.txt")
     (tmp_path / "run.sh").write_text(AMO)
-    r = run_cli(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
+    r = cli_run(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
     assert r.returncode == 0, r.stderr
     assert os.stat(tmp_path / "model.py").st_nlink == 2
     assert WRAPPER in (tmp_path / "other_name.txt").read_text()
@@ -152,19 +151,21 @@ def test_a_failing_write_is_reported_and_the_other_files_are_fixed(tmp_path, mon
     assert "Fixed 1 finding in 1 file." in out.err
 
 
-def test_stale_temporary_files_of_a_killed_run_are_removed(tmp_path):
+def test_stale_temporary_files_of_a_killed_run_are_removed(cli_run, tmp_path):
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
     dead.wait()
     stale = tmp_path / f".npulint-{dead.pid}-abc123.tmp"
     stale.write_bytes(b"half a file")
-    alive = tmp_path / f".npulint-{os.getpid()}-abc123.tmp"  # a live run's (this one): kept
+    alive = tmp_path / f".npulint-{os.getppid()}-abc123.tmp"  # another live process's: kept
     alive.write_bytes(b"being written")
+    own = tmp_path / f".npulint-{os.getpid()}-abc123.tmp"  # this process's (the run is in-process): kept
+    own.write_bytes(b"being written")
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "run.sh").write_text(AMO)
-    r = run_cli(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
+    r = cli_run(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
     assert r.returncode == 0, r.stderr
     assert not stale.exists()
-    assert alive.exists()
+    assert alive.exists() and own.exists()
 
 
 def test_a_signal_during_the_write_leaves_no_temporary_file(tmp_path):
@@ -194,10 +195,10 @@ def test_fix_reads_a_fifo_without_hanging(tmp_path):
     assert fx.read_for_fix(str(tmp_path / "pipe.py"), 1 << 20) is None
 
 
-def test_fix_keeps_bytes_that_are_not_utf8_in_a_python_comment(tmp_path):
+def test_fix_keeps_bytes_that_are_not_utf8_in_a_python_comment(cli_run, tmp_path):
     # CPython compiles a file whose comment holds bytes that are not UTF-8; --fix keeps them
     src = b"# \xd6\xd0\xce\xc4 (GBK)\nx = 1\n" + UNUSED.encode()
     (tmp_path / "t.py").write_bytes(src)
-    r = run_cli(["--fix", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
+    r = cli_run(["--fix", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "t.py").read_bytes() == src.replace(b"  # noqa: NPU304", b"")

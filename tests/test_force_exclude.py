@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pathlib
 
-from conftest import TWO_CODES, run_cli
+from conftest import TWO_CODES
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
@@ -19,34 +19,34 @@ def _project(tmp_path, force=False):
     return tmp_path
 
 
-def test_a_named_excluded_file_is_linted_without_force_exclude(tmp_path):
+def test_a_named_excluded_file_is_linted_without_force_exclude(cli_run, tmp_path):
     root = _project(tmp_path)
-    r = run_cli(["--no-cache", "third_party/lib/vendored.py", "own.py"], root)
+    r = cli_run(["--no-cache", "third_party/lib/vendored.py", "own.py"], root)
     assert "vendored.py" in r.stdout and r.returncode == 1
 
 
-def test_force_exclude_leaves_out_named_files_under_an_excluded_folder(tmp_path):
+def test_force_exclude_leaves_out_named_files_under_an_excluded_folder(cli_run, tmp_path):
     root = _project(tmp_path)
-    r = run_cli(["--no-cache", "--force-exclude", "third_party/lib/vendored.py", "own.py"], root)
+    r = cli_run(["--no-cache", "--force-exclude", "third_party/lib/vendored.py", "own.py"], root)
     assert "vendored.py" not in r.stdout and "own.py" in r.stdout
-    r = run_cli(["--no-cache", "--force-exclude", "third_party/lib/vendored.py"], root)
+    r = cli_run(["--no-cache", "--force-exclude", "third_party/lib/vendored.py"], root)
     assert r.returncode == 0 and r.stdout == ""
 
 
-def test_force_exclude_in_the_configuration(tmp_path):
+def test_force_exclude_in_the_configuration(cli_run, tmp_path):
     root = _project(tmp_path, force=True)
-    r = run_cli(["--no-cache", "third_party/lib/vendored.py"], root)
+    r = cli_run(["--no-cache", "third_party/lib/vendored.py"], root)
     assert r.returncode == 0 and "vendored.py" not in r.stdout
-    r = run_cli(["--no-cache", "."], root)
+    r = cli_run(["--no-cache", "."], root)
     assert "vendored.py" not in r.stdout and "own.py" in r.stdout
 
 
-def test_force_exclude_with_standard_input(tmp_path):
+def test_force_exclude_with_standard_input(cli_run, tmp_path):
     root = _project(tmp_path)
     args = ["--no-cache", "--force-exclude", "--stdin-filename", "third_party/lib/vendored.py", "-"]
-    r = run_cli(args, root, stdin=TWO_CODES)
+    r = cli_run(args, root, stdin=TWO_CODES)
     assert r.returncode == 0 and r.stdout == ""
-    r = run_cli(args[:1] + ["--fix"] + args[1:], root, stdin=TWO_CODES)
+    r = cli_run(args[:1] + ["--fix"] + args[1:], root, stdin=TWO_CODES)
     assert r.returncode == 0 and r.stdout == TWO_CODES
 
 

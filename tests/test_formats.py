@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import run_cli
 from npulint import registry, reporters
 from npulint.model import Edit, Finding, Fix
 
@@ -55,9 +54,9 @@ def test_the_shipped_schema_is_the_official_one():
     assert schema["id"] == reporters.SARIF_SCHEMA
 
 
-def test_sarif_validates_and_carries_rules_results_related_and_fixes(tmp_path):
+def test_sarif_validates_and_carries_rules_results_related_and_fixes(cli_run, tmp_path):
     root = _project(tmp_path)
-    r = run_cli(["--format", "sarif", "."], root)
+    r = cli_run(["--format", "sarif", "."], root)
     assert r.returncode == 1, r.stderr
     assert r.stderr == ""  # no summary line: stdout is the document
     doc = json.loads(r.stdout)
@@ -90,9 +89,9 @@ def test_sarif_validates_and_carries_rules_results_related_and_fixes(tmp_path):
     assert run["columnKind"] == "unicodeCodePoints"
 
 
-def test_sarif_with_no_findings_is_valid(tmp_path):
+def test_sarif_with_no_findings_is_valid(cli_run, tmp_path):
     (tmp_path / "ok.py").write_text("x = 1\n", encoding="utf-8")
-    r = run_cli(["--format", "sarif", "."], tmp_path)
+    r = cli_run(["--format", "sarif", "."], tmp_path)
     assert r.returncode == 0
     doc = json.loads(r.stdout)
     _validate(doc)
@@ -125,9 +124,9 @@ def test_sarif_absolute_paths_and_insertions_validate(tmp_path):
 
 # -- GitHub -----------------------------------------------------------------------------
 
-def test_github_workflow_commands(tmp_path):
+def test_github_workflow_commands(cli_run, tmp_path):
     root = _project(tmp_path)
-    r = run_cli(["--format", "github", "."], root)
+    r = cli_run(["--format", "github", "."], root)
     assert r.returncode == 1
     lines = r.stdout.splitlines()
     assert r.stderr == ""
@@ -152,9 +151,9 @@ def test_github_info_rules_are_notices():
 
 # -- full -------------------------------------------------------------------------------
 
-def test_full_shows_the_line_and_a_caret(tmp_path):
+def test_full_shows_the_line_and_a_caret(cli_run, tmp_path):
     root = _project(tmp_path)
-    r = run_cli(["--format", "full", "t.py", "fix.py"], root)
+    r = cli_run(["--format", "full", "t.py", "fix.py"], root)
     assert r.returncode == 1
     out = r.stdout
     assert "\x1b[" not in out  # not a terminal: no colour
@@ -200,18 +199,18 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
     assert "\x1b[" in out.getvalue()
 
 
-def test_full_colour_through_the_cli(tmp_path):
+def test_full_colour_through_the_cli(cli_run, tmp_path):
     (tmp_path / "t.py").write_text(BUGS, encoding="utf-8")
-    assert "\x1b[" in run_cli(["--format", "full", "t.py"], tmp_path, env={"FORCE_COLOR": "1"}).stdout
-    assert "\x1b[" not in run_cli(["--format", "full", "t.py"], tmp_path,
+    assert "\x1b[" in cli_run(["--format", "full", "t.py"], tmp_path, env={"FORCE_COLOR": "1"}).stdout
+    assert "\x1b[" not in cli_run(["--format", "full", "t.py"], tmp_path,
                                   env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
 
 
-def test_full_shows_the_stdin_buffer_not_the_file_on_disk(tmp_path):
+def test_full_shows_the_stdin_buffer_not_the_file_on_disk(cli_run, tmp_path):
     (tmp_path / "t.py").write_text("# not what is linted\n\n", encoding="utf-8")
-    r = run_cli(["--format", "full", "--stdin-filename", "t.py", "-"], tmp_path, stdin=BUGS)
+    r = cli_run(["--format", "full", "--stdin-filename", "t.py", "-"], tmp_path, stdin=BUGS)
     assert " 2 | with tng.scope.npu_stream_switch('1', 2):" in r.stdout
-    r = run_cli(["--format", "full", "--fix", "--stdin-filename", "t.py", "-"], tmp_path, stdin=BUGS)
+    r = cli_run(["--format", "full", "--fix", "--stdin-filename", "t.py", "-"], tmp_path, stdin=BUGS)
     assert r.stdout == BUGS  # nothing to fix: the source as it came
     assert " 2 | with tng.scope.npu_stream_switch('1', 2):" in r.stderr
 
@@ -222,6 +221,6 @@ def test_full_survives_a_file_that_is_gone():
     assert out.getvalue().startswith("/nonexistent/x.py:3:1: NPU304 m\n")
 
 
-def test_unknown_format_is_a_usage_error(tmp_path):
-    r = run_cli(["--format", "xml", "."], tmp_path)
+def test_unknown_format_is_a_usage_error(cli_run, tmp_path):
+    r = cli_run(["--format", "xml", "."], tmp_path)
     assert r.returncode == 2 and "xml" in r.stderr and "Traceback" not in r.stderr

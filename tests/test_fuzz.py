@@ -3,8 +3,10 @@ the NPU APIs the rules check, npulint never raises and never reports an internal
 (NPU000), and the output of ``--fix`` parses and is a fixed point (fixing it again changes
 nothing).
 
-The default run is bounded (``NPULINT_FUZZ_EXAMPLES``, 40 examples per property); for a long
-run: ``NPULINT_FUZZ_EXAMPLES=2000 pytest tests/test_fuzz.py``.
+A plain run is bounded: 10 examples per property (``conftest.FUZZ_EXAMPLES``); ``pytest --slow``
+runs 40; ``NPULINT_FUZZ_EXAMPLES`` sets the number (a long run:
+``NPULINT_FUZZ_EXAMPLES=2000 pytest tests/test_fuzz.py``). The examples are derandomized up
+to 100: a run of N examples checks the same programs every time.
 """
 
 from __future__ import annotations
@@ -25,7 +27,9 @@ from npulint import pipeline, registry  # noqa: E402
 from npulint.config import Settings  # noqa: E402
 from npulint.source import PYTHON  # noqa: E402
 
-EXAMPLES = int(os.environ.get("NPULINT_FUZZ_EXAMPLES", "40"))
+from conftest import FUZZ_EXAMPLES  # noqa: E402
+
+EXAMPLES = int(os.environ.get("NPULINT_FUZZ_EXAMPLES", str(FUZZ_EXAMPLES)))  # --slow sets it to 40
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, derandomize=EXAMPLES <= 100,
                 suppress_health_check=list(HealthCheck), database=None)
 

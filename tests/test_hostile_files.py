@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -20,36 +22,34 @@ def _main(args, cwd, monkeypatch):
 
     monkeypatch.chdir(cwd)
     monkeypatch.setattr(cli.click, "echo", lambda message=None, err=False, **kw: _notes.append(str(message)))
-    with pytest.raises(SystemExit) as exc:
-        cli.main(list(args))
-    return exc.value.code
+    return cli.main(list(args))
 
 
 needs_fifo = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
 
 
 @needs_fifo
-def test_a_fifo_named_on_the_command_line_is_reported_not_opened(tmp_path):
+def test_a_fifo_named_on_the_command_line_is_reported_not_opened(cli_run, tmp_path):
     os.mkfifo(tmp_path / "pipe.py")
-    r = run_cli(["--no-cache", "pipe.py"], tmp_path)  # run_cli times out after 120 s
+    r = cli_run(["--no-cache", "pipe.py"], tmp_path)  # cli_run times out after 120 s
     assert r.returncode == 1, r.stderr
     assert "pipe.py:1:1: NPU002 cannot read file: not a regular file (a FIFO): not read" in r.stdout
 
 
 @needs_fifo
-def test_a_fifo_met_in_a_walk_is_skipped(tmp_path):
+def test_a_fifo_met_in_a_walk_is_skipped(cli_run, tmp_path):
     os.mkfifo(tmp_path / "pipe.py")
     os.mkfifo(tmp_path / "run.sh")
     (tmp_path / "t.py").write_text(TWO_CODES)
     for args in (["--no-cache", "."], ["."], ["--fix", "."], ["--format", "full", "."]):
-        r = run_cli(args, tmp_path)
+        r = cli_run(args, tmp_path)
         assert "pipe.py" not in r.stdout and "Traceback" not in r.stderr
         assert r.returncode == 1 and "t.py:4:6: NPU101" in r.stdout
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
-def test_a_character_device_is_never_read(tmp_path):
-    r = run_cli(["--no-cache", "--format", "full", "/dev/zero", "--stdin-filename", "x.py"], tmp_path)
+def test_a_character_device_is_never_read(cli_run, tmp_path):
+    r = cli_run(["--no-cache", "--format", "full", "/dev/zero", "--stdin-filename", "x.py"], tmp_path)
     assert "not a regular file (a character device)" in r.stdout
     assert "Traceback" not in r.stderr
 
@@ -78,9 +78,9 @@ def test_a_file_far_over_the_size_limit_is_named_and_not_read(tmp_path, monkeypa
 
 
 @pytest.mark.parametrize("value", ["nan", "inf", "-inf", "1e400", "1e-9", "0.0001", "-1", "12Q"])
-def test_max_file_size_that_is_no_size_is_one_line_and_exit_2(tmp_path, value):
+def test_max_file_size_that_is_no_size_is_one_line_and_exit_2(cli_run, tmp_path, value):
     (tmp_path / "t.py").write_text("x = 1\n")
-    r = run_cli(["--no-cache", f"--max-file-size={value}", "t.py"], tmp_path)
+    r = cli_run(["--no-cache", f"--max-file-size={value}", "t.py"], tmp_path)
     assert r.returncode == 2
     assert r.stderr.startswith("npulint: error:") and "--max-file-size" in r.stderr
     assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
@@ -94,10 +94,10 @@ def test_max_file_size_values_that_are_sizes(value, limit):
 
 
 @pytest.mark.parametrize("pattern", ["[z-a]", "!", "a/[", "**/[!]"])
-def test_bad_per_file_ignores_glob_is_one_line_and_exit_2(tmp_path, pattern):
+def test_bad_per_file_ignores_glob_is_one_line_and_exit_2(cli_run, tmp_path, pattern):
     (tmp_path / "pyproject.toml").write_text(f'[tool.npulint.per-file-ignores]\n"{pattern}" = ["NPU101"]\n')
     (tmp_path / "t.py").write_text(TWO_CODES)
-    r = run_cli(["--no-cache", "."], tmp_path)
+    r = cli_run(["--no-cache", "."], tmp_path)
     if r.returncode == 2:
         assert r.stderr.startswith("npulint: error:") and "invalid pattern" in r.stderr
     else:  # a pattern pathspec accepts (it matches nothing): linted as usual
@@ -105,30 +105,31 @@ def test_bad_per_file_ignores_glob_is_one_line_and_exit_2(tmp_path, pattern):
     assert "Traceback" not in r.stderr
 
 
-def test_bad_exclude_glob_is_one_line_and_exit_2(tmp_path):
+def test_bad_exclude_glob_is_one_line_and_exit_2(cli_run, tmp_path):
     (tmp_path / "pyproject.toml").write_text('[tool.npulint]\nexclude = ["[z-a]"]\n')
     (tmp_path / "t.py").write_text("x = 1\n")
-    r = run_cli(["--no-cache", "."], tmp_path)
+    r = cli_run(["--no-cache", "."], tmp_path)
     assert r.returncode == 2 and "invalid pattern '[z-a]'" in r.stderr and "Traceback" not in r.stderr
 
 
-def test_toml_nested_too_deeply_is_one_line_and_exit_2(tmp_path):
+def test_toml_nested_too_deeply_is_one_line_and_exit_2(cli_run, tmp_path):
     (tmp_path / "pyproject.toml").write_text("[tool.npulint]\nselect = " + "[" * 500 + "]" * 500 + "\n")
     (tmp_path / "t.py").write_text("x = 1\n")
-    r = run_cli(["--no-cache", "."], tmp_path)
+    r = cli_run(["--no-cache", "."], tmp_path)
     assert r.returncode == 2, r.stderr
     assert r.stderr.startswith("npulint: error:") and "Traceback" not in r.stderr
 
 
 @needs_fifo
-def test_a_fifo_as_configuration_does_not_hang(tmp_path):
+def test_a_fifo_as_configuration_does_not_hang(cli_run, tmp_path):
     os.mkfifo(tmp_path / "conf.toml")
     (tmp_path / "t.py").write_text("x = 1\n")
-    r = run_cli(["--no-cache", "--config", "conf.toml", "."], tmp_path)
+    r = cli_run(["--no-cache", "--config", "conf.toml", "."], tmp_path)
     assert r.returncode == 2 and "not a regular file" in r.stderr
 
 
 def test_the_linted_files_syntax_warnings_stay_out_of_the_terminal(tmp_path):
+    # a subprocess: the warnings filter is set at start-up, and -j 2's workers write to fd 2
     (tmp_path / "t.py").write_text("import torchair\nconfig = torchair.CompilerConfig()\nz = 0x1for\n"
                                    "y = 1if True else 2\nassert (x, 'never fails')\n")
     for jobs in ("1", "2"):
@@ -141,18 +142,70 @@ needs_bytes_names = pytest.mark.skipif(sys.platform in ("win32", "darwin"),
                                        reason="file names there must be valid Unicode")
 
 
-@needs_bytes_names
-@pytest.mark.parametrize("fmt", ["text", "full", "json", "github", "sarif", "statistics"])
-@pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "utf-8:strict"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}])
-def test_names_that_are_not_utf8_give_valid_utf8_output(tmp_path, fmt, env):
-    name = os.fsencode(str(tmp_path)) + b"/bad\xff.py"
-    with open(name, "w") as fh:
+FORMATS = ["text", "full", "json", "github", "sarif", "statistics"]
+SEP = "\x1e"  # between the runs' outputs in c_locale_runs
+
+
+def _bad_name(folder) -> None:
+    with open(os.fsencode(str(folder)) + b"/bad\xff.py", "w") as fh:
         fh.write(IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\n")
-    args = ["--statistics"] if fmt == "statistics" else ["--format", fmt]
-    r = run_cli(["--no-cache"] + args + ["."], tmp_path, env=env)
+
+
+def _format_args(fmt):
+    return ["--statistics"] if fmt == "statistics" else ["--format", fmt]
+
+
+@pytest.fixture(scope="module")
+def c_locale_runs(tmp_path_factory):
+    """Every format's run under ``LC_ALL=C PYTHONUTF8=0`` (ASCII standard streams and file
+    names, which the interpreter sets at start-up: a subprocess), all six in ONE child that
+    calls ``cli.main`` once per format on its real stdout and stderr, a separator after each:
+    ``{fmt: CompletedProcess}`` as ``run_cli`` would have given for each."""
+    root = tmp_path_factory.mktemp("c-locale")
+    _bad_name(root)
+    code = textwrap.dedent(f"""\
+        import sys, traceback
+        from npulint import cli
+        for fmt, args in {[(f, _format_args(f)) for f in FORMATS]!r}:
+            try:
+                rc = cli.main(["--no-cache"] + args + ["."])
+            except BaseException:
+                traceback.print_exc()
+                rc = 1
+            sys.stdout.flush()
+            sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):
+                stream.write({SEP!r} + fmt + " " + str(rc) + "\\n")
+                stream.flush()
+        """)
+    env = dict(os.environ, LC_ALL="C", PYTHONUTF8="0")
+    env.pop("NO_COLOR", None)
+    r = subprocess.run([sys.executable, "-c", code], cwd=str(root), capture_output=True, text=True, env=env,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    outs, errs = r.stdout.split(SEP), r.stderr.split(SEP)
+    runs = {}
+    for i, fmt in enumerate(FORMATS):
+        out = outs[i] if i == 0 else outs[i].split("\n", 1)[1]
+        err = errs[i] if i == 0 else errs[i].split("\n", 1)[1]
+        name, rc = outs[i + 1].split("\n", 1)[0].split(" ")
+        assert name == fmt
+        runs[fmt] = subprocess.CompletedProcess(fmt, int(rc), out, err)
+    return runs
+
+
+@needs_bytes_names
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("env", [{"PYTHONIOENCODING": "utf-8:strict"}, {"LC_ALL": "C", "PYTHONUTF8": "0"}])
+def test_names_that_are_not_utf8_give_valid_utf8_output(cli_run, c_locale_runs, tmp_path, fmt, env):
+    if "LC_ALL" in env:  # the locale is read at interpreter start-up: one child for the six formats
+        r = c_locale_runs[fmt]
+    else:  # cli_run sets its stdout up from PYTHONIOENCODING
+        _bad_name(tmp_path)
+        r = cli_run(["--no-cache"] + _format_args(fmt) + ["."], tmp_path, env=env)
     assert r.returncode == 1, r.stderr
     assert "Traceback" not in r.stderr
-    out = r.stdout  # text mode: decoding it as UTF-8 is the check (run_cli decodes strictly)
+    out = r.stdout  # text mode: decoding it as UTF-8 is the check (both runners decode strictly)
     assert "\udcff" not in out and "\ufffd" not in out
     if fmt in ("text", "full", "github"):
         assert "bad\\xff.py" in out

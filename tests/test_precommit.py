@@ -3,7 +3,11 @@ temporary git repository whose ``.pre-commit-config.yaml`` points at this checko
 
 pre-commit installs the hook from the checkout's committed ``HEAD`` (``rev``), not from the
 working tree: the hook definition must be committed for this test to see it. The hook's
-environment is built once for the module (``PRE_COMMIT_HOME`` in a module temp folder).
+environment is built once per session (``PRE_COMMIT_HOME`` in a temporary folder). Building
+it (``pre-commit install-hooks``: a virtualenv and a pip install of the checkout) is most of
+this module's time, and mostly waiting on pip, so it starts in the background as soon as
+the session knows these tests are selected (``start_hook_env_build``, called by conftest's
+``pytest_collection_finish``) and the tests wait for it.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -43,12 +48,23 @@ def _checkout_rev() -> str:
     return r.stdout.strip()
 
 
-@pytest.fixture(scope="module")
-def hook_repo(tmp_path_factory):
-    """A git repository using the npulint hook; its pre-commit environment is built once."""
-    rev = _checkout_rev()
-    home = tmp_path_factory.mktemp("pre-commit-home")
-    repo = tmp_path_factory.mktemp("hooked")
+_BUILD = {}  # the hook environment's build: folder, repo, env, log, proc (or skip: the reason)
+
+
+def start_hook_env_build() -> None:
+    """A git repository using the npulint hook, and ``pre-commit install-hooks`` for it started
+    in the background (once)."""
+    if _BUILD:
+        return
+    try:
+        rev = _checkout_rev()
+    except pytest.skip.Exception as exc:
+        _BUILD["skip"] = str(exc)
+        return
+    folder = Path(tempfile.mkdtemp(prefix="npulint-pre-commit-"))
+    home, repo = folder / "home", folder / "hooked"
+    home.mkdir()
+    repo.mkdir()
     _git("init", "-q", cwd=repo)
     (repo / ".pre-commit-config.yaml").write_text(
         "repos:\n"
@@ -58,15 +74,42 @@ def hook_repo(tmp_path_factory):
         "      - id: npulint\n", encoding="utf-8")
     env = dict(os.environ, PRE_COMMIT_HOME=str(home), PRE_COMMIT_COLOR="never")
     env.pop("VIRTUAL_ENV", None)
+    log = open(folder / "install-hooks.log", "w+b")
+    proc = subprocess.Popen([sys.executable, "-m", "pre_commit", "install-hooks"], cwd=str(repo),
+                            stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env)
+    _BUILD.update(folder=folder, repo=repo, env=env, log=log, proc=proc)
+
+
+def stop_hook_env_build() -> None:
+    """End of the session: stop the build if it still runs (its tests were not reached) and
+    remove its folder."""
+    proc = _BUILD.get("proc")
+    if proc is None:
+        return
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+    _BUILD["log"].close()
+    shutil.rmtree(_BUILD["folder"], ignore_errors=True)
+    _BUILD.clear()
+
+
+@pytest.fixture(scope="module")
+def hook_repo():
+    """A git repository using the npulint hook, once its pre-commit environment is built."""
+    start_hook_env_build()  # already started, unless conftest's hook did not run
+    if "skip" in _BUILD:
+        pytest.skip(_BUILD["skip"])
+    repo, env, proc, log = _BUILD["repo"], _BUILD["env"], _BUILD["proc"], _BUILD["log"]
+    rc = proc.wait(timeout=600)
+    log.seek(0)
+    assert rc == 0, log.read().decode(errors="replace")
 
     def run(*files: str) -> subprocess.CompletedProcess:
         _git("add", "-A", cwd=repo)
         return subprocess.run([sys.executable, "-m", "pre_commit", "run", "--color", "never", "--files", *files],
                               cwd=str(repo), capture_output=True, text=True, env=env, timeout=600)
 
-    r = subprocess.run([sys.executable, "-m", "pre_commit", "install-hooks"], cwd=str(repo),
-                       capture_output=True, text=True, env=env, timeout=600)
-    assert r.returncode == 0, r.stdout + r.stderr
     return repo, run
 
 

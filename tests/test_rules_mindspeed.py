@@ -315,18 +315,16 @@ def test_npu503_fix_applies_is_idempotent_and_parses(lint):
     assert again == []
 
 
-def test_npu503_fix_through_cli(project, tmp_path):
-    from conftest import run_cli
-
+def test_npu503_fix_through_cli(cli_run, project, tmp_path):
     root = project({"model.py": MODEL, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"})
-    diff = run_cli(["--select", "NPU503", "--diff", "."], cwd=root)
+    diff = cli_run(["--select", "NPU503", "--diff", "."], cwd=root)
     assert "+from mindspeed.core.memory" in diff.stdout
     assert (root / "model.py").read_text() == MODEL
-    run_cli(["--select", "NPU503", "--fix", "."], cwd=root)
+    cli_run(["--select", "NPU503", "--fix", "."], cwd=root)
     text = (root / "model.py").read_text()
     assert "adapt_mem_func_wrapper(Fn, x," in text
     compile(text, "model.py", "exec")
-    assert run_cli(["--select", "NPU503", "."], cwd=root).returncode == 0
+    assert cli_run(["--select", "NPU503", "."], cwd=root).returncode == 0
 
 
 # -- NPU505 -----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IMPORT, TWO_CODES, npulint_exe, parse, run_cli
+from conftest import IMPORT, TWO_CODES, npulint_exe, parse
 
 CLEAN = IMPORT + "with npu_weight_prefetch_scope(1, 1024):\n    pass\n"
 
@@ -126,7 +126,7 @@ def _open(c: Client, rel: str, text: str, version: int = 1) -> str:
     return uri
 
 
-def test_publishes_diagnostics_with_code_and_range(client):
+def test_publishes_diagnostics_with_code_and_range(cli_run, client):
     uri = _open(client, "train.py", TWO_CODES)
     params = client.diagnostics(uri)
     assert params.get("version") == 1
@@ -142,7 +142,7 @@ def test_publishes_diagnostics_with_code_and_range(client):
     assert "buffer_pool_id" in diags[0]["message"]
     # the same as the command line on the saved file
     (client.root / "train.py").write_text(TWO_CODES, encoding="utf-8")
-    r = run_cli(["-q", "train.py"], cwd=client.root)
+    r = cli_run(["-q", "train.py"], cwd=client.root)
     assert [(line - 1, col - 1, code) for _, line, col, code in parse(r.stdout)] == [
         (d["range"]["start"]["line"], d["range"]["start"]["character"], d["code"]) for d in diags]
 
@@ -174,27 +174,25 @@ def test_syntax_error_and_non_ascii_columns(client):
     assert [d["code"] for d in client.diagnostics(uri)["diagnostics"]] == ["NPU001"]
 
 
-def test_without_pygls_one_line_error_exit_2(tmp_path):
-    fake = tmp_path / "fake"
-    (fake / "pygls").mkdir(parents=True)
-    (fake / "pygls" / "__init__.py").write_text("raise ImportError('no pygls here')\n", encoding="utf-8")
-    r = run_cli(["server"], cwd=tmp_path, env={"PYTHONPATH": str(fake)})
+def test_without_pygls_one_line_error_exit_2(cli_run, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pygls", None)  # in-process: `import pygls` raises ImportError
+    r = cli_run(["server"], cwd=tmp_path)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.count("\n") == 1 and "pygls" in r.stderr and r.stderr.startswith("npulint: error:")
 
 
-def test_server_bad_argument(tmp_path):
-    r = run_cli(["server", "--tcp"], cwd=tmp_path)
+def test_server_bad_argument(cli_run, tmp_path):
+    r = cli_run(["server", "--tcp"], cwd=tmp_path)
     assert r.returncode == 2 and r.stderr.startswith("npulint: error:") and "--tcp" in r.stderr
 
 
-def test_a_path_named_server_is_linted(project):
+def test_a_path_named_server_is_linted(cli_run, project):
     root = project({"server/mod.py": TWO_CODES})
-    r = run_cli(["-q", "server"], cwd=root)
+    r = cli_run(["-q", "server"], cwd=root)
     assert r.returncode == 1
     assert [c for *_, c in parse(r.stdout)] == ["NPU101", "NPU103"]
     (root / "server" / "mod.py").unlink()
     (root / "server").rmdir()
     (root / "server").write_text(TWO_CODES, encoding="utf-8")  # a file named server, too
-    r = run_cli(["-q", "server"], cwd=root)
+    r = cli_run(["-q", "server"], cwd=root)
     assert r.returncode == 1 and [c for *_, c in parse(r.stdout)] == ["NPU101", "NPU103"]

@@ -10,7 +10,7 @@ import os
 
 import pytest
 
-from conftest import at, codes, parse, pos, run_cli
+from conftest import at, codes, parse, pos
 
 # a launch with one requirement finding (NPU504 at --reuse-fp32-param: it needs --bf16)
 REUSE = "--reuse-fp32-param --fp16"
@@ -21,11 +21,14 @@ def sh(lint, src, select=("NPU0", "NPU5"), name="run.sh"):
     return lint({name: src}, select=list(select))
 
 
-def cli(root, args, **kw):
-    r = run_cli(list(args), cwd=root, **kw)
-    assert r.returncode in (0, 1), (r.returncode, r.stdout, r.stderr)
-    assert "Traceback" not in r.stderr, r.stderr
-    return r
+@pytest.fixture
+def cli(cli_run):
+    def cli(root, args, **kw):
+        r = cli_run(list(args), cwd=root, **kw)
+        assert r.returncode in (0, 1), (r.returncode, r.stdout, r.stderr)
+        assert "Traceback" not in r.stderr, r.stderr
+        return r
+    return cli
 
 
 # -------------------------------------------------------------------- bytes, not an encoding
@@ -48,7 +51,7 @@ def test_a_byte_that_is_not_utf8_is_one_column(lint):
     assert [(f.line, f.column) for f in sh(lint, src)] == [(1, 37)]
 
 
-def test_gbk_in_a_flag_value_is_shown_escaped(project):
+def test_gbk_in_a_flag_value_is_shown_escaped(cli, project):
     # one GBK character where the `e` should be: two bytes, two edits from the flag
     root = project({"run.sh": b"torchrun pretrain_gpt.py --tensor-model-parallel-siz" + GBK[:2] + b" 2\n"})
     r = cli(root, ["--format", "json", "run.sh"], env={"PYTHONIOENCODING": "utf-8:strict"})
@@ -57,7 +60,7 @@ def test_gbk_in_a_flag_value_is_shown_escaped(project):
 
 
 @pytest.mark.parametrize("fmt", ["text", "full", "json", "github", "sarif"])
-def test_gbk_script_in_every_format(project, fmt):
+def test_gbk_script_in_every_format(cli, project, fmt):
     root = project({"run.sh": b"# " + GBK + b"\ntorchrun pretrain_gpt.py " + REUSE.encode() + b"  # " + GBK + b"\n"})
     r = cli(root, ["--format", fmt, "run.sh"], env={"PYTHONIOENCODING": "utf-8:strict"})
     assert r.returncode == 1 and "NPU504" in r.stdout
@@ -116,7 +119,7 @@ def test_npu004_selected_alone(lint):
 # -------------------------------------------------------------------- extensionless scripts
 
 
-def test_extensionless_bash_script_is_found_by_walk(project):
+def test_extensionless_bash_script_is_found_by_walk(cli, project):
     root = project({
         "bin/train": f"#!/usr/bin/env bash\ntorchrun pretrain_gpt.py {REUSE}\n",
         "bin/train_sh": f"#!/bin/sh\ntorchrun pretrain_gpt.py {REUSE}\n",
@@ -131,13 +134,13 @@ def test_extensionless_bash_script_is_found_by_walk(project):
     assert [(p, c) for p, _, _, c in parse(r.stdout)] == [("bin/train", "NPU504"), ("bin/train_sh", "NPU504")]
 
 
-def test_extensionless_script_ignored_by_gitignore_is_not_read(project):
+def test_extensionless_script_ignored_by_gitignore_is_not_read(cli, project):
     root = project({"bin/train": f"#!/bin/bash\ntorchrun pretrain_gpt.py {REUSE}\n", ".gitignore": "bin/\n"})
     (root / ".git").mkdir()
     assert cli(root, ["--select", "NPU5"]).stdout == ""
 
 
-def test_extensionless_script_named_explicitly(project):
+def test_extensionless_script_named_explicitly(cli, project):
     root = project({
         "train": f"#!/bin/bash\ntorchrun pretrain_gpt.py {REUSE}\n",
         "ztrain": "#!/usr/bin/env zsh\nprint -l ${(f)\"$(ls)\"}\ntorchrun pretrain_gpt.py --bf16\n",
@@ -151,7 +154,7 @@ def test_extensionless_script_named_explicitly(project):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
-def test_extensionless_fifo_in_a_walk_does_not_hang(project):
+def test_extensionless_fifo_in_a_walk_does_not_hang(cli, project):
     root = project({"run.sh": f"torchrun pretrain_gpt.py {REUSE}\n"})
     os.mkfifo(root / "pipe")
     r = cli(root, ["--select", "NPU5"])
@@ -315,7 +318,7 @@ def test_skip_file_only_as_a_comment(lint):
 FIX_ARGS = ["--fix", "--select", "NPU003,NPU5", "--no-cache"]
 
 
-def test_fix_never_edits_strings_or_heredocs(project):
+def test_fix_never_edits_strings_or_heredocs(cli, project):
     src = ('#!/bin/bash\necho "keep this # noqa: NPU502"\ncat <<EOF\nalso # noqa: NPU502\nEOF\n'
            "torchrun pretrain_gpt.py \"--seed 1 # noqa: NPU502\"\nx=1  # noqa: NPU502\n")
     root = project({"run.sh": src})
@@ -324,7 +327,7 @@ def test_fix_never_edits_strings_or_heredocs(project):
 
 
 @pytest.mark.parametrize("odd", ["\x0c", "\x0b", "\x1c", "\x85", "\u2028"])
-def test_fix_lands_on_the_line_of_the_finding(project, odd):
+def test_fix_lands_on_the_line_of_the_finding(cli, project, odd):
     # str.splitlines() breaks at these; bash and npulint's line numbers do not
     src = f"# a{odd}b\ntorchrun pretrain_gpt.py --bf16\nx=1  # noqa: NPU502\necho done\n"
     root = project({"run.sh": src.encode()})
@@ -334,14 +337,14 @@ def test_fix_lands_on_the_line_of_the_finding(project, odd):
     assert (root / "run.sh").read_bytes() == src.replace("x=1  # noqa: NPU502", "x=1").encode()
 
 
-def test_fix_in_a_gbk_script_keeps_its_bytes(project):
+def test_fix_in_a_gbk_script_keeps_its_bytes(cli, project):
     src = b"# " + GBK + b"\necho \"" + GBK + b"\"\nx=1  # noqa: NPU502\n"
     root = project({"run.sh": src})
     cli(root, FIX_ARGS + ["run.sh"])
     assert (root / "run.sh").read_bytes() == src.replace(b"x=1  # noqa: NPU502", b"x=1")
 
 
-def test_python_fix_lands_on_the_line_of_the_finding(project):
+def test_python_fix_lands_on_the_line_of_the_finding(cli, project):
     # a form feed above: the noqa removal must not take the statement with it
     src = "import torchair\n\x0c\nlonger_name = compute(1, 2)  # noqa: NPU304\n"
     root = project({"t.py": src})
@@ -356,7 +359,7 @@ def test_python_fix_lands_on_the_line_of_the_finding(project):
     ("t.py", "import torchair as tng\nwith tng.scope.npu_stream_switch('1', 2):  # noqa: NPU304\n    x = (1,\n",
      ["NPU001"]),
 ])
-def test_npu003_says_nothing_where_the_rules_could_not_read(project, name, src, left):
+def test_npu003_says_nothing_where_the_rules_could_not_read(cli, project, name, src, left):
     # whether the directive is used is unknown: --fix must not take it away
     root = project({name: src.encode()})
     r = cli(root, ["--extend-select", "NPU003", "--no-cache", name])
@@ -365,7 +368,7 @@ def test_npu003_says_nothing_where_the_rules_could_not_read(project, name, src, 
     assert (root / name).read_bytes() == src.encode()
 
 
-def test_npu003_still_judges_a_script_that_reads(project):
+def test_npu003_still_judges_a_script_that_reads(cli, project):
     root = project({"ok.sh": "torchrun pretrain_gpt.py --bf16  # noqa: NPU502\n"})
     r = cli(root, ["--extend-select", "NPU003", "--no-cache", "ok.sh"])
     assert [c for _, _, _, c in parse(r.stdout)] == ["NPU003"]
