@@ -16,7 +16,6 @@ from npulint.checker import FileContext
 from npulint.config import Settings
 from npulint.model import Edit, Fix
 
-from conftest import run_cli
 
 HEAD = textwrap.dedent("""\
     import torch
@@ -191,84 +190,84 @@ def test_remove_statement_keeps_comments_and_blocks():
 
 # -- the CLI ----------------------------------------------------------------------------
 
-def test_fix_applies_and_a_second_run_finds_nothing(tmp_path):
+def test_fix_applies_and_a_second_run_finds_nothing(tmp_path, cli_run):
     p = tmp_path / "t.py"
     p.write_text(BOTH, encoding="utf-8")
-    r = run_cli(["--fix", "t.py"], tmp_path)
+    r = cli_run(["--fix", "t.py"], tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert p.read_text(encoding="utf-8") == FIXED
     assert "Fixed 2 findings in 1 file." in r.stderr
-    r = run_cli(["--fix", "t.py"], tmp_path)
+    r = cli_run(["--fix", "t.py"], tmp_path)
     assert r.returncode == 0 and "Fixed" not in r.stderr
     assert p.read_text(encoding="utf-8") == FIXED
 
 
-def test_fix_reports_what_it_cannot_fix(tmp_path):
+def test_fix_reports_what_it_cannot_fix(tmp_path, cli_run):
     # the config's mode is max-autotune: dropping mode="reduce-overhead" would hide the user's intent
     text = HEAD.replace('config.mode = "reduce-overhead"\n', "") + BACKEND + COMPILE_RO
     p = tmp_path / "t.py"
     p.write_text(text, encoding="utf-8")
-    r = run_cli(["--fix", "t.py"], tmp_path)
+    r = cli_run(["--fix", "t.py"], tmp_path)
     assert r.returncode == 1
     assert "NPU208" in r.stdout
     assert p.read_text(encoding="utf-8") == text
 
 
-def test_fix_keeps_crlf_bom_cookie_and_mode(tmp_path):
+def test_fix_keeps_crlf_bom_cookie_and_mode(tmp_path, cli_run):
     p = tmp_path / "t.py"
     body = ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + BOTH).replace("\n", "\r\n")
     p.write_bytes(body.encode("latin-1"))
     os.chmod(p, 0o600)
-    r = run_cli(["--fix", "t.py"], tmp_path)
+    r = cli_run(["--fix", "t.py"], tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert p.read_bytes() == ("# -*- coding: latin-1 -*-\n# caf\xe9\n" + FIXED).replace("\n", "\r\n").encode("latin-1")
     assert stat.S_IMODE(os.stat(p).st_mode) == 0o600
     q = tmp_path / "u.py"
     q.write_bytes(b"\xef\xbb\xbf" + BOTH.encode())
-    assert run_cli(["--fix", "u.py"], tmp_path).returncode == 0
+    assert cli_run(["--fix", "u.py"], tmp_path).returncode == 0
     assert q.read_bytes() == b"\xef\xbb\xbf" + FIXED.encode()
 
 
-def test_diff_writes_nothing(tmp_path):
+def test_diff_writes_nothing(tmp_path, cli_run):
     p = tmp_path / "t.py"
     p.write_text(BOTH, encoding="utf-8")
-    r = run_cli(["--diff", "t.py"], tmp_path)
+    r = cli_run(["--diff", "t.py"], tmp_path)
     assert r.returncode == 1
     assert r.stdout.startswith("--- a/t.py\n+++ b/t.py\n")
     assert "-config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False\n" in r.stdout
     assert '+opt = torch.compile(model, backend=backend)\n' in r.stdout
     assert p.read_text(encoding="utf-8") == BOTH
     p.write_text(FIXED, encoding="utf-8")
-    r = run_cli(["--diff", "t.py"], tmp_path)
+    r = cli_run(["--diff", "t.py"], tmp_path)
     assert r.returncode == 0 and r.stdout == ""
 
 
-def test_fix_only_reports_nothing_else(tmp_path):
+def test_fix_only_reports_nothing_else(tmp_path, cli_run):
     text = BOTH + "import torchair as tng\nwith tng.scope.npu_stream_switch('1', 2):\n    pass\n"
     p = tmp_path / "t.py"
     p.write_text(text, encoding="utf-8")
-    r = run_cli(["--fix-only", "t.py"], tmp_path)
+    r = cli_run(["--fix-only", "t.py"], tmp_path)
     assert r.returncode == 0
     assert r.stdout == ""
     assert "NPU304" not in p.read_text(encoding="utf-8") and "npu_stream_switch('1', 2)" in p.read_text()
-    r = run_cli(["t.py"], tmp_path)
+    r = cli_run(["t.py"], tmp_path)
     assert r.returncode == 1 and "NPU304" in r.stdout and "NPU208" not in r.stdout
 
 
-def test_fix_from_stdin_prints_the_fixed_source(tmp_path):
-    r = run_cli(["--fix", "--stdin-filename", "t.py", "-"], tmp_path, stdin=BOTH)
+def test_fix_from_stdin_prints_the_fixed_source(tmp_path, cli_run):
+    r = cli_run(["--fix", "--stdin-filename", "t.py", "-"], tmp_path, stdin=BOTH)
     assert r.returncode == 0, r.stderr
     assert r.stdout == FIXED
     assert not (tmp_path / "t.py").exists()
-    r = run_cli(["--fix", "-"], tmp_path, stdin="x = 1\n")
+    r = cli_run(["--fix", "-"], tmp_path, stdin="x = 1\n")
     assert r.stdout == "x = 1\n"
 
 
-def test_fix_leaves_files_it_cannot_fix_alone(tmp_path):
+def test_fix_leaves_files_it_cannot_fix_alone(tmp_path, cli_run):
     (tmp_path / "clean.py").write_text("x = 1\n", encoding="utf-8")
     before = os.stat(tmp_path / "clean.py").st_mtime_ns
     (tmp_path / "t.py").write_text(BOTH, encoding="utf-8")
-    assert run_cli(["--fix", "."], tmp_path).returncode == 0
+    assert cli_run(["--fix", "."], tmp_path).returncode == 0
     assert os.stat(tmp_path / "clean.py").st_mtime_ns == before
 
 
@@ -310,19 +309,19 @@ def test_unused_noqa_respects_per_file_ignores(lint):
     assert lint(NOQA, config=cfg) == []
 
 
-def test_unused_noqa_fix(tmp_path):
+def test_unused_noqa_fix(tmp_path, cli_run):
     p = tmp_path / "t.py"
     p.write_text(NOQA, encoding="utf-8")
-    r = run_cli(["--fix", "--extend-select", "NPU003", "t.py"], tmp_path)
+    r = cli_run(["--fix", "--extend-select", "NPU003", "t.py"], tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert p.read_text(encoding="utf-8") == NOQA.replace("x = 1  # noqa: NPU304", "x = 1").replace(
         "# noqa: NPU304, E501 reason", "# noqa: E501 reason").replace("# noqa: NPU304,NPU101", "# noqa: NPU304")
-    assert run_cli(["--extend-select", "NPU003", "t.py"], tmp_path).returncode == 0
+    assert cli_run(["--extend-select", "NPU003", "t.py"], tmp_path).returncode == 0
 
 
-def test_unused_noqa_fix_keeps_the_rest_of_the_comment(tmp_path):
+def test_unused_noqa_fix_keeps_the_rest_of_the_comment(tmp_path, cli_run):
     p = tmp_path / "t.sh"
     p.write_text("echo hi  # noqa: NPU101 -- kept\n", encoding="utf-8")
-    r = run_cli(["--fix", "--extend-select", "NPU003", "t.sh"], tmp_path)
+    r = cli_run(["--fix", "--extend-select", "NPU003", "t.sh"], tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert p.read_text(encoding="utf-8") == "echo hi  # -- kept\n"

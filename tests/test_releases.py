@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conftest import codes, run_cli
+from conftest import codes
 from npulint import releases
 from npulint.config import Settings
 
@@ -71,9 +71,9 @@ def test_npu303_clean_twin_in_reduce_overhead(lint):
     ('[tool.npulint.releases]\ntorchair = 7\n', ["releases.torchair"]),
     ('[tool.npulint]\nreleases = "master"\n', ["'releases' must be a table"]),
 ])
-def test_bad_release_configuration_is_one_line_exit_2(project, table, words):
+def test_bad_release_configuration_is_one_line_exit_2(project, table, words, cli_run):
     root = project({"run.sh": "torchrun pretrain_gpt.py --bf16\n", "pyproject.toml": table})
-    proc = run_cli(["."], cwd=root)
+    proc = cli_run(["."], cwd=root)
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("npulint: error:")
     for w in words:
@@ -162,13 +162,13 @@ def test_mindspeed_stack_is_an_alias(tmp_path):
     assert got.of("mindspeed-llm") is None
 
 
-def test_a_changed_pin_is_a_new_run_not_a_cached_one(project):
+def test_a_changed_pin_is_a_new_run_not_a_cached_one(project, cli_run):
     src = CREATED
     root = project({"m.py": src, "requirements.txt": "torchair==7.1.0\n"})
-    first = run_cli([".", "--select", "NPU303", "--format", "json"], cwd=root)
+    first = cli_run([".", "--select", "NPU303", "--format", "json"], cwd=root)
     assert json.loads(first.stdout) == []
     (root / "requirements.txt").write_text("torchair==7.3.0\n")
-    second = run_cli([".", "--select", "NPU303", "--format", "json"], cwd=root)
+    second = cli_run([".", "--select", "NPU303", "--format", "json"], cwd=root)
     assert [f["code"] for f in json.loads(second.stdout)] == ["NPU303"]
 
 

@@ -1,6 +1,7 @@
 """The shared resolvers: names (imports, aliases, scopes) and values (RULES.md
 "Resolve names, not spellings" and "Resolve values, never guess")."""
 
+import functools
 import sys
 
 import libcst as cst
@@ -642,21 +643,31 @@ def _walked_context(name: str, tour: str):
     if problem is not None and name == "tour" and sys.version_info < (3, 11):
         pytest.skip("the tour uses `except*` and `match`, which this Python cannot compile")
     assert problem is None
-    module = cst.parse_module(text)
+    module, _ = _parsed(text)
     ctx = FileContext("x.py", "x.py", text, module, Settings(root="."), set(), top_lines=lines)
     Walker(ctx.sem, [], None).walk(module)
     return module, ctx
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(text: str):
+    """The LibCST module of *text* and its whole-file positions: both tests over npulint's own
+    sources compare against the same (a parse and a whole-file code generation each, the
+    slowest part of the suite); each test still walks a fresh FileContext."""
+    from npulint.checker import _positions
+
+    module = cst.parse_module(text)
+    return module, _positions(module)
 
 
 @pytest.mark.parametrize("name", ["tour"] + [f"{p.parent.name}/{p.name}" for p in _engine_sources()])
 def test_statement_positions_equal_whole_file_positions(name):
     """FileContext.span generates positions for the top-level statement holding a node and
     shifts them by CPython's line: every walked node must get the whole-file position."""
-    from npulint.checker import _positions
     from npulint.model import Span
 
     module, ctx = _walked_context(name, _POSITION_TOUR)
-    full = _positions(module)
+    full = _parsed(ctx.text)[1]
     nodes = list(ctx.sem.top_of)
     assert len(nodes) > (300 if name == "tour" else 0)
     for node in nodes:
@@ -757,11 +768,11 @@ def test_lines_counted_without_code_generation_equal_whole_file_positions(name):
     """FileContext.line counts the line breaks a statement's tree holds before a node,
     from CPython's line of the statement: for every walked node it places (not blocks,
     operators or punctuation), the line LibCST's positions give; and it generates no code."""
-    from npulint.checker import _UNPLACED, _positions
+    from npulint.checker import _UNPLACED
     from npulint.semantic import _INERT
 
     module, ctx = _walked_context(name, _LINE_TOUR)
-    full = _positions(module)
+    full = _parsed(ctx.text)[1]
     nodes = [n for n in ctx.sem.top_of if type(n) not in _UNPLACED and type(n) not in _INERT]
     assert len(nodes) > (300 if name == "tour" else 0)
     for node in nodes:
