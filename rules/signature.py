@@ -6,7 +6,7 @@ from typing import Dict, List, Tuple
 
 import libcst as cst
 
-from npulint.lintrule import LintRule
+from npulint.lintrule import Invalid, LintRule
 from npulint.semantic import Site
 from npulint.signatures import Signature
 
@@ -78,6 +78,9 @@ SIGNATURE_TEXT["mindspeed.core.memory.adaptive_memory.adaptive_memory_function.a
 SIGNATURES: Dict[str, Signature] = {q: Signature.parse(t) for q, t in SIGNATURE_TEXT.items()}
 
 
+_ALLGATHER_SIG = "(signature: allgather(tensor, rank_size, group='hccl_world_group', fusion=0, fusion_id=-1))"
+
+
 def short_name(qualname: str) -> str:
     parts = qualname.split(".")
     return ".".join(parts[-2:]) if parts[-2] in ("hccl_ops", "ops", "scope") else parts[-1]
@@ -114,12 +117,22 @@ class ApiSignatureMismatch(LintRule):
            "(op-plugin op_plugin/config/op_plugin_functions.yaml L5879, L6538, L6555), §B.1 (torchair "
            "python/torchair/scope/__init__.py, ops/__init__.py), torchair npu_fx_compiler.py L890")
     INVALID = (
-        "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w)\n",
-        "from npu_bridge.npu_init import *\nout = hccl_ops.allgather(w, 8, group_name='g')\n",
-        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope as p\n"
-        "with p(0, 1024, 5):\n    pass\n",
-        "import torch_npu\nout = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, 'sum')\n",
-        "import torch_npu\nout = torch_npu.npu_mm_all_reduce_base(x, w, hcom, world_size=8)\n",
+        Invalid("from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w)\n", range=(2, 7, 2, 28),
+                message="hccl_ops.allgather() missing required argument 'rank_size': the call raises TypeError "
+                        "when it runs " + _ALLGATHER_SIG),
+        Invalid("from npu_bridge.npu_init import *\nout = hccl_ops.allgather(w, 8, group_name='g')\n",
+                range=(2, 7, 2, 47),
+                message="hccl_ops.allgather() got an unexpected keyword argument 'group_name': the call raises "
+                        "TypeError when it runs " + _ALLGATHER_SIG),
+        Invalid("from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope as p\n"
+                "with p(0, 1024, 5):\n    pass\n", range=(2, 6, 2, 19),
+                message="npu_weight_prefetch_scope() takes at most 2 positional arguments: the call raises TypeError "
+                        "when it runs (signature: npu_weight_prefetch_scope(buffer_pool_id=0, "
+                        "buffer_pool_size=536870912))"),
+        Invalid("import torch_npu\nout = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, 'sum')\n",
+                range=(2, 7, 2, 65)),
+        Invalid("import torch_npu\nout = torch_npu.npu_mm_all_reduce_base(x, w, hcom, world_size=8)\n",
+                range=(2, 7, 2, 65)),
     )
     VALID = (
         "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w, 8)\n",

@@ -7,8 +7,11 @@ import pytest
 
 from conftest import codes
 from npulint import registry
+from npulint.fixes import fix_text
+from npulint.lintrule import Invalid, discovered, example_text
 
 RULES = registry.load()[0]
+RULE_CLASSES = {c.CODE: c for c in discovered()}
 
 def _files(rule, src):
     # shell launch scripts (NPU501/502/504) are linted as such
@@ -23,6 +26,17 @@ def _examples(kind):
     return out
 
 
+def _stated():
+    """The INVALID examples of rule classes that state their first finding's range, message or
+    fixed source."""
+    out = []
+    for code, cls in sorted(RULE_CLASSES.items()):
+        for i, ex in enumerate(cls.INVALID):
+            if isinstance(ex, Invalid) and (ex.range or ex.message is not None or ex.fixed is not None):
+                out.append(pytest.param(cls.meta(), ex, id=f"{code}-invalid-{i}"))
+    return out
+
+
 def _select(rule):
     # NPU003 judges `# noqa` codes of the rules that are on: its examples run with every rule
     return ["NPU"] if rule.code == "NPU003" else [rule.code]
@@ -33,6 +47,35 @@ def test_invalid_example_produces_the_code(lint, rule, src):
     found = lint(_files(rule, src), select=_select(rule), config=rule.example_config or None)
     assert rule.code in codes(found), f"{rule.code} invalid example gave {codes(found)}:\n{src}"
     assert set(codes(found)) == {rule.code}
+
+
+@pytest.mark.parametrize("rule, example", _stated())
+def test_invalid_example_gives_its_stated_range_message_and_fix(lint, rule, example):
+    config = rule.example_config or None
+    found = [f for f in lint(_files(rule, example.code), select=_select(rule), config=config) if f.code == rule.code]
+    assert found, f"{rule.code}: no finding"
+    first = found[0]
+    if example.range is not None:
+        assert (first.line, first.column, first.end_line, first.end_column) == example.range
+    if example.message is not None:
+        assert first.message == example.message
+    if example.fixed is not None:
+        text = example.code
+        for _ in range(10):  # the fix loop, as --fix runs it
+            fixes = [f.fix for f in found if f.fix is not None]
+            if not fixes:
+                break
+            text, applied = fix_text(text, fixes, rule.example_language)
+            if not applied:
+                break
+            found = [f for f in lint(_files(rule, text), select=_select(rule)) if f.code == rule.code]
+        assert text == example.fixed
+
+
+def test_rules_with_a_fix_state_the_fixed_source_of_an_example():
+    for code, cls in RULE_CLASSES.items():
+        if cls.AUTOFIX and not cls.ENGINE:
+            assert any(isinstance(e, Invalid) and e.fixed is not None for e in cls.INVALID), code
 
 
 @pytest.mark.parametrize("rule, src", _examples("valid"))
