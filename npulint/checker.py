@@ -11,6 +11,7 @@ from libcst.metadata import MetadataWrapper, PositionProvider
 
 from npulint.model import Edit, Finding, Fix, Rule, Span
 from npulint.paths import module_name  # noqa: F401 - re-exported
+from npulint.paths import module_name as _module_name
 from npulint.semantic import _INERT, Semantic, Site, _field_order
 from npulint.signatures import Bound, Signature, bind
 from npulint.source import PYTHON, python_lines
@@ -113,14 +114,16 @@ class FileContext:
     """Everything a checker may ask about the file it is in."""
 
     def __init__(self, path: str, display: str, text: str, module: cst.Module, settings, enabled: Set[str],
-                 top_lines: Optional[List[Tuple[int, Optional[List[int]]]]] = None):
+                 top_lines: Optional[List[Tuple[int, Optional[List[int]]]]] = None,
+                 module_name: Optional[Tuple[Optional[str], bool]] = None):
         self.path = path
         self.display = display
         self.text = text
         self.module = module
         self.settings = settings
         self.enabled = enabled
-        name, is_package = module_name(path)
+        # the module's name (for relative imports): given, or from the path and its package folders
+        name, is_package = module_name if module_name is not None else _module_name(path)
         self.sem = Semantic(module, name, is_package)
         # A program that changes torch's default dtype makes it unknown (the call may run
         # before any of this file's tensors are made).

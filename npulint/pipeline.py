@@ -208,17 +208,22 @@ def _deeper_than(tree, limit: int):
 
 
 def lint_text(path: str, display: str, language: str, text: str, settings: Settings,
-              checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = ()) -> FileResult:
-    result = _lint_text(path, display, language, text, settings, checker_classes, enabled, force)
+              checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = (),
+              module: Optional[Tuple[Optional[str], bool]] = None) -> FileResult:
+    """One file's findings and facts, before the project phase and suppression. *module*: the
+    file's module name and whether it is a package's ``__init__`` (default: from *path* and the
+    folders' ``__init__.py`` files on disk)."""
+    result = _lint_text(path, display, language, text, settings, checker_classes, enabled, force, module)
     return _with_directives(result, text, enabled)
 
 
 def _lint_text(path: str, display: str, language: str, text: str, settings: Settings,
-               checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = ()) -> FileResult:
+               checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = (),
+               module: Optional[Tuple[Optional[str], bool]] = None) -> FileResult:
     result, active = _prefilter(path, display, language, text, checker_classes, enabled, force)
     if active is None:
         return result
-    return _analyse(result, text, settings, active, enabled)
+    return _analyse(result, text, settings, active, enabled, module)
 
 
 def _prefilter(path: str, display: str, language: str, text: str, checker_classes: Sequence[type],
@@ -257,7 +262,7 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
 
 
 def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence[type],
-             enabled: Set[str]) -> FileResult:
+             enabled: Set[str], module: Optional[Tuple[Optional[str], bool]] = None) -> FileResult:
     """Parse the file once and run *active* over it in one traversal."""
     path, display = result.path, result.display
     if result.language != PYTHON:
@@ -273,7 +278,7 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
         kind, line, col, msg = problem
         return _syntax_error(result, text, enabled, line, col, msg)
     try:
-        module = _parse(text, python_accepts=True)
+        tree = _parse(text, python_accepts=True)
     except cst.ParserSyntaxError as exc:
         msg = " ".join(str(exc.message).split())
         return _syntax_error(result, text, enabled, exc.raw_line, exc.raw_column + 1,
@@ -281,7 +286,7 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     except RecursionError:
         return _nested_too_deep(result, text, enabled)
     result.parsed = True
-    ctx = FileContext(path, display, text, module, settings, enabled, top_lines=top_lines)
+    ctx = FileContext(path, display, text, tree, settings, enabled, top_lines=top_lines, module_name=module)
     errors: List[Finding] = []
 
     def on_error(checker: Checker, exc: BaseException, node: Optional[cst.CSTNode]) -> None:
@@ -297,7 +302,7 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
         checkers.append(checker)
     walker = Walker(ctx.sem, checkers, on_error)
     try:
-        walker.walk(module)
+        walker.walk(tree)
         for checker in checkers:
             if checker in walker.disabled:
                 continue
@@ -658,31 +663,7 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
         run_key = None  # a file changed during the run: its results are not the run's
 
     # the project-wide phase: facts in sorted path order
-    project_classes = [cls for cls in checkers.get() if cls.codes() & enabled] \
-        if any(r.facts for r in results) else []
-    if project_classes:
-        from npulint.checker import ProjectReporter
-
-        reporter = ProjectReporter(enabled)
-        for cls in project_classes:
-            facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
-            topics = tuple(cls.consumes) + tuple(u.__name__ for u in cls.uses)  # an analysis's facts reach its rules
-            shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in topics}
-            if facts or any(shared.values()):
-                try:
-                    cls.project(facts, reporter, settings, shared)
-                except Exception as exc:
-                    if "NPU000" in enabled:
-                        where = facts[0][0] if facts else next(p for v in shared.values() for p, _ in v)
-                        reporter.findings.append(Finding(where, 1, 1, "NPU000",
-                                                         f"internal error in {cls.__name__}.project: "
-                                                         f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
-
-        by_display = {r.display: r for r in results}
-        for f in reporter.findings:
-            r = by_display.get(f.path)
-            if r is not None:
-                r.findings.append(f)
+    _project_phase(results, checkers.get(), enabled, settings)
 
     if run_key is not None:
         # Without the facts: the phases that read them are done, and a fact may be an object of
@@ -692,6 +673,38 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
     out = sorted(set(out), key=Finding.sort_key)
     return RunResult(out, len(results), sum(1 for r in results if r.parsed), sum(r.lines for r in results), notes)
 
+
+
+def _project_phase(results: List[FileResult], checker_classes: Sequence[type], enabled: Set[str],
+                   settings: Settings) -> None:
+    """The project-wide phase over *results* (in sorted path order): each checker's
+    ``project()`` with its facts and the shared topics it reads; its findings join the file
+    they are in."""
+    project_classes = [cls for cls in checker_classes if cls.codes() & enabled] \
+        if any(r.facts for r in results) else []
+    if not project_classes:
+        return
+    from npulint.checker import ProjectReporter
+
+    reporter = ProjectReporter(enabled)
+    for cls in project_classes:
+        facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
+        topics = tuple(cls.consumes) + tuple(u.__name__ for u in cls.uses)  # an analysis's facts reach its rules
+        shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in topics}
+        if facts or any(shared.values()):
+            try:
+                cls.project(facts, reporter, settings, shared)
+            except Exception as exc:
+                if "NPU000" in enabled:
+                    where = facts[0][0] if facts else next(p for v in shared.values() for p, _ in v)
+                    reporter.findings.append(Finding(where, 1, 1, "NPU000",
+                                                     f"internal error in {cls.__name__}.project: "
+                                                     f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
+    by_display = {r.display: r for r in results}
+    for f in reporter.findings:
+        r = by_display.get(f.path)
+        if r is not None:
+            r.findings.append(f)
 
 def _module_name(path: str, language: str) -> Tuple[Optional[str], bool]:
     if language != PYTHON:

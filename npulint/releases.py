@@ -270,9 +270,10 @@ def infer(root: Optional[str]) -> Dict[str, Tuple[Tuple[str, ...], str]]:
     return out
 
 
-def resolve(settings, files: Sequence[str]) -> Releases:
+def resolve(settings, files: Sequence[str], infer_from_project: bool = True) -> Releases:
     """The run's releases: configured ones, the deprecated ``mindspeed-stack`` alias, inferred
-    ones; a framework with none of these is left out (every release it has)."""
+    ones (unless *infer_from_project* is false: then nothing is read); a framework with none of
+    these is left out (every release it has)."""
     configured: Mapping[str, Tuple[str, ...]] = getattr(settings, "releases", None) or {}
     chosen = [(fw, rels, "configured") for fw, rels in configured.items()]
     have = set(configured)
@@ -283,7 +284,7 @@ def resolve(settings, files: Sequence[str]) -> Releases:
             chosen.append((fw, tuple(r for r in known(fw) if keep(r)), f"mindspeed-stack = \"{stack}\""))
         have.update(MINDSPEED_FRAMEWORKS)
     wanted = [fw for fw in FRAMEWORKS if fw not in have]
-    if wanted:
+    if wanted and infer_from_project:
         inferred = infer(project_root(settings, files))
         if ms_configured or stack:
             inferred = {fw: v for fw, v in inferred.items() if fw not in MINDSPEED_FRAMEWORKS}

@@ -5,17 +5,34 @@ import re
 
 import pytest
 
+import sys
+
 from conftest import codes
 from npulint import registry
+from npulint.config import Settings, apply_table
+from npulint.core import lint_source
 from npulint.fixes import fix_text
 from npulint.lintrule import Invalid, discovered, example_text
 
 RULES = registry.load()[0]
 RULE_CLASSES = {c.CODE: c for c in discovered()}
 
-def _files(rule, src):
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+
+def _lint(rule, src):
+    """The findings of *rule*'s example *src* through the pure core (no file is written), under
+    the rule's example configuration, with the rule (NPU003: every rule) selected."""
+    settings = Settings(root="/examples")
+    if rule.example_config:
+        apply_table(settings, tomllib.loads(rule.example_config)["tool"]["npulint"], "example_config",
+                    [r.code for r in RULES])
+    settings.select = _select(rule)
     # shell launch scripts (NPU501/502/504) are linted as such
-    return {"t.sh": src} if rule.example_language == "shell" else src
+    return lint_source("t.sh" if rule.example_language == "shell" else "t.py", src, settings)
 
 
 def _examples(kind):
@@ -43,16 +60,15 @@ def _select(rule):
 
 
 @pytest.mark.parametrize("rule, src", _examples("invalid"))
-def test_invalid_example_produces_the_code(lint, rule, src):
-    found = lint(_files(rule, src), select=_select(rule), config=rule.example_config or None)
+def test_invalid_example_produces_the_code(rule, src):
+    found = _lint(rule, src)
     assert rule.code in codes(found), f"{rule.code} invalid example gave {codes(found)}:\n{src}"
     assert set(codes(found)) == {rule.code}
 
 
 @pytest.mark.parametrize("rule, example", _stated())
-def test_invalid_example_gives_its_stated_range_message_and_fix(lint, rule, example):
-    config = rule.example_config or None
-    found = [f for f in lint(_files(rule, example.code), select=_select(rule), config=config) if f.code == rule.code]
+def test_invalid_example_gives_its_stated_range_message_and_fix(rule, example):
+    found = [f for f in _lint(rule, example.code) if f.code == rule.code]
     assert found, f"{rule.code}: no finding"
     first = found[0]
     if example.range is not None:
@@ -68,7 +84,7 @@ def test_invalid_example_gives_its_stated_range_message_and_fix(lint, rule, exam
             text, applied = fix_text(text, fixes, rule.example_language)
             if not applied:
                 break
-            found = [f for f in lint(_files(rule, text), select=_select(rule)) if f.code == rule.code]
+            found = [f for f in _lint(rule, text) if f.code == rule.code]
         assert text == example.fixed
 
 
@@ -79,8 +95,8 @@ def test_rules_with_a_fix_state_the_fixed_source_of_an_example():
 
 
 @pytest.mark.parametrize("rule, src", _examples("valid"))
-def test_valid_example_does_not_produce_the_code(lint, rule, src):
-    found = lint(_files(rule, src), select=_select(rule), config=rule.example_config or None)
+def test_valid_example_does_not_produce_the_code(rule, src):
+    found = _lint(rule, src)
     assert rule.code not in codes(found), f"{rule.code} valid example gave {found}:\n{src}"
 
 
