@@ -4,12 +4,13 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional, Set, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
 
 import libcst as cst
 
-from npulint.checker import Checker, FileContext
-from npulint.model import Rule, Span
+from npulint.checker import FileContext
+from npulint.lintrule import Analysis, Invalid, LintRule
+from npulint.model import Span
 from npulint.semantic import Site
 from npulint.values import UNKNOWN, Tensor, is_constant
 
@@ -46,152 +47,6 @@ MULTI_INPUT_OPS: Set[str] = {f"tensorflow.{n}" for n in (
 # (einsum's first argument is the equation string, never a list: it never matches the list test)
 
 
-PREFETCH_POOL_SIZE_MISMATCH = Rule(
-    code="NPU101",
-    name="prefetch-pool-size-mismatch",
-    severity="error",
-    summary="Two prefetch scopes use one buffer_pool_id with different buffer_pool_size.",
-    explanation=(
-        "Buffer pools with the same ID must have the same size. One TensorFlow graph spans the "
-        "modules of a program, so every scope in the files of one run is compared. Omitted "
-        "arguments take the defaults: `npu_weight_prefetch_scope()` is pool 0 of 536870912 bytes. "
-        "Every scope whose size differs from the first scope seen for that id (in sorted path "
-        "order, then source order) is reported, and the message names that first location. "
-        "Ids or sizes that cannot be known statically are not compared."
-    ),
-    source=_SOURCE + " (Restriction 2)",
-    invalid=(
-        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
-        "with npu_weight_prefetch_scope():\n    a = 1\n"
-        "with npu_weight_prefetch_scope(0, 268435456):\n    b = 2\n",
-        "from npu_bridge.npu_init import *\nPOOL = 1\nMB = 1024 * 1024\n"
-        "with npu_scope.npu_weight_prefetch_scope(POOL, 256 * MB):\n    a = 1\n"
-        "with npu_scope.npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=128 * MB):\n    b = 2\n",
-    ),
-    valid=(
-        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
-        "with npu_weight_prefetch_scope():\n    a = 1\n"
-        "with npu_weight_prefetch_scope(1, 268435456):\n    b = 2\n",
-        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
-        "def build(size):\n    with npu_weight_prefetch_scope(0, size):\n        pass\n"
-        "with npu_weight_prefetch_scope(0, 1024):\n    pass\n",
-    ),
-    fix="Give each pool id one size everywhere (define the size once, as a constant).",
-)
-
-PREFETCH_IN_CONTROL_FLOW = Rule(
-    code="NPU102",
-    name="prefetch-in-control-flow",
-    severity="error",
-    summary="A prefetch scope inside graph control flow or a subgraph.",
-    explanation=(
-        "Prefetch buffer pools are not supported for prefetch operators in a subgraph or in control "
-        "flow. Reported when the scope is in a function or lambda passed as a branch, body or fn to "
-        "`tf.cond`, `tf.case`, `tf.switch_case`, `tf.while_loop`, `tf.map_fn`, `tf.scan`, `tf.foldl`, "
-        "`tf.foldr` (also their `tf.compat.v1` names), in a function decorated with `tf.function` or "
-        "`Defun`, or in a function of this file called from one of those.\n\nNot a violation: Python "
-        "`if`/`for`/`while` in TF1 graph-building code. They run once while the graph is built and "
-        "unroll; they create no graph control flow."
-    ),
-    source=_SOURCE + " (Restriction 4)",
-    invalid=(
-        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
-        "def branch():\n    with npu_scope.npu_weight_prefetch_scope():\n"
-        "        return hccl_ops.allgather(w, 8)\n"
-        "out = tf.cond(pred, branch, lambda: w)\n",
-        "import tensorflow as tf\nfrom npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
-        "@tf.function\ndef step(x):\n    with npu_weight_prefetch_scope():\n        return x\n",
-    ),
-    valid=(
-        "from npu_bridge.npu_init import *\n"
-        "for i in range(4):\n    with npu_scope.npu_weight_prefetch_scope():\n"
-        "        g = hccl_ops.allgather(ws[i], 8)\n",
-    ),
-    fix="Create the prefetch scope outside the branch or loop body, or drop it there.",
-)
-
-PREFETCH_POOL_INVALID_ARGUMENT = Rule(
-    code="NPU103",
-    name="prefetch-pool-invalid-argument",
-    severity="error",
-    summary="buffer_pool_id is not a non-negative int, or buffer_pool_size not a positive int.",
-    explanation=(
-        "The scope stores both values as integer graph attributes. A bool, float, string, zero "
-        "size or negative value is rejected when the scope is entered (protobuf TypeError) or "
-        "makes the pool unusable. Only statically known values are checked."
-    ),
-    source=_SOURCE + "; D.1 (AttrValue(i=...))",
-    invalid=(
-        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
-        "with npu_weight_prefetch_scope(0, 5e8):\n    pass\n",
-        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
-        "ID = -1\nwith npu_weight_prefetch_scope(buffer_pool_id=ID):\n    pass\n",
-    ),
-    valid=(
-        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
-        "with npu_weight_prefetch_scope(0, 500 * 1024 * 1024):\n    pass\n",
-    ),
-    fix="Pass integers: an id >= 0 and a size in bytes > 0 (e.g. `256 * 1024 * 1024`).",
-)
-
-PREFETCH_MULTI_IO_OP = Rule(
-    code="NPU104",
-    name="prefetch-multi-io-op",
-    severity="warning",
-    summary="An op in a prefetch scope has several inputs or several outputs.",
-    explanation=(
-        "The prefetch buffer pool supports only prefetch operators with a single input and a single "
-        "output. Reported for an op created directly in the scope body with a list/tuple of tensors as "
-        "its input (e.g. `tf.concat([a, b], 0)`, `tf.add_n([a, b])`) or whose result is unpacked into "
-        "several targets (e.g. `a, b = tf.split(w, 2)`)."
-    ),
-    source=_SOURCE + " (Restriction 1)",
-    invalid=(
-        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
-        "with npu_scope.npu_weight_prefetch_scope():\n    w = tf.concat([a, b], 0)\n",
-        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
-        "with npu_scope.npu_weight_prefetch_scope():\n    a, b = tf.split(w, 2)\n",
-    ),
-    valid=(
-        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
-        "with npu_scope.npu_weight_prefetch_scope():\n    g = hccl_ops.allgather(w, 8)\n"
-        "a, b = tf.split(g, 2)\n",
-    ),
-    fix="Keep only the single-input, single-output prefetch op (e.g. the allgather) in the scope.",
-)
-
-PREFETCH_POOL_TOO_SMALL = Rule(
-    code="NPU105",
-    name="prefetch-pool-too-small",
-    severity="error",
-    summary="The largest prefetch op in a pool does not fit in buffer_pool_size.",
-    explanation=(
-        "The pool must hold its largest prefetch operator including alignment and padding. For "
-        "`hccl_ops.allgather(x, rank_size)` in the scope, with `x` statically known (from "
-        "`tf.get_variable`/`tf.Variable`/`tf.zeros`/`tf.ones`/`tf.random.*` with literal shape and "
-        "dtype) and `rank_size` known, the output takes bytes(x) x rank_size, rounded up to 512, "
-        "plus 512 bytes before and after (HCOM alignment). More than `buffer_pool_size` is reported."
-    ),
-    source=_SOURCE + " (Restriction 3); §D.2 item 3",
-    invalid=(
-        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
-        "w = tf.get_variable('w', shape=[8192, 8192], dtype=tf.float32)\n"
-        "with npu_scope.npu_weight_prefetch_scope(1, 128 * 1024 * 1024):\n"
-        "    g = hccl_ops.allgather(w, 8)\n",
-    ),
-    valid=(
-        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
-        "w = tf.get_variable('w', shape=[1024, 1024], dtype=tf.float16)\n"
-        "with npu_scope.npu_weight_prefetch_scope(1, 128 * 1024 * 1024):\n"
-        "    g = hccl_ops.allgather(w, 8)\n",
-    ),
-    fix="Raise buffer_pool_size to at least the size in the message, or prefetch a smaller tensor.",
-)
-
-RULES = (PREFETCH_POOL_SIZE_MISMATCH, PREFETCH_IN_CONTROL_FLOW, PREFETCH_POOL_INVALID_ARGUMENT,
-         PREFETCH_MULTI_IO_OP, PREFETCH_POOL_TOO_SMALL)
-
-
 @dataclasses.dataclass
 class _Scope:
     with_node: cst.With
@@ -215,8 +70,13 @@ def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
-class PrefetchChecker(Checker):
-    rules = RULES
+class PrefetchAnalysis(Analysis):
+    """The file's prefetch scopes (``with npu_weight_prefetch_scope(...)``, their pool id and
+    size when statically known) and the structure the rules judge them in: every call and every
+    unpacking assignment with the ``with`` statements open around it, and the decorated
+    functions. Names and values are resolved in ``finish()``. Each scope whose id and size are
+    valid ints is a fact ``(line, column, end_line, end_column, pool_id, size)`` for NPU101."""
+
     tokens = (("npu_weight_prefetch_scope",),)
 
     def __init__(self, ctx: FileContext):
@@ -227,6 +87,10 @@ class PrefetchChecker(Checker):
         self.calls: List[Tuple[cst.Call, Site, Tuple[cst.With, ...]]] = []
         self.unpacks: List[Tuple[cst.Assign, Site, Tuple[cst.With, ...]]] = []
         self.decorated: List[Tuple[cst.FunctionDef, Site]] = []
+        # after finish(): every prefetch scope in source order, and a with -> its last prefetch
+        # item (the one in force)
+        self.found: List[_Scope] = []
+        self.scopes: Dict[cst.With, _Scope] = {}
 
     # -- traversal: structure only; names and values are resolved in finish() -----------
     def visit_With(self, node: cst.With) -> None:
@@ -249,12 +113,9 @@ class PrefetchChecker(Checker):
         if node.decorators:
             self.decorated.append((node, self.ctx.site()))
 
-    # -- decisions -----------------------------------------------------------------------
     def finish(self) -> None:
         ctx = self.ctx
         sig = SIGNATURES[PREFETCH]
-        scopes: Dict[cst.With, _Scope] = {}  # a with -> its last prefetch item (the one in force)
-        found: List[_Scope] = []
         for with_node, site in self.withs:
             for item in with_node.items:
                 call = item.item
@@ -267,41 +128,145 @@ class PrefetchChecker(Checker):
                     pid = ctx.arg_value(bound, "buffer_pool_id", site)
                     size = ctx.arg_value(bound, "buffer_pool_size", site)
                 scope = _Scope(with_node, call, site, pid, size)
-                found.append(scope)
-                scopes[with_node] = scope
-        if not found:
-            return
-        for s in found:
-            self._check_arguments(s)
+                self.found.append(scope)
+                self.scopes[with_node] = scope
+        for s in self.found:
             if _is_int(s.pool_id) and s.pool_id >= 0 and _is_int(s.size) and s.size > 0:
                 span = ctx.span(s.call)
-                ctx.fact(PrefetchChecker, (span.line, span.column, span.end_line, span.end_column,
-                                           s.pool_id, s.size))
-        self._check_control_flow(found)
-        self._check_body(scopes)
+                ctx.fact(PrefetchAnalysis, (span.line, span.column, span.end_line, span.end_column,
+                                            s.pool_id, s.size))
 
-    def _check_arguments(self, s: _Scope) -> None:
-        ctx = self.ctx
-        if is_constant(s.pool_id) and not (_is_int(s.pool_id) and s.pool_id >= 0):
-            ctx.report("NPU103", s.call, f"buffer_pool_id={s.pool_id!r} is not a non-negative int: the pool id is "
-                                         "stored as an integer graph attribute; use an int >= 0")
-        if is_constant(s.size) and not (_is_int(s.size) and s.size > 0):
-            ctx.report("NPU103", s.call, f"buffer_pool_size={s.size!r} is not a positive int: the pool size is "
-                                         "stored as an integer number of bytes; use an int > 0, e.g. 256 * 1024 * 1024")
+    def innermost_scope(self, withs: Tuple[cst.With, ...], site: Site) -> Optional[_Scope]:
+        """The prefetch scope in force at *site* (inside the open *withs*), if it was opened in
+        the same function."""
+        fn = _module(site)
+        for w in reversed(withs):
+            s = self.scopes.get(w)
+            if s is not None:
+                return s if _module(s.site) is fn else None
+        return None
 
-    def _check_control_flow(self, scopes: List[_Scope]) -> None:
+    def calls_in_scopes(self) -> Iterator[Tuple[cst.Call, Site, _Scope]]:
+        """Each call made in a prefetch scope's body (not the scope's own call), with the scope."""
+        if not self.found:
+            return
+        for call, site, withs in self.calls:
+            s = self.innermost_scope(withs, site)
+            if s is None or any(call is item.item for item in s.with_node.items):
+                continue
+            yield call, site, s
+
+
+class PrefetchPoolSizeMismatch(LintRule):
+    CODE = "NPU101"
+    NAME = "prefetch-pool-size-mismatch"
+    SEVERITY = "error"
+    SUMMARY = "Two prefetch scopes use one buffer_pool_id with different buffer_pool_size."
+    EXPLANATION = (
+        "Buffer pools with the same ID must have the same size. One TensorFlow graph spans the "
+        "modules of a program, so every scope in the files of one run is compared. Omitted "
+        "arguments take the defaults: `npu_weight_prefetch_scope()` is pool 0 of 536870912 bytes. "
+        "Every scope whose size differs from the first scope seen for that id (in sorted path "
+        "order, then source order) is reported, and the message names that first location. "
+        "Ids or sizes that cannot be known statically are not compared."
+    )
+    SOURCE = _SOURCE + " (Restriction 2)"
+    INVALID = (
+        Invalid("from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+                "with npu_weight_prefetch_scope():\n    a = 1\n"
+                "with npu_weight_prefetch_scope(0, 268435456):\n    b = 2\n", range=(4, 6, 4, 45),
+                message="prefetch pool 0 is 268435456 bytes here but 536870912 bytes at line 2: pools with the same "
+                        "buffer_pool_id must have the same buffer_pool_size; use one size for each id"),
+        Invalid("from npu_bridge.npu_init import *\nPOOL = 1\nMB = 1024 * 1024\n"
+                "with npu_scope.npu_weight_prefetch_scope(POOL, 256 * MB):\n    a = 1\n"
+                "with npu_scope.npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=128 * MB):\n    b = 2\n",
+                range=(6, 6, 6, 86),
+                message="prefetch pool 1 is 134217728 bytes here but 268435456 bytes at line 4: pools with the same "
+                        "buffer_pool_id must have the same buffer_pool_size; use one size for each id"),
+    )
+    VALID = (
+        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+        "with npu_weight_prefetch_scope():\n    a = 1\n"
+        "with npu_weight_prefetch_scope(1, 268435456):\n    b = 2\n",
+        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+        "def build(size):\n    with npu_weight_prefetch_scope(0, size):\n        pass\n"
+        "with npu_weight_prefetch_scope(0, 1024):\n    pass\n",
+    )
+    HOW_TO_FIX = "Give each pool id one size everywhere (define the size once, as a constant)."
+
+    uses = (PrefetchAnalysis,)
+
+    @classmethod
+    def project(cls, facts, report, settings, shared=None) -> None:
+        first: Dict[int, Tuple[str, int, int, int]] = {}
+        scopes = (shared or {}).get(PrefetchAnalysis.__name__, ())
+        for path, (line, col, end_line, end_col, pid, size) in scopes:  # sorted path, then source order
+            seen = first.get(pid)
+            if seen is None:
+                first[pid] = (path, line, col, size)
+                continue
+            fpath, fline, fcol, fsize = seen
+            if size != fsize:
+                where = f"line {fline}" if fpath == path else f"{fpath}:{fline}:{fcol}"
+                cls.report_in(report, path, Span(line, col, end_line, end_col),
+                              f"prefetch pool {pid} is {size} bytes here but {fsize} bytes at {where}: pools "
+                              "with the same buffer_pool_id must have the same buffer_pool_size; use one size "
+                              "for each id", related=((fpath, fline, fcol),))
+
+
+class PrefetchInControlFlow(LintRule):
+    CODE = "NPU102"
+    NAME = "prefetch-in-control-flow"
+    SEVERITY = "error"
+    SUMMARY = "A prefetch scope inside graph control flow or a subgraph."
+    EXPLANATION = (
+        "Prefetch buffer pools are not supported for prefetch operators in a subgraph or in control "
+        "flow. Reported when the scope is in a function or lambda passed as a branch, body or fn to "
+        "`tf.cond`, `tf.case`, `tf.switch_case`, `tf.while_loop`, `tf.map_fn`, `tf.scan`, `tf.foldl`, "
+        "`tf.foldr` (also their `tf.compat.v1` names), in a function decorated with `tf.function` or "
+        "`Defun`, or in a function of this file called from one of those.\n\nNot a violation: Python "
+        "`if`/`for`/`while` in TF1 graph-building code. They run once while the graph is built and "
+        "unroll; they create no graph control flow."
+    )
+    SOURCE = _SOURCE + " (Restriction 4)"
+    INVALID = (
+        Invalid("import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+                "def branch():\n    with npu_scope.npu_weight_prefetch_scope():\n"
+                "        return hccl_ops.allgather(w, 8)\n"
+                "out = tf.cond(pred, branch, lambda: w)\n", range=(4, 10, 4, 47),
+                message="npu_weight_prefetch_scope in a function passed to tf.cond: prefetch buffer pools are not "
+                        "supported in graph control flow or subgraphs; create the scope outside it"),
+        Invalid("import tensorflow as tf\nfrom npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+                "@tf.function\ndef step(x):\n    with npu_weight_prefetch_scope():\n        return x\n",
+                range=(5, 10, 5, 37),
+                message="npu_weight_prefetch_scope in a function decorated with tf.function: prefetch buffer pools "
+                        "are not supported in graph control flow or subgraphs; create the scope outside it"),
+    )
+    VALID = (
+        "from npu_bridge.npu_init import *\n"
+        "for i in range(4):\n    with npu_scope.npu_weight_prefetch_scope():\n"
+        "        g = hccl_ops.allgather(ws[i], 8)\n",
+    )
+    HOW_TO_FIX = "Create the prefetch scope outside the branch or loop body, or drop it there."
+
+    uses = (PrefetchAnalysis,)
+
+    def finish(self) -> None:
+        a = self.ctx.analysis(PrefetchAnalysis)
+        if not a.found:
+            return
         ctx = self.ctx
         sem = ctx.sem
         # roots: functions that become a graph subgraph
         roots: Dict[cst.CSTNode, str] = {}
-        for fn, site in self.decorated:
+        for fn, site in a.decorated:
             for dec in fn.decorators:
                 expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
                 q = ctx.resolve(expr, site, SUBGRAPH_DECORATORS)
                 if q is not None:
                     roots.setdefault(fn, f"a function decorated with {_tf_short(q)}")
         edges: Dict[cst.CSTNode, List[cst.CSTNode]] = {}
-        for call, site, _ in self.calls:
+        for call, site, _ in a.calls:
             q = ctx.resolve(call.func, site, CONTROL_FLOW)
             if q is not None:
                 for arg in call.args:
@@ -325,57 +290,149 @@ class PrefetchChecker(Checker):
             for nxt in edges.get(fn, ()):
                 if nxt not in reach:
                     todo.append((nxt, why))
-        for s in scopes:
+        for s in a.found:
             fn = _module(s.site).node
             why = reach.get(fn)
             if why is not None:
-                ctx.report("NPU102", s.call,
-                           f"npu_weight_prefetch_scope in {why}: prefetch buffer pools are not supported in "
-                           "graph control flow or subgraphs; create the scope outside it")
+                self.report(s.call, f"npu_weight_prefetch_scope in {why}: prefetch buffer pools are not supported in "
+                                    "graph control flow or subgraphs; create the scope outside it")
 
-    def _innermost_scope(self, withs: Tuple[cst.With, ...], site: Site,
-                         scopes: Dict[cst.With, _Scope]) -> Optional[_Scope]:
-        fn = _module(site)
-        for w in reversed(withs):
-            s = scopes.get(w)
-            if s is not None:
-                return s if _module(s.site) is fn else None
-        return None
 
-    def _check_body(self, scopes: Dict[cst.With, _Scope]) -> None:
+class PrefetchPoolInvalidArgument(LintRule):
+    CODE = "NPU103"
+    NAME = "prefetch-pool-invalid-argument"
+    SEVERITY = "error"
+    SUMMARY = "buffer_pool_id is not a non-negative int, or buffer_pool_size not a positive int."
+    EXPLANATION = (
+        "The scope stores both values as integer graph attributes. A bool, float, string, zero "
+        "size or negative value is rejected when the scope is entered (protobuf TypeError) or "
+        "makes the pool unusable. Only statically known values are checked."
+    )
+    SOURCE = _SOURCE + "; D.1 (AttrValue(i=...))"
+    INVALID = (
+        Invalid("from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+                "with npu_weight_prefetch_scope(0, 5e8):\n    pass\n", range=(2, 6, 2, 39),
+                message="buffer_pool_size=500000000.0 is not a positive int: the pool size is stored as an integer "
+                        "number of bytes; use an int > 0, e.g. 256 * 1024 * 1024"),
+        Invalid("from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+                "ID = -1\nwith npu_weight_prefetch_scope(buffer_pool_id=ID):\n    pass\n", range=(3, 6, 3, 50),
+                message="buffer_pool_id=-1 is not a non-negative int: the pool id is stored as an integer graph "
+                        "attribute; use an int >= 0"),
+    )
+    VALID = (
+        "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+        "with npu_weight_prefetch_scope(0, 500 * 1024 * 1024):\n    pass\n",
+    )
+    HOW_TO_FIX = "Pass integers: an id >= 0 and a size in bytes > 0 (e.g. `256 * 1024 * 1024`)."
+
+    uses = (PrefetchAnalysis,)
+
+    def finish(self) -> None:
+        for s in self.ctx.analysis(PrefetchAnalysis).found:
+            if is_constant(s.pool_id) and not (_is_int(s.pool_id) and s.pool_id >= 0):
+                self.report(s.call, f"buffer_pool_id={s.pool_id!r} is not a non-negative int: the pool id is "
+                                    "stored as an integer graph attribute; use an int >= 0")
+            if is_constant(s.size) and not (_is_int(s.size) and s.size > 0):
+                self.report(s.call, f"buffer_pool_size={s.size!r} is not a positive int: the pool size is "
+                                    "stored as an integer number of bytes; use an int > 0, e.g. 256 * 1024 * 1024")
+
+
+class PrefetchMultiIoOp(LintRule):
+    CODE = "NPU104"
+    NAME = "prefetch-multi-io-op"
+    SEVERITY = "warning"
+    SUMMARY = "An op in a prefetch scope has several inputs or several outputs."
+    EXPLANATION = (
+        "The prefetch buffer pool supports only prefetch operators with a single input and a single "
+        "output. Reported for an op created directly in the scope body with a list/tuple of tensors as "
+        "its input (e.g. `tf.concat([a, b], 0)`, `tf.add_n([a, b])`) or whose result is unpacked into "
+        "several targets (e.g. `a, b = tf.split(w, 2)`)."
+    )
+    SOURCE = _SOURCE + " (Restriction 1)"
+    INVALID = (
+        Invalid("import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+                "with npu_scope.npu_weight_prefetch_scope():\n    w = tf.concat([a, b], 0)\n", range=(4, 9, 4, 29),
+                message="tf.concat takes 2 inputs inside npu_weight_prefetch_scope: the prefetch buffer pool "
+                        "supports only single-input, single-output ops; move it out of the scope"),
+        Invalid("import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+                "with npu_scope.npu_weight_prefetch_scope():\n    a, b = tf.split(w, 2)\n", range=(4, 12, 4, 26),
+                message="the result is unpacked into 2 outputs inside npu_weight_prefetch_scope: the prefetch buffer "
+                        "pool supports only single-input, single-output ops; move it out of the scope"),
+    )
+    VALID = (
+        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+        "with npu_scope.npu_weight_prefetch_scope():\n    g = hccl_ops.allgather(w, 8)\n"
+        "a, b = tf.split(g, 2)\n",
+    )
+    HOW_TO_FIX = "Keep only the single-input, single-output prefetch op (e.g. the allgather) in the scope."
+
+    uses = (PrefetchAnalysis,)
+
+    def finish(self) -> None:
         ctx = self.ctx
-        for call, site, withs in self.calls:
-            s = self._innermost_scope(withs, site, scopes)
-            if s is None or any(call is item.item for item in s.with_node.items):
+        a = ctx.analysis(PrefetchAnalysis)
+        if not a.found:
+            return
+        for call, site, _ in a.calls_in_scopes():
+            q = ctx.resolve(call.func, site, MULTI_INPUT_OPS)
+            if q is None:
                 continue
-            if ctx.wants("NPU104"):
-                q = ctx.resolve(call.func, site, MULTI_INPUT_OPS)
-                if q is not None:
-                    first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star \
-                        else next((a.value for a in call.args if a.keyword is not None
-                                   and a.keyword.value in ("values", "inputs", "tensors")), None)
-                    first = _display(ctx, first, site)
-                    if first is not None and sum(
-                            1 for el in first.elements if not isinstance(el, cst.StarredElement)) >= 2:
-                        ctx.report("NPU104", call,
-                                   f"{_tf_short(q)} takes {len(first.elements)} inputs inside "
-                                   "npu_weight_prefetch_scope: the prefetch buffer pool supports only "
-                                   "single-input, single-output ops; move it out of the scope")
-            if ctx.wants("NPU105") and ctx.resolve(call.func, site, {ALLGATHER}) is not None:
+            first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star \
+                else next((arg.value for arg in call.args if arg.keyword is not None
+                           and arg.keyword.value in ("values", "inputs", "tensors")), None)
+            first = _display(ctx, first, site)
+            if first is not None and sum(1 for el in first.elements if not isinstance(el, cst.StarredElement)) >= 2:
+                self.report(call, f"{_tf_short(q)} takes {len(first.elements)} inputs inside "
+                                  "npu_weight_prefetch_scope: the prefetch buffer pool supports only "
+                                  "single-input, single-output ops; move it out of the scope")
+        for assign, site, withs in a.unpacks:
+            if a.innermost_scope(withs, site) is None:
+                continue
+            qs = ctx.sem.qualnames(assign.value.func, site)
+            if qs and all(q.startswith(("tensorflow.", "npu_bridge.")) for q in qs):
+                n = max(len(t.target.elements) for t in assign.targets if isinstance(t.target, (cst.Tuple, cst.List)))
+                self.report(assign.value,
+                            f"the result is unpacked into {n} outputs inside npu_weight_prefetch_scope: the prefetch "
+                            "buffer pool supports only single-input, single-output ops; move it out of the scope")
+
+
+class PrefetchPoolTooSmall(LintRule):
+    CODE = "NPU105"
+    NAME = "prefetch-pool-too-small"
+    SEVERITY = "error"
+    SUMMARY = "The largest prefetch op in a pool does not fit in buffer_pool_size."
+    EXPLANATION = (
+        "The pool must hold its largest prefetch operator including alignment and padding. For "
+        "`hccl_ops.allgather(x, rank_size)` in the scope, with `x` statically known (from "
+        "`tf.get_variable`/`tf.Variable`/`tf.zeros`/`tf.ones`/`tf.random.*` with literal shape and "
+        "dtype) and `rank_size` known, the output takes bytes(x) x rank_size, rounded up to 512, "
+        "plus 512 bytes before and after (HCOM alignment). More than `buffer_pool_size` is reported."
+    )
+    SOURCE = _SOURCE + " (Restriction 3); §D.2 item 3"
+    INVALID = (
+        Invalid("import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+                "w = tf.get_variable('w', shape=[8192, 8192], dtype=tf.float32)\n"
+                "with npu_scope.npu_weight_prefetch_scope(1, 128 * 1024 * 1024):\n"
+                "    g = hccl_ops.allgather(w, 8)\n", range=(5, 9, 5, 33),
+                message="allgather output needs 2147484672 bytes (2147483648 bytes = float32[8192, 8192] x rank_size "
+                        "8, aligned to 512 plus 512 bytes before and after) but prefetch pool 1 holds 134217728 "
+                        "bytes: the op does not fit; raise buffer_pool_size to at least 2147484672"),
+    )
+    VALID = (
+        "import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+        "w = tf.get_variable('w', shape=[1024, 1024], dtype=tf.float16)\n"
+        "with npu_scope.npu_weight_prefetch_scope(1, 128 * 1024 * 1024):\n"
+        "    g = hccl_ops.allgather(w, 8)\n",
+    )
+    HOW_TO_FIX = "Raise buffer_pool_size to at least the size in the message, or prefetch a smaller tensor."
+
+    uses = (PrefetchAnalysis,)
+
+    def finish(self) -> None:
+        ctx = self.ctx
+        for call, site, s in ctx.analysis(PrefetchAnalysis).calls_in_scopes():
+            if ctx.resolve(call.func, site, {ALLGATHER}) is not None:
                 self._check_fit(call, site, s)
-        if ctx.wants("NPU104"):
-            for assign, site, withs in self.unpacks:
-                s = self._innermost_scope(withs, site, scopes)
-                if s is None:
-                    continue
-                qs = ctx.sem.qualnames(assign.value.func, site)
-                if qs and all(q.startswith(("tensorflow.", "npu_bridge.")) for q in qs):
-                    n = max(len(t.target.elements) for t in assign.targets
-                            if isinstance(t.target, (cst.Tuple, cst.List)))
-                    ctx.report("NPU104", assign.value,
-                               f"the result is unpacked into {n} outputs inside npu_weight_prefetch_scope: the "
-                               "prefetch buffer pool supports only single-input, single-output ops; "
-                               "move it out of the scope")
 
     def _check_fit(self, call: cst.Call, site: Site, s: _Scope) -> None:
         ctx = self.ctx
@@ -394,28 +451,10 @@ class PrefetchChecker(Checker):
         out = nbytes * rank
         need = -(-out // HCOM_ALIGN) * HCOM_ALIGN + 2 * HCOM_PAD
         if need > s.size:
-            ctx.report("NPU105", call,
-                       f"allgather output needs {need} bytes ({out} bytes = {x.dtype.name}{list(x.shape)} x "
-                       f"rank_size {rank}, aligned to {HCOM_ALIGN} plus {HCOM_PAD} bytes before and after) "
-                       f"but prefetch pool {s.pool_id!r} holds {s.size} bytes: the op does not fit; "
-                       f"raise buffer_pool_size to at least {need}")
-
-    # -- the project-wide phase ----------------------------------------------------------
-    @classmethod
-    def project(cls, facts, report, settings, shared=None) -> None:
-        first: Dict[int, Tuple[str, int, int, int]] = {}
-        for path, (line, col, end_line, end_col, pid, size) in facts:  # sorted path, then source order
-            seen = first.get(pid)
-            if seen is None:
-                first[pid] = (path, line, col, size)
-                continue
-            fpath, fline, fcol, fsize = seen
-            if size != fsize:
-                where = f"line {fline}" if fpath == path else f"{fpath}:{fline}:{fcol}"
-                report.report(path, Span(line, col, end_line, end_col), "NPU101",
-                              f"prefetch pool {pid} is {size} bytes here but {fsize} bytes at {where}: pools "
-                              "with the same buffer_pool_id must have the same buffer_pool_size; use one size "
-                              "for each id", related=((fpath, fline, fcol),))
+            self.report(call, f"allgather output needs {need} bytes ({out} bytes = {x.dtype.name}{list(x.shape)} x "
+                              f"rank_size {rank}, aligned to {HCOM_ALIGN} plus {HCOM_PAD} bytes before and after) "
+                              f"but prefetch pool {s.pool_id!r} holds {s.size} bytes: the op does not fit; "
+                              f"raise buffer_pool_size to at least {need}")
 
 
 def _display(ctx: FileContext, expr, site: Site):
