@@ -303,8 +303,11 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     walker = Walker(ctx.sem, checkers, on_error)
     try:
         walker.walk(tree)
+        failed = set()  # shared analyses that raised: their rules would judge from a partial state
         for checker in checkers:
-            if checker in walker.disabled:
+            if checker in walker.disabled or any(a in failed for a in type(checker).uses):
+                if isinstance(checker, Analysis):
+                    failed.add(type(checker))
                 continue
             try:
                 checker.finish()
@@ -312,6 +315,14 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
                 raise
             except Exception as exc:
                 on_error(checker, exc, None)
+                if isinstance(checker, Analysis):
+                    failed.add(type(checker))
+        if failed:  # nothing of the rules that read a failed analysis is reported, nor its facts used
+            dropped = {r.code for c in checkers if any(a in failed for a in type(c).uses) for r in type(c).rules}
+            ctx.findings[:] = [f for f in ctx.findings if f.code not in dropped]
+            for a in failed:
+                for topic in (a.__name__, *a.provides):
+                    ctx.facts.pop(topic, None)
     except RecursionError:
         return _nested_too_deep(result, text, enabled)
     except Exception as exc:  # an engine bug: keep going with the other files
@@ -444,6 +455,13 @@ def _nested_too_deep(result: FileResult, text: str, enabled: Set[str]) -> FileRe
     return _with_noqa(result, text)
 
 
+def _codes_using(analysis: type) -> Set[str]:
+    """The codes of the rules that read the shared analysis *analysis*."""
+    from npulint import registry
+
+    return {code for c in registry.load()[1] if analysis in c.uses for code in c.codes()}
+
+
 def _internal_error(ctx: FileContext, checker: Checker, exc: BaseException, node) -> Finding:
     span = Span(1, 1, 1, 1)
     if node is not None:
@@ -451,7 +469,7 @@ def _internal_error(ctx: FileContext, checker: Checker, exc: BaseException, node
             span = ctx.span(node)
         except Exception:
             pass
-    codes = ", ".join(sorted(type(checker).codes()))
+    codes = ", ".join(sorted(type(checker).codes() or _codes_using(type(checker))))
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
     return Finding(ctx.display, span.line, span.column, "NPU000",

@@ -370,3 +370,19 @@ def test_the_prefilter_looks_for_each_token_once_per_file():
     assert present and not any(present.values())  # every token it asked about, recorded
     assert by_name["ApiSignatureMismatch"].wants("x = 1\n", "m.py", {"npu_init": True})
     assert by_name["PythonMindSpeedChecker"].wants("x = 1\n", "m.py", {"adapt_mem_func_wrapper": True})
+
+
+def test_a_failing_shared_analysis_silences_its_rules_and_names_their_codes(lint, monkeypatch):
+    """A rule must not judge from a half-built analysis: when the analysis raises, NPU000 names
+    the codes of the rules that read it, and none of them reports anything for the file."""
+    from npulint.rules.prefetch import PrefetchAnalysis
+
+    def broken(self):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(PrefetchAnalysis, "finish", broken)
+    src = ("from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+           "with npu_weight_prefetch_scope(buffer_pool_id=-1):\n    pass\n")
+    found = lint(src)
+    assert [f.code for f in found] == ["NPU000"]
+    assert "PrefetchAnalysis (NPU101, NPU102, NPU103, NPU104, NPU105)" in found[0].message
