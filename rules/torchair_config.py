@@ -32,8 +32,9 @@ from typing import Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from npulint.checker import Checker, FileContext
-from npulint.model import Fix, Rule
+from npulint.checker import FileContext
+from npulint.lintrule import Analysis, Invalid, LintRule
+from npulint.model import Fix
 from npulint.semantic import AttrStore, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
@@ -321,196 +322,7 @@ CAPTURE_LIMIT = ("debug", "aclgraph", "static_capture_size_limit")
 MODE = ("mode",)
 
 # ======================================================================================
-# Rules
-# ======================================================================================
-
-_SRC = "docs/001 (aclgraph间内存复用功能); research/npu-api-constraints.md §A"
-_IMP = "import torch\nimport torchair\n"
-_RO = "config.mode = \"reduce-overhead\"\n"
-
-
-def _ex(*lines: str, header: str = _IMP) -> str:
-    return header + "config = torchair.CompilerConfig()\n" + "".join(line + "\n" for line in lines)
-
-
-_BACKEND = "backend = torchair.get_npu_backend(compiler_config=config)"
-_COMPILE = "opt_model = torch.compile(model, backend=backend)"
-
-ACLGRAPH_OPTION_IGNORED = Rule(
-    code="NPU201", name="aclgraph-option-ignored", severity="warning",
-    summary="An aclgraph-only option is set on a config whose effective mode is max-autotune.",
-    explanation=(
-        "`aclgraph_config.use_custom_pool`, every `debug.aclgraph.*` and every `experimental_config.aclgraph.*` "
-        "option is read only when the graph is captured as an aclgraph (`mode = \"reduce-overhead\"` or "
-        "`\"npugraph_ex\"`). With the default `max-autotune` (Ascend IR / GE) torchair ignores them; for a few it "
-        "warns, for `use_custom_pool`, `disable_mempool_reuse_in_same_fx`, `enable_output_clone`, "
-        "`static_capture_size_limit` and `remove_cat_ops` it says nothing.\n\n"
-        "The effective mode is the value of the last assignment to `config.mode` (or `config.mode.value`) "
-        "before the `torchair.get_npu_backend(compiler_config=config)` call, in straight-line code of the same "
-        "scope; default `max-autotune`. Reported only when every backend made from the config certainly runs "
-        "in max-autotune: a mode set under `if`/`for`/`while`/`try`/`with`, in another function, after the "
-        "backend call, to an unknown value, or a config passed to another function, leaves the mode unknown."),
-    source=_SRC + " (A.3 mode scope, A.5); torchair configs/compiler_config.py L63-67, L84-104 "
-                  "(_check_config_support)",
-    invalid=(_ex("config.debug.aclgraph.clone_input = False", _BACKEND),
-             _ex("config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
-                 "config.mode = \"max-autotune\"", _BACKEND)),
-    valid=(_ex(_RO.strip(), "config.debug.aclgraph.clone_input = False", _BACKEND),
-           _ex("if use_graph:", "    config.mode = \"reduce-overhead\"", "config.debug.aclgraph.clone_input = False",
-               _BACKEND)),
-    fix="Set `config.mode = \"reduce-overhead\"` (or `\"npugraph_ex\"`) if you want aclgraph, or drop the option.")
-
-CUSTOM_POOL_OVERRIDES_FX_REUSE = Rule(
-    code="NPU202", name="custom-pool-overrides-fx-reuse", severity="warning",
-    summary="disable_mempool_reuse_in_same_fx = False together with use_custom_pool has no effect.",
-    explanation=(
-        "With a user memory pool (`aclgraph_config.use_custom_pool`, memory-reuse mode 1) torchair switches "
-        "reuse within one FX graph (mode 2) off: when it compiles the graph it sets "
-        "`debug.aclgraph.disable_mempool_reuse_in_same_fx = True` whenever `use_custom_pool is not None`. "
-        "An explicit `= False` on the same config is overwritten. Setting `True` is redundant but harmless and "
-        "is not reported. Reported when the pool is certainly set (unconditionally, to a call result or a "
-        "non-None value) on the config."),
-    source=_SRC + " (A.4; docs/001 使用约束: 开启模式一时,模式二功能会自动关闭); torchair "
-                  "_acl_concrete_graph/fx2acl_converter.py L231-238",
-    invalid=(_ex(_RO.strip(), "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
-                 "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False", _BACKEND),),
-    valid=(_ex(_RO.strip(), "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
-               "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = True", _BACKEND),
-           _ex(_RO.strip(), "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False", _BACKEND)),
-    fix="Drop the `disable_mempool_reuse_in_same_fx = False` line, or drop the custom pool if you need reuse "
-        "within one FX graph.",
-    autofix=True)
-
-GRAPHS_WITHOUT_SHARED_POOL = Rule(
-    code="NPU203", name="graphs-without-shared-pool", severity="warning",
-    summary="Several aclgraph-mode torch.compile calls in one function and no config sets use_custom_pool.",
-    explanation=(
-        "Each FX graph compiled in an aclgraph mode captures its aclgraphs into its own memory pool "
-        "(torchair creates one with `torch.npu.graph_pool_handle()` per graph). Memory is reused across FX "
-        "graphs only when they share a user pool (`aclgraph_config.use_custom_pool`, mode 1), so several "
-        "compiled graphs each hold their own pool and may run out of device memory. Reported at the second "
-        "and later `torch.compile` calls in one function (or at module level) whose torchair backend has a "
-        "known aclgraph mode and `debug.run_eagerly` off, when none of their configs sets `use_custom_pool`. "
-        "Compiles in different functions (separate tests, spawned workers) are not known to hold their graphs "
-        "at the same time, and with `run_eagerly` torchair captures no graph. A `torch._dynamo.reset()` "
-        "(or `torch.compiler.reset()`, or a call of a function of the file that makes one) between two compiles "
-        "forgets the graphs compiled before it, so those do not count against the ones after it."),
-    source=_SRC + " (A.4 three memory-reuse modes; docs/001 场景1, 模式一); torchair "
-                  "_acl_concrete_graph/acl_graph.py L911-912",
-    invalid=(_ex(_RO.strip(), _BACKEND, "enc = torch.compile(encoder, backend=backend)",
-                 "dec = torch.compile(decoder, backend=backend)"),),
-    valid=(_ex(_RO.strip(), "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()", _BACKEND,
-               "enc = torch.compile(encoder, backend=backend)", "dec = torch.compile(decoder, backend=backend)"),
-           _ex(_BACKEND, "enc = torch.compile(encoder, backend=backend)",
-               "dec = torch.compile(decoder, backend=backend)")),
-    fix="Create one pool (`pool = torch.npu.graph_pool_handle()`) and set `config.aclgraph_config.use_custom_pool "
-        "= pool` on the configs of these graphs.")
-
-CONFIG_OPTION_TYPE = Rule(
-    code="NPU204", name="config-option-type", severity="error",
-    summary="A statically known config value of the wrong type.",
-    explanation=(
-        "torchair checks option values: a boolean option (`OptionValue(_, [True, False])`) raises ValueError "
-        "at the assignment for anything that does not compare equal to True or False (`\"False\"`, `None`); "
-        "`0`/`1` are accepted and not reported. Floats are reported too: `0.0`/`1.0` pass torchair's equality "
-        "check, but the option then reads back as the string `'1.0'`, which torchair's `== \"1\"` tests do not "
-        "treat as on. `debug.aclgraph.static_capture_size_limit` must be an int in [1, 2**63-1] (ValueError). "
-        "`aclgraph_config.use_custom_pool` is a plain attribute, stored unchecked; when an aclgraph is first "
-        "compiled torchair raises TypeError unless it is None or a graph-pool handle, a 2-tuple of ints with a "
-        "zero element (`torch.npu.graph_pool_handle()`): a literal bool, number, string or list is reported; "
-        "a call result is unknown and not reported."),
-    source="research/npu-api-constraints.md §A.3; torchair configs/_option_base.py L42-68, debug_config.py L78-88, "
-           "_acl_concrete_graph/acl_graph.py L752-761",
-    invalid=(_ex("config.debug.aclgraph.clone_input = \"False\""),
-             _ex("config.debug.aclgraph.static_capture_size_limit = 0"),
-             _ex("config.aclgraph_config.use_custom_pool = True")),
-    valid=(_ex("config.debug.aclgraph.clone_input = 0", "config.debug.aclgraph.static_capture_size_limit = 128",
-               "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()"),
-           _ex("config.aclgraph_config.use_custom_pool = None")),
-    fix="Use True/False for boolean options, an int >= 1 for static_capture_size_limit, and "
-        "`torch.npu.graph_pool_handle()` for use_custom_pool.")
-
-ACLGRAPH_OUTPUT_RETAINED = Rule(
-    code="NPU205", name="aclgraph-output-retained", severity="warning",
-    summary="An output of an aclgraph-compiled callable is kept across the loop's next call without a copy.",
-    explanation=(
-        "An aclgraph runs on fixed memory addresses: every replay writes its outputs into the same memory. "
-        "With `debug.aclgraph.enable_output_clone` off (the default) an output that is kept while the compiled "
-        "callable runs again is overwritten in place. Reported in an aclgraph mode (known from the config) when, "
-        "inside a loop that calls the compiled callable, its output (the name bound to the call, a subscript of "
-        "it, or the call itself) is appended/inserted/added to a container that outlives the iteration "
-        "(`.append`, `.appendleft`, `.insert`, `.add`, `.extend`, `c[k] = out`) or stored in an attribute; a "
-        "list/set/dict comprehension whose elements are the outputs collects them the same way. "
-        "`.clone()`, `.detach().clone()`, `.cpu()`, `.tolist()`, `.item()` and `copy.deepcopy(...)` at the "
-        "point of storing are copies."),
-    source=_SRC + " (docs/001 场景2; A.4 output lifetime); torchair _acl_concrete_graph/acl_graph.py L1462-1474",
-    invalid=(_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
-                 "    outs.append(out)"),),
-    valid=(_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
-               "    outs.append(out.clone())"),
-           _ex(_RO.strip(), "config.debug.aclgraph.enable_output_clone = True", _BACKEND, _COMPILE, "outs = []",
-               "for x in batches:", "    out = opt_model(x)", "    outs.append(out)")),
-    fix="Store a copy (`out.clone()`), or set `config.debug.aclgraph.enable_output_clone = True`.")
-
-UNKNOWN_CONFIG_OPTION = Rule(
-    code="NPU206", name="unknown-config-option", severity="error",
-    summary="An assignment to an attribute path that is not a torchair config option.",
-    explanation=(
-        "torchair's sub-configs (`NpuBaseConfig`) raise `ValueError(\"<Class> has no option <name>, all options "
-        "[...]\")` when an unknown name is assigned, e.g. `debug.aclgraph.clone_inputs`. `aclgraph_config` (and "
-        "`npugraphex_config`, `export`) accept any attribute: a typo such as `aclgraph_config.use_custom_pools` "
-        "is silently stored and ignored. Assigning `config.aclgraph_config` itself raises ValueError (it is not "
-        "in CompilerConfig's option list). Only paths whose every prefix is a torchair config object are "
-        "checked: the root must be a config made by `torchair.CompilerConfig()`, and a sub-config replaced "
-        "by an assignment is no longer known. The option list is torchair's (configs/*.py, master fced8842)."),
-    source="research/npu-api-constraints.md §A.1, §A.3; torchair configs/_option_base.py L221-232, "
-           "configs/compiler_config.py L24-45 and the sub-config modules",
-    invalid=(_ex("config.debug.aclgraph.clone_inputs = False"),
-             _ex("config.aclgraph_config.use_custom_pools = torch.npu.graph_pool_handle()"),
-             _ex("config.aclgraph_config = None")),
-    valid=(_ex("config.debug.aclgraph.clone_input = False",
-               "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
-               "config.experimental_config.frozen_parameter = True", "config.mode.value = \"npugraph_ex\""),
-           "import torchair\ndef setup(config):\n    config.debug.aclgraph.clone_inputs = False\n"),
-    fix="Use the option's real name (see the message's suggestion).")
-
-INVALID_COMPILE_MODE = Rule(
-    code="NPU207", name="invalid-compile-mode", severity="error",
-    summary="A CompilerConfig mode other than max-autotune, reduce-overhead, npugraph_ex.",
-    explanation=(
-        "`config.mode` (and `config.mode.value`) accepts exactly `\"max-autotune\"`, `\"reduce-overhead\"` and "
-        "`\"npugraph_ex\"`; anything else (`\"reduce_overhead\"`, `\"default\"`, a trailing space) raises "
-        "ValueError at the assignment. `\"npugraph_ex\"` needs torchair 26.0.0 or later; torchair 7.x accepts "
-        "only the first two."),
-    source="research/npu-api-constraints.md §A.2; torchair configs/compiler_config.py L39, "
-           "configs/_option_base.py L42-48",
-    invalid=(_ex("config.mode = \"reduce_overhead\""),
-             _ex("MODE = \"aclgraph\"", "config.mode.value = MODE")),
-    valid=(_ex(_RO.strip()), _ex("config.mode = \"npugraph_ex\"")),
-    fix="Use \"reduce-overhead\" (hyphen) or \"npugraph_ex\" for aclgraph, \"max-autotune\" for Ascend IR.")
-
-COMPILE_MODE_KWARG_IGNORED = Rule(
-    code="NPU208", name="compile-mode-kwarg-ignored", severity="warning",
-    summary="torch.compile(mode=...) with a torchair backend: the backend ignores it.",
-    explanation=(
-        "For a custom backend, `torch.compile` passes `mode` on to the backend as a keyword argument; torchair's "
-        "backend accepts and ignores it (it reads only `options`). The graph runs in the mode of the "
-        "CompilerConfig given to `get_npu_backend` (max-autotune by default), so "
-        "`torch.compile(model, backend=npu_backend, mode=\"reduce-overhead\")` does not select aclgraph. "
-        "`mode=None` and `mode=\"default\"` are not passed on and not reported."),
-    source="research/npu-api-constraints.md §A.6; torchair npu_fx_compiler.py L865-887, "
-           "configs/npugraphex_config.py L89-122",
-    invalid=(_ex(_BACKEND, "opt_model = torch.compile(model, backend=backend, mode=\"reduce-overhead\")"),),
-    valid=(_ex(_RO.strip(), _BACKEND, _COMPILE),
-           _IMP + "opt_model = torch.compile(model, mode=\"reduce-overhead\")\n"),
-    fix="Set `config.mode` on the CompilerConfig passed to get_npu_backend and drop `mode=` from torch.compile.",
-    autofix=True)
-
-RULES = (ACLGRAPH_OPTION_IGNORED, CUSTOM_POOL_OVERRIDES_FX_REUSE, GRAPHS_WITHOUT_SHARED_POOL, CONFIG_OPTION_TYPE,
-         ACLGRAPH_OUTPUT_RETAINED, UNKNOWN_CONFIG_OPTION, INVALID_COMPILE_MODE, COMPILE_MODE_KWARG_IGNORED)
-
-# ======================================================================================
-# The checker
+# The shared analysis
 # ======================================================================================
 
 _RETAINING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1}
@@ -553,6 +365,12 @@ class Store:
         return self.w.option_path if self.w.status == "ok" else ()
 
     @property
+    def validated(self) -> bool:
+        """A plain assignment of a known value to a real option, through its validating setter
+        (not ``._value``): what torchair checks at the assignment (NPU204, NPU207)."""
+        return self.w.status == "ok" and self.raw.kind == "assign" and self.known_value and self.w.via != "_value"
+
+    @property
     def replaces(self) -> bool:
         """Replaces a whole sub-config (its options are then no longer torchair's)."""
         return self.w.status == "ok" and self.w.via is None and self.w.node is not None and \
@@ -572,11 +390,15 @@ class Backend:
 COMPILED = "torchair.compiled"  # shared topic (see rules/torchair_streams.py)
 
 
-class TorchairConfigChecker(Checker):
-    """Also publishes, for the multi-stream rules, which classes are compiled in which mode:
+class TorchairConfigAnalysis(Analysis):
+    """The shared analysis of NPU201-NPU208: the configs of a file (``CompilerConfig()`` calls),
+    the stores to them and the ways they escape, the backends made from them
+    (``get_npu_backend(...)`` calls), the ``torch.compile`` calls that use those backends, and
+    the effective value of an option for a backend.
+
+    Also publishes, for the multi-stream rules, which classes are compiled in which mode:
     ``(class qualname, effective mode, line of the torch.compile call)`` on :data:`COMPILED`."""
 
-    rules = RULES
     provides = (COMPILED,)
     # A config is made by CompilerConfig() and reaches torch.compile through get_npu_backend():
     # a file that names neither holds nothing these rules can follow.
@@ -588,8 +410,15 @@ class TorchairConfigChecker(Checker):
         self.names: List[Tuple[cst.Name, Site]] = []
         self.not_uses: Set[int] = set()  # Name nodes that are not loads of a variable
         self.chain_escapes: List[Tuple[str, Tuple[str, ...], Site]] = []
-        self.subscript_stores: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, Site]] = []
-        self.comprehensions: List[Tuple[cst.CSTNode, cst.BaseExpression]] = []  # (comp, element kept)
+        # what finish() finds; ``done``: it ran to its end (the rules read nothing otherwise)
+        self.done = False
+        self.configs: Dict[int, Config] = {}  # id(CompilerConfig() call) -> Config
+        self.config_bindings: Dict[int, Config] = {}  # id(Binding) -> Config
+        self.backends: Dict[int, Backend] = {}  # id(get_npu_backend call) -> Backend
+        # the torch.compile calls with a torchair backend: (call, site, backend, the mode= argument)
+        self.compiles: List[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]] = []
+        self._modes: Dict[int, object] = {}  # id(Backend) -> its effective mode (see mode())
+        self._checked: Optional[List[Store]] = None
 
     # -- traversal ----------------------------------------------------------------------
     # A *use* of a name is a Name node the walk visits (not an attribute's, keyword's,
@@ -617,11 +446,7 @@ class TorchairConfigChecker(Checker):
             self.not_uses.add(id(node.asname.name))
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        site = self.ctx.site()
         self._chain_escape(node.value)
-        for t in node.targets:
-            if isinstance(t.target, cst.Subscript):
-                self.subscript_stores.append((t.target, node.value, t.target.value, site))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         if isinstance(node.target, cst.Name):
@@ -653,15 +478,6 @@ class TorchairConfigChecker(Checker):
         if node.value is not None:
             self._chain_escape(node.value)
 
-    def visit_ListComp(self, node: cst.ListComp) -> None:
-        self.comprehensions.append((node, node.elt))
-
-    def visit_SetComp(self, node: cst.SetComp) -> None:
-        self.comprehensions.append((node, node.elt))
-
-    def visit_DictComp(self, node: cst.DictComp) -> None:
-        self.comprehensions.append((node, node.value))
-
     def visit_Name(self, node: cst.Name) -> None:
         if id(node) not in self.not_uses:
             self.names.append((node, self.ctx.site()))
@@ -683,10 +499,7 @@ class TorchairConfigChecker(Checker):
 
     def finish(self) -> None:
         ctx = self.ctx
-        self.configs: Dict[int, Config] = {}
-        self.config_bindings: Dict[int, Config] = {}  # id(Binding) -> Config
         self._find_configs()
-        self.backends: Dict[int, Backend] = {}  # id(get_npu_backend call) -> Backend
         backend_args: Set[int] = set()
         for call, site in self.calls:
             if ctx.resolve(call.func, site, GET_NPU_BACKEND) is None:
@@ -695,19 +508,12 @@ class TorchairConfigChecker(Checker):
             if isinstance(arg, cst.Name):
                 backend_args.add(id(arg))
             self.backends[id(call)] = self._backend(call, site, arg)
-        if not self.configs and not self.backends:
-            return
-        self._collect_stores()
-        self._collect_escapes(backend_args)
-        compiles = self._compiles()
-        self._publish_compiled(compiles)
-
-        self._check_stores()
-        self._check_ignored_aclgraph_options()
-        self._check_pool_overrides_reuse()
-        self._check_graphs_without_pool(compiles)
-        self._check_compile_mode_kwarg(compiles)
-        self._check_retained_outputs(compiles)
+        if self.configs or self.backends:
+            self._collect_stores()
+            self._collect_escapes(backend_args)
+            self.compiles = self._compiles()
+            self._publish_compiled()
+        self.done = True
 
     # -- configs, stores, escapes -------------------------------------------------------
     def _find_configs(self) -> None:
@@ -804,38 +610,665 @@ class TorchairConfigChecker(Checker):
         return self.ctx.value(last.raw.value, last.site)
 
     def mode(self, backend: Backend):
+        """The effective mode of *backend* (one of MODES), or UNKNOWN; computed once per backend
+        for all the rules that ask."""
+        key = id(backend)
+        if key not in self._modes:
+            self._modes[key] = self._mode(backend)
+        return self._modes[key]
+
+    def _mode(self, backend: Backend):
         if not backend.known:
             return UNKNOWN
         v = self.effective(backend.config, MODE, backend.site, DEFAULT_MODE)
         return v if v in MODES and isinstance(v, str) else UNKNOWN
 
-    def _mode_store(self, cfg: Optional[Config], backend: Backend) -> Optional[Store]:
+    def mode_store(self, cfg: Optional[Config], backend: Backend) -> Optional[Store]:
+        """The last store to *cfg*'s mode before *backend* is made."""
         if cfg is None:
             return None
         found = [s for s in cfg.stores if s.option_path == MODE and s.seq < backend.site.seq]
         return found[-1] if found else None
 
-    def _line(self, node) -> int:
-        return self.ctx.line(node)
+    def checked_stores(self) -> List[Store]:
+        """The stores to the configs whose path is torchair's: not below a sub-config that an
+        assignment replaced (NPU204, NPU206, NPU207 judge each one on its own)."""
+        if self._checked is None:
+            self._checked = []
+            for cfg in self.configs.values():
+                replaced = [s.path for s in cfg.stores if s.replaces]
+                for s in cfg.stores:
+                    if any(len(p) < len(s.path) and s.path[:len(p)] == p for p in replaced):
+                        continue  # below a sub-config that was replaced: not known to be torchair's
+                    self._checked.append(s)
+        return self._checked
 
-    # -- NPU204, NPU206, NPU207: each store on its own ---------------------------------
-    def _check_stores(self) -> None:
-        ctx = self.ctx
-        for cfg in self.configs.values():
-            replaced = [s.path for s in cfg.stores if s.replaces]
+    # -- torch.compile calls --------------------------------------------------------------
+    def _compiles(self) -> List[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]]:
+        out = []
+        for call, site in self.calls:
+            if self.ctx.resolve(call.func, site, TORCH_COMPILE) is None:
+                continue
+            backend_arg = mode_arg = None
+            for a in call.args:
+                if a.keyword is not None and a.keyword.value == "backend":
+                    backend_arg = a
+                elif a.keyword is not None and a.keyword.value == "mode":
+                    mode_arg = a
+            if backend_arg is None:
+                continue
+            b = self._backend_of(backend_arg.value, site)
+            if b is not None:
+                out.append((call, site, b, mode_arg))
+        return out
+
+    def _publish_compiled(self) -> None:
+        """``torch.compile(Model(), backend=b)`` or ``model = Model(); torch.compile(model, ...)``
+        with a certain mode: the class of the compiled instance runs in that mode."""
+        sem = self.ctx.sem
+        for call, site, backend, _ in self.compiles:
+            mode = self.mode(backend)
+            if mode is UNKNOWN:
+                continue
+            target = None
+            if call.args and call.args[0].keyword is None and not call.args[0].star:
+                target = call.args[0].value
+            else:
+                target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "model"), None)
+            if target is None:
+                continue
+            value, vsite = sem.bound_expr(target, site)
+            if not isinstance(value, cst.Call):
+                continue
+            q = sem.callee_qualname(value.func, vsite)
+            if q is not None:
+                self.ctx.fact(COMPILED, (q, mode, self.ctx.line(call)))
+
+    def _backend_of(self, expr, site: Site) -> Optional[Backend]:
+        value, _ = self.ctx.sem.bound_expr(expr, site)
+        if isinstance(value, cst.Call):
+            return self.backends.get(id(value))
+        return None
+
+
+# ======================================================================================
+# Rules
+# ======================================================================================
+
+_SRC = "docs/001 (aclgraph间内存复用功能); research/npu-api-constraints.md §A"
+_IMP = "import torch\nimport torchair\n"
+_RO = "config.mode = \"reduce-overhead\"\n"
+
+
+def _ex(*lines: str, header: str = _IMP) -> str:
+    return header + "config = torchair.CompilerConfig()\n" + "".join(line + "\n" for line in lines)
+
+
+_BACKEND = "backend = torchair.get_npu_backend(compiler_config=config)"
+_COMPILE = "opt_model = torch.compile(model, backend=backend)"
+
+
+class AclgraphOptionIgnored(LintRule):
+    CODE = "NPU201"
+    NAME = "aclgraph-option-ignored"
+    SEVERITY = "warning"
+    SUMMARY = "An aclgraph-only option is set on a config whose effective mode is max-autotune."
+    EXPLANATION = (
+        "`aclgraph_config.use_custom_pool`, every `debug.aclgraph.*` and every `experimental_config.aclgraph.*` "
+        "option is read only when the graph is captured as an aclgraph (`mode = \"reduce-overhead\"` or "
+        "`\"npugraph_ex\"`). With the default `max-autotune` (Ascend IR / GE) torchair ignores them; for a few it "
+        "warns, for `use_custom_pool`, `disable_mempool_reuse_in_same_fx`, `enable_output_clone`, "
+        "`static_capture_size_limit` and `remove_cat_ops` it says nothing.\n\n"
+        "The effective mode is the value of the last assignment to `config.mode` (or `config.mode.value`) "
+        "before the `torchair.get_npu_backend(compiler_config=config)` call, in straight-line code of the same "
+        "scope; default `max-autotune`. Reported only when every backend made from the config certainly runs "
+        "in max-autotune: a mode set under `if`/`for`/`while`/`try`/`with`, in another function, after the "
+        "backend call, to an unknown value, or a config passed to another function, leaves the mode unknown.")
+    SOURCE = (_SRC + " (A.3 mode scope, A.5); torchair configs/compiler_config.py L63-67, L84-104 "
+              "(_check_config_support)")
+    INVALID = (
+        Invalid(_ex("config.debug.aclgraph.clone_input = False", _BACKEND), range=(4, 1, 4, 34),
+                message="`config.debug.aclgraph.clone_input` only applies to aclgraph graphs (mode "
+                        "\"reduce-overhead\" or \"npugraph_ex\"), but config.mode is never set, so it is the "
+                        "default \"max-autotune\" when get_npu_backend runs (line 5); torchair ignores this "
+                        "setting; set config.mode = \"reduce-overhead\" (or \"npugraph_ex\") before "
+                        "get_npu_backend, or drop the line"),
+        Invalid(_ex("config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
+                    "config.mode = \"max-autotune\"", _BACKEND), range=(4, 1, 4, 39),
+                message="`config.aclgraph_config.use_custom_pool` only applies to aclgraph graphs (mode "
+                        "\"reduce-overhead\" or \"npugraph_ex\"), but config.mode is \"max-autotune\" (line 5) when "
+                        "get_npu_backend runs (line 6); torchair ignores this setting; set config.mode = "
+                        "\"reduce-overhead\" (or \"npugraph_ex\") before get_npu_backend, or drop the line"),
+    )
+    VALID = (_ex(_RO.strip(), "config.debug.aclgraph.clone_input = False", _BACKEND),
+             _ex("if use_graph:", "    config.mode = \"reduce-overhead\"", "config.debug.aclgraph.clone_input = False",
+                 _BACKEND))
+    HOW_TO_FIX = ("Set `config.mode = \"reduce-overhead\"` (or `\"npugraph_ex\"`) if you want aclgraph, or drop the "
+                  "option.")
+
+    uses = (TorchairConfigAnalysis,)
+
+    def finish(self) -> None:
+        a = self.ctx.analysis(TorchairConfigAnalysis)
+        if not a.done:
+            return
+        line = self.ctx.line
+        for cfg in a.configs.values():
+            if not cfg.backends or any(a.mode(b) != "max-autotune" for b in cfg.backends):
+                continue
+            b0 = cfg.backends[0]
+            ms = a.mode_store(cfg, b0)
+            why = (f"config.mode is \"max-autotune\" (line {line(ms.node)})" if ms is not None else
+                   "config.mode is never set, so it is the default \"max-autotune\"")
             for s in cfg.stores:
-                if any(len(p) < len(s.path) and s.path[:len(p)] == p for p in replaced):
-                    continue  # below a sub-config that was replaced: not known to be torchair's
-                w = s.w
-                if w.status in ("unknown", "unassignable", "readonly"):
-                    ctx.report("NPU206", s.node, self._unknown_message(s))
+                if s.w.status == "ok" and not s.replaces and is_aclgraph_only(s.option_path):
+                    self.report(s.node,
+                                f"`config.{'.'.join(s.option_path)}` only applies to aclgraph graphs "
+                                f"(mode \"reduce-overhead\" or \"npugraph_ex\"), but {why} when get_npu_backend runs "
+                                f"(line {line(b0.call)}); torchair ignores this setting; set config.mode = "
+                                "\"reduce-overhead\" (or \"npugraph_ex\") before get_npu_backend, or drop the line")
+
+
+class CustomPoolOverridesFxReuse(LintRule):
+    CODE = "NPU202"
+    NAME = "custom-pool-overrides-fx-reuse"
+    SEVERITY = "warning"
+    SUMMARY = "disable_mempool_reuse_in_same_fx = False together with use_custom_pool has no effect."
+    EXPLANATION = (
+        "With a user memory pool (`aclgraph_config.use_custom_pool`, memory-reuse mode 1) torchair switches "
+        "reuse within one FX graph (mode 2) off: when it compiles the graph it sets "
+        "`debug.aclgraph.disable_mempool_reuse_in_same_fx = True` whenever `use_custom_pool is not None`. "
+        "An explicit `= False` on the same config is overwritten. Setting `True` is redundant but harmless and "
+        "is not reported. Reported when the pool is certainly set (unconditionally, to a call result or a "
+        "non-None value) on the config.")
+    SOURCE = (_SRC + " (A.4; docs/001 使用约束: 开启模式一时,模式二功能会自动关闭); torchair "
+              "_acl_concrete_graph/fx2acl_converter.py L231-238")
+    INVALID = (
+        Invalid(_ex(_RO.strip(), "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
+                    "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False", _BACKEND), range=(6, 1, 6, 55),
+                message="`config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False` has no effect: "
+                        "`config.aclgraph_config.use_custom_pool` is set (line 5), and with a custom pool torchair "
+                        "forces disable_mempool_reuse_in_same_fx to True when it compiles the graph; drop this "
+                        "line, or drop the custom pool if you need reuse within one FX graph",
+                fixed="import torch\n"
+                      "import torchair\n"
+                      "config = torchair.CompilerConfig()\n"
+                      "config.mode = \"reduce-overhead\"\n"
+                      "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()\n"
+                      "backend = torchair.get_npu_backend(compiler_config=config)\n"),
+    )
+    VALID = (_ex(_RO.strip(), "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
+                 "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = True", _BACKEND),
+             _ex(_RO.strip(), "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False", _BACKEND))
+    HOW_TO_FIX = ("Drop the `disable_mempool_reuse_in_same_fx = False` line, or drop the custom pool if you need reuse "
+                  "within one FX graph.")
+    AUTOFIX = True
+
+    uses = (TorchairConfigAnalysis,)
+
+    def finish(self) -> None:
+        a = self.ctx.analysis(TorchairConfigAnalysis)
+        if not a.done:
+            return
+        ctx = self.ctx
+        for cfg in a.configs.values():
+            pool = self._pool_certainly_set(cfg)
+            if pool is None:
+                continue
+            for s in cfg.stores:
+                if s.option_path != REUSE or s.raw.kind != "assign" or not s.known_value:
                     continue
-                if w.status != "ok" or s.raw.kind != "assign" or not s.known_value or w.via == "_value":
+                v = ctx.value(s.raw.value, s.site)
+                if v is False or (type(v) is int and v == 0):
+                    # (not ``a = config...x = False``: the line also binds ``a``)
+                    edit = ctx.remove_statement(s.raw.node) if isinstance(s.raw.node, cst.Assign) and len(
+                        s.raw.node.targets) == 1 else None
+                    self.report(s.node,
+                                f"`config.debug.aclgraph.disable_mempool_reuse_in_same_fx = {v!r}` has no effect: "
+                                f"`config.aclgraph_config.use_custom_pool` is set (line {ctx.line(pool.node)}), and "
+                                "with a custom pool torchair forces disable_mempool_reuse_in_same_fx to True when it "
+                                "compiles the graph; drop this line, or drop the custom pool if you need reuse within "
+                                "one FX graph",
+                                fix=Fix("Drop the overwritten disable_mempool_reuse_in_same_fx assignment",
+                                        (edit,)) if edit is not None else None)
+
+    def _pool_certainly_set(self, cfg: Config) -> Optional[Store]:
+        if cfg.tainted or any(POOL[:len(p)] == p for p, _ in cfg.escapes):
+            return None
+        pools = [s for s in cfg.stores if s.option_path == POOL or (s.w.status != "ok" and POOL[:len(s.path)] == s.path)]
+        if not pools:
+            return None
+        last = pools[-1]
+        if last.option_path != POOL or last.raw.kind != "assign" or not last.known_value:
+            return None
+        if last.site.scope is not cfg.site.scope or last.site.blocks != cfg.site.blocks or \
+                last.site.with_depth != cfg.site.with_depth:
+            return None
+        if any(s.site.scope is not cfg.site.scope for s in pools):
+            return None  # a store in another function may run later
+        return last if sets_pool(self.ctx, last.raw.value, last.site) is True else None
+
+
+class GraphsWithoutSharedPool(LintRule):
+    CODE = "NPU203"
+    NAME = "graphs-without-shared-pool"
+    SEVERITY = "warning"
+    SUMMARY = "Several aclgraph-mode torch.compile calls in one function and no config sets use_custom_pool."
+    EXPLANATION = (
+        "Each FX graph compiled in an aclgraph mode captures its aclgraphs into its own memory pool "
+        "(torchair creates one with `torch.npu.graph_pool_handle()` per graph). Memory is reused across FX "
+        "graphs only when they share a user pool (`aclgraph_config.use_custom_pool`, mode 1), so several "
+        "compiled graphs each hold their own pool and may run out of device memory. Reported at the second "
+        "and later `torch.compile` calls in one function (or at module level) whose torchair backend has a "
+        "known aclgraph mode and `debug.run_eagerly` off, when none of their configs sets `use_custom_pool`. "
+        "Compiles in different functions (separate tests, spawned workers) are not known to hold their graphs "
+        "at the same time, and with `run_eagerly` torchair captures no graph. A `torch._dynamo.reset()` "
+        "(or `torch.compiler.reset()`, or a call of a function of the file that makes one) between two compiles "
+        "forgets the graphs compiled before it, so those do not count against the ones after it.")
+    SOURCE = (_SRC + " (A.4 three memory-reuse modes; docs/001 场景1, 模式一); torchair "
+              "_acl_concrete_graph/acl_graph.py L911-912")
+    INVALID = (
+        Invalid(_ex(_RO.strip(), _BACKEND, "enc = torch.compile(encoder, backend=backend)",
+                    "dec = torch.compile(decoder, backend=backend)"), range=(7, 7, 7, 46),
+                message="another torch.compile with an aclgraph-mode (\"reduce-overhead\") torchair backend (the "
+                        "first is at line 6), and no config sets `aclgraph_config.use_custom_pool`: each compiled "
+                        "graph captures its aclgraphs into its own memory pool, so memory is not reused across them "
+                        "and device memory may run out; create one pool with `torch.npu.graph_pool_handle()` and "
+                        "set it as `config.aclgraph_config.use_custom_pool`"),
+    )
+    VALID = (_ex(_RO.strip(), "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()", _BACKEND,
+                 "enc = torch.compile(encoder, backend=backend)", "dec = torch.compile(decoder, backend=backend)"),
+             _ex(_BACKEND, "enc = torch.compile(encoder, backend=backend)",
+                 "dec = torch.compile(decoder, backend=backend)"))
+    HOW_TO_FIX = ("Create one pool (`pool = torch.npu.graph_pool_handle()`) and set "
+                  "`config.aclgraph_config.use_custom_pool = pool` on the configs of these graphs.")
+
+    uses = (TorchairConfigAnalysis,)
+
+    def finish(self) -> None:
+        """Compiles in one function (or at module level) that certainly capture aclgraphs:
+        an aclgraph mode and ``debug.run_eagerly`` certainly off (with it on, torchair runs the
+        graph eagerly and captures nothing). Compiles in different functions (separate tests,
+        spawned workers) are not known to hold their graphs at the same time."""
+        a = self.ctx.analysis(TorchairConfigAnalysis)
+        if not a.done:
+            return
+        groups: Dict[object, list] = {}
+        for c, site, b, _ in a.compiles:
+            m = a.mode(b)
+            if m not in ACLGRAPH_MODES:
+                continue
+            eager = a.effective(b.config, RUN_EAGERLY, b.site, False)
+            if not is_constant(eager) or eager:
+                continue
+            scope = site.scope.enclosing_function() or site.scope
+            groups.setdefault(id(scope), []).append((c, b, m))
+        if not groups:
+            return
+        resets = self._reset_points(a)
+        for key, compiled in groups.items():
+            for acl in self._split_at_resets(compiled, resets.get(key, ())):
+                if len(acl) < 2:
                     continue
-                if s.option_path == MODE:
-                    self._check_mode_value(s)
-                elif w.node is not None and w.node.check is not None:
-                    self._check_type(s)
+                if any(b.config is None or self._pool_maybe_set(b.config) for _, b, _ in acl):
+                    continue
+                first = acl[0][0]
+                for call, b, m in acl[1:]:
+                    self.report(call,
+                                f"another torch.compile with an aclgraph-mode (\"{m}\") torchair backend (the first "
+                                f"is at line {self.ctx.line(first)}), and no config sets "
+                                "`aclgraph_config.use_custom_pool`: each compiled graph captures its aclgraphs into "
+                                "its own memory pool, so memory is not reused across them and device memory may run "
+                                "out; create one pool with `torch.npu.graph_pool_handle()` and set it as "
+                                "`config.aclgraph_config.use_custom_pool`")
+
+    def _reset_points(self, a: TorchairConfigAnalysis) -> Dict[object, List[Tuple[int, int]]]:
+        """Where, in each function (or at module level), the compiled graphs may be forgotten:
+        a ``torch._dynamo.reset()`` there, or a call of a function of this file by the name of
+        one that resets (the conservative side: it may be that function)."""
+        ctx = self.ctx
+        resetting: Set[str] = set()
+        points: Dict[object, List[Tuple[int, int]]] = {}
+        for call, site in a.calls:
+            if ctx.resolve(call.func, site, DYNAMO_RESET) is None:
+                continue
+            scope = site.scope.enclosing_function() or site.scope
+            points.setdefault(id(scope), []).append(self._start(call))
+            if scope.kind == "function":
+                resetting.add(scope.node.name.value)
+        if resetting:
+            for call, site in a.calls:
+                f = call.func
+                callee = f.value if type(f) is cst.Name else f.attr.value if type(f) is cst.Attribute else None
+                if callee in resetting:
+                    scope = site.scope.enclosing_function() or site.scope
+                    points.setdefault(id(scope), []).append(self._start(call))
+        return points
+
+    def _start(self, node) -> Tuple[int, int]:
+        s = self.ctx.span(node)
+        return s.line, s.column
+
+    def _split_at_resets(self, compiled, resets) -> List[list]:
+        """The compiles of one function in runs that no reset separates (source order)."""
+        if not resets:
+            return [compiled]
+        runs: List[list] = [[]]
+        last = None
+        for item in sorted(compiled, key=lambda t: self._start(t[0])):
+            here = self._start(item[0])
+            if last is not None and any(last < r < here for r in resets):
+                runs.append([])
+            runs[-1].append(item)
+            last = here
+        return runs
+
+    def _pool_maybe_set(self, cfg: Config) -> bool:
+        if cfg.tainted or any(POOL[:len(p)] == p for p, _ in cfg.escapes):
+            return True
+        for s in cfg.stores:
+            if s.option_path == POOL or (s.w.status != "ok" and POOL[:len(s.path)] == s.path):
+                if s.raw.kind != "assign" or not s.known_value:
+                    return True
+                if self.ctx.value(s.raw.value, s.site) is not None:
+                    return True
+        return False
+
+
+class ConfigOptionType(LintRule):
+    CODE = "NPU204"
+    NAME = "config-option-type"
+    SEVERITY = "error"
+    SUMMARY = "A statically known config value of the wrong type."
+    EXPLANATION = (
+        "torchair checks option values: a boolean option (`OptionValue(_, [True, False])`) raises ValueError "
+        "at the assignment for anything that does not compare equal to True or False (`\"False\"`, `None`); "
+        "`0`/`1` are accepted and not reported. Floats are reported too: `0.0`/`1.0` pass torchair's equality "
+        "check, but the option then reads back as the string `'1.0'`, which torchair's `== \"1\"` tests do not "
+        "treat as on. `debug.aclgraph.static_capture_size_limit` must be an int in [1, 2**63-1] (ValueError). "
+        "`aclgraph_config.use_custom_pool` is a plain attribute, stored unchecked; when an aclgraph is first "
+        "compiled torchair raises TypeError unless it is None or a graph-pool handle, a 2-tuple of ints with a "
+        "zero element (`torch.npu.graph_pool_handle()`): a literal bool, number, string or list is reported; "
+        "a call result is unknown and not reported.")
+    SOURCE = ("research/npu-api-constraints.md §A.3; torchair configs/_option_base.py L42-68, debug_config.py L78-88, "
+              "_acl_concrete_graph/acl_graph.py L752-761")
+    INVALID = (
+        Invalid(_ex("config.debug.aclgraph.clone_input = \"False\""), range=(4, 1, 4, 34),
+                message="`config.debug.aclgraph.clone_input` is a boolean option but gets 'False' (str): torchair "
+                        "raises ValueError at this assignment (allowed: True, False); use True or False"),
+        Invalid(_ex("config.debug.aclgraph.static_capture_size_limit = 0"), range=(4, 1, 4, 48),
+                message="`config.debug.aclgraph.static_capture_size_limit` = 0 is outside [1, 2**63-1]: torchair "
+                        "raises ValueError at this assignment; use an int >= 1 (the default is 64)"),
+        Invalid(_ex("config.aclgraph_config.use_custom_pool = True"), range=(4, 1, 4, 39),
+                message="`config.aclgraph_config.use_custom_pool` gets True (bool), which is not a graph-pool "
+                        "handle: torchair stores it unchecked and raises TypeError (\"Invalid graph pool handle "
+                        "type\") when the first aclgraph is compiled; use `torch.npu.graph_pool_handle()` (or None "
+                        "for no shared pool)"),
+    )
+    VALID = (_ex("config.debug.aclgraph.clone_input = 0", "config.debug.aclgraph.static_capture_size_limit = 128",
+                 "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()"),
+             _ex("config.aclgraph_config.use_custom_pool = None"))
+    HOW_TO_FIX = ("Use True/False for boolean options, an int >= 1 for static_capture_size_limit, and "
+                  "`torch.npu.graph_pool_handle()` for use_custom_pool.")
+
+    uses = (TorchairConfigAnalysis,)
+
+    def finish(self) -> None:
+        a = self.ctx.analysis(TorchairConfigAnalysis)
+        if not a.done:
+            return
+        for s in a.checked_stores():
+            if s.validated and s.option_path != MODE and s.w.node is not None and s.w.node.check is not None:
+                self._check_type(s)
+
+    def _check_type(self, s: Store) -> None:
+        ctx = self.ctx
+        check = s.w.node.check
+        path = ".".join(s.option_path)
+        if check == "bool":
+            v = ctx.value(s.raw.value, s.site)
+            if not is_constant(v) or isinstance(v, bool) or (type(v) is int and v in (0, 1)):
+                return
+            if isinstance(v, float) and v in (0.0, 1.0):
+                msg = (f"`config.{path}` is a boolean option but gets the float {v!r}: torchair accepts it because "
+                       f"{v!r} == {bool(v)}, but the option then reads back as '{v!r}', not '1'/'0', and the "
+                       f"code that tests it for \"1\" treats it as off; use {bool(v)}")
+            else:
+                msg = (f"`config.{path}` is a boolean option but gets {v!r} ({type(v).__name__}): torchair raises "
+                       f"ValueError at this assignment (allowed: True, False); use True or False")
+            self.report(s.node, msg)
+        elif isinstance(check, tuple) and check[0] == "int" and s.option_path == CAPTURE_LIMIT:
+            v = ctx.value(s.raw.value, s.site)
+            if not is_constant(v):
+                return
+            lo, hi = check[1], check[2]
+            if isinstance(v, int) and lo <= v <= hi:
+                return
+            why = "is not an int" if not isinstance(v, int) else f"is outside [{lo}, 2**63-1]"
+            self.report(s.node, f"`config.{path}` = {v!r} {why}: torchair raises ValueError at this "
+                                f"assignment; use an int >= 1 (the default is 64)")
+        elif check == "pool":
+            kind, v, node = literal_kind(ctx, s.raw.value, s.site)
+            if kind is None or (kind == "scalar" and v is None):
+                return
+            if kind == "tuple" and len(v) == 2 and all(isinstance(x, int) for x in v) and v[0] * v[1] == 0:
+                return
+            shown = (f"the {kind} {ctx.code(node)}" if kind in ("list", "tuple") else
+                     f"{v!r} ({type(v).__name__})")
+            self.report(s.node,
+                        f"`config.{path}` gets {shown}, which is not a graph-pool handle: torchair stores it "
+                        "unchecked and raises TypeError (\"Invalid graph pool handle type\") when the first aclgraph "
+                        "is compiled; use `torch.npu.graph_pool_handle()` (or None for no shared pool)")
+
+
+class AclgraphOutputRetained(LintRule):
+    CODE = "NPU205"
+    NAME = "aclgraph-output-retained"
+    SEVERITY = "warning"
+    SUMMARY = "An output of an aclgraph-compiled callable is kept across the loop's next call without a copy."
+    EXPLANATION = (
+        "An aclgraph runs on fixed memory addresses: every replay writes its outputs into the same memory. "
+        "With `debug.aclgraph.enable_output_clone` off (the default) an output that is kept while the compiled "
+        "callable runs again is overwritten in place. Reported in an aclgraph mode (known from the config) when, "
+        "inside a loop that calls the compiled callable, its output (the name bound to the call, a subscript of "
+        "it, or the call itself) is appended/inserted/added to a container that outlives the iteration "
+        "(`.append`, `.appendleft`, `.insert`, `.add`, `.extend`, `c[k] = out`) or stored in an attribute; a "
+        "list/set/dict comprehension whose elements are the outputs collects them the same way. "
+        "`.clone()`, `.detach().clone()`, `.cpu()`, `.tolist()`, `.item()` and `copy.deepcopy(...)` at the "
+        "point of storing are copies.")
+    SOURCE = _SRC + " (docs/001 场景2; A.4 output lifetime); torchair _acl_concrete_graph/acl_graph.py L1462-1474"
+    INVALID = (
+        Invalid(_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
+                    "    outs.append(out)"), range=(10, 5, 10, 21),
+                message="an output of `opt_model` (compiled at line 6 with a torchair backend in "
+                        "\"reduce-overhead\" mode) is kept in `outs` across loop iterations without a copy: "
+                        "aclgraph replays write their outputs into the same memory, so the next call of `opt_model` "
+                        "in this loop overwrites it in place; store a copy (`.clone()`) or set "
+                        "`config.debug.aclgraph.enable_output_clone = True`"),
+    )
+    VALID = (_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
+                 "    outs.append(out.clone())"),
+             _ex(_RO.strip(), "config.debug.aclgraph.enable_output_clone = True", _BACKEND, _COMPILE, "outs = []",
+                 "for x in batches:", "    out = opt_model(x)", "    outs.append(out)"))
+    HOW_TO_FIX = "Store a copy (`out.clone()`), or set `config.debug.aclgraph.enable_output_clone = True`."
+
+    uses = (TorchairConfigAnalysis,)
+
+    def __init__(self, ctx: FileContext):
+        super().__init__(ctx)
+        self.subscript_stores: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, Site]] = []
+        self.comprehensions: List[Tuple[cst.CSTNode, cst.BaseExpression]] = []  # (comp, element kept)
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        site = self.ctx.site()
+        for t in node.targets:
+            if isinstance(t.target, cst.Subscript):
+                self.subscript_stores.append((t.target, node.value, t.target.value, site))
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self.comprehensions.append((node, node.elt))
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self.comprehensions.append((node, node.elt))
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self.comprehensions.append((node, node.value))
+
+    def finish(self) -> None:
+        a = self.ctx.analysis(TorchairConfigAnalysis)
+        if not a.done:
+            return
+        ctx = self.ctx
+        sem = ctx.sem
+        compiled: Dict[int, Tuple[cst.Call, Backend, str]] = {}  # id(compile call) -> ...
+        for call, site, b, _ in a.compiles:
+            m = a.mode(b)
+            if m not in ACLGRAPH_MODES:
+                continue
+            clone = a.effective(b.config, OUTPUT_CLONE, b.site, False)
+            if not (clone is False or (type(clone) is int and clone == 0)):
+                continue
+            compiled[id(call)] = (call, b, m)
+        if not compiled:
+            return
+        # bindings of a compiled callable: a name or self.<attr> bound to torch.compile(...), or a def
+        # decorated with @torch.compile(backend=...)
+        callable_of: Dict[int, Tuple[cst.Call, Backend, str]] = {}
+        for b in sem.all_bindings(with_attrs=True):
+            if b.kind == "assign" and not b.index and isinstance(b.value, cst.Call) and id(b.value) in compiled:
+                callable_of[id(b)] = compiled[id(b.value)]
+            elif b.kind == "def" and isinstance(b.node, cst.FunctionDef):
+                for d in b.node.decorators:
+                    if isinstance(d.decorator, cst.Call) and id(d.decorator) in compiled:
+                        callable_of[id(b)] = compiled[id(d.decorator)]
+        if not callable_of:
+            return
+        # calls of a compiled callable
+        invocations: Dict[int, Tuple[cst.Call, Site, Tuple[cst.Call, Backend, str]]] = {}
+        for call, site in a.calls:
+            b = sem.certain_binding(call.func, site)
+            if b is not None and id(b) in callable_of:
+                invocations[id(call)] = (call, site, callable_of[id(b)])
+        if not invocations:
+            return
+        # (report node, stored expression, the object that keeps it, how to name the place, site)
+        events: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, cst.CSTNode, Site]] = []
+        for call, site in a.calls:
+            f = call.func
+            if isinstance(f, cst.Attribute) and f.attr.value in _RETAINING_METHODS:
+                pos = [a for a in call.args if a.keyword is None and not a.star]
+                i = _RETAINING_METHODS[f.attr.value]
+                if len(pos) > i:
+                    events.append((call, pos[i].value, f.value, f.value, site))
+        for target, value, container, site in self.subscript_stores:
+            events.append((target, value, container, target, site))
+        for raw in sem.attr_stores:
+            if raw.kind == "assign" and raw.value is not None:
+                events.append((raw.target, raw.value, raw.target.value, raw.target, raw.site))
+        code = ctx.code
+        # a list/set/dict comprehension that collects the outputs: every element is kept while the
+        # callable runs again for the next one
+        for comp, elt in self.comprehensions:
+            e = elt
+            while isinstance(e, cst.Subscript):
+                e = e.value
+            inv = invocations.get(id(e)) if isinstance(e, cst.Call) else None
+            if inv is None:
+                continue
+            call, _csite, (ccall, _backend, m) = inv
+            callee = code(call.func)
+            self.report(comp,
+                        f"a comprehension collects the outputs of `{callee}` (compiled at line {ctx.line(ccall)} "
+                        f"with a torchair backend in \"{m}\" mode) without a copy: aclgraph replays write their "
+                        f"outputs into the same memory, so each call of `{callee}` overwrites the elements kept "
+                        "before it; collect copies (`.clone()`) or set `config.debug.aclgraph.enable_output_clone = "
+                        "True`")
+        reported: Set[int] = set()
+        for node, stored, container, place, site in events:
+            inv = self._output_of(stored, site, invocations)
+            if inv is None or id(node) in reported:
+                continue
+            call, csite, (ccall, _backend, m) = inv
+            loop = csite.shared_loop(site)
+            if loop is None or self._lives_in(container, site, loop):
+                continue
+            reported.add(id(node))
+            callee = code(call.func)
+            self.report(node,
+                        f"an output of `{callee}` (compiled at line {ctx.line(ccall)} with a torchair backend in "
+                        f"\"{m}\" mode) is kept in `{code(place)}` across loop iterations without a copy: aclgraph "
+                        f"replays write their outputs into the same memory, so the next call of `{callee}` in this "
+                        "loop overwrites it in place; store a copy (`.clone()`) or set "
+                        "`config.debug.aclgraph.enable_output_clone = True`")
+
+    def _output_of(self, stored, site: Site, invocations):
+        e = stored
+        while isinstance(e, cst.Subscript):
+            e = e.value
+        if isinstance(e, cst.Call):
+            return invocations.get(id(e))
+        if isinstance(e, cst.Name):
+            cands, exact = self.ctx.sem.reaching(e.value, site)
+            if exact and cands[0].kind == "assign" and isinstance(cands[0].value, cst.Call):
+                return invocations.get(id(cands[0].value))
+        return None
+
+    def _lives_in(self, container, site: Site, loop) -> bool:
+        """True if the container (or the object whose attribute is stored) may be created anew
+        in each iteration of *loop*, so it does not outlive the iteration."""
+        root = container
+        while isinstance(root, (cst.Attribute, cst.Subscript)):
+            root = root.value
+        if not isinstance(root, cst.Name):
+            return True  # an expression we cannot follow: say nothing
+        cands, _ = self.ctx.sem.reaching(root.value, site)
+        return any((loop, True) in b.site.blocks and b.site.scope is site.scope for b in cands)
+
+
+class UnknownConfigOption(LintRule):
+    CODE = "NPU206"
+    NAME = "unknown-config-option"
+    SEVERITY = "error"
+    SUMMARY = "An assignment to an attribute path that is not a torchair config option."
+    EXPLANATION = (
+        "torchair's sub-configs (`NpuBaseConfig`) raise `ValueError(\"<Class> has no option <name>, all options "
+        "[...]\")` when an unknown name is assigned, e.g. `debug.aclgraph.clone_inputs`. `aclgraph_config` (and "
+        "`npugraphex_config`, `export`) accept any attribute: a typo such as `aclgraph_config.use_custom_pools` "
+        "is silently stored and ignored. Assigning `config.aclgraph_config` itself raises ValueError (it is not "
+        "in CompilerConfig's option list). Only paths whose every prefix is a torchair config object are "
+        "checked: the root must be a config made by `torchair.CompilerConfig()`, and a sub-config replaced "
+        "by an assignment is no longer known. The option list is torchair's (configs/*.py, master fced8842).")
+    SOURCE = ("research/npu-api-constraints.md §A.1, §A.3; torchair configs/_option_base.py L221-232, "
+              "configs/compiler_config.py L24-45 and the sub-config modules")
+    INVALID = (
+        Invalid(_ex("config.debug.aclgraph.clone_inputs = False"), range=(4, 1, 4, 35),
+                message="`config.debug.aclgraph.clone_inputs` is not a torchair config option: torchair's "
+                        "_AclGraphDebugConfig has no option 'clone_inputs' and raises ValueError at this "
+                        "assignment; did you mean `config.debug.aclgraph.clone_input`?"),
+        Invalid(_ex("config.aclgraph_config.use_custom_pools = torch.npu.graph_pool_handle()"), range=(4, 1, 4, 40),
+                message="`config.aclgraph_config.use_custom_pools` is not a torchair config option: "
+                        "`config.aclgraph_config` (_AclGraphConfig) accepts any attribute, so the value is silently "
+                        "stored and ignored; did you mean `config.aclgraph_config.use_custom_pool`?"),
+        Invalid(_ex("config.aclgraph_config = None"), range=(4, 1, 4, 23),
+                message="`config.aclgraph_config` cannot be assigned: CompilerConfig has no option "
+                        "'aclgraph_config' (it is not in its option list) and torchair raises ValueError at this "
+                        "assignment; set `config.aclgraph_config.use_custom_pool` instead"),
+    )
+    VALID = (_ex("config.debug.aclgraph.clone_input = False",
+                 "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
+                 "config.experimental_config.frozen_parameter = True", "config.mode.value = \"npugraph_ex\""),
+             "import torchair\ndef setup(config):\n    config.debug.aclgraph.clone_inputs = False\n")
+    HOW_TO_FIX = "Use the option's real name (see the message's suggestion)."
+
+    uses = (TorchairConfigAnalysis,)
+
+    def finish(self) -> None:
+        a = self.ctx.analysis(TorchairConfigAnalysis)
+        if not a.done:
+            return
+        for s in a.checked_stores():
+            if s.w.status in ("unknown", "unassignable", "readonly"):
+                self.report(s.node, self._unknown_message(s))
 
     def _unknown_message(self, s: Store) -> str:
         w = s.w
@@ -874,384 +1307,113 @@ class TorchairConfigChecker(Checker):
                       "silently stored and ignored")
         return f"`config.{path}` is not a torchair config option: {effect}{hint}"
 
-    def _check_mode_value(self, s: Store) -> None:
-        v = self.ctx.value(s.raw.value, s.site)
-        if not is_constant(v) or (isinstance(v, str) and v in MODES):
+
+class InvalidCompileMode(LintRule):
+    CODE = "NPU207"
+    NAME = "invalid-compile-mode"
+    SEVERITY = "error"
+    SUMMARY = "A CompilerConfig mode other than max-autotune, reduce-overhead, npugraph_ex."
+    EXPLANATION = (
+        "`config.mode` (and `config.mode.value`) accepts exactly `\"max-autotune\"`, `\"reduce-overhead\"` and "
+        "`\"npugraph_ex\"`; anything else (`\"reduce_overhead\"`, `\"default\"`, a trailing space) raises "
+        "ValueError at the assignment. `\"npugraph_ex\"` needs torchair 26.0.0 or later; torchair 7.x accepts "
+        "only the first two.")
+    SOURCE = ("research/npu-api-constraints.md §A.2; torchair configs/compiler_config.py L39, "
+              "configs/_option_base.py L42-48")
+    INVALID = (
+        Invalid(_ex("config.mode = \"reduce_overhead\""), range=(4, 1, 4, 12),
+                message="'reduce_overhead' is not a torchair compile mode: torchair raises ValueError at this "
+                        "assignment; use \"max-autotune\", \"reduce-overhead\" or \"npugraph_ex\"; did you mean "
+                        "'reduce-overhead'?"),
+        Invalid(_ex("MODE = \"aclgraph\"", "config.mode.value = MODE"), range=(5, 1, 5, 18),
+                message="'aclgraph' is not a torchair compile mode: torchair raises ValueError at this assignment; "
+                        "use \"max-autotune\", \"reduce-overhead\" or \"npugraph_ex\""),
+    )
+    VALID = (_ex(_RO.strip()), _ex("config.mode = \"npugraph_ex\""))
+    HOW_TO_FIX = "Use \"reduce-overhead\" (hyphen) or \"npugraph_ex\" for aclgraph, \"max-autotune\" for Ascend IR."
+
+    uses = (TorchairConfigAnalysis,)
+
+    def finish(self) -> None:
+        a = self.ctx.analysis(TorchairConfigAnalysis)
+        if not a.done:
             return
-        close = difflib.get_close_matches(v, MODES, n=1, cutoff=0.6) if isinstance(v, str) else []
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        self.ctx.report("NPU207", s.node,
+        for s in a.checked_stores():
+            if not s.validated or s.option_path != MODE:
+                continue
+            v = self.ctx.value(s.raw.value, s.site)
+            if not is_constant(v) or (isinstance(v, str) and v in MODES):
+                continue
+            close = difflib.get_close_matches(v, MODES, n=1, cutoff=0.6) if isinstance(v, str) else []
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            self.report(s.node,
                         f"{v!r} is not a torchair compile mode: torchair raises ValueError at this assignment; use "
                         f"\"max-autotune\", \"reduce-overhead\" or \"npugraph_ex\"{hint}")
 
-    def _check_type(self, s: Store) -> None:
-        ctx = self.ctx
-        check = s.w.node.check
-        path = ".".join(s.option_path)
-        if check == "bool":
-            v = ctx.value(s.raw.value, s.site)
-            if not is_constant(v) or isinstance(v, bool) or (type(v) is int and v in (0, 1)):
-                return
-            if isinstance(v, float) and v in (0.0, 1.0):
-                msg = (f"`config.{path}` is a boolean option but gets the float {v!r}: torchair accepts it because "
-                       f"{v!r} == {bool(v)}, but the option then reads back as '{v!r}', not '1'/'0', and the "
-                       f"code that tests it for \"1\" treats it as off; use {bool(v)}")
-            else:
-                msg = (f"`config.{path}` is a boolean option but gets {v!r} ({type(v).__name__}): torchair raises "
-                       f"ValueError at this assignment (allowed: True, False); use True or False")
-            ctx.report("NPU204", s.node, msg)
-        elif isinstance(check, tuple) and check[0] == "int" and s.option_path == CAPTURE_LIMIT:
-            v = ctx.value(s.raw.value, s.site)
-            if not is_constant(v):
-                return
-            lo, hi = check[1], check[2]
-            if isinstance(v, int) and lo <= v <= hi:
-                return
-            why = "is not an int" if not isinstance(v, int) else f"is outside [{lo}, 2**63-1]"
-            ctx.report("NPU204", s.node, f"`config.{path}` = {v!r} {why}: torchair raises ValueError at this "
-                                         f"assignment; use an int >= 1 (the default is 64)")
-        elif check == "pool":
-            kind, v, node = literal_kind(ctx, s.raw.value, s.site)
-            if kind is None or (kind == "scalar" and v is None):
-                return
-            if kind == "tuple" and len(v) == 2 and all(isinstance(x, int) for x in v) and v[0] * v[1] == 0:
-                return
-            shown = (f"the {kind} {ctx.code(node)}" if kind in ("list", "tuple") else
-                     f"{v!r} ({type(v).__name__})")
-            ctx.report("NPU204", s.node,
-                       f"`config.{path}` gets {shown}, which is not a graph-pool handle: torchair stores it "
-                       "unchecked and raises TypeError (\"Invalid graph pool handle type\") when the first aclgraph "
-                       "is compiled; use `torch.npu.graph_pool_handle()` (or None for no shared pool)")
 
-    # -- NPU201 ---------------------------------------------------------------------------
-    def _check_ignored_aclgraph_options(self) -> None:
-        ctx = self.ctx
-        if not ctx.wants("NPU201"):
+class CompileModeKwargIgnored(LintRule):
+    CODE = "NPU208"
+    NAME = "compile-mode-kwarg-ignored"
+    SEVERITY = "warning"
+    SUMMARY = "torch.compile(mode=...) with a torchair backend: the backend ignores it."
+    EXPLANATION = (
+        "For a custom backend, `torch.compile` passes `mode` on to the backend as a keyword argument; torchair's "
+        "backend accepts and ignores it (it reads only `options`). The graph runs in the mode of the "
+        "CompilerConfig given to `get_npu_backend` (max-autotune by default), so "
+        "`torch.compile(model, backend=npu_backend, mode=\"reduce-overhead\")` does not select aclgraph. "
+        "`mode=None` and `mode=\"default\"` are not passed on and not reported.")
+    SOURCE = ("research/npu-api-constraints.md §A.6; torchair npu_fx_compiler.py L865-887, "
+              "configs/npugraphex_config.py L89-122")
+    INVALID = (
+        Invalid(_ex(_BACKEND, "opt_model = torch.compile(model, backend=backend, mode=\"reduce-overhead\")"),
+                range=(5, 51, 5, 73),
+                message="torch.compile passes mode='reduce-overhead' to the torchair backend (get_npu_backend at "
+                        "line 4), which ignores it: the graph runs in the config's mode (\"max-autotune\"); set "
+                        "`config.mode` on the CompilerConfig passed to get_npu_backend and drop `mode=` here"),
+        Invalid(_ex(_BACKEND, "opt_model = torch.compile(model, backend=backend, mode=\"max-autotune\")"),
+                range=(5, 51, 5, 70),
+                message="torch.compile passes mode='max-autotune' to the torchair backend (get_npu_backend at line "
+                        "4), which ignores it: the graph runs in the config's mode (\"max-autotune\"); set "
+                        "`config.mode` on the CompilerConfig passed to get_npu_backend and drop `mode=` here",
+                fixed="import torch\n"
+                      "import torchair\n"
+                      "config = torchair.CompilerConfig()\n"
+                      "backend = torchair.get_npu_backend(compiler_config=config)\n"
+                      "opt_model = torch.compile(model, backend=backend)\n"),
+    )
+    VALID = (_ex(_RO.strip(), _BACKEND, _COMPILE),
+             _IMP + "opt_model = torch.compile(model, mode=\"reduce-overhead\")\n")
+    HOW_TO_FIX = ("Set `config.mode` on the CompilerConfig passed to get_npu_backend and drop `mode=` from "
+                  "torch.compile.")
+    AUTOFIX = True
+
+    uses = (TorchairConfigAnalysis,)
+
+    def finish(self) -> None:
+        a = self.ctx.analysis(TorchairConfigAnalysis)
+        if not a.done:
             return
-        for cfg in self.configs.values():
-            if not cfg.backends or any(self.mode(b) != "max-autotune" for b in cfg.backends):
-                continue
-            b0 = cfg.backends[0]
-            ms = self._mode_store(cfg, b0)
-            why = (f"config.mode is \"max-autotune\" (line {self._line(ms.node)})" if ms is not None else
-                   "config.mode is never set, so it is the default \"max-autotune\"")
-            for s in cfg.stores:
-                if s.w.status == "ok" and not s.replaces and is_aclgraph_only(s.option_path):
-                    ctx.report("NPU201", s.node,
-                               f"`config.{'.'.join(s.option_path)}` only applies to aclgraph graphs "
-                               f"(mode \"reduce-overhead\" or \"npugraph_ex\"), but {why} when get_npu_backend runs "
-                               f"(line {self._line(b0.call)}); torchair ignores this setting; set config.mode = "
-                               "\"reduce-overhead\" (or \"npugraph_ex\") before get_npu_backend, or drop the line")
-
-    # -- NPU202 ---------------------------------------------------------------------------
-    def _pool_certainly_set(self, cfg: Config) -> Optional[Store]:
-        if cfg.tainted or any(POOL[:len(p)] == p for p, _ in cfg.escapes):
-            return None
-        pools = [s for s in cfg.stores if s.option_path == POOL or (s.w.status != "ok" and POOL[:len(s.path)] == s.path)]
-        if not pools:
-            return None
-        last = pools[-1]
-        if last.option_path != POOL or last.raw.kind != "assign" or not last.known_value:
-            return None
-        if last.site.scope is not cfg.site.scope or last.site.blocks != cfg.site.blocks or \
-                last.site.with_depth != cfg.site.with_depth:
-            return None
-        if any(s.site.scope is not cfg.site.scope for s in pools):
-            return None  # a store in another function may run later
-        return last if sets_pool(self.ctx, last.raw.value, last.site) is True else None
-
-    def _check_pool_overrides_reuse(self) -> None:
         ctx = self.ctx
-        if not ctx.wants("NPU202"):
-            return
-        for cfg in self.configs.values():
-            pool = self._pool_certainly_set(cfg)
-            if pool is None:
-                continue
-            for s in cfg.stores:
-                if s.option_path != REUSE or s.raw.kind != "assign" or not s.known_value:
-                    continue
-                v = ctx.value(s.raw.value, s.site)
-                if v is False or (type(v) is int and v == 0):
-                    # (not ``a = config...x = False``: the line also binds ``a``)
-                    edit = ctx.remove_statement(s.raw.node) if isinstance(s.raw.node, cst.Assign) and len(
-                        s.raw.node.targets) == 1 else None
-                    ctx.report("NPU202", s.node,
-                               f"`config.debug.aclgraph.disable_mempool_reuse_in_same_fx = {v!r}` has no effect: "
-                               f"`config.aclgraph_config.use_custom_pool` is set (line {self._line(pool.node)}), and "
-                               "with a custom pool torchair forces disable_mempool_reuse_in_same_fx to True when it "
-                               "compiles the graph; drop this line, or drop the custom pool if you need reuse within "
-                               "one FX graph",
-                               fix=Fix("Drop the overwritten disable_mempool_reuse_in_same_fx assignment",
-                                       (edit,)) if edit is not None else None)
-
-    # -- torch.compile calls --------------------------------------------------------------
-    def _compiles(self) -> List[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]]:
-        out = []
-        for call, site in self.calls:
-            if self.ctx.resolve(call.func, site, TORCH_COMPILE) is None:
-                continue
-            backend_arg = mode_arg = None
-            for a in call.args:
-                if a.keyword is not None and a.keyword.value == "backend":
-                    backend_arg = a
-                elif a.keyword is not None and a.keyword.value == "mode":
-                    mode_arg = a
-            if backend_arg is None:
-                continue
-            b = self._backend_of(backend_arg.value, site)
-            if b is not None:
-                out.append((call, site, b, mode_arg))
-        return out
-
-    def _publish_compiled(self, compiles) -> None:
-        """``torch.compile(Model(), backend=b)`` or ``model = Model(); torch.compile(model, ...)``
-        with a certain mode: the class of the compiled instance runs in that mode."""
-        sem = self.ctx.sem
-        for call, site, backend, _ in compiles:
-            mode = self.mode(backend)
-            if mode is UNKNOWN:
-                continue
-            target = None
-            if call.args and call.args[0].keyword is None and not call.args[0].star:
-                target = call.args[0].value
-            else:
-                target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "model"), None)
-            if target is None:
-                continue
-            value, vsite = sem.bound_expr(target, site)
-            if not isinstance(value, cst.Call):
-                continue
-            q = sem.callee_qualname(value.func, vsite)
-            if q is not None:
-                self.ctx.fact(COMPILED, (q, mode, self._line(call)))
-
-    def _backend_of(self, expr, site: Site) -> Optional[Backend]:
-        value, _ = self.ctx.sem.bound_expr(expr, site)
-        if isinstance(value, cst.Call):
-            return self.backends.get(id(value))
-        return None
-
-    def _check_graphs_without_pool(self, compiles) -> None:
-        """Compiles in one function (or at module level) that certainly capture aclgraphs:
-        an aclgraph mode and ``debug.run_eagerly`` certainly off (with it on, torchair runs the
-        graph eagerly and captures nothing). Compiles in different functions (separate tests,
-        spawned workers) are not known to hold their graphs at the same time."""
-        ctx = self.ctx
-        if not ctx.wants("NPU203"):
-            return
-        groups: Dict[object, list] = {}
-        for c, site, b, _ in compiles:
-            m = self.mode(b)
-            if m not in ACLGRAPH_MODES:
-                continue
-            eager = self.effective(b.config, RUN_EAGERLY, b.site, False)
-            if not is_constant(eager) or eager:
-                continue
-            scope = site.scope.enclosing_function() or site.scope
-            groups.setdefault(id(scope), []).append((c, b, m))
-        resets = self._reset_points()
-        for key, compiled in groups.items():
-            for acl in self._split_at_resets(compiled, resets.get(key, ())):
-                if len(acl) < 2:
-                    continue
-                if any(b.config is None or self._pool_maybe_set(b.config) for _, b, _ in acl):
-                    continue
-                self._report_graphs_without_pool(acl)
-
-    def _reset_points(self) -> Dict[object, List[Tuple[int, int]]]:
-        """Where, in each function (or at module level), the compiled graphs may be forgotten:
-        a ``torch._dynamo.reset()`` there, or a call of a function of this file by the name of
-        one that resets (the conservative side: it may be that function)."""
-        ctx = self.ctx
-        resetting: Set[str] = set()
-        points: Dict[object, List[Tuple[int, int]]] = {}
-        for call, site in self.calls:
-            if ctx.resolve(call.func, site, DYNAMO_RESET) is None:
-                continue
-            scope = site.scope.enclosing_function() or site.scope
-            points.setdefault(id(scope), []).append(self._start(call))
-            if scope.kind == "function":
-                resetting.add(scope.node.name.value)
-        if resetting:
-            for call, site in self.calls:
-                f = call.func
-                callee = f.value if type(f) is cst.Name else f.attr.value if type(f) is cst.Attribute else None
-                if callee in resetting:
-                    scope = site.scope.enclosing_function() or site.scope
-                    points.setdefault(id(scope), []).append(self._start(call))
-        return points
-
-    def _start(self, node) -> Tuple[int, int]:
-        s = self.ctx.span(node)
-        return s.line, s.column
-
-    def _split_at_resets(self, compiled, resets) -> List[list]:
-        """The compiles of one function in runs that no reset separates (source order)."""
-        if not resets:
-            return [compiled]
-        runs: List[list] = [[]]
-        last = None
-        for item in sorted(compiled, key=lambda t: self._start(t[0])):
-            here = self._start(item[0])
-            if last is not None and any(last < r < here for r in resets):
-                runs.append([])
-            runs[-1].append(item)
-            last = here
-        return runs
-
-    def _report_graphs_without_pool(self, acl) -> None:
-        ctx = self.ctx
-        first = acl[0][0]
-        for call, b, m in acl[1:]:
-            ctx.report("NPU203", call,
-                       f"another torch.compile with an aclgraph-mode (\"{m}\") torchair backend (the first is at "
-                       f"line {self._line(first)}), and no config sets `aclgraph_config.use_custom_pool`: each "
-                       "compiled graph captures its aclgraphs into its own memory pool, so memory is not reused "
-                       "across them and device memory may run out; create one pool with "
-                       "`torch.npu.graph_pool_handle()` and set it as `config.aclgraph_config.use_custom_pool`")
-
-    def _pool_maybe_set(self, cfg: Config) -> bool:
-        if cfg.tainted or any(POOL[:len(p)] == p for p, _ in cfg.escapes):
-            return True
-        for s in cfg.stores:
-            if s.option_path == POOL or (s.w.status != "ok" and POOL[:len(s.path)] == s.path):
-                if s.raw.kind != "assign" or not s.known_value:
-                    return True
-                if self.ctx.value(s.raw.value, s.site) is not None:
-                    return True
-        return False
-
-    def _check_compile_mode_kwarg(self, compiles) -> None:
-        ctx = self.ctx
-        if not ctx.wants("NPU208"):
-            return
-        for call, site, b, mode_arg in compiles:
+        for call, site, b, mode_arg in a.compiles:
             if mode_arg is None:
                 continue
             v = ctx.value(mode_arg.value, site)
             if not is_constant(v) or v is None or v == "default":
                 continue
-            m = self.mode(b)
+            m = a.mode(b)
             runs = f"the config's mode (\"{m}\")" if m is not UNKNOWN else "the config's mode"
             # dropping ``mode=`` changes nothing; offered when it names the config's own mode, so
             # that a user who meant another mode is not left without the hint
             edit = ctx.remove_arg(call, mode_arg) if m is not UNKNOWN and v == m else None
-            ctx.report("NPU208", mode_arg,
-                       f"torch.compile passes mode={v!r} to the torchair backend (get_npu_backend at line "
-                       f"{self._line(b.call)}), which ignores it: the graph runs in {runs}; set `config.mode` on "
-                       "the CompilerConfig passed to get_npu_backend and drop `mode=` here",
-                       fix=Fix("Drop the ignored mode= argument", (edit,)) if edit is not None else None)
+            self.report(mode_arg,
+                        f"torch.compile passes mode={v!r} to the torchair backend (get_npu_backend at line "
+                        f"{ctx.line(b.call)}), which ignores it: the graph runs in {runs}; set `config.mode` on "
+                        "the CompilerConfig passed to get_npu_backend and drop `mode=` here",
+                        fix=Fix("Drop the ignored mode= argument", (edit,)) if edit is not None else None)
 
-    # -- NPU205 ---------------------------------------------------------------------------
-    def _check_retained_outputs(self, compiles) -> None:
-        ctx = self.ctx
-        if not ctx.wants("NPU205"):
-            return
-        sem = ctx.sem
-        compiled: Dict[int, Tuple[cst.Call, Backend, str]] = {}  # id(compile call) -> ...
-        for call, site, b, _ in compiles:
-            m = self.mode(b)
-            if m not in ACLGRAPH_MODES:
-                continue
-            clone = self.effective(b.config, OUTPUT_CLONE, b.site, False)
-            if not (clone is False or (type(clone) is int and clone == 0)):
-                continue
-            compiled[id(call)] = (call, b, m)
-        if not compiled:
-            return
-        # bindings of a compiled callable: a name or self.<attr> bound to torch.compile(...), or a def
-        # decorated with @torch.compile(backend=...)
-        callable_of: Dict[int, Tuple[cst.Call, Backend, str]] = {}
-        for b in sem.all_bindings(with_attrs=True):
-            if b.kind == "assign" and not b.index and isinstance(b.value, cst.Call) and id(b.value) in compiled:
-                callable_of[id(b)] = compiled[id(b.value)]
-            elif b.kind == "def" and isinstance(b.node, cst.FunctionDef):
-                for d in b.node.decorators:
-                    if isinstance(d.decorator, cst.Call) and id(d.decorator) in compiled:
-                        callable_of[id(b)] = compiled[id(d.decorator)]
-        if not callable_of:
-            return
-        # calls of a compiled callable
-        invocations: Dict[int, Tuple[cst.Call, Site, Tuple[cst.Call, Backend, str]]] = {}
-        for call, site in self.calls:
-            b = sem.certain_binding(call.func, site)
-            if b is not None and id(b) in callable_of:
-                invocations[id(call)] = (call, site, callable_of[id(b)])
-        if not invocations:
-            return
-        # (report node, stored expression, the object that keeps it, how to name the place, site)
-        events: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, cst.CSTNode, Site]] = []
-        for call, site in self.calls:
-            f = call.func
-            if isinstance(f, cst.Attribute) and f.attr.value in _RETAINING_METHODS:
-                pos = [a for a in call.args if a.keyword is None and not a.star]
-                i = _RETAINING_METHODS[f.attr.value]
-                if len(pos) > i:
-                    events.append((call, pos[i].value, f.value, f.value, site))
-        for target, value, container, site in self.subscript_stores:
-            events.append((target, value, container, target, site))
-        for raw in sem.attr_stores:
-            if raw.kind == "assign" and raw.value is not None:
-                events.append((raw.target, raw.value, raw.target.value, raw.target, raw.site))
-        code = ctx.code
-        # a list/set/dict comprehension that collects the outputs: every element is kept while the
-        # callable runs again for the next one
-        for comp, elt in self.comprehensions:
-            e = elt
-            while isinstance(e, cst.Subscript):
-                e = e.value
-            inv = invocations.get(id(e)) if isinstance(e, cst.Call) else None
-            if inv is None:
-                continue
-            call, _csite, (ccall, _backend, m) = inv
-            callee = code(call.func)
-            ctx.report("NPU205", comp,
-                       f"a comprehension collects the outputs of `{callee}` (compiled at line {self._line(ccall)} "
-                       f"with a torchair backend in \"{m}\" mode) without a copy: aclgraph replays write their "
-                       f"outputs into the same memory, so each call of `{callee}` overwrites the elements kept "
-                       "before it; collect copies (`.clone()`) or set `config.debug.aclgraph.enable_output_clone = "
-                       "True`")
-        reported: Set[int] = set()
-        for node, stored, container, place, site in events:
-            inv = self._output_of(stored, site, invocations)
-            if inv is None or id(node) in reported:
-                continue
-            call, csite, (ccall, _backend, m) = inv
-            loop = csite.shared_loop(site)
-            if loop is None or self._lives_in(container, site, loop):
-                continue
-            reported.add(id(node))
-            callee = code(call.func)
-            ctx.report("NPU205", node,
-                       f"an output of `{callee}` (compiled at line {self._line(ccall)} with a torchair backend in "
-                       f"\"{m}\" mode) is kept in `{code(place)}` across loop iterations without a copy: aclgraph replays "
-                       f"write their outputs into the same memory, so the next call of `{callee}` in this loop "
-                       "overwrites it in place; store a copy (`.clone()`) or set "
-                       "`config.debug.aclgraph.enable_output_clone = True`")
 
-    def _output_of(self, stored, site: Site, invocations):
-        e = stored
-        while isinstance(e, cst.Subscript):
-            e = e.value
-        if isinstance(e, cst.Call):
-            return invocations.get(id(e))
-        if isinstance(e, cst.Name):
-            cands, exact = self.ctx.sem.reaching(e.value, site)
-            if exact and cands[0].kind == "assign" and isinstance(cands[0].value, cst.Call):
-                return invocations.get(id(cands[0].value))
-        return None
-
-    def _lives_in(self, container, site: Site, loop) -> bool:
-        """True if the container (or the object whose attribute is stored) may be created anew
-        in each iteration of *loop*, so it does not outlive the iteration."""
-        root = container
-        while isinstance(root, (cst.Attribute, cst.Subscript)):
-            root = root.value
-        if not isinstance(root, cst.Name):
-            return True  # an expression we cannot follow: say nothing
-        cands, _ = self.ctx.sem.reaching(root.value, site)
-        return any((loop, True) in b.site.blocks and b.site.scope is site.scope for b in cands)
+RULES = (AclgraphOptionIgnored, CustomPoolOverridesFxReuse, GraphsWithoutSharedPool, ConfigOptionType,
+         AclgraphOutputRetained, UnknownConfigOption, InvalidCompileMode, CompileModeKwargIgnored)
 
 
 # ======================================================================================
