@@ -8,10 +8,11 @@
 npulint runs cold (an empty cache folder before every run), warm (the cache filled by the
 previous run, nothing changed) and cold with ``--jobs 1`` (the speed-up of the automatic
 worker processes); ruff runs cold (``--no-cache``) and warm (its cache filled), both with
-``--select ALL --output-format concise``; flake8 and Fixit (``fixit lint``) once each.
+``--select ALL --output-format concise``; flake8, Fixit (``fixit lint``) and TorchFix
+(``torchfix``) once each.
 
 Each tool runs as a subprocess on the whole corpus, ``--runs`` times after one warm-up run
-(so every tool sees a warm file cache). Wall time is the median of the runs; CPU time
+(so every tool sees a warm file cache), the tools alternately: one run of each per round. Wall time is the median of the runs; CPU time
 (user + sys of the child) and peak RSS are taken from ``/usr/bin/time`` when present,
 else from ``resource.getrusage(RUSAGE_CHILDREN)`` in a fresh wrapper process. The ratio is
 the tool's wall time divided by npulint's. ruff and flake8 are run only if installed (on
@@ -96,7 +97,11 @@ def run_once(cmd, timeout, before=None):
 
 def measure(cmd, runs: int, timeout: float, before=None):
     results = [run_once(cmd, timeout, before) for _ in range(runs + 1)][1:]  # the first is a warm-up
-    if None in results:
+    return summarise(results)
+
+
+def summarise(results):
+    if not results or None in results:
         return None
     return {
         "wall": statistics.median(r[0] for r in results),
@@ -253,6 +258,7 @@ def report(corpus: str, args) -> int:
         tools.append((label + " cold -j1", base_cmd + ["--jobs", "1"], empty_cache))
     if not args.no_others:
         ruff, flake8, fixit = find_tool("ruff"), find_tool("flake8"), find_tool("fixit")
+        torchfix = find_tool("torchfix")
         if ruff:
             ruff_cmd = [ruff, "check", "--select", "ALL", "--output-format", "concise", "--exit-zero"]
             tools.append(("ruff ALL cold", ruff_cmd + ["--no-cache", corpus], None))
@@ -262,6 +268,8 @@ def report(corpus: str, args) -> int:
             tools.append(("flake8", [flake8, "--exit-zero", corpus], None))
         if fixit:
             tools.append(("fixit", [fixit, "lint", corpus], None))
+        if torchfix:
+            tools.append(("torchfix", [torchfix, corpus], None))
 
     print(f"corpus: {corpus}{' (synthetic, seed %d)' % args.seed if args.synthetic else ''}")
     print(f"python files: {files}, lines: {lines}, runs: {args.runs} (+1 warm-up), cpus: {os.cpu_count()}")
@@ -271,10 +279,23 @@ def report(corpus: str, args) -> int:
         print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     except OSError:
         pass
+    # The tools run alternately (one run of each, round after round), so that a change in the
+    # machine's load during the benchmark falls on all of them alike; the slow LibCST linters
+    # (Fixit, TorchFix) and flake8 run in the first round only.
+    once = ("flake8", "fixit", "torchfix")
     for name, cmd, before in tools:
-        print(f"  running {name}: {' '.join(shlex.quote(c) for c in cmd)}", file=sys.stderr)
-        runs = 1 if name in ("flake8", "fixit") else args.runs
-        rows.append((name, measure(cmd, runs, args.timeout, before)))
+        print(f"  {name}: {' '.join(shlex.quote(c) for c in cmd)}", file=sys.stderr)
+        if name not in once:
+            run_once(cmd, args.timeout, before)  # warm-up (file cache, imports)
+    results = {name: [] for name, _, _ in tools}
+    for r in range(args.runs):
+        for name, cmd, before in tools:
+            if name in once and r > 0:
+                continue
+            if results[name] and results[name][-1] is None:
+                continue  # timed out once: not again
+            results[name].append(run_once(cmd, args.timeout, before))
+    rows.extend((name, summarise(results[name])) for name, _, _ in tools)
     shutil.rmtree(cache, ignore_errors=True)
     shutil.rmtree(ruff_cache, ignore_errors=True)
 
@@ -306,7 +327,7 @@ def report(corpus: str, args) -> int:
     except OSError:
         pass
     bad = [(name, f"exited with {m['rc']}" if m else "timed out") for name, m in rows
-           if m is None or (m["rc"] != [0] and name != "fixit")]
+           if m is None or (m["rc"] != [0] and name not in ("fixit", "torchfix"))]
     for name, what in bad:
         print(f"warning: {name} {what}", file=sys.stderr)
     return 1 if bad else 0
