@@ -57,6 +57,7 @@ def main(argv=None) -> int:
     from libcst._batched_visitor import BatchableCSTVisitor, visit_batched
 
     from npulint.checker import FileContext
+    from npulint.lintrule import Analysis, with_analyses
     from npulint.semantic import Walker
 
     rules, checkers = registry.load()
@@ -89,7 +90,11 @@ def main(argv=None) -> int:
                 top = []
                 pipeline._cpython_check(text, top)
                 ctx = FileContext(path, path, text, module, settings, enabled, top_lines=top)
-                cs = [c(ctx) for c in active]
+                cs = []
+                for c in with_analyses(active):  # as the pipeline does: shared analyses first, reachable by their rules
+                    cs.append(c(ctx))
+                    if isinstance(cs[-1], Analysis):
+                        ctx.analyses[c] = cs[-1]
                 w = Walker(ctx.sem, cs, lambda *a: None)
                 if own_walk:
                     w.walk(module)
@@ -100,7 +105,7 @@ def main(argv=None) -> int:
                     c.finish()
         return run
 
-    hook_names = sorted({a for c in checkers for a in dir(c) if a.startswith(("visit_", "leave_"))})
+    hook_names = sorted({a for c in with_analyses(checkers) for a in dir(c) if a.startswith(("visit_", "leave_"))})
 
     class Empty(BatchableCSTVisitor):
         pass

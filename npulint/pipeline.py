@@ -705,10 +705,11 @@ def _project_phase(results: List[FileResult], checker_classes: Sequence[type], e
     from npulint.checker import ProjectReporter
 
     reporter = ProjectReporter(enabled)
+    gather = _fact_gatherer(results)
     for cls in project_classes:
-        facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
+        facts = gather(cls.__name__)
         topics = tuple(cls.consumes) + tuple(u.__name__ for u in cls.uses)  # an analysis's facts reach its rules
-        shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in topics}
+        shared = {t: gather(t) for t in topics}
         if facts or any(shared.values()):
             try:
                 cls.project(facts, reporter, settings, shared)
@@ -723,6 +724,22 @@ def _project_phase(results: List[FileResult], checker_classes: Sequence[type], e
         r = by_display.get(f.path)
         if r is not None:
             r.findings.append(f)
+
+
+def _fact_gatherer(results: List[FileResult]) -> Callable[[str], List[Tuple[str, Any]]]:
+    """The facts of a topic over every file, ``(display, fact)`` in path order, gathered once per
+    topic: the rules that read one topic (an analysis's facts) get the same list, so they can
+    compute what they share from it once (memoised on its identity). Not to be modified."""
+    gathered: Dict[str, List[Tuple[str, Any]]] = {}
+
+    def gather(topic: str) -> List[Tuple[str, Any]]:
+        found = gathered.get(topic)
+        if found is None:
+            found = gathered[topic] = [(r.display, f) for r in results for f in r.facts.get(topic, ())]
+        return found
+
+    return gather
+
 
 def _module_name(path: str, language: str) -> Tuple[Optional[str], bool]:
     if language != PYTHON:
@@ -1153,10 +1170,12 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
     checkers = checker_classes if isinstance(checker_classes, _Checkers) else _Checkers(checker_classes)
     options = options or RunOptions()
     wanted = []
+    gather = _fact_gatherer(results)
     for cls in checkers.get():
         if cls.codes() & enabled:
-            facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
-            shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in cls.consumes}
+            facts = gather(cls.__name__)
+            topics = tuple(cls.consumes) + tuple(u.__name__ for u in cls.uses)  # an analysis's facts reach its rules
+            shared = {t: gather(t) for t in topics}
             tokens = cls.followup(facts, shared) if facts or any(shared.values()) else ()
             if tokens:
                 wanted.append((cls, _followup_matcher(tokens)))

@@ -7,6 +7,6 @@ Installed wheels carry this folder as ``npulint.rules``.
 
 from . import engine, mc2, mindspeed, prefetch, signature, torchair_config, torchair_streams
 
-CHECKERS = [torchair_streams.StreamsChecker, *mindspeed.CHECKERS]
+CHECKERS = [*mindspeed.CHECKERS]
 
-ALL_RULES = [*torchair_streams.RULES, *mindspeed.RULES]
+ALL_RULES = [*mindspeed.RULES]

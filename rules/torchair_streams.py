@@ -1,16 +1,22 @@
-"""NPU301-NPU308: TorchAir in-graph multi-stream (``torchair.scope``, ``torchair.ops``)."""
+"""NPU301-NPU308: TorchAir in-graph multi-stream (``torchair.scope``, ``torchair.ops``).
+
+One shared analysis, :class:`StreamsAnalysis` (the calls of the stream and tagged-event APIs, the
+event table, the facts for the project phase), and one rule class per code.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from typing import Any, Dict, FrozenSet, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
-from npulint.checker import Checker, FileContext
-from npulint.model import Rule, Span
+from npulint.checker import FileContext
+from npulint.lintrule import Analysis, Invalid, LintRule
+from npulint.model import Span
 from npulint.semantic import Scope, Site
-from npulint.values import is_constant
+from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
 from .torchair_config import ACLGRAPH_MODES, COMPILED
@@ -29,141 +35,48 @@ _SRC = ("docs/002 (图内多流表达功能); research/npu-api-constraints.md §
         "python/torchair/ops/_tagged_event.py)")
 _IMP = "import torch\nimport torchair as tng\n"
 
-EVENT_WAIT_WITHOUT_RECORD = Rule(
-    code="NPU301", name="event-wait-without-record", severity="error",
-    summary="npu_tagged_event_wait on an event that is never recorded.",
-    explanation=(
-        "A wait on an event that is never passed to `npu_tagged_event_record` does nothing: torch_npu creates "
-        "the event lazily on its first record, and a wait on an event never created enqueues no wait. No "
-        "synchronisation happens and the streams race. An event is identified by the name it is bound to: a "
-        "local or closure variable (recorded in the defining function or a function nested in it), a "
-        "module-level name (recorded anywhere in the module), or `self.<attr>` (recorded in any method of the "
-        "class or of the classes it inherits from or that inherit from it in the same file). Events reached "
-        "through parameters, subscripts or other expressions, or passed to other functions, are unknown."),
-    source=_SRC + " §B.4 (NPUEvent.cpp L123-147)",
-    invalid=(_IMP + "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-                    "        self.ev = tng.ops.npu_create_tagged_event(tag='a')\n"
-                    "    def forward(self, x):\n        tng.ops.npu_tagged_event_wait(self.ev)\n        return x\n",),
-    valid=(_IMP + "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-                  "        self.ev = tng.ops.npu_create_tagged_event(tag='a')\n"
-                  "    def forward(self, x):\n        tng.ops.npu_tagged_event_record(self.ev)\n"
-                  "        with tng.scope.npu_stream_switch('1'):\n            tng.ops.npu_tagged_event_wait(self.ev)\n"
-                  "        return x\n",
-           _IMP + "def step(events, i):\n    tng.ops.npu_tagged_event_wait(events[i])\n"),
-    fix="Record the event with npu_tagged_event_record on the producing stream before the wait.")
 
-EVENT_WAIT_BEFORE_RECORD = Rule(
-    code="NPU302", name="event-wait-before-record", severity="warning",
-    summary="A wait comes before the event's only records, later in the same function.",
-    explanation=("Within one function, `npu_tagged_event_wait(e)` runs before every `npu_tagged_event_record(e)` "
-                 "(which are all later in that function, and no other function records e). The wait finds the "
-                 "event not yet recorded and synchronises nothing. Not reported when a loop encloses both."),
-    source=_SRC + " §B.4",
-    invalid=(_IMP + "def f(x):\n    ev = tng.ops.npu_create_tagged_event(tag='b')\n"
-                    "    tng.ops.npu_tagged_event_wait(ev)\n    y = x + 1\n    tng.ops.npu_tagged_event_record(ev)\n"
-                    "    return y\n",),
-    valid=(_IMP + "def f(x):\n    ev = tng.ops.npu_create_tagged_event(tag='b')\n"
-                  "    tng.ops.npu_tagged_event_record(ev)\n    y = x + 1\n    tng.ops.npu_tagged_event_wait(ev)\n"
-                  "    return y\n",),
-    fix="Move the record before the wait (record on the producer stream, wait on the consumer stream).")
+# -- the shared analysis -------------------------------------------------------------------
 
-TAGGED_EVENT_OUTSIDE_ACLGRAPH = Rule(
-    code="NPU303", name="tagged-event-outside-aclgraph", severity="error",
-    summary="Tagged-event APIs in code compiled in max-autotune mode.",
-    explanation=("`npu_tagged_event_record`, `npu_tagged_event_wait` and `npu_record_tagged_stream` have no GE "
-                 "converter: in code compiled with a torchair backend whose effective mode is `max-autotune` "
-                 "(the default), compilation raises NotImplementedError. Creating the event is fine anywhere. "
-                 "A class is compiled when an instance of it reaches `torch.compile(..., backend=<torchair "
-                 "backend>)` in the same run, and the classes it instantiates in its methods are compiled with it."),
-    source=_SRC + " §B.1 (_tagged_event.py L76-80, L92-96, L121-125; tests/st/torchair_aclgraph_st.py L457-503)",
-    invalid=(_IMP + "class M(torch.nn.Module):\n    def forward(self, x):\n"
-                    "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
-                    "cfg = tng.CompilerConfig()\nmodel = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",),
-    valid=(_IMP + "class M(torch.nn.Module):\n    def forward(self, x):\n"
-                  "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
-                  "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\n"
-                  "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",),
-    fix="Compile with config.mode = 'reduce-overhead' (or npugraph_ex), or use npu_wait_tensor in max-autotune.")
+@dataclasses.dataclass
+class Tables:
+    """The facts of every file of a run, folded (the project phase of NPU303, NPU306, NPU308)."""
 
-STREAM_PRIORITY_RESERVED = Rule(
-    code="NPU304", name="stream-priority-reserved", severity="warning",
-    summary="stream_priority other than 0 in torchair's npu_stream_switch.",
-    explanation="The `stream_priority` parameter is reserved: keep the default 0 (the aclgraph path ignores it).",
-    source=_SRC + " §B.3",
-    invalid=(_IMP + "with tng.scope.npu_stream_switch('1', 2):\n    pass\n",),
-    valid=(_IMP + "with tng.scope.npu_stream_switch('1', 0):\n    pass\n",
-           "from vllm_ascend.utils import npu_stream_switch\nwith npu_stream_switch('1', 2):\n    pass\n"),
-    fix="Drop stream_priority.")
-
-RECORD_STREAM_UNKNOWN_TAG = Rule(
-    code="NPU305", name="record-stream-unknown-tag", severity="warning",
-    summary="npu_record_tagged_stream with a tag no npu_stream_switch in the file uses.",
-    explanation=("`npu_record_tagged_stream(t, tag)` with a literal tag that no torchair `npu_stream_switch` in "
-                 "the same file uses (and not \"default\"): an unknown tag silently creates a new, idle stream, "
-                 "so the tensor's memory is not kept alive for the stream that really uses it. Not reported when "
-                 "some stream switch in the file has a tag that cannot be known statically."),
-    source=_SRC + " §B.4 (_scope_attr.py L95-108)",
-    invalid=(_IMP + "with tng.scope.npu_stream_switch('1'):\n    y = x + 1\ntng.ops.npu_record_tagged_stream(y, '2')\n",),
-    valid=(_IMP + "with tng.scope.npu_stream_switch('1'):\n    y = x + 1\ntng.ops.npu_record_tagged_stream(y, '1')\n",),
-    fix="Use the tag of the npu_stream_switch the tensor is used on.")
-
-TAGGED_EVENT_TAG_REUSED = Rule(
-    code="NPU306", name="tagged-event-tag-reused", severity="error",
-    summary="A tagged-event tag is created twice in one process.",
-    explanation=("torchair keeps tagged events in a process-wide registry and raises "
-                 "`ValueError(\"tagged event tag ... is already in use\")` on the second creation of a tag. "
-                 "Reported when two `npu_create_tagged_event` calls use one literal tag (in the files of one run; "
-                 "at the later one), or when a creation with a literal tag runs more than once: in `__init__` or "
-                 "another method of a class instantiated more than once (two call sites, or inside a loop or "
-                 "comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a subclass), "
-                 "or directly in a loop."),
-    source=_SRC + " §B.4 (_tagged_event.py L137-138)",
-    invalid=(_IMP + "class Layer(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
-                    "        self.ev = tng.ops.npu_create_tagged_event(tag='layer')\n"
-                    "layers = torch.nn.ModuleList([Layer() for _ in range(4)])\n",
-             _IMP + "a = tng.ops.npu_create_tagged_event(tag='x')\nb = tng.ops.npu_create_tagged_event(tag='x')\n"),
-    valid=(_IMP + "class Layer(torch.nn.Module):\n    def __init__(self, i):\n        super().__init__()\n"
-                  "        self.ev = tng.ops.npu_create_tagged_event(tag=f'layer{i}')\n"
-                  "layers = torch.nn.ModuleList([Layer(i) for i in range(4)])\n",),
-    fix="Give every event its own tag (e.g. include the layer index), or create the events once and share them.")
-
-STREAM_TAG_TYPE = Rule(
-    code="NPU307", name="stream-tag-type", severity="error",
-    summary="A stream tag or event tag that is not a str.",
-    explanation="`npu_stream_switch(stream_tag, ...)` and `npu_create_tagged_event(tag)` take string tags.",
-    source=_SRC + " §B.1",
-    invalid=(_IMP + "with tng.scope.npu_stream_switch(1):\n    pass\n",),
-    valid=(_IMP + "with tng.scope.npu_stream_switch('1'):\n    pass\n",),
-    fix="Pass the tag as a string, e.g. '1'.")
-
-WAIT_TENSOR_IN_ACLGRAPH = Rule(
-    code="NPU308", name="wait-tensor-in-aclgraph", severity="error",
-    summary="npu_wait_tensor in code compiled in an aclgraph mode.",
-    explanation=("`npu_wait_tensor` works only in max-autotune: in code compiled with a backend whose effective "
-                 "mode is `reduce-overhead` or `npugraph_ex` it raises NotImplementedError. Use the tagged "
-                 "events there (npu_create_tagged_event / npu_tagged_event_record / npu_tagged_event_wait)."),
-    source=_SRC + " §B.1 (scope/_wait_tensor.py L19-26)",
-    invalid=(_IMP + "class M(torch.nn.Module):\n    def forward(self, x, y):\n"
-                    "        return tng.scope.npu_wait_tensor(x, y)\n"
-                    "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\n"
-                    "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",),
-    valid=(_IMP + "class M(torch.nn.Module):\n    def forward(self, x, y):\n"
-                  "        return tng.scope.npu_wait_tensor(x, y)\n"
-                  "cfg = tng.CompilerConfig()\n"
-                  "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",),
-    fix="Use tagged events in reduce-overhead, or compile this model in max-autotune.")
-
-RULES = (EVENT_WAIT_WITHOUT_RECORD, EVENT_WAIT_BEFORE_RECORD, TAGGED_EVENT_OUTSIDE_ACLGRAPH,
-         STREAM_PRIORITY_RESERVED, RECORD_STREAM_UNKNOWN_TAG, TAGGED_EVENT_TAG_REUSED, STREAM_TAG_TYPE,
-         WAIT_TENSOR_IN_ACLGRAPH)
+    instances: Dict[str, int]  # class -> instantiations (2 for one in a loop)
+    total: Dict[str, int]  # the same, a subclass's counted for its bases too
+    bases: Dict[str, Tuple[str, ...]]
+    children: Dict[str, Set[str]]  # class -> classes its methods instantiate
+    creations: List[tuple]  # (path, tag, line, col, end_line, end_col, owner class, looped)
+    apis: List[tuple]  # (path, kind, api, owner class, line, col, end_line, end_col)
+    modules: Dict[str, str]  # path -> module name
+    imports: Dict[str, Set[str]]  # module -> modules (and prefixes) it imports
+    used: Set[str]  # the tagged-event APIs the run calls
 
 
+# A project computation that several rules need, made once per run: (the fact lists it read, value).
+_RUN_MEMO: Dict[str, Tuple[Tuple[Any, ...], Any]] = {}
 
 
-class StreamsChecker(Checker):
-    rules = RULES
-    consumes = (COMPILED,)
-    # The stream APIs, plus the configuration checker's tokens: this checker also runs where
+def _once_per_run(name: str, lists: Sequence[Any], compute: Callable[[], Any]) -> Any:
+    """``compute()``, memoised on the identity of the fact lists it reads: the pipeline gathers
+    each topic's facts once per run, so the rules that read one topic get the same list. The
+    memo holds the lists, so their identities cannot be reused while it does."""
+    hit = _RUN_MEMO.get(name)
+    if hit is not None and len(hit[0]) == len(lists) and all(a is b for a, b in zip(hit[0], lists)):
+        return hit[1]
+    value = compute()
+    _RUN_MEMO[name] = (tuple(lists), value)
+    return value
+
+
+class StreamsAnalysis(Analysis):
+    """The NPU3xx event table: the file's calls of the stream and tagged-event APIs (resolved),
+    its loads (for escape analysis) and classes; the stream switches and tagged-event creations
+    with their tags, the waits on known events with their records; and, for the project phase,
+    the facts: the tagged-event APIs the file calls, the creations with a literal tag, the
+    instantiations, classes and imports, and the mode-dependent calls by owning class."""
+
+    # The stream APIs, plus the configuration checker's tokens: the analysis also runs where
     # that one does (a file that compiles a model may instantiate or import what it needs).
     tokens = (("npu_stream_switch",), ("tagged_event",), ("npu_record_tagged_stream",), ("npu_wait_tensor",),
               ("NpuStreamSwitch",), ("CompilerConfig",), ("get_npu_backend",))
@@ -173,6 +86,9 @@ class StreamsChecker(Checker):
         self.calls: List[Tuple[cst.Call, Site]] = []
         self.loads: List[Tuple[cst.CSTNode, Site]] = []  # names and attributes, for escape analysis
         self.classes: List[Tuple[cst.ClassDef, Site]] = []
+        # the calls of the APIs, with their qualified names (after finish())
+        self.resolved: List[Tuple[cst.Call, Site, str]] = []
+        self._memo: Dict[str, Any] = {}
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self.ctx.site()))
@@ -197,7 +113,107 @@ class StreamsChecker(Checker):
         for item in items:
             self.loads.append((item.name, site))
 
-    # -- helpers ----------------------------------------------------------------------
+    def finish(self) -> None:
+        ctx = self.ctx
+        for call, site in self.calls:
+            q = ctx.resolve(call.func, site, API)
+            if q is not None:
+                self.resolved.append((call, site, q))
+        if not self.resolved:
+            self._facts_for_instances()
+            return
+        self._facts(self.resolved)
+        self._api_facts(self.resolved)
+
+    def _once(self, name: str, compute: Callable[[], Any]) -> Any:
+        if name not in self._memo:
+            self._memo[name] = compute()
+        return self._memo[name]
+
+    # -- what the rules read ----------------------------------------------------------
+    def arg(self, q: str, call: cst.Call, name: str):
+        """The call bound to *q*'s signature and the argument of parameter *name* (None), or
+        (None, None) when it does not bind."""
+        bound = self.ctx.bind(SIGNATURES[q], call)
+        if bound.error is not None:
+            return None, None
+        return bound, bound.args.get(name)
+
+    def switches(self) -> List[Tuple[cst.Call, Site, Any, Optional[cst.CSTNode], Any]]:
+        """The stream switches: ``(call, site, bound, tag expression, tag value)``; *bound* is
+        None (and the tag UNKNOWN) for a call that does not bind."""
+        def compute():
+            out = []
+            for call, site, q in self.resolved:
+                if q in SWITCH:
+                    bound, tag_expr = self.arg(q, call, "stream_tag")
+                    tag = self.ctx.arg_value(bound, "stream_tag", site) if bound is not None else UNKNOWN
+                    out.append((call, site, bound, tag_expr, tag))
+            return out
+
+        return self._once("switches", compute)
+
+    def switch_tags(self) -> Tuple[Set[str], bool]:
+        """The stream tags the file's switches use, and whether some switch's tag is unknown."""
+        def compute():
+            tags: Set[str] = set()
+            unknown = False
+            for _, _, bound, _, tag in self.switches():
+                if bound is not None and isinstance(tag, str):
+                    tags.add(tag)
+                else:
+                    unknown = True
+            return tags, unknown
+
+        return self._once("switch_tags", compute)
+
+    def creations(self) -> List[Tuple[cst.Call, Site, cst.CSTNode, Any]]:
+        """The ``npu_create_tagged_event`` calls that bind and pass a tag: ``(call, site, tag
+        expression, tag value)``."""
+        def compute():
+            out = []
+            for call, site, q in self.resolved:
+                if q == CREATE:
+                    bound, tag_expr = self.arg(q, call, "tag")
+                    if bound is None or tag_expr is None:
+                        continue
+                    out.append((call, site, tag_expr, self.ctx.value(tag_expr, site)))
+            return out
+
+        return self._once("creations", compute)
+
+    def event_waits(self) -> List[Tuple[cst.Call, Site, cst.CSTNode, List[Tuple[cst.Call, Site]]]]:
+        """The waits on known events (bound to a name or ``self.<attr>`` whose every binding is
+        ``npu_create_tagged_event(...)``, and that does not escape): ``(call, site, event
+        expression, the records of that event)``."""
+        return self._once("event_waits", self._event_waits)
+
+    def _event_waits(self):
+        families = self._families()
+        records: Dict[tuple, List[Tuple[cst.Call, Site]]] = {}
+        waits: List[Tuple[cst.Call, Site, tuple, cst.CSTNode]] = []
+        counted: Set[int] = set()
+        for call, site, q in self.resolved:
+            if q not in (RECORD, WAIT):
+                continue
+            bound, ev = self.arg(q, call, "event")
+            if ev is None:
+                continue
+            key = self._event_key(ev, site, families)
+            if key is None:
+                continue
+            counted.add(id(ev))
+            if q == RECORD:
+                records.setdefault(key, []).append((call, site))
+            else:
+                waits.append((call, site, key, ev))
+        if not waits:
+            return []
+        escaped = self._escaped(families, counted)
+        return [(call, site, ev, records.get(key, [])) for call, site, key, ev in waits
+                if key not in escaped and self._created(key, ev, site, families)]
+
+    # -- the event table ----------------------------------------------------------------
     def _families(self) -> Dict[Scope, Optional[int]]:
         """Classes of this file grouped with the classes they inherit from or that inherit
         from them; None for a class with a base we cannot see (it may share attributes)."""
@@ -249,122 +265,6 @@ class StreamsChecker(Checker):
             return ("attr", fam, expr.attr.value)
         return None
 
-    def _arg(self, q: str, call: cst.Call, name: str):
-        bound = self.ctx.bind(SIGNATURES[q], call)
-        if bound.error is not None:
-            return None, None
-        return bound, bound.args.get(name)
-
-    # -- decisions ----------------------------------------------------------------------
-    def finish(self) -> None:
-        ctx = self.ctx
-        resolved: List[Tuple[cst.Call, Site, str]] = []
-        for call, site in self.calls:
-            q = ctx.resolve(call.func, site, API)
-            if q is not None:
-                resolved.append((call, site, q))
-        if not resolved:
-            self._facts_for_instances()
-            return
-        self._check_tags(resolved)
-        self._check_events(resolved)
-        self._facts(resolved)
-        self._api_facts(resolved)
-
-    def _check_tags(self, resolved) -> None:
-        ctx = self.ctx
-        switch_tags: Set[str] = set()
-        unknown_switch = False
-        for call, site, q in resolved:
-            if q in SWITCH:
-                bound, tag_expr = self._arg(q, call, "stream_tag")
-                if bound is None:
-                    unknown_switch = True
-                    continue
-                tag = ctx.arg_value(bound, "stream_tag", site)
-                if isinstance(tag, str):
-                    switch_tags.add(tag)
-                else:
-                    unknown_switch = True
-                    if is_constant(tag) and tag_expr is not None:
-                        ctx.report("NPU307", tag_expr, f"stream tag {tag!r} is not a str: entering the scope fails "
-                                                       "(torch.ops.air.scope_enter takes str[]) when the graph is "
-                                                       "traced; pass the tag as a string, e.g. '1'")
-                prio = ctx.arg_value(bound, "stream_priority", site)
-                if is_constant(prio) and prio != 0:
-                    ctx.report("NPU304", bound.args.get("stream_priority", call),
-                               f"stream_priority={prio!r}: the parameter is reserved (the aclgraph path ignores it); "
-                               "keep the default 0")
-            elif q == CREATE:
-                bound, tag_expr = self._arg(q, call, "tag")
-                if bound is None or tag_expr is None:
-                    continue
-                tag = ctx.value(tag_expr, site)
-                if is_constant(tag) and not isinstance(tag, str):
-                    ctx.report("NPU307", tag_expr, f"event tag {tag!r} is not a str: the tagged-event ops take the "
-                                                   "tag as a string, so the first record or wait on this event fails; "
-                                                   f"pass it as a string, e.g. '{tag}'")
-        if unknown_switch or not ctx.wants("NPU305"):
-            return
-        for call, site, q in resolved:
-            if q != RECORD_STREAM:
-                continue
-            bound, tag_expr = self._arg(q, call, "tagged_stream")
-            if bound is None or tag_expr is None:
-                continue
-            tag = ctx.value(tag_expr, site)
-            if isinstance(tag, str) and tag != "default" and tag not in switch_tags:
-                known = ", ".join(repr(t) for t in sorted(switch_tags)) or "none"
-                ctx.report("NPU305", tag_expr,
-                           f"npu_record_tagged_stream tag {tag!r} is used by no npu_stream_switch in this file "
-                           f"(tags: {known}): an unknown tag silently creates a new, idle stream; use the tag "
-                           "of the stream that uses the tensor")
-
-    def _check_events(self, resolved) -> None:
-        ctx = self.ctx
-        if not (ctx.wants("NPU301") or ctx.wants("NPU302")):
-            return
-        families = self._families()
-        records: Dict[tuple, List[Tuple[cst.Call, Site]]] = {}
-        waits: List[Tuple[cst.Call, Site, tuple, cst.CSTNode]] = []
-        counted: Set[int] = set()
-        for call, site, q in resolved:
-            if q not in (RECORD, WAIT):
-                continue
-            bound, ev = self._arg(q, call, "event")
-            if ev is None:
-                continue
-            key = self._event_key(ev, site, families)
-            if key is None:
-                continue
-            counted.add(id(ev))
-            if q == RECORD:
-                records.setdefault(key, []).append((call, site))
-            else:
-                waits.append((call, site, key, ev))
-        if not waits:
-            return
-        escaped = self._escaped(families, counted)
-        for call, site, key, ev in waits:
-            if key in escaped or not self._created(key, ev, site, families):
-                continue
-            recs = records.get(key, [])
-            if not recs:
-                ctx.report("NPU301", call,
-                           f"npu_tagged_event_wait on '{ctx.code(ev)}', which is never recorded: the wait does not "
-                           "synchronise anything; record it with npu_tagged_event_record before the wait")
-                continue
-            fn = site.scope.enclosing_function()
-            if fn is None or any(r_site.scope.enclosing_function() is not fn for _, r_site in recs):
-                continue
-            if all(r_site.seq > site.seq for _, r_site in recs) and not any(
-                    site.shared_loop(r_site) is not None for _, r_site in recs):
-                line = ctx.line(recs[0][0])
-                ctx.report("NPU302", call,
-                           f"npu_tagged_event_wait on '{ctx.code(ev)}' comes before its only record (line {line}) in this "
-                           "function: the wait finds the event not yet recorded and synchronises nothing; "
-                           "record before waiting")
-
     def _created(self, key, ev, site: Site, families) -> bool:
         """Every binding of the event name is ``npu_create_tagged_event(...)``: an event bound
         to a parameter, a subscript or any other expression is unknown (RULES.md NPU3xx)."""
@@ -413,7 +313,7 @@ class StreamsChecker(Checker):
                 out.add(key)
         return out
 
-    # -- facts for the project-wide phase (NPU306) ------------------------------------
+    # -- facts for the project-wide phase -------------------------------------------------
     def _class_qualname(self, site: Site) -> Optional[str]:
         fn = site.scope.enclosing_function()
         if fn is None or fn.parent is None or fn.parent.kind != "class":
@@ -425,20 +325,14 @@ class StreamsChecker(Checker):
         # the tagged-event APIs the file calls: not every torchair release has each of them, so
         # they tell which releases the code can run on (NPU303 holds on some releases only)
         for q in sorted({q for _, _, q in resolved if q in _release_apis()}):
-            ctx.fact(StreamsChecker, ("uses", q))
-        for call, site, q in resolved:
-            if q != CREATE:
-                continue
-            bound, tag_expr = self._arg(q, call, "tag")
-            if bound is None or tag_expr is None:
-                continue
-            tag = ctx.value(tag_expr, site)
+            ctx.fact(StreamsAnalysis, ("uses", q))
+        for call, site, _, tag in self.creations():
             if not isinstance(tag, str):
                 continue
             span = ctx.span(call)
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
-            ctx.fact(StreamsChecker, ("create", tag, span.line, span.column, span.end_line, span.end_column,
-                                      self._class_qualname(site), looped))
+            ctx.fact(StreamsAnalysis, ("create", tag, span.line, span.column, span.end_line, span.end_column,
+                                       self._class_qualname(site), looped))
         self._facts_for_instances()
 
     def _facts_for_instances(self) -> None:
@@ -453,20 +347,20 @@ class StreamsChecker(Checker):
                 if b.kind == "import" and b.qualname:
                     parts = b.qualname.split(".")
                     imported.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-            ctx.fact(StreamsChecker, ("module", sem.module_name, tuple(sorted(imported))))
+            ctx.fact(StreamsAnalysis, ("module", sem.module_name, tuple(sorted(imported))))
         for cls, site in self.classes:
             q = sem.qualname_of_def(cls)
             if q is None:
                 continue
             bases = [bq for bq in (sem.callee_qualname(base.value, site) for base in cls.bases) if bq]
-            ctx.fact(StreamsChecker, ("class", q, tuple(bases)))
+            ctx.fact(StreamsAnalysis, ("class", q, tuple(bases)))
         for call, site in self.calls:
             q = sem.callee_qualname(call.func, site)
             if q is None or q.startswith(("torch.", "torchair.")):
                 continue
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             owner = sem.enclosing_class(site)
-            ctx.fact(StreamsChecker, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None))
+            ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None))
 
     def _api_facts(self, resolved) -> None:
         """Calls whose legality depends on the compile mode, by the class whose method holds them."""
@@ -480,11 +374,17 @@ class StreamsChecker(Checker):
             if cq is None:
                 continue
             span = ctx.span(call)
-            ctx.fact(StreamsChecker, ("api", kind, q.rsplit(".", 1)[-1], cq, span.line, span.column, span.end_line,
-                                      span.end_column))
+            ctx.fact(StreamsAnalysis, ("api", kind, q.rsplit(".", 1)[-1], cq, span.line, span.column, span.end_line,
+                                       span.end_column))
+
+    # -- the project phase: computations shared by the rules ------------------------------
+    @classmethod
+    def facts_in(cls, shared) -> List[Tuple[str, Any]]:
+        """This analysis's facts in a rule's *shared* (``project()``/``followup()``)."""
+        return (shared or {}).get(cls.__name__, [])
 
     @classmethod
-    def followup(cls, facts, shared=None) -> Tuple[Any, ...]:
+    def followup_tokens(cls, facts) -> Tuple[Any, ...]:
         """Files that may instantiate, subclass or import what the first pass found: the
         classes holding tagged-event creations or mode-dependent calls, and the modules
         holding creations (for NPU306 across files and NPU303/NPU308 through submodules).
@@ -496,65 +396,365 @@ class StreamsChecker(Checker):
         (``<locals>``) or in a file whose module name is unknown cannot be imported at all:
         in a run over several repositories, a test class ``Model`` of torchair's had made the
         follow-up parse every file of the others that says ``Model``."""
-        out: Set[Any] = set()
-        creating_paths = {path for path, f in facts if f[0] == "create"}
-        module_of = {path: f[1] for path, f in facts if f[0] == "module"}
+        return _once_per_run("followup", (facts,), lambda: _followup_tokens(facts))
 
-        def wanted(name: str) -> bool:
-            return len(name) >= 3 and name.isidentifier()
+    @classmethod
+    def tables(cls, facts) -> Tables:
+        """The run's facts folded (once per run)."""
+        return _once_per_run("tables", (facts,), lambda: _tables(facts))
 
-        for path, f in facts:
-            owner = f[6] if f[0] == "create" else f[3] if f[0] == "api" else None
-            if owner:
-                module = module_of.get(path)
-                if not module or not owner.startswith(module + ".") or "<locals>" in owner:
-                    continue
-                name, last = owner.rsplit(".", 1)[-1], module.rsplit(".", 1)[-1]
-                if wanted(name) and last.isidentifier():
-                    out.add((name, last))
-            elif f[0] == "module" and path in creating_paths:
-                name = f[1].rsplit(".", 1)[-1]
-                if wanted(name):
-                    out.add(name)
-        return tuple(sorted(out, key=lambda t: (t,) if isinstance(t, str) else t))
+    @classmethod
+    def modes(cls, facts, compiled) -> Dict[str, Dict[str, Tuple[str, int]]]:
+        """Class -> compile mode -> where it is compiled (path, line), for the classes compiled
+        with a known mode (the COMPILED facts of rules/torchair_config.py): a compiled class's
+        bases (inherited methods) and the classes its methods instantiate (submodules) are
+        compiled with it. Once per run."""
+        return _once_per_run("modes", (facts, compiled), lambda: _modes(cls.tables(facts), compiled))
+
+
+def _followup_tokens(facts) -> Tuple[Any, ...]:
+    out: Set[Any] = set()
+    creating_paths = {path for path, f in facts if f[0] == "create"}
+    module_of = {path: f[1] for path, f in facts if f[0] == "module"}
+
+    def wanted(name: str) -> bool:
+        return len(name) >= 3 and name.isidentifier()
+
+    for path, f in facts:
+        owner = f[6] if f[0] == "create" else f[3] if f[0] == "api" else None
+        if owner:
+            module = module_of.get(path)
+            if not module or not owner.startswith(module + ".") or "<locals>" in owner:
+                continue
+            name, last = owner.rsplit(".", 1)[-1], module.rsplit(".", 1)[-1]
+            if wanted(name) and last.isidentifier():
+                out.add((name, last))
+        elif f[0] == "module" and path in creating_paths:
+            name = f[1].rsplit(".", 1)[-1]
+            if wanted(name):
+                out.add(name)
+    return tuple(sorted(out, key=lambda t: (t,) if isinstance(t, str) else t))
+
+
+def _tables(facts) -> Tables:
+    instances: Dict[str, int] = {}
+    bases: Dict[str, Tuple[str, ...]] = {}
+    children: Dict[str, Set[str]] = {}
+    creations = []
+    apis = []
+    modules: Dict[str, str] = {}
+    imports: Dict[str, Set[str]] = {}
+    used: Set[str] = set()
+    for path, fact in facts:
+        kind = fact[0]
+        if kind == "new":
+            _, q, looped, owner = fact
+            instances[q] = instances.get(q, 0) + (2 if looped else 1)
+            if owner is not None:
+                children.setdefault(owner, set()).add(q)
+        elif kind == "class":
+            bases[fact[1]] = fact[2]
+        elif kind == "api":
+            apis.append((path,) + fact[1:])
+        elif kind == "module":
+            modules[path] = fact[1]
+            imports[fact[1]] = set(fact[2])
+        elif kind == "uses":
+            used.add(fact[1])
+        else:
+            creations.append((path,) + fact[1:])
+    # a subclass instance runs the base class's __init__ too
+    total = dict(instances)
+    for q, n in instances.items():
+        for b in _ancestors(q, bases):
+            total[b] = total.get(b, 0) + n
+    return Tables(instances, total, bases, children, creations, apis, modules, imports, used)
+
+
+def _modes(tables: Tables, compiled) -> Dict[str, Dict[str, Tuple[str, int]]]:
+    modes: Dict[str, Dict[str, Tuple[str, int]]] = {}  # class -> mode -> (where)
+    todo = [(q, mode, (path, line)) for path, (q, mode, line) in compiled]
+    while todo:
+        q, mode, where = todo.pop()
+        if mode in modes.setdefault(q, {}):
+            continue
+        modes[q][mode] = where
+        todo.extend((b, mode, where) for b in _ancestors(q, tables.bases))
+        todo.extend((c, mode, where) for c in tables.children.get(q, ()))
+    return modes
+
+
+def _compiled_calls(kind: str, shared):
+    """NPU303/NPU308: the calls of *kind* (``"event"``, ``"wait_tensor"``) in the methods of
+    classes compiled with a known mode: ``(path, span, api, class name, mode, (path, line) of
+    the compilation)``, each call with each mode in order."""
+    facts = StreamsAnalysis.facts_in(shared)
+    compiled = (shared or {}).get(COMPILED, [])
+    tables = StreamsAnalysis.tables(facts)
+    if not tables.apis or not compiled:
+        return
+    modes = StreamsAnalysis.modes(facts, compiled)
+    for path, k, api, owner, line, col, end_line, end_col in tables.apis:
+        if k != kind:
+            continue
+        span = Span(line, col, end_line, end_col)
+        for mode, where in sorted(modes.get(owner, {}).items()):
+            yield path, span, api, owner.rsplit(".", 1)[-1], mode, where
+
+
+# -- the rules -----------------------------------------------------------------------------
+
+class EventWaitWithoutRecord(LintRule):
+    CODE = "NPU301"
+    NAME = "event-wait-without-record"
+    SEVERITY = "error"
+    SUMMARY = "npu_tagged_event_wait on an event that is never recorded."
+    EXPLANATION = (
+        "A wait on an event that is never passed to `npu_tagged_event_record` does nothing: torch_npu creates "
+        "the event lazily on its first record, and a wait on an event never created enqueues no wait. No "
+        "synchronisation happens and the streams race. An event is identified by the name it is bound to: a "
+        "local or closure variable (recorded in the defining function or a function nested in it), a "
+        "module-level name (recorded anywhere in the module), or `self.<attr>` (recorded in any method of the "
+        "class or of the classes it inherits from or that inherit from it in the same file). Events reached "
+        "through parameters, subscripts or other expressions, or passed to other functions, are unknown.")
+    SOURCE = _SRC + " §B.4 (NPUEvent.cpp L123-147)"
+    INVALID = (
+        Invalid(_IMP + "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                       "        self.ev = tng.ops.npu_create_tagged_event(tag='a')\n"
+                       "    def forward(self, x):\n        tng.ops.npu_tagged_event_wait(self.ev)\n        return x\n",
+                range=(8, 9, 8, 47),
+                message="npu_tagged_event_wait on 'self.ev', which is never recorded: the wait does not synchronise "
+                        "anything; record it with npu_tagged_event_record before the wait"),
+    )
+    VALID = (_IMP + "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                    "        self.ev = tng.ops.npu_create_tagged_event(tag='a')\n"
+                    "    def forward(self, x):\n        tng.ops.npu_tagged_event_record(self.ev)\n"
+                    "        with tng.scope.npu_stream_switch('1'):\n"
+                    "            tng.ops.npu_tagged_event_wait(self.ev)\n"
+                    "        return x\n",
+             _IMP + "def step(events, i):\n    tng.ops.npu_tagged_event_wait(events[i])\n")
+    HOW_TO_FIX = "Record the event with npu_tagged_event_record on the producing stream before the wait."
+    uses = (StreamsAnalysis,)
+
+    def finish(self) -> None:
+        for call, _, ev, recs in self.ctx.analysis(StreamsAnalysis).event_waits():
+            if not recs:
+                self.report(call, f"npu_tagged_event_wait on '{self.ctx.code(ev)}', which is never recorded: the "
+                                  "wait does not synchronise anything; record it with npu_tagged_event_record "
+                                  "before the wait")
+
+
+class EventWaitBeforeRecord(LintRule):
+    CODE = "NPU302"
+    NAME = "event-wait-before-record"
+    SEVERITY = "warning"
+    SUMMARY = "A wait comes before the event's only records, later in the same function."
+    EXPLANATION = ("Within one function, `npu_tagged_event_wait(e)` runs before every `npu_tagged_event_record(e)` "
+                   "(which are all later in that function, and no other function records e). The wait finds the "
+                   "event not yet recorded and synchronises nothing. Not reported when a loop encloses both.")
+    SOURCE = _SRC + " §B.4"
+    INVALID = (
+        Invalid(_IMP + "def f(x):\n    ev = tng.ops.npu_create_tagged_event(tag='b')\n"
+                       "    tng.ops.npu_tagged_event_wait(ev)\n    y = x + 1\n    tng.ops.npu_tagged_event_record(ev)\n"
+                       "    return y\n",
+                range=(5, 5, 5, 38),
+                message="npu_tagged_event_wait on 'ev' comes before its only record (line 7) in this function: the "
+                        "wait finds the event not yet recorded and synchronises nothing; record before waiting"),
+    )
+    VALID = (_IMP + "def f(x):\n    ev = tng.ops.npu_create_tagged_event(tag='b')\n"
+                    "    tng.ops.npu_tagged_event_record(ev)\n    y = x + 1\n    tng.ops.npu_tagged_event_wait(ev)\n"
+                    "    return y\n",)
+    HOW_TO_FIX = "Move the record before the wait (record on the producer stream, wait on the consumer stream)."
+    uses = (StreamsAnalysis,)
+
+    def finish(self) -> None:
+        ctx = self.ctx
+        for call, site, ev, recs in ctx.analysis(StreamsAnalysis).event_waits():
+            if not recs:
+                continue
+            fn = site.scope.enclosing_function()
+            if fn is None or any(r_site.scope.enclosing_function() is not fn for _, r_site in recs):
+                continue
+            if all(r_site.seq > site.seq for _, r_site in recs) and not any(
+                    site.shared_loop(r_site) is not None for _, r_site in recs):
+                line = ctx.line(recs[0][0])
+                self.report(call, f"npu_tagged_event_wait on '{ctx.code(ev)}' comes before its only record (line "
+                                  f"{line}) in this function: the wait finds the event not yet recorded and "
+                                  "synchronises nothing; record before waiting")
+
+
+class TaggedEventOutsideAclgraph(LintRule):
+    CODE = "NPU303"
+    NAME = "tagged-event-outside-aclgraph"
+    SEVERITY = "error"
+    SUMMARY = "Tagged-event APIs in code compiled in max-autotune mode."
+    EXPLANATION = ("`npu_tagged_event_record`, `npu_tagged_event_wait` and `npu_record_tagged_stream` have no GE "
+                   "converter: in code compiled with a torchair backend whose effective mode is `max-autotune` "
+                   "(the default), compilation raises NotImplementedError. Creating the event is fine anywhere. "
+                   "A class is compiled when an instance of it reaches `torch.compile(..., backend=<torchair "
+                   "backend>)` in the same run, and the classes it instantiates in its methods are compiled with "
+                   "it.")
+    SOURCE = _SRC + " §B.1 (_tagged_event.py L76-80, L92-96, L121-125; tests/st/torchair_aclgraph_st.py L457-503)"
+    INVALID = (
+        Invalid(_IMP + "class M(torch.nn.Module):\n    def forward(self, x):\n"
+                       "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
+                       "cfg = tng.CompilerConfig()\n"
+                       "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",
+                range=(5, 9, 5, 49),
+                message="npu_record_tagged_stream in M, which is compiled in max-autotune mode (line 8): torchair's "
+                        "GE converter raises NotImplementedError for it (torchair 7.2.0 to master: "
+                        "Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:80,96,125); compile with "
+                        "config.mode = \"reduce-overhead\", or use npu_wait_tensor in max-autotune"),
+    )
+    VALID = (_IMP + "class M(torch.nn.Module):\n    def forward(self, x):\n"
+                    "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
+                    "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\n"
+                    "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",)
+    HOW_TO_FIX = ("Compile with config.mode = 'reduce-overhead' (or npugraph_ex), or use npu_wait_tensor in "
+                  "max-autotune.")
+    uses = (StreamsAnalysis,)
+    consumes = (COMPILED,)
+
+    @classmethod
+    def followup(cls, facts, shared=None) -> Tuple[Any, ...]:
+        return StreamsAnalysis.followup_tokens(StreamsAnalysis.facts_in(shared))
 
     @classmethod
     def project(cls, facts, report, settings, shared=None) -> None:
-        instances: Dict[str, int] = {}
-        bases: Dict[str, Tuple[str, ...]] = {}
-        children: Dict[str, Set[str]] = {}  # class -> classes its methods instantiate
+        calls = list(_compiled_calls("event", shared))
+        if not calls:
+            return
+        npu303 = _npu303_releases(settings, StreamsAnalysis.tables(StreamsAnalysis.facts_in(shared)).used)
+        if npu303 is None:
+            return
+        releases, citation = npu303
+        for path, span, api, name, mode, (cpath, cline) in calls:
+            if mode != "max-autotune":
+                continue
+            where = f"line {cline}" if cpath == path else f"{cpath}:{cline}"
+            cls.report_in(report, path, span,
+                          f"{api} in {name}, which is compiled in max-autotune mode ({where}): torchair's GE "
+                          f"converter raises NotImplementedError for it ({releases}: {citation}); compile "
+                          "with config.mode = \"reduce-overhead\", or use npu_wait_tensor in max-autotune",
+                          related=((cpath, cline, 1),))
+
+
+class StreamPriorityReserved(LintRule):
+    CODE = "NPU304"
+    NAME = "stream-priority-reserved"
+    SEVERITY = "warning"
+    SUMMARY = "stream_priority other than 0 in torchair's npu_stream_switch."
+    EXPLANATION = "The `stream_priority` parameter is reserved: keep the default 0 (the aclgraph path ignores it)."
+    SOURCE = _SRC + " §B.3"
+    INVALID = (
+        Invalid(_IMP + "with tng.scope.npu_stream_switch('1', 2):\n    pass\n", range=(3, 39, 3, 40),
+                message="stream_priority=2: the parameter is reserved (the aclgraph path ignores it); keep the "
+                        "default 0"),
+    )
+    VALID = (_IMP + "with tng.scope.npu_stream_switch('1', 0):\n    pass\n",
+             "from vllm_ascend.utils import npu_stream_switch\nwith npu_stream_switch('1', 2):\n    pass\n")
+    HOW_TO_FIX = "Drop stream_priority."
+    uses = (StreamsAnalysis,)
+
+    def finish(self) -> None:
+        ctx = self.ctx
+        for call, site, bound, _, _ in ctx.analysis(StreamsAnalysis).switches():
+            if bound is None:
+                continue
+            prio = ctx.arg_value(bound, "stream_priority", site)
+            if is_constant(prio) and prio != 0:
+                self.report(bound.args.get("stream_priority", call),
+                            f"stream_priority={prio!r}: the parameter is reserved (the aclgraph path ignores it); "
+                            "keep the default 0")
+
+
+class RecordStreamUnknownTag(LintRule):
+    CODE = "NPU305"
+    NAME = "record-stream-unknown-tag"
+    SEVERITY = "warning"
+    SUMMARY = "npu_record_tagged_stream with a tag no npu_stream_switch in the file uses."
+    EXPLANATION = ("`npu_record_tagged_stream(t, tag)` with a literal tag that no torchair `npu_stream_switch` in "
+                   "the same file uses (and not \"default\"): an unknown tag silently creates a new, idle stream, "
+                   "so the tensor's memory is not kept alive for the stream that really uses it. Not reported when "
+                   "some stream switch in the file has a tag that cannot be known statically.")
+    SOURCE = _SRC + " §B.4 (_scope_attr.py L95-108)"
+    INVALID = (
+        Invalid(_IMP + "with tng.scope.npu_stream_switch('1'):\n    y = x + 1\n"
+                       "tng.ops.npu_record_tagged_stream(y, '2')\n",
+                range=(5, 37, 5, 40),
+                message="npu_record_tagged_stream tag '2' is used by no npu_stream_switch in this file (tags: '1'): "
+                        "an unknown tag silently creates a new, idle stream; use the tag of the stream that uses "
+                        "the tensor"),
+    )
+    VALID = (_IMP + "with tng.scope.npu_stream_switch('1'):\n    y = x + 1\n"
+                    "tng.ops.npu_record_tagged_stream(y, '1')\n",)
+    HOW_TO_FIX = "Use the tag of the npu_stream_switch the tensor is used on."
+    uses = (StreamsAnalysis,)
+
+    def finish(self) -> None:
+        ctx = self.ctx
+        analysis = ctx.analysis(StreamsAnalysis)
+        switch_tags, unknown_switch = analysis.switch_tags()
+        if unknown_switch:
+            return
+        for call, site, q in analysis.resolved:
+            if q != RECORD_STREAM:
+                continue
+            bound, tag_expr = analysis.arg(q, call, "tagged_stream")
+            if bound is None or tag_expr is None:
+                continue
+            tag = ctx.value(tag_expr, site)
+            if isinstance(tag, str) and tag != "default" and tag not in switch_tags:
+                known = ", ".join(repr(t) for t in sorted(switch_tags)) or "none"
+                self.report(tag_expr,
+                            f"npu_record_tagged_stream tag {tag!r} is used by no npu_stream_switch in this file "
+                            f"(tags: {known}): an unknown tag silently creates a new, idle stream; use the tag "
+                            "of the stream that uses the tensor")
+
+
+class TaggedEventTagReused(LintRule):
+    CODE = "NPU306"
+    NAME = "tagged-event-tag-reused"
+    SEVERITY = "error"
+    SUMMARY = "A tagged-event tag is created twice in one process."
+    EXPLANATION = ("torchair keeps tagged events in a process-wide registry and raises "
+                   "`ValueError(\"tagged event tag ... is already in use\")` on the second creation of a tag. "
+                   "Reported when two `npu_create_tagged_event` calls use one literal tag (in the files of one run; "
+                   "at the later one), or when a creation with a literal tag runs more than once: in `__init__` or "
+                   "another method of a class instantiated more than once (two call sites, or inside a loop or "
+                   "comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a subclass), "
+                   "or directly in a loop.")
+    SOURCE = _SRC + " §B.4 (_tagged_event.py L137-138)"
+    INVALID = (
+        Invalid(_IMP + "class Layer(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                       "        self.ev = tng.ops.npu_create_tagged_event(tag='layer')\n"
+                       "layers = torch.nn.ModuleList([Layer() for _ in range(4)])\n",
+                range=(6, 19, 6, 63),
+                message="npu_create_tagged_event(tag='layer') runs once per instance of Layer, which is instantiated "
+                        "more than once: the second creation raises ValueError('tagged event tag layer is already in "
+                        "use'); include an index in the tag or share one event"),
+        Invalid(_IMP + "a = tng.ops.npu_create_tagged_event(tag='x')\nb = tng.ops.npu_create_tagged_event(tag='x')\n",
+                range=(4, 5, 4, 45),
+                message="tagged event tag 'x' is already created at line 3: the second npu_create_tagged_event "
+                        "raises ValueError('tagged event tag x is already in use'); give each event its own tag"),
+    )
+    VALID = (_IMP + "class Layer(torch.nn.Module):\n    def __init__(self, i):\n        super().__init__()\n"
+                    "        self.ev = tng.ops.npu_create_tagged_event(tag=f'layer{i}')\n"
+                    "layers = torch.nn.ModuleList([Layer(i) for i in range(4)])\n",)
+    HOW_TO_FIX = ("Give every event its own tag (e.g. include the layer index), or create the events once and share "
+                  "them.")
+    uses = (StreamsAnalysis,)
+
+    @classmethod
+    def followup(cls, facts, shared=None) -> Tuple[Any, ...]:
+        return StreamsAnalysis.followup_tokens(StreamsAnalysis.facts_in(shared))
+
+    @classmethod
+    def project(cls, facts, report, settings, shared=None) -> None:
+        tables = StreamsAnalysis.tables(StreamsAnalysis.facts_in(shared))
         first_tag: Dict[str, List[Tuple[str, int, int]]] = {}
-        creations = []
-        apis = []
-        modules: Dict[str, str] = {}  # path -> module name
-        imports: Dict[str, Set[str]] = {}  # module -> modules (and prefixes) it imports
-        used: Set[str] = set()  # the tagged-event APIs the run calls
-        for path, fact in facts:
-            kind = fact[0]
-            if kind == "new":
-                _, q, looped, owner = fact
-                instances[q] = instances.get(q, 0) + (2 if looped else 1)
-                if owner is not None:
-                    children.setdefault(owner, set()).add(q)
-            elif kind == "class":
-                bases[fact[1]] = fact[2]
-            elif kind == "api":
-                apis.append((path,) + fact[1:])
-            elif kind == "module":
-                modules[path] = fact[1]
-                imports[fact[1]] = set(fact[2])
-            elif kind == "uses":
-                used.add(fact[1])
-            else:
-                creations.append((path,) + fact[1:])
-        # a subclass instance runs the base class's __init__ too
-        total = dict(instances)
-        for q, n in instances.items():
-            for b in _ancestors(q, bases):
-                total[b] = total.get(b, 0) + n
-        cls._check_compiled(apis, (shared or {}).get(COMPILED, []), bases, children, report,
-                            _npu303_releases(settings, used))
-        for path, tag, line, col, end_line, end_col, owner, looped in creations:
+        modules, imports = tables.modules, tables.imports
+        for path, tag, line, col, end_line, end_col, owner, looped in tables.creations:
             span = Span(line, col, end_line, end_col)
             seen = next((t for t in first_tag.get(tag, ()) if t[0] == path or
                          _one_process(modules.get(t[0]), modules.get(path), imports)), None)
@@ -562,58 +762,98 @@ class StreamsChecker(Checker):
             if seen is not None:
                 fpath, fline, fcol = seen
                 where = f"line {fline}" if fpath == path else f"{fpath}:{fline}:{fcol}"
-                report.report(path, span, "NPU306",
+                cls.report_in(report, path, span,
                               f"tagged event tag {tag!r} is already created at {where}: the second "
                               f"npu_create_tagged_event raises ValueError('tagged event tag {tag} is already in use'); "
                               "give each event its own tag", related=((fpath, fline, fcol),))
                 continue
             if looped:
-                report.report(path, span, "NPU306",
+                cls.report_in(report, path, span,
                               f"npu_create_tagged_event(tag={tag!r}) runs in a loop: the second creation raises "
                               f"ValueError('tagged event tag {tag} is already in use'); create it once or give each "
                               "its own tag")
-            elif owner is not None and total.get(owner, 0) > 1:
-                report.report(path, span, "NPU306",
+            elif owner is not None and tables.total.get(owner, 0) > 1:
+                cls.report_in(report, path, span,
                               f"npu_create_tagged_event(tag={tag!r}) runs once per instance of "
                               f"{owner.rsplit('.', 1)[-1]}, which is instantiated more than once: the second "
                               f"creation raises ValueError('tagged event tag {tag} is already in use'); include an "
                               "index in the tag or share one event")
 
-    @classmethod
-    def _check_compiled(cls, apis, compiled, bases, children, report, npu303=None) -> None:
-        """NPU303/NPU308: calls in the methods of classes compiled with a known mode. A
-        compiled class's bases (inherited methods) and the classes its methods instantiate
-        (submodules) are compiled with it. *npu303*: the releases NPU303 holds on and the upstream
-        line, when it holds on every torchair release the code may run on (else None)."""
-        if not apis or not compiled:
-            return
-        modes: Dict[str, Dict[str, Tuple[str, int]]] = {}  # class -> mode -> (where)
-        todo = [(q, mode, (path, line)) for path, (q, mode, line) in compiled]
-        while todo:
-            q, mode, where = todo.pop()
-            if mode in modes.setdefault(q, {}):
-                continue
-            modes[q][mode] = where
-            todo.extend((b, mode, where) for b in _ancestors(q, bases))
-            todo.extend((c, mode, where) for c in children.get(q, ()))
-        for path, kind, api, owner, line, col, end_line, end_col in apis:
-            span = Span(line, col, end_line, end_col)
-            for mode, (cpath, cline) in sorted(modes.get(owner, {}).items()):
-                where = f"line {cline}" if cpath == path else f"{cpath}:{cline}"
-                name = owner.rsplit(".", 1)[-1]
-                if kind == "event" and mode == "max-autotune" and npu303 is not None:
-                    releases, citation = npu303
-                    report.report(path, span, "NPU303",
-                                  f"{api} in {name}, which is compiled in max-autotune mode ({where}): torchair's GE "
-                                  f"converter raises NotImplementedError for it ({releases}: {citation}); compile "
-                                  "with config.mode = \"reduce-overhead\", or use npu_wait_tensor in max-autotune",
-                                  related=((cpath, cline, 1),))
-                elif kind == "wait_tensor" and mode in ACLGRAPH_MODES:
-                    report.report(path, span, "NPU308",
-                                  f"npu_wait_tensor in {name}, which is compiled in {mode} mode ({where}): it raises "
-                                  "NotImplementedError there; use npu_create_tagged_event / npu_tagged_event_record / "
-                                  "npu_tagged_event_wait instead", related=((cpath, cline, 1),))
 
+class StreamTagType(LintRule):
+    CODE = "NPU307"
+    NAME = "stream-tag-type"
+    SEVERITY = "error"
+    SUMMARY = "A stream tag or event tag that is not a str."
+    EXPLANATION = "`npu_stream_switch(stream_tag, ...)` and `npu_create_tagged_event(tag)` take string tags."
+    SOURCE = _SRC + " §B.1"
+    INVALID = (
+        Invalid(_IMP + "with tng.scope.npu_stream_switch(1):\n    pass\n", range=(3, 34, 3, 35),
+                message="stream tag 1 is not a str: entering the scope fails (torch.ops.air.scope_enter takes "
+                        "str[]) when the graph is traced; pass the tag as a string, e.g. '1'"),
+    )
+    VALID = (_IMP + "with tng.scope.npu_stream_switch('1'):\n    pass\n",)
+    HOW_TO_FIX = "Pass the tag as a string, e.g. '1'."
+    uses = (StreamsAnalysis,)
+
+    def finish(self) -> None:
+        analysis = self.ctx.analysis(StreamsAnalysis)
+        for _, _, bound, tag_expr, tag in analysis.switches():
+            if bound is not None and not isinstance(tag, str) and is_constant(tag) and tag_expr is not None:
+                self.report(tag_expr, f"stream tag {tag!r} is not a str: entering the scope fails "
+                                      "(torch.ops.air.scope_enter takes str[]) when the graph is traced; pass the tag "
+                                      "as a string, e.g. '1'")
+        for _, _, tag_expr, tag in analysis.creations():
+            if is_constant(tag) and not isinstance(tag, str):
+                self.report(tag_expr, f"event tag {tag!r} is not a str: the tagged-event ops take the tag as a "
+                                      "string, so the first record or wait on this event fails; pass it as a "
+                                      f"string, e.g. '{tag}'")
+
+
+class WaitTensorInAclgraph(LintRule):
+    CODE = "NPU308"
+    NAME = "wait-tensor-in-aclgraph"
+    SEVERITY = "error"
+    SUMMARY = "npu_wait_tensor in code compiled in an aclgraph mode."
+    EXPLANATION = ("`npu_wait_tensor` works only in max-autotune: in code compiled with a backend whose effective "
+                   "mode is `reduce-overhead` or `npugraph_ex` it raises NotImplementedError. Use the tagged "
+                   "events there (npu_create_tagged_event / npu_tagged_event_record / npu_tagged_event_wait).")
+    SOURCE = _SRC + " §B.1 (scope/_wait_tensor.py L19-26)"
+    INVALID = (
+        Invalid(_IMP + "class M(torch.nn.Module):\n    def forward(self, x, y):\n"
+                       "        return tng.scope.npu_wait_tensor(x, y)\n"
+                       "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\n"
+                       "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",
+                range=(5, 16, 5, 47),
+                message="npu_wait_tensor in M, which is compiled in reduce-overhead mode (line 8): it raises "
+                        "NotImplementedError there; use npu_create_tagged_event / npu_tagged_event_record / "
+                        "npu_tagged_event_wait instead"),
+    )
+    VALID = (_IMP + "class M(torch.nn.Module):\n    def forward(self, x, y):\n"
+                    "        return tng.scope.npu_wait_tensor(x, y)\n"
+                    "cfg = tng.CompilerConfig()\n"
+                    "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",)
+    HOW_TO_FIX = "Use tagged events in reduce-overhead, or compile this model in max-autotune."
+    uses = (StreamsAnalysis,)
+    consumes = (COMPILED,)
+
+    @classmethod
+    def followup(cls, facts, shared=None) -> Tuple[Any, ...]:
+        return StreamsAnalysis.followup_tokens(StreamsAnalysis.facts_in(shared))
+
+    @classmethod
+    def project(cls, facts, report, settings, shared=None) -> None:
+        for path, span, _, name, mode, (cpath, cline) in _compiled_calls("wait_tensor", shared):
+            if mode not in ACLGRAPH_MODES:
+                continue
+            where = f"line {cline}" if cpath == path else f"{cpath}:{cline}"
+            cls.report_in(report, path, span,
+                          f"npu_wait_tensor in {name}, which is compiled in {mode} mode ({where}): it raises "
+                          "NotImplementedError there; use npu_create_tagged_event / npu_tagged_event_record / "
+                          "npu_tagged_event_wait instead", related=((cpath, cline, 1),))
+
+
+# -- helpers -------------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=1)
 def _release_apis() -> Dict[str, FrozenSet[str]]:
