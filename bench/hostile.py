@@ -44,6 +44,15 @@ def inputs():
     yield ("python: \"a\" * 10**9", "rep.py",
            "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\nS = 'a' * 10**9\n"
            "with npu_weight_prefetch_scope(0, len(S)):\n    pass\n")
+    yield ("python: a 19,000-item tuple (under the literal bound)", "tuple19k.py",
+           "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\nT = ("
+           + ", ".join("1" for _ in range(19_000)) + ")\nwith npu_weight_prefetch_scope(T[0], T[-1]):\n    pass\n")
+    yield ("python: 57,600 syntax nodes in statements (under the node bound)", "nodes99k.py",
+           "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+           + "".join(f"v{i} = {i}\n" for i in range(14_400)) + "with npu_weight_prefetch_scope(0, v1):\n    pass\n")
+    yield ("python: 62,400 syntax nodes in statements (over the node bound)", "nodes102k.py",
+           "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+           + "".join(f"v{i} = {i}\n" for i in range(15_600)) + "with npu_weight_prefetch_scope(0, v1):\n    pass\n")
     yield ("python: a 200,000-item tuple", "tuple.py",
            "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\nT = ("
            + ", ".join("1" for _ in range(200_000)) + ")\nwith npu_weight_prefetch_scope(T[0], T[-1]):\n    pass\n")

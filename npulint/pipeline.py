@@ -177,6 +177,9 @@ def _cpython_check(text: str, top_lines: Optional[List[int]] = None) -> Optional
     if top_lines is not None:  # (line, the lines of a class's own statements)
         top_lines.extend((stmt.lineno, [s.lineno for s in stmt.body] if type(stmt).__name__ == "ClassDef" else None)
                          for stmt in tree.body)
+    over = _over_bounds(tree)
+    if over is not None:
+        return ("limit", 1, 1, f"{over}; nothing else is reported for this file")
     # Python < 3.11 builds such trees without a recursion check; LibCST would take minutes.
     # 3.11+ checks while building the tree (about 3,000 levels at the limit set above), so
     # the walk, 6% of a run that parses, is only needed before 3.11.
@@ -190,6 +193,30 @@ def _cpython_check(text: str, top_lines: Optional[List[int]] = None) -> Optional
 
 
 _MAX_TREE_DEPTH = 2900  # about what CPython 3.11+ accepts at its default recursion limit
+
+# Bounds of a Python file's analysis (past one: NPU005, the file is not analysed): LibCST's
+# tree and the analysis grow with the syntax nodes, so these keep every file under about 1 s and
+# 200 MB (docs/benchmarks.md, hostile inputs); above the corpora of docs/real-world.md, whose
+# largest hand-written file has 47,606 nodes and longest literal 6,528 items.
+MAX_SYNTAX_NODES = 60_000
+MAX_LITERAL_ITEMS = 20_000
+
+
+def _over_bounds(tree) -> Optional[str]:
+    """Which bound CPython's *tree* is past (the walk stops there), or None."""
+    import ast
+
+    n = 0
+    displays = (ast.Tuple, ast.List, ast.Set)
+    for node in ast.walk(tree):
+        n += 1
+        if n > MAX_SYNTAX_NODES:
+            return f"more than {MAX_SYNTAX_NODES:,} syntax nodes (the analysis bound)"
+        t = type(node)
+        if (t in displays and len(node.elts) > MAX_LITERAL_ITEMS) or (t is ast.Dict and len(node.keys) > MAX_LITERAL_ITEMS):
+            return (f"a literal of {len(node.elts if t in displays else node.keys):,} items at line "
+                    f"{node.lineno}, more than {MAX_LITERAL_ITEMS:,} (the analysis bound)")
+    return None
 
 
 def _deeper_than(tree, limit: int):
@@ -276,6 +303,11 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     problem = _cpython_check(text, top_lines)
     if problem is not None:  # CPython decides what is a syntax error (NPU001), with its positions
         kind, line, col, msg = problem
+        if kind == "limit":
+            result.unjudged = True
+            if "NPU005" in enabled:
+                result.findings.append(Finding(result.display, 1, 1, "NPU005", f"not checked: {msg}", 1, 1))
+            return _with_noqa(result, text)
         return _syntax_error(result, text, enabled, line, col, msg)
     try:
         tree = _parse(text, python_accepts=True)

@@ -122,3 +122,37 @@ def test_hostile_scripts_stay_within_time_and_memory(hostile_runs, name):
     assert json.loads(run["stdout"]) is not None  # main wrote its report
     grown_kb = run["grown_kb"]
     assert grown_kb < 200 * 1024, grown_kb
+
+
+# -- Python: syntax nodes and literal lengths (the real bounds are large: the tests lower them) --
+
+PY_HEAD = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+PY_TAIL = "with npu_weight_prefetch_scope(buffer_pool_id=-1):\n    pass\n"
+
+
+def test_python_literal_just_under_and_just_over_the_bound(lint, monkeypatch):
+    from npulint import pipeline
+
+    monkeypatch.setattr(pipeline, "MAX_LITERAL_ITEMS", 50)
+    under = PY_HEAD + "T = (" + ", ".join("1" for _ in range(50)) + ")\n" + PY_TAIL
+    assert [f.code for f in lint({"t.py": under}, select=["NPU"])] == ["NPU103"]
+    over = PY_HEAD + "T = (" + ", ".join("1" for _ in range(51)) + ")\n" + PY_TAIL
+    (f,) = lint({"t.py": over}, select=["NPU"])
+    assert f.code == "NPU005" and (f.line, f.column) == (1, 1)
+    assert "a literal of 51 items at line 2, more than 50 (the analysis bound)" in f.message
+
+
+def test_python_syntax_nodes_just_under_and_just_over_the_bound(lint, monkeypatch):
+    import ast
+
+    from npulint import pipeline
+
+    src = PY_HEAD + "".join(f"v{i} = {i}\n" for i in range(20)) + PY_TAIL
+    nodes = sum(1 for _ in ast.walk(ast.parse(src)))
+    monkeypatch.setattr(pipeline, "MAX_SYNTAX_NODES", nodes)
+    assert [f.code for f in lint({"t.py": src}, select=["NPU"])] == ["NPU103"]
+    monkeypatch.setattr(pipeline, "MAX_SYNTAX_NODES", nodes - 1)
+    (f,) = lint({"t.py": src}, select=["NPU"])
+    assert f.code == "NPU005" and f"more than {nodes - 1:,} syntax nodes" in f.message
+    # NPU005 off: nothing at all, never a guess from part of the file
+    assert lint({"t.py": src}, select=["NPU1"]) == []
