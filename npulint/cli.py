@@ -39,6 +39,9 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary line.")
 @click.option("--fix", is_flag=True, help="Apply automatic fixes, then report what is left.")
 @click.option("--fix-only", is_flag=True, help="Apply automatic fixes and report nothing else.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", "unsafe_fixes", default=None,
+              help="Apply (with --fix, --fix-only, --diff) and show as fixable the unsafe fixes too: those that "
+                   "may change what the code does (default: the configuration's unsafe-fixes, else no).")
 @click.option("--diff", is_flag=True, help="Print the automatic fixes as a unified diff; write nothing.")
 @click.option("--jobs", "-j", default="auto", show_default=True, metavar="N|auto",
               help="Worker processes for parsing ('auto': one process for small runs, up to one per CPU "
@@ -57,7 +60,7 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--explain", metavar="CODE", help="Explain a rule and exit.")
 @click.version_option(__version__, prog_name="npulint")
 def cli(paths, select, extend_select, ignore, output_format, config, stdin_filename, exit_zero, statistics, quiet,
-        fix, fix_only, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, list_rules, explain):
+        fix, fix_only, unsafe_fixes, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, list_rules, explain):
     """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input).
 
     \b
@@ -140,11 +143,17 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
                             overrides=overrides, options=options)
 
     options = pipeline.RunOptions(cache=cache, jobs=n_jobs, max_file_size=size_limit)
+    policy_for = _policies(resolver)
+    unsafe = bool(root_settings.unsafe_fixes) if unsafe_fixes is None else unsafe_fixes
 
     if fix or fix_only or diff:
         return _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero,
-                        write=not diff, report=not (fix_only or diff), max_file_size=size_limit)
+                        write=not diff, report=not (fix_only or diff), max_file_size=size_limit,
+                        unsafe=unsafe, policy_for=policy_for)
+    from npulint.fixes import resolve_fixes
+
     result = lint()
+    result.findings = resolve_fixes(result.findings, policy_for)
     if not quiet:
         for note in result.notes:
             click.echo(f"npulint: warning: {note}", err=True)
@@ -160,6 +169,22 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     if result.findings and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _policies(resolver):
+    """*policy_for(displayed path)*: the fix policy of the configuration that governs the path."""
+    from npulint.fixes import FixPolicy
+
+    by_settings = {}
+
+    def policy_for(display: str):
+        settings = resolver.for_path(os.path.abspath(display))[0]
+        policy = by_settings.get(id(settings))
+        if policy is None:
+            policy = by_settings[id(settings)] = FixPolicy.of(settings)
+        return policy
+
+    return policy_for
 
 
 def _stdin_source(stdin):
@@ -178,7 +203,7 @@ def _stdin_source(stdin):
 
 
 def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero, write, report,
-             max_file_size=0):
+             max_file_size=0, unsafe=False, policy_for=None):
     """``--fix``, ``--fix-only``, ``--diff``: the library's fix loop (:func:`npulint.fixes.fix_loop`),
     then the fixed files written (*write*, :func:`npulint.fixes.write_all`) or shown as a diff,
     and what remains reported. A file left as it was (edited meanwhile, or not writable) is
@@ -187,7 +212,7 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
     from npulint import pipeline, reporters
 
     cwd = os.getcwd()
-    loop = fx.fix_loop(lint, files, stdin, max_file_size)
+    loop = fx.fix_loop(lint, files, stdin, max_file_size, unsafe=unsafe, policy_for=policy_for)
     where, originals, current, applied = loop.where, loop.originals, loop.current, loop.applied
     result, first = loop.result, loop.first
     changed = loop.changed

@@ -27,7 +27,10 @@ DEFAULT_EXCLUDE = (
 )
 
 KEYS = ("product", "releases", "mindspeed-stack", "select", "ignore", "extend-select", "per-file-ignores",
-        "exclude", "extend-exclude", "extend-known-flags", "force-exclude")
+        "exclude", "extend-exclude", "extend-known-flags", "force-exclude", "fixable", "unfixable",
+        "extend-fixable", "extend-safe-fixes", "extend-unsafe-fixes", "unsafe-fixes")
+_FIX_KEYS = {"fixable": "fixable", "unfixable": "unfixable", "extend-fixable": "extend_fixable",
+             "extend-safe-fixes": "extend_safe_fixes", "extend-unsafe-fixes": "extend_unsafe_fixes"}
 
 
 # a long option as a launch command writes it: "--name", without a value
@@ -57,6 +60,13 @@ class Settings:
     extend_known_flags: List[str] = dataclasses.field(default_factory=list)
     # the excludes apply to files named on the command line too (ruff's force-exclude)
     force_exclude: bool = False
+    # fixes (ruff's keys, npulint.fixes.FixPolicy): whose fixes may be applied, which count as safe
+    fixable: Optional[List[str]] = None  # None: every rule
+    unfixable: List[str] = dataclasses.field(default_factory=list)
+    extend_fixable: List[str] = dataclasses.field(default_factory=list)
+    extend_safe_fixes: List[str] = dataclasses.field(default_factory=list)
+    extend_unsafe_fixes: List[str] = dataclasses.field(default_factory=list)
+    unsafe_fixes: Optional[bool] = None  # --fix applies unsafe fixes too (--unsafe-fixes); None: no
     # the run's releases, configured or inferred (set by the pipeline at the start of a run)
     effective_releases: Optional[object] = None
 
@@ -178,6 +188,13 @@ def apply_table(settings: Settings, table: Mapping, where: str, known_codes: Seq
                 settings.ignore = codes
             else:
                 settings.extend_select = codes
+        elif key in _FIX_KEYS:
+            codes = check_codes(_str_list(value, key, where), known_codes, f"{where}: '{key}'")
+            setattr(settings, _FIX_KEYS[key], codes)
+        elif key == "unsafe-fixes":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: 'unsafe-fixes' must be true or false, not {value!r}")
+            settings.unsafe_fixes = value
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")

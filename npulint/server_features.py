@@ -278,7 +278,8 @@ def code_actions(d: Document, request: t.Range, only: Optional[Sequence[str]],
                  document_changes: bool, fix_all: Callable[[], Optional[str]]) -> List[t.CodeAction]:
     """Quick fixes for the findings whose range meets *request*, and fix all
     (``source.fixAll.npulint``) when asked for by kind. *fix_all()* gives the document's text
-    after every automatic fix (as ``--fix``), or None when nothing changes."""
+    after every safe automatic fix (as ``--fix``: ruff's fix all), or None when nothing changes.
+    An unsafe fix is a quick fix that is not preferred (and says so in its title)."""
     out: List[t.CodeAction] = []
     if _kind_wanted(t.CodeActionKind.QuickFix, only):
         seen_fix, seen_noqa = set(), set()
@@ -290,8 +291,9 @@ def code_actions(d: Document, request: t.Range, only: Optional[Sequence[str]],
             if f.fix is not None and f.fix.edits and f.fix not in seen_fix and fix_applies(d, f.fix):
                 seen_fix.add(f.fix)
                 edits = [d.doc.edit(e, d.newline) for e in f.fix.edits]
-                out.append(t.CodeAction(title=f"Fix {f.code}: {f.fix.description}", kind=t.CodeActionKind.QuickFix,
-                                        diagnostics=[diag], is_preferred=True,
+                safe = f.fix.applicability == "safe"  # an unsafe fix is offered, never preferred
+                out.append(t.CodeAction(title=f"Fix {f.code}: {f.fix.description}" + ("" if safe else " (unsafe)"),
+                                        kind=t.CodeActionKind.QuickFix, diagnostics=[diag], is_preferred=safe,
                                         edit=workspace_edit(d, edits, document_changes)))
             noqa = noqa_edit(d, f)
             if noqa is not None and (noqa[1], f.code) not in seen_noqa and _noqa_works(d, f, noqa[1]):
@@ -300,7 +302,8 @@ def code_actions(d: Document, request: t.Range, only: Optional[Sequence[str]],
                                         edit=workspace_edit(d, [d.doc.edit(noqa[1], d.newline)], document_changes)))
     # fix all only when asked for by kind (a save action, the source-action menu): it lints the
     # document up to ten times, too much for every move of the cursor
-    if only and _kind_wanted(FIX_ALL_KIND, only) and any(f.fix is not None for f in d.findings):
+    if only and _kind_wanted(FIX_ALL_KIND, only) and any(f.fix is not None and f.fix.applicability == "safe"
+                                                          for f in d.findings):
         fixed = fix_all()
         if fixed is not None and fixed != d.doc.text:
             out.append(t.CodeAction(title="npulint: Fix all auto-fixable problems", kind=FIX_ALL_KIND,

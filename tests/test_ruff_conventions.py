@@ -1,0 +1,87 @@
+"""The ruff conventions a user reaches for, through the real CLI (``cli_run``): fix safety
+(``--unsafe-fixes``, ``fixable``/``unfixable``, ``extend-safe-fixes``/``extend-unsafe-fixes``),
+what is fixable in the output, ``--exit-non-zero-on-fix``, ``extend``, ``--show-settings``,
+``--show-files``, ``--output-file``, ``--color``, the ``json-lines``/``junit``/``gitlab``
+formats, ``--list-rules --format json``, ``--explain NAME``, ``--add-noqa`` and severities in
+the text output."""
+
+from __future__ import annotations
+
+import pytest
+
+from npulint.model import Edit, Fix
+
+from test_fix_safety import AMO, MODEL
+from test_fixes import BOTH, FIXED
+
+NPU503_FIXED = "adapt_mem_func_wrapper(Fn, x,"
+
+
+def _amo(tmp_path, config=None):
+    (tmp_path / "model.py").write_text(MODEL, encoding="utf-8")
+    (tmp_path / "run.sh").write_text(AMO, encoding="utf-8")
+    if config is not None:
+        (tmp_path / "pyproject.toml").write_text("[tool.npulint]\n" + config, encoding="utf-8")
+    return tmp_path / "model.py"
+
+
+# -- 1. fix safety ----------------------------------------------------------------------------
+
+def test_a_fix_is_safe_by_default_and_knows_only_two_applicabilities():
+    assert Fix("d", ()).applicability == "safe"
+    assert Fix("d", (), "unsafe").applicability == "unsafe"
+    with pytest.raises(ValueError):
+        Fix("d", (), "display-only")
+
+
+def test_npu503_fix_is_unsafe_fix_applies_it_only_with_unsafe_fixes(cli_run, tmp_path):
+    model = _amo(tmp_path)
+    r = cli_run(["--fix", "--no-cache", "."], tmp_path)
+    assert r.returncode == 1 and "NPU503" in r.stdout
+    assert model.read_text(encoding="utf-8") == MODEL  # not applied
+    r = cli_run(["--diff", "--no-cache", "."], tmp_path)
+    assert r.returncode == 0 and r.stdout == ""
+    r = cli_run(["--fix", "--unsafe-fixes", "--no-cache", "."], tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert NPU503_FIXED in model.read_text(encoding="utf-8")
+
+
+def test_unsafe_fixes_from_the_configuration_and_no_unsafe_fixes_over_it(cli_run, tmp_path):
+    model = _amo(tmp_path, "unsafe-fixes = true\n")
+    r = cli_run(["--fix", "--no-unsafe-fixes", "--no-cache", "."], tmp_path)
+    assert r.returncode == 1 and model.read_text(encoding="utf-8") == MODEL
+    r = cli_run(["--fix", "--no-cache", "."], tmp_path)
+    assert r.returncode == 0 and NPU503_FIXED in model.read_text(encoding="utf-8")
+
+
+def test_extend_safe_fixes_promotes_npu503(cli_run, tmp_path):
+    model = _amo(tmp_path, 'extend-safe-fixes = ["NPU5"]\n')
+    assert cli_run(["--fix", "--no-cache", "."], tmp_path).returncode == 0
+    assert NPU503_FIXED in model.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("config, fixed", [
+    ('unfixable = ["NPU2"]\n', BOTH),
+    ('fixable = ["NPU208"]\n', BOTH.replace('opt = torch.compile(model, backend=backend, mode="reduce-overhead")',
+                                            "opt = torch.compile(model, backend=backend)")),
+    ('fixable = []\nextend-fixable = ["NPU202"]\n',
+     BOTH.replace("config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False\n", "")),
+    ('unfixable = ["NPU2"]\nextend-fixable = ["NPU208", "NPU202"]\n', FIXED),  # the more specific wins
+    ('extend-unsafe-fixes = ["NPU202"]\n',
+     BOTH.replace('opt = torch.compile(model, backend=backend, mode="reduce-overhead")',
+                  "opt = torch.compile(model, backend=backend)")),
+])
+def test_fixable_unfixable_and_extend_unsafe_fixes(cli_run, tmp_path, config, fixed):
+    (tmp_path / "pyproject.toml").write_text("[tool.npulint]\n" + config, encoding="utf-8")
+    (tmp_path / "t.py").write_text(BOTH, encoding="utf-8")
+    cli_run(["--fix", "--no-cache", "t.py"], tmp_path)
+    assert (tmp_path / "t.py").read_text(encoding="utf-8") == fixed
+
+
+@pytest.mark.parametrize("config", ['unfixable = ["NPU9"]\n', 'fixable = "NPU2"\n', 'extend-safe-fixes = ["X1"]\n',
+                                    'unsafe-fixes = "yes"\n'])
+def test_bad_fix_settings_are_one_line_errors(cli_run, tmp_path, config):
+    (tmp_path / "pyproject.toml").write_text("[tool.npulint]\n" + config, encoding="utf-8")
+    (tmp_path / "t.py").write_text("x = 1\n", encoding="utf-8")
+    r = cli_run(["--no-cache", "t.py"], tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("npulint: error: ") and r.stderr.count("\n") == 1
