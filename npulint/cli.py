@@ -160,12 +160,15 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
 
     out = sys.stdout
     if statistics:
-        reporters.write_statistics(result.findings, by_code, out)
+        reporters.write_statistics(result.findings, by_code, out, unsafe)
     else:
-        reporters.write(output_format, result.findings, by_code, out, sources=_stdin_source(stdin))
+        reporters.write(output_format, result.findings, by_code, out, sources=_stdin_source(stdin), unsafe=unsafe)
     out.flush()
     if not quiet and reporters.has_summary(output_format):
         click.echo(reporters.summary(result.findings, result.files), err=True)
+        fixable = reporters.fix_summary(result.findings, unsafe)
+        if fixable:
+            click.echo(fixable, err=True)
     if result.findings and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
@@ -225,8 +228,11 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
         if not quiet:
             n = len(changed)
             applied = sum(applied.get(p, 0) for p in changed)
+            hidden = reporters.fix_summary(first, unsafe) or ""
+            hidden = hidden[hidden.find(" ("):-1] if " (" in hidden else ""
             click.echo(f"{applied} fix{'es' if applied != 1 else ''} would be applied to {n} "
-                       f"file{'s' if n != 1 else ''}." if applied else "No fixes available.", err=True)
+                       f"file{'s' if n != 1 else ''}{hidden}." if applied else f"No fixes available{hidden}.",
+                       err=True)
         return EXIT_FINDINGS if changed and not exit_zero else EXIT_OK
     failed = set()  # displayed paths left as they were
     for path, error in fx.write_all(loop, files, skip=stdin[0] if to_stdin else None):
@@ -248,12 +254,12 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
     applied_written = sum(applied.get(p, 0) for p in written)
     if report:
         if statistics:
-            reporters.write_statistics(remaining, by_code, out)
+            reporters.write_statistics(remaining, by_code, out, unsafe)
         else:
             shown_src = _stdin_source(stdin)
             if shown_src and stdin[0] in current:
                 shown_src = {k: current[stdin[0]] for k in shown_src}
-            reporters.write(output_format, remaining, by_code, out, sources=shown_src)
+            reporters.write(output_format, remaining, by_code, out, sources=shown_src, unsafe=unsafe)
         out.flush()
     if not quiet and (reporters.has_summary(output_format) or not report):
         if applied_written:
@@ -262,6 +268,9 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
                        f"file{'s' if n != 1 else ''}.", err=True)
         if report:
             click.echo(reporters.summary(remaining, result.files), err=True)
+            fixable = reporters.fix_summary(remaining, unsafe)
+            if fixable:
+                click.echo(fixable, err=True)
     if failed:
         return EXIT_ERROR
     if report and remaining and not exit_zero:

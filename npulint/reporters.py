@@ -16,9 +16,18 @@ from npulint.model import Finding, Rule
 FORMATS = ("text", "full", "json", "github", "sarif")
 
 
-def write_text(findings: List[Finding], out: TextIO) -> None:
+def _fixable(f: Finding, unsafe: bool) -> bool:
+    """The finding's fix is one ``--fix`` applies (an unsafe one only with ``--unsafe-fixes``)."""
+    from npulint.fixes import applicable
+
+    return applicable(f.fix, unsafe)
+
+
+def write_text(findings: List[Finding], out: TextIO, unsafe: bool = False) -> None:
+    """``path:line:col: CODE [*] message``: ``[*]`` (ruff's mark) when ``--fix`` would fix it."""
     for f in findings:
-        out.write(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n")
+        mark = "[*] " if _fixable(f, unsafe) else ""
+        out.write(f"{f.path}:{f.line}:{f.column}: {f.code} {mark}{f.message}\n")
 
 
 def use_colour(out: TextIO) -> bool:
@@ -65,7 +74,7 @@ _SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, colour: bool = False,
-               sources: Optional[Dict[str, str]] = None) -> None:
+               sources: Optional[Dict[str, str]] = None, unsafe: bool = False) -> None:
     """``path:line:col: CODE [severity] message``, then the source line with a caret under
     the column (``^~~~`` to the end of a one-line range), and the related locations."""
     import click
@@ -78,7 +87,7 @@ def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, col
         rule = rules.get(f.code)
         sev = rule.severity if rule else "error"
         sev_colour = {"error": "red", "warning": "yellow"}.get(sev, "cyan")
-        fixable = " [*]" if f.fix is not None else ""
+        fixable = " [*]" if _fixable(f, unsafe) else ""
         out.write(f"{style(printable(f.path), bold=True)}:{f.line}:{f.column}: "
                   f"{style(f.code, fg=sev_colour, bold=True)}{fixable} {printable(f.message)}\n")
         src = _source_line(f.path, f.line, cache, sources)
@@ -95,8 +104,9 @@ def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, col
             out.write(f" {' ' * width} | {' ' * (col - 1)}{style(caret, fg=sev_colour, bold=True)}\n")
         for p, ln, c in f.related:
             out.write(f"  {style('note', fg='cyan')}: related location {printable(p)}:{ln}:{c}\n")
-        if f.fix is not None:
-            out.write(f"  {style('fix', fg='green')}: {f.fix.description} (npulint --fix)\n")
+        if f.fix is not None and f.fix.edits:
+            how = "npulint --fix" if f.fix.applicability == "safe" else "unsafe: npulint --fix --unsafe-fixes"
+            out.write(f"  {style('fix', fg='green')}: {f.fix.description} ({how})\n")
         out.write("\n")
 
 
@@ -125,7 +135,22 @@ def write_github(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -
         out.write(f"::{command} {','.join(props)}::{_escape_data(f'{f.code} {f.message}')}\n")
 
 
+def _json_fix(fix) -> Optional[dict]:
+    """ruff's ``fix`` object: message, applicability, edits (content, location, end_location;
+    1-based rows and character columns, the end exclusive)."""
+    if fix is None or not fix.edits:
+        return None
+    return {
+        "message": fix.description,
+        "applicability": fix.applicability,
+        "edits": [{"content": e.text, "location": {"row": e.line, "column": e.column},
+                   "end_location": {"row": e.end_line, "column": e.end_column}} for e in fix.edits],
+    }
+
+
 def to_json(findings: List[Finding], rules: Dict[str, Rule]) -> List[dict]:
+    from npulint.docs import published_url
+
     items = []
     for f in findings:
         rule = rules.get(f.code)
@@ -140,6 +165,8 @@ def to_json(findings: List[Finding], rules: Dict[str, Rule]) -> List[dict]:
             "severity": rule.severity if rule else "error",
             "message": f.message,
             "related": [{"path": p, "line": ln, "column": c} for p, ln, c in f.related],
+            "fix": _json_fix(f.fix),
+            "url": published_url(f.code),
         })
     return items
 
@@ -156,12 +183,36 @@ def write_json(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> 
     out.write("\n")
 
 
-def write_statistics(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
+def write_statistics(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, unsafe: bool = False) -> None:
+    """The count per rule, most first; with ruff's column when some finding is fixable: ``[*]``
+    for a rule whose findings ``--fix`` would fix (all of them, or ``[*] N of M fixable`` for
+    some), ``[ ]`` for the others."""
     counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if _fixable(f, unsafe))
     width = max((len(str(n)) for n in counts.values()), default=1)
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = rules.get(code)
-        out.write(f"{n:>{width}}  {code}  {rule.name if rule else ''}\n")
+        name = rule.name if rule else ""
+        if fixable:
+            k = fixable.get(code, 0)
+            name = ("[ ] " if not k else "[*] ") + name + (f" ({k} of {n} fixable)" if 0 < k < n else "")
+        out.write(f"{n:>{width}}  {code}  {name}\n")
+
+
+def fix_summary(findings: List[Finding], unsafe: bool = False) -> Optional[str]:
+    """ruff's line under the summary: how many findings ``--fix`` would fix, and how many more
+    ``--unsafe-fixes`` would; None when there are none."""
+    from npulint.fixes import applicable
+
+    n = sum(1 for f in findings if applicable(f.fix, unsafe))
+    hidden = 0 if unsafe else sum(1 for f in findings if applicable(f.fix, True) and not applicable(f.fix))
+    hint = (f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option"
+            if hidden else "")
+    if n:
+        return f"[*] {n} fixable with the `--fix` option" + (f" ({hint})." if hint else ".")
+    if hidden:
+        return f"No fixes available ({hint})."
+    return None
 
 
 def summary(findings: List[Finding], files: int) -> str:
@@ -302,7 +353,7 @@ def _printable_finding(f: Finding) -> Finding:
 
 
 def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], out: TextIO,
-          sources: Optional[Dict[str, str]] = None) -> None:
+          sources: Optional[Dict[str, str]] = None, unsafe: bool = False) -> None:
     """Write *findings* in *output_format* (one of :data:`FORMATS`); *sources* gives the text
     of paths that are not on disk as linted (standard input). Paths and messages are written
     as valid UTF-8 (:func:`printable`); SARIF's URIs percent-encode a path's bytes."""
@@ -311,7 +362,7 @@ def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], o
         return
     if output_format == "full":
         # the source excerpt is read from the real path; only what is shown is made printable
-        write_full(findings, rules, out, colour=use_colour(out), sources=sources)
+        write_full(findings, rules, out, colour=use_colour(out), sources=sources, unsafe=unsafe)
         return
     findings = [_printable_finding(f) for f in findings]
     if output_format == "json":
@@ -320,10 +371,8 @@ def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], o
         write_sarif(findings, rules, out)
     elif output_format == "github":
         write_github(findings, rules, out)
-    elif output_format == "full":
-        write_full(findings, rules, out, colour=use_colour(out), sources=sources)
     else:
-        write_text(findings, out)
+        write_text(findings, out, unsafe)
 
 
 def has_summary(output_format: str) -> bool:

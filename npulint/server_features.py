@@ -117,10 +117,9 @@ class Text:
 def docs_url(code: str) -> Optional[str]:
     """The rule page's address where one is configured: ``$NPULINT_DOCS_URL/NPUxxx.md`` (the
     setting SARIF's ``helpUri`` uses); None otherwise."""
-    from npulint.docs import DOCS_URL_ENV
+    from npulint.docs import published_url
 
-    base = os.environ.get(DOCS_URL_ENV, "").strip()
-    return f"{base.rstrip('/')}/{code}.md" if base else None
+    return published_url(code)
 
 
 _SEVERITY = {"error": t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning,

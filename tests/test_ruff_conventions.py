@@ -85,3 +85,64 @@ def test_bad_fix_settings_are_one_line_errors(cli_run, tmp_path, config):
     (tmp_path / "t.py").write_text("x = 1\n", encoding="utf-8")
     r = cli_run(["--no-cache", "t.py"], tmp_path)
     assert r.returncode == 2 and r.stderr.startswith("npulint: error: ") and r.stderr.count("\n") == 1
+
+
+# -- 2. what is fixable -------------------------------------------------------------------------
+
+def _both_and_amo(tmp_path):
+    _amo(tmp_path)
+    (tmp_path / "t.py").write_text(BOTH, encoding="utf-8")
+
+
+def test_text_marks_fixable_findings_and_the_summary_counts_them(cli_run, tmp_path):
+    _both_and_amo(tmp_path)
+    r = cli_run(["--no-cache", "."], tmp_path)
+    lines = r.stdout.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith("model.py:12:16: NPU503 ") and "[*]" not in lines[0]  # unsafe: not applicable
+    assert lines[1].startswith("t.py:8:1: NPU202 ") and " [*] `config.debug" in lines[1]
+    assert " [*] torch.compile passes" in lines[2]
+    assert r.stderr.splitlines()[-1] == ("[*] 2 fixable with the `--fix` option "
+                                         "(1 hidden fix can be enabled with the `--unsafe-fixes` option).")
+    r = cli_run(["--no-cache", "--unsafe-fixes", "."], tmp_path)
+    assert all(" [*] " in line for line in r.stdout.splitlines())
+    assert r.stderr.splitlines()[-1] == "[*] 3 fixable with the `--fix` option."
+    r = cli_run(["--no-cache", "model.py", "run.sh"], tmp_path)
+    assert r.stderr.splitlines()[-1] == "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)."
+    r = cli_run(["--no-cache", "--fix", "."], tmp_path)  # what is left after --fix: the unsafe one
+    assert r.stderr.splitlines()[-1] == "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)."
+    r = cli_run(["--no-cache", "-q", "."], tmp_path)
+    assert r.stderr == ""
+
+
+def test_json_has_ruffs_fix_object_and_the_rule_url(cli_run, tmp_path):
+    import json
+
+    _both_and_amo(tmp_path)
+    items = json.loads(cli_run(["--no-cache", "--format", "json", "."], tmp_path).stdout)
+    by_code = {i["code"]: i for i in items}
+    fix = by_code["NPU503"]["fix"]
+    assert fix["applicability"] == "unsafe" and fix["message"].startswith("call through adapt_mem_func_wrapper")
+    assert {"content", "location", "end_location"} == set(fix["edits"][1])
+    assert fix["edits"][1]["location"] == {"row": 12, "column": 16}
+    assert fix["edits"][1]["end_location"] == {"row": 13, "column": 31}
+    assert fix["edits"][1]["content"].startswith(NPU503_FIXED)
+    assert by_code["NPU202"]["fix"]["applicability"] == "safe"
+    assert all(i["url"] is None for i in items)  # NPULINT_DOCS_URL unset
+    items = json.loads(cli_run(["--no-cache", "--format", "json", "."], tmp_path,
+                               env={"NPULINT_DOCS_URL": "https://docs.example/rules/"}).stdout)
+    assert {i["url"] for i in items} == {f"https://docs.example/rules/{c}.md" for c in ("NPU202", "NPU208", "NPU503")}
+    (tmp_path / "pyproject.toml").write_text('[tool.npulint]\nunfixable = ["NPU202"]\n', encoding="utf-8")
+    items = json.loads(cli_run(["--no-cache", "--format", "json", "t.py"], tmp_path).stdout)
+    assert [i["fix"] is None for i in items] == [True, False]  # an unfixable rule shows no fix
+
+
+def test_statistics_have_ruffs_fixable_column(cli_run, tmp_path):
+    _both_and_amo(tmp_path)
+    r = cli_run(["--no-cache", "--statistics", "."], tmp_path)
+    assert r.stdout.splitlines() == ["1  NPU202  [*] custom-pool-overrides-fx-reuse",
+                                     "1  NPU208  [*] compile-mode-kwarg-ignored",
+                                     "1  NPU503  [ ] autograd-apply-bypasses-amo"]
+    assert "[*] 2 fixable" in r.stderr
+    r = cli_run(["--no-cache", "--statistics", "model.py", "run.sh"], tmp_path)
+    assert r.stdout == "1  NPU503  autograd-apply-bypasses-amo\n"  # nothing fixable: no column
