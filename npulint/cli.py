@@ -39,6 +39,8 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary line.")
 @click.option("--fix", is_flag=True, help="Apply automatic fixes, then report what is left.")
 @click.option("--fix-only", is_flag=True, help="Apply automatic fixes and report nothing else.")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="With --fix or --fix-only: exit 1 when a file was fixed, even if nothing is left.")
 @click.option("--unsafe-fixes/--no-unsafe-fixes", "unsafe_fixes", default=None,
               help="Apply (with --fix, --fix-only, --diff) and show as fixable the unsafe fixes too: those that "
                    "may change what the code does (default: the configuration's unsafe-fixes, else no).")
@@ -60,7 +62,7 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--explain", metavar="CODE", help="Explain a rule and exit.")
 @click.version_option(__version__, prog_name="npulint")
 def cli(paths, select, extend_select, ignore, output_format, config, stdin_filename, exit_zero, statistics, quiet,
-        fix, fix_only, unsafe_fixes, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, list_rules, explain):
+        fix, fix_only, exit_non_zero_on_fix, unsafe_fixes, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, list_rules, explain):
     """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input).
 
     \b
@@ -149,7 +151,7 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     if fix or fix_only or diff:
         return _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero,
                         write=not diff, report=not (fix_only or diff), max_file_size=size_limit,
-                        unsafe=unsafe, policy_for=policy_for)
+                        unsafe=unsafe, policy_for=policy_for, exit_non_zero_on_fix=exit_non_zero_on_fix)
     from npulint.fixes import resolve_fixes
 
     result = lint()
@@ -206,7 +208,7 @@ def _stdin_source(stdin):
 
 
 def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero, write, report,
-             max_file_size=0, unsafe=False, policy_for=None):
+             max_file_size=0, unsafe=False, policy_for=None, exit_non_zero_on_fix=False):
     """``--fix``, ``--fix-only``, ``--diff``: the library's fix loop (:func:`npulint.fixes.fix_loop`),
     then the fixed files written (*write*, :func:`npulint.fixes.write_all`) or shown as a diff,
     and what remains reported. A file left as it was (edited meanwhile, or not writable) is
@@ -274,6 +276,8 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
     if failed:
         return EXIT_ERROR
     if report and remaining and not exit_zero:
+        return EXIT_FINDINGS
+    if exit_non_zero_on_fix and applied_written and not exit_zero:  # ruff's: a fixed file fails the run
         return EXIT_FINDINGS
     return EXIT_OK
 

@@ -146,3 +146,20 @@ def test_statistics_have_ruffs_fixable_column(cli_run, tmp_path):
     assert "[*] 2 fixable" in r.stderr
     r = cli_run(["--no-cache", "--statistics", "model.py", "run.sh"], tmp_path)
     assert r.stdout == "1  NPU503  autograd-apply-bypasses-amo\n"  # nothing fixable: no column
+
+
+# -- 3. --exit-non-zero-on-fix ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["--fix", "--fix-only"])
+def test_exit_non_zero_on_fix(cli_run, tmp_path, mode):
+    p = tmp_path / "t.py"
+    p.write_text(BOTH, encoding="utf-8")
+    r = cli_run([mode, "--exit-non-zero-on-fix", "--no-cache", "t.py"], tmp_path)
+    assert r.returncode == 1 and p.read_text(encoding="utf-8") == FIXED  # fixed, nothing left, still 1
+    assert "Fixed 2 findings in 1 file." in r.stderr
+    r = cli_run([mode, "--exit-non-zero-on-fix", "--no-cache", "t.py"], tmp_path)
+    assert r.returncode == 0  # nothing fixed this time
+    p.write_text(BOTH, encoding="utf-8")
+    assert cli_run([mode, "--exit-non-zero-on-fix", "--exit-zero", "--no-cache", "t.py"], tmp_path).returncode == 0
+    p.write_text(BOTH, encoding="utf-8")
+    assert cli_run([mode, "--no-cache", "t.py"], tmp_path).returncode == 0  # without it: ruff's default
