@@ -1,5 +1,6 @@
 """Output formats. ``text``: ``path:line:col: CODE message`` one finding a line (what editors
 parse); ``full``: the same with the source line and a caret; ``json``: a list of objects;
+``json-lines``: one object a line; ``junit``: JUnit XML; ``gitlab``: GitLab Code Quality;
 ``github``: GitHub Actions workflow commands; ``sarif``: SARIF 2.1.0. Summaries go to stderr
 so stdout stays machine-readable."""
 
@@ -13,7 +14,7 @@ from typing import Dict, List, Optional, TextIO
 
 from npulint.model import Finding, Rule
 
-FORMATS = ("text", "full", "json", "github", "sarif")
+FORMATS = ("text", "full", "json", "json-lines", "junit", "gitlab", "github", "sarif")
 
 
 def _fixable(f: Finding, unsafe: bool) -> bool:
@@ -23,16 +24,25 @@ def _fixable(f: Finding, unsafe: bool) -> bool:
     return applicable(f.fix, unsafe)
 
 
-def write_text(findings: List[Finding], out: TextIO, unsafe: bool = False) -> None:
-    """``path:line:col: CODE [*] message``: ``[*]`` (ruff's mark) when ``--fix`` would fix it."""
+def write_text(findings: List[Finding], out: TextIO, unsafe: bool = False, colour: bool = False) -> None:
+    """``path:line:col: CODE [*] message``: ``[*]`` (ruff's mark) when ``--fix`` would fix it;
+    with *colour*, the path bold, the code red and the mark cyan (as ruff's)."""
+    import click
+
+    def style(text: str, **kw) -> str:
+        return click.style(text, **kw) if colour else text
+
     for f in findings:
-        mark = "[*] " if _fixable(f, unsafe) else ""
-        out.write(f"{f.path}:{f.line}:{f.column}: {f.code} {mark}{f.message}\n")
+        mark = style("[*]", fg="cyan") + " " if _fixable(f, unsafe) else ""
+        out.write(f"{style(f.path, bold=True)}:{f.line}:{f.column}: {style(f.code, fg='red', bold=True)} "
+                  f"{mark}{f.message}\n")
 
 
-def use_colour(out: TextIO) -> bool:
-    """Colour only on a terminal, and never when ``NO_COLOR`` is set (https://no-color.org);
-    ``FORCE_COLOR`` turns it on elsewhere."""
+def use_colour(out: TextIO, mode: str = "auto") -> bool:
+    """``--color``: ``always``, ``never``, or ``auto``: colour only on a terminal, and never when
+    ``NO_COLOR`` is set (https://no-color.org); ``FORCE_COLOR`` turns it on elsewhere."""
+    if mode in ("always", "never"):
+        return mode == "always"
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
@@ -181,6 +191,108 @@ def _ascii_only(out: TextIO) -> bool:
 def write_json(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
     json.dump(to_json(findings, rules), out, indent=2, ensure_ascii=_ascii_only(out))
     out.write("\n")
+
+
+def write_json_lines(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
+    """One JSON object a line (the objects of ``json``)."""
+    for item in to_json(findings, rules):
+        out.write(json.dumps(item, ensure_ascii=_ascii_only(out)) + "\n")
+
+
+def to_junit(findings: List[Finding], rules: Dict[str, Rule]) -> str:
+    """JUnit XML as ruff writes it: one ``testsuite`` a file with findings, one ``testcase``
+    with a ``failure`` a finding; a passing ``testcase`` when there are none."""
+    import xml.etree.ElementTree as ET
+
+    suites = ET.Element("testsuites", name="npulint", tests=str(len(findings) or 1), failures=str(len(findings)),
+                        errors="0")
+    if not findings:
+        suite = ET.SubElement(suites, "testsuite", name="npulint", tests="1", failures="0", errors="0")
+        ET.SubElement(suite, "testcase", name="No errors found", classname="npulint")
+    by_path: Dict[str, List[Finding]] = {}
+    for f in findings:
+        by_path.setdefault(f.path, []).append(f)
+    for path, group in by_path.items():
+        suite = ET.SubElement(suites, "testsuite", name=_xml_text(path), tests=str(len(group)),
+                              failures=str(len(group)), errors="0", disabled="0", package="org.npulint")
+        for f in group:
+            rule = rules.get(f.code)
+            case = ET.SubElement(suite, "testcase", name=f"org.npulint.{f.code}", classname=_xml_text(path),
+                                 line=str(f.line), column=str(f.column))
+            failure = ET.SubElement(case, "failure", message=_xml_text(f.message),
+                                    type=rule.severity if rule else "error")
+            failure.text = _xml_text(f"line {f.line}, col {f.column}, {f.code} {f.message}")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml_text(s: str) -> str:
+    """*s* with the characters XML 1.0 cannot hold shown as ``\\xNN``."""
+    return _XML_BAD.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 256 else "\ufffd", s)
+
+
+def write_junit(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
+    out.write(to_junit(findings, rules))
+
+
+_GITLAB_SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
+
+
+def to_gitlab(findings: List[Finding], rules: Dict[str, Rule]) -> List[dict]:
+    """GitLab Code Quality (a CodeClimate subset): description, check_name, fingerprint (unique
+    a finding, stable across runs), severity, location.path (relative to ``CI_PROJECT_DIR`` when
+    set, else to the current folder) and location.lines.begin/end."""
+    import hashlib
+
+    base = os.environ.get("CI_PROJECT_DIR") or os.getcwd()
+    items, seen = [], set()
+    for f in findings:
+        rule = rules.get(f.code)
+        path = f.path
+        if os.path.isabs(path):
+            try:
+                path = os.path.relpath(path, base)
+            except ValueError:
+                pass
+        elif os.environ.get("CI_PROJECT_DIR"):
+            path = os.path.relpath(os.path.abspath(path), base)
+        path = path.replace(os.sep, "/")
+        key = f"{path}\0{f.code}\0{f.message}"
+        n = 0
+        while True:  # two identical findings in one file get fingerprints of their own
+            fingerprint = hashlib.sha256(f"{key}\0{n}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+            if fingerprint not in seen:
+                seen.add(fingerprint)
+                break
+            n += 1
+        items.append({
+            "description": f"{f.code} {f.message}",
+            "check_name": f.code,
+            "fingerprint": fingerprint,
+            "severity": _GITLAB_SEVERITY.get(rule.severity if rule else "error", "major"),
+            "location": {"path": path, "lines": {"begin": f.line, "end": max(f.end_line or f.line, f.line)}},
+        })
+    return items
+
+
+def write_gitlab(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
+    json.dump(to_gitlab(findings, rules), out, indent=2, ensure_ascii=_ascii_only(out))
+    out.write("\n")
+
+
+def rules_json(rules: List[Rule]) -> List[dict]:
+    """``--list-rules --format json``: every rule, as ``--explain`` knows it."""
+    from npulint.docs import published_url
+    from npulint.fixes import UNSAFE_FIX_RULES
+
+    return [{
+        "code": r.code, "name": r.name, "severity": r.severity, "default": r.default_enabled,
+        "summary": r.summary, "explanation": r.explanation, "how_to_fix": r.fix, "source": r.source,
+        "fix": ("unsafe" if r.code in UNSAFE_FIX_RULES else "safe") if r.autofix else None,
+        "url": published_url(r.code),
+    } for r in rules]
 
 
 def write_statistics(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, unsafe: bool = False) -> None:
@@ -353,7 +465,7 @@ def _printable_finding(f: Finding) -> Finding:
 
 
 def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], out: TextIO,
-          sources: Optional[Dict[str, str]] = None, unsafe: bool = False) -> None:
+          sources: Optional[Dict[str, str]] = None, unsafe: bool = False, colour: Optional[bool] = None) -> None:
     """Write *findings* in *output_format* (one of :data:`FORMATS`); *sources* gives the text
     of paths that are not on disk as linted (standard input). Paths and messages are written
     as valid UTF-8 (:func:`printable`); SARIF's URIs percent-encode a path's bytes."""
@@ -362,17 +474,32 @@ def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], o
         return
     if output_format == "full":
         # the source excerpt is read from the real path; only what is shown is made printable
-        write_full(findings, rules, out, colour=use_colour(out), sources=sources, unsafe=unsafe)
+        write_full(findings, rules, out, colour=use_colour(out) if colour is None else colour, sources=sources,
+                   unsafe=unsafe)
         return
     findings = [_printable_finding(f) for f in findings]
     if output_format == "json":
         write_json(findings, rules, out)
-    elif output_format == "sarif":
-        write_sarif(findings, rules, out)
+    elif output_format == "json-lines":
+        write_json_lines(findings, rules, out)
+    elif output_format == "junit":
+        write_junit(findings, rules, out)
+    elif output_format == "gitlab":
+        write_gitlab(findings, rules, out)
     elif output_format == "github":
         write_github(findings, rules, out)
     else:
-        write_text(findings, out, unsafe)
+        write_text(findings, out, unsafe, colour=bool(colour) if colour is not None else use_colour(out))
+
+
+def rules_listing(rules: List[Rule], output_format: str) -> str:
+    """``--list-rules``: a JSON list for ``json`` (one object a line for ``json-lines``), else
+    the Markdown table."""
+    if output_format == "json":
+        return json.dumps(rules_json(rules), indent=2)
+    if output_format == "json-lines":
+        return "\n".join(json.dumps(item) for item in rules_json(rules))
+    return rule_table(rules)
 
 
 def has_summary(output_format: str) -> bool:

@@ -163,3 +163,237 @@ def test_exit_non_zero_on_fix(cli_run, tmp_path, mode):
     assert cli_run([mode, "--exit-non-zero-on-fix", "--exit-zero", "--no-cache", "t.py"], tmp_path).returncode == 0
     p.write_text(BOTH, encoding="utf-8")
     assert cli_run([mode, "--no-cache", "t.py"], tmp_path).returncode == 0  # without it: ruff's default
+
+
+# -- 4. conventions ---------------------------------------------------------------------------------
+
+def test_extend_reads_the_extended_file_first_then_this_one(cli_run, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.npulint]\nignore = ["NPU208"]\nextend-exclude = ["gen/"]\nproduct = "atlas-a3"\n', encoding="utf-8")
+    sub = tmp_path / "sub"
+    (sub / "gen").mkdir(parents=True)
+    (sub / "npulint.toml").write_text('extend = "../pyproject.toml"\nproduct = "atlas-a2"\nextend-exclude = ["old/"]\n',
+                                      encoding="utf-8")
+    (sub / "t.py").write_text(BOTH, encoding="utf-8")
+    (sub / "gen" / "g.py").write_text(BOTH, encoding="utf-8")
+    r = cli_run(["--no-cache", "."], sub)
+    assert [ln.split(" ")[1] for ln in r.stdout.splitlines()] == ["NPU202"]  # NPU208 ignored, gen/ excluded
+    r = cli_run(["--show-settings", "t.py"], sub)
+    assert r.returncode == 0
+    out = r.stdout.splitlines()
+    assert f"Settings path: {sub / 'npulint.toml'}" in out and f"Extends: {tmp_path / 'pyproject.toml'}" in out
+    assert 'product = "atlas-a2"' in out and 'ignore = ["NPU208"]' in out
+    assert 'extend-exclude = ["gen/", "old/"]' in out
+
+
+def test_extend_select_in_the_extending_file_starts_afresh_after_select(cli_run, tmp_path):
+    (tmp_path / "base.toml").write_text('ignore = ["NPU208"]\n', encoding="utf-8")
+    (tmp_path / "npulint.toml").write_text('extend = "base.toml"\nselect = ["NPU2"]\n', encoding="utf-8")
+    (tmp_path / "t.py").write_text(BOTH, encoding="utf-8")
+    r = cli_run(["--no-cache", "t.py"], tmp_path)  # select resets the chain (ruff): NPU208 is back
+    assert [ln.split(" ")[1] for ln in r.stdout.splitlines()] == ["NPU202", "NPU208"]
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"npulint.toml": 'extend = "b.toml"\n', "b.toml": 'extend = "npulint.toml"\n'}, "'extend' makes a cycle"),
+    ({"npulint.toml": 'extend = "npulint.toml"\n'}, "'extend' makes a cycle"),
+    ({"npulint.toml": 'extend = "missing.toml"\n'}, "'extend': no configuration file"),
+    ({"npulint.toml": 'extend = 3\n'}, "'extend' must be the path of a configuration file"),
+    ({"npulint.toml": 'extend = "b.toml"\n', "b.toml": 'selct = []\n'}, "unknown key 'selct'"),
+])
+def test_extend_errors_are_one_line(cli_run, tmp_path, files, message):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    (tmp_path / "t.py").write_text("x = 1\n", encoding="utf-8")
+    r = cli_run(["--no-cache", "t.py"], tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
+
+
+def test_show_files_lists_what_a_run_would_lint(cli_run, tmp_path):
+    (tmp_path / "a.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "run.sh").write_text("echo\n", encoding="utf-8")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "b.py").write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "notes.txt").write_text("x\n", encoding="utf-8")
+    r = cli_run(["--show-files", "."], tmp_path)
+    assert r.returncode == 0 and r.stdout.splitlines() == [str(tmp_path / "a.py"), str(tmp_path / "run.sh")]
+    assert not (tmp_path / ".npulint_cache").exists()
+
+
+def test_show_settings_without_configuration(cli_run, tmp_path):
+    r = cli_run(["--show-settings"], tmp_path)
+    assert r.returncode == 0
+    assert "Settings path: (none: the defaults)" in r.stdout
+    assert 'unsafe-fix-rules = ["NPU503"]' in r.stdout and "select = null" in r.stdout
+
+
+def test_output_file_holds_the_report_and_the_summary_stays_on_stderr(cli_run, tmp_path):
+    import json
+
+    (tmp_path / "t.py").write_text(BOTH, encoding="utf-8")
+    r = cli_run(["--no-cache", "--format", "json", "--output-file", "reports/out.json", "t.py"], tmp_path)
+    assert r.returncode == 1 and r.stdout == ""
+    assert [i["code"] for i in json.loads((tmp_path / "reports" / "out.json").read_text(encoding="utf-8"))] == \
+        ["NPU202", "NPU208"]
+    r = cli_run(["--no-cache", "-o", "out.txt", "t.py"], tmp_path)
+    assert r.stdout == "" and "Found 2 findings" in r.stderr
+    assert (tmp_path / "out.txt").read_text(encoding="utf-8").count("\n") == 2
+    (tmp_path / "adir").mkdir()
+    r = cli_run(["--no-cache", "-o", "adir", "t.py"], tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("npulint: error: ") and "adir" in r.stderr
+    assert r.stderr.count("\n") == 1
+    (tmp_path / "ro").write_text("", encoding="utf-8")
+    r = cli_run(["--no-cache", "-o", "ro/x.txt", "t.py"], tmp_path)  # its folder is a file
+    assert r.returncode == 2 and r.stderr.startswith("npulint: error: cannot write the output file ro/x.txt")
+    assert r.stderr.count("\n") == 1
+
+
+def test_color_always_never_auto(cli_run, tmp_path):
+    (tmp_path / "t.py").write_text(BOTH, encoding="utf-8")
+    assert "\x1b[" in cli_run(["--no-cache", "--color", "always", "t.py"], tmp_path).stdout
+    assert "\x1b[" in cli_run(["--no-cache", "--color", "always", "--format", "full", "t.py"], tmp_path).stdout
+    assert "\x1b[" not in cli_run(["--no-cache", "t.py"], tmp_path).stdout  # auto, not a terminal
+    # (cli_run's env stays set for the rest of the test)
+    assert "\x1b[" in cli_run(["--no-cache", "t.py"], tmp_path, env={"FORCE_COLOR": "1"}).stdout  # kept
+    assert "\x1b[" not in cli_run(["--no-cache", "--color", "never", "t.py"], tmp_path).stdout
+    assert "\x1b[" not in cli_run(["--no-cache", "t.py"], tmp_path, env={"NO_COLOR": "1"}).stdout
+    r = cli_run(["--no-cache", "--color", "sometimes", "t.py"], tmp_path)
+    assert r.returncode == 2 and r.stderr.startswith("npulint: error:")
+
+
+def test_json_lines_is_one_json_object_a_line(cli_run, tmp_path):
+    import json
+
+    _both_and_amo(tmp_path)
+    whole = json.loads(cli_run(["--no-cache", "--format", "json", "."], tmp_path).stdout)
+    r = cli_run(["--no-cache", "--format", "json-lines", "."], tmp_path)
+    assert [json.loads(line) for line in r.stdout.splitlines()] == whole
+    assert r.stderr == ""  # machine-readable: no summary
+
+
+# The element/attribute structure of the common JUnit schema (Jenkins' junit-10.xsd), plus the
+# line and column attributes ruff's JUnit output puts on a testcase.
+JUNIT = {
+    "testsuites": ({"name", "time", "tests", "failures", "disabled", "errors"}, set()),
+    "testsuite": ({"name", "tests", "failures", "errors", "group", "time", "disabled", "skipped", "timestamp",
+                   "hostname", "id", "package", "file", "log", "url", "version"}, {"name", "tests"}),
+    "testcase": ({"name", "assertions", "time", "classname", "status", "line", "column"}, {"name", "classname"}),
+    "failure": ({"message", "type"}, set()),
+}
+
+
+def _check_junit(xml_text):
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(xml_text.encode("utf-8"))
+    assert root.tag == "testsuites"
+    total = 0
+    for el in root.iter():
+        allowed, required = JUNIT[el.tag]
+        assert set(el.attrib) <= allowed and required <= set(el.attrib), (el.tag, el.attrib)
+    for suite in root:
+        assert suite.tag == "testsuite"
+        cases = list(suite)
+        assert all(c.tag == "testcase" for c in cases) and int(suite.get("tests")) == len(cases)
+        failures = [f for c in cases for f in c]
+        assert all(f.tag == "failure" for f in failures) and int(suite.get("failures")) == len(failures)
+        total += len(failures)
+    assert int(root.get("failures")) == total
+    return root
+
+
+def test_junit_is_valid_junit_xml(cli_run, tmp_path):
+    _both_and_amo(tmp_path)
+    r = cli_run(["--no-cache", "--format", "junit", "."], tmp_path)
+    assert r.returncode == 1 and r.stderr == ""
+    root = _check_junit(r.stdout)
+    assert [s.get("name") for s in root] == ["model.py", "t.py"]
+    case = root[1][0]
+    assert (case.get("name"), case.get("classname"), case.get("line"), case.get("column")) == \
+        ("org.npulint.NPU202", "t.py", "8", "1")
+    assert case[0].text.startswith("line 8, col 1, NPU202 ")
+    (tmp_path / "t.py").write_text("x = 1\n", encoding="utf-8")
+    r = cli_run(["--no-cache", "--format", "junit", "t.py"], tmp_path)
+    assert r.returncode == 0
+    root = _check_junit(r.stdout)
+    assert root.get("failures") == "0" and root[0][0].get("name") == "No errors found"
+
+
+# GitLab Code Quality: the fields GitLab documents (a subset of CodeClimate's issue format),
+# https://docs.gitlab.com/ci/testing/code_quality/#code-quality-report-format
+GITLAB_SCHEMA = {
+    "type": "array",
+    "items": {
+        "type": "object",
+        "required": ["description", "check_name", "fingerprint", "severity", "location"],
+        "properties": {
+            "description": {"type": "string", "minLength": 1},
+            "check_name": {"type": "string", "minLength": 1},
+            "fingerprint": {"type": "string", "minLength": 1},
+            "severity": {"enum": ["info", "minor", "major", "critical", "blocker"]},
+            "location": {
+                "type": "object",
+                "required": ["path", "lines"],
+                "properties": {
+                    "path": {"type": "string", "pattern": "^[^/]"},  # relative to the project
+                    "lines": {"type": "object", "required": ["begin"],
+                              "properties": {"begin": {"type": "integer", "minimum": 1},
+                                             "end": {"type": "integer", "minimum": 1}}},
+                },
+            },
+        },
+    },
+}
+
+
+def test_gitlab_is_code_quality_json(cli_run, tmp_path):
+    import json
+
+    import jsonschema
+
+    _both_and_amo(tmp_path)
+    (tmp_path / "u.py").write_text("import torchair as tng\n" + "with tng.scope.npu_stream_switch('1', 2):\n"
+                                   "    pass\n" * 1 + "with tng.scope.npu_stream_switch('1', 2):\n    pass\n",
+                                   encoding="utf-8")
+    r = cli_run(["--no-cache", "--format", "gitlab", "."], tmp_path)
+    items = json.loads(r.stdout)
+    jsonschema.validate(items, GITLAB_SCHEMA)
+    assert len({i["fingerprint"] for i in items}) == len(items)  # unique, also for two alike findings
+    by_code = {i["check_name"]: i for i in items}
+    assert by_code["NPU202"]["severity"] == "minor" and by_code["NPU202"]["location"] == \
+        {"path": "t.py", "lines": {"begin": 8, "end": 8}}
+    again = json.loads(cli_run(["--no-cache", "--format", "gitlab", "."], tmp_path).stdout)
+    assert [i["fingerprint"] for i in again] == [i["fingerprint"] for i in items]  # stable
+    r = cli_run(["--no-cache", "--format", "gitlab", "."], tmp_path, env={"CI_PROJECT_DIR": str(tmp_path.parent)})
+    assert {i["location"]["path"] for i in json.loads(r.stdout)} == {f"{tmp_path.name}/{n}"
+                                                                      for n in ("model.py", "t.py", "u.py")}
+
+
+def test_list_rules_as_json_and_as_markdown(cli_run, tmp_path):
+    import json
+
+    from npulint import registry
+
+    rules = registry.load()[0]
+    r = cli_run(["--list-rules", "--format", "json"], tmp_path)
+    items = json.loads(r.stdout)
+    assert [i["code"] for i in items] == [x.code for x in rules]
+    by_code = {i["code"]: i for i in items}
+    assert by_code["NPU503"]["fix"] == "unsafe" and by_code["NPU003"]["fix"] == "safe"
+    assert by_code["NPU101"]["fix"] is None and by_code["NPU003"]["default"] is False
+    assert by_code["NPU001"]["name"] == "syntax-error" and by_code["NPU001"]["url"] is None
+    r = cli_run(["--list-rules"], tmp_path)
+    assert r.stdout.startswith("| code | name | severity | default | summary |")
+
+
+@pytest.mark.parametrize("what", ["syntax-error", "NPU001", "npu001", "Syntax-Error"])
+def test_explain_by_code_or_name(cli_run, tmp_path, what):
+    r = cli_run(["--explain", what], tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith("# NPU001 syntax-error\n")
+
+
+def test_explain_an_unknown_name(cli_run, tmp_path):
+    r = cli_run(["--explain", "syntax_eror"], tmp_path)
+    assert r.returncode == 2
+    assert r.stderr == "npulint: error: unknown rule code or name 'syntax_eror' (did you mean 'syntax-error'?) " \
+                       "(see --list-rules)\n"
