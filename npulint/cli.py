@@ -50,6 +50,9 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--unsafe-fixes/--no-unsafe-fixes", "unsafe_fixes", default=None,
               help="Apply (with --fix, --fix-only, --diff) and show as fixable the unsafe fixes too: those that "
                    "may change what the code does (default: the configuration's unsafe-fixes, else no).")
+@click.option("--add-noqa", is_flag=True,
+              help="Add '# noqa: CODE' directives that suppress every finding (in a shell script a comment "
+                   "line above the command), then exit.")
 @click.option("--diff", is_flag=True, help="Print the automatic fixes as a unified diff; write nothing.")
 @click.option("--jobs", "-j", default="auto", show_default=True, metavar="N|auto",
               help="Worker processes for parsing ('auto': one process for small runs, up to one per CPU "
@@ -70,7 +73,7 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--explain", metavar="CODE|NAME", help="Explain a rule (by code or name) and exit.")
 @click.version_option(__version__, prog_name="npulint")
 def cli(paths, select, extend_select, ignore, output_format, output_file, color, config, stdin_filename, exit_zero, statistics, quiet,
-        fix, fix_only, exit_non_zero_on_fix, unsafe_fixes, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, show_settings, show_files, list_rules, explain):
+        fix, fix_only, exit_non_zero_on_fix, unsafe_fixes, add_noqa, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, show_settings, show_files, list_rules, explain):
     """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input).
 
     \b
@@ -80,6 +83,10 @@ def cli(paths, select, extend_select, ignore, output_format, output_file, color,
     """
     from npulint import registry, reporters
 
+    if add_noqa and (fix or fix_only or diff):
+        raise click.UsageError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
+    if add_noqa and ("-" in paths or (not paths and stdin_filename is not None)):
+        raise click.UsageError("--add-noqa cannot be used with standard input ('-'): it edits files")
     n_jobs = _jobs(jobs)
     size_limit = _size(max_file_size)
     paths = list(paths) or (["-"] if stdin_filename is not None else ["."])
@@ -169,6 +176,8 @@ def cli(paths, select, extend_select, ignore, output_format, output_file, color,
     policy_for = _policies(resolver)
     unsafe = bool(root_settings.unsafe_fixes) if unsafe_fixes is None else unsafe_fixes
 
+    if add_noqa:
+        return _add_noqa_run(lint, files, quiet, size_limit)
     if fix or fix_only or diff:
         return _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero,
                         write=not diff, report=not (fix_only or diff), max_file_size=size_limit,
@@ -292,6 +301,62 @@ def _stdin_source(stdin):
     except Unreadable:
         return None
     return {pipeline.display_path(stdin[0]): text}
+
+
+def _add_noqa_run(lint, files, quiet: bool, max_file_size: int = 0) -> int:
+    """``--add-noqa`` (ruff's): lint the files' bytes, add a ``# noqa`` directive for every
+    finding that can have one (:func:`npulint.noqa.add_noqa`: never where it would not suppress
+    it or would break the file, which must still parse) and write each changed file as ``--fix``
+    does (atomically, only if it still holds the bytes that were linted). Exit 0; 2 when a file
+    could not be written."""
+    from npulint import fixes as fx
+    from npulint import pipeline
+    from npulint.noqa import add_noqa
+    from npulint.source import Unreadable, decode
+
+    cwd = os.getcwd()
+    limit = max_file_size or (1 << 62)
+    linted = {}
+    for path, _, _ in files:
+        try:
+            data = fx.read_for_fix(path, limit)
+        except OSError:
+            data = None
+        if data is not None:
+            linted[path] = data
+    result = lint(overrides=dict(linted))
+    where = {pipeline.display_path(p, cwd): (p, lang) for p, lang, _ in files}
+    by_path = {}
+    for f in result.findings:
+        by_path.setdefault(f.path, []).append(f)
+    added, failed = 0, False
+    with fx.removing_temps_on_signals():
+        for display, found in sorted(by_path.items()):
+            path, language = where.get(display, (None, None))
+            data = linted.get(path)
+            if data is None:
+                continue
+            try:
+                text = decode(data, language)
+            except Unreadable:
+                continue
+            new, n = add_noqa(text, language, found)
+            if not n or new == text:
+                continue
+            try:
+                fx.write_fixed(path, fx.encode_like(data, new, language), expected=data)
+            except fx.Changed:
+                click.echo(f"npulint: error: {display} changed while npulint was editing it; left as it is", err=True)
+                failed = True
+                continue
+            except OSError as exc:
+                click.echo(f"npulint: error: cannot write {display}: {exc.strerror or exc}", err=True)
+                failed = True
+                continue
+            added += n
+    if not quiet:
+        click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
+    return EXIT_ERROR if failed else EXIT_OK
 
 
 def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero, write, report,

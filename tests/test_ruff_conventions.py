@@ -397,3 +397,65 @@ def test_explain_an_unknown_name(cli_run, tmp_path):
     assert r.returncode == 2
     assert r.stderr == "npulint: error: unknown rule code or name 'syntax_eror' (did you mean 'syntax-error'?) " \
                        "(see --list-rules)\n"
+
+
+# -- 5. --add-noqa -------------------------------------------------------------------------------------
+
+PREFETCH = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+NOQA_PY = (PREFETCH
+           + "with npu_weight_prefetch_scope():\n    pass\n"
+           + "with npu_weight_prefetch_scope(0, 1024):  # noqa: E501\n    pass\n"   # NPU101: merged
+           + "with npu_weight_prefetch_scope(-1):\n    pass\n"                      # NPU103: appended
+           + "with npu_weight_prefetch_scope(-1), \\\n        npu_weight_prefetch_scope(-2):\n    pass\n"
+           + 'with npu_weight_prefetch_scope("""a\nb"""):\n    pass\n')             # in a string: nothing
+NOQA_SH = ("#!/bin/bash\nif true; then\n    torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+           "        --adaptive-memory-optimization \\\n        --recompute-granularity full\nfi\n")
+RELEASES = '[tool.npulint.releases]\nmindspeed = "2.1.0_core_r0.8.0"\n'
+
+
+def test_add_noqa_python_and_shell(cli_run, tmp_path):
+    (tmp_path / "pyproject.toml").write_text(RELEASES, encoding="utf-8")
+    (tmp_path / "t.py").write_text(NOQA_PY, encoding="utf-8")
+    (tmp_path / "run.sh").write_text(NOQA_SH, encoding="utf-8")
+    before = cli_run(["--no-cache", "."], tmp_path)
+    assert [ln.split(" ")[1] for ln in before.stdout.splitlines()] == \
+        ["NPU501", "NPU101", "NPU103", "NPU103", "NPU103", "NPU103"]
+    r = cli_run(["--no-cache", "--add-noqa", "."], tmp_path)
+    assert r.returncode == 0 and r.stdout == ""
+    assert r.stderr == "Added 4 noqa directives.\n"
+    lines = (tmp_path / "t.py").read_text(encoding="utf-8").splitlines()
+    assert lines[3] == "with npu_weight_prefetch_scope(0, 1024):  # noqa: E501, NPU101"
+    assert lines[5] == "with npu_weight_prefetch_scope(-1):  # noqa: NPU103"
+    assert lines[7] == "with npu_weight_prefetch_scope(-1), \\"  # a continued line gets nothing
+    assert lines[8] == "        npu_weight_prefetch_scope(-2):  # noqa: NPU103"  # -2's own line
+    assert lines[10:12] == ['with npu_weight_prefetch_scope("""a', 'b"""):']  # inside a string: nothing
+    compile("\n".join(lines), "t.py", "exec")
+    sh = (tmp_path / "run.sh").read_text(encoding="utf-8").splitlines()
+    assert sh[2:4] == ["    # noqa: NPU501", "    torchrun --nproc_per_node 8 pretrain_gpt.py \\"]
+    after = cli_run(["--no-cache", "."], tmp_path)
+    # left: the finding on the continued line and the one on the string's line
+    assert [(ln.split(":")[1], ln.split(" ")[1]) for ln in after.stdout.splitlines()] == \
+        [("8", "NPU103"), ("11", "NPU103")]
+    r = cli_run(["--no-cache", "--add-noqa", "."], tmp_path)  # nothing more to add
+    assert r.returncode == 0 and r.stderr == "Added 0 noqa directives.\n"
+    assert cli_run(["--no-cache", "-q", "--add-noqa", "."], tmp_path).stderr == ""
+
+
+def test_add_noqa_merges_codes_of_one_line_and_keeps_crlf(cli_run, tmp_path):
+    from test_fixes import HEAD
+
+    text = HEAD + "import torchair as tng\nwith tng.scope.npu_stream_switch(1, 2):\n    pass\n"
+    (tmp_path / "t.py").write_bytes(text.replace("\n", "\r\n").encode())
+    codes = sorted(ln.split(" ")[1] for ln in cli_run(["--no-cache", "t.py"], tmp_path).stdout.splitlines())
+    assert codes == ["NPU304", "NPU307"]  # both on one line
+    r = cli_run(["--no-cache", "--add-noqa", "t.py"], tmp_path)
+    assert r.returncode == 0 and r.stderr == "Added 1 noqa directive.\n"
+    assert b"with tng.scope.npu_stream_switch(1, 2):  # noqa: NPU304, NPU307\r\n" in (tmp_path / "t.py").read_bytes()
+    assert cli_run(["--no-cache", "t.py"], tmp_path).returncode == 0
+
+
+@pytest.mark.parametrize("args", [["--add-noqa", "--fix", "."], ["--add-noqa", "-"],
+                                  ["--add-noqa", "--stdin-filename", "t.py"]])
+def test_add_noqa_bad_combinations_are_one_line_errors(cli_run, tmp_path, args):
+    r = cli_run(["--no-cache", *args], tmp_path, stdin="x = 1\n")
+    assert r.returncode == 2 and r.stderr.startswith("npulint: error: --add-noqa") and r.stderr.count("\n") == 1
