@@ -1,5 +1,5 @@
-"""Output formats. ``text``: ``path:line:col: CODE message`` one finding a line (what editors
-parse); ``full``: the same with the source line and a caret; ``json``: a list of objects;
+"""Output formats. ``text``: ``path:line:col: CODE [severity] message`` one finding a line
+(what editors parse); ``full``: the same with the source line and a caret; ``json``: a list of objects;
 ``json-lines``: one object a line; ``junit``: JUnit XML; ``gitlab``: GitLab Code Quality;
 ``github``: GitHub Actions workflow commands; ``sarif``: SARIF 2.1.0. Summaries go to stderr
 so stdout stays machine-readable."""
@@ -24,18 +24,31 @@ def _fixable(f: Finding, unsafe: bool) -> bool:
     return applicable(f.fix, unsafe)
 
 
-def write_text(findings: List[Finding], out: TextIO, unsafe: bool = False, colour: bool = False) -> None:
-    """``path:line:col: CODE [*] message``: ``[*]`` (ruff's mark) when ``--fix`` would fix it;
-    with *colour*, the path bold, the code red and the mark cyan (as ruff's)."""
+_SEVERITY_COLOUR = {"error": "red", "warning": "yellow"}  # info: cyan
+
+
+def _header(f: Finding, rules: Dict[str, Rule], unsafe: bool, colour: bool) -> str:
+    """``path:line:col: CODE [severity] [*] message``: the rule's severity (what a problem
+    matcher tells errors from warnings by), ``[*]`` (ruff's mark) when ``--fix`` would fix it;
+    with *colour*, the path bold, the code in its severity's colour, the mark cyan."""
     import click
 
     def style(text: str, **kw) -> str:
         return click.style(text, **kw) if colour else text
 
+    rule = rules.get(f.code)
+    sev = rule.severity if rule else "error"
+    fg = _SEVERITY_COLOUR.get(sev, "cyan")
+    mark = style("[*]", fg="cyan") + " " if _fixable(f, unsafe) else ""
+    return (f"{style(printable(f.path), bold=True)}:{f.line}:{f.column}: {style(f.code, fg=fg, bold=True)} "
+            f"{style(f'[{sev}]', fg=fg)} {mark}{printable(f.message)}")
+
+
+def write_text(findings: List[Finding], out: TextIO, unsafe: bool = False, colour: bool = False,
+               rules: Optional[Dict[str, Rule]] = None) -> None:
+    """One finding a line, :func:`_header`."""
     for f in findings:
-        mark = style("[*]", fg="cyan") + " " if _fixable(f, unsafe) else ""
-        out.write(f"{style(f.path, bold=True)}:{f.line}:{f.column}: {style(f.code, fg='red', bold=True)} "
-                  f"{mark}{f.message}\n")
+        out.write(_header(f, rules or {}, unsafe, colour) + "\n")
 
 
 def use_colour(out: TextIO, mode: str = "auto") -> bool:
@@ -95,11 +108,8 @@ def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, col
     cache: Dict[str, Optional[List[str]]] = {}
     for f in findings:
         rule = rules.get(f.code)
-        sev = rule.severity if rule else "error"
-        sev_colour = {"error": "red", "warning": "yellow"}.get(sev, "cyan")
-        fixable = " [*]" if _fixable(f, unsafe) else ""
-        out.write(f"{style(printable(f.path), bold=True)}:{f.line}:{f.column}: "
-                  f"{style(f.code, fg=sev_colour, bold=True)}{fixable} {printable(f.message)}\n")
+        sev_colour = _SEVERITY_COLOUR.get(rule.severity if rule else "error", "cyan")
+        out.write(_header(f, rules, unsafe, colour) + "\n")
         src = _source_line(f.path, f.line, cache, sources)
         if src is not None:
             src = src.expandtabs(1)  # one column a character, as the column counts
@@ -489,7 +499,7 @@ def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], o
     elif output_format == "github":
         write_github(findings, rules, out)
     else:
-        write_text(findings, out, unsafe, colour=bool(colour) if colour is not None else use_colour(out))
+        write_text(findings, out, unsafe, colour=bool(colour) if colour is not None else use_colour(out), rules=rules)
 
 
 def rules_listing(rules: List[Rule], output_format: str) -> str:

@@ -459,3 +459,27 @@ def test_add_noqa_merges_codes_of_one_line_and_keeps_crlf(cli_run, tmp_path):
 def test_add_noqa_bad_combinations_are_one_line_errors(cli_run, tmp_path, args):
     r = cli_run(["--no-cache", *args], tmp_path, stdin="x = 1\n")
     assert r.returncode == 2 and r.stderr.startswith("npulint: error: --add-noqa") and r.stderr.count("\n") == 1
+
+
+# -- 6. severities in the text output ---------------------------------------------------------------
+
+def test_text_shows_each_findings_severity_and_github_sarif_agree(cli_run, tmp_path):
+    import json
+
+    from conftest import TWO_CODES
+
+    warning = "import torchair as tng\nwith tng.scope.npu_stream_switch('1', 2):\n    pass\n"  # NPU304
+    (tmp_path / "e.py").write_text(TWO_CODES, encoding="utf-8")
+    (tmp_path / "w.py").write_text(warning, encoding="utf-8")
+    (tmp_path / "i.py").write_text("x = 1  # noqa: NPU101\n", encoding="utf-8")  # NPU003, info
+    args = ["--no-cache", "--extend-select", "NPU003", "e.py", "i.py", "w.py"]
+    lines = cli_run(args, tmp_path).stdout.splitlines()
+    assert [ln.split(" ")[1:3] for ln in lines] == [["NPU101", "[error]"], ["NPU103", "[error]"],
+                                                    ["NPU003", "[info]"], ["NPU304", "[warning]"]]
+    assert lines[2].startswith("i.py:1:8: NPU003 [info] [*] unused `noqa` directive")
+    github = cli_run([*args, "--format", "github"], tmp_path).stdout.splitlines()
+    assert [g.split(" ")[0] for g in github] == ["::error", "::error", "::notice", "::warning"]
+    sarif = json.loads(cli_run([*args, "--format", "sarif"], tmp_path).stdout)
+    assert [r["level"] for r in sarif["runs"][0]["results"]] == ["error", "error", "note", "warning"]
+    full = cli_run([*args, "--format", "full"], tmp_path).stdout
+    assert "w.py:2:39: NPU304 [warning] stream_priority=2" in full
