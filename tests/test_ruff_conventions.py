@@ -483,3 +483,26 @@ def test_text_shows_each_findings_severity_and_github_sarif_agree(cli_run, tmp_p
     assert [r["level"] for r in sarif["runs"][0]["results"]] == ["error", "error", "note", "warning"]
     full = cli_run([*args, "--format", "full"], tmp_path).stdout
     assert "w.py:2:39: NPU304 [warning] stream_priority=2" in full
+
+
+# -- 7. the version, its changelog entry and the README's snippets -----------------------------------
+
+def test_changelog_and_readme_name_the_current_version():
+    import re
+    import sys
+
+    from conftest import REPO
+    from npulint import __version__
+
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["version"] == __version__
+    changelog = (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
+    assert changelog.startswith("# Changelog\n") and "## [Unreleased]" in changelog
+    assert re.search(rf"^## \[{re.escape(__version__)}\] - \d{{4}}-\d{{2}}-\d{{2}}$", changelog, re.M)
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert re.findall(r"^\s*rev: (\S+)$", readme, re.M) == [f"v{__version__}"]  # the pre-commit snippet
+    assert f'git+<url of the npulint repository>@v{__version__}"' in readme  # the CI snippet
