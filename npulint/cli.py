@@ -27,18 +27,32 @@ def _codes(values: Sequence[str]) -> List[str]:
               help="Rule codes or prefixes to enable (comma-separated), replacing the configured selection.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Rule codes or prefixes to enable in addition.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes to disable.")
-@click.option("--format", "output_format", type=click.Choice(["text", "full", "json", "github", "sarif"]),
-              default="text", show_default=True,
+@click.option("--format", "--output-format", "output_format",
+              type=click.Choice(["text", "full", "json", "json-lines", "junit", "gitlab", "github", "sarif"]),
+              default="text", show_default=True, metavar="FORMAT",
               help="Output format: text (path:line:col: CODE message), full (with the source line), json, "
-                   "github (Actions annotations), sarif (SARIF 2.1.0).")
+                   "json-lines, junit (JUnit XML), gitlab (Code Quality), github (Actions annotations), "
+                   "sarif (SARIF 2.1.0). With --list-rules: json for a JSON list.")
+@click.option("-o", "--output-file", type=click.Path(dir_okay=False), metavar="PATH",
+              help="Write the findings (or statistics) to this file instead of standard output.")
+@click.option("--color", "color", type=click.Choice(["auto", "always", "never"]), default="auto", show_default=True,
+              help="Colour the text and full formats (auto: on a terminal, unless NO_COLOR; FORCE_COLOR forces it).")
 @click.option("--config", type=click.Path(dir_okay=False), help="Use this configuration file.")
 @click.option("--stdin-filename", metavar="PATH",
               help="Lint standard input ('-') as if it were this file (config and per-file-ignores apply).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
 @click.option("--statistics", is_flag=True, help="Print the number of findings per rule instead of the findings.")
 @click.option("-q", "--quiet", is_flag=True, help="Do not print the summary line.")
-@click.option("--fix", is_flag=True, help="Apply automatic fixes, then report what is left.")
-@click.option("--fix-only", is_flag=True, help="Apply automatic fixes and report nothing else.")
+@click.option("--fix", is_flag=True, help="Apply the safe automatic fixes, then report what is left.")
+@click.option("--fix-only", is_flag=True, help="Apply the safe automatic fixes and report nothing else.")
+@click.option("--exit-non-zero-on-fix", is_flag=True,
+              help="With --fix or --fix-only: exit 1 when a file was fixed, even if nothing is left.")
+@click.option("--unsafe-fixes/--no-unsafe-fixes", "unsafe_fixes", default=None,
+              help="Apply (with --fix, --fix-only, --diff) and show as fixable the unsafe fixes too: those that "
+                   "may change what the code does (default: the configuration's unsafe-fixes, else no).")
+@click.option("--add-noqa", is_flag=True,
+              help="Add '# noqa: CODE' directives that suppress every finding (in a shell script a comment "
+                   "line above the command), then exit.")
 @click.option("--diff", is_flag=True, help="Print the automatic fixes as a unified diff; write nothing.")
 @click.option("--jobs", "-j", default="auto", show_default=True, metavar="N|auto",
               help="Worker processes for parsing ('auto': one process for small runs, up to one per CPU "
@@ -53,11 +67,13 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--force-exclude", is_flag=True,
               help="Apply exclude and extend-exclude to files named on the command line too (for pre-commit, "
                    "which names every changed file).")
-@click.option("--list-rules", is_flag=True, help="List every rule and exit.")
-@click.option("--explain", metavar="CODE", help="Explain a rule and exit.")
+@click.option("--show-settings", is_flag=True, help="Print the settings that apply to the first PATH and exit.")
+@click.option("--show-files", is_flag=True, help="Print the files that would be linted and exit.")
+@click.option("--list-rules", is_flag=True, help="List every rule (Markdown; JSON with --format json) and exit.")
+@click.option("--explain", metavar="CODE|NAME", help="Explain a rule (by code or name) and exit.")
 @click.version_option(__version__, prog_name="npulint")
-def cli(paths, select, extend_select, ignore, output_format, config, stdin_filename, exit_zero, statistics, quiet,
-        fix, fix_only, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, list_rules, explain):
+def cli(paths, select, extend_select, ignore, output_format, output_file, color, config, stdin_filename, exit_zero, statistics, quiet,
+        fix, fix_only, exit_non_zero_on_fix, unsafe_fixes, add_noqa, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, show_settings, show_files, list_rules, explain):
     """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input).
 
     \b
@@ -67,11 +83,15 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     """
     from npulint import registry, reporters
 
+    if add_noqa and (fix or fix_only or diff):
+        raise click.UsageError("--add-noqa cannot be combined with --fix, --fix-only or --diff")
+    if add_noqa and ("-" in paths or (not paths and stdin_filename is not None)):
+        raise click.UsageError("--add-noqa cannot be used with standard input ('-'): it edits files")
     n_jobs = _jobs(jobs)
     size_limit = _size(max_file_size)
     paths = list(paths) or (["-"] if stdin_filename is not None else ["."])
     cache = None
-    if not (no_cache or list_rules or explain is not None):
+    if not (no_cache or list_rules or explain is not None or show_settings or show_files):
         cache = _open_cache(cache_dir, config, paths)
     # The rule table comes from the cache when this engine wrote it: a run answered from the
     # cache imports neither LibCST nor the rule modules.
@@ -86,13 +106,17 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
     by_code = {r.code: r for r in rules}
     known = [r.code for r in rules]
     if list_rules:
-        click.echo(reporters.rule_table(rules))
+        _emit(output_file, reporters.rules_listing(rules, output_format) + "\n")
         return EXIT_OK
     if explain is not None:
-        rule = by_code.get(explain.strip().upper())
+        wanted = explain.strip()
+        rule = by_code.get(wanted.upper()) or next((r for r in rules if r.name == wanted.lower()), None)
         if rule is None:
-            raise ConfigError(f"unknown rule code '{explain}' (see --list-rules)")
-        click.echo(reporters.explain(rule), nl=False)
+            from npulint.config import _did_you_mean
+
+            hint = _did_you_mean(wanted.lower(), [r.name for r in rules])
+            raise ConfigError(f"unknown rule code or name '{explain}'{hint} (see --list-rules)")
+        _emit(output_file, reporters.explain(rule))
         return EXIT_OK
 
     resolver = ConfigResolver(
@@ -100,6 +124,11 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
         select=check_codes(_codes(select), known, "--select") if select else None,
         extend_select=check_codes(_codes(extend_select), known, "--extend-select") if extend_select else (),
         ignore=check_codes(_codes(ignore), known, "--ignore") if ignore else ())
+
+    if show_settings:
+        first = paths[0] if paths[0] != "-" else (stdin_filename or ".")
+        _emit(output_file, _settings_text(resolver, os.path.abspath(first), rules))
+        return EXIT_OK
 
     from npulint import discovery, pipeline
 
@@ -128,6 +157,9 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
         stdin = (spath, data)
     seen = set()
     files = [f for f in sorted(files) if not (f[0] in seen or seen.add(f[0]))]
+    if show_files:  # ruff's: the absolute path of each file a run would lint
+        _emit(output_file, "".join(reporters.printable(f[0]) + "\n" for f in files))
+        return EXIT_OK
     for f in files:
         resolver.for_file(f[0])
     root_settings = resolver.for_path(paths[0] if paths[0] != "-" else (stdin[0] if stdin else "."))[0]
@@ -140,26 +172,120 @@ def cli(paths, select, extend_select, ignore, output_format, config, stdin_filen
                             overrides=overrides, options=options)
 
     options = pipeline.RunOptions(cache=cache, jobs=n_jobs, max_file_size=size_limit)
+    colour = None if color == "auto" else color == "always"
+    policy_for = _policies(resolver)
+    unsafe = bool(root_settings.unsafe_fixes) if unsafe_fixes is None else unsafe_fixes
 
+    if add_noqa:
+        return _add_noqa_run(lint, files, quiet, size_limit)
     if fix or fix_only or diff:
         return _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero,
-                        write=not diff, report=not (fix_only or diff), max_file_size=size_limit)
+                        write=not diff, report=not (fix_only or diff), max_file_size=size_limit,
+                        unsafe=unsafe, policy_for=policy_for, exit_non_zero_on_fix=exit_non_zero_on_fix,
+                        output_file=output_file, colour=colour)
+    from npulint.fixes import resolve_fixes
+
     result = lint()
+    result.findings = resolve_fixes(result.findings, policy_for)
     if not quiet:
         for note in result.notes:
             click.echo(f"npulint: warning: {note}", err=True)
 
-    out = sys.stdout
-    if statistics:
-        reporters.write_statistics(result.findings, by_code, out)
-    else:
-        reporters.write(output_format, result.findings, by_code, out, sources=_stdin_source(stdin))
-    out.flush()
+    with _output(output_file, sys.stdout) as out:
+        if statistics:
+            reporters.write_statistics(result.findings, by_code, out, unsafe)
+        else:
+            reporters.write(output_format, result.findings, by_code, out, sources=_stdin_source(stdin),
+                            unsafe=unsafe, colour=colour)
     if not quiet and reporters.has_summary(output_format):
         click.echo(reporters.summary(result.findings, result.files), err=True)
+        fixable = reporters.fix_summary(result.findings, unsafe)
+        if fixable:
+            click.echo(fixable, err=True)
     if result.findings and not exit_zero:
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+class _output:
+    """The stream the report goes to: *default* (flushed at the end), or the ``--output-file``
+    (its folder made, written as UTF-8, closed at the end). A file that cannot be written is a
+    one-line error."""
+
+    def __init__(self, path: Optional[str], default):
+        self.path, self.default, self.stream = path, default, None
+
+    def __enter__(self):
+        if self.path is None:
+            self.stream = self.default
+            return self.stream
+        try:
+            os.makedirs(os.path.dirname(os.path.abspath(self.path)), exist_ok=True)
+            self.stream = open(self.path, "w", encoding="utf-8", errors="backslashreplace", newline="\n")
+        except OSError as exc:
+            raise ConfigError(f"cannot write the output file {self.path}: {exc.strerror or exc}")
+        return self.stream
+
+    def __exit__(self, *exc):
+        if self.stream is self.default:
+            self.stream.flush()
+            return False
+        try:
+            self.stream.close()
+        except OSError as err:
+            if exc[0] is None:
+                raise ConfigError(f"cannot write the output file {self.path}: {err.strerror or err}")
+        return False
+
+
+def _emit(output_file: Optional[str], text: str) -> None:
+    with _output(output_file, sys.stdout) as out:
+        out.write(text)
+
+
+def _settings_text(resolver, path: str, rules) -> str:
+    """``--show-settings``: the settings that govern *path*, one ``key = value`` a line (values
+    as TOML/JSON write them), then what they resolve to."""
+    import json
+
+    from npulint.config import KEYS
+    from npulint.fixes import FixPolicy
+    from npulint.model import Fix
+
+    settings, enabled = resolver.for_path(path)
+    lines = [f"Resolved settings for: {path}",
+             f"Settings path: {settings.config_path or '(none: the defaults)'}"]
+    lines += [f"Extends: {ext}" for ext in settings.extends]
+    lines += [f"Relative patterns from: {settings.root}", ""]
+    for key in KEYS:
+        if key == "extend":
+            continue
+        value = getattr(settings, key.replace("-", "_"))
+        if isinstance(value, dict):
+            value = {k: list(v) for k, v in value.items()}
+        lines.append(f"{key} = {json.dumps(value)}")
+    policy = FixPolicy.of(settings)
+    fixable = [r.code for r in rules if r.autofix and policy.is_fixable(r.code)]
+    unsafe = [c for c in fixable if policy.applicability(c, Fix("", ())) == "unsafe"]
+    lines += ["", "# resolved", f"enabled = {json.dumps(sorted(enabled))}",
+              f"fixable-rules = {json.dumps(fixable)}", f"unsafe-fix-rules = {json.dumps(unsafe)}"]
+    return "\n".join(lines) + "\n"
+
+
+def _policies(resolver):
+    """*policy_for(displayed path)*: the fix policy of the configuration that governs the path."""
+    from npulint.fixes import FixPolicy
+
+    by_settings = {}
+
+    def policy_for(display: str):
+        settings = resolver.for_path(os.path.abspath(display))[0]
+        policy = by_settings.get(id(settings))
+        if policy is None:
+            policy = by_settings[id(settings)] = FixPolicy.of(settings)
+        return policy
+
+    return policy_for
 
 
 def _stdin_source(stdin):
@@ -177,8 +303,65 @@ def _stdin_source(stdin):
     return {pipeline.display_path(stdin[0]): text}
 
 
+def _add_noqa_run(lint, files, quiet: bool, max_file_size: int = 0) -> int:
+    """``--add-noqa`` (ruff's): lint the files' bytes, add a ``# noqa`` directive for every
+    finding that can have one (:func:`npulint.noqa.add_noqa`: never where it would not suppress
+    it or would break the file, which must still parse) and write each changed file as ``--fix``
+    does (atomically, only if it still holds the bytes that were linted). Exit 0; 2 when a file
+    could not be written."""
+    from npulint import fixes as fx
+    from npulint import pipeline
+    from npulint.noqa import add_noqa
+    from npulint.source import Unreadable, decode
+
+    cwd = os.getcwd()
+    limit = max_file_size or (1 << 62)
+    linted = {}
+    for path, _, _ in files:
+        try:
+            data = fx.read_for_fix(path, limit)
+        except OSError:
+            data = None
+        if data is not None:
+            linted[path] = data
+    result = lint(overrides=dict(linted))
+    where = {pipeline.display_path(p, cwd): (p, lang) for p, lang, _ in files}
+    by_path = {}
+    for f in result.findings:
+        by_path.setdefault(f.path, []).append(f)
+    added, failed = 0, False
+    with fx.removing_temps_on_signals():
+        for display, found in sorted(by_path.items()):
+            path, language = where.get(display, (None, None))
+            data = linted.get(path)
+            if data is None:
+                continue
+            try:
+                text = decode(data, language)
+            except Unreadable:
+                continue
+            new, n = add_noqa(text, language, found)
+            if not n or new == text:
+                continue
+            try:
+                fx.write_fixed(path, fx.encode_like(data, new, language), expected=data)
+            except fx.Changed:
+                click.echo(f"npulint: error: {display} changed while npulint was editing it; left as it is", err=True)
+                failed = True
+                continue
+            except OSError as exc:
+                click.echo(f"npulint: error: cannot write {display}: {exc.strerror or exc}", err=True)
+                failed = True
+                continue
+            added += n
+    if not quiet:
+        click.echo(f"Added {added} noqa directive{'s' if added != 1 else ''}.", err=True)
+    return EXIT_ERROR if failed else EXIT_OK
+
+
 def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit_zero, write, report,
-             max_file_size=0):
+             max_file_size=0, unsafe=False, policy_for=None, exit_non_zero_on_fix=False, output_file=None,
+             colour=None):
     """``--fix``, ``--fix-only``, ``--diff``: the library's fix loop (:func:`npulint.fixes.fix_loop`),
     then the fixed files written (*write*, :func:`npulint.fixes.write_all`) or shown as a diff,
     and what remains reported. A file left as it was (edited meanwhile, or not writable) is
@@ -187,7 +370,7 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
     from npulint import pipeline, reporters
 
     cwd = os.getcwd()
-    loop = fx.fix_loop(lint, files, stdin, max_file_size)
+    loop = fx.fix_loop(lint, files, stdin, max_file_size, unsafe=unsafe, policy_for=policy_for)
     where, originals, current, applied = loop.where, loop.originals, loop.current, loop.applied
     result, first = loop.result, loop.first
     changed = loop.changed
@@ -200,8 +383,11 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
         if not quiet:
             n = len(changed)
             applied = sum(applied.get(p, 0) for p in changed)
+            hidden = reporters.fix_summary(first, unsafe) or ""
+            hidden = hidden[hidden.find(" ("):-1] if " (" in hidden else ""
             click.echo(f"{applied} fix{'es' if applied != 1 else ''} would be applied to {n} "
-                       f"file{'s' if n != 1 else ''}." if applied else "No fixes available.", err=True)
+                       f"file{'s' if n != 1 else ''}{hidden}." if applied else f"No fixes available{hidden}.",
+                       err=True)
         return EXIT_FINDINGS if changed and not exit_zero else EXIT_OK
     failed = set()  # displayed paths left as they were
     for path, error in fx.write_all(loop, files, skip=stdin[0] if to_stdin else None):
@@ -215,21 +401,21 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
         else:
             sys.stdout.buffer.write(stdin[1])
         sys.stdout.flush()
-    out = sys.stderr if to_stdin else sys.stdout
     # a file left as it was keeps the findings of what is on disk: the first round's
     remaining = [f for f in result.findings if f.path not in failed] + [f for f in first if f.path in failed]
     remaining.sort(key=lambda f: f.sort_key())
     written = {p for p in changed if pipeline.display_path(p, cwd) not in failed}
     applied_written = sum(applied.get(p, 0) for p in written)
     if report:
-        if statistics:
-            reporters.write_statistics(remaining, by_code, out)
-        else:
-            shown_src = _stdin_source(stdin)
-            if shown_src and stdin[0] in current:
-                shown_src = {k: current[stdin[0]] for k in shown_src}
-            reporters.write(output_format, remaining, by_code, out, sources=shown_src)
-        out.flush()
+        with _output(output_file, sys.stderr if to_stdin else sys.stdout) as out:
+            if statistics:
+                reporters.write_statistics(remaining, by_code, out, unsafe)
+            else:
+                shown_src = _stdin_source(stdin)
+                if shown_src and stdin[0] in current:
+                    shown_src = {k: current[stdin[0]] for k in shown_src}
+                reporters.write(output_format, remaining, by_code, out, sources=shown_src, unsafe=unsafe,
+                                colour=colour)
     if not quiet and (reporters.has_summary(output_format) or not report):
         if applied_written:
             n = len(written)
@@ -237,9 +423,14 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
                        f"file{'s' if n != 1 else ''}.", err=True)
         if report:
             click.echo(reporters.summary(remaining, result.files), err=True)
+            fixable = reporters.fix_summary(remaining, unsafe)
+            if fixable:
+                click.echo(fixable, err=True)
     if failed:
         return EXIT_ERROR
     if report and remaining and not exit_zero:
+        return EXIT_FINDINGS
+    if exit_non_zero_on_fix and applied_written and not exit_zero:  # ruff's: a fixed file fails the run
         return EXIT_FINDINGS
     return EXIT_OK
 

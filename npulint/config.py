@@ -26,8 +26,11 @@ DEFAULT_EXCLUDE = (
     "node_modules", "site-packages", "venv",
 )
 
-KEYS = ("product", "releases", "mindspeed-stack", "select", "ignore", "extend-select", "per-file-ignores",
-        "exclude", "extend-exclude", "extend-known-flags", "force-exclude")
+KEYS = ("extend", "product", "releases", "mindspeed-stack", "select", "ignore", "extend-select", "per-file-ignores",
+        "exclude", "extend-exclude", "extend-known-flags", "force-exclude", "fixable", "unfixable",
+        "extend-fixable", "extend-safe-fixes", "extend-unsafe-fixes", "unsafe-fixes")
+_FIX_KEYS = {"fixable": "fixable", "unfixable": "unfixable", "extend-fixable": "extend_fixable",
+             "extend-safe-fixes": "extend_safe_fixes", "extend-unsafe-fixes": "extend_unsafe_fixes"}
 
 
 # a long option as a launch command writes it: "--name", without a value
@@ -57,6 +60,15 @@ class Settings:
     extend_known_flags: List[str] = dataclasses.field(default_factory=list)
     # the excludes apply to files named on the command line too (ruff's force-exclude)
     force_exclude: bool = False
+    # fixes (ruff's keys, npulint.fixes.FixPolicy): whose fixes may be applied, which count as safe
+    fixable: Optional[List[str]] = None  # None: every rule
+    unfixable: List[str] = dataclasses.field(default_factory=list)
+    extend_fixable: List[str] = dataclasses.field(default_factory=list)
+    extend_safe_fixes: List[str] = dataclasses.field(default_factory=list)
+    extend_unsafe_fixes: List[str] = dataclasses.field(default_factory=list)
+    unsafe_fixes: Optional[bool] = None  # --fix applies unsafe fixes too (--unsafe-fixes); None: no
+    # the configuration files this one extends (``extend``), the nearest first
+    extends: Tuple[str, ...] = ()
     # the run's releases, configured or inferred (set by the pipeline at the start of a run)
     effective_releases: Optional[object] = None
 
@@ -120,7 +132,11 @@ def _has_tool_section(path: str) -> bool:
     return isinstance(doc.get("tool"), dict) and "npulint" in doc["tool"]
 
 
-def load_config(path: str, known_codes: Sequence[str]) -> Settings:
+def load_config(path: str, known_codes: Sequence[str], _chain: Tuple[str, ...] = ()) -> Settings:
+    """The settings of the configuration file *path*: the file it ``extend``s first (a path
+    relative to *path*'s folder, itself read so), then its own keys over them (ruff's order: a
+    key replaces the extended file's; ``ignore``, ``unfixable`` and the ``extend-*`` lists add
+    to them, unless this file sets ``select`` / ``fixable``). A cycle is an error."""
     try:
         raw = _read_config(path)  # a regular file, by a bounded read (a FIFO never hangs)
     except OSError as exc:
@@ -141,9 +157,28 @@ def load_config(path: str, known_codes: Sequence[str]) -> Settings:
         where = path
     if not isinstance(table, dict):
         raise ConfigError(f"{where}: expected a table")
-    settings = Settings(root=os.path.dirname(os.path.abspath(path)), config_path=os.path.abspath(path))
+    here = os.path.abspath(path)
+    settings = Settings(root=os.path.dirname(here), config_path=here)
+    if "extend" in table:
+        settings = _extended(settings, table["extend"], where, known_codes, _chain + (here,))
+        table = {k: v for k, v in table.items() if k != "extend"}
     apply_table(settings, table, where, known_codes)
     return settings
+
+
+def _extended(settings: Settings, value, where: str, known_codes: Sequence[str], chain: Tuple[str, ...]) -> Settings:
+    if not isinstance(value, str) or not value.strip():
+        raise ConfigError(f"{where}: 'extend' must be the path of a configuration file, not {value!r}")
+    target = os.path.normpath(os.path.join(settings.root, os.path.expanduser(os.path.expandvars(value))))
+    real = os.path.realpath(target)
+    if real in {os.path.realpath(p) for p in chain}:
+        cycle = " -> ".join(chain[chain.index(next(p for p in chain if os.path.realpath(p) == real)):] + (target,))
+        raise ConfigError(f"{where}: 'extend' makes a cycle: {cycle}")
+    if not os.path.isfile(target):
+        raise ConfigError(f"{where}: 'extend': no configuration file {target}")
+    base = load_config(target, known_codes, chain)
+    return dataclasses.replace(base, root=settings.root, config_path=settings.config_path,
+                               extends=(os.path.abspath(target),) + base.extends)
 
 
 def _str_list(value, key: str, where: str) -> List[str]:
@@ -153,6 +188,13 @@ def _str_list(value, key: str, where: str) -> List[str]:
 
 
 def apply_table(settings: Settings, table: Mapping, where: str, known_codes: Sequence[str]) -> None:
+    """Apply *table*'s keys to *settings* (fresh, or those of an extended file): a key replaces
+    what is there, but ``ignore``, ``unfixable`` and the ``extend-*`` lists add to it; ``select``
+    (``fixable``) starts the selection (of fixable rules) afresh, as in ruff."""
+    if "select" in table:
+        settings.extend_select, settings.ignore = [], []
+    if "fixable" in table:
+        settings.extend_fixable, settings.unfixable = [], []
     for key, value in table.items():
         if key not in KEYS:
             hint = _did_you_mean(key, KEYS)
@@ -175,9 +217,17 @@ def apply_table(settings: Settings, table: Mapping, where: str, known_codes: Seq
             if key == "select":
                 settings.select = codes
             elif key == "ignore":
-                settings.ignore = codes
+                settings.ignore = settings.ignore + codes
             else:
-                settings.extend_select = codes
+                settings.extend_select = settings.extend_select + codes
+        elif key in _FIX_KEYS:
+            codes = check_codes(_str_list(value, key, where), known_codes, f"{where}: '{key}'")
+            attr = _FIX_KEYS[key]
+            setattr(settings, attr, codes if key == "fixable" else getattr(settings, attr) + codes)
+        elif key == "unsafe-fixes":
+            if not isinstance(value, bool):
+                raise ConfigError(f"{where}: 'unsafe-fixes' must be true or false, not {value!r}")
+            settings.unsafe_fixes = value
         elif key == "per-file-ignores":
             if not isinstance(value, dict):
                 raise ConfigError(f"{where}: 'per-file-ignores' must be a table of pattern = [codes]")
@@ -190,7 +240,8 @@ def apply_table(settings: Settings, table: Mapping, where: str, known_codes: Seq
         elif key == "exclude":
             settings.exclude = [_check_pattern(p, key, where) for p in _str_list(value, key, where)]
         elif key == "extend-exclude":
-            settings.extend_exclude = [_check_pattern(p, key, where) for p in _str_list(value, key, where)]
+            settings.extend_exclude = settings.extend_exclude + [_check_pattern(p, key, where)
+                                                                 for p in _str_list(value, key, where)]
         elif key == "force-exclude":
             if not isinstance(value, bool):
                 raise ConfigError(f"{where}: 'force-exclude' must be true or false, not {value!r}")
@@ -201,7 +252,7 @@ def apply_table(settings: Settings, table: Mapping, where: str, known_codes: Seq
                 if not _FLAG.fullmatch(flag):
                     raise ConfigError(f"{where}: 'extend-known-flags' wants flags as written on a command line, "
                                       f"like \"--my-flag\", not {flag!r}")
-            settings.extend_known_flags = flags
+            settings.extend_known_flags = settings.extend_known_flags + flags
 
 
 def _check_pattern(pattern: str, key: str, where: str) -> str:

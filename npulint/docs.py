@@ -82,6 +82,13 @@ def index_page(rules: Sequence[Rule]) -> str:
     ])
 
 
+def published_url(code: str) -> Optional[str]:
+    """The rule page's address where a team publishes them: ``$NPULINT_DOCS_URL/NPUxxx.md``;
+    None when that is not set (JSON's ``url``, the language server's ``codeDescription``)."""
+    base = os.environ.get(DOCS_URL_ENV, "").strip()
+    return f"{base.rstrip('/')}/{code}.md" if base else None
+
+
 def help_uri(code: str) -> Optional[str]:
     """Where a rule's page is: ``$NPULINT_DOCS_URL/NPUxxx.md`` when that is set (where a team
     publishes ``docs/rules``), else the page in this source checkout as a ``file:`` URI, else

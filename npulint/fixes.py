@@ -154,11 +154,91 @@ def fix_text(text: str, fixes: Sequence[Fix], language: str) -> Tuple[str, List[
     return text, []
 
 
-def fixes_by_path(findings: Sequence[Finding]) -> Dict[str, List[Fix]]:
+def fixes_by_path(findings: Sequence[Finding], unsafe: bool = False) -> Dict[str, List[Fix]]:
+    """The fixes to apply, by displayed path: the safe ones, and the unsafe ones too with *unsafe*."""
     out: Dict[str, List[Fix]] = {}
     for f in findings:
-        if f.fix is not None and f.fix.edits:
+        if applicable(f.fix, unsafe):
             out.setdefault(f.path, []).append(f.fix)
+    return out
+
+
+# -- fix safety (ruff's applicability) -------------------------------------------------------
+
+# Rules whose fixes are unsafe whatever the fix itself says: the one place the engine decides it
+# (the rules need not know). NPU503's rewrite makes adaptive memory optimization manage the
+# Function from then on: a change of run-time behaviour.
+UNSAFE_FIX_RULES = frozenset({"NPU503"})
+
+
+def applicable(fix: Optional[Fix], unsafe: bool = False) -> bool:
+    """*fix* has edits and ``--fix`` applies it (an unsafe one only with *unsafe*)."""
+    return fix is not None and bool(fix.edits) and (unsafe or fix.applicability == "safe")
+
+
+@dataclasses.dataclass(frozen=True)
+class FixPolicy:
+    """What a configuration says about fixes (ruff's keys): which rules' fixes may be applied
+    (``fixable``, default every rule, plus ``extend-fixable``, less ``unfixable``: the most
+    specific selector wins, on a tie ``unfixable``), and which rules' fixes count as safe or
+    unsafe against their default (``extend-safe-fixes``, ``extend-unsafe-fixes``: the more
+    specific wins, on a tie unsafe)."""
+
+    fixable: Optional[Tuple[str, ...]] = None
+    unfixable: Tuple[str, ...] = ()
+    extend_fixable: Tuple[str, ...] = ()
+    extend_safe_fixes: Tuple[str, ...] = ()
+    extend_unsafe_fixes: Tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, settings) -> "FixPolicy":
+        return cls(fixable=tuple(settings.fixable) if settings.fixable is not None else None,
+                   unfixable=tuple(settings.unfixable), extend_fixable=tuple(settings.extend_fixable),
+                   extend_safe_fixes=tuple(settings.extend_safe_fixes),
+                   extend_unsafe_fixes=tuple(settings.extend_unsafe_fixes))
+
+    def is_fixable(self, code: str) -> bool:
+        from npulint.config import _match_len
+
+        sel = max(_match_len(code, self.fixable if self.fixable is not None else ("ALL",)),
+                  _match_len(code, self.extend_fixable))
+        return sel >= 0 and sel > _match_len(code, self.unfixable)
+
+    def applicability(self, code: str, fix: Fix) -> str:
+        from npulint.config import _match_len
+
+        level = "unsafe" if code in UNSAFE_FIX_RULES else fix.applicability
+        safe, unsafe = _match_len(code, self.extend_safe_fixes), _match_len(code, self.extend_unsafe_fixes)
+        if unsafe >= 0 and unsafe >= safe:
+            return "unsafe"
+        if safe >= 0:
+            return "safe"
+        return level
+
+
+DEFAULT_POLICY = FixPolicy()
+
+
+def resolve_fixes(findings: Sequence[Finding], policy_for=None) -> List[Finding]:
+    """*findings* with their fixes as the engine and the configuration make them: the rule's
+    default applicability (:data:`UNSAFE_FIX_RULES`), ``extend-safe-fixes`` and
+    ``extend-unsafe-fixes``, and no fix at all for an ``unfixable`` rule. *policy_for(path)*
+    gives the :class:`FixPolicy` of a finding's (displayed) path; default: the rules' defaults
+    alone. Resolving resolved findings again changes nothing."""
+    out = []
+    for f in findings:
+        fix = f.fix
+        if fix is not None:
+            policy = policy_for(f.path) if policy_for is not None else DEFAULT_POLICY
+            if not policy.is_fixable(f.code):
+                fix = None
+            else:
+                level = policy.applicability(f.code, fix)
+                if level != fix.applicability:
+                    fix = dataclasses.replace(fix, applicability=level)
+            if fix is not f.fix:
+                f = dataclasses.replace(f, fix=fix)
+        out.append(f)
     return out
 
 
@@ -384,10 +464,12 @@ class FixLoop:
         return next(lang for p, lang in self.where.values() if p == path)
 
 
-def fix_loop(lint, files, stdin, max_file_size: int = 0) -> FixLoop:
+def fix_loop(lint, files, stdin, max_file_size: int = 0, unsafe: bool = False, policy_for=None) -> FixLoop:
     """Lint, apply the fixes, lint the fixed text again, until nothing is left to fix (at most
     ``MAX_ROUNDS`` rounds); writes nothing. *lint(overrides=..., stdin_data=...)* runs the
     pipeline over *files* (``(path, language, explicit)``); *stdin* is ``(path, bytes)`` or None.
+    Only safe fixes are applied, unsafe ones too with *unsafe*, as :func:`resolve_fixes` makes
+    them with *policy_for*; the results' findings are resolved so.
 
     Every file is read once, before the first round, and every round lints those bytes: the
     edits are positioned on the very text they are applied to (see :func:`write_all` for the
@@ -412,11 +494,15 @@ def fix_loop(lint, files, stdin, max_file_size: int = 0) -> FixLoop:
     originals: Dict[str, Tuple[bytes, str]] = {}
     current: Dict[str, str] = {}
     applied: Dict[str, int] = {}
-    result = lint(overrides=dict(linted))
+    def resolved(result):
+        result.findings = resolve_fixes(result.findings, policy_for)
+        return result
+
+    result = resolved(lint(overrides=dict(linted)))
     first = list(result.findings)
     for _ in range(MAX_ROUNDS):
         progress = False
-        for display, fixes in sorted(fixes_by_path(result.findings).items()):
+        for display, fixes in sorted(fixes_by_path(result.findings, unsafe).items()):
             if display not in where:
                 continue
             path, language = where[display]
@@ -441,7 +527,7 @@ def fix_loop(lint, files, stdin, max_file_size: int = 0) -> FixLoop:
         stdin_now = stdin
         if stdin is not None and stdin[0] in enc:
             stdin_now = (stdin[0], enc.pop(stdin[0]))
-        result = lint(overrides=enc, stdin_data=stdin_now)
+        result = resolved(lint(overrides=enc, stdin_data=stdin_now))
     return FixLoop(where, originals, current, applied, result, first)
 
 
@@ -484,6 +570,6 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(out)
 
 
-__all__ = ["Changed", "Edit", "Fix", "FixLoop", "MAX_ROUNDS", "fix_loop", "write_all", "apply_fixes", "fix_text", "parses", "encode_like",
+__all__ = ["Changed", "Edit", "Fix", "FixLoop", "FixPolicy", "UNSAFE_FIX_RULES", "applicable", "resolve_fixes", "MAX_ROUNDS", "fix_loop", "write_all", "apply_fixes", "fix_text", "parses", "encode_like",
            "write_atomic", "write_fixed", "remove_stale_temps", "removing_temps_on_signals", "unified_diff",
            "fixes_by_path", "newline_of"]

@@ -6,6 +6,9 @@ import dataclasses
 from typing import Optional, Tuple
 
 SEVERITIES = ("error", "warning", "info")
+# A fix is safe (meaning and run-time behaviour kept: ``--fix`` applies it) or unsafe (it may
+# change what the program does: only ``--fix --unsafe-fixes`` applies it), as ruff's fixes are.
+APPLICABILITIES = ("safe", "unsafe")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -56,10 +59,17 @@ class Edit:
 
 @dataclasses.dataclass(frozen=True)
 class Fix:
-    """An automatic fix: edits applied together, or not at all."""
+    """An automatic fix: edits applied together, or not at all. *applicability*: ``"safe"``
+    (the default) or ``"unsafe"``; the engine may make a rule's fixes unsafe whatever the rule
+    says (:func:`npulint.fixes.resolve_fixes`)."""
 
     description: str
     edits: Tuple[Edit, ...]
+    applicability: str = "safe"
+
+    def __post_init__(self) -> None:
+        if self.applicability not in APPLICABILITIES:
+            raise ValueError(f"bad fix applicability {self.applicability!r}")
 
 
 @dataclasses.dataclass(frozen=True, order=True)

@@ -1,5 +1,6 @@
-"""Output formats. ``text``: ``path:line:col: CODE message`` one finding a line (what editors
-parse); ``full``: the same with the source line and a caret; ``json``: a list of objects;
+"""Output formats. ``text``: ``path:line:col: CODE [severity] message`` one finding a line
+(what editors parse); ``full``: the same with the source line and a caret; ``json``: a list of objects;
+``json-lines``: one object a line; ``junit``: JUnit XML; ``gitlab``: GitLab Code Quality;
 ``github``: GitHub Actions workflow commands; ``sarif``: SARIF 2.1.0. Summaries go to stderr
 so stdout stays machine-readable."""
 
@@ -13,17 +14,48 @@ from typing import Dict, List, Optional, TextIO
 
 from npulint.model import Finding, Rule
 
-FORMATS = ("text", "full", "json", "github", "sarif")
+FORMATS = ("text", "full", "json", "json-lines", "junit", "gitlab", "github", "sarif")
 
 
-def write_text(findings: List[Finding], out: TextIO) -> None:
+def _fixable(f: Finding, unsafe: bool) -> bool:
+    """The finding's fix is one ``--fix`` applies (an unsafe one only with ``--unsafe-fixes``)."""
+    from npulint.fixes import applicable
+
+    return applicable(f.fix, unsafe)
+
+
+_SEVERITY_COLOUR = {"error": "red", "warning": "yellow"}  # info: cyan
+
+
+def _header(f: Finding, rules: Dict[str, Rule], unsafe: bool, colour: bool) -> str:
+    """``path:line:col: CODE [severity] [*] message``: the rule's severity (what a problem
+    matcher tells errors from warnings by), ``[*]`` (ruff's mark) when ``--fix`` would fix it;
+    with *colour*, the path bold, the code in its severity's colour, the mark cyan."""
+    import click
+
+    def style(text: str, **kw) -> str:
+        return click.style(text, **kw) if colour else text
+
+    rule = rules.get(f.code)
+    sev = rule.severity if rule else "error"
+    fg = _SEVERITY_COLOUR.get(sev, "cyan")
+    mark = style("[*]", fg="cyan") + " " if _fixable(f, unsafe) else ""
+    return (f"{style(printable(f.path), bold=True)}:{f.line}:{f.column}: {style(f.code, fg=fg, bold=True)} "
+            f"{style(f'[{sev}]', fg=fg)} {mark}{printable(f.message)}")
+
+
+def write_text(findings: List[Finding], out: TextIO, unsafe: bool = False, colour: bool = False,
+               rules: Optional[Dict[str, Rule]] = None) -> None:
+    """One finding a line, :func:`_header`."""
     for f in findings:
-        out.write(f"{f.path}:{f.line}:{f.column}: {f.code} {f.message}\n")
+        out.write(_header(f, rules or {}, unsafe, colour) + "\n")
 
 
-def use_colour(out: TextIO) -> bool:
-    """Colour only on a terminal, and never when ``NO_COLOR`` is set (https://no-color.org);
-    ``FORCE_COLOR`` turns it on elsewhere."""
+def use_colour(out: TextIO, mode: str = "auto") -> bool:
+    """``--color``: ``always``, ``never``, or ``auto``: colour only on a terminal, and never when
+    ``NO_COLOR`` is set (https://no-color.org); ``FORCE_COLOR`` turns it on elsewhere."""
+    if mode in ("always", "never"):
+        return mode == "always"
     if os.environ.get("NO_COLOR"):
         return False
     if os.environ.get("FORCE_COLOR"):
@@ -65,7 +97,7 @@ _SURROGATE = re.compile("[\udc80-\udcff]")
 
 
 def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, colour: bool = False,
-               sources: Optional[Dict[str, str]] = None) -> None:
+               sources: Optional[Dict[str, str]] = None, unsafe: bool = False) -> None:
     """``path:line:col: CODE [severity] message``, then the source line with a caret under
     the column (``^~~~`` to the end of a one-line range), and the related locations."""
     import click
@@ -76,11 +108,8 @@ def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, col
     cache: Dict[str, Optional[List[str]]] = {}
     for f in findings:
         rule = rules.get(f.code)
-        sev = rule.severity if rule else "error"
-        sev_colour = {"error": "red", "warning": "yellow"}.get(sev, "cyan")
-        fixable = " [*]" if f.fix is not None else ""
-        out.write(f"{style(printable(f.path), bold=True)}:{f.line}:{f.column}: "
-                  f"{style(f.code, fg=sev_colour, bold=True)}{fixable} {printable(f.message)}\n")
+        sev_colour = _SEVERITY_COLOUR.get(rule.severity if rule else "error", "cyan")
+        out.write(_header(f, rules, unsafe, colour) + "\n")
         src = _source_line(f.path, f.line, cache, sources)
         if src is not None:
             src = src.expandtabs(1)  # one column a character, as the column counts
@@ -95,8 +124,9 @@ def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, col
             out.write(f" {' ' * width} | {' ' * (col - 1)}{style(caret, fg=sev_colour, bold=True)}\n")
         for p, ln, c in f.related:
             out.write(f"  {style('note', fg='cyan')}: related location {printable(p)}:{ln}:{c}\n")
-        if f.fix is not None:
-            out.write(f"  {style('fix', fg='green')}: {f.fix.description} (npulint --fix)\n")
+        if f.fix is not None and f.fix.edits:
+            how = "npulint --fix" if f.fix.applicability == "safe" else "unsafe: npulint --fix --unsafe-fixes"
+            out.write(f"  {style('fix', fg='green')}: {f.fix.description} ({how})\n")
         out.write("\n")
 
 
@@ -125,7 +155,22 @@ def write_github(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -
         out.write(f"::{command} {','.join(props)}::{_escape_data(f'{f.code} {f.message}')}\n")
 
 
+def _json_fix(fix) -> Optional[dict]:
+    """ruff's ``fix`` object: message, applicability, edits (content, location, end_location;
+    1-based rows and character columns, the end exclusive)."""
+    if fix is None or not fix.edits:
+        return None
+    return {
+        "message": fix.description,
+        "applicability": fix.applicability,
+        "edits": [{"content": e.text, "location": {"row": e.line, "column": e.column},
+                   "end_location": {"row": e.end_line, "column": e.end_column}} for e in fix.edits],
+    }
+
+
 def to_json(findings: List[Finding], rules: Dict[str, Rule]) -> List[dict]:
+    from npulint.docs import published_url
+
     items = []
     for f in findings:
         rule = rules.get(f.code)
@@ -140,6 +185,8 @@ def to_json(findings: List[Finding], rules: Dict[str, Rule]) -> List[dict]:
             "severity": rule.severity if rule else "error",
             "message": f.message,
             "related": [{"path": p, "line": ln, "column": c} for p, ln, c in f.related],
+            "fix": _json_fix(f.fix),
+            "url": published_url(f.code),
         })
     return items
 
@@ -156,12 +203,138 @@ def write_json(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> 
     out.write("\n")
 
 
-def write_statistics(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
+def write_json_lines(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
+    """One JSON object a line (the objects of ``json``)."""
+    for item in to_json(findings, rules):
+        out.write(json.dumps(item, ensure_ascii=_ascii_only(out)) + "\n")
+
+
+def to_junit(findings: List[Finding], rules: Dict[str, Rule]) -> str:
+    """JUnit XML as ruff writes it: one ``testsuite`` a file with findings, one ``testcase``
+    with a ``failure`` a finding; a passing ``testcase`` when there are none."""
+    import xml.etree.ElementTree as ET
+
+    suites = ET.Element("testsuites", name="npulint", tests=str(len(findings) or 1), failures=str(len(findings)),
+                        errors="0")
+    if not findings:
+        suite = ET.SubElement(suites, "testsuite", name="npulint", tests="1", failures="0", errors="0")
+        ET.SubElement(suite, "testcase", name="No errors found", classname="npulint")
+    by_path: Dict[str, List[Finding]] = {}
+    for f in findings:
+        by_path.setdefault(f.path, []).append(f)
+    for path, group in by_path.items():
+        suite = ET.SubElement(suites, "testsuite", name=_xml_text(path), tests=str(len(group)),
+                              failures=str(len(group)), errors="0", disabled="0", package="org.npulint")
+        for f in group:
+            rule = rules.get(f.code)
+            case = ET.SubElement(suite, "testcase", name=f"org.npulint.{f.code}", classname=_xml_text(path),
+                                 line=str(f.line), column=str(f.column))
+            failure = ET.SubElement(case, "failure", message=_xml_text(f.message),
+                                    type=rule.severity if rule else "error")
+            failure.text = _xml_text(f"line {f.line}, col {f.column}, {f.code} {f.message}")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(suites, encoding="unicode") + "\n"
+
+
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _xml_text(s: str) -> str:
+    """*s* with the characters XML 1.0 cannot hold shown as ``\\xNN``."""
+    return _XML_BAD.sub(lambda m: f"\\x{ord(m.group(0)):02x}" if ord(m.group(0)) < 256 else "\ufffd", s)
+
+
+def write_junit(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
+    out.write(to_junit(findings, rules))
+
+
+_GITLAB_SEVERITY = {"error": "major", "warning": "minor", "info": "info"}
+
+
+def to_gitlab(findings: List[Finding], rules: Dict[str, Rule]) -> List[dict]:
+    """GitLab Code Quality (a CodeClimate subset): description, check_name, fingerprint (unique
+    a finding, stable across runs), severity, location.path (relative to ``CI_PROJECT_DIR`` when
+    set, else to the current folder) and location.lines.begin/end."""
+    import hashlib
+
+    base = os.environ.get("CI_PROJECT_DIR") or os.getcwd()
+    items, seen = [], set()
+    for f in findings:
+        rule = rules.get(f.code)
+        path = f.path
+        if os.path.isabs(path):
+            try:
+                path = os.path.relpath(path, base)
+            except ValueError:
+                pass
+        elif os.environ.get("CI_PROJECT_DIR"):
+            path = os.path.relpath(os.path.abspath(path), base)
+        path = path.replace(os.sep, "/")
+        key = f"{path}\0{f.code}\0{f.message}"
+        n = 0
+        while True:  # two identical findings in one file get fingerprints of their own
+            fingerprint = hashlib.sha256(f"{key}\0{n}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+            if fingerprint not in seen:
+                seen.add(fingerprint)
+                break
+            n += 1
+        items.append({
+            "description": f"{f.code} {f.message}",
+            "check_name": f.code,
+            "fingerprint": fingerprint,
+            "severity": _GITLAB_SEVERITY.get(rule.severity if rule else "error", "major"),
+            "location": {"path": path, "lines": {"begin": f.line, "end": max(f.end_line or f.line, f.line)}},
+        })
+    return items
+
+
+def write_gitlab(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -> None:
+    json.dump(to_gitlab(findings, rules), out, indent=2, ensure_ascii=_ascii_only(out))
+    out.write("\n")
+
+
+def rules_json(rules: List[Rule]) -> List[dict]:
+    """``--list-rules --format json``: every rule, as ``--explain`` knows it."""
+    from npulint.docs import published_url
+    from npulint.fixes import UNSAFE_FIX_RULES
+
+    return [{
+        "code": r.code, "name": r.name, "severity": r.severity, "default": r.default_enabled,
+        "summary": r.summary, "explanation": r.explanation, "how_to_fix": r.fix, "source": r.source,
+        "fix": ("unsafe" if r.code in UNSAFE_FIX_RULES else "safe") if r.autofix else None,
+        "url": published_url(r.code),
+    } for r in rules]
+
+
+def write_statistics(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, unsafe: bool = False) -> None:
+    """The count per rule, most first; with ruff's column when some finding is fixable: ``[*]``
+    for a rule whose findings ``--fix`` would fix (all of them, or ``[*] N of M fixable`` for
+    some), ``[ ]`` for the others."""
     counts = Counter(f.code for f in findings)
+    fixable = Counter(f.code for f in findings if _fixable(f, unsafe))
     width = max((len(str(n)) for n in counts.values()), default=1)
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = rules.get(code)
-        out.write(f"{n:>{width}}  {code}  {rule.name if rule else ''}\n")
+        name = rule.name if rule else ""
+        if fixable:
+            k = fixable.get(code, 0)
+            name = ("[ ] " if not k else "[*] ") + name + (f" ({k} of {n} fixable)" if 0 < k < n else "")
+        out.write(f"{n:>{width}}  {code}  {name}\n")
+
+
+def fix_summary(findings: List[Finding], unsafe: bool = False) -> Optional[str]:
+    """ruff's line under the summary: how many findings ``--fix`` would fix, and how many more
+    ``--unsafe-fixes`` would; None when there are none."""
+    from npulint.fixes import applicable
+
+    n = sum(1 for f in findings if applicable(f.fix, unsafe))
+    hidden = 0 if unsafe else sum(1 for f in findings if applicable(f.fix, True) and not applicable(f.fix))
+    hint = (f"{hidden} hidden fix{'es' if hidden != 1 else ''} can be enabled with the `--unsafe-fixes` option"
+            if hidden else "")
+    if n:
+        return f"[*] {n} fixable with the `--fix` option" + (f" ({hint})." if hint else ".")
+    if hidden:
+        return f"No fixes available ({hint})."
+    return None
 
 
 def summary(findings: List[Finding], files: int) -> str:
@@ -302,7 +475,7 @@ def _printable_finding(f: Finding) -> Finding:
 
 
 def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], out: TextIO,
-          sources: Optional[Dict[str, str]] = None) -> None:
+          sources: Optional[Dict[str, str]] = None, unsafe: bool = False, colour: Optional[bool] = None) -> None:
     """Write *findings* in *output_format* (one of :data:`FORMATS`); *sources* gives the text
     of paths that are not on disk as linted (standard input). Paths and messages are written
     as valid UTF-8 (:func:`printable`); SARIF's URIs percent-encode a path's bytes."""
@@ -311,19 +484,32 @@ def write(output_format: str, findings: List[Finding], rules: Dict[str, Rule], o
         return
     if output_format == "full":
         # the source excerpt is read from the real path; only what is shown is made printable
-        write_full(findings, rules, out, colour=use_colour(out), sources=sources)
+        write_full(findings, rules, out, colour=use_colour(out) if colour is None else colour, sources=sources,
+                   unsafe=unsafe)
         return
     findings = [_printable_finding(f) for f in findings]
     if output_format == "json":
         write_json(findings, rules, out)
-    elif output_format == "sarif":
-        write_sarif(findings, rules, out)
+    elif output_format == "json-lines":
+        write_json_lines(findings, rules, out)
+    elif output_format == "junit":
+        write_junit(findings, rules, out)
+    elif output_format == "gitlab":
+        write_gitlab(findings, rules, out)
     elif output_format == "github":
         write_github(findings, rules, out)
-    elif output_format == "full":
-        write_full(findings, rules, out, colour=use_colour(out), sources=sources)
     else:
-        write_text(findings, out)
+        write_text(findings, out, unsafe, colour=bool(colour) if colour is not None else use_colour(out), rules=rules)
+
+
+def rules_listing(rules: List[Rule], output_format: str) -> str:
+    """``--list-rules``: a JSON list for ``json`` (one object a line for ``json-lines``), else
+    the Markdown table."""
+    if output_format == "json":
+        return json.dumps(rules_json(rules), indent=2)
+    if output_format == "json-lines":
+        return "\n".join(json.dumps(item) for item in rules_json(rules))
+    return rule_table(rules)
 
 
 def has_summary(output_format: str) -> bool:

@@ -101,15 +101,19 @@ def _lint(path: str, text: str):
     path = os.path.abspath(path)
     rules, checkers, resolver, settings = _resolve(path)
     data, language = _encode(path, text)
+    from npulint.fixes import FixPolicy, resolve_fixes
+
     result = pipeline.run([], settings, checkers, resolver.all_enabled(), (path, data),
                           settings_for=resolver.for_path)
     shown = pipeline.display_path(path)
-    return ([f for f in result.findings if f.path == shown], {r.code: r for r in rules}, language,
+    policy = FixPolicy.of(settings)
+    findings = resolve_fixes([f for f in result.findings if f.path == shown], lambda _: policy)
+    return (findings, {r.code: r for r in rules}, language,
             settings.config_path)
 
 
 def fix_all_text(path: str, text: str) -> Optional[str]:
-    """*text* after every automatic fix, as ``npulint --fix`` would leave the file (the
+    """*text* after every safe automatic fix, as ``npulint --fix`` would leave the file (the
     library's fix loop, :func:`npulint.fixes.fix_loop`, on the text: nothing is written); None
     when no fix applies."""
     from npulint import pipeline
@@ -123,7 +127,11 @@ def fix_all_text(path: str, text: str) -> Optional[str]:
         return pipeline.run([], settings, checkers, resolver.all_enabled(), stdin_data,
                             settings_for=resolver.for_path, overrides=overrides)
 
-    return fix_loop(lint, [], (path, data)).current.get(path)
+    from npulint.fixes import FixPolicy
+
+    policy = FixPolicy.of(settings)
+    # safe fixes only, as ruff's fix all: an unsafe one is a quick fix the user picks
+    return fix_loop(lint, [], (path, data), policy_for=lambda _: policy).current.get(path)
 
 
 @dataclasses.dataclass

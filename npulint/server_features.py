@@ -117,10 +117,9 @@ class Text:
 def docs_url(code: str) -> Optional[str]:
     """The rule page's address where one is configured: ``$NPULINT_DOCS_URL/NPUxxx.md`` (the
     setting SARIF's ``helpUri`` uses); None otherwise."""
-    from npulint.docs import DOCS_URL_ENV
+    from npulint.docs import published_url
 
-    base = os.environ.get(DOCS_URL_ENV, "").strip()
-    return f"{base.rstrip('/')}/{code}.md" if base else None
+    return published_url(code)
 
 
 _SEVERITY = {"error": t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning,
@@ -220,65 +219,26 @@ def fix_applies(d: Document, fix: Fix) -> bool:
 
 def noqa_edit(d: Document, f: Finding) -> Optional[Tuple[str, Edit]]:
     """``(title, edit)`` adding ``# noqa: CODE`` for the finding; None when none can be added.
+    Placed as ``npulint --add-noqa`` places it (:func:`npulint.noqa.noqa_edit`): Python, on the
+    reported line (merged into its ``# noqa: X`` list); shell, a comment line directly above the
+    statement holding the finding (or merged into one there)."""
+    from npulint.noqa import noqa_edit as place
 
-    Python: on the reported line, merged into the line's ``# noqa: X`` list when it has one,
-    else appended to the line. Shell: a comment line directly above the statement holding the
-    finding (the first line of a ``\\``-continued command), with its indentation, or merged
-    into a ``# noqa: X`` comment line already there."""
-    from npulint.source import SHELL, noqa_directives
-
-    directives = noqa_directives(d.doc.text, d.language)
-    if d.language == SHELL:
-        from npulint.shell import statement_start
-
-        try:
-            start = statement_start(d.doc.text, f.line, f.column)
-        except Exception:
-            return None
-        if start is None:
-            return None
-        line, col = start
-        title = f"Disable {f.code} for this command"
-        above = line - 1
-        above_text = d.doc.line(above - 1)
-        if above >= 1 and above_text.lstrip(" \t").startswith("#"):
-            for lineno, _, end, codes, _, _ in directives:
-                if lineno == above and codes is not None and above_text[:above_text.find("#")].strip(" \t") == "":
-                    return title, Edit(above, end, above, end, f", {f.code}")
-        indent = d.doc.line(line - 1)[:col - 1]
-        return title, Edit(line, 1, line, 1, f"{indent}# noqa: {f.code}\n")
-    title = f"Disable {f.code} for this line"
-    for lineno, _, end, codes, _, _ in directives:
-        if lineno == f.line:
-            if codes is None:
-                return None  # a blanket noqa already: nothing to add
-            return title, Edit(lineno, end, lineno, end, f", {f.code}")
-    text = d.doc.line(f.line - 1)
-    if f.line < 1 or f.line > len(d.doc.lines):
-        return None
-    kept = len(text.rstrip(" \t\f"))
-    return title, Edit(f.line, kept + 1, f.line, len(text) + 1, f"  # noqa: {f.code}")
+    return place(d.doc.text, d.language, f.line, f.column, [f.code], lines=d.doc.lines)
 
 
 def _noqa_works(d: Document, f: Finding, e: Edit) -> bool:
-    """The edited text still parses and holds a real ``# noqa`` comment naming the code where
-    it counts (not text inside a string, not after a line continuation)."""
-    from npulint.fixes import apply_fixes, parses
-    from npulint.source import SHELL, noqa_map, suppressed
+    from npulint.noqa import noqa_works
 
-    new, applied = apply_fixes(d.doc.text, [Fix("noqa", (e,))])
-    if not applied or not parses(new, d.language):
-        return False
-    if d.language == SHELL:
-        return True  # placed where the shell reader looks (npulint.shell.statement_start)
-    return suppressed(noqa_map(new, d.language), f.line, f.code)
+    return noqa_works(d.doc.text, d.language, f.line, [f.code], e)
 
 
 def code_actions(d: Document, request: t.Range, only: Optional[Sequence[str]],
                  document_changes: bool, fix_all: Callable[[], Optional[str]]) -> List[t.CodeAction]:
     """Quick fixes for the findings whose range meets *request*, and fix all
     (``source.fixAll.npulint``) when asked for by kind. *fix_all()* gives the document's text
-    after every automatic fix (as ``--fix``), or None when nothing changes."""
+    after every safe automatic fix (as ``--fix``: ruff's fix all), or None when nothing changes.
+    An unsafe fix is a quick fix that is not preferred (and says so in its title)."""
     out: List[t.CodeAction] = []
     if _kind_wanted(t.CodeActionKind.QuickFix, only):
         seen_fix, seen_noqa = set(), set()
@@ -290,8 +250,9 @@ def code_actions(d: Document, request: t.Range, only: Optional[Sequence[str]],
             if f.fix is not None and f.fix.edits and f.fix not in seen_fix and fix_applies(d, f.fix):
                 seen_fix.add(f.fix)
                 edits = [d.doc.edit(e, d.newline) for e in f.fix.edits]
-                out.append(t.CodeAction(title=f"Fix {f.code}: {f.fix.description}", kind=t.CodeActionKind.QuickFix,
-                                        diagnostics=[diag], is_preferred=True,
+                safe = f.fix.applicability == "safe"  # an unsafe fix is offered, never preferred
+                out.append(t.CodeAction(title=f"Fix {f.code}: {f.fix.description}" + ("" if safe else " (unsafe)"),
+                                        kind=t.CodeActionKind.QuickFix, diagnostics=[diag], is_preferred=safe,
                                         edit=workspace_edit(d, edits, document_changes)))
             noqa = noqa_edit(d, f)
             if noqa is not None and (noqa[1], f.code) not in seen_noqa and _noqa_works(d, f, noqa[1]):
@@ -300,7 +261,8 @@ def code_actions(d: Document, request: t.Range, only: Optional[Sequence[str]],
                                         edit=workspace_edit(d, [d.doc.edit(noqa[1], d.newline)], document_changes)))
     # fix all only when asked for by kind (a save action, the source-action menu): it lints the
     # document up to ten times, too much for every move of the cursor
-    if only and _kind_wanted(FIX_ALL_KIND, only) and any(f.fix is not None for f in d.findings):
+    if only and _kind_wanted(FIX_ALL_KIND, only) and any(f.fix is not None and f.fix.applicability == "safe"
+                                                          for f in d.findings):
         fixed = fix_all()
         if fixed is not None and fixed != d.doc.text:
             out.append(t.CodeAction(title="npulint: Fix all auto-fixable problems", kind=FIX_ALL_KIND,

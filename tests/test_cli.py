@@ -93,7 +93,8 @@ def test_text_line_format_matches_json(cli_run, project):
     js = cli_run(["a.py", "--format", "json"], cwd=root)
     assert text.returncode == 1 and js.returncode == 1
     items = json.loads(js.stdout)
-    expected = [f"{i['path']}:{i['line']}:{i['column']}: {i['code']} {i['message']}" for i in items]
+    expected = [f"{i['path']}:{i['line']}:{i['column']}: {i['code']} [{i['severity']}] "
+                f"{'[*] ' if i['fix'] and i['fix']['applicability'] == 'safe' else ''}{i['message']}" for i in items]
     assert text.stdout.splitlines() == expected
     assert [(i["line"], i["column"], i["code"]) for i in items] == [(4, 6, "NPU101"), (6, 6, "NPU103")]
 

@@ -38,7 +38,7 @@ def _main(args, cwd, monkeypatch):
 def test_crlf_file_keeps_crlf_after_multiline_fix(cli_run, tmp_path):
     (tmp_path / "model.py").write_bytes(MODEL.replace("\n", "\r\n").encode())
     (tmp_path / "run.sh").write_text(AMO)
-    r = cli_run(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
+    r = cli_run(["--fix", "--unsafe-fixes", "--select", "NPU503", "--no-cache", "."], tmp_path)
     assert r.returncode == 0, r.stderr
     data = (tmp_path / "model.py").read_bytes()
     assert b"adapt_mem_func_wrapper(Fn," in data
@@ -88,7 +88,7 @@ def test_fixing_through_a_symlink_keeps_the_link(cli_run, tmp_path):
     proj.mkdir()
     os.symlink(real / "model.py", proj / "model.py")
     (proj / "run.sh").write_text(AMO)
-    r = cli_run(["--fix", "--select", "NPU503", "--no-cache", "."], proj)
+    r = cli_run(["--fix", "--unsafe-fixes", "--select", "NPU503", "--no-cache", "."], proj)
     assert r.returncode == 0, r.stderr
     assert os.path.islink(proj / "model.py")
     assert WRAPPER in (real / "model.py").read_text()
@@ -99,7 +99,7 @@ def test_fixing_a_hard_linked_file_keeps_the_link(cli_run, tmp_path):
     (tmp_path / "model.py").write_text(MODEL)
     os.link(tmp_path / "model.py", tmp_path / "other_name.txt")
     (tmp_path / "run.sh").write_text(AMO)
-    r = cli_run(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
+    r = cli_run(["--fix", "--unsafe-fixes", "--select", "NPU503", "--no-cache", "."], tmp_path)
     assert r.returncode == 0, r.stderr
     assert os.stat(tmp_path / "model.py").st_nlink == 2
     assert WRAPPER in (tmp_path / "other_name.txt").read_text()
@@ -121,7 +121,7 @@ def test_a_file_edited_during_the_run_is_not_overwritten(tmp_path, monkeypatch, 
         return result
 
     monkeypatch.setattr(pipeline, "run", run_then_edit)
-    code = _main(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path, monkeypatch)
+    code = _main(["--fix", "--unsafe-fixes", "--select", "NPU503", "--no-cache", "."], tmp_path, monkeypatch)
     assert code == 2
     assert (tmp_path / "model.py").read_text() == MODEL + "# the user's edit\n"
     err = capsys.readouterr().err
@@ -140,7 +140,7 @@ def test_a_failing_write_is_reported_and_the_other_files_are_fixed(tmp_path, mon
         return real_write(path, data, expected)
 
     monkeypatch.setattr(fx, "write_fixed", write)
-    code = _main(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path, monkeypatch)
+    code = _main(["--fix", "--unsafe-fixes", "--select", "NPU503", "--no-cache", "."], tmp_path, monkeypatch)
     assert code == 2
     out = capsys.readouterr()
     assert "cannot write the fixed file a.py: Permission denied" in out.err
@@ -162,7 +162,7 @@ def test_stale_temporary_files_of_a_killed_run_are_removed(cli_run, tmp_path):
     own.write_bytes(b"being written")
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "run.sh").write_text(AMO)
-    r = cli_run(["--fix", "--select", "NPU503", "--no-cache", "."], tmp_path)
+    r = cli_run(["--fix", "--unsafe-fixes", "--select", "NPU503", "--no-cache", "."], tmp_path)
     assert r.returncode == 0, r.stderr
     assert not stale.exists()
     assert alive.exists() and own.exists()

@@ -157,9 +157,9 @@ def test_full_shows_the_line_and_a_caret(cli_run, tmp_path):
     assert r.returncode == 1
     out = r.stdout
     assert "\x1b[" not in out  # not a terminal: no colour
-    assert "t.py:2:39: NPU304 stream_priority=2" in out
+    assert "t.py:2:39: NPU304 [warning] stream_priority=2" in out
     assert " 2 | with tng.scope.npu_stream_switch('1', 2):\n   | " + " " * 38 + "^\n" in out
-    assert "fix.py:6:45: NPU208 [*] " in out
+    assert "fix.py:6:45: NPU208 [warning] [*] " in out
     assert "fix: Drop the ignored mode= argument (npulint --fix)" in out
     assert "Found 2 findings" in r.stderr
 
@@ -218,7 +218,7 @@ def test_full_shows_the_stdin_buffer_not_the_file_on_disk(cli_run, tmp_path):
 def test_full_survives_a_file_that_is_gone():
     out = io.StringIO()
     reporters.write_full([Finding("/nonexistent/x.py", 3, 1, "NPU304", "m")], _rules(), out)
-    assert out.getvalue().startswith("/nonexistent/x.py:3:1: NPU304 m\n")
+    assert out.getvalue().startswith("/nonexistent/x.py:3:1: NPU304 [warning] m\n")
 
 
 def test_unknown_format_is_a_usage_error(cli_run, tmp_path):

@@ -33,7 +33,7 @@ def test_a_fifo_named_on_the_command_line_is_reported_not_opened(cli_run, tmp_pa
     os.mkfifo(tmp_path / "pipe.py")
     r = cli_run(["--no-cache", "pipe.py"], tmp_path)  # cli_run times out after 120 s
     assert r.returncode == 1, r.stderr
-    assert "pipe.py:1:1: NPU002 cannot read file: not a regular file (a FIFO): not read" in r.stdout
+    assert "pipe.py:1:1: NPU002 [error] cannot read file: not a regular file (a FIFO): not read" in r.stdout
 
 
 @needs_fifo

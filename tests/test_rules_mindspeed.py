@@ -317,10 +317,10 @@ def test_npu503_fix_applies_is_idempotent_and_parses(lint):
 
 def test_npu503_fix_through_cli(cli_run, project, tmp_path):
     root = project({"model.py": MODEL, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"})
-    diff = cli_run(["--select", "NPU503", "--diff", "."], cwd=root)
+    diff = cli_run(["--select", "NPU503", "--diff", "--unsafe-fixes", "."], cwd=root)
     assert "+from mindspeed.core.memory" in diff.stdout
     assert (root / "model.py").read_text() == MODEL
-    cli_run(["--select", "NPU503", "--fix", "."], cwd=root)
+    cli_run(["--select", "NPU503", "--fix", "--unsafe-fixes", "."], cwd=root)
     text = (root / "model.py").read_text()
     assert "adapt_mem_func_wrapper(Fn, x," in text
     compile(text, "model.py", "exec")

@@ -261,12 +261,36 @@ def test_fix_all_is_the_cli_fix_on_the_buffer(server):
         assert a["kind"] == "source.fixAll.npulint"
         fixed = apply(text, edits_of(a, uri))
         assert fixed == cli_fix(c, "all.py", text)
-        assert "adapt_mem_func_wrapper(F, x)" in fixed and "disable_mempool_reuse_in_same_fx" not in fixed
+        # safe fixes only (ruff's fix all): NPU503's rewrite is unsafe and stays a quick fix
+        assert "adapt_mem_func_wrapper(F, x)" not in fixed and "disable_mempool_reuse_in_same_fx" not in fixed
     assert actions(c, uri, whole, only=["quickfix"]) == []
     assert (c.root / "all.py").read_text(encoding="utf-8") == on_disk  # never written
     clean = open_doc(c, "clean.py", IMPORT)
     c.diagnostics(clean)
     assert actions(c, clean, whole, only=["source.fixAll"]) == []
+
+
+def test_an_unsafe_fix_is_a_quick_fix_not_preferred_and_left_out_of_fix_all(server):
+    c = server()
+    uri = open_doc(c, "amo.py", AMO)
+    (d,) = c.diagnostics(uri)["diagnostics"]
+    assert d["code"] == "NPU503"
+    (a,) = [a for a in actions(c, uri, d["range"]) if a["title"].startswith("Fix NPU503")]
+    assert a["title"].endswith("(unsafe)") and not a.get("isPreferred")
+    assert "adapt_mem_func_wrapper(F, x)" in apply(AMO, edits_of(a, uri))
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+    assert actions(c, uri, whole, only=["source.fixAll.npulint"]) == []  # nothing safe to apply
+
+
+def test_extend_safe_fixes_makes_npu503_preferred_and_part_of_fix_all(server):
+    c = server({"pyproject.toml": '[tool.npulint]\nextend-safe-fixes = ["NPU503"]\n'})
+    uri = open_doc(c, "amo.py", AMO)
+    (d,) = c.diagnostics(uri)["diagnostics"]
+    (a,) = [a for a in actions(c, uri, d["range"]) if a["title"].startswith("Fix NPU503")]
+    assert a["isPreferred"] is True and not a["title"].endswith("(unsafe)")
+    whole = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+    (fa,) = actions(c, uri, whole, only=["source.fixAll.npulint"])
+    assert "adapt_mem_func_wrapper(F, x)" in apply(AMO, edits_of(fa, uri))
 
 
 # --- 3. hover and codeDescription -----------------------------------------------------------
