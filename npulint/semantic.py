@@ -184,6 +184,27 @@ _LOOPS = (cst.For, cst.While)
 _COMPREHENSIONS = frozenset({"ListComp", "SetComp", "DictComp", "GeneratorExp"})
 
 
+def is_main_guard(node: cst.If, sem: "Semantic") -> bool:
+    """``if __name__ == "__main__":`` (either way round), with ``__name__`` not rebound so far:
+    when the file runs as a script its body runs once, unconditionally (RULES.md: it is
+    straight-line code). Only at the top level of the module."""
+    test = node.test
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or \
+            not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    if isinstance(right, cst.Name):
+        left, right = right, left
+    if not (isinstance(left, cst.Name) and left.value == "__name__" and isinstance(right, cst.SimpleString)):
+        return False
+    try:
+        if right.evaluated_value != "__main__":
+            return False
+    except Exception:
+        return False
+    return "__name__" not in sem.module_scope.bindings and not sem.module_scope.stars
+
+
 def dotted(node: cst.CSTNode) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts = []
@@ -223,6 +244,8 @@ class Semantic:
         # FileContext.span): i for ``module.body[i]``, (i, j) for the j-th statement of a
         # top-level class ``module.body[i]``
         self.top_of: Dict[cst.CSTNode, object] = {}
+        # the module-level ``if __name__ == "__main__":`` statements whose body is straight-line code
+        self.main_guards: set = set()
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -653,6 +676,10 @@ class Walker(cst.CSTVisitor):
         if (attribute == "body" and isinstance(node, _BLOCK_OWNERS) and not isinstance(node, cst.While)) or (
                 attribute == "test" and isinstance(node, cst.While)):  # a while test runs on every iteration
             scope = self.sem.scope
+            if attribute == "body" and type(node) is cst.If and scope is self.sem.module_scope and \
+                    not scope.blocks and is_main_guard(node, self.sem):
+                self.sem.main_guards.add(node)
+                return  # the script's body: straight-line code (RULES.md "Resolve values")
             scope.blocks = scope.blocks + ((node, isinstance(node, _LOOPS)),)
         elif attribute == "params" and isinstance(node, (cst.FunctionDef, cst.Lambda)):
             self.sem.def_site[node] = self.sem.site()
@@ -664,6 +691,8 @@ class Walker(cst.CSTVisitor):
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
         if attribute == "body":
             if isinstance(original_node, _BLOCK_OWNERS):
+                if type(original_node) is cst.If and original_node in self.sem.main_guards:
+                    return
                 scope = self.sem.scope
                 scope.blocks = scope.blocks[:-1]
             elif isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
