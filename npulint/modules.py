@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 # Framework packages whose own modules are never resolved through: their public names (the
@@ -71,6 +72,7 @@ class RunModules:
         self._stars: Dict[str, Tuple[Optional[Dict[str, str]], FrozenSet[str]]] = {}
         self._deps: Set[str] = set()
         self._texts: Dict[str, Optional[str]] = {}
+        self._words: Dict[str, frozenset] = {}  # see _may_bind
 
     def _text(self, path: str) -> Optional[str]:
         if path not in self._texts:
@@ -178,9 +180,39 @@ class RunModules:
             return True, entry[1]
         return False, None
 
+    def _may_bind(self, module: str, name: str) -> bool:
+        """Whether *module* may bind *name* to an import or a constant (the only entries that
+        resolve anything): the module has a star import, or *name* is a word of one of its
+        import statements or the target of a plain assignment. Read from the text with two
+        regular expressions, once per module, which spares compiling most of the modules asked
+        about (calls of the run's own helper functions)."""
+        if module in self._tables:
+            return True
+        words = self._words.get(module)
+        if words is None:
+            where = self.paths.get(module)
+            text = self._text(where[0]) if where else None
+            if text is None:
+                words = frozenset()
+            elif "*" in text and _STAR.search(text):
+                words = _ANY
+            else:
+                found = set()
+                for m in _IMPORT_LINE.finditer(text):
+                    found.update(_WORD.findall(m.group(1)))
+                found.update(_ASSIGNED.findall(text))
+                words = frozenset(found)
+            self._words[module] = words
+        return words is _ANY or name in words
+
     def entry(self, module: str, name: str) -> Optional[Entry]:
         """What *module* binds *name* to at its top level (following its star imports of
         other modules of the run), or None when that is not known."""
+        if not self.is_module(module):
+            return None
+        self._deps.add(module)
+        if not self._may_bind(module, name):
+            return None
         t = self.table(module)
         if t is None:
             return None
@@ -315,17 +347,13 @@ def scan(text: str, module: str, is_package: bool) -> Optional[ModuleTable]:
                 bind(n, (UNKNOWN_ENTRY,))
                 unsure.add(n)
     # ``global x`` in a function (or class) rebinds x at any time; ``globals()``,
-    # ``sys.modules[__name__]``, ``__all__.append(...)`` change the module's names unseen
-    dynamic = False
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Global):
-            unsure.update(node.names)
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
-                "globals", "vars", "setattr", "delattr", "exec"):
-            dynamic = True
-        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and (
-                node.value.id == "__all__" or (node.value.id == "sys" and node.attr == "modules")):
-            dynamic = True
+    # ``sys.modules[...]``, ``__all__.append(...)`` change the module's names unseen. Read
+    # from the text (a walk of the whole tree cost more than the compile): a mention in a
+    # comment or string only makes more names unknown.
+    dynamic = _DYNAMIC.search(text) is not None
+    if "global" in text:
+        for m in _GLOBAL.finditer(text):
+            unsure.update(n.strip() for n in m.group(1).split(","))
     for name, entry in raw.items():
         if counts[name] != 1 or name in unsure or (star_seen and name in after_star):
             t.entries[name] = (UNKNOWN_ENTRY,)
@@ -346,6 +374,16 @@ def scan(text: str, module: str, is_package: bool) -> Optional[ModuleTable]:
     if dynamic:
         t.complete = False
     return t
+
+
+_STAR = re.compile(r"\bimport\s*\*")
+# an import statement's names: parenthesized, or up to the end of the line and its backslash continuations
+_IMPORT_LINE = re.compile(r"\bimport\b[ \t]*(\([^)]*\)|[^\n]*(?:\\\r?\n[^\n]*)*)")
+_ASSIGNED = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^\n=]*)?=(?!=)", re.MULTILINE)
+_WORD = re.compile(r"\w+")
+_ANY = frozenset({"*"})
+_DYNAMIC = re.compile(r"\b(?:globals|vars|setattr|delattr|exec)\s*\(|\b__all__\s*\.|\bsys\.modules\b")
+_GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)", re.MULTILINE)
 
 
 def _names_bound(node: ast.AST) -> List[str]:
