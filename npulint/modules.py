@@ -505,6 +505,26 @@ def _chain(e: ast.AST) -> Optional[List[str]]:
     return None
 
 
+def api_exports(sem) -> Tuple[Tuple[str, str], ...]:
+    """The names a module of the run binds once, unconditionally, at its top level by an
+    import of a framework's API (:data:`FRAMEWORKS`), with their qualified names: the names
+    other modules may import from it to reach that API."""
+    run = _ACTIVE
+    if run is None or not sem.module_name or not run.is_module(sem.module_name):
+        return ()
+    from npulint.semantic import canonical
+
+    out = []
+    for name, bl in sem.module_scope.bindings.items():
+        if len(bl) != 1 or bl[0].kind != "import" or bl[0].conditional or not bl[0].qualname:
+            continue
+        q = canonical(bl[0].qualname)
+        top = q.split(".")[0]
+        if top in FRAMEWORKS and "." in q and name != top:
+            out.append((name, q))
+    return tuple(sorted(out))
+
+
 # -- the run's table ---------------------------------------------------------------------
 
 _ACTIVE: Optional[RunModules] = None

@@ -76,6 +76,9 @@ class FileResult:
     # the modules of the run whose bindings its resolution read, with their digests
     # (npulint.modules.RunModules.take_deps): a cached result holds while they are unchanged
     deps: Tuple[Tuple[str, Optional[str]], ...] = ()
+    # the framework APIs the module binds at its top level by import, (name, qualified name):
+    # the follow-up parses the files that import those names from it (npulint.modules.api_exports)
+    exports: Tuple[Tuple[str, str], ...] = ()
 
 
 @dataclasses.dataclass
@@ -329,6 +332,7 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
         result.findings.extend(errors)
     result.facts = ctx.facts
     if run_modules is not None:
+        result.exports = modules.api_exports(ctx.sem)
         result.deps = run_modules.take_deps()
     _release(ctx, checkers)
     return _with_noqa(result, text)
@@ -1168,16 +1172,19 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
     first pass: parse them once, for those checkers, and merge what they find. True when a
     file read again (see :func:`_let_go`) had changed since the first pass."""
     changed = False
-    if not any(r.facts for r in results):
+    exported = any(getattr(r, "exports", ()) for r in results)
+    if not any(r.facts for r in results) and not exported:
         return changed
     checkers = checker_classes if isinstance(checker_classes, _Checkers) else _Checkers(checker_classes)
     options = options or RunOptions()
+    importers = _importer_tokens(results, checkers.get(), enabled) if exported else {}
     wanted = []
     for cls in checkers.get():
         if cls.codes() & enabled:
             facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
             shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in cls.consumes}
             tokens = cls.followup(facts, shared) if facts or any(shared.values()) else ()
+            tokens = tuple(tokens) + tuple(importers.get(cls, ()))
             if tokens:
                 wanted.append((cls, _followup_matcher(tokens)))
     if not wanted:
@@ -1230,6 +1237,26 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             cache.put("file", key, extra)
         _merge(r, extra)
     return changed
+
+
+def _importer_tokens(results: List[FileResult], classes: Sequence[type], enabled: Set[str]) -> Dict[type, list]:
+    """Per checker: follow-up token groups for the files that import, from a module of the
+    run, a name that module binds to an API the checker looks at, under a name the checker's
+    prefilter does not know (``pkg/env.py: from npu_bridge.hccl import hccl_ops as ops``, then
+    ``from pkg.env import ops``): the module's last name and the imported name, both as words."""
+    out: Dict[type, list] = {}
+    for r in results:
+        if not getattr(r, "exports", ()):
+            continue
+        name, is_package = module_name(r.path)
+        if not name:
+            continue
+        last = name.split(".")[-1]
+        for bound, qualname in r.exports:
+            for cls in classes:
+                if cls.language == PYTHON and cls.codes() & enabled and cls.wants(qualname) and not cls.wants(bound):
+                    out.setdefault(cls, []).append((last, bound))
+    return out
 
 
 def _token_pattern(tokens: Sequence[str]) -> "re.Pattern":

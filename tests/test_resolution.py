@@ -430,3 +430,11 @@ def test_framework_packages_are_never_resolved_through(lint):
              "use.py": "from torchair.scope import npu_stream_switch\nwith npu_stream_switch('a', 3):\n    pass\n"}
     found = lint(files, select=["NPU304"])
     assert [(f.code, f.path) for f in found] == [("NPU304", "use.py")]
+
+
+def test_an_importer_that_names_no_api_token_is_analysed_too(lint):
+    # use.py mentions no prefilter token: the follow-up parses it because env.py binds `ops`
+    files = {"pkg/__init__.py": "", "pkg/env.py": "from npu_bridge.hccl import hccl_ops as ops\n",
+             "pkg/use.py": "from pkg.env import ops\n\nops.allgather(w)\n",
+             "pkg/other.py": "from pkg.env import ops\n\nops.allgather(w, 8)\n"}
+    assert npu010(lint(files, select=["NPU010"])) == [("pkg/use.py", 3)]
