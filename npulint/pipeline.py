@@ -73,6 +73,12 @@ class FileResult:
     # the rules that read the file could not (a syntax error, CRLF or another shell's script):
     # whether its ``# noqa`` codes are used is unknown, and NPU003 says nothing about them
     unjudged: bool = False
+    # the modules of the run whose bindings its resolution read, with their digests
+    # (npulint.modules.RunModules.take_deps): a cached result holds while they are unchanged
+    deps: Tuple[Tuple[str, Optional[str]], ...] = ()
+    # the framework APIs the module binds at its top level by import, (name, qualified name):
+    # the follow-up parses the files that import those names from it (npulint.modules.api_exports)
+    exports: Tuple[Tuple[str, str], ...] = ()
 
 
 @dataclasses.dataclass
@@ -318,6 +324,11 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     except RecursionError:
         return _nested_too_deep(result, text, enabled)
     result.parsed = True
+    from npulint import modules
+
+    run_modules = modules.active()
+    if run_modules is not None:
+        run_modules.take_deps()  # what this file's resolution reads, from here on
     ctx = FileContext(path, display, text, tree, settings, enabled, top_lines=top_lines, module_name=module)
     errors: List[Finding] = []
 
@@ -368,6 +379,9 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     if "NPU000" in enabled:
         result.findings.extend(errors)
     result.facts = ctx.facts
+    if run_modules is not None:
+        result.exports = modules.api_exports(ctx.sem)
+        result.deps = run_modules.take_deps()
     _release(ctx, checkers)
     return _with_noqa(result, text)
 
@@ -555,8 +569,49 @@ def run(files: Sequence[Tuple[str, str, bool]], settings: Settings, checker_clas
     fix loop and ``--diff`` lint fixed text before, or without, writing it).
     *checker_classes* is a sequence, or a callable returning one (called only when some
     file has to be analysed: a run answered from the cache never imports the rules)."""
-    return _in_big_stack(lambda: _run(files, settings, checker_classes, enabled, stdin, settings_for,
-                                      overrides or {}, options or RunOptions()))
+    return _in_big_stack(lambda: _run_with_modules(files, settings, checker_classes, enabled, stdin, settings_for,
+                                                   overrides or {}, options or RunOptions()))
+
+
+def _run_with_modules(files, settings, checker_classes, enabled, stdin, settings_for, overrides,
+                      options: RunOptions) -> RunResult:
+    """:func:`_run` with the run's modules (every Python file linted, by dotted name) as the
+    resolver's cross-file table (npulint.modules): made here, read lazily, in this process
+    and in the forked workers, only for the modules analysed files import."""
+    from npulint import modules
+
+    from npulint.paths import _package_of
+
+    _package_of.cache_clear()
+    texts: Dict[str, bytes] = dict(overrides)
+    if stdin is not None:
+        texts[stdin[0]] = stdin[1]
+    entries = [(p, *module_name(p)) for p, language, _ in files if language == PYTHON]
+    if stdin is not None and (_stdin_language(stdin[0], stdin[1]) == PYTHON):
+        entries = [e for e in entries if e[0] != stdin[0]] + [(stdin[0], *module_name(stdin[0]))]
+
+    def read(path: str) -> Optional[str]:
+        data = texts.get(path)
+        if data is None:
+            data, _ = _read(path, options.max_file_size)
+        if data is None or (options.max_file_size and len(data) > options.max_file_size):
+            return None
+        try:
+            return decode(data, PYTHON)
+        except Unreadable:
+            return None
+
+    old = modules.activate(modules.RunModules.from_files(entries, read))
+    try:
+        return _run(files, settings, checker_classes, enabled, stdin, settings_for, overrides, options)
+    finally:
+        modules.activate(old)
+
+
+def _stdin_language(path: str, data: bytes) -> Optional[str]:
+    from npulint.source import detect_language
+
+    return detect_language(path, data[:256]) or PYTHON
 
 
 class _Checkers:
@@ -840,7 +895,7 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
             key = cache.key(("file", _file_key_parts(inp, modnames.get(inp.path) or module_name(inp.path)),
                              tuple(c.__module__ + "." + c.__qualname__ for c in active)))
             hit = cache.get("file", key)
-            if isinstance(hit, FileResult):
+            if isinstance(hit, FileResult) and _deps_fresh(hit):
                 results.append(hit)
                 continue
         tasks.append((inp, text, active, key))
@@ -1197,10 +1252,12 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
     first pass: parse them once, for those checkers, and merge what they find. True when a
     file read again (see :func:`_let_go`) had changed since the first pass."""
     changed = False
-    if not any(r.facts for r in results):
+    exported = any(getattr(r, "exports", ()) for r in results)
+    if not any(r.facts for r in results) and not exported:
         return changed
     checkers = checker_classes if isinstance(checker_classes, _Checkers) else _Checkers(checker_classes)
     options = options or RunOptions()
+    importers = _importer_tokens(results, checkers.get(), enabled) if exported else {}
     wanted = []
     gather = _fact_gatherer(results)
     for cls in checkers.get():
@@ -1209,6 +1266,7 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             topics = tuple(cls.consumes) + tuple(u.__name__ for u in cls.uses)  # an analysis's facts reach its rules
             shared = {t: gather(t) for t in topics}
             tokens = cls.followup(facts, shared) if facts or any(shared.values()) else ()
+            tokens = tuple(tokens) + tuple(importers.get(cls, ()))
             if tokens:
                 wanted.append((cls, _followup_matcher(tokens)))
     if not wanted:
@@ -1251,7 +1309,7 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             key = cache.key(("followup", _file_key_parts(inp, (modnames or {}).get(r.path) or module_name(r.path)),
                              tuple(c.__module__ + "." + c.__qualname__ for c in active)))
             hit = cache.get("file", key)
-            if isinstance(hit, FileResult):
+            if isinstance(hit, FileResult) and _deps_fresh(hit):
                 _merge(r, hit)
                 continue
         tasks.append((inp, text, active, key, r))
@@ -1261,6 +1319,26 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             cache.put("file", key, extra)
         _merge(r, extra)
     return changed
+
+
+def _importer_tokens(results: List[FileResult], classes: Sequence[type], enabled: Set[str]) -> Dict[type, list]:
+    """Per checker: follow-up token groups for the files that import, from a module of the
+    run, a name that module binds to an API the checker looks at, under a name the checker's
+    prefilter does not know (``pkg/env.py: from npu_bridge.hccl import hccl_ops as ops``, then
+    ``from pkg.env import ops``): the module's last name and the imported name, both as words."""
+    out: Dict[type, list] = {}
+    for r in results:
+        if not getattr(r, "exports", ()):
+            continue
+        name, is_package = module_name(r.path)
+        if not name:
+            continue
+        last = name.split(".")[-1]
+        for bound, qualname in r.exports:
+            for cls in classes:
+                if cls.language == PYTHON and cls.codes() & enabled and cls.wants(qualname) and not cls.wants(bound):
+                    out.setdefault(cls, []).append((last, bound))
+    return out
 
 
 def _token_pattern(tokens: Sequence[str]) -> "re.Pattern":
@@ -1321,7 +1399,19 @@ def _followup_matcher(tokens: Sequence[Any]) -> Callable[[str], bool]:
     return matches
 
 
+def _deps_fresh(hit: FileResult) -> bool:
+    """Whether the modules of the run a cached result's resolution read are unchanged."""
+    deps = getattr(hit, "deps", ())
+    if not deps:
+        return True
+    from npulint import modules
+
+    run_modules = modules.active()
+    return run_modules is not None and run_modules.fresh(deps)
+
+
 def _merge(r: FileResult, extra: FileResult) -> None:
+    r.deps = tuple(sorted(set(getattr(r, "deps", ())) | set(getattr(extra, "deps", ()))))
     r.parsed = extra.parsed
     r.findings.extend(extra.findings)
     for topic, facts in extra.facts.items():

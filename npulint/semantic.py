@@ -16,6 +16,8 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
+from npulint import modules as _modules
+
 # A binding that is not an import (a def, a class, an assignment of something else, a
 # parameter...): a name bound this way is never an external API.
 LOCAL = "<local>"
@@ -60,6 +62,17 @@ ALIASES: Dict[str, str] = {
 
 
 def canonical(qualname: str) -> str:
+    """Rewrite a qualified name through :data:`ALIASES` (longest prefix first) and through
+    what the modules of the run import (``pkg.env.hccl_ops`` -> ``npu_bridge.hccl.hccl_ops``
+    where ``pkg/env.py`` imports it: :mod:`npulint.modules`)."""
+    q = _aliased(qualname)
+    run = _modules.active()
+    if run is not None and run.paths:
+        q = run.rewrite(q, _aliased)
+    return q
+
+
+def _aliased(qualname: str) -> str:
     """Rewrite a qualified name through :data:`ALIASES` (longest prefix first)."""
     parts = qualname.split(".")
     for cut in range(len(parts), 0, -1):
@@ -184,6 +197,50 @@ _LOOPS = (cst.For, cst.While)
 _COMPREHENSIONS = frozenset({"ListComp", "SetComp", "DictComp", "GeneratorExp"})
 
 
+def is_main_guard(node: cst.If, sem: "Semantic") -> bool:
+    """``if __name__ == "__main__":`` (either way round), with ``__name__`` not rebound so far:
+    when the file runs as a script its body runs once, unconditionally (RULES.md: it is
+    straight-line code). Only at the top level of the module."""
+    test = node.test
+    if not isinstance(test, cst.Comparison) or len(test.comparisons) != 1 or \
+            not isinstance(test.comparisons[0].operator, cst.Equal):
+        return False
+    left, right = test.left, test.comparisons[0].comparator
+    if isinstance(right, cst.Name):
+        left, right = right, left
+    if not (isinstance(left, cst.Name) and left.value == "__name__" and isinstance(right, cst.SimpleString)):
+        return False
+    try:
+        if right.evaluated_value != "__main__":
+            return False
+    except Exception:
+        return False
+    return "__name__" not in sem.module_scope.bindings and not sem.module_scope.stars
+
+
+def _nested_mutable(literal: cst.CSTNode, depth: int) -> bool:
+    """Whether a literal container holds, at *depth* or deeper (1: its own elements), an
+    object that may be changed in place: a dict, list or set literal, a comprehension, a
+    name or any other expression that is not a literal (it may be a list bound elsewhere)."""
+    stack = [(literal, 0)]
+    while stack:
+        node, d = stack.pop()
+        if isinstance(node, (cst.Dict, cst.List, cst.Tuple, cst.Set)):
+            if d >= depth and not isinstance(node, cst.Tuple):
+                return True
+            for el in node.elements:
+                if not isinstance(el, (cst.DictElement, cst.Element)):
+                    return True  # ``**x`` / ``*x``
+                stack.append((el.value, d + 1))
+        elif d >= depth and isinstance(node, cst.Name):
+            if node.value not in ("True", "False", "None"):
+                return True
+        elif d >= depth and not isinstance(node, (cst.BaseNumber, cst.BaseString, cst.BinaryOperation,
+                                                   cst.UnaryOperation, cst.Comparison, cst.Ellipsis)):
+            return True  # a call, an attribute, a subscript...: maybe a mutable object
+    return False
+
+
 def dotted(node: cst.CSTNode) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts = []
@@ -223,6 +280,13 @@ class Semantic:
         # FileContext.span): i for ``module.body[i]``, (i, j) for the j-th statement of a
         # top-level class ``module.body[i]``
         self.top_of: Dict[cst.CSTNode, object] = {}
+        # the module-level ``if __name__ == "__main__":`` statements whose body is straight-line code
+        self.main_guards: set = set()
+        # the attribute names assigned, augmented or deleted anywhere in the file (``x.ID = 1``)
+        self.stored_attrs: set = set()
+        self._uses = None  # see _use_table(): made on demand
+        self._uses_parent: Dict[cst.CSTNode, cst.CSTNode] = {}
+        self._unchanged: Dict[str, bool] = {}
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -299,6 +363,7 @@ class Semantic:
         return fn.parent
 
     def bind_attribute(self, target: cst.Attribute, kind: str, node, value=None) -> None:
+        self.stored_attrs.add(target.attr.value)
         chain = dotted(target)
         if chain is not None:
             root, *path = chain.split(".")
@@ -437,7 +502,9 @@ class Semantic:
         on the use); an alias cycle (``a = b`` ... ``b = a`` around a loop) resolves to
         :data:`LOCAL`, so such names never match an API, in linear time."""
         if b.kind == "import":
-            return frozenset({b.qualname or LOCAL})
+            if not b.qualname:
+                return self._IN_PROGRESS
+            return frozenset({canonical(b.qualname) if _modules.active() is not None else b.qualname})
         if b.kind != "assign" or b.index:
             return frozenset({LOCAL})
         value = b.value
@@ -512,6 +579,7 @@ class Semantic:
         """Attribute chains changed without a plain value: inside tuple/list/starred targets,
         ``for``/``with ... as`` targets, ``del a.b``. Recorded with kind "opaque"."""
         if isinstance(target, cst.Attribute):
+            self.stored_attrs.add(target.attr.value)
             chain = dotted(target)
             if chain is not None:
                 root, *path = chain.split(".")
@@ -521,6 +589,144 @@ class Semantic:
                 self.opaque_attribute_stores(el.value, node)
         elif isinstance(target, (cst.StarredElement, cst.Element)):
             self.opaque_attribute_stores(target.value, node)
+
+    # -- class attributes and literal containers (values.Evaluator) -------------------
+    def class_attribute(self, expr: cst.Attribute, site: Site) -> Optional["Binding"]:
+        """The one binding of ``C.attr`` (``C`` certainly a class of this file) or of
+        ``self.attr``/``cls.attr`` in a method, when ``attr`` is bound once, unconditionally,
+        in the class body and assigned nowhere else in the file: no ``x.attr = ...``
+        (``+=``, ``del``) on any object, no ``setattr``, and, for ``self``/``cls``, no other
+        class of the file binding it (a subclass may override it)."""
+        attr = expr.attr.value
+        if attr in self.stored_attrs or not isinstance(expr.value, cst.Name):
+            return None
+        base = expr.value
+        cls = None
+        via_self = False
+        b = self.certain_binding(base, site)
+        if b is not None and b.kind == "class":
+            cls = self.scope_of.get(b.node)
+        elif b is None or b.kind == "param":
+            cls = self.self_class(site.scope, base.value)
+            via_self = True
+        if cls is None or cls.kind != "class" or cls.stars:
+            return None
+        bl = cls.bindings.get(attr)
+        if not bl or len(bl) != 1 or bl[0].conditional or bl[0].kind != "assign" or bl[0].site.scope is not cls:
+            return None
+        table = self._use_table()
+        if table[1]:  # setattr/delattr/vars()/globals() somewhere: attributes may change unseen
+            return None
+        if via_self and sum(1 for s in set(self.scope_of.values()) if s.kind == "class" and attr in s.bindings) != 1:
+            return None
+        return bl[0]
+
+    _READING = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
+    _READERS = frozenset({"len", "print", "sorted", "str", "repr", "isinstance", "bool", "any", "all", "max", "min",
+                          "sum", "tuple", "frozenset", "set", "list", "dict", "enumerate", "zip", "iter", "reversed",
+                          "hash", "id", "type", "format"})
+
+    def container_unchanged(self, name: str, literal: cst.CSTNode) -> bool:
+        """Whether the literal dict/list bound to *name* is never changed in place: every use
+        of the name anywhere in the file reads it (an item or slice read, ``in``, iteration,
+        ``len(...)`` and other readers, ``.get/.keys/.values/.items/.copy/.index/.count``).
+        An item store or ``del``, any other method, passing it to another function, aliasing
+        or returning it count as changes; so does letting an element escape when an element
+        is itself a mutable literal."""
+        key = name
+        hit = self._unchanged.get(key)
+        if hit is not None:
+            return hit
+        uses, _ = self._use_table()
+        ok = True
+        leak = None  # the least depth of the elements that escape
+        for node in uses.get(name, ()):
+            verdict = self._use_verdict(node)
+            if verdict is False:
+                ok = False
+                break
+            if verdict is not True:
+                leak = verdict if leak is None else min(leak, verdict)
+        if ok and leak is not None and _nested_mutable(literal, leak):
+            ok = False
+        self._unchanged[key] = ok
+        return ok
+
+    def _use_verdict(self, x: cst.Name):
+        """True: a read of the container; a number d: a read that lets the elements at
+        depth d (1: the container's own elements) escape, with what they hold; False: a
+        change, or the container itself escapes."""
+        parent = self._uses_parent
+        cur, depth = x, 0
+        p = parent.get(cur)
+        while type(p) is cst.Subscript and p.value is cur:
+            cur, depth, p = p, depth + 1, parent.get(p)
+        # a target? (climbing out of tuple/list targets)
+        t, tp = cur, p
+        while type(tp) in (cst.Element, cst.StarredElement, cst.Tuple, cst.List):
+            t, tp = tp, parent.get(tp)
+        if (type(tp) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del)
+                and getattr(tp, "target", None) is t) or (type(tp) is cst.AsName and tp.name is t):
+            # the name itself bound (reaching() sees that), or an item of it stored or deleted
+            return True if depth == 0 else False
+        if depth:
+            if type(p) is cst.Attribute and p.value is cur:
+                return depth if p.attr.value in self._READING else False
+            return depth
+        if type(p) is cst.Attribute and p.value is cur:
+            return (1 if p.attr.value in ("get", "values", "items", "copy") else True) \
+                if p.attr.value in self._READING else False
+        if type(p) is cst.Arg and p.value is cur:
+            call = parent.get(p)
+            if type(call) is cst.Call and type(call.func) is cst.Name and call.func.value in self._READERS:
+                return 1
+            return False
+        if type(p) in (cst.ComparisonTarget, cst.Comparison, cst.FormattedStringExpression, cst.Expr):
+            return True
+        if type(p) in (cst.For, cst.CompFor) and p.iter is cur:
+            return 1
+        return False
+
+    def _use_table(self):
+        """Every ``Name`` the file evaluates, by identifier (and each node's parent), and
+        whether it calls ``setattr``/``delattr``/``vars``/``globals``: one walk of the tree,
+        made the first time a class attribute or a container element is asked about."""
+        if self._uses is None:
+            uses: Dict[str, List[cst.Name]] = {}
+            parent: Dict[cst.CSTNode, cst.CSTNode] = {}
+            dynamic = False
+            stack: List[cst.CSTNode] = [self.module_scope.node]
+            while stack:
+                node = stack.pop()
+                cls = type(node)
+                if cls is cst.Name:
+                    uses.setdefault(node.value, []).append(node)
+                    continue
+                if cls is cst.Call and type(node.func) is cst.Name and node.func.value in (
+                        "setattr", "delattr", "vars", "globals", "exec"):
+                    dynamic = True
+                order = _FIELD_ORDER.get(cls)
+                if order is None:
+                    order = _field_order(cls)
+                if order is False:
+                    dynamic = True  # a node we cannot read: assume the worst
+                    continue
+                skipped = _IDENTIFIER_FIELDS.get(cls, ())
+                for fname, _ in order:
+                    if fname in skipped:
+                        continue
+                    value = getattr(node, fname)
+                    if type(value) is tuple or type(value) is list:
+                        for child in value:
+                            if isinstance(child, cst.CSTNode) and type(child) not in _INERT:
+                                parent[child] = node
+                                stack.append(child)
+                    elif isinstance(value, cst.CSTNode) and type(value) not in _INERT:
+                        parent[value] = node
+                        stack.append(value)
+            self._uses_parent = parent
+            self._uses = (uses, dynamic)
+        return self._uses
 
     def callee_qualname(self, func: cst.CSTNode, site: Site) -> Optional[str]:
         """The qualified name of what a call's *func* certainly names: a class or function
@@ -653,6 +859,10 @@ class Walker(cst.CSTVisitor):
         if (attribute == "body" and isinstance(node, _BLOCK_OWNERS) and not isinstance(node, cst.While)) or (
                 attribute == "test" and isinstance(node, cst.While)):  # a while test runs on every iteration
             scope = self.sem.scope
+            if attribute == "body" and type(node) is cst.If and scope is self.sem.module_scope and \
+                    not scope.blocks and is_main_guard(node, self.sem):
+                self.sem.main_guards.add(node)
+                return  # the script's body: straight-line code (RULES.md "Resolve values")
             scope.blocks = scope.blocks + ((node, isinstance(node, _LOOPS)),)
         elif attribute == "params" and isinstance(node, (cst.FunctionDef, cst.Lambda)):
             self.sem.def_site[node] = self.sem.site()
@@ -664,6 +874,8 @@ class Walker(cst.CSTVisitor):
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
         if attribute == "body":
             if isinstance(original_node, _BLOCK_OWNERS):
+                if type(original_node) is cst.If and original_node in self.sem.main_guards:
+                    return
                 scope = self.sem.scope
                 scope.blocks = scope.blocks[:-1]
             elif isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
@@ -824,7 +1036,7 @@ def _v_import(sem: Semantic, node: cst.Import) -> None:
         if full is None:
             continue
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-            sem.bind(alias.asname.name.value, "import", node, qualname=canonical(full))
+            sem.bind(alias.asname.name.value, "import", node, qualname=_aliased(full))
         else:
             top = full.split(".")[0]
             sem.bind(top, "import", node, qualname=top)
@@ -855,14 +1067,17 @@ def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
         # In a package's __init__, importing from one of its submodules also binds the
         # submodule's name there (the import system sets it on the package: its globals)
         sub = module[len(sem.module_name) + 1:].split(".")[0]
-        sem.bind(sub, "import", node, qualname=canonical(f"{sem.module_name}.{sub}"))
+        sem.bind(sub, "import", node, qualname=_aliased(f"{sem.module_name}.{sub}"))
     if isinstance(node.names, cst.ImportStar):
         exports = STAR_EXPORTS.get(module) if module is not None else None
+        if exports is None and module is not None:
+            run = _modules.active()  # a module of the run whose names are known
+            exports = run.star_names(module) if run is not None and run.is_module(module) else None
         if exports is None:
             sem.scope.stars.append((sem.seq, module or "."))
         else:
             for name, q in exports.items():
-                sem.bind(name, "import", node, qualname=canonical(q))
+                sem.bind(name, "import", node, qualname=_aliased(q))
         return
     for alias in node.names:
         if not isinstance(alias.name, cst.Name):
@@ -870,7 +1085,7 @@ def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
         name = alias.name.value
         bound = alias.asname.name.value if alias.asname is not None and isinstance(
             alias.asname.name, cst.Name) else name
-        qualname = None if module is None else canonical(f"{module}.{name}" if module else name)
+        qualname = None if module is None else _aliased(f"{module}.{name}" if module else name)
         sem.bind(bound, "import", node, qualname=qualname)
 
 

@@ -13,7 +13,8 @@ from typing import Callable, Dict, Optional, Tuple
 
 import libcst as cst
 
-from npulint.semantic import LOCAL, Semantic, Site
+from npulint import modules as _modules
+from npulint.semantic import LOCAL, Semantic, Site, _aliased
 
 
 class _Unknown:
@@ -192,6 +193,9 @@ class Evaluator:
                 return self._ref(f"{base.qualname}.{e.attr.value}")
             if e.attr.value in ("T", "mT"):
                 return _transposed(base) if isinstance(base, Tensor) else Tensor(None, None, True)
+            b = self.sem.class_attribute(e, site)
+            if b is not None:
+                return self._bound_value(b, depth)
             return UNKNOWN
         if isinstance(e, cst.UnaryOperation):
             v = self.value(e.expression, site, depth)
@@ -228,13 +232,19 @@ class Evaluator:
                 out.append(v)
             return tuple(out)
         if isinstance(e, cst.Subscript):
+            if len(e.slice) != 1 or not isinstance(e.slice[0].slice, cst.Index):
+                return UNKNOWN
+            found = self._element(e, site, depth)
+            if found is not None:  # an element of a literal dict/list/tuple, bound once and never changed
+                return self.value(found[0], found[1], depth) if found[0] is not None else UNKNOWN
+            if isinstance(e.value, cst.Name):
+                b = self.sem.certain_binding(e.value, site)
+                if b is not None and b.kind == "assign" and not b.index and isinstance(b.value, (cst.List, cst.Dict)):
+                    return UNKNOWN  # a list or dict that may change in place
             base = self.value(e.value, site, depth)
-            if not isinstance(base, (tuple, str)) or len(e.slice) != 1:
+            if not isinstance(base, (tuple, str)):
                 return UNKNOWN
-            sl = e.slice[0].slice
-            if not isinstance(sl, cst.Index):
-                return UNKNOWN
-            idx = self.value(sl.value, site, depth)
+            idx = self.value(e.slice[0].slice.value, site, depth)
             if not isinstance(idx, int) or isinstance(idx, bool):
                 return UNKNOWN
             try:
@@ -248,7 +258,84 @@ class Evaluator:
     def _ref(self, qualname: str):
         if qualname in CONSTANTS:
             return CONSTANTS[qualname]
+        run = _modules.active()
+        if run is not None and run.paths:
+            known, v = run.constant(qualname, _aliased)  # a constant of a module of the run
+            if known:
+                return v
+            q = run.rewrite(qualname, _aliased)
+            if q in CONSTANTS:
+                return CONSTANTS[q]
         return Ref(qualname)
+
+    def _bound_value(self, b, depth: int):
+        """The value of a plain assignment binding (with tuple unpacking), else UNKNOWN."""
+        if b.kind != "assign" or b.value is None:
+            return UNKNOWN
+        v = self.value(b.value, b.site, depth)
+        for i in b.index:
+            if not isinstance(v, tuple) or i >= len(v):
+                return UNKNOWN
+            v = v[i]
+        return v
+
+    def _container(self, expr: cst.CSTNode, site: Site, depth: int):
+        """The literal dict/list/tuple *expr* certainly is, with its site: a literal, a name
+        bound once to one (straight-line, never changed in place: no item store or ``del``,
+        no method but reading ones, not passed on), or an element of such a container that
+        is itself a literal; None otherwise."""
+        if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
+            return expr, site
+        if isinstance(expr, cst.Name):
+            b = self.sem.certain_binding(expr, site)
+            if b is None or b.kind != "assign" or b.index or not isinstance(b.value, (cst.Dict, cst.List, cst.Tuple)):
+                return None
+            if not isinstance(b.value, cst.Tuple) and not self.sem.container_unchanged(expr.value, b.value):
+                return None
+            return b.value, b.site
+        if isinstance(expr, cst.Subscript):
+            found = self._element(expr, site, depth)
+            if found is not None and found[0] is not None:
+                return self._container(found[0], found[1], depth)
+        return None
+
+    def _element(self, e: cst.Subscript, site: Site, depth: int):
+        """For ``C[k]`` where ``C`` is a known literal container (see :meth:`_container`)
+        and ``k`` a known key or index: ``(element expression, its site)``; ``(None, None)``
+        when the container is known but the element is not (a missing key, a ``**``
+        spread); None when the container is not known."""
+        if len(e.slice) != 1 or not isinstance(e.slice[0].slice, cst.Index):
+            return None
+        found = self._container(e.value, site, depth)
+        if found is None:
+            return None
+        box, box_site = found
+        key = self.value(e.slice[0].slice.value, site, depth)
+        if key is UNKNOWN:
+            return None, None
+        if isinstance(box, cst.Dict):
+            hit = (None, None)
+            for el in box.elements:
+                if not isinstance(el, cst.DictElement):
+                    return None, None  # ``**other``: unknown keys
+                k = self.value(el.key, box_site, depth)
+                if k is UNKNOWN or not is_constant(k):
+                    return None, None
+                try:
+                    if k == key:  # as a dict compares keys (1, 1.0 and True are one key)
+                        hit = (el.value, box_site)  # the last one wins, as in Python
+                except Exception:
+                    return None, None
+            return hit
+        if not isinstance(key, int) or isinstance(key, bool):
+            return None, None
+        elements = box.elements
+        if any(isinstance(el, cst.StarredElement) for el in elements):
+            return None, None
+        try:
+            return elements[key].value, box_site
+        except IndexError:
+            return None, None
 
     def _name(self, e: cst.Name, site: Site, depth: int):
         cands, exact = self.sem.reaching(e.value, site)

@@ -1,0 +1,543 @@
+"""The modules of the run: what each linted module binds at its top level, for the modules
+that import it (RULES.md "Resolution follows the modules of the run").
+
+``pkg/env.py: from npu_bridge.hccl import hccl_ops`` makes ``pkg.env.hccl_ops`` the same
+object as ``npu_bridge.hccl.hccl_ops``; ``pkg/sizes.py: POOL_MB = 64 << 20`` makes
+``pkg.sizes.POOL_MB`` the constant. :class:`RunModules` answers such questions lazily: a
+module's file is read and compiled (CPython's ``ast``: C speed, top level only) the first
+time a qualified name under it is asked about, so only the modules that analysed files
+import are ever looked at. What it cannot be sure of stays unknown:
+
+* a module that is not linted, or whose dotted name two linted files share;
+* a name bound more than once at the top level, under ``if``/``try``/``for``/``while``/
+  ``with`` (including ``if __name__ == "__main__":``, which does not run on import), in
+  ``global`` statements of its functions, or deleted;
+* a name only a ``from X import *`` of a module we cannot enumerate may bind;
+* the top-level packages of the frameworks themselves (:data:`FRAMEWORKS`): when the linted
+  tree is torch_npu or torchair, their public names stay what the rules know them as.
+
+The pipeline sets the run's table (:func:`activate`) before any file is analysed; forked
+workers inherit it. Each file's result records the modules its resolution read
+(:meth:`RunModules.take_deps`), so a cached result is used again only while they are
+unchanged.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import re
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+
+# Framework packages whose own modules are never resolved through: their public names (the
+# ones the rules catalogue) stay as written even when the framework's tree is linted.
+FRAMEWORKS = frozenset({"torch", "torch_npu", "torchair", "npu_bridge", "tensorflow", "hccl", "mindspeed",
+                        "megatron", "tf_adapter", "npu_device"})
+
+# An entry of a module's table: what the module binds a name to.
+QUAL = "q"  # an import (or a plain alias of one): ("q", qualified name)
+CONST = "c"  # a constant: ("c", value)
+LOCAL_DEF = "l"  # a def, a class, or a value we do not evaluate: the module's own object
+UNKNOWN_ENTRY = "u"  # bound, but not certainly once (conditional, rebound, star-shadowed)
+
+Entry = Tuple
+
+_MAX_DEPTH = 24
+
+
+class ModuleTable:
+    """What one module binds at its top level."""
+
+    __slots__ = ("name", "entries", "complete", "all_names", "stars")
+
+    def __init__(self, name: str):
+        self.name = name
+        self.entries: Dict[str, Entry] = {}
+        self.complete = True  # every top-level name is in entries (no unknown star import)
+        self.all_names: Optional[Tuple[str, ...]] = None  # a literal ``__all__``, when there is one
+        self.stars: List[str] = []  # modules star-imported at the top level, in order
+
+
+class RunModules:
+    """The table of the run: dotted module name -> its file, read on demand through *read*
+    (path -> text or None)."""
+
+    def __init__(self, paths: Dict[str, Optional[Tuple[str, bool]]], read: Callable[[str], Optional[str]]):
+        # module name -> (path, is_package), or None when two files claim the name
+        self.paths = paths
+        self._read = read
+        self._tables: Dict[str, Optional[ModuleTable]] = {}
+        self._digests: Dict[str, Optional[str]] = {}
+        self._rewrites: Dict[str, Tuple[str, FrozenSet[str]]] = {}
+        self._stars: Dict[str, Tuple[Optional[Dict[str, str]], FrozenSet[str]]] = {}
+        self._deps: Set[str] = set()
+        self._texts: Dict[str, Optional[str]] = {}
+        self._words: Dict[str, frozenset] = {}  # see _may_bind
+
+    def _text(self, path: str) -> Optional[str]:
+        if path not in self._texts:
+            self._texts[path] = self._read(path)
+        return self._texts[path]
+
+    @classmethod
+    def from_files(cls, files: Iterable[Tuple[str, Optional[str], bool]],
+                   read: Callable[[str], Optional[str]]) -> "RunModules":
+        """*files*: (path, module name or None, is_package)."""
+        paths: Dict[str, Optional[Tuple[str, bool]]] = {}
+        for path, name, is_package in files:
+            if not name:
+                continue
+            if name in paths and paths[name] is not None and paths[name][0] != path:
+                paths[name] = None  # ambiguous: unknown
+            elif name not in paths:
+                paths[name] = (path, is_package)
+        return cls(paths, read)
+
+    # -- dependencies (for the cache) --------------------------------------------------
+    def take_deps(self) -> Tuple[Tuple[str, Optional[str]], ...]:
+        """The modules read since the last call, with their digests (None: not a module of
+        the run), and forget them."""
+        out = tuple(sorted((m, self.digest(m)) for m in self._deps))
+        self._deps = set()
+        return out
+
+    def fresh(self, deps: Iterable[Tuple[str, Optional[str]]]) -> bool:
+        """Whether every module of *deps* is still what it was (a cached result's)."""
+        return all(self.digest(m) == d for m, d in deps)
+
+    def digest(self, module: str) -> Optional[str]:
+        if module not in self._digests:
+            where = self.paths.get(module)
+            text = self._text(where[0]) if where else None
+            self._digests[module] = None if text is None else hashlib.blake2b(
+                f"{where[0]}\0{int(where[1])}\0".encode() + text.encode("utf-8", "surrogateescape"),
+                digest_size=16).hexdigest()
+        return self._digests[module]
+
+    # -- the tables --------------------------------------------------------------------
+    def is_module(self, name: str) -> bool:
+        return self.paths.get(name) is not None and name.split(".")[0] not in FRAMEWORKS
+
+    def table(self, module: str) -> Optional[ModuleTable]:
+        if not self.is_module(module):
+            return None
+        self._deps.add(module)
+        if module not in self._tables:
+            self._tables[module] = None  # a cycle while scanning sees no table
+            path, is_package = self.paths[module]  # type: ignore[misc]
+            text = self._text(path)
+            self._tables[module] = None if text is None else scan(text, module, is_package)
+        return self._tables[module]
+
+    def _split(self, qualname: str) -> Optional[Tuple[str, str, List[str]]]:
+        """The longest prefix of *qualname* that is a module of the run, the name after it,
+        and the rest."""
+        parts = qualname.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:cut])
+            if self.is_module(prefix):
+                return prefix, parts[cut], parts[cut + 1:]
+        return None
+
+    def rewrite(self, qualname: str, canonical: Callable[[str], str]) -> str:
+        """*qualname* with every leading ``<module of the run>.<name imported there>``
+        replaced by what that import names, as often as it applies (re-exports, chains)."""
+        hit = self._rewrites.get(qualname)
+        if hit is not None:
+            self._deps.update(hit[1])
+            return hit[0]
+        outer = self._deps
+        self._deps = set()
+        q = qualname
+        try:
+            for _ in range(_MAX_DEPTH):
+                split = self._split(q)
+                if split is None:
+                    break
+                module, name, rest = split
+                entry = self.entry(module, name)
+                if entry is None or entry[0] != QUAL:
+                    break
+                nq = canonical(".".join([entry[1]] + rest))
+                if nq == q:
+                    break
+                q = nq
+        finally:
+            used = frozenset(self._deps)
+            self._deps = outer | used
+        self._rewrites[qualname] = (q, used)
+        return q
+
+    def constant(self, qualname: str, canonical: Callable[[str], str]):
+        """``(True, value)`` when *qualname* (rewritten) is a constant a module of the run
+        binds once; ``(False, None)`` otherwise."""
+        q = self.rewrite(qualname, canonical)
+        split = self._split(q)
+        if split is None or split[2]:
+            return False, None
+        entry = self.entry(split[0], split[1])
+        if entry is not None and entry[0] == CONST:
+            return True, entry[1]
+        return False, None
+
+    def _may_bind(self, module: str, name: str) -> bool:
+        """Whether *module* may bind *name* to an import or a constant (the only entries that
+        resolve anything): the module has a star import, or *name* is a word of one of its
+        import statements or the target of a plain assignment. Read from the text with two
+        regular expressions, once per module, which spares compiling most of the modules asked
+        about (calls of the run's own helper functions)."""
+        if module in self._tables:
+            return True
+        words = self._words.get(module)
+        if words is None:
+            where = self.paths.get(module)
+            text = self._text(where[0]) if where else None
+            if text is None:
+                words = frozenset()
+            elif "*" in text and _STAR.search(text):
+                words = _ANY
+            else:
+                found = set()
+                for m in _IMPORT_LINE.finditer(text):
+                    found.update(_WORD.findall(m.group(1)))
+                found.update(_ASSIGNED.findall(text))
+                words = frozenset(found)
+            self._words[module] = words
+        return words is _ANY or name in words
+
+    def entry(self, module: str, name: str) -> Optional[Entry]:
+        """What *module* binds *name* to at its top level (following its star imports of
+        other modules of the run), or None when that is not known."""
+        if not self.is_module(module):
+            return None
+        self._deps.add(module)
+        if not self._may_bind(module, name):
+            return None
+        t = self.table(module)
+        if t is None:
+            return None
+        e = t.entries.get(name)
+        if e is not None:
+            return e
+        if not t.complete:
+            return None
+        found = None  # the last star import that binds it wins
+        for star in t.stars:
+            exported = self.star_names(star)
+            if exported is None:
+                return None
+            if name in exported:
+                found = (QUAL, exported[name])
+        return found
+
+    def star_names(self, module: str) -> Optional[Dict[str, str]]:
+        """The names ``from <module> import *`` binds, each to its qualified name (``__all__``
+        when the module has a literal one, else its public names), or None when that is not
+        known."""
+        hit = self._stars.get(module)
+        if hit is not None:
+            self._deps.update(hit[1])
+            return hit[0]
+        self._stars[module] = (None, frozenset())  # a star-import cycle: unknown
+        outer = self._deps
+        self._deps = set()
+        try:
+            result = self._star_names(module)
+        finally:
+            used = frozenset(self._deps)
+            self._deps = outer | used
+        self._stars[module] = (result, used)
+        return result
+
+    def _star_names(self, module: str) -> Optional[Dict[str, str]]:
+        t = self.table(module)
+        if t is None or not t.complete:
+            return None
+        names: Dict[str, str] = {}
+        for star in t.stars:
+            inner = self.star_names(star)
+            if inner is None:
+                return None
+            for n in inner:
+                names[n] = f"{module}.{n}"
+        for n in t.entries:
+            names[n] = f"{module}.{n}"
+        if t.all_names is not None:
+            return {n: f"{module}.{n}" for n in t.all_names}
+        return {n: q for n, q in names.items() if not n.startswith("_")}
+
+
+# -- the scan of one module --------------------------------------------------------------
+
+def _absolute(module: Optional[str], level: int, this: str, is_package: bool) -> Optional[str]:
+    if not level:
+        return module
+    parts = this.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts) or (level - 1 == len(parts) and not module):
+        return None
+    base = parts[:len(parts) - (level - 1)]
+    return ".".join(base + ([module] if module else []))
+
+
+def scan(text: str, module: str, is_package: bool) -> Optional[ModuleTable]:
+    """The top-level bindings of a module's source, or None when it does not compile."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = compile(text.encode("utf-8", "surrogateescape"), "<npulint>", "exec",
+                           flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeError):
+            return None
+    t = ModuleTable(module)
+    counts: Dict[str, int] = {}
+    raw: Dict[str, Entry] = {}
+    unsure: Set[str] = set()
+    star_seen = False
+    after_star: Set[str] = set()  # names bound before a star import (it may rebind them)
+
+    def bind(name: str, entry: Entry) -> None:
+        counts[name] = counts.get(name, 0) + 1
+        raw[name] = entry
+
+    for stmt in tree.body:
+        if isinstance(stmt, ast.Import):
+            for a in stmt.names:
+                if a.asname:
+                    bind(a.asname, (QUAL, a.name))
+                else:
+                    top = a.name.split(".")[0]
+                    bind(top, (QUAL, top))
+        elif isinstance(stmt, ast.ImportFrom):
+            src = _absolute(stmt.module, stmt.level or 0, module, is_package)
+            if is_package and src and src.startswith(module + "."):
+                sub = src[len(module) + 1:].split(".")[0]
+                bind(sub, (QUAL, f"{module}.{sub}"))
+            if len(stmt.names) == 1 and stmt.names[0].name == "*":
+                if src is None:
+                    t.complete = False
+                else:
+                    t.stars.append(src)
+                star_seen = True
+                after_star |= set(raw)
+                continue
+            for a in stmt.names:
+                bind(a.asname or a.name, (QUAL, f"{src}.{a.name}") if src is not None else (UNKNOWN_ENTRY,))
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            value = stmt.value
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    if value is None:  # a bare annotation binds nothing
+                        continue
+                    bind(target.id, ("expr", value) if len(targets) == 1 else (LOCAL_DEF,))
+                else:
+                    for n in _names_bound(target):
+                        bind(n, (UNKNOWN_ENTRY,))
+                        unsure.add(n)
+        elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bind(stmt.name, (LOCAL_DEF,))
+        elif isinstance(stmt, ast.Expr):
+            continue
+        else:  # if/try/for/while/with/match/del/aug-assign...: whatever they bind is unsure
+            for n in _names_bound(stmt):
+                bind(n, (UNKNOWN_ENTRY,))
+                unsure.add(n)
+    # ``global x`` in a function (or class) rebinds x at any time; ``globals()``,
+    # ``sys.modules[...]``, ``__all__.append(...)`` change the module's names unseen. Read
+    # from the text (a walk of the whole tree cost more than the compile): a mention in a
+    # comment or string only makes more names unknown.
+    dynamic = _DYNAMIC.search(text) is not None
+    if "global" in text:
+        for m in _GLOBAL.finditer(text):
+            unsure.update(n.strip() for n in m.group(1).split(","))
+    for name, entry in raw.items():
+        if counts[name] != 1 or name in unsure or (star_seen and name in after_star):
+            t.entries[name] = (UNKNOWN_ENTRY,)
+        else:
+            t.entries[name] = entry
+    # values: constants and plain aliases of imports, in the module's own terms
+    for name, entry in list(t.entries.items()):
+        if entry[0] == "expr":
+            t.entries[name] = _fold(entry[1], t.entries, set())
+    if "__all__" in raw:
+        entry = raw["__all__"]
+        node = entry[1] if entry[0] == "expr" and t.entries["__all__"][0] != UNKNOWN_ENTRY else None
+        if isinstance(node, (ast.List, ast.Tuple)) and all(
+                isinstance(el, ast.Constant) and isinstance(el.value, str) for el in node.elts) and not dynamic:
+            t.all_names = tuple(el.value for el in node.elts)
+        else:
+            t.complete = False  # an __all__ we cannot read: what a star import of it binds is unknown
+    if dynamic:
+        t.complete = False
+    return t
+
+
+_STAR = re.compile(r"\bimport\s*\*")
+# an import statement's names: parenthesized, or up to the end of the line and its backslash continuations
+_IMPORT_LINE = re.compile(r"\bimport\b[ \t]*(\([^)]*\)|[^\n]*(?:\\\r?\n[^\n]*)*)")
+_ASSIGNED = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^\n=]*)?=(?!=)", re.MULTILINE)
+_WORD = re.compile(r"\w+")
+_ANY = frozenset({"*"})
+_DYNAMIC = re.compile(r"\b(?:globals|vars|setattr|delattr|exec)\s*\(|\b__all__\s*\.|\bsys\.modules\b")
+_GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)", re.MULTILINE)
+
+
+def _names_bound(node: ast.AST) -> List[str]:
+    """Every name a statement binds anywhere outside nested defs and classes (their own
+    names included), at any depth."""
+    out: List[str] = []
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.append(n.id)
+        elif isinstance(n, (ast.Import, ast.ImportFrom)):
+            for a in n.names:
+                out.append((a.asname or a.name).split(".")[0])
+        elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.append(n.name)
+            continue
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            out.append(n.name)
+        elif type(n).__name__ in ("MatchAs", "MatchStar") and getattr(n, "name", None):
+            out.append(n.name)
+        elif type(n).__name__ == "MatchMapping" and getattr(n, "rest", None):
+            out.append(n.rest)
+        elif isinstance(n, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            for sub in ast.walk(n):  # only walrus targets leak out of these
+                if isinstance(sub, ast.NamedExpr) and isinstance(sub.target, ast.Name):
+                    out.append(sub.target.id)
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return out
+
+
+_BIN = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
+        ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift", ast.RShift: "rshift", ast.BitAnd: "and_",
+        ast.BitOr: "or_", ast.BitXor: "xor"}
+
+
+def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str]) -> Entry:
+    """The entry of a name bound once to *expr*: a constant (literals, tuples and lists of
+    them, unary and binary arithmetic, other such names of the module), an alias of an
+    import (``ops = hccl_ops``, ``f = mod.func``), or the module's own object."""
+    import operator
+
+    from npulint.values import UNKNOWN, _safe_binop
+
+    def value(e: ast.AST):
+        if isinstance(e, ast.Constant):
+            v = e.value
+            return v if v is None or isinstance(v, (int, float, str, bytes, bool)) else UNKNOWN
+        if isinstance(e, ast.Tuple):  # (a list may be changed in place: not a constant)
+            out = []
+            for el in e.elts:
+                if isinstance(el, ast.Starred):
+                    return UNKNOWN
+                v = value(el)
+                if v is UNKNOWN:
+                    return UNKNOWN
+                out.append(v)
+            return tuple(out)
+        if isinstance(e, ast.Name):
+            if e.id in active:
+                return UNKNOWN
+            entry = entries.get(e.id)
+            if entry is None:
+                return UNKNOWN
+            if entry[0] == "expr":
+                active.add(e.id)
+                try:
+                    entry = entries[e.id] = _fold(entry[1], entries, active)
+                finally:
+                    active.discard(e.id)
+            return entry[1] if entry[0] == CONST else UNKNOWN
+        if isinstance(e, ast.UnaryOp):
+            v = value(e.operand)
+            if v is UNKNOWN or not isinstance(v, (int, float, bool)):
+                return UNKNOWN
+            if isinstance(e.op, ast.USub):
+                return -v
+            if isinstance(e.op, ast.UAdd):
+                return +v
+            if isinstance(e.op, ast.Invert) and isinstance(v, int):
+                return ~v
+            if isinstance(e.op, ast.Not):
+                return not v
+            return UNKNOWN
+        if isinstance(e, ast.BinOp):
+            op = _BIN.get(type(e.op))
+            if op is None:
+                return UNKNOWN
+            a = value(e.left)
+            if a is UNKNOWN:
+                return UNKNOWN
+            b = value(e.right)
+            if b is UNKNOWN:
+                return UNKNOWN
+            return _safe_binop(getattr(operator, op), a, b)
+        return UNKNOWN
+
+    v = value(expr)
+    if v is not UNKNOWN:
+        return (CONST, v)
+    chain = _chain(expr)
+    if chain is not None:
+        root, rest = chain[0], chain[1:]
+        entry = entries.get(root)
+        if entry is not None and entry[0] == QUAL:
+            return (QUAL, ".".join([entry[1]] + rest))
+    return (LOCAL_DEF,)
+
+
+def _chain(e: ast.AST) -> Optional[List[str]]:
+    parts = []
+    while isinstance(e, ast.Attribute):
+        parts.append(e.attr)
+        e = e.value
+    if isinstance(e, ast.Name):
+        parts.append(e.id)
+        return list(reversed(parts))
+    return None
+
+
+def api_exports(sem) -> Tuple[Tuple[str, str], ...]:
+    """The names a module of the run binds once, unconditionally, at its top level by an
+    import of a framework's API (:data:`FRAMEWORKS`), with their qualified names: the names
+    other modules may import from it to reach that API."""
+    run = _ACTIVE
+    if run is None or not sem.module_name or not run.is_module(sem.module_name):
+        return ()
+    from npulint.semantic import canonical
+
+    out = []
+    for name, bl in sem.module_scope.bindings.items():
+        if len(bl) != 1 or bl[0].kind != "import" or bl[0].conditional or not bl[0].qualname:
+            continue
+        q = canonical(bl[0].qualname)
+        top = q.split(".")[0]
+        if top in FRAMEWORKS and "." in q and name != top:
+            out.append((name, q))
+    return tuple(sorted(out))
+
+
+# -- the run's table ---------------------------------------------------------------------
+
+_ACTIVE: Optional[RunModules] = None
+
+
+def active() -> Optional[RunModules]:
+    """The table of the run in progress (None outside a run: names stop at the file's edge)."""
+    return _ACTIVE
+
+
+def activate(table: Optional[RunModules]) -> Optional[RunModules]:
+    """Make *table* the run's; returns the previous one (to put back)."""
+    global _ACTIVE
+    old = _ACTIVE
+    _ACTIVE = table
+    return old

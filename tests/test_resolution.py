@@ -1,0 +1,440 @@
+"""Resolution beyond one file's straight-line code (RULES.md "General semantics"): names
+and constants imported from the modules of the run (through package ``__init__``
+re-exports and star-import chains, honouring ``__all__``), class attributes bound once,
+literal dict/tuple lookups, and the body of ``if __name__ == "__main__":`` as straight-line
+code. Each case has its violation, its clean twin and the unknown case that stays silent."""
+
+import textwrap
+
+import pytest
+from conftest import codes
+
+from npulint.semantic import Semantic, Walker
+from npulint.values import UNKNOWN, Evaluator
+
+
+def d(src):
+    return textwrap.dedent(src).lstrip("\n")
+
+
+def only(found, *wanted):
+    return [f for f in found if f.code in wanted]
+
+
+# ======================================================================================
+# 5. ``if __name__ == "__main__":`` is straight-line code
+# ======================================================================================
+
+MAIN_201 = d("""
+    import torch
+    import torchair
+
+    def main():
+        pass
+
+    if __name__ == "__main__":
+        config = torchair.CompilerConfig()
+        config.mode = "max-autotune"
+        config.debug.aclgraph.disable_reinplace_inplaceable_ops_pass = True
+        backend = torchair.get_npu_backend(compiler_config=config)
+        model = torch.compile(torch.nn.Linear(2, 2), backend=backend)
+""")
+
+
+def test_main_guard_body_is_straight_line_npu201(lint):
+    found = only(lint({"run.py": MAIN_201}, select=["NPU2"]), "NPU201")
+    assert [(f.code, f.line) for f in found] == [("NPU201", 10)]
+
+
+def test_main_guard_clean_twin_reduce_overhead(lint):
+    src = MAIN_201.replace('config.mode = "max-autotune"', 'config.mode = "reduce-overhead"')
+    assert only(lint({"run.py": src}, select=["NPU2"]), "NPU201") == []
+
+
+def test_mode_set_under_if_inside_main_guard_stays_unknown(lint):
+    src = MAIN_201.replace('config.mode = "max-autotune"', 'if flag:\n        config.mode = "max-autotune"')
+    assert only(lint({"run.py": src}, select=["NPU2"]), "NPU201") == []
+
+
+MIXED_201 = d("""
+    import torch
+    import torchair
+
+    config = torchair.CompilerConfig()
+
+    if __name__ == "__main__":
+        config.mode = "max-autotune"
+        config.debug.aclgraph.disable_reinplace_inplaceable_ops_pass = True
+        backend = torchair.get_npu_backend(compiler_config=config)
+        model = torch.compile(torch.nn.Linear(2, 2), backend=backend)
+""")
+
+
+def test_main_guard_config_at_module_level_option_in_guard(lint):
+    found = only(lint({"run.py": MIXED_201}, select=["NPU2"]), "NPU201")
+    assert [(f.code, f.line) for f in found] == [("NPU201", 8)]
+
+
+def test_main_guard_mode_in_guard_clean_twin(lint):
+    src = MIXED_201.replace('config.mode = "max-autotune"', 'config.mode = "npugraph_ex"')
+    assert only(lint({"run.py": src}, select=["NPU2"]), "NPU201") == []
+
+
+def test_other_module_level_if_stays_conditional(lint):
+    src = MIXED_201.replace('if __name__ == "__main__":', 'if __name__ == "lib":')
+    assert only(lint({"run.py": src}, select=["NPU2"]), "NPU201") == []
+
+
+def test_main_guard_else_branch_stays_conditional(lint):
+    src = MIXED_201.replace('if __name__ == "__main__":\n', 'if __name__ == "__main__":\n    pass\nelse:\n')
+    assert only(lint({"run.py": src}, select=["NPU2"]), "NPU201") == []
+
+
+MAIN_203 = d("""
+    import torch
+    import torchair
+
+    if '__main__' == __name__:
+        config = torchair.CompilerConfig()
+        config.mode = "reduce-overhead"
+        backend = torchair.get_npu_backend(compiler_config=config)
+        a = torch.compile(torch.nn.Linear(2, 2), backend=backend)
+        b = torch.compile(torch.nn.Linear(2, 2), backend=backend)
+""")
+
+
+def test_main_guard_body_is_straight_line_npu203(lint):
+    found = only(lint({"run.py": MAIN_203}, select=["NPU2"]), "NPU203")
+    assert [(f.code, f.line) for f in found] == [("NPU203", 9)]
+
+
+def test_main_guard_npu203_clean_twin_shared_pool(lint):
+    src = MAIN_203.replace('config.mode = "reduce-overhead"\n',
+                           'config.mode = "reduce-overhead"\n    config.aclgraph_config.use_custom_pool = '
+                           'torch.npu.graph_pool_handle()\n')
+    assert only(lint({"run.py": src}, select=["NPU2"]), "NPU203") == []
+
+
+def test_main_guard_value_resolution():
+    src = d("""
+        if __name__ == "__main__":
+            n = 8
+            probe(n)
+            if x:
+                n = 4
+            probe(n)
+    """)
+    assert _values(src) == [8, UNKNOWN]
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+class _Probe:
+    def __init__(self, sem):
+        self.sem = sem
+        self.sites = []
+
+    def visit_Call(self, node):
+        import libcst as cst
+
+        if isinstance(node.func, cst.Name) and node.func.value == "probe":
+            self.sites.append((node.args[0].value, self.sem.site()))
+
+
+def _analyse(src, module_name=None):
+    import libcst as cst
+
+    module = cst.parse_module(src)
+    sem = Semantic(module, module_name)
+    probe = _Probe(sem)
+    Walker(sem, [probe], on_error=lambda *a: (_ for _ in ()).throw(a[1])).walk(module)
+    return sem, Evaluator(sem), probe.sites
+
+
+def _values(src):
+    sem, ev, sites = _analyse(src)
+    return [ev.value(expr, site) for expr, site in sites]
+
+
+# ======================================================================================
+# 3. class attributes bound once in the class body
+# ======================================================================================
+
+def test_class_attribute_bound_once_is_known():
+    src = d("""
+        class Pool:
+            ID = 3
+            SIZE = 1 << 20
+
+            def f(self):
+                probe(self.ID)
+                probe(Pool.SIZE)
+
+        probe(Pool.ID)
+        probe(Pool.SIZE * 2)
+    """)
+    assert _values(src) == [3, 1 << 20, 3, 2 << 20]
+
+
+def test_class_attribute_assigned_elsewhere_is_unknown():
+    src = d("""
+        class Pool:
+            ID = 3
+
+            def bump(self):
+                self.ID = 4
+
+        probe(Pool.ID)
+    """)
+    assert _values(src) == [UNKNOWN]
+    assert _values("class Pool:\n    ID = 3\nPool.ID += 1\nprobe(Pool.ID)\n") == [UNKNOWN]
+    assert _values("class Pool:\n    ID = 3\nsetattr(Pool, name, 4)\nprobe(Pool.ID)\n") == [UNKNOWN]
+    assert _values("class Pool:\n    if x:\n        ID = 3\nprobe(Pool.ID)\n") == [UNKNOWN]
+    assert _values("class Pool:\n    ID = 3\n    ID = 4\nprobe(Pool.ID)\n") == [UNKNOWN]
+
+
+def test_self_attribute_overridden_by_a_subclass_is_unknown():
+    src = d("""
+        class Pool:
+            ID = 3
+
+            def f(self):
+                probe(self.ID)
+
+        class Big(Pool):
+            ID = 7
+
+        probe(Pool.ID)
+    """)
+    assert _values(src) == [UNKNOWN, 3]
+
+
+# ======================================================================================
+# 4. literal dict / tuple lookups
+# ======================================================================================
+
+def test_literal_dict_and_tuple_lookups():
+    src = d("""
+        POOLS = {"embed": 1 << 20, "head": 2 << 20, 3: "x"}
+        IDS = (0, 1, 2)
+        NESTED = {"a": {"b": 8}}
+        KEY = "head"
+        probe(POOLS["embed"])
+        probe(POOLS[KEY])
+        probe(POOLS[3])
+        probe(IDS[2])
+        probe(NESTED["a"]["b"])
+        probe(len(POOLS))
+
+        def f():
+            probe(POOLS["head"] // 2)
+    """)
+    assert _values(src) == [1 << 20, 2 << 20, "x", 2, 8, UNKNOWN, 1 << 20]
+
+
+def test_mutated_dict_is_unknown():
+    base = 'POOLS = {"embed": 1}\n'
+    for change in ('POOLS["embed"] = 2\n', 'POOLS.update(embed=2)\n', 'POOLS.pop("embed")\n',
+                   'del POOLS["embed"]\n', 'configure(POOLS)\n', 'ALIAS = POOLS\n', 'POOLS["embed"] += 1\n',
+                   'POOLS |= {"embed": 2}\n', 'def f():\n    POOLS.clear()\n'):
+        assert _values(base + change + 'probe(POOLS["embed"])\n') == [UNKNOWN], change
+
+
+def test_dict_read_only_uses_keep_it_known():
+    src = d("""
+        POOLS = {"embed": 1}
+        for k in POOLS:
+            print(k, POOLS.get(k), "embed" in POOLS, len(POOLS))
+        probe(POOLS["embed"])
+    """)
+    assert _values(src) == [1]
+
+
+def test_nested_container_escaping_is_unknown():
+    src = d("""
+        CFG = {"a": {"b": 8}}
+        inner = CFG["a"]
+        inner["b"] = 9
+        probe(CFG["a"]["b"])
+    """)
+    assert _values(src) == [UNKNOWN]
+
+
+def test_unknown_key_missing_key_and_spread_are_unknown():
+    src = d("""
+        POOLS = {"embed": 1, **EXTRA}
+        SIZES = {"embed": 1}
+        probe(POOLS["embed"])
+        probe(SIZES[name])
+        probe(SIZES["head"])
+        if x:
+            SIZES2 = {"embed": 1}
+        else:
+            SIZES2 = {"embed": 2}
+        probe(SIZES2["embed"])
+    """)
+    assert _values(src) == [UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN]
+
+
+def test_mutated_list_subscript_is_unknown():
+    assert _values("L = [4, 8]\nL.append(1)\nprobe(L[0])\n") == [UNKNOWN]
+    assert _values("L = [4, 8]\nL[0] = 1\nprobe(L[0])\n") == [UNKNOWN]
+    assert _values("L = [4, 8]\nprobe(L[1])\n") == [8]
+
+
+# ======================================================================================
+# 1. names across the modules of the run
+# ======================================================================================
+
+ENV = "from npu_bridge.hccl import hccl_ops\n"
+USE = "from pkg.env import hccl_ops\n\ndef f(w):\n    return hccl_ops.allgather(w)\n"
+
+
+def npu010(found):
+    return [(f.path, f.line) for f in found if f.code == "NPU010"]
+
+
+def test_imported_api_from_a_module_of_the_run(lint):
+    found = lint({"pkg/__init__.py": "", "pkg/env.py": ENV, "pkg/use.py": USE}, select=["NPU010"])
+    assert npu010(found) == [("pkg/use.py", 4)]
+
+
+def test_imported_api_clean_twin(lint):
+    use = USE.replace("allgather(w)", "allgather(w, 8)")
+    assert npu010(lint({"pkg/__init__.py": "", "pkg/env.py": ENV, "pkg/use.py": use}, select=["NPU010"])) == []
+
+
+def test_module_outside_the_run_stays_unknown(lint):
+    # pkg.env is not linted: its hccl_ops is some object we do not know
+    assert npu010(lint({"pkg/__init__.py": "", "pkg/use.py": USE}, select=["NPU010"])) == []
+
+
+def test_local_def_of_the_same_name_is_not_the_api(lint):
+    env = "def hccl_ops():\n    pass\n"
+    assert npu010(lint({"pkg/__init__.py": "", "pkg/env.py": env, "pkg/use.py": USE}, select=["NPU010"])) == []
+
+
+def test_rebinding_under_if_in_the_exporting_module_is_unknown(lint):
+    env = ENV + "if flag:\n    hccl_ops = other\n"
+    assert npu010(lint({"pkg/__init__.py": "", "pkg/env.py": env, "pkg/use.py": USE}, select=["NPU010"])) == []
+    env = "try:\n    from npu_bridge.hccl import hccl_ops\nexcept ImportError:\n    hccl_ops = None\n"
+    assert npu010(lint({"pkg/__init__.py": "", "pkg/env.py": env, "pkg/use.py": USE}, select=["NPU010"])) == []
+
+
+def test_through_a_package_init_reexport_and_relative_imports(lint):
+    files = {"pkg/__init__.py": "from .env import hccl_ops\n", "pkg/env.py": ENV,
+             "app/__init__.py": "", "app/main.py": "import pkg\n\npkg.hccl_ops.allgather(w)\n",
+             "app/two.py": "from pkg import hccl_ops as ops\n\nops.allgather(w)\n",
+             "app/three.py": "from pkg import hccl_ops\n\nhccl_ops.allgather(w, rank_size=2)\n"}
+    assert npu010(lint(files, select=["NPU010"])) == [("app/main.py", 3), ("app/two.py", 3)]
+
+
+def test_through_an_alias_assignment(lint):
+    env = ENV + "ops = hccl_ops\n"
+    use = "from pkg.env import ops\nops.allgather(w)\n"
+    assert npu010(lint({"pkg/__init__.py": "", "pkg/env.py": env, "pkg/use.py": use + "# hccl_ops\n"},
+                       select=["NPU010"])) == [("pkg/use.py", 2)]
+
+
+def test_through_star_import_chains_honouring_all(lint):
+    files = {"pkg/__init__.py": "", "pkg/env.py": ENV, "pkg/mid.py": "from pkg.env import *\n",
+             "pkg/use.py": "from pkg.mid import *\n\nhccl_ops.allgather(w)\n"}
+    assert npu010(lint(files, select=["NPU010"])) == [("pkg/use.py", 3)]
+    # __all__ leaves it out: the star import does not bind it (a builtin? unknown: silent)
+    files["pkg/mid.py"] = "from pkg.env import *\n__all__ = ['other']\nother = 1\n"
+    assert npu010(lint(files, select=["NPU010"])) == []
+    # __all__ names it
+    files["pkg/mid.py"] = "from pkg.env import *\n__all__ = ['hccl_ops']\n"
+    assert npu010(lint(files, select=["NPU010"])) == [("pkg/use.py", 3)]
+    # a star import of a module outside the run somewhere in the chain: unknown
+    files["pkg/mid.py"] = "from pkg.env import *\nfrom elsewhere import *\n"
+    assert npu010(lint(files, select=["NPU010"])) == []
+
+
+def test_two_files_claiming_one_module_name_are_unknown(lint):
+    files = {"a/env.py": ENV, "b/env.py": "def hccl_ops():\n    pass\n",
+             "a/use.py": "from env import hccl_ops\nhccl_ops.allgather(w)\n"}
+    assert npu010(lint(files, select=["NPU010"])) == []
+    # one file of that name (the fixture's earlier files stay: another name)
+    files = {"c/env2.py": ENV, "c/use2.py": "from env2 import hccl_ops\nhccl_ops.allgather(w)\n"}
+    assert ("c/use2.py", 2) in npu010(lint(files, select=["NPU010"]))
+
+
+# ======================================================================================
+# 2. constants imported from the modules of the run
+# ======================================================================================
+
+SCOPE = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+
+
+def test_imported_constant_is_known(lint):
+    files = {"pkg/__init__.py": "", "pkg/sizes.py": "MB = 1 << 20\nPOOL_MB = 256 * MB\n",
+             "pkg/a.py": SCOPE + "with npu_weight_prefetch_scope(0, 536870912):\n    pass\n",
+             "pkg/b.py": SCOPE + "from pkg.sizes import POOL_MB\nwith npu_weight_prefetch_scope(0, POOL_MB):\n"
+                                 "    pass\n"}
+    found = lint(files, select=["NPU101"])
+    assert [(f.code, f.path, f.line) for f in found] == [("NPU101", "pkg/b.py", 3)]
+    # the clean twin
+    files["pkg/sizes.py"] = "MB = 1 << 20\nPOOL_MB = 512 * MB\n"
+    assert lint(files, select=["NPU101"]) == []
+
+
+def test_imported_constant_through_module_attribute_and_reexport(lint):
+    files = {"pkg/__init__.py": "from .sizes import POOL_MB\n", "pkg/sizes.py": "POOL_MB = 1024\n",
+             "app.py": SCOPE + "import pkg, pkg.sizes as S\nwith npu_weight_prefetch_scope(0, pkg.POOL_MB):\n"
+                               "    pass\nwith npu_weight_prefetch_scope(0, S.POOL_MB * 2):\n    pass\n"}
+    found = lint(files, select=["NPU101"])
+    assert [(f.code, f.line) for f in found] == [("NPU101", 5)]
+
+
+def test_imported_constant_rebound_or_conditional_is_unknown(lint):
+    for sizes in ("POOL_MB = 1024\nPOOL_MB = 2048\n", "POOL_MB = 1024\nif x:\n    POOL_MB = 2\n",
+                  "POOL_MB = 1024\ndef f():\n    global POOL_MB\n    POOL_MB = 3\n",
+                  "if __name__ == '__main__':\n    POOL_MB = 1024\n", "POOL_MB = [1024][0]\n",
+                  "POOL_MB = 1024\nPOOL_MB += 1\n"):
+        files = {"pkg/__init__.py": "", "pkg/sizes.py": sizes,
+                 "pkg/a.py": SCOPE + "with npu_weight_prefetch_scope(0, 536870912):\n    pass\n",
+                 "pkg/b.py": SCOPE + "from pkg.sizes import POOL_MB\nwith npu_weight_prefetch_scope(0, POOL_MB):\n"
+                                     "    pass\n"}
+        assert lint(files, select=["NPU101"]) == [], sizes
+
+
+def test_unit_run_modules_table():
+    from npulint import modules
+
+    texts = {"/p/pkg/__init__.py": "from .env import *\n",
+             "/p/pkg/env.py": "from npu_bridge.hccl import hccl_ops as ops\nN = 4\nM = N * 2\n_P = 1\n"
+                              "__all__ = ['ops', 'M']\n"}
+    run = modules.RunModules.from_files([("/p/pkg/__init__.py", "pkg", True), ("/p/pkg/env.py", "pkg.env", False)],
+                                        texts.get)
+    from npulint.semantic import _aliased
+
+    assert run.rewrite("pkg.ops.allgather", _aliased) == "npu_bridge.hccl.hccl_ops.allgather"
+    assert run.constant("pkg.env.M", _aliased) == (True, 8)
+    assert run.constant("pkg.M", _aliased) == (True, 8)
+    assert run.rewrite("pkg.N", _aliased) == "pkg.N"  # not in __all__: the star import does not bind it
+    assert run.constant("pkg.N", _aliased) == (False, None)
+    deps = run.take_deps()
+    assert [m for m, _ in deps] == ["pkg", "pkg.env"] and all(d for _, d in deps)
+    assert run.fresh(deps)
+    texts["/p/pkg/env.py"] += "X = 1\n"
+    assert not modules.RunModules.from_files([("/p/pkg/__init__.py", "pkg", True),
+                                              ("/p/pkg/env.py", "pkg.env", False)], texts.get).fresh(deps)
+
+
+def test_framework_packages_are_never_resolved_through(lint):
+    # linting torchair itself: torchair.scope's re-export keeps its public name
+    files = {"torchair/__init__.py": "", "torchair/scope/__init__.py":
+             "from torchair.scope._impl import npu_stream_switch\n",
+             "torchair/scope/_impl.py": "def npu_stream_switch(tag, stream_priority=0):\n    pass\n",
+             "use.py": "from torchair.scope import npu_stream_switch\nwith npu_stream_switch('a', 3):\n    pass\n"}
+    found = lint(files, select=["NPU304"])
+    assert [(f.code, f.path) for f in found] == [("NPU304", "use.py")]
+
+
+def test_an_importer_that_names_no_api_token_is_analysed_too(lint):
+    # use.py mentions no prefilter token: the follow-up parses it because env.py binds `ops`
+    files = {"pkg/__init__.py": "", "pkg/env.py": "from npu_bridge.hccl import hccl_ops as ops\n",
+             "pkg/use.py": "from pkg.env import ops\n\nops.allgather(w)\n",
+             "pkg/other.py": "from pkg.env import ops\n\nops.allgather(w, 8)\n"}
+    assert npu010(lint(files, select=["NPU010"])) == [("pkg/use.py", 3)]

@@ -1,0 +1,160 @@
+"""Shapes the rules themselves still miss (item 6 of the resolution issue): each violation
+is marked ``xfail(strict=True)`` until its rule learns it (rules/torchair_config.py,
+rules/torchair_streams.py, rules/mindspeed.py, after their restructuring); the clean twins
+and the unknown cases pass today and must keep passing."""
+
+import textwrap
+
+import pytest
+from conftest import codes
+
+LEGACY = '[tool.npulint.releases]\nmindspeed = ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0"]\n'
+
+
+def d(src):
+    return textwrap.dedent(src).lstrip("\n")
+
+
+def of(found, code):
+    return [(f.code, f.line) for f in found if f.code == code]
+
+
+# -- NPU205: ``y.detach()`` is the output itself (it shares its storage) ----------------------
+
+RO = d("""
+    import torch
+    import torchair
+    config = torchair.CompilerConfig()
+    config.mode = "reduce-overhead"
+    opt_model = torch.compile(model, backend=torchair.get_npu_backend(compiler_config=config))
+    outs = []
+    for x in batches:
+        out = opt_model(x)
+        outs.append(KEEP)
+""")
+
+
+@pytest.mark.xfail(strict=True, reason="NPU205 takes .detach() for a copy; it shares the output's storage "
+                                       "(rules/torchair_config.py: only .detach().clone() copies)")
+def test_npu205_detach_is_not_a_copy(lint):
+    assert of(lint(RO.replace("KEEP", "out.detach()"), select=["NPU2"]), "NPU205") == [("NPU205", 9)]
+
+
+@pytest.mark.parametrize("keep", ["out.detach().clone()", "out.clone().detach()", "out.detach().cpu()"])
+def test_npu205_detach_then_copy_is_clean(lint, keep):
+    assert of(lint(RO.replace("KEEP", keep), select=["NPU2"]), "NPU205") == []
+
+
+# -- compiles npulint does not see yet ---------------------------------------------------------
+
+EVENTS = d("""
+    import torch
+    import torchair as tng
+    from torchair.inference import cache_compile
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="e")
+
+        def forward(self, x):
+            tng.ops.npu_tagged_event_record(self.ev)
+            return x + 1
+
+    config = tng.CompilerConfig()
+    model = Model()
+""")
+
+
+@pytest.mark.xfail(strict=True, reason="`obj.forward = torch.compile(obj.forward, backend=...)` is not yet a compile "
+                                       "of obj's class for NPU3xx (rules/torchair_streams.py)")
+def test_npu303_forward_compiled_in_place(lint):
+    src = EVENTS + "model.forward = torch.compile(model.forward, backend=tng.get_npu_backend(compiler_config=config))\n"
+    assert of(lint(src, select=["NPU3"]), "NPU303") == [("NPU303", 11)]
+
+
+@pytest.mark.xfail(strict=True, reason="torchair.inference.cache_compile(fn, config=cfg) is not yet a compile "
+                                       "(rules/torchair_streams.py, rules/torchair_config.py)")
+def test_npu303_cache_compile(lint):
+    src = EVENTS + "model.forward = cache_compile(model.forward, config=config)\n"
+    assert of(lint(src, select=["NPU3"]), "NPU303") == [("NPU303", 11)]
+
+
+@pytest.mark.parametrize("compile_line", [
+    "model.forward = torch.compile(model.forward, backend=tng.get_npu_backend(compiler_config=config))\n",
+    "model.forward = cache_compile(model.forward, config=config)\n",
+])
+def test_npu303_compiled_in_aclgraph_mode_is_clean(lint, compile_line):
+    src = EVENTS.replace("config = tng.CompilerConfig()\n",
+                         'config = tng.CompilerConfig()\nconfig.mode = "reduce-overhead"\n') + compile_line
+    assert of(lint(src, select=["NPU3"]), "NPU303") == []
+
+
+def test_npu303_forward_compiled_with_unknown_config_is_silent(lint):
+    src = EVENTS + "model.forward = cache_compile(model.forward, config=make_config())\n"
+    assert of(lint(src, select=["NPU3"]), "NPU303") == []
+
+
+@pytest.mark.xfail(strict=True, reason="cache_compile's config is not yet a use of the config for NPU201 "
+                                       "(rules/torchair_config.py)")
+def test_npu201_cache_compile_config(lint):
+    src = d("""
+        import torchair
+        from torchair.inference import cache_compile
+        config = torchair.CompilerConfig()
+        config.mode = "max-autotune"
+        config.debug.aclgraph.disable_reinplace_inplaceable_ops_pass = True
+        fn = cache_compile(model.forward, config=config)
+    """)
+    assert of(lint(src, select=["NPU2"]), "NPU201") == [("NPU201", 5)]
+
+
+# -- NPU5xx: Python launchers built from parts --------------------------------------------------
+
+CONFLICT = '"--adaptive-memory-optimization", "--swap-attention"'
+
+
+@pytest.mark.xfail(strict=True, reason="a launch list concatenated from resolvable parts is not read yet "
+                                       "(rules/mindspeed.py: evaluate BinaryOperation(+) of list names)")
+def test_launch_list_concatenated_from_parts(lint):
+    src = d(f"""
+        import subprocess
+        BASE = ["torchrun", "--nproc_per_node", "8", "pretrain_gpt.py"]
+        ARGS = [{CONFLICT}]
+        cmd = BASE + ARGS + ["--bf16"]
+        subprocess.run(cmd)
+    """)
+    assert codes(lint(src, select=["NPU5"], config=LEGACY)) == ["NPU501"]
+
+
+@pytest.mark.xfail(strict=True, reason="shlex.split of a resolvable string is not read as a launch yet "
+                                       "(rules/mindspeed.py)")
+def test_launch_from_shlex_split(lint):
+    src = d("""
+        import shlex, subprocess
+        subprocess.run(shlex.split("torchrun --nproc_per_node 8 pretrain_gpt.py "
+                                   "--adaptive-memory-optimization --swap-attention"))
+    """)
+    assert codes(lint(src, select=["NPU5"], config=LEGACY)) == ["NPU501"]
+
+
+@pytest.mark.xfail(strict=True, reason="os.execl*/os.execlp varargs are not read as a launch yet (rules/mindspeed.py)")
+def test_launch_from_execlp_varargs(lint):
+    src = d(f"""
+        import os
+        os.execlp("torchrun", "torchrun", "pretrain_gpt.py", {CONFLICT})
+    """)
+    assert codes(lint(src, select=["NPU5"], config=LEGACY)) == ["NPU501"]
+
+
+@pytest.mark.parametrize("src", [
+    # the clean twins: the same launches without the conflict
+    'import subprocess\nBASE = ["torchrun", "pretrain_gpt.py"]\nsubprocess.run(BASE + ["--bf16"])\n',
+    'import shlex, subprocess\nsubprocess.run(shlex.split("torchrun pretrain_gpt.py --bf16"))\n',
+    'import os\nos.execlp("torchrun", "torchrun", "pretrain_gpt.py", "--bf16")\n',
+    # unknown parts: silent
+    'import subprocess, sys\nsubprocess.run(["torchrun", "pretrain_gpt.py"] + sys.argv[1:])\n',
+    'import shlex, subprocess\nsubprocess.run(shlex.split(line))\n',
+])
+def test_launchers_from_parts_clean_or_unknown(lint, src):
+    assert lint(src, select=["NPU5"], config=LEGACY) == []
