@@ -664,10 +664,20 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
         from npulint.checker import ProjectReporter
 
         reporter = ProjectReporter(enabled)
+        # each topic's facts gathered once: the rules that read a topic get the same list (a
+        # family's rules may then share one computation over it, keyed on the list)
+        gathered: Dict[str, List[Tuple[str, Any]]] = {}
+
+        def topic_facts(topic: str) -> List[Tuple[str, Any]]:
+            got = gathered.get(topic)
+            if got is None:
+                got = gathered[topic] = [(r.display, f) for r in results for f in r.facts.get(topic, ())]
+            return got
+
         for cls in project_classes:
-            facts = [(r.display, f) for r in results for f in r.facts.get(cls.__name__, ())]
+            facts = topic_facts(cls.__name__)
             topics = tuple(cls.consumes) + tuple(u.__name__ for u in cls.uses)  # an analysis's facts reach its rules
-            shared = {t: [(r.display, f) for r in results for f in r.facts.get(t, ())] for t in topics}
+            shared = {t: topic_facts(t) for t in topics}
             if facts or any(shared.values()):
                 try:
                     cls.project(facts, reporter, settings, shared)

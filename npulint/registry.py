@@ -43,10 +43,11 @@ def _import_rule_modules(pkg) -> None:
 
 def load() -> Tuple[List[Rule], List[type]]:
     """All rules (sorted by code) and the classes the engine runs over a file: the rule classes
-    (discovered: every :class:`npulint.lintrule.LintRule` subclass with a code) and the
-    families not yet split into rule classes (``CHECKERS`` of the rules package)."""
+    (discovered: every :class:`npulint.lintrule.LintRule` subclass with a code), the analyses
+    they use that are selected on their own (``Analysis.standalone``) and the families not yet
+    split into rule classes (``CHECKERS`` of the rules package)."""
     if "rules" not in _CACHE:
-        from npulint.lintrule import discovered
+        from npulint.lintrule import discovered, with_analyses
 
         pkg = _load_rules_package()
         _import_rule_modules(pkg)
@@ -56,5 +57,8 @@ def load() -> Tuple[List[Rule], List[type]]:
         if len(set(codes)) != len(codes):  # pragma: no cover - a packaging bug
             raise RuntimeError("duplicate rule codes")
         _CACHE["rules"] = rules
-        _CACHE["checkers"] = [*getattr(pkg, "CHECKERS", ()), *(c for c in classes if not c.ENGINE)]
+        run = [c for c in classes if not c.ENGINE]
+        # analyses the prefilter selects on their own (Analysis.standalone); the others come with their rules
+        standalone = [a for a in with_analyses(run) if getattr(a, "standalone", False)]
+        _CACHE["checkers"] = [*getattr(pkg, "CHECKERS", ()), *run, *standalone]
     return _CACHE["rules"], _CACHE["checkers"]  # type: ignore[return-value]

@@ -7,6 +7,6 @@ Installed wheels carry this folder as ``npulint.rules``.
 from . import engine, mc2, mindspeed, prefetch, signature, torchair_config, torchair_streams
 
 CHECKERS = [prefetch.PrefetchChecker, mc2.MC2Checker, torchair_config.TorchairConfigChecker,
-            torchair_streams.StreamsChecker, *mindspeed.CHECKERS]
+            torchair_streams.StreamsChecker]
 
-ALL_RULES = [*prefetch.RULES, *mc2.RULES, *torchair_config.RULES, *torchair_streams.RULES, *mindspeed.RULES]
+ALL_RULES = [*prefetch.RULES, *mc2.RULES, *torchair_config.RULES, *torchair_streams.RULES]
