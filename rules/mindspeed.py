@@ -870,7 +870,7 @@ def _own_parser_entry(entry: str, own: Dict[str, int]) -> Optional[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# NPU503's facts
+# NPU503's fix: ``X.apply(args)`` -> ``adapt_mem_func_wrapper(X, args)``, a LibCST node
 
 
 @dataclasses.dataclass(frozen=True)
@@ -879,6 +879,94 @@ class ApplyCall:
     span: Span
     fix: Optional[Fix]
     name: str
+
+
+# a hanging call's first line of arguments that would be longer than this with ``X, `` in front
+# of it (pycodestyle's default maximum line length) gets ``X`` on a line of its own instead
+MAX_LINE = 79
+
+
+def wrapped_call(call: cst.Call, x_own_line: bool = False, shift: int = 0, visual_column: int = 0,
+                 indent: str = "") -> cst.Call:
+    """``X.apply(args)`` as ``adapt_mem_func_wrapper(X, args)``: the old arguments' nodes, with
+    their whitespace and comments. A call laid out with a hanging indent keeps it (``X`` goes
+    first on the arguments' first line, or on a line of its own when each argument has one or
+    *x_own_line*); a call whose arguments are aligned with its opening bracket (visual indent)
+    has its lines that are aligned at *visual_column* or beyond moved by *shift* columns, as far
+    as the bracket moved (*indent*: the enclosing block's indentation, which LibCST writes at the
+    start of such lines). A generator expression that was the only argument gets its own
+    parentheses."""
+    assert isinstance(call.func, cst.Attribute)
+    args = list(call.args)
+    if len(args) == 1 and isinstance(args[0].value, cst.GeneratorExp) and not args[0].value.lpar:
+        args[0] = args[0].with_changes(value=args[0].value.with_changes(lpar=[cst.LeftParen()],
+                                                                        rpar=[cst.RightParen()]))
+    if shift and args:
+        args = [a.visit(_Shift(shift, visual_column, indent)) for a in args]
+    first = cst.Arg(value=call.func.value)
+    if args:
+        after: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace(" ")
+        before = call.whitespace_before_args
+        first_comma = args[0].comma
+        if isinstance(before, cst.ParenthesizedWhitespace) and (x_own_line or (
+                isinstance(first_comma, cst.Comma) and isinstance(first_comma.whitespace_after,
+                                                                  cst.ParenthesizedWhitespace))):
+            # X on a line of its own, at the first argument's indentation
+            after = cst.ParenthesizedWhitespace(indent=before.indent, last_line=before.last_line)
+        first = first.with_changes(comma=cst.Comma(whitespace_after=after))
+    return cst.Call(func=cst.Name(WRAPPER_NAME), args=[first, *args], whitespace_after_func=call.whitespace_after_func,
+                    whitespace_before_args=call.whitespace_before_args)
+
+
+class _Shift(cst.CSTTransformer):
+    """Moves the lines of a visually indented call's arguments that are aligned at *column* or
+    beyond (their line breaks: ``ParenthesizedWhitespace``, and the comment lines in it) by
+    *shift* columns. The block's *indent* counts where LibCST writes it (``indent=True``)."""
+
+    def __init__(self, shift: int, column: int, indent: str):
+        super().__init__()
+        self.shift = shift
+        self.column = column
+        self.indent = indent
+
+    def _moved(self, indented: bool, space: str) -> Optional[Tuple[bool, str]]:
+        if "\t" in space or (indented and "\t" in self.indent):
+            return None
+        width = (len(self.indent) if indented else 0) + len(space)
+        if width < self.column:
+            return None
+        if self.shift > 0:
+            return indented, space + " " * self.shift
+        if len(space) >= -self.shift:
+            return indented, space[:self.shift]
+        return False, " " * (width + self.shift)
+
+    def leave_ParenthesizedWhitespace(self, original, updated):
+        moved = self._moved(updated.indent, updated.last_line.value)
+        if moved is None:
+            return updated
+        return updated.with_changes(indent=moved[0], last_line=cst.SimpleWhitespace(moved[1]))
+
+    def leave_EmptyLine(self, original, updated):
+        if updated.comment is None:
+            return updated
+        moved = self._moved(updated.indent, updated.whitespace.value)
+        if moved is None:
+            return updated
+        return updated.with_changes(indent=moved[0], whitespace=cst.SimpleWhitespace(moved[1]))
+
+
+def render(module: cst.Module, node: cst.CSTNode, indent: str) -> Optional[str]:
+    """*node*'s code as LibCST writes it inside a block indented by *indent* (the block's
+    indentation starts each of its continuation lines that LibCST indents with the block)."""
+    if not indent:
+        return module.code_for_node(node)
+    nl = module.default_newline
+    code = module.code_for_node(cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Expr(node)])], indent=indent))
+    head = nl + indent
+    if not (code.startswith(head) and code.endswith(nl)):  # pragma: no cover - another LibCST
+        return None
+    return code[len(head):len(code) - len(nl)]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1021,12 +1109,19 @@ class AutogradApplyBypassesAmo(LintRule):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self.applies: List[Tuple[cst.Call, Any]] = []
+        self.applies: List[Tuple[cst.Call, Any, str]] = []  # (call, site, its block's indentation)
+        self.blocks: List[str] = []
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(node.indent if node.indent is not None else self.ctx.module.default_indent)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
         if isinstance(func, cst.Attribute) and func.attr.value == "apply":
-            self.applies.append((node, self.ctx.site()))
+            self.applies.append((node, self.ctx.site(), "".join(self.blocks)))
 
     def finish(self) -> None:
         """The file's facts: each class's bases, and each ``X.apply(...)`` in a method."""
@@ -1040,7 +1135,7 @@ class AutogradApplyBypassesAmo(LintRule):
                 classes[q] = known.bases(node)
         applies: List[ApplyCall] = []
         if ".apply" in ctx.text:
-            for node, site in self.applies:
+            for node, site, indent in self.applies:
                 cls = sem.enclosing_class(site)
                 if cls is None or site.scope.enclosing_function() is None:
                     continue
@@ -1048,32 +1143,41 @@ class AutogradApplyBypassesAmo(LintRule):
                 callee = sem.callee_qualname(node.func.value, site)
                 if callee is None or owner is None:
                     continue
-                applies.append(ApplyCall(callee, ctx.span(node), self._fix(node), owner))
+                applies.append(ApplyCall(callee, ctx.span(node), self._fix(node, indent), owner))
         if classes or applies:
             ctx.fact(type(self), {"classes": classes, "applies": applies})
 
-    def _fix(self, node: cst.Call) -> Optional[Fix]:
+    def _fix(self, node: cst.Call, indent: str) -> Optional[Fix]:
+        """The call through the wrapper (a LibCST node: :func:`wrapped_call`), and the import."""
         ctx = self.ctx
         if any(a.keyword is not None for a in node.args) or any(a.star == "**" for a in node.args):
-            return None
+            return None  # the wrapper takes no keywords
         edit_import = ctx.import_edit(WRAPPER_MODULE, WRAPPER_NAME)
-        if edit_import is not None and re.search(r"\badapt_mem_func_wrapper\b", ctx.text):
+        if edit_import is not None and re.search(rf"\b{WRAPPER_NAME}\b", ctx.text):
             return None  # the name is taken by something else here
-        # the source as written (LibCST renders nested nodes without their block's indentation)
-        call_span, func_span, x_span = ctx.span(node), ctx.span(node.func), ctx.span(node.func.value)
-        x_code = ctx.source(x_span)
-        rest = ctx.source(Span(func_span.end_line, func_span.end_column, call_span.end_line, call_span.end_column)).lstrip()
-        if not (rest.startswith("(") and rest.endswith(")")) or "\n" in x_code:
+        module = ctx.module
+        if "\n" in module.code_for_node(node.func.value):
             return None
-        inner = rest[1:-1]
-        if not inner.strip():
-            new = f"adapt_mem_func_wrapper({x_code})"
-        else:
-            lead = inner[:len(inner) - len(inner.lstrip())]
-            new = f"adapt_mem_func_wrapper({x_code},{inner}" if "\n" in lead else \
-                f"adapt_mem_func_wrapper({x_code}, {inner.lstrip()}"
-            new += ")"
-        edits = [ctx.replace(node, new)]
+        shift = column = 0
+        own_line = False
+        if node.args and isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace):
+            line = ctx.lines()[ctx.line(node.args[0]) - 1].rstrip("\r\n")
+            own_line = len(line) + len(module.code_for_node(node.func.value)) + 2 > MAX_LINE
+        func = module.code_for_node(node.func)
+        bracket = func + module.code_for_node(node.whitespace_after_func)  # up to the opening bracket
+        if node.args and not isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace) \
+                and "\n" not in bracket:
+            # the arguments start on the bracket's line (visual indent): the lines aligned with
+            # them move as far as the bracket does
+            span = ctx.span(node)
+            before = ctx.lines()[span.line - 1][:span.column - 1]
+            if "\t" not in before:
+                shift = len(WRAPPER_NAME) - len(func)
+                column = len(before) + len(bracket) + 1 + len(module.code_for_node(node.whitespace_before_args))
+        code = render(module, wrapped_call(node, own_line, shift, column, indent), indent)
+        if code is None:
+            return None
+        edits = [ctx.replace(node, code)]
         if edit_import is not None:
             edits.insert(0, edit_import)
         return Fix("call through adapt_mem_func_wrapper so adaptive memory optimization manages it", tuple(edits))
