@@ -43,20 +43,20 @@ def _import_rule_modules(pkg) -> None:
 
 def load() -> Tuple[List[Rule], List[type]]:
     """All rules (sorted by code) and the classes the engine runs over a file: the rule classes
-    (discovered: every :class:`npulint.lintrule.LintRule` subclass with a code) with the shared
-    analyses they use, and the families not yet split into rule classes (``CHECKERS`` of the
-    rules package). An analysis is listed so that the prefilter knows it: one that ``provides``
-    a fact topic runs whenever a consumer of the topic is on, even with none of its rules on."""
+    (discovered: every :class:`npulint.lintrule.LintRule` subclass with a code in the rules
+    package) with the shared analyses they use. An analysis is listed so that the prefilter
+    knows it: one that ``provides`` a fact topic runs whenever a consumer of the topic is on,
+    even with none of its own rules on."""
     if "rules" not in _CACHE:
         from npulint.lintrule import discovered, with_analyses
 
         pkg = _load_rules_package()
         _import_rule_modules(pkg)
         classes = discovered()
-        rules = sorted([*getattr(pkg, "ALL_RULES", ()), *(c.meta() for c in classes)], key=lambda r: r.code)
+        rules = sorted((c.meta() for c in classes), key=lambda r: r.code)
         codes = [r.code for r in rules]
         if len(set(codes)) != len(codes):  # pragma: no cover - a packaging bug
             raise RuntimeError("duplicate rule codes")
         _CACHE["rules"] = rules
-        _CACHE["checkers"] = [*getattr(pkg, "CHECKERS", ()), *with_analyses([c for c in classes if not c.ENGINE])]
+        _CACHE["checkers"] = with_analyses([c for c in classes if not c.ENGINE])
     return _CACHE["rules"], _CACHE["checkers"]  # type: ignore[return-value]

@@ -1,12 +1,6 @@
-"""npulint's rules: one class per rule (``npulint.lintrule.LintRule``), discovered by the
-engine in every module of this package (``npulint.registry``). Families not yet split into rule
-classes are listed below as checkers with their ``Rule`` objects.
+"""npulint's rules: one class per rule (``npulint.lintrule.LintRule``), each family's rules
+over a shared ``Analysis``, discovered by the engine in every module of this package
+(``npulint.registry``): nothing is listed by hand.
 
 Installed wheels carry this folder as ``npulint.rules``.
 """
-
-from . import engine, mc2, mindspeed, prefetch, signature, torchair_config, torchair_streams
-
-CHECKERS = [*mindspeed.CHECKERS]
-
-ALL_RULES = [*mindspeed.RULES]

@@ -1,5 +1,16 @@
 """NPU501-NPU505: MindSpeed launch flags, read from shell launch scripts and Python launchers,
-checked against the catalog in :mod:`mindspeed_catalog`; AMO and ``adapt_mem_func_wrapper``."""
+checked against the catalog in :mod:`mindspeed_catalog`; AMO and ``adapt_mem_func_wrapper``.
+
+Shared analyses (they report no rule of their own): :class:`ShellLaunches` and
+:class:`PythonLaunches` read the launch commands (of shell scripts; of ``subprocess``/``os.exec*``
+lists and ``sys.argv``) and record, per launch, the catalog's findings and whether it enables
+AMO; :class:`FlagFacts` records the flags the linted files register and the entry scripts that
+parse their own arguments, and folds the launches' findings once per run
+(:meth:`FlagFacts.launch_findings`); :class:`FunctionClasses` knows a file's classes and which
+subclass ``torch.autograd.Function``. The rules: NPU501, NPU502 and NPU504 report the launches'
+findings in the project phase; NPU503 records its ``X.apply(...)`` calls (with their fixes) and
+reports them in the project phase when a launch enables AMO; NPU505 checks the file's
+``adapt_mem_func_wrapper`` calls."""
 
 from __future__ import annotations
 
@@ -8,18 +19,19 @@ import functools
 import itertools
 import os
 import re
-from typing import Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
 
 from npulint import argflags
-from npulint.checker import Checker
-from npulint.model import Fix, LazySpan, Rule, Span
+from npulint.lintrule import Analysis, Invalid, LintRule
+from npulint.model import Fix, LazySpan, Span
 from npulint.shell import command_start
 from npulint.source import SHELL
 
 from npulint.releases import runs_on
 
+from .engine import AnalysisLimit, ShellCrlf, SyntaxErrorInFile
 from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, catalog_for
 
 _SRC = "RULES.md NPU5xx; docs/003 (adaptive memory optimization); research/mindspeed-flags.md"
@@ -27,119 +39,15 @@ AMO_FLAG = "--adaptive-memory-optimization"
 # Every TRAINING_ENTRIES name starts with one of these (the prefilter looks for them).
 ENTRY_PREFIXES = ("pretrain_", "posttrain_", "finetune_")
 WRAPPER_MODULE = "mindspeed.core.memory.adaptive_memory.adaptive_memory_function"
-WRAPPER = f"{WRAPPER_MODULE}.adapt_mem_func_wrapper"
+WRAPPER_NAME = "adapt_mem_func_wrapper"
+WRAPPER = f"{WRAPPER_MODULE}.{WRAPPER_NAME}"
 FUNCTION_BASES = {"torch.autograd.Function", "torch.autograd.function.Function"}
 MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
-
-INCOMPATIBLE = Rule(
-    code="NPU501", name="mindspeed-incompatible-flags", severity="error",
-    summary="Two flags MindSpeed rejects together in one launch command.",
-    explanation=(
-        "MindSpeed's argument validation raises at start-up (after the job has been scheduled) when "
-        "these flags are combined, e.g. `--adaptive-memory-optimization` with any `--recompute-granularity` "
-        "or `--recompute-method`, `--recompute-activations`, adaptive selective recompute, `--swap-attention`, "
-        "`--recompute-in-bubble`, `--recompute-activation-function`, `--ampipe-degree` > 1 or "
-        "`--memory-fragmentation`; then the pairwise rules of MindSpeed's feature checks. Flags are read from "
-        "launch commands (`torchrun`, `python -m torch.distributed.launch|run`, `msrun`, `python entry.py`) in "
-        "shell scripts, through variables, arrays and appends, and from string lists passed to "
-        "`subprocess`/`os.exec*` or assigned to `sys.argv`. Branches of `if`/`case` are alternatives: only "
-        "flags on one path conflict. Reported once per pair at the flag that comes later. A check is reported only "
-        "when it holds on every release the launch may run on: those configured in `[tool.npulint.releases]`, "
-        "else inferred from the project, else every release npulint knows, less those whose parsers do not take "
-        "every flag of the launch; the message names the releases it holds for and the upstream line (README, "
-        "\"Releases\"). The AMO rules are those of the core_r0.8.0-era MindSpeed validator."),
-    source=_SRC + " §1, §1.2, §2A-2C; MS@master mindspeed/arguments.py:728-735",
-    invalid=('torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization '
-             '--recompute-granularity full\n',),
-    valid=('torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization --recompute-num-layers 2\n',),
-    fix="Drop one of the two flags (for AMO: drop the recompute/swap flags, AMO chooses the strategy itself).",
-    example_language="shell",
-    example_config='[tool.npulint.releases]\nmindspeed = "2.1.0_core_r0.8.0"\n',
-)
-
-UNKNOWN_FLAG = Rule(
-    code="NPU502", name="mindspeed-unknown-flag", severity="error",
-    summary="A training flag no MindSpeed/Megatron stack registers, close to one that exists.",
-    explanation=(
-        "Megatron parses its arguments strictly (`allow_abbrev=False`, no unknown arguments), so a misspelled "
-        "flag aborts training at start-up. Reported only when a known flag is within a small edit distance "
-        "(the message says which), and only for Megatron-style entry scripts (`pretrain_*.py`, "
-        "`posttrain_*.py`, `finetune_*.py`). Known flags: those of every release of MindSpeed, MindSpeed-LLM, "
-        "MindSpeed-MM, MindSpeed-RL and Megatron-LM (every `add_argument` of their Python files, shipped as "
-        "data and regenerated by `tools/gen_known_flags.py`), every `add_argument(\"--x\", ...)` in the linted "
-        "Python files, and the configuration's `extend-known-flags`. A launch of an entry script that is itself "
-        "linted and parses its own arguments without Megatron (it calls `parse_args`/`parse_known_args` or "
-        "`hydra.main`, and imports nothing of Megatron but `megatron.core` and nothing of MindSpeed or the "
-        "frameworks built on it) is judged by that parser: NPU501, NPU502 and NPU504 say nothing about it."),
-    source=_SRC + " §0.1 item 4, §3; rules/mindspeed_known_flags.txt (its header: every source and commit); "
-                  "MEG@0.12.1 megatron/training/arguments.py:81-84",
-    invalid=("torchrun pretrain_gpt.py --tensor-model-paralel-size 2\n",),
-    valid=("torchrun pretrain_gpt.py --tensor-model-parallel-size 2\n",),
-    fix="Use the flag's correct spelling.",
-    example_language="shell",
-)
-
-APPLY_BYPASSES_AMO = Rule(
-    code="NPU503", name="autograd-apply-bypasses-amo", severity="warning",
-    summary="`X.apply(...)` of a custom autograd Function in a module, while a launch enables AMO.",
-    explanation=(
-        "A launch command in the run enables `--adaptive-memory-optimization`, and a method of an `nn.Module` "
-        "subclass calls `X.apply(...)` where `X` subclasses `torch.autograd.Function` (in the linted files). "
-        "Adaptive memory optimization manages only the Functions called through "
-        "`adapt_mem_func_wrapper(X, *args)`; this call is invisible to it. The automatic fix rewrites the call "
-        "and adds `from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import "
-        "adapt_mem_func_wrapper`."),
-    source=_SRC + " §5; docs/003 (使用方法); MS@200r08 mindspeed/core/memory/adaptive_memory/"
-                  "adaptive_memory_function.py:112-135",
-    invalid=("import subprocess\nimport torch\n\n"
-             "class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n\n"
-             "class M(torch.nn.Module):\n    def forward(self, x):\n        return F.apply(x)\n\n"
-             "subprocess.run(['torchrun', 'pretrain_gpt.py', '--adaptive-memory-optimization'])\n",),
-    valid=("import subprocess\nimport torch\n"
-           "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n\n"
-           "class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n\n"
-           "class M(torch.nn.Module):\n    def forward(self, x):\n        return adapt_mem_func_wrapper(F, x)\n\n"
-           "subprocess.run(['torchrun', 'pretrain_gpt.py', '--adaptive-memory-optimization'])\n",),
-    fix="`X.apply(a, b)` -> `adapt_mem_func_wrapper(X, a, b)` (automatic fix).",
-    autofix=True,
-)
-
-MISSING_REQUIREMENT = Rule(
-    code="NPU504", name="mindspeed-missing-requirement", severity="error",
-    summary="A MindSpeed flag whose required companion is absent or has a wrong value.",
-    explanation=(
-        "From the catalog of MindSpeed's start-up checks, e.g. `--recompute-in-bubble` needs pipeline size > 1 "
-        "and a virtual pipeline (`--num-layers-per-virtual-pipeline-stage`); `--fsdp2-config-path` needs "
-        "`--use-torch-fsdp2`; `--reuse-fp32-param` needs `--bf16`; `--use-ascend-mc2` needs "
-        "`--sequence-parallel` and TP > 1. Absent flags take MindSpeed's defaults (pipeline size 1). Also a "
-        "value outside the flag's allowed choices or range. Nothing is reported when part of the command is "
-        "unknown (a variable the script does not set may hold the companion)."),
-    source=_SRC + " §2A-2D",
-    invalid=("torchrun pretrain_gpt.py --reuse-fp32-param --fp16\n",),
-    valid=("torchrun pretrain_gpt.py --reuse-fp32-param --bf16\n",
-           "torchrun pretrain_gpt.py --reuse-fp32-param $EXTRA_ARGS\n"),
-    fix="Add the companion flag, or drop the flag that needs it.",
-    example_language="shell",
-)
-
-WRAPPER_MISUSE = Rule(
-    code="NPU505", name="adapt-mem-wrapper-misuse", severity="error",
-    summary="`adapt_mem_func_wrapper` given something other than an autograd Function class, or keywords.",
-    explanation=(
-        "`adapt_mem_func_wrapper(fc_class, *args)` first checks that `fc_class` is a subclass of "
-        "`torch.autograd.Function` and raises `TypeError` otherwise; passing an instance, `X.apply`, a function "
-        "or a lambda fails. It takes no keyword arguments."),
-    source=_SRC + " §5; MS@200r08 mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112-114",
-    invalid=("import torch\n"
-             "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n\n"
-             "class F(torch.autograd.Function):\n    pass\n\ny = adapt_mem_func_wrapper(F.apply, x)\n",),
-    valid=("import torch\n"
-           "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n\n"
-           "class F(torch.autograd.Function):\n    pass\n\ny = adapt_mem_func_wrapper(F, x)\n",),
-    fix="Pass the Function class itself, then its positional arguments: `adapt_mem_func_wrapper(F, x)`.",
-)
-
-RULES = (INCOMPATIBLE, UNKNOWN_FLAG, APPLY_BYPASSES_AMO, MISSING_REQUIREMENT, WRAPPER_MISUSE)
+# the facts the launch readers record for the project phase: each launch's findings (held back
+# until it is known whether its entry script parses its own arguments), and where AMO is enabled
+LAUNCH_TOPIC = "mindspeed.launch"
+AMO_TOPIC = "mindspeed.amo"
+ARGPARSE_TOPIC = "mindspeed.argparse"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -398,17 +306,17 @@ def check_launch(launch: Launch, stacks: FrozenSet[str]) -> List[Tuple[str, Opti
             seen_pairs.add(pair)
             later = occ_a if occ_a.index > occ_b.index else occ_b
             other = occ_b if later is occ_a else occ_a
-            out.append(("NPU501", later.word.span,
+            out.append((MindSpeedIncompatibleFlags.CODE, later.word.span,
                         f"{later.flag} conflicts with {other.flag}: {e.message}; rejected at start-up "
                         f"({where})"))
         elif e.kind == "requires":
             b, _ = cmd.holds(e.b)
             if b is False and not cmd.has_unknown_for(e.b):
-                out.append(("NPU504", occ_a.word.span, f"{occ_a.flag}: {e.message} ({where})"))
+                out.append((MindSpeedMissingRequirement.CODE, occ_a.word.span, f"{occ_a.flag}: {e.message} ({where})"))
         elif e.kind == "choices":
             known, value, occ = cmd.value(occ_a.flag)
             if known and occ is not None and occ.value is not None and str(value) not in tuple(map(str, e.b[2])):
-                out.append(("NPU504", occ.value.span or occ.word.span,
+                out.append((MindSpeedMissingRequirement.CODE, occ.value.span or occ.word.span,
                             f"{occ.flag} {value}: {e.message} ({where})"))
     out.extend(_unknown_flags(cmd))
     return out
@@ -427,7 +335,8 @@ def _out_of_range(cmd: Cmd, e, where: str) -> Optional[Tuple[str, Optional[Span]
     except (TypeError, ValueError):
         return None
     if (lo is not None and num < lo) or (hi is not None and num > hi):
-        return ("NPU504", occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})")
+        return (MindSpeedMissingRequirement.CODE, occ.value.span or occ.word.span,
+                f"{occ.flag} {value}: {e.message} ({where})")
     return None
 
 
@@ -509,14 +418,14 @@ def _near(flag: str, limit: int) -> List[str]:
 def _unknown_flags(cmd: Cmd):
     """NPU502's candidates: ``("NPU502", span, flag)`` for each flag no release registers (the
     third item is the flag, not a message: whether the linted files register it, and so the
-    message, is settled in the project phase, see :class:`FlagFacts`)."""
+    message, is settled in the project phase, see :meth:`FlagFacts.launch_findings`)."""
     known = known_flags()
     out = []
     for o in cmd.occs:
         if "_" in o.flag or "." in o.flag:  # launcher-style or dotted (YAML override) options
             continue
         if o.flag not in known:
-            out.append(("NPU502", o.word.span, o.flag))
+            out.append((MindSpeedUnknownFlag.CODE, o.word.span, o.flag))
     return out
 
 
@@ -531,7 +440,7 @@ def launch_fact(ctx, launch: Launch, found) -> Optional[dict]:
         noqa_lines = item[3] if len(item) > 3 else ()  # a shell command's ``# noqa`` lines above it
         if span is None:
             continue
-        if code == "NPU502":
+        if code == MindSpeedUnknownFlag.CODE:
             if message not in declared:
                 unknown.append((message, span, noqa_lines))
         else:
@@ -541,18 +450,26 @@ def launch_fact(ctx, launch: Launch, found) -> Optional[dict]:
     return {"entry": launch.entry.text, "found": rest, "unknown": unknown, "declared": tuple(declared)}
 
 
+
 # ---------------------------------------------------------------------------------------------
 # Shell
 
 
-class ShellLaunchChecker(Checker):
-    rules = (INCOMPATIBLE, UNKNOWN_FLAG, MISSING_REQUIREMENT)
+class ShellLaunches(Analysis):
+    """The launch commands of a shell script (read as bash reads it: variables, arrays, appends,
+    branches as alternatives): per launch of a training entry, the catalog's findings (a
+    ``mindspeed.launch`` fact, see :func:`launch_fact`), and the first launch that enables AMO
+    (a ``mindspeed.amo`` fact). A script it cannot read is the engine's NPU001 (a syntax error),
+    NPU004 (CRLF line endings) or NPU005 (past a bound of the analysis), which it reports
+    since it is what reads shell scripts."""
+
     language = SHELL
+    standalone = True
     # A launch matters when it runs a training entry (check_launch) or enables AMO (the fact):
     # the script then names the entry or the flag (a value from a sourced file is unknown).
     tokens = tuple((launcher, word) for launcher in ("torchrun", "python", "msrun")
                    for word in (*ENTRY_PREFIXES, AMO_FLAG))
-    provides = ("mindspeed.amo", "mindspeed.launch")
+    provides = (AMO_TOPIC, LAUNCH_TOPIC)
 
     def finish(self) -> None:
         from npulint.shell import crlf_lines, parse_script
@@ -569,7 +486,7 @@ class ShellLaunchChecker(Checker):
             # that continuation lines were meant to build, are not what the script shows
             n = len(crlf)
             line, col = crlf[0]
-            ctx.report("NPU004", Span(line, col, line, col + 1),
+            ctx.report(ShellCrlf.CODE, Span(line, col, line, col + 1),
                        f"CRLF (Windows) line endings{f' on {n} lines' if n > 1 else ''}: bash reads the "
                        "carriage return as part of each line's last word (`--bf16` becomes `--bf16\\r`) and "
                        "`\\` before CRLF does not continue the command; convert the file to LF line endings")
@@ -577,12 +494,12 @@ class ShellLaunchChecker(Checker):
         script, error = parse_script(ctx.text)
         if error is not None:
             ctx.unjudged = True
-            ctx.report("NPU001", Span(error.line, error.column, error.line, error.column),
+            ctx.report(SyntaxErrorInFile.CODE, Span(error.line, error.column, error.line, error.column),
                        f"syntax error: {error.message}")
             return
         if script.limit is not None:  # past a bound of the analysis: one finding, nothing else
             ctx.unjudged = True
-            ctx.report("NPU005", Span(1, 1, 1, 1),
+            ctx.report(AnalysisLimit.CODE, Span(1, 1, 1, 1),
                        f"not checked: {script.limit}; nothing else is reported for this script")
             return
         # past MAX_PATHS branch paths (script.capped) later commands were not recorded: nothing is said
@@ -601,15 +518,16 @@ class ShellLaunchChecker(Checker):
                     continue
                 seen.add(key)
                 # NPU502's "message" is the flag, compared with the known ones in the project phase
-                found.append((code, span, message if code == "NPU502" else _printable(message), command.noqa_lines))
+                found.append((code, span, message if code == MindSpeedUnknownFlag.CODE else _printable(message),
+                              command.noqa_lines))
             fact = launch_fact(ctx, launch, found)
             if fact is not None:
-                ctx.fact("mindspeed.launch", fact)
+                ctx.fact(LAUNCH_TOPIC, fact)
             if not amo_done:
                 amo = amo_occ(launch)
                 if amo is not None:
                     amo_done = True
-                    ctx.fact("mindspeed.amo", (amo.line, amo.column))
+                    ctx.fact(AMO_TOPIC, (amo.line, amo.column))
 
 
 def _stacks(settings) -> FrozenSet[str]:
@@ -645,57 +563,43 @@ _LAUNCH_CALLS = _SUBPROCESS | _EXECV
 _ARGV = {"sys.argv"}
 
 
-@dataclasses.dataclass(frozen=True)
-class ApplyCall:
-    callee: str  # qualified name of X in X.apply
-    span: Span
-    fix: Optional[Fix]
-    name: str
+class PythonLaunches(Analysis):
+    """The launch commands of a Python file: string lists passed to ``subprocess``/``os.exec*``
+    or assigned to ``sys.argv`` (``mindspeed.launch`` and ``mindspeed.amo`` facts, as
+    :class:`ShellLaunches` records them); and the file's ``adapt_mem_func_wrapper(...)`` calls
+    (``wrapper_calls``, for NPU505).
 
+    A launch list matters only when it launches a training entry (check_launch) or enables AMO
+    (the ``mindspeed.amo`` fact), and the resolver knows only this file's string values: so the
+    file's text names the entry or the flag (an entry name assembled from pieces, "pre" +
+    "train_gpt.py", is missed); or, for ``sys.argv = [...]`` without an entry, the file is itself
+    the entry. Most files that merely mention ``subprocess`` or ``sys.argv`` are never parsed for
+    it. NPU503's files (``X.apply(...)`` calls, joined to parses or reached by the follow-up
+    phase) bring it along, and it reads their launches too."""
 
-class PythonMindSpeedChecker(Checker):
-    rules = (INCOMPATIBLE, UNKNOWN_FLAG, APPLY_BYPASSES_AMO, MISSING_REQUIREMENT, WRAPPER_MISUSE)
-    # Launchers and the wrapper select a file. NPU503's `X.apply(...)` calls and Function
-    # classes matter only in a run where some launch enables AMO: they join files parsed
-    # anyway (piggyback) and, when a launch enables AMO, the follow-up phase parses the rest.
-    #
-    # A launch list matters only when it launches a training entry (check_launch) or enables
-    # AMO (the "mindspeed.amo" fact), and the resolver knows only this file's string values:
-    # so the file's text names the entry or the flag (an entry name assembled from pieces,
-    # "pre" + "train_gpt.py", is missed); or, for `sys.argv = [...]` without an entry, the file
-    # is itself the entry. Most files that merely mention `subprocess` or
-    # `sys.argv` are never parsed for this checker.
+    standalone = True
     tokens = (*((launcher, word) for launcher in ("subprocess", "execv", "argv")
                 for word in (*ENTRY_PREFIXES, AMO_FLAG)),
-              ("adapt_mem_func_wrapper",))
-    piggyback = (".apply", "autograd")
+              (WRAPPER_NAME,))
+    provides = (AMO_TOPIC, LAUNCH_TOPIC)
 
     @classmethod
     def wants(cls, text: str, path: str = "", present=None) -> bool:
         return super().wants(text, path, present) or (
             "argv" in text and re.fullmatch(TRAINING_ENTRIES, os.path.basename(path)) is not None)
 
-    @classmethod
-    def followup(cls, facts, shared=None):
-        return cls.piggyback if (shared or {}).get("mindspeed.amo") else ()
-    provides = ("mindspeed.amo", "mindspeed.launch")
-    consumes = ("mindspeed.amo",)
-
     def __init__(self, ctx):
         super().__init__(ctx)
         self.calls = []
         self.argv = []
-        self.classes = []
         self.mutated = set()
+        self.wrapper_calls: List[Tuple[cst.Call, Any]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self.ctx.site()))
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.argv.append((node, self.ctx.site()))
-
-    def visit_ClassDef(self, node: cst.ClassDef) -> None:
-        self.classes.append((node, self.ctx.site()))
 
     # names of lists that may change after they are built (then their launch is not fully known)
     def visit_Attribute(self, node: cst.Attribute) -> None:
@@ -710,7 +614,6 @@ class PythonMindSpeedChecker(Checker):
         if isinstance(node.value, cst.Name):
             self.mutated.add(node.value.value)
 
-    # -- launch lists --------------------------------------------------------------
     def _words(self, expr, site) -> Optional[List[Word]]:
         named = expr.value if isinstance(expr, cst.Name) else None
         expr, site = self.ctx.sem.bound_expr(expr, site)
@@ -745,10 +648,10 @@ class PythonMindSpeedChecker(Checker):
                 return
         fact = launch_fact(self.ctx, launch, check_launch(launch, _stacks(self.ctx.settings)))
         if fact is not None:
-            self.ctx.fact("mindspeed.launch", fact)
+            self.ctx.fact(LAUNCH_TOPIC, fact)
         amo = amo_occ(launch)
         if amo is not None:
-            self.ctx.fact("mindspeed.amo", (amo.line, amo.column))
+            self.ctx.fact(AMO_TOPIC, (amo.line, amo.column))
 
     def finish(self) -> None:
         ctx = self.ctx
@@ -765,60 +668,40 @@ class PythonMindSpeedChecker(Checker):
                     if words:
                         self._check_words(words, False)
             elif q == WRAPPER:
-                self._wrapper(node, site)
+                self.wrapper_calls.append((node, site))
         for node, site in self.argv:
             if any(ctx.resolve(t.target, site, _ARGV) for t in node.targets):
                 words = self._words(node.value, site)
                 if words is not None:
                     self._check_words(words, True)
-        self._classes_and_applies()
 
-    # -- NPU505 ----------------------------------------------------------------------
-    def _wrapper(self, node: cst.Call, site) -> None:
-        ctx = self.ctx
-        if any(a.keyword is not None for a in node.args):
-            ctx.report("NPU505", node, "adapt_mem_func_wrapper() takes no keyword arguments "
-                                       "(signature: adapt_mem_func_wrapper(fc_class, *args)): it raises TypeError")
-            return
-        if not node.args or node.args[0].star:
-            return
-        first = node.args[0].value
-        what = self._not_a_function_class(first, site)
-        if what:
-            ctx.report("NPU505", first, f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its "
-                                        f"first argument, not {what}: it raises TypeError")
 
-    def _not_a_function_class(self, expr, site) -> Optional[str]:
-        ctx = self.ctx
-        if isinstance(expr, cst.Lambda):
-            return "a lambda"
-        if isinstance(expr, cst.Attribute) and expr.attr.value == "apply":
-            if self._function_class(expr.value, site):
-                return f"{ctx.code(expr)} (pass the class itself)"
-            return None
-        if isinstance(expr, cst.Call) and self._function_class(expr.func, site):
-            return "an instance of the Function (pass the class itself)"
-        if isinstance(expr, cst.Name):
-            cands, exact = ctx.sem.reaching(expr.value, site)
-            if exact and cands[0].kind == "def":
-                return f"the function {expr.value}"
-        if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.List, cst.Tuple, cst.Dict)):
-            return "a literal"
-        return None
+class FunctionClasses(Analysis):
+    """A file's classes: their bases' qualified names, and whether an expression names a class
+    of this file that subclasses ``torch.autograd.Function`` (for NPU503 and NPU505)."""
 
-    def _function_class(self, expr, site) -> bool:
+    tokens = PythonLaunches.tokens
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.classes: List[Tuple[cst.ClassDef, Any]] = []
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        self.classes.append((node, self.ctx.site()))
+
+    def function_class(self, expr, site) -> bool:
         """*expr* certainly names a class of this file that subclasses torch.autograd.Function."""
-        node = self._local_class(expr, site)
-        return node is not None and self._local_subclass(node, FUNCTION_BASES, set())
+        node = self.local_class(expr, site)
+        return node is not None and self.local_subclass(node, FUNCTION_BASES, set())
 
-    def _local_class(self, expr, site):
+    def local_class(self, expr, site):
         if isinstance(expr, cst.Name):
             cands, exact = self.ctx.sem.reaching(expr.value, site)
             if exact and cands[0].kind == "class":
                 return cands[0].node
         return None
 
-    def _bases(self, node: cst.ClassDef) -> List[Optional[str]]:
+    def bases(self, node: cst.ClassDef) -> List[Optional[str]]:
         site = self.ctx.sem.def_site.get(node)
         out = []
         for b in node.bases:
@@ -827,7 +710,7 @@ class PythonMindSpeedChecker(Checker):
             out.append(self.ctx.sem.callee_qualname(b.value, site) if site is not None else None)
         return out
 
-    def _local_subclass(self, node, roots, seen) -> bool:
+    def local_subclass(self, node, roots, seen) -> bool:
         if id(node) in seen:
             return False
         seen.add(id(node))
@@ -838,116 +721,31 @@ class PythonMindSpeedChecker(Checker):
             q = self.ctx.sem.callee_qualname(b.value, site) if site is not None else None
             if q in roots:
                 return True
-            local = self._local_class(b.value, site) if site is not None else None
-            if local is not None and self._local_subclass(local, roots, seen):
+            local = self.local_class(b.value, site) if site is not None else None
+            if local is not None and self.local_subclass(local, roots, seen):
                 return True
         return False
-
-    # -- NPU503 facts ------------------------------------------------------------------
-    def _classes_and_applies(self) -> None:
-        ctx = self.ctx
-        sem = ctx.sem
-        classes = {}
-        for node, _ in self.classes:
-            q = sem.qualname_of_def(node)
-            if q is not None:
-                classes[q] = [b for b in self._bases(node)]
-        applies: List[ApplyCall] = []
-        if ".apply" in ctx.text:
-            for node, site in self.calls:
-                func = node.func
-                if not (isinstance(func, cst.Attribute) and func.attr.value == "apply"):
-                    continue
-                cls = sem.enclosing_class(site)
-                if cls is None or site.scope.enclosing_function() is None:
-                    continue
-                owner = sem.qualname_of_def(cls.node)
-                callee = sem.callee_qualname(func.value, site)
-                if callee is None or owner is None:
-                    continue
-                applies.append(ApplyCall(callee, ctx.span(node), self._fix(node), owner))
-        if classes or applies:
-            ctx.fact(PythonMindSpeedChecker, {"classes": classes, "applies": applies})
-
-    def _fix(self, node: cst.Call) -> Optional[Fix]:
-        ctx = self.ctx
-        if any(a.keyword is not None for a in node.args) or any(a.star == "**" for a in node.args):
-            return None
-        edit_import = ctx.import_edit(WRAPPER_MODULE, "adapt_mem_func_wrapper")
-        if edit_import is not None and re.search(r"\badapt_mem_func_wrapper\b", ctx.text):
-            return None  # the name is taken by something else here
-        # the source as written (LibCST renders nested nodes without their block's indentation)
-        call_span, func_span, x_span = ctx.span(node), ctx.span(node.func), ctx.span(node.func.value)
-        x_code = ctx.source(x_span)
-        rest = ctx.source(Span(func_span.end_line, func_span.end_column, call_span.end_line, call_span.end_column)).lstrip()
-        if not (rest.startswith("(") and rest.endswith(")")) or "\n" in x_code:
-            return None
-        inner = rest[1:-1]
-        if not inner.strip():
-            new = f"adapt_mem_func_wrapper({x_code})"
-        else:
-            lead = inner[:len(inner) - len(inner.lstrip())]
-            new = f"adapt_mem_func_wrapper({x_code},{inner}" if "\n" in lead else \
-                f"adapt_mem_func_wrapper({x_code}, {inner.lstrip()}"
-            new += ")"
-        edits = [ctx.replace(node, new)]
-        if edit_import is not None:
-            edits.insert(0, edit_import)
-        return Fix("call through adapt_mem_func_wrapper so adaptive memory optimization manages it", tuple(edits))
-
-    @classmethod
-    def project(cls, facts, report, settings, shared=None) -> None:
-        amo = (shared or {}).get("mindspeed.amo", [])
-        if not amo:
-            return
-        where = amo[0]
-        bases: Dict[str, List[Optional[str]]] = {}
-        for _, f in facts:
-            bases.update(f["classes"])
-
-        @functools.lru_cache(maxsize=None)
-        def subclass(q: str, roots: frozenset, depth: int = 0) -> bool:
-            if q in roots:
-                return True
-            if depth > 20 or q not in bases:
-                return False
-            return any(b is not None and subclass(b, roots, depth + 1) for b in bases[q])
-
-        fn_roots = frozenset(FUNCTION_BASES)
-        mod_roots = frozenset(MODULE_BASES)
-        for path, f in facts:
-            for call in f["applies"]:
-                if call.callee in fn_roots or not subclass(call.callee, fn_roots):
-                    continue
-                if not subclass(call.name, mod_roots):
-                    continue
-                x = call.callee.rsplit(".", 1)[-1]
-                report.report(path, call.span, "NPU503",
-                              f"{x}.apply(...) bypasses adaptive memory optimization, which a launch command "
-                              f"enables ({where[0]}:{where[1][0]}:{where[1][1]}): call "
-                              f"adapt_mem_func_wrapper({x}, ...) so AMO can manage it",
-                              related=((where[0], where[1][0], where[1][1]),), fix=call.fix)
 
 
 # ---------------------------------------------------------------------------------------------
 # The linted files' own flags and parsers (facts), and the launch findings that wait for them
 
 
-class FlagFacts(Checker):
+class FlagFacts(Analysis):
     """Records, for the project phase, the ``--flags`` each linted Python file registers with
     ``add_argument`` and whether a training entry script (``pretrain_*.py``, ...) parses its own
-    command line without Megatron (:func:`npulint.argflags.own_parser`); then reports the
-    launches' findings (see :func:`launch_fact`): NPU502 only for flags no release and no
-    linted file registers and the configuration does not declare, and nothing for a launch of
-    an entry script that parses its own arguments (its parser judges its command line).
+    command line without Megatron (:func:`npulint.argflags.own_parser`); then folds the
+    launches' findings (see :func:`launch_fact`) once per run (:meth:`launch_findings`), for
+    NPU501, NPU502 and NPU504 to report: NPU502 only for flags no release and no linted file
+    registers and the configuration does not declare, and nothing for a launch of an entry
+    script that parses its own arguments (its parser judges its command line).
 
     It never selects a file for parsing: it joins files parsed anyway, and reads the rest from
     their text (:meth:`scan`: each ``add_argument(...)`` call parsed alone)."""
 
-    rules = (INCOMPATIBLE, UNKNOWN_FLAG, MISSING_REQUIREMENT)
+    standalone = True
     piggyback = ("add_argument", "parse_args", "parse_known_args", "hydra")
-    provides = ("mindspeed.argparse",)
-    consumes = ("mindspeed.launch", "mindspeed.argparse")
+    provides = (ARGPARSE_TOPIC,)
 
     @classmethod
     def wants(cls, text: str, path: str = "", present=None) -> bool:
@@ -956,29 +754,47 @@ class FlagFacts(Checker):
     def finish(self) -> None:
         fact = _argparse_fact(self.ctx.path, self.ctx.text, self.ctx.python_tree)
         if fact is not None:
-            self.ctx.fact("mindspeed.argparse", fact)
+            self.ctx.fact(ARGPARSE_TOPIC, fact)
 
     @classmethod
     def scan(cls, text: str, path: str):
         if "add_argument" not in text and not os.path.basename(path).startswith(ENTRY_PREFIXES):
             return None  # (most files: two substring tests)
         fact = _argparse_fact(path, text, None)
-        return {"mindspeed.argparse": [fact]} if fact is not None else None
+        return {ARGPARSE_TOPIC: [fact]} if fact is not None else None
+
+    # the last run's fold: (its launch facts, its argparse facts, the findings), the lists
+    # themselves kept so that their identity cannot be reused by another run's
+    _folded: Optional[Tuple[list, list, Dict[str, list]]] = None
 
     @classmethod
-    def project(cls, facts, report, settings, shared=None) -> None:
-        shared = shared or {}
-        launches = shared.get("mindspeed.launch", [])
+    def launch_findings(cls, shared) -> Dict[str, List[Tuple[str, Span, str, Tuple[int, ...]]]]:
+        """The launches' findings, by code: ``(path, span, message, noqa_lines)``, one per
+        place and message. Computed once per run for NPU501, NPU502 and NPU504 (the project
+        phase hands each of them the same lists of facts)."""
+        launches = shared.get(LAUNCH_TOPIC, [])
+        argparse = shared.get(ARGPARSE_TOPIC, [])
+        folded = cls._folded
+        if folded is not None and folded[0] is launches and folded[1] is argparse:
+            return folded[2]
+        out = cls._fold(launches, argparse)
+        cls._folded = (launches, argparse, out)
+        return out
+
+    @staticmethod
+    def _fold(launches, argparse) -> Dict[str, List[Tuple[str, Span, str, Tuple[int, ...]]]]:
+        out: Dict[str, List[Tuple[str, Span, str, Tuple[int, ...]]]] = {}
         if not launches:
-            return
+            return out
         registered = set()
         own = {}  # path of an entry script that parses its own arguments -> where it does
-        for _, f in shared.get("mindspeed.argparse", []):
+        for _, f in argparse:
             registered.update(f["flags"])
             if f["own"] is not None:
                 own[f["path"]] = f["own"]
         extra = frozenset(registered)
         seen = set()
+        unknown_code = MindSpeedUnknownFlag.CODE
         for display, f in launches:
             if own and _own_parser_entry(f["entry"], own):
                 continue
@@ -988,7 +804,7 @@ class FlagFacts(Checker):
                 # another that is not (two calls of one function) are two
                 if (display, code, span, message, noqa_lines) not in seen:
                     seen.add((display, code, span, message, noqa_lines))
-                    report.report(display, span, code, message, noqa_lines=noqa_lines)
+                    out.setdefault(code, []).append((display, span, message, noqa_lines))
             for flag, span, noqa_lines in f["unknown"]:
                 if flag in known:
                     continue
@@ -996,9 +812,10 @@ class FlagFacts(Checker):
                 if s is None:
                     continue
                 message = f"unknown flag {flag}: did you mean {s}? Megatron rejects unknown arguments at start-up"
-                if (display, "NPU502", span, message, noqa_lines) not in seen:
-                    seen.add((display, "NPU502", span, message, noqa_lines))
-                    report.report(display, span, "NPU502", _printable(message), noqa_lines=noqa_lines)
+                if (display, unknown_code, span, message, noqa_lines) not in seen:
+                    seen.add((display, unknown_code, span, message, noqa_lines))
+                    out.setdefault(unknown_code, []).append((display, span, _printable(message), noqa_lines))
+        return out
 
 
 @functools.lru_cache(maxsize=4096)
@@ -1051,4 +868,433 @@ def _own_parser_entry(entry: str, own: Dict[str, int]) -> Optional[str]:
     return None
 
 
-CHECKERS = [ShellLaunchChecker, PythonMindSpeedChecker, FlagFacts]
+
+# ---------------------------------------------------------------------------------------------
+# NPU503's fix: ``X.apply(args)`` -> ``adapt_mem_func_wrapper(X, args)``, a LibCST node
+
+
+@dataclasses.dataclass(frozen=True)
+class ApplyCall:
+    callee: str  # qualified name of X in X.apply
+    span: Span
+    fix: Optional[Fix]
+    name: str
+
+
+# a hanging call's first line of arguments that would be longer than this with ``X, `` in front
+# of it (pycodestyle's default maximum line length) gets ``X`` on a line of its own instead
+MAX_LINE = 79
+
+
+def wrapped_call(call: cst.Call, x_own_line: bool = False, shift: int = 0, visual_column: int = 0,
+                 indent: str = "") -> cst.Call:
+    """``X.apply(args)`` as ``adapt_mem_func_wrapper(X, args)``: the old arguments' nodes, with
+    their whitespace and comments. A call laid out with a hanging indent keeps it (``X`` goes
+    first on the arguments' first line, or on a line of its own when each argument has one or
+    *x_own_line*); a call whose arguments are aligned with its opening bracket (visual indent)
+    has its lines that are aligned at *visual_column* or beyond moved by *shift* columns, as far
+    as the bracket moved (*indent*: the enclosing block's indentation, which LibCST writes at the
+    start of such lines). A generator expression that was the only argument gets its own
+    parentheses."""
+    assert isinstance(call.func, cst.Attribute)
+    args = list(call.args)
+    if len(args) == 1 and isinstance(args[0].value, cst.GeneratorExp) and not args[0].value.lpar:
+        args[0] = args[0].with_changes(value=args[0].value.with_changes(lpar=[cst.LeftParen()],
+                                                                        rpar=[cst.RightParen()]))
+    if shift and args:
+        args = [a.visit(_Shift(shift, visual_column, indent)) for a in args]
+    first = cst.Arg(value=call.func.value)
+    if args:
+        after: cst.BaseParenthesizableWhitespace = cst.SimpleWhitespace(" ")
+        before = call.whitespace_before_args
+        first_comma = args[0].comma
+        if isinstance(before, cst.ParenthesizedWhitespace) and (x_own_line or (
+                isinstance(first_comma, cst.Comma) and isinstance(first_comma.whitespace_after,
+                                                                  cst.ParenthesizedWhitespace))):
+            # X on a line of its own, at the first argument's indentation
+            after = cst.ParenthesizedWhitespace(indent=before.indent, last_line=before.last_line)
+        first = first.with_changes(comma=cst.Comma(whitespace_after=after))
+    return cst.Call(func=cst.Name(WRAPPER_NAME), args=[first, *args], whitespace_after_func=call.whitespace_after_func,
+                    whitespace_before_args=call.whitespace_before_args)
+
+
+class _Shift(cst.CSTTransformer):
+    """Moves the lines of a visually indented call's arguments that are aligned at *column* or
+    beyond (their line breaks: ``ParenthesizedWhitespace``, and the comment lines in it) by
+    *shift* columns. The block's *indent* counts where LibCST writes it (``indent=True``)."""
+
+    def __init__(self, shift: int, column: int, indent: str):
+        super().__init__()
+        self.shift = shift
+        self.column = column
+        self.indent = indent
+
+    def _moved(self, indented: bool, space: str) -> Optional[Tuple[bool, str]]:
+        if "\t" in space or (indented and "\t" in self.indent):
+            return None
+        width = (len(self.indent) if indented else 0) + len(space)
+        if width < self.column:
+            return None
+        if self.shift > 0:
+            return indented, space + " " * self.shift
+        if len(space) >= -self.shift:
+            return indented, space[:self.shift]
+        return False, " " * (width + self.shift)
+
+    def leave_ParenthesizedWhitespace(self, original, updated):
+        moved = self._moved(updated.indent, updated.last_line.value)
+        if moved is None:
+            return updated
+        return updated.with_changes(indent=moved[0], last_line=cst.SimpleWhitespace(moved[1]))
+
+    def leave_EmptyLine(self, original, updated):
+        if updated.comment is None:
+            return updated
+        moved = self._moved(updated.indent, updated.whitespace.value)
+        if moved is None:
+            return updated
+        return updated.with_changes(indent=moved[0], whitespace=cst.SimpleWhitespace(moved[1]))
+
+
+def render(module: cst.Module, node: cst.CSTNode, indent: str) -> Optional[str]:
+    """*node*'s code as LibCST writes it inside a block indented by *indent* (the block's
+    indentation starts each of its continuation lines that LibCST indents with the block)."""
+    if not indent:
+        return module.code_for_node(node)
+    nl = module.default_newline
+    code = module.code_for_node(cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Expr(node)])], indent=indent))
+    head = nl + indent
+    if not (code.startswith(head) and code.endswith(nl)):  # pragma: no cover - another LibCST
+        return None
+    return code[len(head):len(code) - len(nl)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules
+
+
+class _LaunchRule(LintRule):
+    """NPU501, NPU502 and NPU504: a launch's findings, which the launch readers record and
+    :meth:`FlagFacts.launch_findings` folds once per run; each rule reports those of its code in
+    the project phase. Never run over a file itself: its analyses do the reading."""
+
+    uses = (ShellLaunches, PythonLaunches, FlagFacts)
+    consumes = (LAUNCH_TOPIC, ARGPARSE_TOPIC)
+
+    @classmethod
+    def wants(cls, text: str, path: str = "", present=None) -> bool:
+        return False
+
+    @classmethod
+    def project(cls, facts, report, settings, shared=None) -> None:
+        for path, span, message, noqa_lines in FlagFacts.launch_findings(shared or {}).get(cls.CODE, ()):
+            cls.report_in(report, path, span, message, noqa_lines=noqa_lines)
+
+
+class MindSpeedIncompatibleFlags(_LaunchRule):
+    CODE = "NPU501"
+    NAME = "mindspeed-incompatible-flags"
+    SEVERITY = "error"
+    SUMMARY = "Two flags MindSpeed rejects together in one launch command."
+    EXPLANATION = (
+        "MindSpeed's argument validation raises at start-up (after the job has been scheduled) when "
+        "these flags are combined, e.g. `--adaptive-memory-optimization` with any `--recompute-granularity` "
+        "or `--recompute-method`, `--recompute-activations`, adaptive selective recompute, `--swap-attention`, "
+        "`--recompute-in-bubble`, `--recompute-activation-function`, `--ampipe-degree` > 1 or "
+        "`--memory-fragmentation`; then the pairwise rules of MindSpeed's feature checks. Flags are read from "
+        "launch commands (`torchrun`, `python -m torch.distributed.launch|run`, `msrun`, `python entry.py`) in "
+        "shell scripts, through variables, arrays and appends, and from string lists passed to "
+        "`subprocess`/`os.exec*` or assigned to `sys.argv`. Branches of `if`/`case` are alternatives: only "
+        "flags on one path conflict. Reported once per pair at the flag that comes later. A check is reported only "
+        "when it holds on every release the launch may run on: those configured in `[tool.npulint.releases]`, "
+        "else inferred from the project, else every release npulint knows, less those whose parsers do not take "
+        "every flag of the launch; the message names the releases it holds for and the upstream line (README, "
+        "\"Releases\"). The AMO rules are those of the core_r0.8.0-era MindSpeed validator.")
+    SOURCE = _SRC + " §1, §1.2, §2A-2C; MS@master mindspeed/arguments.py:728-735"
+    INVALID = (
+        Invalid('torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization '
+                '--recompute-granularity full\n', range=(1, 76, 1, 99),
+                message="--recompute-granularity conflicts with --adaptive-memory-optimization: adaptive memory "
+                        "optimization is not compatible with recompute_granularity (full or selective); rejected at "
+                        "start-up (MindSpeed 2.0.0_core_r0.8.0, 2.1.0_core_r0.8.0; MindSpeed-MM 2.0.0, 2.1.0: "
+                        "Ascend/MindSpeed@1e898a29 mindspeed/arguments.py:855)"),
+    )
+    VALID = ('torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization --recompute-num-layers 2\n',)
+    HOW_TO_FIX = "Drop one of the two flags (for AMO: drop the recompute/swap flags, AMO chooses the strategy itself)."
+    EXAMPLE_LANGUAGE = "shell"
+    EXAMPLE_CONFIG = '[tool.npulint.releases]\nmindspeed = "2.1.0_core_r0.8.0"\n'
+
+
+class MindSpeedUnknownFlag(_LaunchRule):
+    CODE = "NPU502"
+    NAME = "mindspeed-unknown-flag"
+    SEVERITY = "error"
+    SUMMARY = "A training flag no MindSpeed/Megatron stack registers, close to one that exists."
+    EXPLANATION = (
+        "Megatron parses its arguments strictly (`allow_abbrev=False`, no unknown arguments), so a misspelled "
+        "flag aborts training at start-up. Reported only when a known flag is within a small edit distance "
+        "(the message says which), and only for Megatron-style entry scripts (`pretrain_*.py`, "
+        "`posttrain_*.py`, `finetune_*.py`). Known flags: those of every release of MindSpeed, MindSpeed-LLM, "
+        "MindSpeed-MM, MindSpeed-RL and Megatron-LM (every `add_argument` of their Python files, shipped as "
+        "data and regenerated by `tools/gen_known_flags.py`), every `add_argument(\"--x\", ...)` in the linted "
+        "Python files, and the configuration's `extend-known-flags`. A launch of an entry script that is itself "
+        "linted and parses its own arguments without Megatron (it calls `parse_args`/`parse_known_args` or "
+        "`hydra.main`, and imports nothing of Megatron but `megatron.core` and nothing of MindSpeed or the "
+        "frameworks built on it) is judged by that parser: NPU501, NPU502 and NPU504 say nothing about it.")
+    SOURCE = (_SRC + " §0.1 item 4, §3; rules/mindspeed_known_flags.txt (its header: every source and commit); "
+              "MEG@0.12.1 megatron/training/arguments.py:81-84")
+    INVALID = (
+        Invalid("torchrun pretrain_gpt.py --tensor-model-paralel-size 2\n", range=(1, 26, 1, 53),
+                message="unknown flag --tensor-model-paralel-size: did you mean --tensor-model-parallel-size? "
+                        "Megatron rejects unknown arguments at start-up"),
+    )
+    VALID = ("torchrun pretrain_gpt.py --tensor-model-parallel-size 2\n",)
+    HOW_TO_FIX = "Use the flag's correct spelling."
+    EXAMPLE_LANGUAGE = "shell"
+
+
+class AutogradApplyBypassesAmo(LintRule):
+    CODE = "NPU503"
+    NAME = "autograd-apply-bypasses-amo"
+    SEVERITY = "warning"
+    SUMMARY = "`X.apply(...)` of a custom autograd Function in a module, while a launch enables AMO."
+    EXPLANATION = (
+        "A launch command in the run enables `--adaptive-memory-optimization`, and a method of an `nn.Module` "
+        "subclass calls `X.apply(...)` where `X` subclasses `torch.autograd.Function` (in the linted files). "
+        "Adaptive memory optimization manages only the Functions called through "
+        "`adapt_mem_func_wrapper(X, *args)`; this call is invisible to it. The automatic fix rewrites the call "
+        "and adds `from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import "
+        "adapt_mem_func_wrapper`.")
+    SOURCE = (_SRC + " §5; docs/003 (使用方法); MS@200r08 mindspeed/core/memory/adaptive_memory/"
+              "adaptive_memory_function.py:112-135")
+    INVALID = (
+        Invalid("import subprocess\nimport torch\n\n"
+                "class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n\n"
+                "class M(torch.nn.Module):\n    def forward(self, x):\n        return F.apply(x)\n\n"
+                "subprocess.run(['torchrun', 'pretrain_gpt.py', '--adaptive-memory-optimization'])\n",
+                range=(11, 16, 11, 26),
+                message="F.apply(...) bypasses adaptive memory optimization, which a launch command enables "
+                        "(t.py:13:48): call adapt_mem_func_wrapper(F, ...) so AMO can manage it",
+                fixed="import subprocess\nimport torch\n"
+                      "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import "
+                      "adapt_mem_func_wrapper\n\n"
+                      "class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+                      "        return x\n\n"
+                      "class M(torch.nn.Module):\n    def forward(self, x):\n"
+                      "        return adapt_mem_func_wrapper(F, x)\n\n"
+                      "subprocess.run(['torchrun', 'pretrain_gpt.py', '--adaptive-memory-optimization'])\n"),
+    )
+    VALID = ("import subprocess\nimport torch\n"
+             "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n\n"
+             "class F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n        return x\n\n"
+             "class M(torch.nn.Module):\n    def forward(self, x):\n        return adapt_mem_func_wrapper(F, x)\n\n"
+             "subprocess.run(['torchrun', 'pretrain_gpt.py', '--adaptive-memory-optimization'])\n",)
+    HOW_TO_FIX = "`X.apply(a, b)` -> `adapt_mem_func_wrapper(X, a, b)` (automatic fix)."
+    AUTOFIX = True
+    uses = (PythonLaunches, FunctionClasses)
+    # The launchers' files and the wrapper's select a file. The `X.apply(...)` calls and Function
+    # classes matter only in a run where some launch enables AMO: they join files parsed anyway
+    # (piggyback) and, when a launch enables AMO, the follow-up phase parses the rest.
+    tokens = PythonLaunches.tokens
+    piggyback = (".apply", "autograd")
+    consumes = (AMO_TOPIC,)
+
+    @classmethod
+    def wants(cls, text: str, path: str = "", present=None) -> bool:
+        return PythonLaunches.wants(text, path, present)
+
+    @classmethod
+    def followup(cls, facts, shared=None):
+        return cls.piggyback if (shared or {}).get(AMO_TOPIC) else ()
+
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        self.applies: List[Tuple[cst.Call, Any, str]] = []  # (call, site, its block's indentation)
+        self.blocks: List[str] = []
+
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.append(node.indent if node.indent is not None else self.ctx.module.default_indent)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        self.blocks.pop()
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        if isinstance(func, cst.Attribute) and func.attr.value == "apply":
+            self.applies.append((node, self.ctx.site(), "".join(self.blocks)))
+
+    def finish(self) -> None:
+        """The file's facts: each class's bases, and each ``X.apply(...)`` in a method."""
+        ctx = self.ctx
+        sem = ctx.sem
+        known = ctx.analysis(FunctionClasses)
+        classes = {}
+        for node, _ in known.classes:
+            q = sem.qualname_of_def(node)
+            if q is not None:
+                classes[q] = known.bases(node)
+        applies: List[ApplyCall] = []
+        if ".apply" in ctx.text:
+            for node, site, indent in self.applies:
+                cls = sem.enclosing_class(site)
+                if cls is None or site.scope.enclosing_function() is None:
+                    continue
+                owner = sem.qualname_of_def(cls.node)
+                callee = sem.callee_qualname(node.func.value, site)
+                if callee is None or owner is None:
+                    continue
+                applies.append(ApplyCall(callee, ctx.span(node), self._fix(node, indent), owner))
+        if classes or applies:
+            ctx.fact(type(self), {"classes": classes, "applies": applies})
+
+    def _fix(self, node: cst.Call, indent: str) -> Optional[Fix]:
+        """The call through the wrapper (a LibCST node: :func:`wrapped_call`), and the import."""
+        ctx = self.ctx
+        if any(a.keyword is not None for a in node.args) or any(a.star == "**" for a in node.args):
+            return None  # the wrapper takes no keywords
+        edit_import = ctx.import_edit(WRAPPER_MODULE, WRAPPER_NAME)
+        if edit_import is not None and re.search(rf"\b{WRAPPER_NAME}\b", ctx.text):
+            return None  # the name is taken by something else here
+        module = ctx.module
+        if "\n" in module.code_for_node(node.func.value):
+            return None
+        shift = column = 0
+        own_line = False
+        if node.args and isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace):
+            line = ctx.lines()[ctx.line(node.args[0]) - 1].rstrip("\r\n")
+            own_line = len(line) + len(module.code_for_node(node.func.value)) + 2 > MAX_LINE
+        func = module.code_for_node(node.func)
+        bracket = func + module.code_for_node(node.whitespace_after_func)  # up to the opening bracket
+        if node.args and not isinstance(node.whitespace_before_args, cst.ParenthesizedWhitespace) \
+                and "\n" not in bracket:
+            # the arguments start on the bracket's line (visual indent): the lines aligned with
+            # them move as far as the bracket does
+            span = ctx.span(node)
+            before = ctx.lines()[span.line - 1][:span.column - 1]
+            if "\t" not in before:
+                shift = len(WRAPPER_NAME) - len(func)
+                column = len(before) + len(bracket) + 1 + len(module.code_for_node(node.whitespace_before_args))
+        code = render(module, wrapped_call(node, own_line, shift, column, indent), indent)
+        if code is None:
+            return None
+        edits = [ctx.replace(node, code)]
+        if edit_import is not None:
+            edits.insert(0, edit_import)
+        return Fix("call through adapt_mem_func_wrapper so adaptive memory optimization manages it", tuple(edits))
+
+    @classmethod
+    def project(cls, facts, report, settings, shared=None) -> None:
+        amo = (shared or {}).get(AMO_TOPIC, [])
+        if not amo:
+            return
+        where = amo[0]
+        bases: Dict[str, List[Optional[str]]] = {}
+        for _, f in facts:
+            bases.update(f["classes"])
+
+        @functools.lru_cache(maxsize=None)
+        def subclass(q: str, roots: frozenset, depth: int = 0) -> bool:
+            if q in roots:
+                return True
+            if depth > 20 or q not in bases:
+                return False
+            return any(b is not None and subclass(b, roots, depth + 1) for b in bases[q])
+
+        fn_roots = frozenset(FUNCTION_BASES)
+        mod_roots = frozenset(MODULE_BASES)
+        for path, f in facts:
+            for call in f["applies"]:
+                if call.callee in fn_roots or not subclass(call.callee, fn_roots):
+                    continue
+                if not subclass(call.name, mod_roots):
+                    continue
+                x = call.callee.rsplit(".", 1)[-1]
+                cls.report_in(report, path, call.span,
+                              f"{x}.apply(...) bypasses adaptive memory optimization, which a launch command "
+                              f"enables ({where[0]}:{where[1][0]}:{where[1][1]}): call "
+                              f"adapt_mem_func_wrapper({x}, ...) so AMO can manage it",
+                              related=((where[0], where[1][0], where[1][1]),), fix=call.fix)
+
+
+class MindSpeedMissingRequirement(_LaunchRule):
+    CODE = "NPU504"
+    NAME = "mindspeed-missing-requirement"
+    SEVERITY = "error"
+    SUMMARY = "A MindSpeed flag whose required companion is absent or has a wrong value."
+    EXPLANATION = (
+        "From the catalog of MindSpeed's start-up checks, e.g. `--recompute-in-bubble` needs pipeline size > 1 "
+        "and a virtual pipeline (`--num-layers-per-virtual-pipeline-stage`); `--fsdp2-config-path` needs "
+        "`--use-torch-fsdp2`; `--reuse-fp32-param` needs `--bf16`; `--use-ascend-mc2` needs "
+        "`--sequence-parallel` and TP > 1. Absent flags take MindSpeed's defaults (pipeline size 1). Also a "
+        "value outside the flag's allowed choices or range. Nothing is reported when part of the command is "
+        "unknown (a variable the script does not set may hold the companion).")
+    SOURCE = _SRC + " §2A-2D"
+    INVALID = (
+        Invalid("torchrun pretrain_gpt.py --reuse-fp32-param --fp16\n", range=(1, 26, 1, 44),
+                message="--reuse-fp32-param: reuse_fp32_param requires bf16 (MindSpeed 2.0.0_core_r0.8.0 to master; "
+                        "MindSpeed-LLM 2.0.0 to master; MindSpeed-MM 2.0.0 to master: Ascend/MindSpeed@028de58c "
+                        "mindspeed/features_manager/memory/reuse_fp32_param.py:19)"),
+    )
+    VALID = ("torchrun pretrain_gpt.py --reuse-fp32-param --bf16\n",
+             "torchrun pretrain_gpt.py --reuse-fp32-param $EXTRA_ARGS\n")
+    HOW_TO_FIX = "Add the companion flag, or drop the flag that needs it."
+    EXAMPLE_LANGUAGE = "shell"
+
+
+class AdaptMemWrapperMisuse(LintRule):
+    CODE = "NPU505"
+    NAME = "adapt-mem-wrapper-misuse"
+    SEVERITY = "error"
+    SUMMARY = "`adapt_mem_func_wrapper` given something other than an autograd Function class, or keywords."
+    EXPLANATION = (
+        "`adapt_mem_func_wrapper(fc_class, *args)` first checks that `fc_class` is a subclass of "
+        "`torch.autograd.Function` and raises `TypeError` otherwise; passing an instance, `X.apply`, a function "
+        "or a lambda fails. It takes no keyword arguments.")
+    SOURCE = _SRC + " §5; MS@200r08 mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112-114"
+    INVALID = (
+        Invalid("import torch\n"
+                "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n\n"
+                "class F(torch.autograd.Function):\n    pass\n\ny = adapt_mem_func_wrapper(F.apply, x)\n",
+                range=(7, 28, 7, 35),
+                message="adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its first argument, "
+                        "not F.apply (pass the class itself): it raises TypeError"),
+    )
+    VALID = ("import torch\n"
+             "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n\n"
+             "class F(torch.autograd.Function):\n    pass\n\ny = adapt_mem_func_wrapper(F, x)\n",)
+    HOW_TO_FIX = "Pass the Function class itself, then its positional arguments: `adapt_mem_func_wrapper(F, x)`."
+    uses = (PythonLaunches, FunctionClasses)
+    tokens = ((WRAPPER_NAME,),)
+
+    def finish(self) -> None:
+        for node, site in self.ctx.analysis(PythonLaunches).wrapper_calls:
+            if any(a.keyword is not None for a in node.args):
+                self.report(node, "adapt_mem_func_wrapper() takes no keyword arguments "
+                                  "(signature: adapt_mem_func_wrapper(fc_class, *args)): it raises TypeError")
+                continue
+            if not node.args or node.args[0].star:
+                continue
+            first = node.args[0].value
+            what = self._not_a_function_class(first, site)
+            if what:
+                self.report(first, f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its "
+                                   f"first argument, not {what}: it raises TypeError")
+
+    def _not_a_function_class(self, expr, site) -> Optional[str]:
+        ctx = self.ctx
+        known = ctx.analysis(FunctionClasses)
+        if isinstance(expr, cst.Lambda):
+            return "a lambda"
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "apply":
+            if known.function_class(expr.value, site):
+                return f"{ctx.code(expr)} (pass the class itself)"
+            return None
+        if isinstance(expr, cst.Call) and known.function_class(expr.func, site):
+            return "an instance of the Function (pass the class itself)"
+        if isinstance(expr, cst.Name):
+            cands, exact = ctx.sem.reaching(expr.value, site)
+            if exact and cands[0].kind == "def":
+                return f"the function {expr.value}"
+        if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.List, cst.Tuple, cst.Dict)):
+            return "a literal"
+        return None

@@ -369,7 +369,7 @@ def test_the_prefilter_looks_for_each_token_once_per_file():
     assert not by_name["ApiSignatureMismatch"].wants("x = 1\n", "m.py", present)
     assert present and not any(present.values())  # every token it asked about, recorded
     assert by_name["ApiSignatureMismatch"].wants("x = 1\n", "m.py", {"npu_init": True})
-    assert by_name["PythonMindSpeedChecker"].wants("x = 1\n", "m.py", {"adapt_mem_func_wrapper": True})
+    assert by_name["AdaptMemWrapperMisuse"].wants("x = 1\n", "m.py", {"adapt_mem_func_wrapper": True})
 
 
 def test_a_failing_shared_analysis_silences_its_rules_and_names_their_codes(lint, monkeypatch):

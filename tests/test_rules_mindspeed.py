@@ -294,7 +294,8 @@ def test_npu503_fix_keeps_arguments_on_their_lines(lint):
     files = {"model.py": model, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"}
     found = lint(files, select=["NPU503"])
     fixed, _ = fix_text(model, [found[0].fix], PYTHON)
-    assert "y = adapt_mem_func_wrapper(Fn,\n            x, x)" in fixed
+    # the hanging indent stays: Fn goes first on the arguments' line
+    assert "y = adapt_mem_func_wrapper(\n            Fn, x, x)" in fixed
 
 
 def test_npu503_needs_amo(lint):
@@ -308,7 +309,8 @@ def test_npu503_fix_applies_is_idempotent_and_parses(lint):
     fixed, applied = fix_text(MODEL, [found[0].fix], PYTHON)
     assert applied and parses(fixed, PYTHON)
     assert "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper" in fixed
-    assert "adapt_mem_func_wrapper(Fn, x,\n                        x * 2)" in fixed
+    # the visual indent stays: the continuation line moves with the opening bracket
+    assert "        return adapt_mem_func_wrapper(Fn, x,\n                                      x * 2)" in fixed
     assert "return Fn.apply(x, x)" in fixed  # not a module method
     assert not any(line != line.rstrip() for line in fixed.splitlines())
     again = lint({"model.py": fixed, "run.sh": files["run.sh"]}, select=["NPU503"])
