@@ -26,7 +26,7 @@ def rule_page(rule: Rule) -> str:
         f"# {rule.code} {rule.name}",
         "",
         f"**Severity:** {rule.severity} · **Default:** {default} · "
-        f"**Automatic fix:** {'yes (`npulint --fix`)' if rule.autofix else 'no'}",
+        f"**Automatic fix:** {_fix_text(rule)}",
         "",
         rule.summary,
         "",
@@ -55,6 +55,14 @@ def rule_page(rule: Rule) -> str:
         lines += ["", "## How to fix", "", rule.fix]
     lines += ["", "## Source", "", rule.source, ""]
     return "\n".join(lines)
+
+
+def _fix_text(rule: Rule) -> str:
+    if not rule.autofix:
+        return "no"
+    if rule.fix_applicability == "unsafe":
+        return "yes, unsafe: it changes run-time behaviour (`npulint --fix --unsafe-fixes`)"
+    return "yes (`npulint --fix`)"
 
 
 def _shown(src: str) -> str:

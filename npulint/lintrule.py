@@ -71,6 +71,9 @@ class LintRule(Checker):
     SOURCE: ClassVar[str] = ""
     HOW_TO_FIX: ClassVar[str] = ""
     AUTOFIX: ClassVar[bool] = False
+    # "unsafe": the fixes change run-time behaviour (ruff's applicability), applied only with
+    # --unsafe-fixes
+    FIX_APPLICABILITY: ClassVar[str] = "safe"
     VALID: ClassVar[Tuple[str, ...]] = ()
     INVALID: ClassVar[Tuple[Example, ...]] = ()
     EXAMPLE_LANGUAGE: ClassVar[str] = "python"
@@ -100,7 +103,7 @@ class LintRule(Checker):
                     explanation=cls.EXPLANATION, source=cls.SOURCE,
                     invalid=tuple(example_text(e) for e in cls.INVALID), valid=tuple(cls.VALID),
                     fix=cls.HOW_TO_FIX, autofix=cls.AUTOFIX, example_language=cls.EXAMPLE_LANGUAGE,
-                    example_config=cls.EXAMPLE_CONFIG)
+                    example_config=cls.EXAMPLE_CONFIG, fix_applicability=cls.FIX_APPLICABILITY)
 
     @classmethod
     def wants(cls, text: str, path: str = "", present: Optional[Dict[str, bool]] = None) -> bool:

@@ -33,6 +33,8 @@ class Rule:
     # the configuration (pyproject.toml text) the examples hold under, e.g. the releases of a
     # release-dependent rule; "" for the defaults
     example_config: str = ""
+    # "unsafe": the rule's fixes change run-time behaviour, applied only with --unsafe-fixes
+    fix_applicability: str = "safe"
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:

@@ -295,12 +295,11 @@ def write_gitlab(findings: List[Finding], rules: Dict[str, Rule], out: TextIO) -
 def rules_json(rules: List[Rule]) -> List[dict]:
     """``--list-rules --format json``: every rule, as ``--explain`` knows it."""
     from npulint.docs import published_url
-    from npulint.fixes import UNSAFE_FIX_RULES
 
     return [{
         "code": r.code, "name": r.name, "severity": r.severity, "default": r.default_enabled,
         "summary": r.summary, "explanation": r.explanation, "how_to_fix": r.fix, "source": r.source,
-        "fix": ("unsafe" if r.code in UNSAFE_FIX_RULES else "safe") if r.autofix else None,
+        "fix": r.fix_applicability if r.autofix else None,
         "url": published_url(r.code),
     } for r in rules]
 

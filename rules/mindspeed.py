@@ -1056,6 +1056,9 @@ class MindSpeedUnknownFlag(_LaunchRule):
 class AutogradApplyBypassesAmo(LintRule):
     CODE = "NPU503"
     NAME = "autograd-apply-bypasses-amo"
+    # the rewrite makes adaptive memory optimization manage the Function from then on: a change
+    # of run-time behaviour
+    FIX_APPLICABILITY = "unsafe"
     SEVERITY = "warning"
     SUMMARY = "`X.apply(...)` of a custom autograd Function in a module, while a launch enables AMO."
     EXPLANATION = (

@@ -31,10 +31,10 @@ FIXED_HEAD = HEAD.replace("import torch\n", "import torch\n" + IMPORT, 1)
 
 def _fix_twice(cli_run, project, text: str) -> str:
     root = project({"model.py": text, "run.sh": AMO})
-    cli_run(["--select", "NPU503", "--fix", "--no-cache", "."], cwd=root)
+    cli_run(["--select", "NPU503", "--fix", "--unsafe-fixes", "--no-cache", "."], cwd=root)
     fixed = (root / "model.py").read_text()
     compile(fixed, "model.py", "exec")
-    cli_run(["--select", "NPU503", "--fix", "--no-cache", "."], cwd=root)
+    cli_run(["--select", "NPU503", "--fix", "--unsafe-fixes", "--no-cache", "."], cwd=root)
     assert (root / "model.py").read_text() == fixed  # a second run changes nothing
     return fixed
 
@@ -141,7 +141,7 @@ def test_keyword_arguments_get_no_fix(lint, cli_run, project, call):
     found = lint({"model.py": text, "run.sh": AMO}, select=["NPU503"])
     assert [f.code for f in found] == ["NPU503"] and found[0].fix is None
     root = project({"model.py": text, "run.sh": AMO})
-    cli_run(["--select", "NPU503", "--fix", "--no-cache", "."], cwd=root)
+    cli_run(["--select", "NPU503", "--fix", "--unsafe-fixes", "--no-cache", "."], cwd=root)
     assert (root / "model.py").read_text() == text
 
 
