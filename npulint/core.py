@@ -2,8 +2,8 @@
 
 No file is read or written and nothing is cached: the caller gives the text and the settings
 (the configuration it loaded, and the releases it resolved: ``settings.effective_releases``).
-The CLI and the language server reach the same per-file analysis through the pipeline, which
-adds reading, the cache, workers and the follow-up phase over many files; the tests use this
+The CLI and the language server reach the same per-file analysis (``npulint.analyse``) through
+the pipeline, which adds reading, the cache, workers and the follow-up phase over many files; the tests use this
 function directly (Fixit's ``fixit_bytes`` plays the same part).
 """
 
@@ -26,7 +26,7 @@ def lint_source(path: str, text: str, settings: Settings, *, language: Optional[
     name (default: *path*); *module*: its module name and whether it is a package's
     ``__init__`` (for relative imports; default: the file name's stem, not a package: no folder
     is looked at)."""
-    from npulint import pipeline, registry
+    from npulint import analyse, project, registry, suppress
     from npulint.releases import resolve
     from npulint.source import detect_language
 
@@ -42,8 +42,8 @@ def lint_source(path: str, text: str, settings: Settings, *, language: Optional[
     if module is None:
         stem = os.path.splitext(os.path.basename(path))[0]
         module = (None, True) if stem == "__init__" else (stem if stem.isidentifier() else None, False)
-    result = pipeline._in_big_stack(lambda: pipeline.lint_text(path, display, language, text, settings, checkers,
-                                                               enabled, module=module))
-    pipeline._project_phase([result], checkers, enabled, settings)
-    out = pipeline._suppress([result], {path: (settings, enabled)}, enabled)
+    result = analyse._in_big_stack(lambda: analyse.lint_text(path, display, language, text, settings, checkers,
+                                                             enabled, module=module))
+    project._project_phase([result], checkers, enabled, settings)
+    out = suppress._suppress([result], {path: (settings, enabled)}, enabled)
     return sorted(set(out), key=Finding.sort_key)

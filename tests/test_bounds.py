@@ -131,9 +131,9 @@ PY_TAIL = "with npu_weight_prefetch_scope(buffer_pool_id=-1):\n    pass\n"
 
 
 def test_python_literal_just_under_and_just_over_the_bound(lint, monkeypatch):
-    from npulint import pipeline
+    from npulint import analyse
 
-    monkeypatch.setattr(pipeline, "MAX_LITERAL_ITEMS", 50)
+    monkeypatch.setattr(analyse, "MAX_LITERAL_ITEMS", 50)
     under = PY_HEAD + "T = (" + ", ".join("1" for _ in range(50)) + ")\n" + PY_TAIL
     assert [f.code for f in lint({"t.py": under}, select=["NPU"])] == ["NPU103"]
     over = PY_HEAD + "T = (" + ", ".join("1" for _ in range(51)) + ")\n" + PY_TAIL
@@ -145,13 +145,13 @@ def test_python_literal_just_under_and_just_over_the_bound(lint, monkeypatch):
 def test_python_syntax_nodes_just_under_and_just_over_the_bound(lint, monkeypatch):
     import ast
 
-    from npulint import pipeline
+    from npulint import analyse
 
     src = PY_HEAD + "".join(f"v{i} = {i}\n" for i in range(20)) + PY_TAIL
     nodes = sum(1 for _ in ast.walk(ast.parse(src)))
-    monkeypatch.setattr(pipeline, "MAX_SYNTAX_NODES", nodes)
+    monkeypatch.setattr(analyse, "MAX_SYNTAX_NODES", nodes)
     assert [f.code for f in lint({"t.py": src}, select=["NPU"])] == ["NPU103"]
-    monkeypatch.setattr(pipeline, "MAX_SYNTAX_NODES", nodes - 1)
+    monkeypatch.setattr(analyse, "MAX_SYNTAX_NODES", nodes - 1)
     (f,) = lint({"t.py": src}, select=["NPU"])
     assert f.code == "NPU005" and f"more than {nodes - 1:,} syntax nodes" in f.message
     # NPU005 off: nothing at all, never a guess from part of the file

@@ -11,7 +11,7 @@ import libcst as cst
 import pytest
 
 from conftest import REPO, codes
-from npulint import pipeline, registry
+from npulint import pipeline, project, registry
 from npulint.checker import Checker
 from npulint.config import Settings, enabled_codes
 from npulint.model import Rule
@@ -142,7 +142,7 @@ def test_follow_up_names_match_as_whole_words(tmp_path, monkeypatch):
                              "run.py": "import layers\na = layers.Layer()\nb = layers.Layer()\n"})
     assert codes(result.findings) == ["NPU306"]
     assert len(parses) == 2 and result.parsed == 2  # layers.py and run.py, not norm.py
-    assert pipeline._token_pattern(["Layer", ".apply"]).search("x = (f).apply(y)")
+    assert project._token_pattern(["Layer", ".apply"]).search("x = (f).apply(y)")
 
 
 def test_follow_up_wants_a_class_with_its_module(tmp_path, monkeypatch):

@@ -1,0 +1,512 @@
+"""One file's analysis: the prefilter (which rules a file's text can matter to), CPython's
+check (syntax errors, nesting, the analysis bounds), one LibCST parse and one traversal with
+every active rule and shared analysis, and the ``# noqa`` map of the file. ``lint_text`` is the
+per-file core that the pipeline, the language server and ``npulint.core.lint_source`` share."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import os
+import re
+import sys
+import warnings
+import threading
+import traceback
+from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+
+from npulint.config import Settings
+from npulint.model import Finding, Span
+from npulint.source import PYTHON, NoqaMap, is_skip_file, noqa_directives, noqa_map
+
+if TYPE_CHECKING:  # pragma: no cover
+    import libcst as cst
+    from npulint.checker import Checker, FileContext
+
+
+@dataclasses.dataclass
+class FileResult:
+    path: str
+    display: str
+    language: str
+    findings: List[Finding] = dataclasses.field(default_factory=list)
+    facts: Dict[str, List[Any]] = dataclasses.field(default_factory=dict)
+    noqa: NoqaMap = dataclasses.field(default_factory=dict)
+    parsed: bool = False
+    skipped: bool = False  # binary found by walk, or ``# npulint: skip-file``
+    lines: int = 0
+    # the file's ``# noqa`` directives (line, start, end, codes), kept only when NPU003 is on
+    directives: List[Tuple[int, int, int, Optional[Tuple[str, ...]], int, int]] = \
+        dataclasses.field(default_factory=list)
+    # the rules that read the file could not (a syntax error, CRLF or another shell's script):
+    # whether its ``# noqa`` codes are used is unknown, and NPU003 says nothing about them
+    unjudged: bool = False
+    # the modules of the run whose bindings its resolution read, with their digests
+    # (npulint.modules.RunModules.take_deps): a cached result holds while they are unchanged
+    deps: Tuple[Tuple[str, Optional[str]], ...] = ()
+    # the framework APIs the module binds at its top level by import, (name, qualified name):
+    # the follow-up parses the files that import those names from it (npulint.modules.api_exports)
+    exports: Tuple[Tuple[str, str], ...] = ()
+
+
+UNUSED_NOQA = "NPU003"
+
+
+_PyCF_ONLY_AST = 0x400
+
+_CPYTHON_RECURSION_LIMIT = 1000  # CPython's default: what ``python file.py`` accepts
+
+
+@functools.lru_cache(maxsize=64)
+def _needed_checkers(checker_classes: Tuple[type, ...], enabled: FrozenSet[str]) -> FrozenSet[type]:
+    """Checkers with an enabled code, and the providers of the fact topics those consume."""
+    own = {c for c in checker_classes if c.codes() & enabled}
+    topics = {t for c in own for t in c.consumes}
+    needed = own | {c for c in checker_classes if set(c.provides) & topics}
+    from npulint.lintrule import with_analyses
+
+    return frozenset(with_analyses(sorted(needed, key=checker_classes.index)))
+
+
+@functools.lru_cache(maxsize=16)
+def _token_prefixes(checker_classes: Tuple[type, ...], language: str) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
+    """The prefilter tokens of *language*'s checkers that share a first four characters, in
+    groups with their common prefix: one substring test of the prefix settles every token of
+    a group in the files that lack it, which is most files (``npu_``: 8 of the 17 Python
+    tokens; on 2M synthetic lines the token tests were a quarter of a two-process run, all
+    of it in the main process)."""
+    tokens = sorted({t for c in checker_classes if c.language == language for g in c.tokens for t in g})
+    heads: Dict[str, List[str]] = {}
+    for t in tokens:
+        if len(t) >= 4:
+            heads.setdefault(t[:4], []).append(t)
+    return tuple((os.path.commonprefix(ts), tuple(ts)) for ts in heads.values() if len(ts) >= 2)
+
+
+@functools.lru_cache(maxsize=16)
+def _scanners(checker_classes: Tuple[type, ...], language: str) -> Tuple[type, ...]:
+    """The checkers of *language* that read facts from the text of files nobody parses."""
+    from npulint.checker import Checker
+
+    return tuple(c for c in checker_classes if c.language == language and c.scan.__func__ is not Checker.scan.__func__)
+
+
+def _cpython_check(text: str, top_lines: Optional[List[int]] = None) -> Optional[Tuple[str, int, int, str]]:
+    """Compile *text* with CPython's own parser (fast, C) before LibCST sees it.
+
+    LibCST's native parser crashes the process on a few thousand nested brackets and takes
+    minutes on very long operator chains; CPython rejects both at once (``too many nested
+    parentheses``; ``maximum recursion depth exceeded during ast construction``), and its
+    syntax errors carry exact positions. Returns ``("deep"|"syntax", line, col, message)``
+    or None when CPython accepts the file. *top_lines* receives the line of each top-level
+    statement (the first line of its first token) and, for a class, of each statement of its
+    body, for FileContext's positions.
+    """
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(_CPYTHON_RECURSION_LIMIT)
+    caught = warnings.catch_warnings()
+    caught.__enter__()
+    warnings.simplefilter("ignore")  # the linted file's SyntaxWarnings are not the user's terminal's
+    try:
+        try:
+            tree = compile(text, "<npulint>", "exec", flags=_PyCF_ONLY_AST, dont_inherit=True)
+        except UnicodeEncodeError:
+            # bytes that are not UTF-8, in comments (source.decode kept them as lone
+            # surrogates): compile the bytes themselves, as CPython reads the file
+            tree = compile(text.encode("utf-8", "surrogateescape"), "<npulint>", "exec", flags=_PyCF_ONLY_AST,
+                           dont_inherit=True)
+    except SyntaxError as exc:
+        return "syntax", exc.lineno or 1, exc.offset or 1, exc.msg or "invalid syntax"
+    except (RecursionError, MemoryError):
+        return "deep", 1, 1, "nested too deeply for Python's parser (maximum recursion depth exceeded)"
+    except ValueError as exc:  # e.g. source code string cannot contain null bytes
+        return "syntax", 1, 1, str(exc)
+    finally:
+        caught.__exit__(None, None, None)
+        sys.setrecursionlimit(old)
+    if top_lines is not None:  # (line, the lines of a class's own statements)
+        top_lines.extend((stmt.lineno, [s.lineno for s in stmt.body] if type(stmt).__name__ == "ClassDef" else None)
+                         for stmt in tree.body)
+    over = _over_bounds(tree)
+    if over is not None:
+        return ("limit", 1, 1, f"{over}; nothing else is reported for this file")
+    # Python < 3.11 builds such trees without a recursion check; LibCST would take minutes.
+    # 3.11+ checks while building the tree (about 3,000 levels at the limit set above), so
+    # the walk, 6% of a run that parses, is only needed before 3.11.
+    if sys.version_info >= (3, 11):
+        return None
+    deep = _deeper_than(tree, _MAX_TREE_DEPTH)
+    if deep is not None:
+        return ("deep", getattr(deep, "lineno", 1), (getattr(deep, "col_offset", 0) or 0) + 1,
+                f"nested more than {_MAX_TREE_DEPTH} levels deep (e.g. a very long chain of operators)")
+    return None
+
+
+_MAX_TREE_DEPTH = 2900  # about what CPython 3.11+ accepts at its default recursion limit
+
+
+# Bounds of a Python file's analysis (past one: NPU005, the file is not analysed): LibCST's
+# tree and the analysis grow with the syntax nodes, so these keep every file under about 1 s and
+# 200 MB (docs/benchmarks.md, hostile inputs); above the corpora of docs/real-world.md, whose
+# largest hand-written file has 47,606 nodes and longest literal 6,528 items.
+MAX_SYNTAX_NODES = 60_000
+
+MAX_LITERAL_ITEMS = 20_000
+
+
+def _over_bounds(tree) -> Optional[str]:
+    """Which bound CPython's *tree* is past (the walk stops there), or None."""
+    import ast
+
+    n = 0
+    displays = (ast.Tuple, ast.List, ast.Set)
+    for node in ast.walk(tree):
+        n += 1
+        if n > MAX_SYNTAX_NODES:
+            return f"more than {MAX_SYNTAX_NODES:,} syntax nodes (the analysis bound)"
+        t = type(node)
+        if (t in displays and len(node.elts) > MAX_LITERAL_ITEMS) or (t is ast.Dict and len(node.keys) > MAX_LITERAL_ITEMS):
+            return (f"a literal of {len(node.elts if t in displays else node.keys):,} items at line "
+                    f"{node.lineno}, more than {MAX_LITERAL_ITEMS:,} (the analysis bound)")
+    return None
+
+
+def _deeper_than(tree, limit: int):
+    """A node of *tree* deeper than *limit*, found without recursion; None if there is none."""
+    import ast
+
+    stack = [(tree, 1)]
+    children = ast.iter_child_nodes
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return node
+        for child in children(node):
+            stack.append((child, depth + 1))
+    return None
+
+
+def lint_text(path: str, display: str, language: str, text: str, settings: Settings,
+              checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = (),
+              module: Optional[Tuple[Optional[str], bool]] = None) -> FileResult:
+    """One file's findings and facts, before the project phase and suppression. *module*: the
+    file's module name and whether it is a package's ``__init__`` (default: from *path* and the
+    folders' ``__init__.py`` files on disk)."""
+    result = _lint_text(path, display, language, text, settings, checker_classes, enabled, force, module)
+    return _with_directives(result, text, enabled)
+
+
+def _lint_text(path: str, display: str, language: str, text: str, settings: Settings,
+               checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = (),
+               module: Optional[Tuple[Optional[str], bool]] = None) -> FileResult:
+    result, active = _prefilter(path, display, language, text, checker_classes, enabled, force)
+    if active is None:
+        return result
+    return _analyse(result, text, settings, active, enabled, module)
+
+
+def _prefilter(path: str, display: str, language: str, text: str, checker_classes: Sequence[type],
+               enabled: Set[str], force: Sequence[type] = ()) -> Tuple[FileResult, Optional[List[type]]]:
+    """The file's result so far and the checkers to run on it, or None when nothing has to
+    be parsed (cheap: substring tests on the text)."""
+    result = FileResult(path, display, language, lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
+    if is_skip_file(text, language):
+        result.skipped = True
+        return result, None
+    classes = tuple(checker_classes)
+    needed = _needed_checkers(classes, frozenset(enabled))
+    present: Dict[str, bool] = {}  # token -> in the text, for all checkers
+    for prefix, members in _token_prefixes(classes, language):
+        if prefix not in text:  # none of the tokens that start with it can be there
+            for token in members:
+                present[token] = False
+    candidates = [c for c in checker_classes if c.language == language and c.wants(text, path, present)]
+    active = [c for c in candidates if c in needed]
+    active += [c for c in force if c not in active]
+    if not active and not (candidates and ("NPU001" in enabled or (language != PYTHON and (
+            "NPU004" in enabled or "NPU005" in enabled)))):
+        # nothing here any enabled rule looks at (NPU001 alone still parses what rules would);
+        # checkers that would piggyback on a parse read their facts from the text instead
+        for c in _scanners(classes, language):
+            if c in needed:
+                for topic, facts in (c.scan(text, path) or {}).items():
+                    result.facts.setdefault(topic, []).extend(facts)
+        return result, None
+    # parsed anyway: checkers that only piggyback on a parse join cheaply
+    active += [c for c in checker_classes if c in needed and c.piggyback and c.language == language
+               and c not in active and any(t in text for t in c.piggyback)]
+    if language != PYTHON and not active:
+        active = candidates  # NPU001/NPU004/NPU005 alone: shell checkers read the script themselves (they report only what is on)
+    return result, active
+
+
+def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence[type],
+             enabled: Set[str], module: Optional[Tuple[Optional[str], bool]] = None) -> FileResult:
+    """Parse the file once and run *active* over it in one traversal."""
+    path, display = result.path, result.display
+    if result.language != PYTHON:
+        return _lint_other(result, text, settings, active, enabled)
+    import libcst as cst
+
+    from npulint.checker import FileContext
+    from npulint.semantic import Walker
+
+    top_lines: List[Tuple[int, Optional[List[int]]]] = []
+    problem = _cpython_check(text, top_lines)
+    if problem is not None:  # CPython decides what is a syntax error (NPU001), with its positions
+        kind, line, col, msg = problem
+        if kind == "limit":
+            result.unjudged = True
+            if "NPU005" in enabled:
+                result.findings.append(Finding(result.display, 1, 1, "NPU005", f"not checked: {msg}", 1, 1))
+            return _with_noqa(result, text)
+        return _syntax_error(result, text, enabled, line, col, msg)
+    try:
+        tree = _parse(text, python_accepts=True)
+    except cst.ParserSyntaxError as exc:
+        msg = " ".join(str(exc.message).split())
+        return _syntax_error(result, text, enabled, exc.raw_line, exc.raw_column + 1,
+                             f"npulint's parser (LibCST) cannot read this file, although Python accepts it: {msg}")
+    except RecursionError:
+        return _nested_too_deep(result, text, enabled)
+    result.parsed = True
+    from npulint import modules
+
+    run_modules = modules.active()
+    if run_modules is not None:
+        run_modules.take_deps()  # what this file's resolution reads, from here on
+    ctx = FileContext(path, display, text, tree, settings, enabled, top_lines=top_lines, module_name=module)
+    errors: List[Finding] = []
+
+    def on_error(checker: Checker, exc: BaseException, node: Optional[cst.CSTNode]) -> None:
+        errors.append(_internal_error(ctx, checker, exc, node))
+
+    from npulint.lintrule import Analysis, with_analyses
+
+    checkers = []
+    for cls in with_analyses(active):  # shared analyses first: their hooks run before their rules'
+        checker = cls(ctx)
+        if isinstance(checker, Analysis):
+            ctx.analyses[cls] = checker
+        checkers.append(checker)
+    walker = Walker(ctx.sem, checkers, on_error)
+    try:
+        walker.walk(tree)
+        failed = set()  # shared analyses that raised: their rules would judge from a partial state
+        for checker in checkers:
+            if checker in walker.disabled or any(a in failed for a in type(checker).uses):
+                if isinstance(checker, Analysis):
+                    failed.add(type(checker))
+                continue
+            try:
+                checker.finish()
+            except RecursionError:
+                raise
+            except Exception as exc:
+                on_error(checker, exc, None)
+                if isinstance(checker, Analysis):
+                    failed.add(type(checker))
+        if failed:  # nothing of the rules that read a failed analysis is reported, nor its facts used
+            dropped = {r.code for c in checkers if any(a in failed for a in type(c).uses) for r in type(c).rules}
+            ctx.findings[:] = [f for f in ctx.findings if f.code not in dropped]
+            for a in failed:
+                for topic in (a.__name__, *a.provides):
+                    ctx.facts.pop(topic, None)
+    except RecursionError:
+        return _nested_too_deep(result, text, enabled)
+    except Exception as exc:  # an engine bug: keep going with the other files
+        _release(ctx, checkers)
+        if "NPU000" in enabled:
+            errors.append(Finding(display, 1, 1, "NPU000", f"internal error in npulint's engine: "
+                                  f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
+        result.findings.extend(errors)
+        return _with_noqa(result, text)
+    result.findings.extend(ctx.findings)
+    if "NPU000" in enabled:
+        result.findings.extend(errors)
+    result.facts = ctx.facts
+    if run_modules is not None:
+        result.exports = modules.api_exports(ctx.sem)
+        result.deps = run_modules.take_deps()
+    _release(ctx, checkers)
+    return _with_noqa(result, text)
+
+
+def _release(ctx: "FileContext", checkers: Sequence["Checker"]) -> None:
+    for checker in checkers:
+        try:
+            checker.release()
+        except Exception:  # nothing to report: the file's findings are already taken
+            pass
+    ctx.release()
+
+
+def _lint_other(result: FileResult, text: str, settings: Settings, active: Sequence[type],
+                enabled: Set[str]) -> FileResult:
+    """Files that are not Python (shell scripts): each checker parses the text itself, in
+    ``finish()``, and reports NPU001 for what it cannot parse."""
+    from npulint.checker import ShellContext
+
+    ctx = ShellContext(result.path, result.display, text, settings, enabled)
+    result.parsed = True
+    from npulint.lintrule import Analysis, with_analyses
+
+    for cls in with_analyses(active):
+        try:
+            checker = cls(ctx)
+            if isinstance(checker, Analysis):
+                ctx.analyses[cls] = checker
+            checker.finish()
+        except RecursionError:
+            if "NPU001" in enabled:
+                ctx.findings.append(Finding(result.display, 1, 1, "NPU001",
+                                            "file is nested too deeply to analyse (recursion limit)", 1, 1))
+        except Exception as exc:
+            if "NPU000" in enabled:
+                tb = traceback.extract_tb(exc.__traceback__)
+                where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+                codes = ", ".join(sorted(cls.codes()))
+                ctx.findings.append(Finding(result.display, 1, 1, "NPU000",
+                                            f"internal error in {cls.__name__} ({codes}): {type(exc).__name__}: "
+                                            f"{exc}{where} (this file's other findings are still reported; "
+                                            "please report this)", 1, 1))
+    result.findings.extend(ctx.findings)
+    result.facts = ctx.facts
+    result.unjudged = ctx.unjudged
+    return _with_noqa(result, text)
+
+
+def _expand_indentation_tabs(text: str) -> str:
+    """Leading tabs expanded to the next multiple of 8, as CPython's tokenizer counts them."""
+    out = []
+    for line in text.splitlines(keepends=True):
+        stripped = line.lstrip(" \t\f")
+        indent = line[:len(line) - len(stripped)]
+        out.append((indent.expandtabs(8) if "\t" in indent else indent) + stripped)
+    return "".join(out)
+
+
+_SURROGATE = re.compile("[\udc80-\udcff]")
+
+
+def _parse(text: str, python_accepts: bool) -> "cst.Module":
+    """LibCST's parse; LibCST's tokenizer rejects some tab/space indentation that CPython
+    accepts, so a file Python accepts is retried with its leading tabs expanded (line
+    numbers are unchanged; columns on those lines count the expanded indentation)."""
+    import libcst as cst
+
+    if not text.isascii() and _SURROGATE.search(text):
+        # bytes that are not UTF-8, in comments (source.decode kept them as lone surrogates,
+        # which LibCST cannot take): one replacement character each, so columns stay
+        text = _SURROGATE.sub("\ufffd", text)
+    with _parser_nodes_unvalidated():
+        try:
+            return cst.parse_module(text)
+        except cst.ParserSyntaxError:
+            if not python_accepts or "\t" not in text:
+                raise
+            return cst.parse_module(_expand_indentation_tabs(text))
+
+
+def _no_validation(self) -> None:
+    pass
+
+
+@contextlib.contextmanager
+def _parser_nodes_unvalidated():
+    """While LibCST's parser builds a tree, its nodes skip ``CSTNode.__post_init__`` (which
+    only calls ``_validate``: a quarter of a parse). The parser builds them from source its
+    grammar accepted, so the check cannot fail there; every node built otherwise (the fixes'
+    ``with_changes``, LibCST's own transforms) is validated as before, since the hook is put
+    back when the parse returns or raises. One parse runs at a time in a process."""
+    from libcst._nodes.base import CSTNode
+
+    original = CSTNode.__dict__.get("__post_init__")
+    if original is None:  # pragma: no cover - another LibCST
+        yield
+        return
+    CSTNode.__post_init__ = _no_validation  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        CSTNode.__post_init__ = original  # type: ignore[method-assign]
+
+
+def _syntax_error(result: FileResult, text: str, enabled: Set[str], line: int, col: int, msg: str) -> FileResult:
+    result.unjudged = True
+    if "NPU001" in enabled:
+        result.findings.append(Finding(result.display, line, col, "NPU001", f"syntax error: {msg}", line, col))
+    return _with_noqa(result, text)
+
+
+def _nested_too_deep(result: FileResult, text: str, enabled: Set[str]) -> FileResult:
+    result.unjudged = True
+    if "NPU001" in enabled:
+        result.findings.append(Finding(result.display, 1, 1, "NPU001",
+                                       "file is nested too deeply to analyse (recursion limit)", 1, 1))
+    return _with_noqa(result, text)
+
+
+def _codes_using(analysis: type) -> Set[str]:
+    """The codes of the rules that read the shared analysis *analysis*."""
+    from npulint import registry
+
+    return {code for c in registry.load()[1] if analysis in c.uses for code in c.codes()}
+
+
+def _internal_error(ctx: FileContext, checker: Checker, exc: BaseException, node) -> Finding:
+    span = Span(1, 1, 1, 1)
+    if node is not None:
+        try:
+            span = ctx.span(node)
+        except Exception:
+            pass
+    codes = ", ".join(sorted(type(checker).codes() or _codes_using(type(checker))))
+    tb = traceback.extract_tb(exc.__traceback__)
+    where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
+    return Finding(ctx.display, span.line, span.column, "NPU000",
+                   f"internal error in {type(checker).__name__} ({codes}): {type(exc).__name__}: {exc}{where} "
+                   "(this file's other findings are still reported; please report this)",
+                   span.end_line, span.end_column)
+
+
+def _with_noqa(result: FileResult, text: str) -> FileResult:
+    if result.findings or result.facts:
+        result.noqa = noqa_map(text, result.language)
+    return result
+
+
+def _with_directives(result: FileResult, text: str, enabled: Set[str]) -> FileResult:
+    if UNUSED_NOQA in enabled and not result.skipped:
+        result.directives = noqa_directives(text, result.language)
+        if result.directives and not result.noqa:
+            result.noqa = noqa_map(text, result.language, result.directives)
+    return result
+
+
+def _in_big_stack(fn):
+    """Run *fn* in a thread with a large stack and a raised recursion limit: LibCST's
+    parser and visitors recurse once per nesting level."""
+    box: Dict[str, Any] = {}
+
+    def target() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # re-raised in the caller's thread
+            box["error"] = exc
+
+    old_size = threading.stack_size()
+    old_limit = sys.getrecursionlimit()
+    try:
+        threading.stack_size(512 * 1024 * 1024)
+        sys.setrecursionlimit(max(old_limit, 12000))
+        t = threading.Thread(target=target, name="npulint")
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old_size)
+        sys.setrecursionlimit(old_limit)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]

@@ -1,0 +1,90 @@
+"""Suppression: each file's codes, ``per-file-ignores`` and ``# noqa`` (a shell command's
+comment line above it too), and NPU003 for ``# noqa`` codes that suppressed nothing."""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Set, Tuple
+
+import pathspec
+
+from npulint.config import Settings
+from npulint.model import Finding
+from npulint.source import suppressed
+from npulint.analyse import UNUSED_NOQA, FileResult
+
+
+class PerFileIgnores:
+    def __init__(self, settings: Settings):
+        self.root = settings.root
+        self.entries = [(pathspec.GitIgnoreSpec.from_lines([pattern]), set(codes))
+                        for pattern, codes in settings.per_file_ignores.items()]
+
+    def codes_for(self, path: str) -> Set[str]:
+        if not self.entries:
+            return set()
+        rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+        out: Set[str] = set()
+        for spec, codes in self.entries:
+            if spec.match_file(rel) or spec.match_file(os.path.basename(path)):
+                out |= codes
+        return out
+
+
+def _suppress(results: List[FileResult], configs, enabled: Set[str]) -> List[Finding]:
+    """The findings that survive each file's codes, ``per-file-ignores`` and ``# noqa``; and
+    NPU003 for ``# noqa`` codes that suppressed nothing."""
+    pfis: Dict[int, PerFileIgnores] = {}
+    out: List[Finding] = []
+    for r in results:
+        if not r.findings and not r.directives:
+            continue
+        fs, fe = configs[r.path]
+        pfi = pfis.get(id(fs))
+        if pfi is None:
+            pfi = pfis[id(fs)] = PerFileIgnores(fs)
+        ignored = pfi.codes_for(r.path)
+        used: Set[Tuple[int, str]] = set()  # (line, code as written in the directive)
+        for f in r.findings:
+            if f.code not in fe or any(f.code.startswith(c) for c in ignored):
+                continue
+            hit = False
+            for line in (f.line,) + f.noqa_lines:
+                if suppressed(r.noqa, line, f.code):
+                    hit = True
+                    for c in r.noqa.get(line) or ():
+                        if f.code.startswith(c):
+                            used.add((line, c))
+            if hit:
+                continue
+            out.append(f)
+        if r.directives and UNUSED_NOQA in fe and not r.unjudged and not any(UNUSED_NOQA.startswith(c)
+                                                                            for c in ignored):
+            out.extend(_unused_noqa(r, fe, used))
+    return out
+
+
+def _unused_noqa(r: FileResult, enabled: Set[str], used: Set[Tuple[int, str]]) -> List[Finding]:
+    """``# noqa: NPU…`` codes that suppressed nothing in this run. Only npulint's own codes
+    that are enabled for the file count: other tools' codes and blanket ``# noqa`` are
+    not ours to judge, and a disabled rule could not have fired."""
+    from npulint.model import Edit, Fix
+
+    out = []
+    for line, start, end, codes, cut_start, cut_end in r.directives:
+        if not codes:
+            continue
+        unused = [c for c in codes if c.startswith("NPU") and c != UNUSED_NOQA and (line, c) not in used
+                  and any(e.startswith(c) for e in enabled if e != UNUSED_NOQA)]
+        if not unused:
+            continue
+        keep = [c for c in codes if c not in unused]
+        if keep:
+            edit = Edit(line, start, line, end, "# noqa: " + ", ".join(keep))
+        else:
+            edit = Edit(line, cut_start, line, cut_end, "")
+        what = ", ".join(unused)
+        out.append(Finding(r.display, line, start, UNUSED_NOQA,
+                           f"unused `noqa` directive: {what} suppressed nothing on this line", line, end, (),
+                           Fix(f"Remove unused noqa code{'s' if len(unused) > 1 else ''} {what}", (edit,))))
+    return out
