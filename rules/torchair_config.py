@@ -327,6 +327,19 @@ MODE = ("mode",)
 
 _RETAINING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1}
 
+# NPU205: tensor methods whose result shares its receiver's storage (a view, the tensor itself,
+# or a tuple of views): what they return is still the aclgraph's output. ``.to(...)`` and
+# ``.requires_grad_(...)`` join them when they change neither dtype nor device
+# (:func:`_returns_receiver_storage`). Every other call (``.clone()``, ``.cpu()``, ``.tolist()``,
+# ``.item()``, reductions, an unknown method) is not followed: a copy, or unknown.
+_VIEW_METHODS = frozenset({
+    "detach", "detach_", "view", "view_as", "reshape", "flatten", "squeeze", "unsqueeze", "expand",
+    "expand_as", "narrow", "transpose", "permute", "t", "select", "unbind", "split", "chunk", "as_strided",
+    "contiguous",
+})
+# keywords of ``Tensor.to`` that change neither dtype nor device
+_TO_SAME_KEYWORDS = frozenset({"non_blocking"})
+
 
 class Config:
     """One ``CompilerConfig()`` object: the call that makes it, the stores to it, and the
@@ -1074,8 +1087,13 @@ class AclgraphOutputRetained(LintRule):
         "it, or the call itself) is appended/inserted/added to a container that outlives the iteration "
         "(`.append`, `.appendleft`, `.insert`, `.add`, `.extend`, `c[k] = out`) or stored in an attribute; a "
         "list/set/dict comprehension whose elements are the outputs collects them the same way. "
-        "`.clone()`, `.detach().clone()`, `.cpu()`, `.tolist()`, `.item()` and `copy.deepcopy(...)` at the "
-        "point of storing are copies.")
+        "`.clone()`, `.detach().clone()`, `.cpu()`, `.tolist()`, `.item()`, reductions and `copy.deepcopy(...)` "
+        "at the point of storing are copies. A view is not a copy: `out.detach()` shares the output's storage, "
+        "so the result of `detach`, `detach_`, `view`, `view_as`, `reshape`, `flatten`, `squeeze`, `unsqueeze`, "
+        "`expand`, `expand_as`, `narrow`, `transpose`, `permute`, `t`, `select`, `unbind`, `split`, `chunk`, "
+        "`as_strided`, `contiguous`, `requires_grad_` and of `to` without a dtype or device is followed back to "
+        "the tensor it was called on (also through names bound to it, `y = out.detach()`). Any other call on "
+        "the output is unknown, and nothing is reported for it.")
     SOURCE = _SRC + " (docs/001 场景2; A.4 output lifetime); torchair _acl_concrete_graph/acl_graph.py L1462-1474"
     INVALID = (
         Invalid(_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
@@ -1201,16 +1219,28 @@ class AclgraphOutputRetained(LintRule):
                         "loop overwrites it in place; store a copy (`.clone()`) or set "
                         "`config.debug.aclgraph.enable_output_clone = True`")
 
-    def _output_of(self, stored, site: Site, invocations):
+    def _output_of(self, stored, site: Site, invocations, _depth: int = 0):
+        """The invocation of a compiled callable whose output *stored* is (or shares storage
+        with): the call itself, a name certainly bound to it (or to such an expression), a
+        subscript of it, or a call of a view method on it (:data:`_VIEW_METHODS`; ``.to()`` and
+        ``.requires_grad_()`` that change neither dtype nor device). Anything else (a copy, an
+        unknown call) is not the output: None."""
+        if _depth > 5:
+            return None
         e = stored
-        while isinstance(e, cst.Subscript):
-            e = e.value
+        while True:
+            if isinstance(e, cst.Subscript):
+                e = e.value
+            elif isinstance(e, cst.Call) and _returns_receiver_storage(e):
+                e = e.func.value
+            else:
+                break
         if isinstance(e, cst.Call):
             return invocations.get(id(e))
         if isinstance(e, cst.Name):
             cands, exact = self.ctx.sem.reaching(e.value, site)
-            if exact and cands[0].kind == "assign" and isinstance(cands[0].value, cst.Call):
-                return invocations.get(id(cands[0].value))
+            if exact and cands[0].kind == "assign" and isinstance(cands[0].value, (cst.Call, cst.Name, cst.Subscript)):
+                return self._output_of(cands[0].value, cands[0].site, invocations, _depth + 1)
         return None
 
     def _lives_in(self, container, site: Site, loop) -> bool:
@@ -1419,6 +1449,21 @@ RULES = (AclgraphOptionIgnored, CustomPoolOverridesFxReuse, GraphsWithoutSharedP
 # ======================================================================================
 # Helpers
 # ======================================================================================
+
+def _returns_receiver_storage(call: cst.Call) -> bool:
+    """``x.detach()``, ``x.view(...)``, ... (:data:`_VIEW_METHODS`), ``x.requires_grad_(...)``
+    (in place, returns ``x``) and ``x.to()`` with neither a dtype nor a device (only
+    ``non_blocking=``): the result shares ``x``'s storage."""
+    f = call.func
+    if not isinstance(f, cst.Attribute):
+        return False
+    name = f.attr.value
+    if name in _VIEW_METHODS or name == "requires_grad_":
+        return True
+    if name == "to":
+        return all(a.keyword is not None and not a.star and a.keyword.value in _TO_SAME_KEYWORDS for a in call.args)
+    return False
+
 
 def _config_arg(call: cst.Call):
     """The ``compiler_config`` argument of get_npu_backend (keyword; torchair's signature is

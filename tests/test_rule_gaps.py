@@ -34,13 +34,27 @@ RO = d("""
 """)
 
 
-@pytest.mark.xfail(strict=True, reason="NPU205 takes .detach() for a copy; it shares the output's storage "
-                                       "(rules/torchair_config.py: only .detach().clone() copies)")
 def test_npu205_detach_is_not_a_copy(lint):
     assert of(lint(RO.replace("KEEP", "out.detach()"), select=["NPU2"]), "NPU205") == [("NPU205", 9)]
 
 
-@pytest.mark.parametrize("keep", ["out.detach().clone()", "out.clone().detach()", "out.detach().cpu()"])
+@pytest.mark.parametrize("keep", ["out.view(-1)", "out[0].detach()", "out.detach().reshape(2, -1).t()",
+                                  "out.to()", "out.to(non_blocking=True)", "out.requires_grad_(False)",
+                                  "out.split(2)", "opt_model(x).contiguous()"])
+def test_npu205_views_are_the_output(lint, keep):
+    assert of(lint(RO.replace("KEEP", keep), select=["NPU2"]), "NPU205") == [("NPU205", 9)]
+
+
+def test_npu205_view_through_a_name(lint):
+    src = RO.replace("    outs.append(KEEP)", "    y = out.detach()\n    outs.append(y)")
+    assert of(lint(src, select=["NPU2"]), "NPU205") == [("NPU205", 10)]
+
+
+@pytest.mark.parametrize("keep", ["out.detach().clone()", "out.clone().detach()", "out.detach().cpu()",
+                                  "out.detach().sum()",
+                                  # unknown: may or may not copy
+                                  "out.to(torch.float32)", "out.to(device)", "out.to(dtype=dt)", "out.to(**kw)",
+                                  "out.detach().frobnicate()", "postprocess(out.detach())"])
 def test_npu205_detach_then_copy_is_clean(lint, keep):
     assert of(lint(RO.replace("KEEP", keep), select=["NPU2"]), "NPU205") == []
 
