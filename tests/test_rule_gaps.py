@@ -80,15 +80,11 @@ EVENTS = d("""
 """)
 
 
-@pytest.mark.xfail(strict=True, reason="`obj.forward = torch.compile(obj.forward, backend=...)` is not yet a compile "
-                                       "of obj's class for NPU3xx (rules/torchair_streams.py)")
 def test_npu303_forward_compiled_in_place(lint):
     src = EVENTS + "model.forward = torch.compile(model.forward, backend=tng.get_npu_backend(compiler_config=config))\n"
     assert of(lint(src, select=["NPU3"]), "NPU303") == [("NPU303", 11)]
 
 
-@pytest.mark.xfail(strict=True, reason="torchair.inference.cache_compile(fn, config=cfg) is not yet a compile "
-                                       "(rules/torchair_streams.py, rules/torchair_config.py)")
 def test_npu303_cache_compile(lint):
     src = EVENTS + "model.forward = cache_compile(model.forward, config=config)\n"
     assert of(lint(src, select=["NPU3"]), "NPU303") == [("NPU303", 11)]
@@ -109,8 +105,6 @@ def test_npu303_forward_compiled_with_unknown_config_is_silent(lint):
     assert of(lint(src, select=["NPU3"]), "NPU303") == []
 
 
-@pytest.mark.xfail(strict=True, reason="cache_compile's config is not yet a use of the config for NPU201 "
-                                       "(rules/torchair_config.py)")
 def test_npu201_cache_compile_config(lint):
     src = d("""
         import torchair
@@ -121,6 +115,83 @@ def test_npu201_cache_compile_config(lint):
         fn = cache_compile(model.forward, config=config)
     """)
     assert of(lint(src, select=["NPU2"]), "NPU201") == [("NPU201", 5)]
+
+
+@pytest.mark.parametrize("compile_line", [
+    # no config: torchair uses CompilerConfig(), max-autotune
+    "model.forward = cache_compile(model.forward)\n",
+    "model.forward = cache_compile(model.forward, config=None)\n",
+    # backend= (forwarded through **kwargs): its compiler_config
+    "model.forward = cache_compile(model.forward, backend=tng.get_npu_backend(compiler_config=config))\n",
+    # a method the class defines, and the class's own method through the instance
+    "model.step = torch.compile(model.step, backend=tng.get_npu_backend(compiler_config=config))\n",
+    "fwd = model.forward\ncompiled = torch.compile(fwd, backend=tng.get_npu_backend(compiler_config=config))\n",
+    "Model.forward = torch.compile(Model.forward, backend=tng.get_npu_backend(compiler_config=config))\n",
+])
+def test_npu303_method_compiles(lint, compile_line):
+    src = EVENTS.replace("        return x + 1\n", "        return x + 1\n\n    def step(self, x):\n"
+                         "        return self(x)\n") + compile_line
+    assert of(lint(src, select=["NPU3"]), "NPU303") == [("NPU303", 11)]
+
+
+def test_npu303_self_forward_compiled_in_a_method(lint):
+    src = EVENTS.replace("        return x + 1\n", "        return x + 1\n\n    def compile(self):\n"
+                         "        self.forward = torch.compile(self.forward, "
+                         "backend=tng.get_npu_backend(compiler_config=config))\n")
+    assert of(lint(src, select=["NPU3"]), "NPU303") == [("NPU303", 11)]
+
+
+@pytest.mark.parametrize("compile_line", [
+    # an attribute that is not a method of Model (a sub-module: its own class is compiled)
+    "model.encoder = torch.compile(model.encoder, backend=tng.get_npu_backend(compiler_config=config))\n",
+    # unknown: a spread may hold config=/backend=; a positional config is a TypeError
+    "model.forward = cache_compile(model.forward, **kw)\n",
+    "model.forward = cache_compile(model.forward, config)\n",
+    "model.forward = cache_compile(model.forward, backend=make_backend())\n",
+    # an instance made by a factory function, or a name that may be another object
+    "m = make_model()\nm.forward = torch.compile(m.forward, backend=tng.get_npu_backend(compiler_config=config))\n",
+    # not torchair's cache_compile
+    "model.forward = torch.npu.npugraph_ex.inference.cache_compile(model.forward)\n",
+])
+def test_npu303_method_compiles_unknown_or_other_class(lint, compile_line):
+    assert of(lint(EVENTS + compile_line, select=["NPU3"]), "NPU303") == []
+
+
+def test_npu308_cache_compile_aclgraph(lint):
+    src = EVENTS.replace("tng.ops.npu_tagged_event_record(self.ev)", "tng.scope.npu_wait_tensor(x, x)").replace(
+        "config = tng.CompilerConfig()\n", 'config = tng.CompilerConfig()\nconfig.mode = "reduce-overhead"\n')
+    src += "model.forward = cache_compile(model.forward, config=config)\n"
+    assert of(lint(src, select=["NPU3"]), "NPU308") == [("NPU308", 11)]
+
+
+CC = d("""
+    import torchair
+    from torchair.inference import cache_compile
+    config = torchair.CompilerConfig()
+    config.mode = "reduce-overhead"
+""")
+
+
+def test_npu201_cache_compile_aclgraph_mode_is_clean(lint):
+    src = CC + "config.debug.aclgraph.disable_reinplace_inplaceable_ops_pass = True\n" \
+               "fn = cache_compile(model.forward, config=config)\n"
+    assert of(lint(src, select=["NPU2"]), "NPU201") == []
+
+
+def test_npu203_two_cache_compiles(lint):
+    src = CC + "enc = cache_compile(encoder.forward, config=config)\ndec = cache_compile(decoder.forward, config=config)\n"
+    found = lint(src, select=["NPU2"])
+    assert of(found, "NPU203") == [("NPU203", 6)]
+    assert "another cache_compile with" in found[0].message
+    pool = CC + "config.aclgraph_config.use_custom_pool = pool\n"
+    assert of(lint(pool + "enc = cache_compile(e.forward, config=config)\ndec = cache_compile(d.forward, config=config)\n",
+                   select=["NPU2"]), "NPU203") == []
+
+
+def test_npu205_cache_compile_output_kept(lint):
+    src = CC + "fn = cache_compile(model.forward, config=config)\nouts = []\nfor x in xs:\n    outs.append(fn(x))\n"
+    assert of(lint(src, select=["NPU2"]), "NPU205") == [("NPU205", 8)]
+    assert of(lint(src.replace("fn(x)", "fn(x).clone()"), select=["NPU2"]), "NPU205") == []
 
 
 # -- NPU5xx: Python launchers built from parts --------------------------------------------------
