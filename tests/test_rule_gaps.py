@@ -1,7 +1,9 @@
-"""Shapes the rules themselves still miss (item 6 of the resolution issue): each violation
-is marked ``xfail(strict=True)`` until its rule learns it (rules/torchair_config.py,
-rules/torchair_streams.py, rules/mindspeed.py, after their restructuring); the clean twins
-and the unknown cases pass today and must keep passing."""
+"""Shapes the rules had missed on real code (item 6 of the resolution issue), each with its
+clean twins and unknown cases: a view of an aclgraph output is the output (NPU205,
+rules/torchair_config.py); ``obj.forward = torch.compile(obj.forward, ...)`` and torchair's
+``cache_compile`` are compiles (rules/torchair_config.py publishes them for NPU303/NPU308 in
+rules/torchair_streams.py); launch commands built from parts, ``shlex.split`` and
+``os.execl*`` (rules/mindspeed.py)."""
 
 import textwrap
 
@@ -199,8 +201,6 @@ def test_npu205_cache_compile_output_kept(lint):
 CONFLICT = '"--adaptive-memory-optimization", "--swap-attention"'
 
 
-@pytest.mark.xfail(strict=True, reason="a launch list concatenated from resolvable parts is not read yet "
-                                       "(rules/mindspeed.py: evaluate BinaryOperation(+) of list names)")
 def test_launch_list_concatenated_from_parts(lint):
     src = d(f"""
         import subprocess
@@ -212,8 +212,6 @@ def test_launch_list_concatenated_from_parts(lint):
     assert codes(lint(src, select=["NPU5"], config=LEGACY)) == ["NPU501"]
 
 
-@pytest.mark.xfail(strict=True, reason="shlex.split of a resolvable string is not read as a launch yet "
-                                       "(rules/mindspeed.py)")
 def test_launch_from_shlex_split(lint):
     src = d("""
         import shlex, subprocess
@@ -223,7 +221,6 @@ def test_launch_from_shlex_split(lint):
     assert codes(lint(src, select=["NPU5"], config=LEGACY)) == ["NPU501"]
 
 
-@pytest.mark.xfail(strict=True, reason="os.execl*/os.execlp varargs are not read as a launch yet (rules/mindspeed.py)")
 def test_launch_from_execlp_varargs(lint):
     src = d(f"""
         import os
@@ -243,3 +240,61 @@ def test_launch_from_execlp_varargs(lint):
 ])
 def test_launchers_from_parts_clean_or_unknown(lint, src):
     assert lint(src, select=["NPU5"], config=LEGACY) == []
+
+
+def test_launch_parts_keep_their_spans(lint):
+    src = d(f"""
+        import subprocess
+        BASE = ["torchrun", "--nproc_per_node", "8", "pretrain_gpt.py"]
+        ARGS = ("--adaptive-memory-optimization",)
+        subprocess.run(BASE + [*ARGS, "--swap-attention"])
+    """)
+    found = lint(src, select=["NPU5"], config=LEGACY)
+    assert [(f.code, f.line, f.column) for f in found] == [("NPU501", 4, 31)]
+
+
+def test_shlex_words_at_the_string(lint):
+    src = d("""
+        import shlex, subprocess
+        LINE = "torchrun pretrain_gpt.py --adaptive-memory-optimization --swap-attention"
+        cmd = shlex.split(LINE)
+        subprocess.run(cmd)
+    """)
+    found = lint(src, select=["NPU5"], config=LEGACY)
+    assert [(f.code, f.line, f.column) for f in found] == [("NPU501", 2, 8)]
+
+
+def test_execl_positions_and_env(lint):
+    src = d(f"""
+        import os
+        os.execle("/usr/bin/torchrun", "torchrun", "pretrain_gpt.py", {CONFLICT}, os.environ)
+    """)
+    found = lint(src, select=["NPU5"], config=LEGACY)
+    assert [(f.code, f.line, f.column) for f in found] == [("NPU501", 2, 97)]
+    # the last argument of execle/execlpe is the environment, not a word
+    src = 'import os\nos.execlpe("torchrun", "torchrun", "pretrain_gpt.py", ' + CONFLICT + ')\n'
+    assert lint(src, select=["NPU5"], config=LEGACY) == []
+
+
+REQ = '"--reuse-fp32-param"'  # needs --bf16
+
+
+@pytest.mark.parametrize("src, expected", [
+    (f'import subprocess\nBASE = ["torchrun", "pretrain_gpt.py"]\nsubprocess.run(BASE + [{REQ}])\n', ["NPU504"]),
+    (f'import subprocess\nsubprocess.run(["torchrun", "pretrain_gpt.py"] + [{REQ}] + ["--bf16"])\n', []),
+    # an unknown part may hold the companion: requirement checks say nothing
+    (f'import subprocess\nBASE = ["torchrun", "pretrain_gpt.py"]\nsubprocess.run(BASE + [{REQ}] + extra)\n', []),
+    (f'import subprocess\nsubprocess.run(["torchrun", "pretrain_gpt.py", {REQ}] + make_args())\n', []),
+    (f'import subprocess\nEXTRA = [{REQ}]\nEXTRA.append(flag)\nsubprocess.run(["torchrun", "pretrain_gpt.py"] + EXTRA)\n',
+     []),
+    (f'import shlex, subprocess\nsubprocess.run(["torchrun", "pretrain_gpt.py", {REQ}] + shlex.split(opts))\n', []),
+    (f'import os\nos.execlp("torchrun", "torchrun", "pretrain_gpt.py", {REQ}, *rest)\n', []),
+    (f'import os\nos.execlp("torchrun", "torchrun", "pretrain_gpt.py", {REQ})\n', ["NPU504"]),
+    # other splitting than the defaults: not followed
+    ('import shlex, subprocess\nsubprocess.run(shlex.split("torchrun pretrain_gpt.py --reuse-fp32-param", '
+     'posix=False))\n', []),
+    # a string, not a list
+    ('import subprocess\nsubprocess.run("torchrun pretrain_gpt.py " + opts, shell=True)\n', []),
+])
+def test_launch_parts_requirements(lint, src, expected):
+    assert codes(lint(src, select=["NPU5"], config=LEGACY)) == expected
