@@ -1205,9 +1205,18 @@ class AclgraphOutputRetained(LintRule):
                         "aclgraph replays write their outputs into the same memory, so the next call of `opt_model` "
                         "in this loop overwrites it in place; store a copy (`.clone()`) or set "
                         "`config.debug.aclgraph.enable_output_clone = True`"),
+        Invalid(_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
+                    "    outs.append(out.detach())"), range=(10, 5, 10, 30),
+                message="an output of `opt_model` (compiled at line 6 with a torchair backend in "
+                        "\"reduce-overhead\" mode) is kept in `outs` across loop iterations without a copy: "
+                        "aclgraph replays write their outputs into the same memory, so the next call of `opt_model` "
+                        "in this loop overwrites it in place; store a copy (`.clone()`) or set "
+                        "`config.debug.aclgraph.enable_output_clone = True`"),
     )
     VALID = (_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
                  "    outs.append(out.clone())"),
+             _ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
+                 "    outs.append(out.detach().clone())"),
              _ex(_RO.strip(), "config.debug.aclgraph.enable_output_clone = True", _BACKEND, _COMPILE, "outs = []",
                  "for x in batches:", "    out = opt_model(x)", "    outs.append(out)"))
     HOW_TO_FIX = "Store a copy (`out.clone()`), or set `config.debug.aclgraph.enable_output_clone = True`."

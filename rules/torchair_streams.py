@@ -614,11 +614,26 @@ class TaggedEventOutsideAclgraph(LintRule):
                         "GE converter raises NotImplementedError for it (torchair 7.2.0 to master: "
                         "Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:80,96,125); compile with "
                         "config.mode = \"reduce-overhead\", or use npu_wait_tensor in max-autotune"),
+        Invalid(_IMP + "from torchair.inference import cache_compile\n"
+                       "class M(torch.nn.Module):\n    def forward(self, x):\n"
+                       "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
+                       "cfg = tng.CompilerConfig()\nmodel = M()\n"
+                       "model.forward = cache_compile(model.forward, config=cfg)\n",
+                range=(6, 9, 6, 49),
+                message="npu_record_tagged_stream in M, which is compiled in max-autotune mode (line 10): torchair's "
+                        "GE converter raises NotImplementedError for it (torchair 7.2.0 to master: "
+                        "Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:80,96,125); compile with "
+                        "config.mode = \"reduce-overhead\", or use npu_wait_tensor in max-autotune"),
     )
     VALID = (_IMP + "class M(torch.nn.Module):\n    def forward(self, x):\n"
                     "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
                     "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\n"
-                    "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",)
+                    "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",
+             _IMP + "from torchair.inference import cache_compile\n"
+                    "class M(torch.nn.Module):\n    def forward(self, x):\n"
+                    "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
+                    "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\nmodel = M()\n"
+                    "model.forward = cache_compile(model.forward, config=cfg)\n")
     HOW_TO_FIX = ("Compile with config.mode = 'reduce-overhead' (or npugraph_ex), or use npu_wait_tensor in "
                   "max-autotune.")
     uses = (StreamsAnalysis,)
