@@ -3,7 +3,8 @@ checked against the catalog in :mod:`mindspeed_catalog`; AMO and ``adapt_mem_fun
 
 Shared analyses (they report no rule of their own): :class:`ShellLaunches` and
 :class:`PythonLaunches` read the launch commands (of shell scripts; of ``subprocess``/``os.exec*``
-lists and ``sys.argv``) and record, per launch, the catalog's findings and whether it enables
+lists, built from parts with ``+``, ``*`` and ``shlex.split`` too, ``os.execl*`` arguments, and
+``sys.argv``) and record, per launch, the catalog's findings and whether it enables
 AMO; :class:`FlagFacts` records the flags the linted files register and the entry scripts that
 parse their own arguments, and folds the launches' findings once per run
 (:meth:`FlagFacts.launch_findings`); :class:`FunctionClasses` knows a file's classes and which
@@ -19,6 +20,7 @@ import functools
 import itertools
 import os
 import re
+import shlex
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 
 import libcst as cst
@@ -559,13 +561,27 @@ def amo_occ(launch: Launch) -> Optional[Span]:
 
 _SUBPROCESS = {f"subprocess.{n}" for n in ("run", "Popen", "call", "check_call", "check_output")}
 _EXECV = {f"os.{n}" for n in ("execv", "execve", "execvp", "execvpe")}
-_LAUNCH_CALLS = _SUBPROCESS | _EXECV
+# os.execl(path, arg0, arg1, ...): the words are the positional arguments after the first; the
+# ``e`` variants end with the environment, which is not a word
+_EXECL = {f"os.{n}" for n in ("execl", "execle", "execlp", "execlpe")}
+_EXECL_ENV = {"os.execle", "os.execlpe"}
+_LAUNCH_CALLS = _SUBPROCESS | _EXECV | _EXECL
+_SHLEX_SPLIT = {"shlex.split"}
 _ARGV = {"sys.argv"}
+
+
+def _splat() -> Word:
+    return Word("\x00", None, False, True)  # any number of unknown words
+
+
+_DEFAULT_MISSING = object()
 
 
 class PythonLaunches(Analysis):
     """The launch commands of a Python file: string lists passed to ``subprocess``/``os.exec*``
-    or assigned to ``sys.argv`` (``mindspeed.launch`` and ``mindspeed.amo`` facts, as
+    or assigned to ``sys.argv``, also when built from parts (``+``, ``*spread``, ``shlex.split``
+    of a known string: :meth:`_words`), and the arguments of ``os.execl*``
+    (``mindspeed.launch`` and ``mindspeed.amo`` facts, as
     :class:`ShellLaunches` records them); and the file's ``adapt_mem_func_wrapper(...)`` calls
     (``wrapper_calls``, for NPU505).
 
@@ -578,7 +594,7 @@ class PythonLaunches(Analysis):
     phase) bring it along, and it reads their launches too."""
 
     standalone = True
-    tokens = (*((launcher, word) for launcher in ("subprocess", "execv", "argv")
+    tokens = (*((launcher, word) for launcher in ("subprocess", "execv", "execl", "argv")
                 for word in (*ENTRY_PREFIXES, AMO_FLAG)),
               (WRAPPER_NAME,))
     provides = (AMO_TOPIC, LAUNCH_TOPIC)
@@ -614,25 +630,91 @@ class PythonLaunches(Analysis):
         if isinstance(node.value, cst.Name):
             self.mutated.add(node.value.value)
 
-    def _words(self, expr, site) -> Optional[List[Word]]:
+    def _words(self, expr, site, _depth: int = 0) -> Optional[List[Word]]:
+        """The words of a launch list: a list/tuple display (through the names bound to it), its
+        ``*starred`` parts, ``a + b`` of such parts, or ``shlex.split(s)``; each word at its own
+        span (a ``shlex.split`` word at the string's). None if *expr* is none of these (not a
+        launch list). A part that does not resolve (``sys.argv[1:]``, a parameter, a call, an
+        unknown string to split) stands for any number of unknown words (a splat)."""
+        if _depth > 20:
+            return None
         named = expr.value if isinstance(expr, cst.Name) else None
         expr, site = self.ctx.sem.bound_expr(expr, site)
-        if not isinstance(expr, (cst.List, cst.Tuple)):
-            return None
-        words = []
-        for el in expr.elements:
-            if isinstance(el, cst.StarredElement):
-                words.append(Word("\x00", None, False, True))
-                continue
-            v = self.ctx.value(el.value, site)
-            span = functools.partial(self.ctx.span, el.value)  # computed when reported
-            if isinstance(v, str):
-                words.append(Word(v, span))
-            else:
-                words.append(Word("\x00", span, False, False))
+        if isinstance(expr, (cst.List, cst.Tuple)):
+            words = []
+            for el in expr.elements:
+                if isinstance(el, cst.StarredElement):
+                    words.extend(self._words(el.value, site, _depth + 1) or [_splat()])
+                    continue
+                words.append(self._word(el.value, site))
+        elif isinstance(expr, cst.BinaryOperation) and isinstance(expr.operator, cst.Add):
+            left = self._words(expr.left, site, _depth + 1)
+            right = self._words(expr.right, site, _depth + 1)
+            if left is None and right is None:
+                return None  # not a list (``"torchrun " + args``)
+            words = (left or [_splat()]) + (right or [_splat()])
+        elif isinstance(expr, cst.Call) and self.ctx.resolve(expr.func, site, _SHLEX_SPLIT) is not None:
+            words = self._shlex_words(expr, site)
+        else:
+            # a list or tuple of strings imported from a linted module: its words at this name
+            v = self.ctx.value(expr, site) if named is not None else None
+            if not (isinstance(v, tuple) and v and all(isinstance(x, str) for x in v)):
+                return None
+            span = functools.partial(self.ctx.span, expr)
+            words = [Word(x, span) for x in v]
         if named is not None and named in self.mutated:
             # `cmd.append(...)`, `cmd += [...]`, `cmd[i] = ...` somewhere: more words may follow
-            words.append(Word("\x00", None, False, True))
+            words.append(_splat())
+        return words
+
+    def _word(self, expr, site) -> Word:
+        v = self.ctx.value(expr, site)
+        span = functools.partial(self.ctx.span, expr)  # computed when reported
+        return Word(v, span) if isinstance(v, str) else Word("\x00", span, False, False)
+
+    def _shlex_words(self, call: cst.Call, site) -> List[Word]:
+        """``shlex.split(s)`` of a string that resolves: its words (POSIX shell-like splitting,
+        comments kept as words, as the defaults), each at the string's span; otherwise unknown
+        words."""
+        pos = [a for a in call.args if a.keyword is None]
+        if len(pos) != 1 or pos[0].star:
+            return [_splat()]
+        for a in call.args:
+            if a.keyword is not None:
+                default = {"comments": False, "posix": True}.get(a.keyword.value, _DEFAULT_MISSING)
+                if default is _DEFAULT_MISSING or self.ctx.value(a.value, site) is not default:
+                    return [_splat()]  # another splitting than the defaults: not followed
+        node, nsite = self.ctx.sem.bound_expr(pos[0].value, site)
+        text = self.ctx.value(node, nsite)
+        if not isinstance(text, str):
+            return [_splat()]
+        try:
+            parts = shlex.split(text)
+        except ValueError:  # no closing quotation: shlex raises at run time
+            return [_splat()]
+        span = functools.partial(self.ctx.span, node)
+        return [Word(w, span) for w in parts]
+
+    def _execl_words(self, call: cst.Call, site, with_env: bool) -> Optional[List[Word]]:
+        """``os.execl*(path, arg0, arg1, ...)``: the positional arguments after the first (for
+        ``execle``/``execlpe`` not the last, the environment)."""
+        args = [a for a in call.args if a.keyword is None]
+        if any(a.keyword is not None for a in call.args):
+            return None  # a TypeError (these take no keywords)
+        words: List[Word] = []
+        rest = args[1:]
+        if with_env:
+            if rest and rest[-1].star:
+                rest = rest[:-1] + [None]  # the environment is in the spread: so may words be
+            else:
+                rest = rest[:-1]
+        for a in rest:
+            if a is None:
+                words.append(_splat())
+            elif a.star:
+                words.extend((self._words(a.value, site) or [_splat()]) if a.star == "*" else [_splat()])
+            else:
+                words.append(self._word(a.value, site))
         return words
 
     def _check_words(self, words: List[Word], argv_entry: bool) -> None:
@@ -641,7 +723,8 @@ class PythonLaunches(Analysis):
                 return
             entry = words[0] if words[0].known and words[0].text.endswith(".py") else \
                 Word(os.path.basename(self.ctx.path), None)
-            launch = Launch(entry, words[1:])
+            # a splat first (``sys.argv = sys.argv + [...]``) may hold the script and arguments
+            launch = Launch(entry, words if words[0].splat else words[1:])
         else:
             launch = find_launch(words)
             if launch is None:
@@ -667,6 +750,10 @@ class PythonLaunches(Analysis):
                     words = self._words(arg, site)
                     if words:
                         self._check_words(words, False)
+            elif q in _EXECL:
+                words = self._execl_words(node, site, q in _EXECL_ENV)
+                if words:
+                    self._check_words(words, False)
             elif q == WRAPPER:
                 self.wrapper_calls.append((node, site))
         for node, site in self.argv:
@@ -1004,7 +1091,11 @@ class MindSpeedIncompatibleFlags(_LaunchRule):
         "`--memory-fragmentation`; then the pairwise rules of MindSpeed's feature checks. Flags are read from "
         "launch commands (`torchrun`, `python -m torch.distributed.launch|run`, `msrun`, `python entry.py`) in "
         "shell scripts, through variables, arrays and appends, and from string lists passed to "
-        "`subprocess`/`os.exec*` or assigned to `sys.argv`. Branches of `if`/`case` are alternatives: only "
+        "`subprocess`/`os.exec*` or assigned to `sys.argv` (also lists built from parts that resolve: "
+        "`BASE + ARGS + [\"--bf16\"]`, `[*BASE, ...]`, `shlex.split(\"...\")` of a known string, whose words "
+        "are placed at the string; and the argument lists of `os.execl`/`execle`/`execlp`/`execlpe`, less the "
+        "environment of the `e` variants). A part that does not resolve (`+ sys.argv[1:]`, `shlex.split(line)`) "
+        "stands for unknown words. Branches of `if`/`case` are alternatives: only "
         "flags on one path conflict. Reported once per pair at the flag that comes later. A check is reported only "
         "when it holds on every release the launch may run on: those configured in `[tool.npulint.releases]`, "
         "else inferred from the project, else every release npulint knows, less those whose parsers do not take "
@@ -1230,7 +1321,8 @@ class MindSpeedMissingRequirement(_LaunchRule):
         "`--use-torch-fsdp2`; `--reuse-fp32-param` needs `--bf16`; `--use-ascend-mc2` needs "
         "`--sequence-parallel` and TP > 1. Absent flags take MindSpeed's defaults (pipeline size 1). Also a "
         "value outside the flag's allowed choices or range. Nothing is reported when part of the command is "
-        "unknown (a variable the script does not set may hold the companion).")
+        "unknown (a variable the script does not set may hold the companion; in a Python launch list, a part "
+        "that does not resolve, such as `+ sys.argv[1:]` or `shlex.split(line)`).")
     SOURCE = _SRC + " §2A-2D"
     INVALID = (
         Invalid("torchrun pretrain_gpt.py --reuse-fp32-param --fp16\n", range=(1, 26, 1, 44),

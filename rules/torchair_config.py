@@ -45,6 +45,16 @@ from npulint.values import UNKNOWN, is_constant
 COMPILER_CONFIG = {"torchair.CompilerConfig", "torchair.configs.compiler_config.CompilerConfig"}
 GET_NPU_BACKEND = {"torchair.get_npu_backend", "torchair.npu_fx_compiler.get_npu_backend"}
 TORCH_COMPILE = {"torch.compile"}
+# ``cache_compile(func, *, config=None, dynamic=True, cache_dir=None, global_rank=None, tp_rank=None,
+# pp_rank=None, **kwargs)``: Ascend/torchair@fced8842 python/torchair/inference/__init__.py:12, which
+# forwards to python/torchair/inference/_cache_compiler.py:602 (that one also takes ``backend=``, reached
+# through ``**kwargs``: with ``config`` absent the config is the backend's ``compiler_config``,
+# :606-610). ``func`` must be a bound method of an ``nn.Module`` (:612-616); the config is read when the
+# compiled callable first runs (``LazyCompiledModel``, :559-564; ``config or CompilerConfig()``, so no
+# config is the default one). It is ``torch.compile(func, backend=get_npu_backend(compiler_config=config))``
+# with a cache: npulint takes the config's mode at the cache_compile call as the effective mode.
+# (``torch.npu.npugraph_ex.inference.cache_compile`` is another API, torch_npu's, and not this one.)
+CACHE_COMPILE = {"torchair.inference.cache_compile", "torchair.inference._cache_compiler.cache_compile"}
 # Forget every compiled graph (torch.compiler.reset calls torch._dynamo.reset): graphs compiled
 # before it do not coexist with those compiled after it.
 DYNAMO_RESET = {"torch._dynamo.reset", "torch.compiler.reset"}
@@ -327,6 +337,19 @@ MODE = ("mode",)
 
 _RETAINING_METHODS = {"append": 0, "appendleft": 0, "add": 0, "extend": 0, "insert": 1}
 
+# NPU205: tensor methods whose result shares its receiver's storage (a view, the tensor itself,
+# or a tuple of views): what they return is still the aclgraph's output. ``.to(...)`` and
+# ``.requires_grad_(...)`` join them when they change neither dtype nor device
+# (:func:`_returns_receiver_storage`). Every other call (``.clone()``, ``.cpu()``, ``.tolist()``,
+# ``.item()``, reductions, an unknown method) is not followed: a copy, or unknown.
+_VIEW_METHODS = frozenset({
+    "detach", "detach_", "view", "view_as", "reshape", "flatten", "squeeze", "unsqueeze", "expand",
+    "expand_as", "narrow", "transpose", "permute", "t", "select", "unbind", "split", "chunk", "as_strided",
+    "contiguous",
+})
+# keywords of ``Tensor.to`` that change neither dtype nor device
+_TO_SAME_KEYWORDS = frozenset({"non_blocking"})
+
 
 class Config:
     """One ``CompilerConfig()`` object: the call that makes it, the stores to it, and the
@@ -378,13 +401,17 @@ class Store:
 
 
 class Backend:
-    """A ``get_npu_backend(...)`` call and its config (None: the default config)."""
+    """A ``get_npu_backend(...)`` call and its config (None: the default config); or a
+    ``cache_compile(func, config=...)`` call, which makes its backend from its config itself
+    (``api``: the function named in messages)."""
 
-    def __init__(self, call: cst.Call, site: Site, config: Optional[Config], known: bool):
+    def __init__(self, call: cst.Call, site: Site, config: Optional[Config], known: bool,
+                 api: str = "get_npu_backend"):
         self.call = call
         self.site = site
         self.config = config
         self.known = known  # the config argument is certain (a known config, None, or absent)
+        self.api = api
 
 
 COMPILED = "torchair.compiled"  # shared topic (see rules/torchair_streams.py)
@@ -402,7 +429,7 @@ class TorchairConfigAnalysis(Analysis):
     provides = (COMPILED,)
     # A config is made by CompilerConfig() and reaches torch.compile through get_npu_backend():
     # a file that names neither holds nothing these rules can follow.
-    tokens = (("CompilerConfig",), ("get_npu_backend",))
+    tokens = (("CompilerConfig",), ("get_npu_backend",), ("cache_compile",))
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
@@ -415,7 +442,11 @@ class TorchairConfigAnalysis(Analysis):
         self.configs: Dict[int, Config] = {}  # id(CompilerConfig() call) -> Config
         self.config_bindings: Dict[int, Config] = {}  # id(Binding) -> Config
         self.backends: Dict[int, Backend] = {}  # id(get_npu_backend call) -> Backend
-        # the torch.compile calls with a torchair backend: (call, site, backend, the mode= argument)
+        # id(cache_compile call) -> the backend it compiles with (its own, or the get_npu_backend
+        # one given as ``backend=``)
+        self.cache_compiles: Dict[int, Backend] = {}
+        # the torch.compile calls with a torchair backend, and the cache_compile calls: (call,
+        # site, backend, the mode= argument (None for cache_compile)), in source order
         self.compiles: List[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]] = []
         self._modes: Dict[int, object] = {}  # id(Backend) -> its effective mode (see mode())
         self._checked: Optional[List[Store]] = None
@@ -508,7 +539,14 @@ class TorchairConfigAnalysis(Analysis):
             if isinstance(arg, cst.Name):
                 backend_args.add(id(arg))
             self.backends[id(call)] = self._backend(call, site, arg)
-        if self.configs or self.backends:
+        for call, site in self.calls:
+            if ctx.resolve(call.func, site, CACHE_COMPILE) is None:
+                continue
+            arg = _keyword(call, "config")
+            if isinstance(arg, cst.Name):
+                backend_args.add(id(arg))
+            self.cache_compiles[id(call)] = self._cache_compile_backend(call, site, arg)
+        if self.configs or self.backends or self.cache_compiles:
             self._collect_stores()
             self._collect_escapes(backend_args)
             self.compiles = self._compiles()
@@ -583,6 +621,30 @@ class TorchairConfigAnalysis(Analysis):
                 m.tainted = True  # handed to a backend we cannot attribute
         return Backend(call, site, None, False)
 
+    def _cache_compile_backend(self, call: cst.Call, site: Site, config_arg) -> Backend:
+        """The backend ``cache_compile(func, config=cfg)`` compiles with: one made from ``cfg``
+        at this call (``config`` absent or None: the default config); with only ``backend=``,
+        that backend (torchair takes its ``compiler_config``). Unknown when a spread may hold
+        either, or when more than ``func`` is passed positionally (a TypeError: its parameters
+        are keyword-only)."""
+        positional = [a for a in call.args if a.keyword is None]
+        if len(positional) > 1 or any(a.star == "*" for a in positional):
+            return Backend(call, site, None, False, api="cache_compile")
+        if config_arg is None:
+            backend_arg = _keyword(call, "backend")
+            if backend_arg is not None:
+                b = self._backend_of(backend_arg, site)
+                return b if b is not None else Backend(call, site, None, False, api="cache_compile")
+            if any(a.star == "**" for a in call.args):
+                config_arg = _UNKNOWN_ARG
+        b = self._backend(call, site, config_arg)
+        b.api = "cache_compile"
+        return b
+
+    def compile_api(self, call: cst.Call) -> str:
+        """How to name a compile call of :attr:`compiles` in a message."""
+        return "cache_compile" if id(call) in self.cache_compiles else "torch.compile"
+
     # -- effective values ---------------------------------------------------------------
     def effective(self, cfg: Optional[Config], option: Tuple[str, ...], at: Site, default):
         """The value *option* certainly has for a backend made at *at*, or UNKNOWN."""
@@ -647,6 +709,9 @@ class TorchairConfigAnalysis(Analysis):
     def _compiles(self) -> List[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]]:
         out = []
         for call, site in self.calls:
+            if id(call) in self.cache_compiles:
+                out.append((call, site, self.cache_compiles[id(call)], None))
+                continue
             if self.ctx.resolve(call.func, site, TORCH_COMPILE) is None:
                 continue
             backend_arg = mode_arg = None
@@ -664,7 +729,10 @@ class TorchairConfigAnalysis(Analysis):
 
     def _publish_compiled(self) -> None:
         """``torch.compile(Model(), backend=b)`` or ``model = Model(); torch.compile(model, ...)``
-        with a certain mode: the class of the compiled instance runs in that mode."""
+        with a certain mode: the class of the compiled instance runs in that mode. So does
+        ``torch.compile(model.forward, ...)`` (``model.forward = ...`` in place) or
+        ``cache_compile(model.forward, config=cfg)``: a bound method of an instance, see
+        :meth:`_method_class`."""
         sem = self.ctx.sem
         for call, site, backend, _ in self.compiles:
             mode = self.mode(backend)
@@ -674,15 +742,56 @@ class TorchairConfigAnalysis(Analysis):
             if call.args and call.args[0].keyword is None and not call.args[0].star:
                 target = call.args[0].value
             else:
-                target = next((a.value for a in call.args if a.keyword is not None and a.keyword.value == "model"), None)
+                target = next((a.value for a in call.args
+                               if a.keyword is not None and a.keyword.value in ("model", "func")), None)
             if target is None:
                 continue
             value, vsite = sem.bound_expr(target, site)
-            if not isinstance(value, cst.Call):
-                continue
-            q = sem.callee_qualname(value.func, vsite)
+            if isinstance(value, cst.Attribute):
+                q = self._method_class(value, vsite)
+            elif isinstance(value, cst.Call):
+                q = sem.callee_qualname(value.func, vsite)
+            else:
+                q = None
             if q is not None:
                 self.ctx.fact(COMPILED, (q, mode, self.ctx.line(call)))
+
+    def _method_class(self, method: cst.Attribute, site: Site) -> Optional[str]:
+        """The class *method* (``X.m``) is a method of: ``X`` certainly an instance of it (a name
+        bound to a call of the class, ``self.<attr>`` bound once to one, or ``self`` in one of
+        its methods) or the class itself; ``m`` must be ``forward`` (every ``nn.Module`` has one)
+        or a def in the body of that class of this file (an attribute may hold a sub-module
+        instead, compiled with its own class). None otherwise."""
+        sem = self.ctx.sem
+        owner, osite = sem.bound_expr(method.value, site)
+        cls_node = None
+        if isinstance(owner, cst.Call):
+            q = sem.callee_qualname(owner.func, osite)
+            b = sem.certain_binding(owner.func, osite) if isinstance(owner.func, cst.Name) else None
+            if b is not None and b.kind == "class":
+                cls_node = b.node
+            elif b is not None and b.kind == "def":
+                return None  # a factory function: what it returns is unknown
+        elif isinstance(owner, cst.Name):
+            b = sem.certain_binding(owner, osite)
+            if b is not None and b.kind == "class":
+                cls_node = b.node
+            elif b is None or b.kind == "param":
+                scope = sem.self_class(osite.scope, owner.value)
+                cls_node = scope.node if scope is not None else None
+            if cls_node is None:
+                return None
+            q = sem.qualname_of_def(cls_node)
+        else:
+            return None
+        if q is None:
+            return None
+        if method.attr.value == "forward":
+            return q
+        scope = sem.scope_of.get(cls_node) if cls_node is not None else None
+        if scope is not None and any(b.kind == "def" for b in scope.bindings.get(method.attr.value, ())):
+            return q
+        return None
 
     def _backend_of(self, expr, site: Site) -> Optional[Backend]:
         value, _ = self.ctx.sem.bound_expr(expr, site)
@@ -723,7 +832,10 @@ class AclgraphOptionIgnored(LintRule):
         "before the `torchair.get_npu_backend(compiler_config=config)` call, in straight-line code of the same "
         "scope; default `max-autotune`. Reported only when every backend made from the config certainly runs "
         "in max-autotune: a mode set under `if`/`for`/`while`/`try`/`with`, in another function, after the "
-        "backend call, to an unknown value, or a config passed to another function, leaves the mode unknown.")
+        "backend call, to an unknown value, or a config passed to another function, leaves the mode unknown. "
+        "`torchair.inference.cache_compile(fn, config=config)` uses the config as `get_npu_backend` does "
+        "(Ascend/torchair@fced8842 python/torchair/inference/__init__.py:12, _cache_compiler.py:602): the mode "
+        "at the cache_compile call is its effective mode.")
     SOURCE = (_SRC + " (A.3 mode scope, A.5); torchair configs/compiler_config.py L63-67, L84-104 "
               "(_check_config_support)")
     INVALID = (
@@ -764,9 +876,9 @@ class AclgraphOptionIgnored(LintRule):
                 if s.w.status == "ok" and not s.replaces and is_aclgraph_only(s.option_path):
                     self.report(s.node,
                                 f"`config.{'.'.join(s.option_path)}` only applies to aclgraph graphs "
-                                f"(mode \"reduce-overhead\" or \"npugraph_ex\"), but {why} when get_npu_backend runs "
+                                f"(mode \"reduce-overhead\" or \"npugraph_ex\"), but {why} when {b0.api} runs "
                                 f"(line {line(b0.call)}); torchair ignores this setting; set config.mode = "
-                                "\"reduce-overhead\" (or \"npugraph_ex\") before get_npu_backend, or drop the line")
+                                f"\"reduce-overhead\" (or \"npugraph_ex\") before {b0.api}, or drop the line")
 
 
 class CustomPoolOverridesFxReuse(LintRule):
@@ -864,7 +976,10 @@ class GraphsWithoutSharedPool(LintRule):
         "Compiles in different functions (separate tests, spawned workers) are not known to hold their graphs "
         "at the same time, and with `run_eagerly` torchair captures no graph. A `torch._dynamo.reset()` "
         "(or `torch.compiler.reset()`, or a call of a function of the file that makes one) between two compiles "
-        "forgets the graphs compiled before it, so those do not count against the ones after it.")
+        "forgets the graphs compiled before it, so those do not count against the ones after it. "
+        "`torchair.inference.cache_compile(fn, config=config)` is a compile too, with a backend made from "
+        "`config` at that call (Ascend/torchair@fced8842 python/torchair/inference/__init__.py:12, "
+        "_cache_compiler.py:602).")
     SOURCE = (_SRC + " (A.4 three memory-reuse modes; docs/001 场景1, 模式一); torchair "
               "_acl_concrete_graph/acl_graph.py L911-912")
     INVALID = (
@@ -915,7 +1030,7 @@ class GraphsWithoutSharedPool(LintRule):
                 first = acl[0][0]
                 for call, b, m in acl[1:]:
                     self.report(call,
-                                f"another torch.compile with an aclgraph-mode (\"{m}\") torchair backend (the first "
+                                f"another {a.compile_api(call)} with an aclgraph-mode (\"{m}\") torchair backend (the first "
                                 f"is at line {self.ctx.line(first)}), and no config sets "
                                 "`aclgraph_config.use_custom_pool`: each compiled graph captures its aclgraphs into "
                                 "its own memory pool, so memory is not reused across them and device memory may run "
@@ -1074,8 +1189,13 @@ class AclgraphOutputRetained(LintRule):
         "it, or the call itself) is appended/inserted/added to a container that outlives the iteration "
         "(`.append`, `.appendleft`, `.insert`, `.add`, `.extend`, `c[k] = out`) or stored in an attribute; a "
         "list/set/dict comprehension whose elements are the outputs collects them the same way. "
-        "`.clone()`, `.detach().clone()`, `.cpu()`, `.tolist()`, `.item()` and `copy.deepcopy(...)` at the "
-        "point of storing are copies.")
+        "`.clone()`, `.detach().clone()`, `.cpu()`, `.tolist()`, `.item()`, reductions and `copy.deepcopy(...)` "
+        "at the point of storing are copies. A view is not a copy: `out.detach()` shares the output's storage, "
+        "so the result of `detach`, `detach_`, `view`, `view_as`, `reshape`, `flatten`, `squeeze`, `unsqueeze`, "
+        "`expand`, `expand_as`, `narrow`, `transpose`, `permute`, `t`, `select`, `unbind`, `split`, `chunk`, "
+        "`as_strided`, `contiguous`, `requires_grad_` and of `to` without a dtype or device is followed back to "
+        "the tensor it was called on (also through names bound to it, `y = out.detach()`). Any other call on "
+        "the output is unknown, and nothing is reported for it.")
     SOURCE = _SRC + " (docs/001 场景2; A.4 output lifetime); torchair _acl_concrete_graph/acl_graph.py L1462-1474"
     INVALID = (
         Invalid(_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
@@ -1085,9 +1205,18 @@ class AclgraphOutputRetained(LintRule):
                         "aclgraph replays write their outputs into the same memory, so the next call of `opt_model` "
                         "in this loop overwrites it in place; store a copy (`.clone()`) or set "
                         "`config.debug.aclgraph.enable_output_clone = True`"),
+        Invalid(_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
+                    "    outs.append(out.detach())"), range=(10, 5, 10, 30),
+                message="an output of `opt_model` (compiled at line 6 with a torchair backend in "
+                        "\"reduce-overhead\" mode) is kept in `outs` across loop iterations without a copy: "
+                        "aclgraph replays write their outputs into the same memory, so the next call of `opt_model` "
+                        "in this loop overwrites it in place; store a copy (`.clone()`) or set "
+                        "`config.debug.aclgraph.enable_output_clone = True`"),
     )
     VALID = (_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
                  "    outs.append(out.clone())"),
+             _ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
+                 "    outs.append(out.detach().clone())"),
              _ex(_RO.strip(), "config.debug.aclgraph.enable_output_clone = True", _BACKEND, _COMPILE, "outs = []",
                  "for x in batches:", "    out = opt_model(x)", "    outs.append(out)"))
     HOW_TO_FIX = "Store a copy (`out.clone()`), or set `config.debug.aclgraph.enable_output_clone = True`."
@@ -1201,16 +1330,28 @@ class AclgraphOutputRetained(LintRule):
                         "loop overwrites it in place; store a copy (`.clone()`) or set "
                         "`config.debug.aclgraph.enable_output_clone = True`")
 
-    def _output_of(self, stored, site: Site, invocations):
+    def _output_of(self, stored, site: Site, invocations, _depth: int = 0):
+        """The invocation of a compiled callable whose output *stored* is (or shares storage
+        with): the call itself, a name certainly bound to it (or to such an expression), a
+        subscript of it, or a call of a view method on it (:data:`_VIEW_METHODS`; ``.to()`` and
+        ``.requires_grad_()`` that change neither dtype nor device). Anything else (a copy, an
+        unknown call) is not the output: None."""
+        if _depth > 5:
+            return None
         e = stored
-        while isinstance(e, cst.Subscript):
-            e = e.value
+        while True:
+            if isinstance(e, cst.Subscript):
+                e = e.value
+            elif isinstance(e, cst.Call) and _returns_receiver_storage(e):
+                e = e.func.value
+            else:
+                break
         if isinstance(e, cst.Call):
             return invocations.get(id(e))
         if isinstance(e, cst.Name):
             cands, exact = self.ctx.sem.reaching(e.value, site)
-            if exact and cands[0].kind == "assign" and isinstance(cands[0].value, cst.Call):
-                return invocations.get(id(cands[0].value))
+            if exact and cands[0].kind == "assign" and isinstance(cands[0].value, (cst.Call, cst.Name, cst.Subscript)):
+                return self._output_of(cands[0].value, cands[0].site, invocations, _depth + 1)
         return None
 
     def _lives_in(self, container, site: Site, loop) -> bool:
@@ -1419,6 +1560,26 @@ RULES = (AclgraphOptionIgnored, CustomPoolOverridesFxReuse, GraphsWithoutSharedP
 # ======================================================================================
 # Helpers
 # ======================================================================================
+
+def _returns_receiver_storage(call: cst.Call) -> bool:
+    """``x.detach()``, ``x.view(...)``, ... (:data:`_VIEW_METHODS`), ``x.requires_grad_(...)``
+    (in place, returns ``x``) and ``x.to()`` with neither a dtype nor a device (only
+    ``non_blocking=``): the result shares ``x``'s storage."""
+    f = call.func
+    if not isinstance(f, cst.Attribute):
+        return False
+    name = f.attr.value
+    if name in _VIEW_METHODS or name == "requires_grad_":
+        return True
+    if name == "to":
+        return all(a.keyword is not None and not a.star and a.keyword.value in _TO_SAME_KEYWORDS for a in call.args)
+    return False
+
+
+def _keyword(call: cst.Call, name: str):
+    """The value of keyword argument *name* of *call*, or None."""
+    return next((a.value for a in call.args if a.keyword is not None and a.keyword.value == name), None)
+
 
 def _config_arg(call: cst.Call):
     """The ``compiler_config`` argument of get_npu_backend (keyword; torchair's signature is

@@ -34,6 +34,17 @@ _PLAIN_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "builtins.o
 _SRC = ("docs/002 (图内多流表达功能); research/npu-api-constraints.md §B (torchair python/torchair/scope, "
         "python/torchair/ops/_tagged_event.py)")
 _IMP = "import torch\nimport torchair as tng\n"
+# What "compiled" means for NPU303/NPU308 (the COMPILED facts of rules/torchair_config.py)
+_COMPILED_CLASS = (
+    "A class is compiled when an instance of it reaches `torch.compile(..., backend=<torchair backend>)` in the "
+    "same run, or a bound method of one does (`model.forward = torch.compile(model.forward, backend=...)`, "
+    "`self.forward` in a method of the class, `Model.forward`; a method other than `forward` counts when the "
+    "class defines it in this file), or it reaches torchair's "
+    "`torchair.inference.cache_compile(model.forward, config=cfg)` (Ascend/torchair@fced8842 "
+    "python/torchair/inference/__init__.py:12 and _cache_compiler.py:602: `func` is a bound method of an "
+    "`nn.Module`; the backend is made from `cfg` (its mode at the cache_compile call), from `backend=`'s "
+    "config, or from the default config when neither is given). The classes it instantiates in its methods "
+    "are compiled with it.")
 
 
 # -- the shared analysis -------------------------------------------------------------------
@@ -591,9 +602,7 @@ class TaggedEventOutsideAclgraph(LintRule):
     EXPLANATION = ("`npu_tagged_event_record`, `npu_tagged_event_wait` and `npu_record_tagged_stream` have no GE "
                    "converter: in code compiled with a torchair backend whose effective mode is `max-autotune` "
                    "(the default), compilation raises NotImplementedError. Creating the event is fine anywhere. "
-                   "A class is compiled when an instance of it reaches `torch.compile(..., backend=<torchair "
-                   "backend>)` in the same run, and the classes it instantiates in its methods are compiled with "
-                   "it.")
+                   + _COMPILED_CLASS)
     SOURCE = _SRC + " §B.1 (_tagged_event.py L76-80, L92-96, L121-125; tests/st/torchair_aclgraph_st.py L457-503)"
     INVALID = (
         Invalid(_IMP + "class M(torch.nn.Module):\n    def forward(self, x):\n"
@@ -605,11 +614,26 @@ class TaggedEventOutsideAclgraph(LintRule):
                         "GE converter raises NotImplementedError for it (torchair 7.2.0 to master: "
                         "Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:80,96,125); compile with "
                         "config.mode = \"reduce-overhead\", or use npu_wait_tensor in max-autotune"),
+        Invalid(_IMP + "from torchair.inference import cache_compile\n"
+                       "class M(torch.nn.Module):\n    def forward(self, x):\n"
+                       "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
+                       "cfg = tng.CompilerConfig()\nmodel = M()\n"
+                       "model.forward = cache_compile(model.forward, config=cfg)\n",
+                range=(6, 9, 6, 49),
+                message="npu_record_tagged_stream in M, which is compiled in max-autotune mode (line 10): torchair's "
+                        "GE converter raises NotImplementedError for it (torchair 7.2.0 to master: "
+                        "Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:80,96,125); compile with "
+                        "config.mode = \"reduce-overhead\", or use npu_wait_tensor in max-autotune"),
     )
     VALID = (_IMP + "class M(torch.nn.Module):\n    def forward(self, x):\n"
                     "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
                     "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\n"
-                    "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",)
+                    "model = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))\n",
+             _IMP + "from torchair.inference import cache_compile\n"
+                    "class M(torch.nn.Module):\n    def forward(self, x):\n"
+                    "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
+                    "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\nmodel = M()\n"
+                    "model.forward = cache_compile(model.forward, config=cfg)\n")
     HOW_TO_FIX = ("Compile with config.mode = 'reduce-overhead' (or npugraph_ex), or use npu_wait_tensor in "
                   "max-autotune.")
     uses = (StreamsAnalysis,)
@@ -817,7 +841,8 @@ class WaitTensorInAclgraph(LintRule):
     SUMMARY = "npu_wait_tensor in code compiled in an aclgraph mode."
     EXPLANATION = ("`npu_wait_tensor` works only in max-autotune: in code compiled with a backend whose effective "
                    "mode is `reduce-overhead` or `npugraph_ex` it raises NotImplementedError. Use the tagged "
-                   "events there (npu_create_tagged_event / npu_tagged_event_record / npu_tagged_event_wait).")
+                   "events there (npu_create_tagged_event / npu_tagged_event_record / npu_tagged_event_wait). "
+                   + _COMPILED_CLASS)
     SOURCE = _SRC + " §B.1 (scope/_wait_tensor.py L19-26)"
     INVALID = (
         Invalid(_IMP + "class M(torch.nn.Module):\n    def forward(self, x, y):\n"
