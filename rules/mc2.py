@@ -27,9 +27,9 @@ TORCH_NPU_WORLD_SIZES = (2, 4, 8, 16, 32)  # what torch_npu itself accepts (Runt
 K_MIN, K_MAX = 256, 65535  # k in [256, 65535)
 HALF = ("float16", "bfloat16")
 
-_SRC = ("docs/004 (npu_mm_reduce_scatter_base); research/npu-api-constraints.md §C.2 (op-plugin docs "
-        "docs/zh/custom_APIs/torch_npu/torch_npu-npu_{all_gather_base_mm,mm_reduce_scatter_base,"
-        "mm_all_reduce_base}.md)")
+_SRC = ("torch_npu's API pages: Ascend/op-plugin@517f2e7d docs/zh/custom_APIs/torch_npu/"
+        "torch_npu-npu_all_gather_base_mm.md:45-73, torch_npu-npu_mm_reduce_scatter_base.md:51-82, "
+        "torch_npu-npu_mm_all_reduce_base.md:33-80 (same folder)")
 
 _IMPORT = "import torch\nimport torch_npu\n"
 
@@ -116,8 +116,8 @@ class FusedCommWorldSize(LintRule):
         "torch_npu itself raises RuntimeError for anything outside {2, 4, 8, 16, 32}; 16 and 32 on A2 fail in "
         "the communication library. Only statically known values are checked: a world_size that arrives "
         "through a parameter or `mp.spawn` is unknown.")
-    SOURCE = (_SRC + "; torch_npu AllGatherBaseMatmulKernelNpuOpApi.cpp L53-58, "
-                     "MatmulReduceScatterBaseKernelNpuOpApi.cpp L33-37")
+    SOURCE = (_SRC + "; Ascend/op-plugin@517f2e7d op_plugin/ops/opapi/AllGatherBaseMatmulKernelNpuOpApi.cpp:53-58, "
+                     "MatmulReduceScatterBaseKernelNpuOpApi.cpp:33-37 (same folder)")
     INVALID = (
         Invalid(_IMPORT + "out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 16)\n", range=(3, 56, 3, 58),
                 message="npu_mm_reduce_scatter_base: world_size=16 is not supported on atlas-a2 (2, 4, 8); atlas-a3 "
@@ -289,7 +289,9 @@ class FusedCommShape(LintRule):
                    "`npu_mm_reduce_scatter_base` and `npu_all_gather_base_mm` need 2-D inputs (m, k) and (k, n) "
                    "with equal k in [256, 65535), and for reduce-scatter m divisible by world_size; "
                    "`npu_mm_all_reduce_base` needs x1 2-D or 3-D, x2 2-D and equal k.")
-    SOURCE = _SRC + "; torch_npu checks 2-D and k equality and m % world_size (RuntimeError)"
+    SOURCE = (_SRC + "; torch_npu raises RuntimeError for non-2-D inputs, unequal k and m % world_size: "
+              "Ascend/op-plugin@517f2e7d op_plugin/ops/opapi/AllGatherBaseMatmulKernelNpuOpApi.cpp:59-72, "
+              "MatmulReduceScatterBaseKernelNpuOpApi.cpp:38-54 (same folder)")
     INVALID = (
         Invalid(_IMPORT + "x = torch.randn(128, 128, dtype=torch.float16).npu()\n"
                           "w = torch.randn(128, 64, dtype=torch.float16).npu()\n"
@@ -345,7 +347,10 @@ class FusedCommDtype(LintRule):
                    "one dtype; int8 only with `comm_mode=\"aiv\"` and `x2_scale` (quantisation). "
                    "`npu_mm_all_reduce_base` takes float16, bfloat16 or int8 (quantised) x1; its inputs may "
                    "differ only with quantisation arguments (`antiquant_scale`, `dequant_scale`).")
-    SOURCE = _SRC + "; torchair GE converters all_gather_matmul.py L33-37, matmul_reduce_scatter.py L31-35"
+    SOURCE = (_SRC + "; Ascend/op-plugin@517f2e7d op_plugin/ops/opapi/AllGatherBaseMatmulKernelNpuOpApi.cpp:105-108, "
+              "MatmulReduceScatterBaseKernelNpuOpApi.cpp:79 (no quantisation with comm_mode ai_cpu); torchair's GE "
+              "converters: Ascend/torchair@fced8842 python/torchair/_ge_concrete_graph/ge_converter/custom/"
+              "all_gather_matmul.py:33-37, matmul_reduce_scatter.py:31-35 (same folder)")
     INVALID = (
         Invalid(_IMPORT + "x = torch.randn(128, 512).npu()\nw = torch.randn(512, 64).npu()\n"
                           "out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8)\n", range=(5, 7, 5, 58),
@@ -405,7 +410,8 @@ class FusedCommMixedDomains(LintRule):
                    "the default group. A group returned by another function, a value that arrives through a "
                    "function parameter, or an imported name is unknown and not compared. Not checked with "
                    "`product = \"atlas-a3\"`.")
-    SOURCE = _SRC + "; §C.3"
+    SOURCE = (_SRC + "; the Atlas A2 one-communication-domain constraint: torch_npu-npu_all_gather_base_mm.md:73, "
+              "torch_npu-npu_mm_reduce_scatter_base.md:82, torch_npu-npu_mm_all_reduce_base.md:80")
     INVALID = (
         Invalid(_IMPORT + "out = torch_npu.npu_mm_reduce_scatter_base(x, w, 'tp_comm', 8)\n"
                           "out2, g = torch_npu.npu_all_gather_base_mm(x, w, 'ep_comm', 8)\n", range=(4, 11, 4, 63),

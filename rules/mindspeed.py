@@ -36,7 +36,8 @@ from npulint.releases import runs_on
 from .engine import AnalysisLimit, ShellCrlf, SyntaxErrorInFile
 from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, catalog_for
 
-_SRC = "RULES.md NPU5xx; docs/003 (adaptive memory optimization); research/mindspeed-flags.md"
+_SRC = ("MindSpeed's adaptive memory optimization page, Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
+        "docs/features/adaptive-memory.md:32-40")
 AMO_FLAG = "--adaptive-memory-optimization"
 # Every TRAINING_ENTRIES name starts with one of these (the prefilter looks for them).
 ENTRY_PREFIXES = ("pretrain_", "posttrain_", "finetune_")
@@ -1101,7 +1102,10 @@ class MindSpeedIncompatibleFlags(_LaunchRule):
         "else inferred from the project, else every release npulint knows, less those whose parsers do not take "
         "every flag of the launch; the message names the releases it holds for and the upstream line (README, "
         "\"Releases\"). The AMO rules are those of the core_r0.8.0-era MindSpeed validator.")
-    SOURCE = _SRC + " §1, §1.2, §2A-2C; MS@master mindspeed/arguments.py:728-735"
+    SOURCE = ("the checks MindSpeed runs at start-up: Ascend/MindSpeed@028de58c (master) mindspeed/arguments.py:713-735 "
+              "(validate_args_wrapper: adaptive memory optimization, adaptive selective recompute) and "
+              "mindspeed/features_manager/; Ascend/MindSpeed-LLM@c77308a1 (master) mindspeed_llm/features_manager/; "
+              "each message names the check's line at the releases it holds for (docs/releases.md); " + _SRC)
     INVALID = (
         Invalid('torchrun --nproc_per_node 8 pretrain_gpt.py --adaptive-memory-optimization '
                 '--recompute-granularity full\n', range=(1, 76, 1, 99),
@@ -1132,8 +1136,8 @@ class MindSpeedUnknownFlag(_LaunchRule):
         "linted and parses its own arguments without Megatron (it calls `parse_args`/`parse_known_args` or "
         "`hydra.main`, and imports nothing of Megatron but `megatron.core` and nothing of MindSpeed or the "
         "frameworks built on it) is judged by that parser: NPU501, NPU502 and NPU504 say nothing about it.")
-    SOURCE = (_SRC + " §0.1 item 4, §3; rules/mindspeed_known_flags.txt (its header: every source and commit); "
-              "MEG@0.12.1 megatron/training/arguments.py:81-84")
+    SOURCE = ("NVIDIA/Megatron-LM@a845aa7e (core_v0.12.1) megatron/training/arguments.py:81-84 (parse_args rejects "
+              "unknown arguments); rules/mindspeed_known_flags.txt (its header: every source and commit)")
     INVALID = (
         Invalid("torchrun pretrain_gpt.py --tensor-model-paralel-size 2\n", range=(1, 26, 1, 53),
                 message="unknown flag --tensor-model-paralel-size: did you mean --tensor-model-parallel-size? "
@@ -1159,7 +1163,7 @@ class AutogradApplyBypassesAmo(LintRule):
         "`adapt_mem_func_wrapper(X, *args)`; this call is invisible to it. The automatic fix rewrites the call "
         "and adds `from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import "
         "adapt_mem_func_wrapper`.")
-    SOURCE = (_SRC + " §5; docs/003 (使用方法); MS@200r08 mindspeed/core/memory/adaptive_memory/"
+    SOURCE = (_SRC + " (使用方法, note 2); Ascend/MindSpeed@c721ce33 mindspeed/core/memory/adaptive_memory/"
               "adaptive_memory_function.py:112-135")
     INVALID = (
         Invalid("import subprocess\nimport torch\n\n"
@@ -1323,7 +1327,11 @@ class MindSpeedMissingRequirement(_LaunchRule):
         "value outside the flag's allowed choices or range. Nothing is reported when part of the command is "
         "unknown (a variable the script does not set may hold the companion; in a Python launch list, a part "
         "that does not resolve, such as `+ sys.argv[1:]` or `shlex.split(line)`).")
-    SOURCE = _SRC + " §2A-2D"
+    SOURCE = ("the checks MindSpeed runs at start-up: Ascend/MindSpeed@028de58c (master) mindspeed/features_manager/ "
+              "and mindspeed/arguments.py (validate_args_wrapper); Ascend/MindSpeed-LLM@c77308a1 (master) "
+              "mindspeed_llm/features_manager/; Ascend/MindSpeed-LLM@b626d239 (2.0.0) "
+              "mindspeed_llm/training/arguments.py; each message names the check's line at the releases it holds "
+              "for (docs/releases.md)")
     INVALID = (
         Invalid("torchrun pretrain_gpt.py --reuse-fp32-param --fp16\n", range=(1, 26, 1, 44),
                 message="--reuse-fp32-param: reuse_fp32_param requires bf16 (MindSpeed 2.0.0_core_r0.8.0 to master; "
@@ -1345,7 +1353,8 @@ class AdaptMemWrapperMisuse(LintRule):
         "`adapt_mem_func_wrapper(fc_class, *args)` first checks that `fc_class` is a subclass of "
         "`torch.autograd.Function` and raises `TypeError` otherwise; passing an instance, `X.apply`, a function "
         "or a lambda fails. It takes no keyword arguments.")
-    SOURCE = _SRC + " §5; MS@200r08 mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112-114"
+    SOURCE = (_SRC + "; Ascend/MindSpeed@c721ce33 "
+              "mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112-114")
     INVALID = (
         Invalid("import torch\n"
                 "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n\n"

@@ -18,10 +18,12 @@ compares any written number, 0 included, although ``("on", "--flag")`` leaves a 
 The releases each entry holds for (with the upstream line at each release's commit) are data:
 ``mindspeed_releases.json``, made by tools/gen_releases.py, keyed by :attr:`Entry.key`.
 
-Sources are ``repo@ref path:line``; refs as in research/mindspeed-flags.md §0:
-``MS@master`` = Ascend/MindSpeed 028de58c, ``MS@200r08`` = 2.0.0_core_r0.8.0 c721ce33,
-``LLM@master`` = Ascend/MindSpeed-LLM c77308a1, ``LLM@2.0.0`` = b626d239,
-``MEG@0.12.1`` = NVIDIA/Megatron-LM core_v0.12.1.
+Sources are ``repo@ref path:line`` (read by tools/gen_releases.py; findings and rule pages cite the
+full ``Owner/Repo@<commit> path:line`` instead). The refs:
+``MS@master`` = Ascend/MindSpeed master 028de58c, ``MS@200r08`` = Ascend/MindSpeed 2.0.0_core_r0.8.0
+c721ce33, ``MS@core010`` = Ascend/MindSpeed core_r0.10.0 341447fa, ``LLM@master`` = Ascend/MindSpeed-LLM
+master c77308a1, ``LLM@2.0.0`` = Ascend/MindSpeed-LLM 2.0.0 b626d239, ``MEG@0.12.1`` = NVIDIA/Megatron-LM
+core_v0.12.1 a845aa7e.
 """
 
 from __future__ import annotations

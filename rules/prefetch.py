@@ -23,7 +23,10 @@ DEFAULT_POOL_SIZE = 536870912
 HCOM_ALIGN = 512
 HCOM_PAD = 512  # before and after
 
-_SOURCE = "docs/000 (npu_weight_prefetch_scope, Restrictions 1-4); research/npu-api-constraints.md §D.1-D.2"
+_SOURCE = ("the npu_weight_prefetch_scope API page, Restrictions 1-4 (https://www.hiascend.com/document/detail/en/"
+           "TensorFlowCommercial/800/API/tfadapter1x/tfmigr1_tfadapi_0082.html; hicann/tensorflow@82957b92 "
+           "docs/en/tfadapter_1/apiref/npu_scope/npu_weight_prefetch_scope.md) and its docstring's constraints 1-4 "
+           "(hicann/tensorflow@82957b92 tf_adapter/python/npu_bridge/estimator/npu/npu_scope.py:119-144)")
 
 # Graph control flow that builds a subgraph from the functions it is given (TF1 and TF2
 # names; tf.compat.v1.X resolves to tensorflow.X).
@@ -170,7 +173,7 @@ class PrefetchPoolSizeMismatch(LintRule):
         "order, then source order) is reported, and the message names that first location. "
         "Ids or sizes that cannot be known statically are not compared."
     )
-    SOURCE = _SOURCE + " (Restriction 2)"
+    SOURCE = _SOURCE + "; here restriction 2 (npu_scope.py:131)"
     INVALID = (
         Invalid("from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
                 "with npu_weight_prefetch_scope():\n    a = 1\n"
@@ -228,7 +231,7 @@ class PrefetchInControlFlow(LintRule):
         "`if`/`for`/`while` in TF1 graph-building code. They run once while the graph is built and "
         "unroll; they create no graph control flow."
     )
-    SOURCE = _SOURCE + " (Restriction 4)"
+    SOURCE = _SOURCE + "; here restriction 4 (npu_scope.py:136-137)"
     INVALID = (
         Invalid("import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
                 "def branch():\n    with npu_scope.npu_weight_prefetch_scope():\n"
@@ -308,7 +311,7 @@ class PrefetchPoolInvalidArgument(LintRule):
         "size or negative value is rejected when the scope is entered (protobuf TypeError) or "
         "makes the pool unusable. Only statically known values are checked."
     )
-    SOURCE = _SOURCE + "; D.1 (AttrValue(i=...))"
+    SOURCE = _SOURCE + "; here the attributes it builds with AttrValue(i=...) (npu_scope.py:139-141)"
     INVALID = (
         Invalid("from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
                 "with npu_weight_prefetch_scope(0, 5e8):\n    pass\n", range=(2, 6, 2, 39),
@@ -348,7 +351,7 @@ class PrefetchMultiIoOp(LintRule):
         "its input (e.g. `tf.concat([a, b], 0)`, `tf.add_n([a, b])`) or whose result is unpacked into "
         "several targets (e.g. `a, b = tf.split(w, 2)`)."
     )
-    SOURCE = _SOURCE + " (Restriction 1)"
+    SOURCE = _SOURCE + "; here restriction 1 (npu_scope.py:129-130)"
     INVALID = (
         Invalid("import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
                 "with npu_scope.npu_weight_prefetch_scope():\n    w = tf.concat([a, b], 0)\n", range=(4, 9, 4, 29),
@@ -408,7 +411,7 @@ class PrefetchPoolTooSmall(LintRule):
         "dtype) and `rank_size` known, the output takes bytes(x) x rank_size, rounded up to 512, "
         "plus 512 bytes before and after (HCOM alignment). More than `buffer_pool_size` is reported."
     )
-    SOURCE = _SOURCE + " (Restriction 3); §D.2 item 3"
+    SOURCE = _SOURCE + "; here restriction 3 (npu_scope.py:132-135)"
     INVALID = (
         Invalid("import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
                 "w = tf.get_variable('w', shape=[8192, 8192], dtype=tf.float32)\n"

@@ -10,9 +10,8 @@ from npulint.lintrule import Invalid, LintRule
 from npulint.semantic import Site
 from npulint.signatures import Signature
 
-# The catalogue: canonical qualified name -> signature. Sources: RULES.md (NPU010) and
-# research/npu-api-constraints.md §D.1, §D.3 (hicann/tensorflow
-# tf_adapter/python/npu_bridge/hccl/hccl_ops.py, estimator/npu/npu_scope.py).
+# The catalogue: canonical qualified name -> signature. Sources: hicann/tensorflow@82957b92
+# tf_adapter/python/npu_bridge/hccl/hccl_ops.py:31-245, estimator/npu/npu_scope.py:120.
 _HCCL = "npu_bridge.hccl.hccl_ops"
 SIGNATURE_TEXT: Dict[str, str] = {
     "npu_bridge.estimator.npu.npu_scope.npu_weight_prefetch_scope":
@@ -51,8 +50,8 @@ SIGNATURE_TEXT.update({
         "comm_mode=None)",
 })
 
-# torchair multi-stream APIs: research/npu-api-constraints.md §B.1-B.2 (torchair master
-# python/torchair/scope/__init__.py L5-27, python/torchair/ops/__init__.py L20-39).
+# torchair multi-stream APIs: Ascend/torchair@fced8842 (master) python/torchair/scope/__init__.py
+# L5-27, python/torchair/ops/__init__.py L20-39; the legacy NpuStreamSwitch names from torchair's history.
 SIGNATURE_TEXT.update({
     "torchair.scope.npu_stream_switch": "npu_stream_switch(stream_tag, stream_priority=0, enable_inner_parallel=True)",
     "torchair.ops.NpuStreamSwitch": "NpuStreamSwitch(stream_tag, stream_priority=0)",
@@ -70,8 +69,8 @@ SIGNATURE_TEXT.update({
     "torchair.configs.compiler_config.CompilerConfig": "CompilerConfig()",
 })
 
-# MindSpeed adaptive memory optimization: research/mindspeed-flags.md §5 (MS@200r08
-# mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112, positional only).
+# MindSpeed adaptive memory optimization: Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0)
+# mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112, positional only.
 SIGNATURE_TEXT["mindspeed.core.memory.adaptive_memory.adaptive_memory_function.adapt_mem_func_wrapper"] = \
     "adapt_mem_func_wrapper(fc_class, *args)"
 
@@ -112,10 +111,12 @@ class ApiSignatureMismatch(LintRule):
         "`ops.npu_tagged_event_wait(event)`, `ops.npu_record_tagged_stream(input, tagged_stream)`; MindSpeed's "
         "`adapt_mem_func_wrapper(fc_class, *args)` (no keywords)."
     )
-    SOURCE = ("RULES.md NPU010; research/npu-api-constraints.md §D.1, §D.3 "
-           "(tf_adapter/python/npu_bridge/hccl/hccl_ops.py L31-L245), §C.1 "
-           "(op-plugin op_plugin/config/op_plugin_functions.yaml L5879, L6538, L6555), §B.1 (torchair "
-           "python/torchair/scope/__init__.py, ops/__init__.py), torchair npu_fx_compiler.py L890")
+    SOURCE = ("hicann/tensorflow@82957b92 tf_adapter/python/npu_bridge/hccl/hccl_ops.py:31-245 and "
+              "tf_adapter/python/npu_bridge/estimator/npu/npu_scope.py:120; Ascend/op-plugin@517f2e7d "
+              "op_plugin/config/op_plugin_functions.yaml:5879,6538,6555; Ascend/torchair@fced8842 "
+              "python/torchair/scope/__init__.py:5-27, python/torchair/ops/__init__.py:20-39, "
+              "python/torchair/npu_fx_compiler.py:890; Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
+              "mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112")
     INVALID = (
         Invalid("from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w)\n", range=(2, 7, 2, 28),
                 message="hccl_ops.allgather() missing required argument 'rank_size': the call raises TypeError "

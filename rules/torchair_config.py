@@ -804,7 +804,7 @@ class TorchairConfigAnalysis(Analysis):
 # Rules
 # ======================================================================================
 
-_SRC = "docs/001 (aclgraph间内存复用功能); research/npu-api-constraints.md §A"
+_SRC = "torchair's aclgraph memory-reuse page, Ascend/torchair@fbd4456f docs/zh/context/aclgraph间内存复用功能.md"
 _IMP = "import torch\nimport torchair\n"
 _RO = "config.mode = \"reduce-overhead\"\n"
 
@@ -836,8 +836,8 @@ class AclgraphOptionIgnored(LintRule):
         "`torchair.inference.cache_compile(fn, config=config)` uses the config as `get_npu_backend` does "
         "(Ascend/torchair@fced8842 python/torchair/inference/__init__.py:12, _cache_compiler.py:602): the mode "
         "at the cache_compile call is its effective mode.")
-    SOURCE = (_SRC + " (A.3 mode scope, A.5); torchair configs/compiler_config.py L63-67, L84-104 "
-              "(_check_config_support)")
+    SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/configs/compiler_config.py:63-67, :84-104 "
+              "(_check_config_support: what torchair itself warns about)")
     INVALID = (
         Invalid(_ex("config.debug.aclgraph.clone_input = False", _BACKEND), range=(4, 1, 4, 34),
                 message="`config.debug.aclgraph.clone_input` only applies to aclgraph graphs (mode "
@@ -893,8 +893,8 @@ class CustomPoolOverridesFxReuse(LintRule):
         "An explicit `= False` on the same config is overwritten. Setting `True` is redundant but harmless and "
         "is not reported. Reported when the pool is certainly set (unconditionally, to a call result or a "
         "non-None value) on the config.")
-    SOURCE = (_SRC + " (A.4; docs/001 使用约束: 开启模式一时,模式二功能会自动关闭); torchair "
-              "_acl_concrete_graph/fx2acl_converter.py L231-238")
+    SOURCE = (_SRC + ":44 (使用约束: 开启模式一时,模式二功能会自动关闭); Ascend/torchair@fced8842 "
+              "python/torchair/_acl_concrete_graph/fx2acl_converter.py:231-238")
     INVALID = (
         Invalid(_ex(_RO.strip(), "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
                     "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False", _BACKEND), range=(6, 1, 6, 55),
@@ -980,8 +980,8 @@ class GraphsWithoutSharedPool(LintRule):
         "`torchair.inference.cache_compile(fn, config=config)` is a compile too, with a backend made from "
         "`config` at that call (Ascend/torchair@fced8842 python/torchair/inference/__init__.py:12, "
         "_cache_compiler.py:602).")
-    SOURCE = (_SRC + " (A.4 three memory-reuse modes; docs/001 场景1, 模式一); torchair "
-              "_acl_concrete_graph/acl_graph.py L911-912")
+    SOURCE = (_SRC + ":7-32 (场景1, 模式一: the three memory-reuse modes); Ascend/torchair@fced8842 "
+              "python/torchair/_acl_concrete_graph/acl_graph.py:911-912")
     INVALID = (
         Invalid(_ex(_RO.strip(), _BACKEND, "enc = torch.compile(encoder, backend=backend)",
                     "dec = torch.compile(decoder, backend=backend)"), range=(7, 7, 7, 46),
@@ -1105,8 +1105,8 @@ class ConfigOptionType(LintRule):
         "compiled torchair raises TypeError unless it is None or a graph-pool handle, a 2-tuple of ints with a "
         "zero element (`torch.npu.graph_pool_handle()`): a literal bool, number, string or list is reported; "
         "a call result is unknown and not reported.")
-    SOURCE = ("research/npu-api-constraints.md §A.3; torchair configs/_option_base.py L42-68, debug_config.py L78-88, "
-              "_acl_concrete_graph/acl_graph.py L752-761")
+    SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:42-68, configs/debug_config.py:78-88, "
+              "_acl_concrete_graph/acl_graph.py:752-761")
     INVALID = (
         Invalid(_ex("config.debug.aclgraph.clone_input = \"False\""), range=(4, 1, 4, 34),
                 message="`config.debug.aclgraph.clone_input` is a boolean option but gets 'False' (str): torchair "
@@ -1196,7 +1196,8 @@ class AclgraphOutputRetained(LintRule):
         "`as_strided`, `contiguous`, `requires_grad_` and of `to` without a dtype or device is followed back to "
         "the tensor it was called on (also through names bound to it, `y = out.detach()`). Any other call on "
         "the output is unknown, and nothing is reported for it.")
-    SOURCE = _SRC + " (docs/001 场景2; A.4 output lifetime); torchair _acl_concrete_graph/acl_graph.py L1462-1474"
+    SOURCE = (_SRC + ":34-36 (场景2); Ascend/torchair@fced8842 "
+              "python/torchair/_acl_concrete_graph/acl_graph.py:1462-1474")
     INVALID = (
         Invalid(_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
                     "    outs.append(out)"), range=(10, 5, 10, 21),
@@ -1379,8 +1380,9 @@ class UnknownConfigOption(LintRule):
         "in CompilerConfig's option list). Only paths whose every prefix is a torchair config object are "
         "checked: the root must be a config made by `torchair.CompilerConfig()`, and a sub-config replaced "
         "by an assignment is no longer known. The option list is torchair's (configs/*.py, master fced8842).")
-    SOURCE = ("research/npu-api-constraints.md §A.1, §A.3; torchair configs/_option_base.py L221-232, "
-              "configs/compiler_config.py L24-45 and the sub-config modules")
+    SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:221-232, "
+              "configs/compiler_config.py:24-45 and the sub-config modules (configs/debug_config.py, "
+              "aclgraph_config.py, experimental_config.py)")
     INVALID = (
         Invalid(_ex("config.debug.aclgraph.clone_inputs = False"), range=(4, 1, 4, 35),
                 message="`config.debug.aclgraph.clone_inputs` is not a torchair config option: torchair's "
@@ -1459,8 +1461,8 @@ class InvalidCompileMode(LintRule):
         "`\"npugraph_ex\"`; anything else (`\"reduce_overhead\"`, `\"default\"`, a trailing space) raises "
         "ValueError at the assignment. `\"npugraph_ex\"` needs torchair 26.0.0 or later; torchair 7.x accepts "
         "only the first two.")
-    SOURCE = ("research/npu-api-constraints.md §A.2; torchair configs/compiler_config.py L39, "
-              "configs/_option_base.py L42-48")
+    SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/compiler_config.py:39, "
+              "configs/_option_base.py:42-48")
     INVALID = (
         Invalid(_ex("config.mode = \"reduce_overhead\""), range=(4, 1, 4, 12),
                 message="'reduce_overhead' is not a torchair compile mode: torchair raises ValueError at this "
@@ -1503,8 +1505,9 @@ class CompileModeKwargIgnored(LintRule):
         "CompilerConfig given to `get_npu_backend` (max-autotune by default), so "
         "`torch.compile(model, backend=npu_backend, mode=\"reduce-overhead\")` does not select aclgraph. "
         "`mode=None` and `mode=\"default\"` are not passed on and not reported.")
-    SOURCE = ("research/npu-api-constraints.md §A.6; torchair npu_fx_compiler.py L865-887, "
-              "configs/npugraphex_config.py L89-122")
+    SOURCE = ("Ascend/torchair@fced8842 python/torchair/npu_fx_compiler.py:865-887, "
+              "configs/npugraphex_config.py:89-122; PyTorch torch/__init__.py (_TorchCompileWrapper passes "
+              "mode to the backend)")
     INVALID = (
         Invalid(_ex(_BACKEND, "opt_model = torch.compile(model, backend=backend, mode=\"reduce-overhead\")"),
                 range=(5, 51, 5, 73),

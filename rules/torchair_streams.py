@@ -31,8 +31,9 @@ API = SWITCH | WAIT_TENSOR | {CREATE, RECORD, WAIT, RECORD_STREAM}
 # Base classes that share no tagged-event attributes with their subclasses.
 _PLAIN_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "builtins.object"}
 
-_SRC = ("docs/002 (图内多流表达功能); research/npu-api-constraints.md §B (torchair python/torchair/scope, "
-        "python/torchair/ops/_tagged_event.py)")
+_SRC = ("torchair's page 图内多流表达功能（aclgraph） (Ascend/torchair@fbd4456f "
+        "docs/zh/context/图内多流表达功能（aclgraph）.md); Ascend/torchair@fced8842 python/torchair/scope/, "
+        "python/torchair/ops/_tagged_event.py")
 _IMP = "import torch\nimport torchair as tng\n"
 # What "compiled" means for NPU303/NPU308 (the COMPILED facts of rules/torchair_config.py)
 _COMPILED_CLASS = (
@@ -528,7 +529,8 @@ class EventWaitWithoutRecord(LintRule):
         "module-level name (recorded anywhere in the module), or `self.<attr>` (recorded in any method of the "
         "class or of the classes it inherits from or that inherit from it in the same file). Events reached "
         "through parameters, subscripts or other expressions, or passed to other functions, are unknown.")
-    SOURCE = _SRC + " §B.4 (NPUEvent.cpp L123-147)"
+    SOURCE = (_SRC + "; a wait on an event never recorded enqueues nothing: Ascend/pytorch@9e73e708 "
+              "torch_npu/csrc/core/npu/NPUEvent.cpp:123-147")
     INVALID = (
         Invalid(_IMP + "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                        "        self.ev = tng.ops.npu_create_tagged_event(tag='a')\n"
@@ -563,7 +565,8 @@ class EventWaitBeforeRecord(LintRule):
     EXPLANATION = ("Within one function, `npu_tagged_event_wait(e)` runs before every `npu_tagged_event_record(e)` "
                    "(which are all later in that function, and no other function records e). The wait finds the "
                    "event not yet recorded and synchronises nothing. Not reported when a loop encloses both.")
-    SOURCE = _SRC + " §B.4"
+    SOURCE = (_SRC + "; Ascend/pytorch@9e73e708 torch_npu/csrc/core/npu/NPUEvent.cpp:123-147 (the event is "
+              "created by its first record)")
     INVALID = (
         Invalid(_IMP + "def f(x):\n    ev = tng.ops.npu_create_tagged_event(tag='b')\n"
                        "    tng.ops.npu_tagged_event_wait(ev)\n    y = x + 1\n    tng.ops.npu_tagged_event_record(ev)\n"
@@ -603,7 +606,8 @@ class TaggedEventOutsideAclgraph(LintRule):
                    "converter: in code compiled with a torchair backend whose effective mode is `max-autotune` "
                    "(the default), compilation raises NotImplementedError. Creating the event is fine anywhere. "
                    + _COMPILED_CLASS)
-    SOURCE = _SRC + " §B.1 (_tagged_event.py L76-80, L92-96, L121-125; tests/st/torchair_aclgraph_st.py L457-503)"
+    SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:76-80, :92-96, :121-125, "
+              "tests/st/torchair_aclgraph_st.py:457-503")
     INVALID = (
         Invalid(_IMP + "class M(torch.nn.Module):\n    def forward(self, x):\n"
                        "        tng.ops.npu_record_tagged_stream(x, '1')\n        return x\n"
@@ -669,7 +673,8 @@ class StreamPriorityReserved(LintRule):
     SEVERITY = "warning"
     SUMMARY = "stream_priority other than 0 in torchair's npu_stream_switch."
     EXPLANATION = "The `stream_priority` parameter is reserved: keep the default 0 (the aclgraph path ignores it)."
-    SOURCE = _SRC + " §B.3"
+    SOURCE = (_SRC + "; stream_priority is reserved: Ascend/torchair@fced8842 "
+              "docs/zh/ascend_ir/api/scope/npu_stream_switch.md:18, python/torchair/scope/_scope_attr.py:99-108")
     INVALID = (
         Invalid(_IMP + "with tng.scope.npu_stream_switch('1', 2):\n    pass\n", range=(3, 39, 3, 40),
                 message="stream_priority=2: the parameter is reserved (the aclgraph path ignores it); keep the "
@@ -701,7 +706,7 @@ class RecordStreamUnknownTag(LintRule):
                    "the same file uses (and not \"default\"): an unknown tag silently creates a new, idle stream, "
                    "so the tensor's memory is not kept alive for the stream that really uses it. Not reported when "
                    "some stream switch in the file has a tag that cannot be known statically.")
-    SOURCE = _SRC + " §B.4 (_scope_attr.py L95-108)"
+    SOURCE = _SRC + "; Ascend/torchair@fced8842 python/torchair/scope/_scope_attr.py:95-108"
     INVALID = (
         Invalid(_IMP + "with tng.scope.npu_stream_switch('1'):\n    y = x + 1\n"
                        "tng.ops.npu_record_tagged_stream(y, '2')\n",
@@ -748,7 +753,8 @@ class TaggedEventTagReused(LintRule):
                    "another method of a class instantiated more than once (two call sites, or inside a loop or "
                    "comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a subclass), "
                    "or directly in a loop.")
-    SOURCE = _SRC + " §B.4 (_tagged_event.py L137-138)"
+    SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:137-138; "
+              "Ascend/torchair@fbd4456f docs/zh/context/npu_create_tagged_event.md:13")
     INVALID = (
         Invalid(_IMP + "class Layer(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                        "        self.ev = tng.ops.npu_create_tagged_event(tag='layer')\n"
@@ -810,7 +816,7 @@ class StreamTagType(LintRule):
     SEVERITY = "error"
     SUMMARY = "A stream tag or event tag that is not a str."
     EXPLANATION = "`npu_stream_switch(stream_tag, ...)` and `npu_create_tagged_event(tag)` take string tags."
-    SOURCE = _SRC + " §B.1"
+    SOURCE = _SRC + "; Ascend/torchair@fced8842 python/torchair/scope/__init__.py:22 (stream_tag: str)"
     INVALID = (
         Invalid(_IMP + "with tng.scope.npu_stream_switch(1):\n    pass\n", range=(3, 34, 3, 35),
                 message="stream tag 1 is not a str: entering the scope fails (torch.ops.air.scope_enter takes "
@@ -843,7 +849,8 @@ class WaitTensorInAclgraph(LintRule):
                    "mode is `reduce-overhead` or `npugraph_ex` it raises NotImplementedError. Use the tagged "
                    "events there (npu_create_tagged_event / npu_tagged_event_record / npu_tagged_event_wait). "
                    + _COMPILED_CLASS)
-    SOURCE = _SRC + " §B.1 (scope/_wait_tensor.py L19-26)"
+    SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/scope/_wait_tensor.py:19-26; "
+              "Ascend/torchair@fbd4456f docs/zh/context/npu_wait_tensor.md:28")
     INVALID = (
         Invalid(_IMP + "class M(torch.nn.Module):\n    def forward(self, x, y):\n"
                        "        return tng.scope.npu_wait_tensor(x, y)\n"

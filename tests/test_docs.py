@@ -67,3 +67,41 @@ def test_explain_prints_the_rule_page(cli_run, tmp_path):
     r = cli_run(["--explain", "npu202"], tmp_path)
     assert r.returncode == 0
     assert r.stdout == (REPO / "docs" / "rules" / "NPU202.md").read_text(encoding="utf-8")
+
+
+# What a user cannot open: our private research notes and contract, the vendor documents as we
+# keep them (docs/000-004), their section signs, and the catalog's short refs (MS@master, LLM@2.0.0,
+# MEG@0.12.1, MM@...), which only tools/gen_releases.py reads. Rule pages, the README and what
+# findings print cite `Owner/Repo@<commit> path:line` or a public address instead.
+_PRIVATE = re.compile(r"research/|RULES\.md|docs/00\d|§|(?<![-\w])(?:MS|LLM|MEG|MM)@")
+
+
+def test_rule_pages_readme_and_messages_cite_only_what_a_user_can_open():
+    from npulint.lintrule import Invalid, discovered
+
+    bad = []
+    for rule in registry.load()[0]:
+        for field in ("summary", "explanation", "fix", "source"):
+            m = _PRIVATE.search(getattr(rule, field))
+            if m:
+                bad.append(f"{rule.code} {field}: {m.group(0)!r}")
+    for cls in discovered():
+        for ex in cls.INVALID:
+            if isinstance(ex, Invalid) and ex.message and _PRIVATE.search(ex.message):
+                bad.append(f"{cls.CODE} example message: {_PRIVATE.search(ex.message).group(0)!r}")
+    for page in sorted((REPO / "docs" / "rules").glob("*.md")) + [REPO / "README.md"]:
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            m = _PRIVATE.search(line)
+            if m:
+                bad.append(f"{page.relative_to(REPO)}:{n}: {m.group(0)!r}")
+    assert bad == [], "\n".join(bad)
+
+
+def test_the_private_citation_check_catches_each_form():
+    for text in ("see research/npu-api-constraints.md", "RULES.md NPU5xx", "docs/003 (使用方法)", "§B.4",
+                 "MS@master mindspeed/arguments.py:728", "(LLM@2.0.0 :208)", "MEG@0.12.1 x.py:1"):
+        assert _PRIVATE.search(text), text
+    for text in ("Ascend/MindSpeed@028de58c mindspeed/arguments.py:728",
+                 "Ascend/MindSpeed-LLM@b626d239 mindspeed_llm/training/arguments.py:208",
+                 "NVIDIA/Megatron-LM@a845aa7e megatron/training/arguments.py:81-84", "docs/releases.md"):
+        assert not _PRIVATE.search(text), text
