@@ -260,13 +260,18 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
                              data=data, cacheable=False, on_disk=False))
 
     # The framework releases the project runs (configured, else inferred from its tree): one
-    # value for the run, part of every file's settings fingerprint (so of the cache keys).
+    # value per configuration, from the files it governs (the run's own settings: from every
+    # file, for the project phase), part of each file's settings fingerprint (so of the cache keys).
     from npulint.releases import resolve
 
-    effective = resolve(settings, [p for p, _, _ in files] or ([stdin[0]] if stdin is not None else []))
-    settings.effective_releases = effective
-    for fs, _ in configs.values():
-        fs.effective_releases = effective
+    governed: Dict[int, Tuple[Settings, List[str]]] = {}
+    for path, (fs, _) in configs.items():
+        governed.setdefault(id(fs), (fs, []))[1].append(path)
+    settings.effective_releases = resolve(settings, [p for p, _, _ in files] or
+                                          ([stdin[0]] if stdin is not None else []))
+    for fs, paths in governed.values():
+        if fs is not settings:
+            fs.effective_releases = resolve(fs, paths)
 
     # A run over unchanged files, settings and engine: every file's result at once.
     run_key = None

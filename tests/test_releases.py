@@ -229,3 +229,11 @@ def test_the_linted_tree_being_mindspeed_llm_judges_its_scripts_by_its_release(l
             "examples/run.sh": "torchrun posttrain_gpt.py --neat-pack --reset-attention-mask\n"}
     (f,) = lint(tree, select=["NPU5"])
     assert "--neat-pack needs --reset-position-ids" in f.message
+
+
+def test_a_nested_configuration_names_the_releases_of_its_files(project, cli_run):
+    launch = "torchrun pretrain_gpt.py --adaptive-memory-optimization --recompute-granularity full\n"
+    root = project({"pyproject.toml": "[tool.npulint]\n", "top.sh": launch,
+                    "old/pyproject.toml": _releases_config(mindspeed="2.1.0_core_r0.8.0"), "old/run.sh": launch})
+    r = cli_run([".", "--select", "NPU5", "--format", "json", "--no-cache"], cwd=root)
+    assert [(f["path"], f["code"]) for f in json.loads(r.stdout)] == [("old/run.sh", "NPU501")]
