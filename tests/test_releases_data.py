@@ -7,7 +7,10 @@ import re
 
 import pytest
 
-from rules.mindspeed_catalog import CATALOG
+from npulint import registry
+
+registry.load()  # the rules package, installed as npulint.rules or from the checkout
+from npulint.rules.mindspeed_catalog import CATALOG  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA_PATH = os.path.join(REPO, "rules", "mindspeed_releases.json")
