@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import re
 import sys
@@ -177,8 +178,32 @@ def _extended(settings: Settings, value, where: str, known_codes: Sequence[str],
     if not os.path.isfile(target):
         raise ConfigError(f"{where}: 'extend': no configuration file {target}")
     base = load_config(target, known_codes, chain)
-    return dataclasses.replace(base, root=settings.root, config_path=settings.config_path,
-                               extends=(os.path.abspath(target),) + base.extends)
+    # the extended file's patterns are relative to its own folder (as in ruff): rewritten relative
+    # to this file's, whose settings apply; an anchored one that points outside it matches nothing here
+    rebase = functools.partial(_rebased_pattern, base.root, settings.root)
+    return dataclasses.replace(
+        base, root=settings.root, config_path=settings.config_path,
+        extends=(os.path.abspath(target),) + base.extends,
+        exclude=[p for p in map(rebase, base.exclude) if p is not None],
+        extend_exclude=[p for p in map(rebase, base.extend_exclude) if p is not None],
+        per_file_ignores={q: codes for q, codes in ((rebase(p), c) for p, c in base.per_file_ignores.items())
+                          if q is not None})
+
+
+def _rebased_pattern(old_root: str, new_root: str, pattern: str) -> Optional[str]:
+    """A gitignore-style *pattern* relative to *old_root*, made relative to *new_root*; None
+    when it is anchored to a place outside *new_root* (it can match nothing there). Unanchored
+    patterns (no slash but a trailing one, or a leading ``**/``) match at any depth: unchanged."""
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    if os.path.normpath(old_root) == os.path.normpath(new_root) or "/" not in body.rstrip("/") \
+            or body.startswith("**/"):
+        return pattern
+    where = os.path.normpath(os.path.join(old_root, body.lstrip("/")))
+    rel = os.path.relpath(where, new_root).replace(os.sep, "/")
+    if rel == ".." or rel.startswith("../"):
+        return None
+    return ("!" if negated else "") + ("/" if body.startswith("/") else "") + rel + ("/" if body.endswith("/") else "")
 
 
 def _str_list(value, key: str, where: str) -> List[str]:

@@ -506,3 +506,24 @@ def test_changelog_and_readme_name_the_current_version():
     readme = (REPO / "README.md").read_text(encoding="utf-8")
     assert re.findall(r"^\s*rev: (\S+)$", readme, re.M) == [f"v{__version__}"]  # the pre-commit snippet
     assert f'git+<url of the npulint repository>@v{__version__}"' in readme  # the CI snippet
+
+
+def test_an_extended_files_patterns_are_relative_to_its_own_folder(cli_run, tmp_path):
+    """As in ruff: `sub/gen/` in the parent's configuration is `gen/` for sub's; an anchored
+    pattern of the parent that points outside sub matches nothing there; unanchored ones match
+    at any depth."""
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.npulint]\nextend-exclude = ["sub/gen/", "other/x.py", "vendored/"]\n'
+        '[tool.npulint.per-file-ignores]\n"sub/keep/*.py" = ["NPU202"]\n', encoding="utf-8")
+    sub = tmp_path / "sub"
+    for folder in ("gen", "keep", "vendored", "other"):
+        (sub / folder).mkdir(parents=True)
+        (sub / folder / "x.py").write_text(BOTH, encoding="utf-8")
+    (sub / "npulint.toml").write_text('extend = "../pyproject.toml"\nignore = ["NPU208"]\n', encoding="utf-8")
+    r = cli_run(["--no-cache", "."], sub)
+    found = sorted((ln.split(":")[0], ln.split(" ")[1]) for ln in r.stdout.splitlines())
+    # gen/ excluded, vendored/ excluded (unanchored), keep/: NPU202 ignored; other/x.py is not the
+    # parent's other/x.py (that one is outside sub): still linted
+    assert found == [("other/x.py", "NPU202")]
+    r = cli_run(["--show-settings", "x.py"], sub / "other")
+    assert 'extend-exclude = ["gen/", "vendored/"]' in r.stdout.splitlines()
