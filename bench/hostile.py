@@ -3,7 +3,7 @@
 table of wall time and peak memory per input (the bounded-work target: every input under 1 s
 and 200 MB). Nothing is written outside a temporary folder.
 
-    python bench/hostile.py [--npulint-cmd CMD] [--repeat N]
+    python bench/hostile.py [--npulint-cmd CMD] [--repeat N] [--max-file-size SIZE]
 """
 
 from __future__ import annotations
@@ -58,9 +58,9 @@ def inputs():
            + ", ".join("1" for _ in range(200_000)) + ")\nwith npu_weight_prefetch_scope(T[0], T[-1]):\n    pass\n")
 
 
-def run_one(cmd, path):
+def run_one(cmd, path, size_args=()):
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd + ["--no-cache", "--max-file-size", "0", "--select", "ALL", "--exit-zero", path],
+    proc = subprocess.Popen(cmd + ["--no-cache", *size_args, "--select", "ALL", "--exit-zero", path],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     out, err = b"", b""
     try:
@@ -78,6 +78,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--npulint-cmd", default=f"{shlex.quote(sys.executable)} -m npulint")
     ap.add_argument("--repeat", type=int, default=1, help="runs per input; the slowest is shown")
+    ap.add_argument("--max-file-size", metavar="SIZE",
+                    help="passed to npulint (default: npulint's own default, as a pre-commit hook runs it; "
+                         "0 lifts the size limit, so that only the analysis bounds stop the large inputs)")
     args = ap.parse_args()
     cmd = shlex.split(args.npulint_cmd)
     folder = tempfile.mkdtemp(prefix="npulint-hostile-")
@@ -88,7 +91,8 @@ def main():
             path = os.path.join(folder, file_name)
             with open(path, "w") as fh:
                 fh.write(text)
-            runs = [run_one(cmd, path) for _ in range(args.repeat)]
+            size_args = ["--max-file-size", args.max_file_size] if args.max_file_size is not None else []
+            runs = [run_one(cmd, path, size_args) for _ in range(args.repeat)]
             wall = max(r[0] for r in runs)
             rss = max(r[1] for r in runs)
             codes, tb = runs[-1][2], any(r[3] for r in runs)
