@@ -27,6 +27,10 @@ def _codes(values: Sequence[str]) -> List[str]:
               help="Rule codes or prefixes to enable (comma-separated), replacing the configured selection.")
 @click.option("--extend-select", multiple=True, metavar="CODES", help="Rule codes or prefixes to enable in addition.")
 @click.option("--ignore", multiple=True, metavar="CODES", help="Rule codes or prefixes to disable.")
+@click.option("--fixable", multiple=True, metavar="CODES",
+              help="Rules whose fixes may be applied (replacing the configured fixable).")
+@click.option("--unfixable", multiple=True, metavar="CODES", help="Rules whose fixes are never applied.")
+@click.option("--extend-fixable", multiple=True, metavar="CODES", help="Rules whose fixes may be applied, in addition.")
 @click.option("--format", "--output-format", "output_format",
               type=click.Choice(["text", "full", "json", "json-lines", "junit", "gitlab", "github", "sarif"]),
               default="text", show_default=True, metavar="FORMAT",
@@ -72,7 +76,7 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--list-rules", is_flag=True, help="List every rule (Markdown; JSON with --format json) and exit.")
 @click.option("--explain", metavar="CODE|NAME", help="Explain a rule (by code or name) and exit.")
 @click.version_option(__version__, prog_name="npulint")
-def cli(paths, select, extend_select, ignore, output_format, output_file, color, config, stdin_filename, exit_zero, statistics, quiet,
+def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable, output_format, output_file, color, config, stdin_filename, exit_zero, statistics, quiet,
         fix, fix_only, exit_non_zero_on_fix, unsafe_fixes, add_noqa, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, show_settings, show_files, list_rules, explain):
     """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input).
 
@@ -123,7 +127,10 @@ def cli(paths, select, extend_select, ignore, output_format, output_file, color,
         rules, config,
         select=check_codes(_codes(select), known, "--select") if select else None,
         extend_select=check_codes(_codes(extend_select), known, "--extend-select") if extend_select else (),
-        ignore=check_codes(_codes(ignore), known, "--ignore") if ignore else ())
+        ignore=check_codes(_codes(ignore), known, "--ignore") if ignore else (),
+        fixable=check_codes(_codes(fixable), known, "--fixable") if fixable else None,
+        unfixable=check_codes(_codes(unfixable), known, "--unfixable") if unfixable else (),
+        extend_fixable=check_codes(_codes(extend_fixable), known, "--extend-fixable") if extend_fixable else ())
 
     if show_settings:
         first = paths[0] if paths[0] != "-" else (stdin_filename or ".")

@@ -349,12 +349,18 @@ class ConfigResolver:
     line selections apply on top. Cached per folder and per configuration file."""
 
     def __init__(self, rules, explicit: Optional[str] = None, select: Optional[List[str]] = None,
-                 extend_select: Sequence[str] = (), ignore: Sequence[str] = ()):
+                 extend_select: Sequence[str] = (), ignore: Sequence[str] = (),
+                 fixable: Optional[List[str]] = None, unfixable: Sequence[str] = (),
+                 extend_fixable: Sequence[str] = ()):
         self.rules = list(rules)
         self.known = [r.code for r in self.rules]
         self.select = select
         self.extend_select = list(extend_select)
         self.ignore = list(ignore)
+        # --fixable replaces the configured selection; --unfixable and --extend-fixable add (ruff)
+        self.fixable = fixable
+        self.unfixable = list(unfixable)
+        self.extend_fixable = list(extend_fixable)
         self._by_config: Dict[Optional[str], Tuple[Settings, Set[str]]] = {}
         self._by_dir: Dict[str, Optional[str]] = {}
         self._by_path: Dict[str, Tuple[Settings, Set[str]]] = {}
@@ -373,6 +379,10 @@ class ConfigResolver:
                 settings.select = list(self.select)
             settings.extend_select = settings.extend_select + self.extend_select
             settings.ignore = settings.ignore + self.ignore
+            if self.fixable is not None:
+                settings.fixable, settings.extend_fixable = list(self.fixable), []
+            settings.unfixable = list(settings.unfixable) + self.unfixable
+            settings.extend_fixable = list(settings.extend_fixable) + self.extend_fixable
             enabled = enabled_codes(self.rules, settings.select, settings.extend_select, settings.ignore)
             cached = self._by_config[config] = (settings, enabled)
         return cached

@@ -527,3 +527,25 @@ def test_an_extended_files_patterns_are_relative_to_its_own_folder(cli_run, tmp_
     assert found == [("other/x.py", "NPU202")]
     r = cli_run(["--show-settings", "x.py"], sub / "other")
     assert 'extend-exclude = ["gen/", "vendored/"]' in r.stdout.splitlines()
+
+
+@pytest.mark.parametrize("args, fixed", [
+    (["--unfixable", "NPU208"], BOTH),
+    (["--fixable", "NPU208"], BOTH.replace('opt = torch.compile(model, backend=backend, mode="reduce-overhead")',
+                                           "opt = torch.compile(model, backend=backend)")),
+    (["--fixable", "NPU1", "--extend-fixable", "NPU202"],
+     BOTH.replace("config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False\n", "")),
+])
+def test_fixable_unfixable_extend_fixable_on_the_command_line(cli_run, tmp_path, args, fixed):
+    """ruff's options, over the configuration: --fixable replaces, the others add (and the most
+    specific selector wins over the configuration's `unfixable = ["NPU2"]`)."""
+    (tmp_path / "pyproject.toml").write_text('[tool.npulint]\nunfixable = ["NPU2"]\n', encoding="utf-8")
+    (tmp_path / "t.py").write_text(BOTH, encoding="utf-8")
+    cli_run(["--fix", "--no-cache", "t.py", *args], tmp_path)
+    assert (tmp_path / "t.py").read_text(encoding="utf-8") == fixed
+
+
+def test_a_bad_fixable_code_on_the_command_line_is_one_line_exit_2(cli_run, tmp_path):
+    (tmp_path / "t.py").write_text("x = 1\n", encoding="utf-8")
+    r = cli_run(["--fixable", "NPU9Z", "t.py"], tmp_path)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--fixable" in r.stderr
