@@ -200,7 +200,7 @@ def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable
 
     with _output(output_file, sys.stdout) as out:
         if statistics:
-            reporters.write_statistics(result.findings, by_code, out, unsafe)
+            reporters.write_statistics(result.findings, by_code, out, unsafe, output_format)
         else:
             reporters.write(output_format, result.findings, by_code, out, sources=_stdin_source(stdin),
                             unsafe=unsafe, colour=colour)
@@ -416,7 +416,7 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
     if report:
         with _output(output_file, sys.stderr if to_stdin else sys.stdout) as out:
             if statistics:
-                reporters.write_statistics(remaining, by_code, out, unsafe)
+                reporters.write_statistics(remaining, by_code, out, unsafe, output_format)
             else:
                 shown_src = _stdin_source(stdin)
                 if shown_src and stdin[0] in current:

@@ -304,12 +304,21 @@ def rules_json(rules: List[Rule]) -> List[dict]:
     } for r in rules]
 
 
-def write_statistics(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, unsafe: bool = False) -> None:
+def write_statistics(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, unsafe: bool = False,
+                     output_format: str = "text") -> None:
     """The count per rule, most first; with ruff's column when some finding is fixable: ``[*]``
     for a rule whose findings ``--fix`` would fix (all of them, or ``[*] N of M fixable`` for
-    some), ``[ ]`` for the others."""
+    some), ``[ ]`` for the others. With the json format, ruff's JSON list (``code``, ``name``,
+    ``count``, ``fixable``, and ``fixable_count``)."""
     counts = Counter(f.code for f in findings)
     fixable = Counter(f.code for f in findings if _fixable(f, unsafe))
+    if output_format == "json":
+        rows = [{"code": code, "name": rules[code].name if code in rules else "", "count": n,
+                 "fixable": fixable.get(code, 0) == n and n > 0, "fixable_count": fixable.get(code, 0)}
+                for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))]
+        json.dump(rows, out, indent=2, ensure_ascii=_ascii_only(out))
+        out.write("\n")
+        return
     width = max((len(str(n)) for n in counts.values()), default=1)
     for code, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         rule = rules.get(code)

@@ -7,6 +7,8 @@ the text output."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from npulint.model import Edit, Fix
@@ -549,3 +551,12 @@ def test_a_bad_fixable_code_on_the_command_line_is_one_line_exit_2(cli_run, tmp_
     (tmp_path / "t.py").write_text("x = 1\n", encoding="utf-8")
     r = cli_run(["--fixable", "NPU9Z", "t.py"], tmp_path)
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--fixable" in r.stderr
+
+
+def test_statistics_as_json(cli_run, tmp_path):
+    (tmp_path / "t.py").write_text(BOTH, encoding="utf-8")
+    r = cli_run(["--statistics", "--format", "json", "--no-cache", "t.py"], tmp_path)
+    rows = json.loads(r.stdout)
+    assert [(row["code"], row["count"], row["fixable"], row["fixable_count"]) for row in rows] == [
+        ("NPU202", 1, True, 1), ("NPU208", 1, True, 1)]
+    assert rows[0]["name"] == "custom-pool-overrides-fx-reuse"
