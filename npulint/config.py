@@ -194,13 +194,26 @@ def _rebased_pattern(old_root: str, new_root: str, pattern: str) -> Optional[str
     """A gitignore-style *pattern* relative to *old_root*, made relative to *new_root*; None
     when it is anchored to a place outside *new_root* (it can match nothing there). Unanchored
     patterns (no slash but a trailing one, or a leading ``**/``) match at any depth: unchanged."""
+    import fnmatch
+
     negated = pattern.startswith("!")
     body = pattern[1:] if negated else pattern
-    if os.path.normpath(old_root) == os.path.normpath(new_root) or "/" not in body.rstrip("/") \
-            or body.startswith("**/"):
+    if os.path.normpath(old_root) == os.path.normpath(new_root):
+        return pattern
+    between = os.path.relpath(new_root, old_root).replace(os.sep, "/")
+    inside = between != ".." and not between.startswith("../")
+    if "/" not in body.rstrip("/") or body.startswith("**/"):
+        # unanchored: matches at any depth; if it matches a folder between the two roots, it
+        # covers everything under the new one
+        name = body[3:] if body.startswith("**/") else body
+        if inside and "/" not in name.rstrip("/") and any(fnmatch.fnmatchcase(part, name.rstrip("/"))
+                                                          for part in between.split("/")):
+            return ("!" if negated else "") + "*"
         return pattern
     where = os.path.normpath(os.path.join(old_root, body.lstrip("/")))
     rel = os.path.relpath(where, new_root).replace(os.sep, "/")
+    if rel == ".":  # the new root itself
+        return ("!" if negated else "") + "*"
     if rel == ".." or rel.startswith("../"):
         return None
     return ("!" if negated else "") + ("/" if body.startswith("/") else "") + rel + ("/" if body.endswith("/") else "")

@@ -267,11 +267,11 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
     governed: Dict[int, Tuple[Settings, List[str]]] = {}
     for path, (fs, _) in configs.items():
         governed.setdefault(id(fs), (fs, []))[1].append(path)
-    settings.effective_releases = resolve(settings, [p for p, _, _ in files] or
-                                          ([stdin[0]] if stdin is not None else []))
-    for fs, paths in governed.values():
-        if fs is not settings:
-            fs.effective_releases = resolve(fs, paths)
+    for fs, paths in governed.values():  # each configuration from the files it governs, and only those
+        fs.effective_releases = resolve(fs, paths)
+    if id(settings) not in governed:  # (a fallback only: the project phase judges each file by its own)
+        settings.effective_releases = resolve(settings, [p for p, _, _ in files] or
+                                              ([stdin[0]] if stdin is not None else []))
 
     # A run over unchanged files, settings and engine: every file's result at once.
     run_key = None

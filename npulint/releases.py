@@ -182,6 +182,7 @@ _IDENTITY = (
 _PIN_NAMES = {"mindspeed": "mindspeed", "mindspeed_llm": "mindspeed-llm", "mindspeed-llm": "mindspeed-llm",
               "mindspeed_mm": "mindspeed-mm", "mindspeed-mm": "mindspeed-mm", "torchair": "torchair"}
 _PIN = re.compile(r"(?i)(?<![\w.-])(mindspeed[-_]llm|mindspeed[-_]mm|mindspeed|torchair)\s*===?\s*([A-Za-z0-9_.+-]+)")
+_COMMENT = re.compile(r"(?m)(^|\s)#.*$")
 _GIT_PIN = re.compile(r"(?i)/(mindspeed-llm|mindspeed-mm|mindspeed|torchair)(?:\.git)?@([A-Za-z0-9_.-]+)")
 
 
@@ -255,6 +256,9 @@ def infer(root: Optional[str]) -> Dict[str, Tuple[Tuple[str, ...], str]]:
         text = _read(os.path.join(root, name))
         if not text:
             continue
+        # comments say nothing of what is installed (a `#` that starts the line or follows a blank:
+        # a URL's `#egg=` stays)
+        text = _COMMENT.sub("", text)
         for pattern in (_PIN, _GIT_PIN):
             for m in pattern.finditer(text):
                 fw = _PIN_NAMES.get(m.group(1).lower())
@@ -267,6 +271,16 @@ def infer(root: Optional[str]) -> Dict[str, Tuple[Tuple[str, ...], str]]:
     for fw, rels in pins.items():
         order = known(fw)
         out[fw] = (tuple(r for r in order if r in rels), evidence[fw])
+    # MindSpeed pinned alone: the project may run it under MindSpeed-LLM or MindSpeed-MM, on the
+    # releases of those that pair with it (a pin does not say which framework launches run)
+    if "mindspeed" in out:
+        pinned = {f"mindspeed@{r}" for r in out["mindspeed"][0]}
+        pairs = mindspeed_data().get("pairs", {})
+        for fw in ("mindspeed-llm", "mindspeed-mm"):
+            if fw not in out:
+                rels = tuple(r for r in known(fw) if pairs.get(f"{fw}@{r}") in pinned)
+                if rels:
+                    out[fw] = (rels, out["mindspeed"][1] + f" (the {LABELS[fw]} releases paired with it)")
     return out
 
 

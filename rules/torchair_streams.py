@@ -63,6 +63,7 @@ class Tables:
     modules: Dict[str, str]  # path -> module name
     imports: Dict[str, Set[str]]  # module -> modules (and prefixes) it imports
     used: Set[str]  # the tagged-event APIs the run calls
+    torchair: Dict[str, Tuple[str, ...]]  # path -> the torchair releases its configuration runs
 
 
 # A project computation that several rules need, made once per run: (the fact lists it read, value).
@@ -338,6 +339,8 @@ class StreamsAnalysis(Analysis):
         # they tell which releases the code can run on (NPU303 holds on some releases only)
         for q in sorted({q for _, _, q in resolved if q in _release_apis()}):
             ctx.fact(StreamsAnalysis, ("uses", q))
+        # the releases of this file's own configuration (a nested one may name others than the run's)
+        ctx.fact(StreamsAnalysis, ("torchair", _file_releases(ctx.settings)))
         for call, site, _, tag in self.creations():
             if not isinstance(tag, str):
                 continue
@@ -457,6 +460,7 @@ def _tables(facts) -> Tables:
     modules: Dict[str, str] = {}
     imports: Dict[str, Set[str]] = {}
     used: Set[str] = set()
+    torchair: Dict[str, Tuple[str, ...]] = {}
     for path, fact in facts:
         kind = fact[0]
         if kind == "new":
@@ -473,6 +477,8 @@ def _tables(facts) -> Tables:
             imports[fact[1]] = set(fact[2])
         elif kind == "uses":
             used.add(fact[1])
+        elif kind == "torchair":
+            torchair[path] = fact[1]
         else:
             creations.append((path,) + fact[1:])
     # a subclass instance runs the base class's __init__ too
@@ -480,7 +486,7 @@ def _tables(facts) -> Tables:
     for q, n in instances.items():
         for b in _ancestors(q, bases):
             total[b] = total.get(b, 0) + n
-    return Tables(instances, total, bases, children, creations, apis, modules, imports, used)
+    return Tables(instances, total, bases, children, creations, apis, modules, imports, used, torchair)
 
 
 def _modes(tables: Tables, compiled) -> Dict[str, Dict[str, Tuple[str, int]]]:
@@ -652,13 +658,19 @@ class TaggedEventOutsideAclgraph(LintRule):
         calls = list(_compiled_calls("event", shared))
         if not calls:
             return
-        npu303 = _npu303_releases(settings, StreamsAnalysis.tables(StreamsAnalysis.facts_in(shared)).used)
-        if npu303 is None:
-            return
-        releases, citation = npu303
+        tables = StreamsAnalysis.tables(StreamsAnalysis.facts_in(shared))
+        default = _file_releases(settings)
+        judged: Dict[Tuple[str, ...], Optional[Tuple[str, str]]] = {}
         for path, span, api, name, mode, (cpath, cline) in calls:
             if mode != "max-autotune":
                 continue
+            # judged on the releases of the configuration the call's file is under
+            rels = tables.torchair.get(path, default)
+            if rels not in judged:
+                judged[rels] = _npu303_releases(rels, tables.used)
+            if judged[rels] is None:
+                continue
+            releases, citation = judged[rels]
             where = f"line {cline}" if cpath == path else f"{cpath}:{cline}"
             cls.report_in(report, path, span,
                           f"{api} in {name}, which is compiled in max-autotune mode ({where}): torchair's GE "
@@ -895,17 +907,24 @@ def _release_apis() -> Dict[str, FrozenSet[str]]:
     return {q: frozenset(where) for q, where in torchair_data()["apis"].items()}
 
 
-def _npu303_releases(settings, used: Set[str]) -> Optional[Tuple[str, str]]:
-    """NPU303 holds where torchair's GE converter raises for the tagged-event ops (7.2.0 on), not
-    where it drops them (7.1.0). The code may run on the releases configured or inferred (else on
-    every release npulint knows) that define every tagged-event API it calls. Returns the
-    releases NPU303 holds on (text) and the upstream line at the newest, when it holds on every
-    release the code may run on; None otherwise."""
-    from npulint.releases import describe, resolve, torchair_data
+def _file_releases(settings) -> Tuple[str, ...]:
+    """The torchair releases a configuration runs (configured or inferred, else every one)."""
+    from npulint.releases import resolve
 
-    effective = getattr(settings, "effective_releases", None) or resolve(settings, ())
+    effective = getattr(settings, "effective_releases", None) or resolve(settings, (), infer_from_project=False)
+    return tuple(effective.torchair())
+
+
+def _npu303_releases(releases: Tuple[str, ...], used: Set[str]) -> Optional[Tuple[str, str]]:
+    """NPU303 holds where torchair's GE converter raises for the tagged-event ops (7.2.0 on), not
+    where it drops them (7.1.0). The code may run on *releases* (those of its configuration,
+    configured or inferred, else every release npulint knows) that define every tagged-event API
+    the run calls. Returns the releases NPU303 holds on (text) and the upstream line at the
+    newest, when it holds on every release the code may run on; None otherwise."""
+    from npulint.releases import describe, torchair_data
+
     apis = _release_apis()
-    may_run = [r for r in effective.torchair() if all(r in apis[q] for q in used if q in apis)]
+    may_run = [r for r in releases if all(r in apis[q] for q in used if q in apis)]
     holds = torchair_data()["checks"]["NPU303"]["holds"]
     if not may_run or not all(r in holds for r in may_run):
         return None

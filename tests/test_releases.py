@@ -237,3 +237,31 @@ def test_a_nested_configuration_names_the_releases_of_its_files(project, cli_run
                     "old/pyproject.toml": _releases_config(mindspeed="2.1.0_core_r0.8.0"), "old/run.sh": launch})
     r = cli_run([".", "--select", "NPU5", "--format", "json", "--no-cache"], cwd=root)
     assert [(f["path"], f["code"]) for f in json.loads(r.stdout)] == [("old/run.sh", "NPU501")]
+
+
+def test_a_pin_in_a_comment_infers_nothing(tmp_path):
+    (tmp_path / "requirements.txt").write_text(
+        "torch==2.1.0\n# mindspeed-llm==2.1.0 was used before; we now run master\ntorchair==7.3.0  # torchair==7.1.0\n")
+    got = _resolve(tmp_path)
+    assert got.of("mindspeed-llm") is None and got.of("torchair") == ("7.3.0",)
+    (tmp_path / "requirements.txt").write_text(
+        "mindspeed @ git+https://gitcode.com/Ascend/MindSpeed.git@2.1.0_core_r0.8.0#egg=mindspeed\n")
+    assert _resolve(tmp_path).of("mindspeed") == ("2.1.0_core_r0.8.0",)  # a URL's #egg= is not a comment
+
+
+def test_a_mindspeed_pin_keeps_the_llm_and_mm_releases_paired_with_it(tmp_path):
+    (tmp_path / "requirements.txt").write_text("git+https://gitcode.com/Ascend/MindSpeed.git@2.1.0_core_r0.8.0\n")
+    got = _resolve(tmp_path)
+    assert got.of("mindspeed") == ("2.1.0_core_r0.8.0",)
+    assert "mindspeed-llm@2.1.0" in got.mindspeed_stacks()  # LLM 2.1.0 runs on that MindSpeed
+
+
+def test_each_configuration_infers_from_its_own_files_only(project, cli_run):
+    """Files with no configuration of their own are not judged by a pin above another folder."""
+    launch = "torchrun pretrain_gpt.py --adaptive-memory-optimization --recompute-granularity full\n"
+    root = project({"requirements.txt": "git+https://gitcode.com/Ascend/MindSpeed.git@2.1.0_core_r0.8.0\n",
+                    "plain/.git/HEAD": "ref: refs/heads/main\n", "plain/train.sh": launch,
+                    "cfg/pyproject.toml": "[tool.npulint]\n", "cfg/a.py": "x = 1\n"})
+    for order in (["plain", "cfg"], ["cfg", "plain"]):
+        r = cli_run([*order, "--select", "NPU5", "--format", "json", "--no-cache"], cwd=root)
+        assert json.loads(r.stdout) == [], order

@@ -560,3 +560,13 @@ def test_statistics_as_json(cli_run, tmp_path):
     assert [(row["code"], row["count"], row["fixable"], row["fixable_count"]) for row in rows] == [
         ("NPU202", 1, True, 1), ("NPU208", 1, True, 1)]
     assert rows[0]["name"] == "custom-pool-overrides-fx-reuse"
+
+
+def test_an_extended_pattern_naming_the_extending_folder_covers_all_of_it(cli_run, tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.npulint.per-file-ignores]\n"legacy/" = ["NPU2"]\n', encoding="utf-8")
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "a.py").write_text(BOTH, encoding="utf-8")
+    (legacy / "pyproject.toml").write_text('[tool.npulint]\nextend = "../pyproject.toml"\n', encoding="utf-8")
+    assert cli_run(["--no-cache", "."], legacy).stdout == ""
+    assert cli_run(["--no-cache", "."], tmp_path).stdout == ""
