@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
@@ -73,6 +74,7 @@ class RunModules:
         self._deps: Set[str] = set()
         self._texts: Dict[str, Optional[str]] = {}
         self._words: Dict[str, frozenset] = {}  # see _may_bind
+        self._roots: Dict[Tuple[Optional[str], bool], Optional[str]] = {}  # see foreign
 
     def _text(self, path: str) -> Optional[str]:
         if path not in self._texts:
@@ -126,8 +128,38 @@ class RunModules:
             self._tables[module] = None  # a cycle while scanning sees no table
             path, is_package = self.paths[module]  # type: ignore[misc]
             text = self._text(path)
-            self._tables[module] = None if text is None else scan(text, module, is_package)
+            self._tables[module] = None if text is None else scan(
+                text, module, is_package, lambda src: self.foreign(src, module, is_package))
         return self._tables[module]
+
+    def _root(self, importer: Optional[str], is_package: bool) -> Optional[str]:
+        """The folder the importer's own dotted name is found from (the ``sys.path`` entry
+        it runs with: a script's folder, the folder above a top-level package), or None."""
+        key = (importer, is_package)
+        if key not in self._roots:
+            where = self.paths.get(importer) if importer else None
+            root = None
+            if where is not None:
+                root = os.path.dirname(os.path.abspath(where[0]))
+                for _ in range(importer.count(".") + (1 if where[1] else 0)):  # type: ignore[union-attr]
+                    root = os.path.dirname(root)
+            self._roots[key] = root
+        return self._roots[key]
+
+    def foreign(self, module: Optional[str], importer: Optional[str], is_package: bool) -> bool:
+        """Whether an import of *module* (absolute) by *importer* reaches a module of the
+        run that is in no package (a top-level ``consts.py``) only by name: Python finds such
+        a module on ``sys.path``, so it is that file only when it sits in the importer's own
+        root folder (:meth:`_root`); elsewhere (``gpt/train.py: from consts import X`` with
+        ``llama/consts.py`` linted) the import is of some other, unknown module."""
+        if not module:
+            return False
+        top = module.split(".", 1)[0]
+        where = self.paths.get(top)
+        if where is None or where[1]:
+            return False  # not a module of the run (or ambiguous: unknown anyway), or a package
+        root = self._root(importer, is_package)
+        return root is None or root != os.path.dirname(os.path.abspath(where[0]))
 
     def _split(self, qualname: str) -> Optional[Tuple[str, str, List[str]]]:
         """The longest prefix of *qualname* that is a module of the run, the name after it,
@@ -281,8 +313,11 @@ def _absolute(module: Optional[str], level: int, this: str, is_package: bool) ->
     return ".".join(base + ([module] if module else []))
 
 
-def scan(text: str, module: str, is_package: bool) -> Optional[ModuleTable]:
-    """The top-level bindings of a module's source, or None when it does not compile."""
+def scan(text: str, module: str, is_package: bool,
+         foreign: Optional[Callable[[Optional[str]], bool]] = None) -> Optional[ModuleTable]:
+    """The top-level bindings of a module's source, or None when it does not compile.
+    *foreign*: whether an imported module is one the run cannot vouch for
+    (:meth:`RunModules.foreign`): what it binds is unknown."""
     import warnings
 
     with warnings.catch_warnings():
@@ -307,12 +342,14 @@ def scan(text: str, module: str, is_package: bool) -> Optional[ModuleTable]:
         if isinstance(stmt, ast.Import):
             for a in stmt.names:
                 if a.asname:
-                    bind(a.asname, (QUAL, a.name))
+                    bind(a.asname, (UNKNOWN_ENTRY,) if foreign and foreign(a.name) else (QUAL, a.name))
                 else:
                     top = a.name.split(".")[0]
-                    bind(top, (QUAL, top))
+                    bind(top, (UNKNOWN_ENTRY,) if foreign and foreign(top) else (QUAL, top))
         elif isinstance(stmt, ast.ImportFrom):
             src = _absolute(stmt.module, stmt.level or 0, module, is_package)
+            if src is not None and foreign and foreign(src):
+                src = None
             if is_package and src and src.startswith(module + "."):
                 sub = src[len(module) + 1:].split(".")[0]
                 bind(sub, (QUAL, f"{module}.{sub}"))

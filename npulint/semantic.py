@@ -1030,16 +1030,24 @@ def _field_order(cls: type):
 
 # -- the engine's own bookkeeping, by node type --------------------------------------
 
+def _foreign(sem: Semantic, module: Optional[str]) -> bool:
+    """Whether *module* is a module of the run in no package that this file's import does
+    not certainly reach (:meth:`npulint.modules.RunModules.foreign`)."""
+    run = _modules.active()
+    return run is not None and bool(run.paths) and run.foreign(module, sem.module_name, sem.is_package)
+
+
 def _v_import(sem: Semantic, node: cst.Import) -> None:
     for alias in node.names:
         full = dotted(alias.name)
         if full is None:
             continue
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-            sem.bind(alias.asname.name.value, "import", node, qualname=_aliased(full))
+            sem.bind(alias.asname.name.value, "import", node,
+                     qualname=None if _foreign(sem, full) else _aliased(full))
         else:
             top = full.split(".")[0]
-            sem.bind(top, "import", node, qualname=top)
+            sem.bind(top, "import", node, qualname=None if _foreign(sem, top) else top)
 
 
 def _absolute(sem: Semantic, node: cst.ImportFrom) -> Optional[str]:
@@ -1062,6 +1070,8 @@ def _absolute(sem: Semantic, node: cst.ImportFrom) -> Optional[str]:
 
 def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
     module = _absolute(sem, node)
+    if module and _foreign(sem, module):
+        module = None  # some module of that name, not the linted one
     if sem.is_package and sem.module_name and module and module.startswith(sem.module_name + ".") \
             and sem.scope is sem.module_scope:
         # In a package's __init__, importing from one of its submodules also binds the

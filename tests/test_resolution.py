@@ -438,3 +438,55 @@ def test_an_importer_that_names_no_api_token_is_analysed_too(lint):
              "pkg/use.py": "from pkg.env import ops\n\nops.allgather(w)\n",
              "pkg/other.py": "from pkg.env import ops\n\nops.allgather(w, 8)\n"}
     assert npu010(lint(files, select=["NPU010"])) == [("pkg/use.py", 3)]
+
+
+# ======================================================================================
+# review fixes: what another module of the run may change, and which file an import reaches
+# ======================================================================================
+
+def _lint_paths(tmp_path, monkeypatch, files, paths, select):
+    """Lint only *paths* of the tree *files* (as pre-commit passes the changed files)."""
+    from conftest import _write
+
+    from npulint import discovery, pipeline, registry
+    from npulint.config import Settings, enabled_codes
+
+    _write(tmp_path, files)
+    monkeypatch.chdir(tmp_path)
+    rules, checkers = registry.load()
+    settings = Settings(root=str(tmp_path))
+    settings.select = list(select)
+    enabled = enabled_codes(rules, settings.select, settings.extend_select, settings.ignore)
+    found, missing = discovery.discover([str(tmp_path / p) for p in paths], settings)
+    assert not missing
+    return pipeline.run(found, settings, checkers, enabled).findings
+
+
+def test_top_level_module_in_another_folder_is_not_the_import(tmp_path, monkeypatch):
+    # /tmp/review/m5: `npulint llama/consts.py gpt/train.py`: gpt/train.py imports gpt/consts.py
+    files = {"llama/consts.py": "POOL_SIZE = 0\n", "gpt/consts.py": "POOL_SIZE = 1 << 28\n",
+             "gpt/train.py": "from consts import POOL_SIZE\n" + SCOPE +
+                             "with npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=POOL_SIZE):\n"
+                             "    pass\n"}
+    assert _lint_paths(tmp_path, monkeypatch, files, ["llama/consts.py", "gpt/train.py"], ["NPU103"]) == []
+    # `import consts` and a re-export through a module of another folder: unknown too
+    files["llama/use.py"] = "import consts\n" + SCOPE + \
+        "with npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=consts.POOL_SIZE):\n    pass\n"
+    files["gpt/train.py"] = "import consts\n" + SCOPE + \
+        "with npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=consts.POOL_SIZE):\n    pass\n"
+    found = _lint_paths(tmp_path, monkeypatch, files, ["llama/consts.py", "gpt/train.py", "llama/use.py"],
+                        ["NPU103"])
+    # the clean twin: the module in the importer's own folder resolves
+    assert [(f.code, f.path) for f in found] == [("NPU103", "llama/use.py")]
+    files["gpt/consts.py"] = "POOL_SIZE = 0\n"
+    found = _lint_paths(tmp_path, monkeypatch, files, ["gpt/consts.py", "gpt/train.py"], ["NPU103"])
+    assert [(f.code, f.path) for f in found] == [("NPU103", "gpt/train.py")]
+
+
+def test_top_level_module_beside_a_package_resolves_for_the_package(lint):
+    # pkg/x.py runs with the folder above pkg on sys.path: consts.py there is what it imports
+    files = {"consts.py": "POOL_SIZE = 0\n", "pkg/__init__.py": "",
+             "pkg/x.py": "from consts import POOL_SIZE\n" + SCOPE +
+                         "with npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=POOL_SIZE):\n"
+                         "    pass\n"}
+    assert [(f.code, f.path) for f in lint(files, select=["NPU103"])] == [("NPU103", "pkg/x.py")]
