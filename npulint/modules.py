@@ -63,9 +63,16 @@ class RunModules:
     """The table of the run: dotted module name -> its file, read on demand through *read*
     (path -> text or None)."""
 
-    def __init__(self, paths: Dict[str, Optional[Tuple[str, bool]]], read: Callable[[str], Optional[str]]):
+    def __init__(self, paths: Dict[str, Optional[Tuple[str, bool]]], read: Callable[[str], Optional[str]],
+                 files: Optional[Iterable[str]] = None):
         # module name -> (path, is_package), or None when two files claim the name
         self.paths = paths
+        # every Python file of the run (with or without a module name): what they may change
+        self.files: Tuple[str, ...] = tuple(sorted(set(files) if files is not None else
+                                                   {w[0] for w in paths.values() if w is not None}))
+        self._touches: Dict[str, Optional["Touches"]] = {}
+        self._touched: Dict[Tuple[str, str], Tuple[str, ...]] = {}
+        self._dynamic_text: Dict[str, bool] = {}  # whether a file's text names setattr/delattr/vars
         self._read = read
         self._tables: Dict[str, Optional[ModuleTable]] = {}
         self._digests: Dict[str, Optional[str]] = {}
@@ -86,14 +93,73 @@ class RunModules:
                    read: Callable[[str], Optional[str]]) -> "RunModules":
         """*files*: (path, module name or None, is_package)."""
         paths: Dict[str, Optional[Tuple[str, bool]]] = {}
+        every: List[str] = []
         for path, name, is_package in files:
+            every.append(path)
             if not name:
                 continue
             if name in paths and paths[name] is not None and paths[name][0] != path:
                 paths[name] = None  # ambiguous: unknown
             elif name not in paths:
                 paths[name] = (path, is_package)
-        return cls(paths, read)
+        return cls(paths, read, every)
+
+    # -- what the modules of the run change in other modules ---------------------------
+    def touched(self, name: str, kind: str, exclude: Optional[str] = None) -> bool:
+        """Whether a Python file of the run (other than module *exclude*'s, when that names
+        one file) may change what *name* is bound to elsewhere, by *kind*:
+
+        * ``"store"``: an attribute *name* is assigned, augmented or deleted (``x.NAME = v``,
+          ``del x.NAME``, ``setattr(x, "NAME", v)``), or attributes are set by a name we
+          cannot read (``setattr(x, k, v)``, ``delattr``, ``vars(x)``);
+        * ``"class"``: a class body binds *name* (a subclass overriding ``self.NAME``), or a
+          ``"store"``;
+        * ``"container"``: a container reached as ``x.NAME`` or ``NAME`` may be changed in
+          place or passed on (anything but an item read or a reading method), or a ``"store"``;
+        * ``"element"``: an item of it is read and may escape (``f(x.NAME[k])``).
+
+        A file is read and compiled only when *name* occurs in its text."""
+        self._deps.add(f"{_TOUCHED}{name}\0{kind}\0{exclude or ''}")  # a cached result holds while the answer does
+        return bool(self._touching(name, kind, exclude))
+
+    def _touching(self, name: str, kind: str, exclude: Optional[str]) -> Tuple[str, ...]:
+        skip = None
+        if exclude:
+            where = self.paths.get(exclude)
+            skip = where[0] if where is not None else None
+        key = (name, kind)
+        hits = self._touched.get(key)
+        if hits is None:
+            found = []
+            for path in self.files:
+                text = self._text(path)
+                if text is None:
+                    continue
+                if name not in text and (kind == "element" or not self._sets_by_name(path, text)):
+                    continue
+                t = self._touch(path, text)
+                if t is None:
+                    continue
+                if kind == "element":
+                    hit = name in t.elements
+                else:
+                    hit = t.dynamic or name in t.stored or (kind == "class" and name in t.class_bound) or (
+                        kind == "container" and name in t.mutated)
+                if hit:
+                    found.append(path)
+            hits = self._touched[key] = tuple(found)
+        return tuple(p for p in hits if p != skip)
+
+    def _sets_by_name(self, path: str, text: str) -> bool:
+        hit = self._dynamic_text.get(path)
+        if hit is None:
+            hit = self._dynamic_text[path] = _SETS_BY_NAME.search(text) is not None
+        return hit
+
+    def _touch(self, path: str, text: str) -> Optional["Touches"]:
+        if path not in self._touches:
+            self._touches[path] = touches(text)
+        return self._touches[path]
 
     # -- dependencies (for the cache) --------------------------------------------------
     def take_deps(self) -> Tuple[Tuple[str, Optional[str]], ...]:
@@ -108,6 +174,13 @@ class RunModules:
         return all(self.digest(m) == d for m, d in deps)
 
     def digest(self, module: str) -> Optional[str]:
+        if module.startswith(_TOUCHED):  # a dependency on what the files of the run change (touched)
+            if module not in self._digests:
+                name, kind, exclude = module[len(_TOUCHED):].split("\0")
+                hits = self._touching(name, kind, exclude or None)
+                self._digests[module] = hashlib.blake2b("\0".join(hits).encode("utf-8", "surrogateescape"),
+                                                        digest_size=16).hexdigest()
+            return self._digests[module]
         if module not in self._digests:
             where = self.paths.get(module)
             text = self._text(where[0]) if where else None
@@ -208,7 +281,7 @@ class RunModules:
         if split is None or split[2]:
             return False, None
         entry = self.entry(split[0], split[1])
-        if entry is not None and entry[0] == CONST:
+        if entry is not None and entry[0] == CONST and not self.touched(split[1], "store"):
             return True, entry[1]
         return False, None
 
@@ -297,6 +370,81 @@ class RunModules:
         if t.all_names is not None:
             return {n: f"{module}.{n}" for n in t.all_names}
         return {n: q for n, q in names.items() if not n.startswith("_")}
+
+
+# -- what a module changes in others ---------------------------------------------------------
+
+_READING = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
+
+
+class Touches:
+    """What one module may change of other modules' objects (:meth:`RunModules.touched`)."""
+
+    __slots__ = ("stored", "mutated", "elements", "class_bound", "dynamic")
+
+    def __init__(self):
+        self.stored: Set[str] = set()  # x.NAME stored or deleted, setattr(x, "NAME", v)
+        self.mutated: Set[str] = set()  # x.NAME / NAME changed in place, passed on, aliased
+        self.elements: Set[str] = set()  # x.NAME[k] / NAME[k] read (its item may escape)
+        self.class_bound: Set[str] = set()  # bound in a class body
+        self.dynamic = False  # setattr/delattr with a name we cannot read, vars()
+
+
+def touches(text: str) -> Optional[Touches]:
+    """One walk of a module's whole tree; None when it does not compile (what it does is
+    then unknown, but CPython would not run it either)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = compile(text.encode("utf-8", "surrogateescape"), "<npulint>", "exec",
+                           flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeError):
+            return None
+    t = Touches()
+    parent: Dict[int, ast.AST] = {}
+    stack: List[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.ClassDef:
+            for stmt in node.body:
+                t.class_bound.update(_names_bound(stmt))
+        elif kind is ast.Call and type(node.func) is ast.Name and node.func.id in ("setattr", "delattr", "vars"):
+            args = node.args
+            if node.func.id != "vars" and len(args) >= 2 and type(args[1]) is ast.Constant and \
+                    isinstance(args[1].value, str):
+                t.stored.add(args[1].value)
+            else:
+                t.dynamic = True
+        elif kind is ast.Attribute or kind is ast.Name:
+            name = node.attr if kind is ast.Attribute else node.id  # type: ignore[attr-defined]
+            if isinstance(node.ctx, (ast.Store, ast.Del)):  # type: ignore[attr-defined]
+                if kind is ast.Attribute:
+                    t.stored.add(name)
+            else:
+                # climb the item reads: NAME[k][j]
+                cur, up, depth = node, parent.get(id(node)), 0
+                while type(up) is ast.Subscript and up.value is cur:  # type: ignore[union-attr]
+                    if not isinstance(up.ctx, ast.Load):  # type: ignore[union-attr]
+                        break
+                    cur, up, depth = up, parent.get(id(up)), depth + 1
+                if type(up) is ast.Subscript and up.value is cur:  # type: ignore[union-attr]
+                    t.mutated.add(name)  # an item stored or deleted
+                elif type(up) is ast.Attribute and up.value is cur:  # type: ignore[union-attr]
+                    if up.attr not in _READING:  # type: ignore[union-attr]
+                        t.mutated.add(name)
+                    elif depth or up.attr in ("get", "values", "items", "copy"):  # type: ignore[union-attr]
+                        t.elements.add(name)
+                elif depth:
+                    t.elements.add(name)
+                elif kind is ast.Attribute or not isinstance(up, (ast.Compare, ast.Expr)):
+                    t.mutated.add(name)
+        for child in ast.iter_child_nodes(node):
+            parent[id(child)] = node
+            stack.append(child)
+    return t
 
 
 # -- the scan of one module --------------------------------------------------------------
@@ -413,6 +561,8 @@ def scan(text: str, module: str, is_package: bool,
     return t
 
 
+_TOUCHED = "\0touched\0"  # the dependency key of a RunModules.touched answer
+_SETS_BY_NAME = re.compile(r"\b(?:setattr|delattr|vars)\b")
 _STAR = re.compile(r"\bimport\s*\*")
 # an import statement's names: parenthesized, or up to the end of the line and its backslash continuations
 _IMPORT_LINE = re.compile(r"\bimport\b[ \t]*(\([^)]*\)|[^\n]*(?:\\\r?\n[^\n]*)*)")
