@@ -536,6 +536,8 @@ def scan(text: str, module: str, is_package: bool,
     # from the text (a walk of the whole tree cost more than the compile): a mention in a
     # comment or string only makes more names unknown.
     dynamic = _DYNAMIC.search(text) is not None
+    if ":=" in text:  # a walrus rebinds its target in the module (in an expression statement, a value...)
+        unsure.update(_walrus_targets(tree))
     if "global" in text:
         for m in _GLOBAL.finditer(text):
             unsure.update(n.strip() for n in m.group(1).split(","))
@@ -571,6 +573,28 @@ _WORD = re.compile(r"\w+")
 _ANY = frozenset({"*"})
 _DYNAMIC = re.compile(r"\b(?:globals|vars|setattr|delattr|exec)\s*\(|\b__all__\s*\.|\bsys\.modules\b")
 _GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)", re.MULTILINE)
+
+
+def _walrus_targets(tree: ast.AST) -> Set[str]:
+    """The targets of the ``:=`` that bind at the top level: anywhere but in the bodies of
+    functions and lambdas (a comprehension's walrus binds in the scope around it)."""
+    out: Set[str] = set()
+    stack = [tree]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack.extend(n.decorator_list)  # evaluated where the def stands
+            stack.extend(n.args.defaults)
+            stack.extend(d for d in n.args.kw_defaults if d is not None)
+            continue
+        if isinstance(n, ast.Lambda):
+            stack.extend(n.args.defaults)
+            stack.extend(d for d in n.args.kw_defaults if d is not None)
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _names_bound(node: ast.AST) -> List[str]:

@@ -613,3 +613,16 @@ def test_a_cached_result_follows_what_another_module_changes(cli_run, tmp_path):
     assert "a.py:" not in cli_run(args, tmp_path).stdout  # a.py unchanged, its cached result not reused
     (tmp_path / "b.py").write_text("from a import Pool\n\nprint(Pool.SIZE)\n")
     assert "a.py:" in cli_run(args, tmp_path).stdout
+
+
+def test_walrus_rebinding_at_the_top_level_is_unknown(lint):
+    # /tmp/review/m3 c2.py, d.py
+    use = SCOPE + "import c2\nwith npu_weight_prefetch_scope(buffer_pool_id=3, buffer_pool_size=c2.SIZE):\n    pass\n"
+    for c2 in ("SIZE = 0\nprint(SIZE := 1 << 20)\n", "SIZE = 0\n(SIZE := 1 << 20)\n",
+               "SIZE = 0\nOTHER = (SIZE := 1 << 20)\n", "SIZE = 0\nX = [(SIZE := y) for y in (1, 2)]\n",
+               "SIZE = 0\nclass C:\n    Y = (SIZE := 3)\n"):
+        assert lint({"c2.py": c2, "d.py": use}, select=["NPU103"]) == [], c2
+    # the clean twin: a walrus of that name in a function binds a local
+    for c2 in ("SIZE = 0\nprint(1)\n", "SIZE = 0\ndef f():\n    return (SIZE := 2)\n"):
+        assert [(f.code, f.path) for f in lint({"c2.py": c2, "d.py": use}, select=["NPU103"])] == [
+            ("NPU103", "d.py")], c2
