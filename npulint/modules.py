@@ -482,11 +482,14 @@ def scan(text: str, module: str, is_package: bool,
     star_seen = False
     after_star: Set[str] = set()  # names bound before a star import (it may rebind them)
 
+    order: Dict[str, int] = {}  # the index of the top-level statement that binds a name
+
     def bind(name: str, entry: Entry) -> None:
         counts[name] = counts.get(name, 0) + 1
         raw[name] = entry
+        order[name] = at
 
-    for stmt in tree.body:
+    for at, stmt in enumerate(tree.body):
         if isinstance(stmt, ast.Import):
             for a in stmt.names:
                 if a.asname:
@@ -518,7 +521,7 @@ def scan(text: str, module: str, is_package: bool,
                 if isinstance(target, ast.Name):
                     if value is None:  # a bare annotation binds nothing
                         continue
-                    bind(target.id, ("expr", value) if len(targets) == 1 else (LOCAL_DEF,))
+                    bind(target.id, ("expr", value, at) if len(targets) == 1 else (LOCAL_DEF,))
                 else:
                     for n in _names_bound(target):
                         bind(n, (UNKNOWN_ENTRY,))
@@ -549,7 +552,7 @@ def scan(text: str, module: str, is_package: bool,
     # values: constants and plain aliases of imports, in the module's own terms
     for name, entry in list(t.entries.items()):
         if entry[0] == "expr":
-            t.entries[name] = _fold(entry[1], t.entries, set())
+            t.entries[name] = _fold(entry[1], t.entries, set(), order, entry[2])
     if "__all__" in raw:
         entry = raw["__all__"]
         node = entry[1] if entry[0] == "expr" and t.entries["__all__"][0] != UNKNOWN_ENTRY else None
@@ -632,10 +635,16 @@ _BIN = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast
         ast.BitOr: "or_", ast.BitXor: "xor"}
 
 
-def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str]) -> Entry:
-    """The entry of a name bound once to *expr*: a constant (literals, tuples and lists of
-    them, unary and binary arithmetic, other such names of the module), an alias of an
-    import (``ops = hccl_ops``, ``f = mod.func``), or the module's own object."""
+def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str], order: Optional[Dict[str, int]] = None,
+          at: int = 0) -> Entry:
+    """The entry of a name bound once to *expr*, in the top-level statement *at*: a constant
+    (literals, tuples and lists of them, unary and binary arithmetic, other such names of the
+    module bound in an earlier statement), an alias of an import (``ops = hccl_ops``,
+    ``f = mod.func``), or the module's own object. A name bound only after *at* (*order*)
+    holds something else when the statement runs (a star import's, a builtin): unknown."""
+
+    def before(name: str) -> bool:
+        return order is None or order.get(name, at) < at
     import operator
 
     from npulint.values import UNKNOWN, _safe_binop
@@ -655,7 +664,7 @@ def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str]) -> Entry:
                 out.append(v)
             return tuple(out)
         if isinstance(e, ast.Name):
-            if e.id in active:
+            if e.id in active or not before(e.id):
                 return UNKNOWN
             entry = entries.get(e.id)
             if entry is None:
@@ -663,7 +672,7 @@ def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str]) -> Entry:
             if entry[0] == "expr":
                 active.add(e.id)
                 try:
-                    entry = entries[e.id] = _fold(entry[1], entries, active)
+                    entry = entries[e.id] = _fold(entry[1], entries, active, order, entry[2])
                 finally:
                     active.discard(e.id)
             return entry[1] if entry[0] == CONST else UNKNOWN
@@ -699,7 +708,7 @@ def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str]) -> Entry:
     chain = _chain(expr)
     if chain is not None:
         root, rest = chain[0], chain[1:]
-        entry = entries.get(root)
+        entry = entries.get(root) if before(root) else None
         if entry is not None and entry[0] == QUAL:
             return (QUAL, ".".join([entry[1]] + rest))
     return (LOCAL_DEF,)

@@ -626,3 +626,18 @@ def test_walrus_rebinding_at_the_top_level_is_unknown(lint):
     for c2 in ("SIZE = 0\nprint(1)\n", "SIZE = 0\ndef f():\n    return (SIZE := 2)\n"):
         assert [(f.code, f.path) for f in lint({"c2.py": c2, "d.py": use}, select=["NPU103"])] == [
             ("NPU103", "d.py")], c2
+
+
+def test_a_name_used_before_its_binding_in_the_exporting_module_is_unknown(lint):
+    # /tmp/review/m6: before `POOL_BYTES = 0` runs, the name is the unlinted star import's
+    use = "from settings import DEFAULT_POOL\n" + SCOPE + \
+          "with npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=DEFAULT_POOL):\n    pass\n"
+    settings = "from site_defaults import *  # not linted: defines POOL_BYTES\n\nDEFAULT_POOL = POOL_BYTES\n" \
+               "POOL_BYTES = 0\n"
+    assert lint({"settings.py": settings, "train.py": use}, select=["NPU103"]) == []
+    assert lint({"settings.py": "DEFAULT_POOL = POOL_BYTES\nPOOL_BYTES = 0\n", "train.py": use},
+                select=["NPU103"]) == []
+    # the clean twin: bound before the use
+    settings = "from site_defaults import *\n\nPOOL_BYTES = 0\nDEFAULT_POOL = POOL_BYTES\n"
+    found = lint({"settings.py": settings, "train.py": use}, select=["NPU103"])
+    assert [(f.code, f.path) for f in found] == [("NPU103", "train.py")]
