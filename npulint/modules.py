@@ -12,7 +12,14 @@ import are ever looked at. What it cannot be sure of stays unknown:
 * a name bound more than once at the top level, under ``if``/``try``/``for``/``while``/
   ``with`` (including ``if __name__ == "__main__":``, which does not run on import), in
   ``global`` statements of its functions, or deleted;
-* a name only a ``from X import *`` of a module we cannot enumerate may bind;
+* a name only a ``from X import *`` of a module we cannot enumerate may bind, or a name a
+  constant uses before the statement that binds it;
+* a name a walrus binds anywhere at the top level;
+* a module in no package (a top-level ``consts.py``) imported from another root folder than
+  its own (:meth:`RunModules.foreign`: Python finds it on ``sys.path``, some other file);
+* a constant, class attribute or module-level container that any file of the run may change
+  (:meth:`RunModules.touched`: ``x.NAME = v``, ``setattr``, a class body binding it,
+  ``x.NAME[k] = v``, ``x.NAME.update()``...);
 * the top-level packages of the frameworks themselves (:data:`FRAMEWORKS`): when the linted
   tree is torch_npu or torchair, their public names stay what the rules know them as.
 
