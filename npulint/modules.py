@@ -12,7 +12,14 @@ import are ever looked at. What it cannot be sure of stays unknown:
 * a name bound more than once at the top level, under ``if``/``try``/``for``/``while``/
   ``with`` (including ``if __name__ == "__main__":``, which does not run on import), in
   ``global`` statements of its functions, or deleted;
-* a name only a ``from X import *`` of a module we cannot enumerate may bind;
+* a name only a ``from X import *`` of a module we cannot enumerate may bind, or a name a
+  constant uses before the statement that binds it;
+* a name a walrus binds anywhere at the top level;
+* a module in no package (a top-level ``consts.py``) imported from another root folder than
+  its own (:meth:`RunModules.foreign`: Python finds it on ``sys.path``, some other file);
+* a constant, class attribute or module-level container that any file of the run may change
+  (:meth:`RunModules.touched`: ``x.NAME = v``, ``setattr``, a class body binding it,
+  ``x.NAME[k] = v``, ``x.NAME.update()``...);
 * the top-level packages of the frameworks themselves (:data:`FRAMEWORKS`): when the linted
   tree is torch_npu or torchair, their public names stay what the rules know them as.
 
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import os
 import re
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
@@ -62,9 +70,16 @@ class RunModules:
     """The table of the run: dotted module name -> its file, read on demand through *read*
     (path -> text or None)."""
 
-    def __init__(self, paths: Dict[str, Optional[Tuple[str, bool]]], read: Callable[[str], Optional[str]]):
+    def __init__(self, paths: Dict[str, Optional[Tuple[str, bool]]], read: Callable[[str], Optional[str]],
+                 files: Optional[Iterable[str]] = None):
         # module name -> (path, is_package), or None when two files claim the name
         self.paths = paths
+        # every Python file of the run (with or without a module name): what they may change
+        self.files: Tuple[str, ...] = tuple(sorted(set(files) if files is not None else
+                                                   {w[0] for w in paths.values() if w is not None}))
+        self._touches: Dict[str, Optional["Touches"]] = {}
+        self._touched: Dict[Tuple[str, str], Tuple[str, ...]] = {}
+        self._dynamic_text: Dict[str, bool] = {}  # whether a file's text names setattr/delattr/vars
         self._read = read
         self._tables: Dict[str, Optional[ModuleTable]] = {}
         self._digests: Dict[str, Optional[str]] = {}
@@ -73,6 +88,7 @@ class RunModules:
         self._deps: Set[str] = set()
         self._texts: Dict[str, Optional[str]] = {}
         self._words: Dict[str, frozenset] = {}  # see _may_bind
+        self._roots: Dict[Tuple[Optional[str], bool], Optional[str]] = {}  # see foreign
 
     def _text(self, path: str) -> Optional[str]:
         if path not in self._texts:
@@ -84,14 +100,73 @@ class RunModules:
                    read: Callable[[str], Optional[str]]) -> "RunModules":
         """*files*: (path, module name or None, is_package)."""
         paths: Dict[str, Optional[Tuple[str, bool]]] = {}
+        every: List[str] = []
         for path, name, is_package in files:
+            every.append(path)
             if not name:
                 continue
             if name in paths and paths[name] is not None and paths[name][0] != path:
                 paths[name] = None  # ambiguous: unknown
             elif name not in paths:
                 paths[name] = (path, is_package)
-        return cls(paths, read)
+        return cls(paths, read, every)
+
+    # -- what the modules of the run change in other modules ---------------------------
+    def touched(self, name: str, kind: str, exclude: Optional[str] = None) -> bool:
+        """Whether a Python file of the run (other than module *exclude*'s, when that names
+        one file) may change what *name* is bound to elsewhere, by *kind*:
+
+        * ``"store"``: an attribute *name* is assigned, augmented or deleted (``x.NAME = v``,
+          ``del x.NAME``, ``setattr(x, "NAME", v)``), or attributes are set by a name we
+          cannot read (``setattr(x, k, v)``, ``delattr``, ``vars(x)``);
+        * ``"class"``: a class body binds *name* (a subclass overriding ``self.NAME``), or a
+          ``"store"``;
+        * ``"container"``: a container reached as ``x.NAME`` or ``NAME`` may be changed in
+          place or passed on (anything but an item read or a reading method), or a ``"store"``;
+        * ``"element"``: an item of it is read and may escape (``f(x.NAME[k])``).
+
+        A file is read and compiled only when *name* occurs in its text."""
+        self._deps.add(f"{_TOUCHED}{name}\0{kind}\0{exclude or ''}")  # a cached result holds while the answer does
+        return bool(self._touching(name, kind, exclude))
+
+    def _touching(self, name: str, kind: str, exclude: Optional[str]) -> Tuple[str, ...]:
+        skip = None
+        if exclude:
+            where = self.paths.get(exclude)
+            skip = where[0] if where is not None else None
+        key = (name, kind)
+        hits = self._touched.get(key)
+        if hits is None:
+            found = []
+            for path in self.files:
+                text = self._text(path)
+                if text is None:
+                    continue
+                if name not in text and (kind == "element" or not self._sets_by_name(path, text)):
+                    continue
+                t = self._touch(path, text)
+                if t is None:
+                    continue
+                if kind == "element":
+                    hit = name in t.elements
+                else:
+                    hit = t.dynamic or name in t.stored or (kind == "class" and name in t.class_bound) or (
+                        kind == "container" and name in t.mutated)
+                if hit:
+                    found.append(path)
+            hits = self._touched[key] = tuple(found)
+        return tuple(p for p in hits if p != skip)
+
+    def _sets_by_name(self, path: str, text: str) -> bool:
+        hit = self._dynamic_text.get(path)
+        if hit is None:
+            hit = self._dynamic_text[path] = _SETS_BY_NAME.search(text) is not None
+        return hit
+
+    def _touch(self, path: str, text: str) -> Optional["Touches"]:
+        if path not in self._touches:
+            self._touches[path] = touches(text)
+        return self._touches[path]
 
     # -- dependencies (for the cache) --------------------------------------------------
     def take_deps(self) -> Tuple[Tuple[str, Optional[str]], ...]:
@@ -106,6 +181,13 @@ class RunModules:
         return all(self.digest(m) == d for m, d in deps)
 
     def digest(self, module: str) -> Optional[str]:
+        if module.startswith(_TOUCHED):  # a dependency on what the files of the run change (touched)
+            if module not in self._digests:
+                name, kind, exclude = module[len(_TOUCHED):].split("\0")
+                hits = self._touching(name, kind, exclude or None)
+                self._digests[module] = hashlib.blake2b("\0".join(hits).encode("utf-8", "surrogateescape"),
+                                                        digest_size=16).hexdigest()
+            return self._digests[module]
         if module not in self._digests:
             where = self.paths.get(module)
             text = self._text(where[0]) if where else None
@@ -126,8 +208,38 @@ class RunModules:
             self._tables[module] = None  # a cycle while scanning sees no table
             path, is_package = self.paths[module]  # type: ignore[misc]
             text = self._text(path)
-            self._tables[module] = None if text is None else scan(text, module, is_package)
+            self._tables[module] = None if text is None else scan(
+                text, module, is_package, lambda src: self.foreign(src, module, is_package))
         return self._tables[module]
+
+    def _root(self, importer: Optional[str], is_package: bool) -> Optional[str]:
+        """The folder the importer's own dotted name is found from (the ``sys.path`` entry
+        it runs with: a script's folder, the folder above a top-level package), or None."""
+        key = (importer, is_package)
+        if key not in self._roots:
+            where = self.paths.get(importer) if importer else None
+            root = None
+            if where is not None:
+                root = os.path.dirname(os.path.abspath(where[0]))
+                for _ in range(importer.count(".") + (1 if where[1] else 0)):  # type: ignore[union-attr]
+                    root = os.path.dirname(root)
+            self._roots[key] = root
+        return self._roots[key]
+
+    def foreign(self, module: Optional[str], importer: Optional[str], is_package: bool) -> bool:
+        """Whether an import of *module* (absolute) by *importer* reaches a module of the
+        run that is in no package (a top-level ``consts.py``) only by name: Python finds such
+        a module on ``sys.path``, so it is that file only when it sits in the importer's own
+        root folder (:meth:`_root`); elsewhere (``gpt/train.py: from consts import X`` with
+        ``llama/consts.py`` linted) the import is of some other, unknown module."""
+        if not module:
+            return False
+        top = module.split(".", 1)[0]
+        where = self.paths.get(top)
+        if where is None or where[1]:
+            return False  # not a module of the run (or ambiguous: unknown anyway), or a package
+        root = self._root(importer, is_package)
+        return root is None or root != os.path.dirname(os.path.abspath(where[0]))
 
     def _split(self, qualname: str) -> Optional[Tuple[str, str, List[str]]]:
         """The longest prefix of *qualname* that is a module of the run, the name after it,
@@ -176,7 +288,7 @@ class RunModules:
         if split is None or split[2]:
             return False, None
         entry = self.entry(split[0], split[1])
-        if entry is not None and entry[0] == CONST:
+        if entry is not None and entry[0] == CONST and not self.touched(split[1], "store"):
             return True, entry[1]
         return False, None
 
@@ -267,6 +379,81 @@ class RunModules:
         return {n: q for n, q in names.items() if not n.startswith("_")}
 
 
+# -- what a module changes in others ---------------------------------------------------------
+
+_READING = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
+
+
+class Touches:
+    """What one module may change of other modules' objects (:meth:`RunModules.touched`)."""
+
+    __slots__ = ("stored", "mutated", "elements", "class_bound", "dynamic")
+
+    def __init__(self):
+        self.stored: Set[str] = set()  # x.NAME stored or deleted, setattr(x, "NAME", v)
+        self.mutated: Set[str] = set()  # x.NAME / NAME changed in place, passed on, aliased
+        self.elements: Set[str] = set()  # x.NAME[k] / NAME[k] read (its item may escape)
+        self.class_bound: Set[str] = set()  # bound in a class body
+        self.dynamic = False  # setattr/delattr with a name we cannot read, vars()
+
+
+def touches(text: str) -> Optional[Touches]:
+    """One walk of a module's whole tree; None when it does not compile (what it does is
+    then unknown, but CPython would not run it either)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            tree = compile(text.encode("utf-8", "surrogateescape"), "<npulint>", "exec",
+                           flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeError):
+            return None
+    t = Touches()
+    parent: Dict[int, ast.AST] = {}
+    stack: List[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is ast.ClassDef:
+            for stmt in node.body:
+                t.class_bound.update(_names_bound(stmt))
+        elif kind is ast.Call and type(node.func) is ast.Name and node.func.id in ("setattr", "delattr", "vars"):
+            args = node.args
+            if node.func.id != "vars" and len(args) >= 2 and type(args[1]) is ast.Constant and \
+                    isinstance(args[1].value, str):
+                t.stored.add(args[1].value)
+            else:
+                t.dynamic = True
+        elif kind is ast.Attribute or kind is ast.Name:
+            name = node.attr if kind is ast.Attribute else node.id  # type: ignore[attr-defined]
+            if isinstance(node.ctx, (ast.Store, ast.Del)):  # type: ignore[attr-defined]
+                if kind is ast.Attribute:
+                    t.stored.add(name)
+            else:
+                # climb the item reads: NAME[k][j]
+                cur, up, depth = node, parent.get(id(node)), 0
+                while type(up) is ast.Subscript and up.value is cur:  # type: ignore[union-attr]
+                    if not isinstance(up.ctx, ast.Load):  # type: ignore[union-attr]
+                        break
+                    cur, up, depth = up, parent.get(id(up)), depth + 1
+                if type(up) is ast.Subscript and up.value is cur:  # type: ignore[union-attr]
+                    t.mutated.add(name)  # an item stored or deleted
+                elif type(up) is ast.Attribute and up.value is cur:  # type: ignore[union-attr]
+                    if up.attr not in _READING:  # type: ignore[union-attr]
+                        t.mutated.add(name)
+                    elif depth or up.attr in ("get", "values", "items", "copy"):  # type: ignore[union-attr]
+                        t.elements.add(name)
+                elif depth:
+                    t.elements.add(name)
+                elif kind is ast.Attribute or not isinstance(up, (ast.Compare, ast.Expr)):
+                    t.mutated.add(name)
+        for child in ast.iter_child_nodes(node):
+            parent[id(child)] = node
+            stack.append(child)
+    return t
+
+
 # -- the scan of one module --------------------------------------------------------------
 
 def _absolute(module: Optional[str], level: int, this: str, is_package: bool) -> Optional[str]:
@@ -281,8 +468,11 @@ def _absolute(module: Optional[str], level: int, this: str, is_package: bool) ->
     return ".".join(base + ([module] if module else []))
 
 
-def scan(text: str, module: str, is_package: bool) -> Optional[ModuleTable]:
-    """The top-level bindings of a module's source, or None when it does not compile."""
+def scan(text: str, module: str, is_package: bool,
+         foreign: Optional[Callable[[Optional[str]], bool]] = None) -> Optional[ModuleTable]:
+    """The top-level bindings of a module's source, or None when it does not compile.
+    *foreign*: whether an imported module is one the run cannot vouch for
+    (:meth:`RunModules.foreign`): what it binds is unknown."""
     import warnings
 
     with warnings.catch_warnings():
@@ -299,20 +489,25 @@ def scan(text: str, module: str, is_package: bool) -> Optional[ModuleTable]:
     star_seen = False
     after_star: Set[str] = set()  # names bound before a star import (it may rebind them)
 
+    order: Dict[str, int] = {}  # the index of the top-level statement that binds a name
+
     def bind(name: str, entry: Entry) -> None:
         counts[name] = counts.get(name, 0) + 1
         raw[name] = entry
+        order[name] = at
 
-    for stmt in tree.body:
+    for at, stmt in enumerate(tree.body):
         if isinstance(stmt, ast.Import):
             for a in stmt.names:
                 if a.asname:
-                    bind(a.asname, (QUAL, a.name))
+                    bind(a.asname, (UNKNOWN_ENTRY,) if foreign and foreign(a.name) else (QUAL, a.name))
                 else:
                     top = a.name.split(".")[0]
-                    bind(top, (QUAL, top))
+                    bind(top, (UNKNOWN_ENTRY,) if foreign and foreign(top) else (QUAL, top))
         elif isinstance(stmt, ast.ImportFrom):
             src = _absolute(stmt.module, stmt.level or 0, module, is_package)
+            if src is not None and foreign and foreign(src):
+                src = None
             if is_package and src and src.startswith(module + "."):
                 sub = src[len(module) + 1:].split(".")[0]
                 bind(sub, (QUAL, f"{module}.{sub}"))
@@ -333,7 +528,7 @@ def scan(text: str, module: str, is_package: bool) -> Optional[ModuleTable]:
                 if isinstance(target, ast.Name):
                     if value is None:  # a bare annotation binds nothing
                         continue
-                    bind(target.id, ("expr", value) if len(targets) == 1 else (LOCAL_DEF,))
+                    bind(target.id, ("expr", value, at) if len(targets) == 1 else (LOCAL_DEF,))
                 else:
                     for n in _names_bound(target):
                         bind(n, (UNKNOWN_ENTRY,))
@@ -351,6 +546,8 @@ def scan(text: str, module: str, is_package: bool) -> Optional[ModuleTable]:
     # from the text (a walk of the whole tree cost more than the compile): a mention in a
     # comment or string only makes more names unknown.
     dynamic = _DYNAMIC.search(text) is not None
+    if ":=" in text:  # a walrus rebinds its target in the module (in an expression statement, a value...)
+        unsure.update(_walrus_targets(tree))
     if "global" in text:
         for m in _GLOBAL.finditer(text):
             unsure.update(n.strip() for n in m.group(1).split(","))
@@ -362,7 +559,7 @@ def scan(text: str, module: str, is_package: bool) -> Optional[ModuleTable]:
     # values: constants and plain aliases of imports, in the module's own terms
     for name, entry in list(t.entries.items()):
         if entry[0] == "expr":
-            t.entries[name] = _fold(entry[1], t.entries, set())
+            t.entries[name] = _fold(entry[1], t.entries, set(), order, entry[2])
     if "__all__" in raw:
         entry = raw["__all__"]
         node = entry[1] if entry[0] == "expr" and t.entries["__all__"][0] != UNKNOWN_ENTRY else None
@@ -376,6 +573,8 @@ def scan(text: str, module: str, is_package: bool) -> Optional[ModuleTable]:
     return t
 
 
+_TOUCHED = "\0touched\0"  # the dependency key of a RunModules.touched answer
+_SETS_BY_NAME = re.compile(r"\b(?:setattr|delattr|vars)\b")
 _STAR = re.compile(r"\bimport\s*\*")
 # an import statement's names: parenthesized, or up to the end of the line and its backslash continuations
 _IMPORT_LINE = re.compile(r"\bimport\b[ \t]*(\([^)]*\)|[^\n]*(?:\\\r?\n[^\n]*)*)")
@@ -384,6 +583,28 @@ _WORD = re.compile(r"\w+")
 _ANY = frozenset({"*"})
 _DYNAMIC = re.compile(r"\b(?:globals|vars|setattr|delattr|exec)\s*\(|\b__all__\s*\.|\bsys\.modules\b")
 _GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)", re.MULTILINE)
+
+
+def _walrus_targets(tree: ast.AST) -> Set[str]:
+    """The targets of the ``:=`` that bind at the top level: anywhere but in the bodies of
+    functions and lambdas (a comprehension's walrus binds in the scope around it)."""
+    out: Set[str] = set()
+    stack = [tree]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, ast.NamedExpr) and isinstance(n.target, ast.Name):
+            out.add(n.target.id)
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            stack.extend(n.decorator_list)  # evaluated where the def stands
+            stack.extend(n.args.defaults)
+            stack.extend(d for d in n.args.kw_defaults if d is not None)
+            continue
+        if isinstance(n, ast.Lambda):
+            stack.extend(n.args.defaults)
+            stack.extend(d for d in n.args.kw_defaults if d is not None)
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+    return out
 
 
 def _names_bound(node: ast.AST) -> List[str]:
@@ -421,10 +642,16 @@ _BIN = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast
         ast.BitOr: "or_", ast.BitXor: "xor"}
 
 
-def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str]) -> Entry:
-    """The entry of a name bound once to *expr*: a constant (literals, tuples and lists of
-    them, unary and binary arithmetic, other such names of the module), an alias of an
-    import (``ops = hccl_ops``, ``f = mod.func``), or the module's own object."""
+def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str], order: Optional[Dict[str, int]] = None,
+          at: int = 0) -> Entry:
+    """The entry of a name bound once to *expr*, in the top-level statement *at*: a constant
+    (literals, tuples and lists of them, unary and binary arithmetic, other such names of the
+    module bound in an earlier statement), an alias of an import (``ops = hccl_ops``,
+    ``f = mod.func``), or the module's own object. A name bound only after *at* (*order*)
+    holds something else when the statement runs (a star import's, a builtin): unknown."""
+
+    def before(name: str) -> bool:
+        return order is None or order.get(name, at) < at
     import operator
 
     from npulint.values import UNKNOWN, _safe_binop
@@ -444,7 +671,7 @@ def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str]) -> Entry:
                 out.append(v)
             return tuple(out)
         if isinstance(e, ast.Name):
-            if e.id in active:
+            if e.id in active or not before(e.id):
                 return UNKNOWN
             entry = entries.get(e.id)
             if entry is None:
@@ -452,7 +679,7 @@ def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str]) -> Entry:
             if entry[0] == "expr":
                 active.add(e.id)
                 try:
-                    entry = entries[e.id] = _fold(entry[1], entries, active)
+                    entry = entries[e.id] = _fold(entry[1], entries, active, order, entry[2])
                 finally:
                     active.discard(e.id)
             return entry[1] if entry[0] == CONST else UNKNOWN
@@ -488,7 +715,7 @@ def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str]) -> Entry:
     chain = _chain(expr)
     if chain is not None:
         root, rest = chain[0], chain[1:]
-        entry = entries.get(root)
+        entry = entries.get(root) if before(root) else None
         if entry is not None and entry[0] == QUAL:
             return (QUAL, ".".join([entry[1]] + rest))
     return (LOCAL_DEF,)

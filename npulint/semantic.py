@@ -286,7 +286,7 @@ class Semantic:
         self.stored_attrs: set = set()
         self._uses = None  # see _use_table(): made on demand
         self._uses_parent: Dict[cst.CSTNode, cst.CSTNode] = {}
-        self._unchanged: Dict[str, bool] = {}
+        self._unchanged: Dict[Tuple[str, bool], bool] = {}
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -619,6 +619,11 @@ class Semantic:
             return None
         if via_self and sum(1 for s in set(self.scope_of.values()) if s.kind == "class" and attr in s.bindings) != 1:
             return None
+        # another module of the run: ``C.attr = v`` (``setattr``...), or, for ``self``/``cls``,
+        # a class body binding it (a subclass in another module may override it)
+        run = _modules.active()
+        if run is not None and run.files and run.touched(attr, "class" if via_self else "store", self.module_name):
+            return None
         return bl[0]
 
     _READING = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
@@ -626,14 +631,14 @@ class Semantic:
                           "sum", "tuple", "frozenset", "set", "list", "dict", "enumerate", "zip", "iter", "reversed",
                           "hash", "id", "type", "format"})
 
-    def container_unchanged(self, name: str, literal: cst.CSTNode) -> bool:
+    def container_unchanged(self, name: str, literal: cst.CSTNode, module_level: bool = False) -> bool:
         """Whether the literal dict/list bound to *name* is never changed in place: every use
         of the name anywhere in the file reads it (an item or slice read, ``in``, iteration,
         ``len(...)`` and other readers, ``.get/.keys/.values/.items/.copy/.index/.count``).
         An item store or ``del``, any other method, passing it to another function, aliasing
         or returning it count as changes; so does letting an element escape when an element
         is itself a mutable literal."""
-        key = name
+        key = (name, module_level)
         hit = self._unchanged.get(key)
         if hit is not None:
             return hit
@@ -647,6 +652,15 @@ class Semantic:
                 break
             if verdict is not True:
                 leak = verdict if leak is None else min(leak, verdict)
+        if ok and module_level:
+            # another module of the run may change it (``a.SIZES["k"] = v``, ``from a import
+            # SIZES; SIZES.update(...)``) or let its items escape
+            run = _modules.active()
+            if run is not None and run.files:
+                if run.touched(name, "container", self.module_name):
+                    ok = False
+                elif run.touched(name, "element", self.module_name):
+                    leak = 1
         if ok and leak is not None and _nested_mutable(literal, leak):
             ok = False
         self._unchanged[key] = ok
@@ -1030,16 +1044,24 @@ def _field_order(cls: type):
 
 # -- the engine's own bookkeeping, by node type --------------------------------------
 
+def _foreign(sem: Semantic, module: Optional[str]) -> bool:
+    """Whether *module* is a module of the run in no package that this file's import does
+    not certainly reach (:meth:`npulint.modules.RunModules.foreign`)."""
+    run = _modules.active()
+    return run is not None and bool(run.paths) and run.foreign(module, sem.module_name, sem.is_package)
+
+
 def _v_import(sem: Semantic, node: cst.Import) -> None:
     for alias in node.names:
         full = dotted(alias.name)
         if full is None:
             continue
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
-            sem.bind(alias.asname.name.value, "import", node, qualname=_aliased(full))
+            sem.bind(alias.asname.name.value, "import", node,
+                     qualname=None if _foreign(sem, full) else _aliased(full))
         else:
             top = full.split(".")[0]
-            sem.bind(top, "import", node, qualname=top)
+            sem.bind(top, "import", node, qualname=None if _foreign(sem, top) else top)
 
 
 def _absolute(sem: Semantic, node: cst.ImportFrom) -> Optional[str]:
@@ -1062,6 +1084,8 @@ def _absolute(sem: Semantic, node: cst.ImportFrom) -> Optional[str]:
 
 def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
     module = _absolute(sem, node)
+    if module and _foreign(sem, module):
+        module = None  # some module of that name, not the linted one
     if sem.is_package and sem.module_name and module and module.startswith(sem.module_name + ".") \
             and sem.scope is sem.module_scope:
         # In a package's __init__, importing from one of its submodules also binds the

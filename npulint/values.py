@@ -290,7 +290,8 @@ class Evaluator:
             b = self.sem.certain_binding(expr, site)
             if b is None or b.kind != "assign" or b.index or not isinstance(b.value, (cst.Dict, cst.List, cst.Tuple)):
                 return None
-            if not isinstance(b.value, cst.Tuple) and not self.sem.container_unchanged(expr.value, b.value):
+            if not isinstance(b.value, cst.Tuple) and not self.sem.container_unchanged(
+                    expr.value, b.value, b.site.scope is self.sem.module_scope):
                 return None
             return b.value, b.site
         if isinstance(expr, cst.Subscript):
@@ -350,6 +351,11 @@ class Evaluator:
         b = cands[0]
         if b.kind == "import":
             return self._ref(b.qualname) if b.qualname else UNKNOWN
+        if b.site.scope is self.sem.module_scope and b.kind in ("assign", "aug"):
+            # a module-level name another module of the run may set (``import a; a.POOL = 1``)
+            run = _modules.active()
+            if run is not None and run.files and run.touched(e.value, "store", self.sem.module_name):
+                return UNKNOWN
         if b.kind == "assign":
             v = self.value(b.value, b.site, depth)
             for i in b.index:

@@ -415,7 +415,8 @@ def test_unit_run_modules_table():
     assert run.rewrite("pkg.N", _aliased) == "pkg.N"  # not in __all__: the star import does not bind it
     assert run.constant("pkg.N", _aliased) == (False, None)
     deps = run.take_deps()
-    assert [m for m, _ in deps] == ["pkg", "pkg.env"] and all(d for _, d in deps)
+    # the modules read, and whether any file of the run stores `M` (RunModules.touched)
+    assert [m for m, _ in deps] == ["\0touched\0M\0store\0", "pkg", "pkg.env"] and all(d for _, d in deps)
     assert run.fresh(deps)
     texts["/p/pkg/env.py"] += "X = 1\n"
     assert not modules.RunModules.from_files([("/p/pkg/__init__.py", "pkg", True),
@@ -438,3 +439,205 @@ def test_an_importer_that_names_no_api_token_is_analysed_too(lint):
              "pkg/use.py": "from pkg.env import ops\n\nops.allgather(w)\n",
              "pkg/other.py": "from pkg.env import ops\n\nops.allgather(w, 8)\n"}
     assert npu010(lint(files, select=["NPU010"])) == [("pkg/use.py", 3)]
+
+
+# ======================================================================================
+# review fixes: what another module of the run may change, and which file an import reaches
+# ======================================================================================
+
+def _lint_paths(tmp_path, monkeypatch, files, paths, select):
+    """Lint only *paths* of the tree *files* (as pre-commit passes the changed files)."""
+    from conftest import _write
+
+    from npulint import discovery, pipeline, registry
+    from npulint.config import Settings, enabled_codes
+
+    _write(tmp_path, files)
+    monkeypatch.chdir(tmp_path)
+    rules, checkers = registry.load()
+    settings = Settings(root=str(tmp_path))
+    settings.select = list(select)
+    enabled = enabled_codes(rules, settings.select, settings.extend_select, settings.ignore)
+    found, missing = discovery.discover([str(tmp_path / p) for p in paths], settings)
+    assert not missing
+    return pipeline.run(found, settings, checkers, enabled).findings
+
+
+def test_top_level_module_in_another_folder_is_not_the_import(tmp_path, monkeypatch):
+    # /tmp/review/m5: `npulint llama/consts.py gpt/train.py`: gpt/train.py imports gpt/consts.py
+    files = {"llama/consts.py": "POOL_SIZE = 0\n", "gpt/consts.py": "POOL_SIZE = 1 << 28\n",
+             "gpt/train.py": "from consts import POOL_SIZE\n" + SCOPE +
+                             "with npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=POOL_SIZE):\n"
+                             "    pass\n"}
+    assert _lint_paths(tmp_path, monkeypatch, files, ["llama/consts.py", "gpt/train.py"], ["NPU103"]) == []
+    # `import consts` and a re-export through a module of another folder: unknown too
+    files["llama/use.py"] = "import consts\n" + SCOPE + \
+        "with npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=consts.POOL_SIZE):\n    pass\n"
+    files["gpt/train.py"] = "import consts\n" + SCOPE + \
+        "with npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=consts.POOL_SIZE):\n    pass\n"
+    found = _lint_paths(tmp_path, monkeypatch, files, ["llama/consts.py", "gpt/train.py", "llama/use.py"],
+                        ["NPU103"])
+    # the clean twin: the module in the importer's own folder resolves
+    assert [(f.code, f.path) for f in found] == [("NPU103", "llama/use.py")]
+    files["gpt/consts.py"] = "POOL_SIZE = 0\n"
+    found = _lint_paths(tmp_path, monkeypatch, files, ["gpt/consts.py", "gpt/train.py"], ["NPU103"])
+    assert [(f.code, f.path) for f in found] == [("NPU103", "gpt/train.py")]
+
+
+def test_top_level_module_beside_a_package_resolves_for_the_package(lint):
+    # pkg/x.py runs with the folder above pkg on sys.path: consts.py there is what it imports
+    files = {"consts.py": "POOL_SIZE = 0\n", "pkg/__init__.py": "",
+             "pkg/x.py": "from consts import POOL_SIZE\n" + SCOPE +
+                         "with npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=POOL_SIZE):\n"
+                         "    pass\n"}
+    assert [(f.code, f.path) for f in lint(files, select=["NPU103"])] == [("NPU103", "pkg/x.py")]
+
+
+STREAM_BASE = d("""
+    import torch
+    import torchair as tng
+
+
+    class Block(torch.nn.Module):
+        STREAM = None  # set by subclasses
+
+        def forward(self, x):
+            with tng.scope.npu_stream_switch(self.STREAM):
+                return x * 2
+""")
+
+
+def test_self_attribute_overridden_by_a_subclass_in_another_module_is_unknown(lint):
+    # /tmp/review/m1
+    files = {"pkg/__init__.py": "", "pkg/base.py": STREAM_BASE,
+             "pkg/impl.py": "from pkg.base import Block\n\n\nclass SideBlock(Block):\n    STREAM = 'side'\n"}
+    assert lint(files, select=["NPU307"]) == []
+    # set in a subclass's __init__ instead
+    files["pkg/impl.py"] = ("from pkg.base import Block\n\n\nclass SideBlock(Block):\n    def __init__(self):\n"
+                            "        self.STREAM = 'side'\n")
+    assert lint(files, select=["NPU307"]) == []
+
+
+def test_self_attribute_with_no_override_in_the_run_is_known(lint):
+    files = {"pkg/__init__.py": "", "pkg/base.py": STREAM_BASE,
+             "pkg/impl.py": "from pkg.base import Block\n\n\nclass SideBlock(Block):\n    OTHER = 'side'\n"}
+    found = lint(files, select=["NPU307"])
+    assert [(f.code, f.path) for f in found] == [("NPU307", "pkg/base.py")]
+
+
+POOL_A = SCOPE + d("""
+    class Pool:
+        SIZE = 0  # configured by the launcher
+
+
+    def build():
+        with npu_weight_prefetch_scope(buffer_pool_id=0, buffer_pool_size=Pool.SIZE):
+            pass
+""")
+
+
+def test_class_attribute_stored_from_another_module_is_unknown(lint):
+    # /tmp/review/m2 a.py, b.py
+    files = {"a.py": POOL_A, "b.py": "from a import Pool, build\n\nPool.SIZE = 1 << 20\nbuild()\n"}
+    assert lint(files, select=["NPU103"]) == []
+    files["b.py"] = "from a import Pool, build\n\nsetattr(Pool, 'SIZE', 1 << 20)\nbuild()\n"
+    assert lint(files, select=["NPU103"]) == []
+    files["b.py"] = "from a import Pool, build\n\nfor k, v in cfg.items():\n    setattr(Pool, k, v)\n"
+    assert lint(files, select=["NPU103"]) == []
+    # the clean twin: b.py only reads it
+    files["b.py"] = "from a import Pool, build\n\nprint(Pool.SIZE)\nbuild()\n"
+    assert [(f.code, f.path) for f in lint(files, select=["NPU103"])] == [("NPU103", "a.py")]
+
+
+def test_module_constant_stored_from_another_module_is_unknown(lint):
+    # /tmp/review/m2 sizes.py, model.py, main.py
+    files = {"sizes.py": "POOL = 0\n",
+             "model.py": "import sizes\n" + SCOPE + "\n\ndef build2():\n    with npu_weight_prefetch_scope("
+                         "buffer_pool_id=1, buffer_pool_size=sizes.POOL):\n        pass\n",
+             "main.py": "import sizes\nimport model\n\nsizes.POOL = 1 << 20\nmodel.build2()\n"}
+    assert lint(files, select=["NPU103"]) == []
+    # used in its own module
+    files["sizes.py"] = "POOL = 0\n" + SCOPE + "\n\ndef build3():\n    with npu_weight_prefetch_scope(" \
+                        "buffer_pool_id=2, buffer_pool_size=POOL):\n        pass\n"
+    assert lint(files, select=["NPU103"]) == []
+    # the clean twin: main.py stores nothing
+    files["main.py"] = "import sizes\nimport model\n\nmodel.build2()\n"
+    assert sorted((f.code, f.path) for f in lint(files, select=["NPU103"])) == [
+        ("NPU103", "model.py"), ("NPU103", "sizes.py")]
+
+
+SIZES_A = SCOPE + d("""
+    SIZES = {"embed": 0}
+
+
+    def build():
+        with npu_weight_prefetch_scope(buffer_pool_id=0, buffer_pool_size=SIZES["embed"]):
+            pass
+""")
+
+
+def test_container_changed_from_another_module_is_unknown(lint):
+    # /tmp/review/m3 a.py, b.py
+    for b in ('import a\n\na.SIZES["embed"] = 1 << 20\na.build()\n', "import a\n\na.SIZES.update(embed=1)\n",
+              'from a import SIZES\n\nSIZES["embed"] = 1\n', "from a import SIZES\n\nconfigure(SIZES)\n",
+              'import a\n\ndel a.SIZES["embed"]\n'):
+        assert lint({"a.py": SIZES_A, "b.py": b}, select=["NPU103"]) == [], b
+    # the clean twin: b.py reads it
+    for b in ('import a\n\nprint(a.SIZES["embed"], a.SIZES.get("embed"))\n', "import other\n\nother.SIZES = 3\n"):
+        found = lint({"a.py": SIZES_A, "b.py": b}, select=["NPU103"])
+        if "other.SIZES = 3" in b:  # a store of that attribute name on any object: unknown (it may be `a`)
+            assert found == [], b
+        else:
+            assert [(f.code, f.path) for f in found] == [("NPU103", "a.py")], b
+
+
+def test_unit_touches():
+    from npulint import modules
+
+    t = modules.touches("import a\nfrom a import L\na.X = 1\na.D['k'] = 2\na.E.update()\nf(a.G)\nprint(a.H['k'])\n"
+                        "a.I.get('k')\nclass C(a.B):\n    Y = 1\n    def m(self):\n        pass\nL.append(1)\n"
+                        "setattr(a, 'Z', 1)\n")
+    assert {"X", "Z"} <= t.stored and "D" not in t.stored and not t.dynamic
+    assert {"D", "E", "G", "L"} <= t.mutated and not {"H", "I"} & t.mutated
+    assert {"H", "I"} <= t.elements
+    assert {"Y", "m"} <= t.class_bound
+    assert modules.touches("setattr(o, k, v)\n").dynamic
+
+
+def test_a_cached_result_follows_what_another_module_changes(cli_run, tmp_path):
+    (tmp_path / "a.py").write_text(POOL_A)
+    (tmp_path / "b.py").write_text("from a import Pool\n\nprint(Pool.SIZE)\n")
+    args = [".", "--select", "NPU103", "--cache-dir", str(tmp_path / "cache")]
+    assert "a.py:" in cli_run(args, tmp_path).stdout
+    (tmp_path / "b.py").write_text("from a import Pool\n\nPool.SIZE = 1 << 20\n")
+    assert "a.py:" not in cli_run(args, tmp_path).stdout  # a.py unchanged, its cached result not reused
+    (tmp_path / "b.py").write_text("from a import Pool\n\nprint(Pool.SIZE)\n")
+    assert "a.py:" in cli_run(args, tmp_path).stdout
+
+
+def test_walrus_rebinding_at_the_top_level_is_unknown(lint):
+    # /tmp/review/m3 c2.py, d.py
+    use = SCOPE + "import c2\nwith npu_weight_prefetch_scope(buffer_pool_id=3, buffer_pool_size=c2.SIZE):\n    pass\n"
+    for c2 in ("SIZE = 0\nprint(SIZE := 1 << 20)\n", "SIZE = 0\n(SIZE := 1 << 20)\n",
+               "SIZE = 0\nOTHER = (SIZE := 1 << 20)\n", "SIZE = 0\nX = [(SIZE := y) for y in (1, 2)]\n",
+               "SIZE = 0\nclass C:\n    Y = (SIZE := 3)\n"):
+        assert lint({"c2.py": c2, "d.py": use}, select=["NPU103"]) == [], c2
+    # the clean twin: a walrus of that name in a function binds a local
+    for c2 in ("SIZE = 0\nprint(1)\n", "SIZE = 0\ndef f():\n    return (SIZE := 2)\n"):
+        assert [(f.code, f.path) for f in lint({"c2.py": c2, "d.py": use}, select=["NPU103"])] == [
+            ("NPU103", "d.py")], c2
+
+
+def test_a_name_used_before_its_binding_in_the_exporting_module_is_unknown(lint):
+    # /tmp/review/m6: before `POOL_BYTES = 0` runs, the name is the unlinted star import's
+    use = "from settings import DEFAULT_POOL\n" + SCOPE + \
+          "with npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=DEFAULT_POOL):\n    pass\n"
+    settings = "from site_defaults import *  # not linted: defines POOL_BYTES\n\nDEFAULT_POOL = POOL_BYTES\n" \
+               "POOL_BYTES = 0\n"
+    assert lint({"settings.py": settings, "train.py": use}, select=["NPU103"]) == []
+    assert lint({"settings.py": "DEFAULT_POOL = POOL_BYTES\nPOOL_BYTES = 0\n", "train.py": use},
+                select=["NPU103"]) == []
+    # the clean twin: bound before the use
+    settings = "from site_defaults import *\n\nPOOL_BYTES = 0\nDEFAULT_POOL = POOL_BYTES\n"
+    found = lint({"settings.py": settings, "train.py": use}, select=["NPU103"])
+    assert [(f.code, f.path) for f in found] == [("NPU103", "train.py")]
