@@ -369,13 +369,17 @@ class StreamsAnalysis(Analysis):
                 continue
             bases = [bq for bq in (sem.callee_qualname(base.value, site) for base in cls.bases) if bq]
             ctx.fact(StreamsAnalysis, ("class", q, tuple(bases)))
+        # an instantiation under `if __name__ == "__main__":` runs only when this file is the
+        # script, never in a process that imports it
+        guards = [(s.line, s.end_line) for s in (ctx.span(g) for g in sem.main_guards)]
         for call, site in self.calls:
             q = sem.callee_qualname(call.func, site)
             if q is None or q.startswith(("torch.", "torchair.")):
                 continue
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             owner = sem.enclosing_class(site)
-            ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None))
+            in_main = bool(guards) and any(a <= ctx.line(call) <= b for a, b in guards)
+            ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main))
 
     def _api_facts(self, resolved) -> None:
         """Calls whose legality depends on the compile mode, by the class whose method holds them."""
@@ -461,11 +465,18 @@ def _tables(facts) -> Tables:
     imports: Dict[str, Set[str]] = {}
     used: Set[str] = set()
     torchair: Dict[str, Tuple[str, ...]] = {}
+    in_file: Dict[Tuple[str, str], int] = {}  # (path, class) -> instantiations in that file
+    in_main: Dict[Tuple[str, str], int] = {}  # (path, class) -> those under its main guard
     for path, fact in facts:
         kind = fact[0]
         if kind == "new":
-            _, q, looped, owner = fact
-            instances[q] = instances.get(q, 0) + (2 if looped else 1)
+            _, q, looped, owner, main = fact
+            n = 2 if looped else 1
+            in_file[(path, q)] = in_file.get((path, q), 0) + n
+            if main:  # counted below, only with the other instantiations of its own file
+                in_main[(path, q)] = in_main.get((path, q), 0) + n
+            else:
+                instances[q] = instances.get(q, 0) + n
             if owner is not None:
                 children.setdefault(owner, set()).add(q)
         elif kind == "class":
@@ -481,6 +492,8 @@ def _tables(facts) -> Tables:
             torchair[path] = fact[1]
         else:
             creations.append((path,) + fact[1:])
+    for (path, q), n in in_main.items():  # the script's own process: its file's instantiations
+        instances[q] = max(instances.get(q, 0), in_file[(path, q)])
     # a subclass instance runs the base class's __init__ too
     total = dict(instances)
     for q, n in instances.items():

@@ -1441,3 +1441,13 @@ def test_npu010_wrappers_are_not_checked(lint):
         ev = npu_create_tagged_event(tag="a", priority=1)
     """
     assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu306_an_instantiation_under_the_main_guard_runs_only_in_its_own_script(lint):
+    model = ("import torch\nimport torchair as tng\n\n\nclass Layer(torch.nn.Module):\n    def __init__(self):\n"
+             "        super().__init__()\n        self.ev = tng.ops.npu_create_tagged_event(tag='ev1')\n\n\n"
+             "if __name__ == \"__main__\":\n    Layer()\n")
+    serve = "from model import Layer\n\nlayer = Layer()\n"
+    assert lint({"model.py": model, "serve.py": serve}, select=["NPU306"]) == []
+    twice = model + "    Layer()\n"
+    assert codes(lint({"model.py": twice, "serve.py": serve}, select=["NPU306"])) == ["NPU306"]
