@@ -51,12 +51,6 @@ class Analysis(Checker):
     reach the ``project()`` of the rules that use it."""
 
     rules: ClassVar[Tuple[Rule, ...]] = ()
-    # Selected by the prefilter on its own (its ``language``, ``tokens``/``wants``, ``piggyback``
-    # and ``scan``), like a rule, whenever a rule that uses it is on: for an analysis that reads
-    # files its rules never run over themselves (a shell launch reader whose rules report in the
-    # project phase, a reader of facts from files parsed for others). Otherwise an analysis runs
-    # only in the files where a rule that uses it runs.
-    standalone: ClassVar[bool] = False
 
 
 class LintRule(Checker):

@@ -467,7 +467,6 @@ class ShellLaunches(Analysis):
     since it is what reads shell scripts."""
 
     language = SHELL
-    standalone = True
     # A launch matters when it runs a training entry (check_launch) or enables AMO (the fact):
     # the script then names the entry or the flag (a value from a sourced file is unknown).
     tokens = tuple((launcher, word) for launcher in ("torchrun", "python", "msrun")
@@ -594,7 +593,6 @@ class PythonLaunches(Analysis):
     it. NPU503's files (``X.apply(...)`` calls, joined to parses or reached by the follow-up
     phase) bring it along, and it reads their launches too."""
 
-    standalone = True
     tokens = (*((launcher, word) for launcher in ("subprocess", "execv", "execl", "argv")
                 for word in (*ENTRY_PREFIXES, AMO_FLAG)),
               (WRAPPER_NAME,))
@@ -831,7 +829,6 @@ class FlagFacts(Analysis):
     It never selects a file for parsing: it joins files parsed anyway, and reads the rest from
     their text (:meth:`scan`: each ``add_argument(...)`` call parsed alone)."""
 
-    standalone = True
     piggyback = ("add_argument", "parse_args", "parse_known_args", "hydra")
     provides = (ARGPARSE_TOPIC,)
 
