@@ -437,8 +437,7 @@ class TorchairConfigAnalysis(Analysis):
         self.names: List[Tuple[cst.Name, Site]] = []
         self.not_uses: Set[int] = set()  # Name nodes that are not loads of a variable
         self.chain_escapes: List[Tuple[str, Tuple[str, ...], Site]] = []
-        # what finish() finds; ``done``: it ran to its end (the rules read nothing otherwise)
-        self.done = False
+        # what finish() finds (a rule's finish() runs only after it, and not at all if it raised)
         self.configs: Dict[int, Config] = {}  # id(CompilerConfig() call) -> Config
         self.config_bindings: Dict[int, Config] = {}  # id(Binding) -> Config
         self.backends: Dict[int, Backend] = {}  # id(get_npu_backend call) -> Backend
@@ -551,7 +550,6 @@ class TorchairConfigAnalysis(Analysis):
             self._collect_escapes(backend_args)
             self.compiles = self._compiles()
             self._publish_compiled()
-        self.done = True
 
     # -- configs, stores, escapes -------------------------------------------------------
     def _find_configs(self) -> None:
@@ -862,8 +860,6 @@ class AclgraphOptionIgnored(LintRule):
 
     def finish(self) -> None:
         a = self.ctx.analysis(TorchairConfigAnalysis)
-        if not a.done:
-            return
         line = self.ctx.line
         for cfg in a.configs.values():
             if not cfg.backends or any(a.mode(b) != "max-autotune" for b in cfg.backends):
@@ -920,8 +916,6 @@ class CustomPoolOverridesFxReuse(LintRule):
 
     def finish(self) -> None:
         a = self.ctx.analysis(TorchairConfigAnalysis)
-        if not a.done:
-            return
         ctx = self.ctx
         for cfg in a.configs.values():
             pool = self._pool_certainly_set(cfg)
@@ -1006,8 +1000,6 @@ class GraphsWithoutSharedPool(LintRule):
         graph eagerly and captures nothing). Compiles in different functions (separate tests,
         spawned workers) are not known to hold their graphs at the same time."""
         a = self.ctx.analysis(TorchairConfigAnalysis)
-        if not a.done:
-            return
         groups: Dict[object, list] = {}
         for c, site, b, _ in a.compiles:
             m = a.mode(b)
@@ -1130,8 +1122,6 @@ class ConfigOptionType(LintRule):
 
     def finish(self) -> None:
         a = self.ctx.analysis(TorchairConfigAnalysis)
-        if not a.done:
-            return
         for s in a.checked_stores():
             if s.validated and s.option_path != MODE and s.w.node is not None and s.w.node.check is not None:
                 self._check_type(s)
@@ -1246,8 +1236,6 @@ class AclgraphOutputRetained(LintRule):
 
     def finish(self) -> None:
         a = self.ctx.analysis(TorchairConfigAnalysis)
-        if not a.done:
-            return
         ctx = self.ctx
         sem = ctx.sem
         compiled: Dict[int, Tuple[cst.Call, Backend, str]] = {}  # id(compile call) -> ...
@@ -1407,8 +1395,6 @@ class UnknownConfigOption(LintRule):
 
     def finish(self) -> None:
         a = self.ctx.analysis(TorchairConfigAnalysis)
-        if not a.done:
-            return
         for s in a.checked_stores():
             if s.w.status in ("unknown", "unassignable", "readonly"):
                 self.report(s.node, self._unknown_message(s))
@@ -1479,8 +1465,6 @@ class InvalidCompileMode(LintRule):
 
     def finish(self) -> None:
         a = self.ctx.analysis(TorchairConfigAnalysis)
-        if not a.done:
-            return
         for s in a.checked_stores():
             if not s.validated or s.option_path != MODE:
                 continue
@@ -1535,8 +1519,6 @@ class CompileModeKwargIgnored(LintRule):
 
     def finish(self) -> None:
         a = self.ctx.analysis(TorchairConfigAnalysis)
-        if not a.done:
-            return
         ctx = self.ctx
         for call, site, b, mode_arg in a.compiles:
             if mode_arg is None:
