@@ -32,6 +32,7 @@ unchanged.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import os
 import re
@@ -397,18 +398,27 @@ class Touches:
         self.dynamic = False  # setattr/delattr with a name we cannot read, vars()
 
 
-def touches(text: str) -> Optional[Touches]:
-    """One walk of a module's whole tree; None when it does not compile (what it does is
-    then unknown, but CPython would not run it either)."""
+@functools.lru_cache(maxsize=4)  # a few trees only: each may be tens of MB
+def _tree(text: str) -> Optional[ast.Module]:
+    """CPython's tree of a module's source, or None when it does not compile; one compile for
+    both readers of a module (:func:`touches`, :func:`scan`)."""
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            tree = compile(text.encode("utf-8", "surrogateescape"), "<npulint>", "exec",
+            return compile(text.encode("utf-8", "surrogateescape"), "<npulint>", "exec",
                            flags=ast.PyCF_ONLY_AST, dont_inherit=True)
         except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeError):
             return None
+
+
+def touches(text: str) -> Optional[Touches]:
+    """One walk of a module's whole tree; None when it does not compile (what it does is
+    then unknown, but CPython would not run it either)."""
+    tree = _tree(text)
+    if tree is None:
+        return None
     t = Touches()
     parent: Dict[int, ast.AST] = {}
     stack: List[ast.AST] = [tree]
@@ -473,15 +483,9 @@ def scan(text: str, module: str, is_package: bool,
     """The top-level bindings of a module's source, or None when it does not compile.
     *foreign*: whether an imported module is one the run cannot vouch for
     (:meth:`RunModules.foreign`): what it binds is unknown."""
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            tree = compile(text.encode("utf-8", "surrogateescape"), "<npulint>", "exec",
-                           flags=ast.PyCF_ONLY_AST, dont_inherit=True)
-        except (SyntaxError, ValueError, RecursionError, MemoryError, UnicodeError):
-            return None
+    tree = _tree(text)
+    if tree is None:
+        return None
     t = ModuleTable(module)
     counts: Dict[str, int] = {}
     raw: Dict[str, Entry] = {}

@@ -357,12 +357,7 @@ class Evaluator:
             if run is not None and run.files and run.touched(e.value, "store", self.sem.module_name):
                 return UNKNOWN
         if b.kind == "assign":
-            v = self.value(b.value, b.site, depth)
-            for i in b.index:
-                if not isinstance(v, tuple) or i >= len(v):
-                    return UNKNOWN
-                v = v[i]
-            return v
+            return self._bound_value(b, depth)
         if b.kind == "aug" and isinstance(b.node, cst.AugAssign) and not b.index:
             op = _BINOPS.get(_AUG_TO_BIN.get(type(b.node.operator)))
             if op is None:
