@@ -27,7 +27,7 @@ def lint_source(path: str, text: str, settings: Settings, *, language: Optional[
     ``__init__`` (for relative imports; default: the file name's stem, not a package: no folder
     is looked at)."""
     from npulint import analyse, project, registry, suppress
-    from npulint.releases import resolve
+    from npulint.releases import effective
     from npulint.source import detect_language
 
     rules, checkers = registry.load()
@@ -36,8 +36,7 @@ def lint_source(path: str, text: str, settings: Settings, *, language: Optional[
     enabled = set(enabled)
     if language is None:
         language = detect_language(path, text[:256].encode("utf-8", "surrogateescape")) or "python"
-    if settings.effective_releases is None:  # what is configured: nothing is inferred (no I/O)
-        settings.effective_releases = resolve(settings, (), infer_from_project=False)
+    effective(settings)  # what is configured, or what the caller resolved: nothing is inferred (no I/O)
     display = display or path
     if module is None:
         stem = os.path.splitext(os.path.basename(path))[0]

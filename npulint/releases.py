@@ -347,3 +347,13 @@ def runs_on(flags: Iterable[str], stacks: FrozenSet[str]) -> FrozenSet[str]:
     if not need:
         return stacks
     return frozenset(s for s in stacks if s not in masks or all(m & masks[s] for m in need))
+
+
+def effective(settings) -> Releases:
+    """The releases a file's settings carry: those the run resolved for its configuration
+    (``settings.effective_releases``), else (settings made outside a run) what is configured,
+    with nothing read from disk."""
+    got = getattr(settings, "effective_releases", None)
+    if got is None:
+        got = settings.effective_releases = resolve(settings, (), infer_from_project=False)
+    return got

@@ -534,12 +534,9 @@ class ShellLaunches(Analysis):
 
 def _stacks(settings) -> FrozenSet[str]:
     """The stack releases the run's launches may run on (npulint.releases)."""
-    from npulint.releases import resolve
+    from npulint.releases import effective
 
-    effective = settings.effective_releases
-    if effective is None:  # a FileContext made outside a run (tests of one file)
-        effective = settings.effective_releases = resolve(settings, ())
-    return effective.mindspeed_stacks()
+    return effective(settings).mindspeed_stacks()
 
 
 def _printable(message: str) -> str:

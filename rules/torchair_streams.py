@@ -922,10 +922,9 @@ def _release_apis() -> Dict[str, FrozenSet[str]]:
 
 def _file_releases(settings) -> Tuple[str, ...]:
     """The torchair releases a configuration runs (configured or inferred, else every one)."""
-    from npulint.releases import resolve
+    from npulint.releases import effective
 
-    effective = getattr(settings, "effective_releases", None) or resolve(settings, (), infer_from_project=False)
-    return tuple(effective.torchair())
+    return tuple(effective(settings).torchair())
 
 
 def _npu303_releases(releases: Tuple[str, ...], used: Set[str]) -> Optional[Tuple[str, str]]:
