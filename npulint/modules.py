@@ -38,6 +38,8 @@ import os
 import re
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
+from npulint.paths import absolute_module
+
 # Framework packages whose own modules are never resolved through: their public names (the
 # ones the rules catalogue) stay as written even when the framework's tree is linted.
 FRAMEWORKS = frozenset({"torch", "torch_npu", "torchair", "npu_bridge", "tensorflow", "hccl", "mindspeed",
@@ -466,18 +468,6 @@ def touches(text: str) -> Optional[Touches]:
 
 # -- the scan of one module --------------------------------------------------------------
 
-def _absolute(module: Optional[str], level: int, this: str, is_package: bool) -> Optional[str]:
-    if not level:
-        return module
-    parts = this.split(".")
-    if not is_package:
-        parts = parts[:-1]
-    if level - 1 > len(parts) or (level - 1 == len(parts) and not module):
-        return None
-    base = parts[:len(parts) - (level - 1)]
-    return ".".join(base + ([module] if module else []))
-
-
 def scan(text: str, module: str, is_package: bool,
          foreign: Optional[Callable[[Optional[str]], bool]] = None) -> Optional[ModuleTable]:
     """The top-level bindings of a module's source, or None when it does not compile.
@@ -509,7 +499,7 @@ def scan(text: str, module: str, is_package: bool,
                     top = a.name.split(".")[0]
                     bind(top, (UNKNOWN_ENTRY,) if foreign and foreign(top) else (QUAL, top))
         elif isinstance(stmt, ast.ImportFrom):
-            src = _absolute(stmt.module, stmt.level or 0, module, is_package)
+            src = absolute_module(stmt.module, stmt.level or 0, module, is_package)
             if src is not None and foreign and foreign(src):
                 src = None
             if is_package and src and src.startswith(module + "."):

@@ -46,3 +46,20 @@ def normal_abs(path: str) -> bool:
     if os.sep != "/" or not path.startswith("/"):
         return False
     return "//" not in path and "/./" not in path and "/../" not in path and not path.endswith(("/.", "/.."))
+
+
+def absolute_module(module: Optional[str], level: int, this: Optional[str], is_package: bool) -> Optional[str]:
+    """The absolute module a ``from`` import names: *module* (None for ``from . import x``)
+    at *level* dots, from the module *this* (a package's ``__init__`` when *is_package*); None
+    when that cannot be known (no module name, more dots than packages)."""
+    if not level:
+        return module
+    if not this:
+        return None
+    parts = this.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts) or (level - 1 == len(parts) and not module):
+        return None
+    base = parts[:len(parts) - (level - 1)]
+    return ".".join(base + ([module] if module else []))

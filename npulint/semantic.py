@@ -17,6 +17,7 @@ from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from npulint import modules as _modules
+from npulint.paths import absolute_module
 
 # A binding that is not an import (a def, a class, an assignment of something else, a
 # parameter...): a name bound this way is never an external API.
@@ -1068,18 +1069,7 @@ def _absolute(sem: Semantic, node: cst.ImportFrom) -> Optional[str]:
     """The absolute module of a ``from`` import, resolving relative imports against the
     file's module name; None when that is unknown."""
     module = dotted(node.module) if node.module is not None else ""
-    level = len(node.relative)
-    if not level:
-        return module
-    if not sem.module_name:
-        return None
-    parts = sem.module_name.split(".")
-    if not sem.is_package:
-        parts = parts[:-1]
-    if level - 1 > len(parts) or (level - 1 == len(parts) and not module):
-        return None
-    base = parts[:len(parts) - (level - 1)]
-    return ".".join(base + ([module] if module else []))
+    return absolute_module(module, len(node.relative), sem.module_name, sem.is_package)
 
 
 def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
