@@ -156,12 +156,19 @@ MAX_LITERAL_ITEMS = 20_000
 
 
 def _over_bounds(tree) -> Optional[str]:
-    """Which bound CPython's *tree* is past (the walk stops there), or None."""
+    """Which bound CPython's *tree* is past (the walk stops there), or None. The nodes are
+    those ``ast.walk`` yields, counted without its generators (half the time)."""
     import ast
 
     n = 0
     displays = (ast.Tuple, ast.List, ast.Set)
-    for node in ast.walk(tree):
+    node_type = ast.AST
+    stack = [tree]
+    pop, push, extend = stack.pop, stack.append, stack.extend
+    while stack:
+        node = pop()
+        if not isinstance(node, node_type):  # a list's str (Global.names) or None (a Dict's ** key)
+            continue
         n += 1
         if n > MAX_SYNTAX_NODES:
             return f"more than {MAX_SYNTAX_NODES:,} syntax nodes (the analysis bound)"
@@ -169,6 +176,12 @@ def _over_bounds(tree) -> Optional[str]:
         if (t in displays and len(node.elts) > MAX_LITERAL_ITEMS) or (t is ast.Dict and len(node.keys) > MAX_LITERAL_ITEMS):
             return (f"a literal of {len(node.elts if t in displays else node.keys):,} items at line "
                     f"{node.lineno}, more than {MAX_LITERAL_ITEMS:,} (the analysis bound)")
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                extend(value)
+            elif isinstance(value, node_type):
+                push(value)
     return None
 
 
