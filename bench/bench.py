@@ -66,6 +66,13 @@ def count_python(root: str):
     return files, lines
 
 
+# The tools run as after an install: their modules byte-compiled. pip compiles an installed
+# package's modules; an editable install (this checkout) writes them on the first run, unless
+# PYTHONDONTWRITEBYTECODE is set, when every run would compile npulint's modules from source
+# (docs/benchmarks.md). The warm-up run writes them.
+_TOOL_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run_once(cmd, timeout, before=None):
     """(wall seconds, cpu seconds, peak RSS in MB, exit code) of one run of *cmd*, or None
     if it ran longer than *timeout* seconds."""
@@ -79,7 +86,8 @@ def run_once(cmd, timeout, before=None):
         else:
             full = [sys.executable, "-c", _WRAPPER, out] + cmd
         start = time.perf_counter()
-        proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        proc = subprocess.Popen(full, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+                                env=_TOOL_ENV)
         try:
             rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

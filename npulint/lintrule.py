@@ -104,7 +104,17 @@ class LintRule(Checker):
         if cls.ENGINE:
             return False
         if cls._tokens_from_uses:
-            return any(a.wants(text, path, present) for a in cls.uses)
+            # an analysis serves several rules: its answer for the file is kept in *present*
+            # (keyed by the class) and asked once
+            if present is None:
+                present = {}
+            for a in cls.uses:
+                hit = present.get(a)  # type: ignore[call-overload]
+                if hit is None:
+                    hit = present[a] = a.wants(text, path, present)  # type: ignore[index]
+                if hit:
+                    return True
+            return False
         return super().wants(text, path, present)
 
     def report(self, where: Any, message: str, *, fix: Optional[Fix] = None,
