@@ -57,7 +57,8 @@ def main(argv=None) -> int:
     from libcst._batched_visitor import BatchableCSTVisitor, visit_batched
 
     from npulint.checker import FileContext
-    from npulint.lintrule import Analysis, with_analyses
+    from npulint.analyse import file_checkers
+    from npulint.lintrule import with_analyses
     from npulint.semantic import Walker
 
     rules, checkers = registry.load()
@@ -90,12 +91,8 @@ def main(argv=None) -> int:
                 top = []
                 pipeline._cpython_check(text, top)
                 ctx = FileContext(path, path, text, module, settings, enabled, top_lines=top)
-                cs = []
-                for c in with_analyses(active):  # as the pipeline does: shared analyses first, reachable by their rules
-                    cs.append(c(ctx))
-                    if isinstance(cs[-1], Analysis):
-                        ctx.analyses[c] = cs[-1]
-                w = Walker(ctx.sem, cs, lambda *a: None)
+                cs, hooks = file_checkers(ctx, active)  # as the pipeline makes them
+                w = Walker(ctx.sem, hooks, lambda *a: None)
                 if own_walk:
                     w.walk(module)
                 else:

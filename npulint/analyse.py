@@ -295,15 +295,10 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     def on_error(checker: Checker, exc: BaseException, node: Optional[cst.CSTNode]) -> None:
         errors.append(_internal_error(ctx, checker, exc, node))
 
-    from npulint.lintrule import Analysis, with_analyses
+    from npulint.lintrule import Analysis
 
-    checkers = []
-    for cls in with_analyses(active):  # shared analyses first: their hooks run before their rules'
-        checker = cls(ctx)
-        if isinstance(checker, Analysis):
-            ctx.analyses[cls] = checker
-        checkers.append(checker)
-    walker = Walker(ctx.sem, checkers, on_error)
+    checkers, hooks = file_checkers(ctx, active)
+    walker = Walker(ctx.sem, hooks, on_error)
     try:
         walker.walk(tree)
         failed = set()  # shared analyses that raised: their rules would judge from a partial state
@@ -344,6 +339,27 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
         result.deps = run_modules.take_deps()
     _release(ctx, checkers)
     return _with_noqa(result, text)
+
+
+def file_checkers(ctx: "FileContext", active: Sequence[type]) -> Tuple[List["Checker"], List[Any]]:
+    """The checkers of one file (*active* and the analyses they use, analyses first: their
+    hooks run before their rules'), and what the traversal calls: the checkers, after the
+    recorder of the LibCST metadata the rules declare (npulint.metadata), if any does."""
+    from npulint.lintrule import Analysis, with_analyses
+
+    checkers = []
+    for cls in with_analyses(active):
+        checker = cls(ctx)
+        if isinstance(checker, Analysis):
+            ctx.analyses[cls] = checker
+        checkers.append(checker)
+    hooks: List[Any] = checkers
+    if any(getattr(cls, "METADATA_DEPENDENCIES", ()) for cls in active):
+        from npulint.metadata import EngineMetadata
+
+        ctx.metadata = EngineMetadata(ctx.sem, ctx.span)
+        hooks = [ctx.metadata.recorder(), *checkers]
+    return checkers, hooks
 
 
 def _release(ctx: "FileContext", checkers: Sequence["Checker"]) -> None:

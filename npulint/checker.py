@@ -145,6 +145,9 @@ class FileContext:
         self._paired: Any = _UNSET  # _statement_lines(), once computed
         self._units: Dict[Any, Optional[Tuple[Any, int]]] = {}
         self._line_units: Dict[Any, Optional[Dict[cst.CSTNode, int]]] = {}  # line() per statement
+        # the LibCST metadata the rules declare (npulint.metadata.EngineMetadata), set by the
+        # engine before the traversal when a rule declares any
+        self.metadata: Any = None
 
     def release(self) -> None:
         """Break the reference cycles of the file's binding table (binding -> site -> scope ->
@@ -160,6 +163,7 @@ class FileContext:
         sem.top_of.clear()
         self._positions = None
         self._units.clear()
+        self.metadata = None
 
     # -- where ------------------------------------------------------------------------
     def lines(self) -> List[str]:

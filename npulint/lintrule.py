@@ -24,6 +24,7 @@ from npulint.checker import Checker, ProjectReporter
 from npulint.model import Fix, Rule, Span
 
 _RULES: List[type] = []
+_MISSING = object()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,6 +77,9 @@ class LintRule(Checker):
     ENGINE: ClassVar[bool] = False
     # The shared analyses this rule reads (Analysis subclasses).
     uses: ClassVar[Tuple[type, ...]] = ()
+    # LibCST metadata providers the rule reads with get_metadata (npulint.metadata's, and
+    # LibCST's PositionProvider)
+    METADATA_DEPENDENCIES: ClassVar[Tuple[type, ...]] = ()
     _tokens_from_uses: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
@@ -116,6 +120,18 @@ class LintRule(Checker):
                     return True
             return False
         return super().wants(text, path, present)
+
+    def get_metadata(self, key: type, node: Any, default: Any = _MISSING) -> Any:
+        """*node*'s metadata from the provider *key* (one of ``METADATA_DEPENDENCIES``), as in
+        LibCST's ``MetadataDependent.get_metadata``; *default* when the node has none."""
+        if key not in type(self).METADATA_DEPENDENCIES:
+            raise KeyError(f"{type(self).__name__} does not declare {key.__name__} in METADATA_DEPENDENCIES")
+        try:
+            return self.ctx.metadata.get(key, node)
+        except KeyError:
+            if default is _MISSING:
+                raise
+            return default
 
     def report(self, where: Any, message: str, *, fix: Optional[Fix] = None,
                related: Sequence[Tuple[str, int, int]] = ()) -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Dict, List
 
 import libcst as cst
 
 from npulint.lintrule import Invalid, LintRule
-from npulint.semantic import Site
+from npulint.metadata import ResolverProvider
 from npulint.signatures import Signature
 
 # The catalogue: canonical qualified name -> signature. Sources: hicann/tensorflow@82957b92
@@ -146,16 +146,18 @@ class ApiSignatureMismatch(LintRule):
               ("npu_record_tagged_stream",), ("npu_wait_tensor",), ("NpuStreamSwitch",), ("get_npu_backend",),
               ("CompilerConfig",), ("adapt_mem_func_wrapper",))
 
+    METADATA_DEPENDENCIES = (ResolverProvider,)
+
     def __init__(self, ctx):
         super().__init__(ctx)
-        self.calls: List[Tuple[cst.Call, Site]] = []
+        self.calls: List[cst.Call] = []
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append((node, self.ctx.site()))
+        self.calls.append(node)
 
     def finish(self) -> None:
-        for call, site in self.calls:
-            q = self.ctx.resolve(call.func, site, SIGNATURES)
+        for call in self.calls:
+            q = self.get_metadata(ResolverProvider, call).resolve(None, SIGNATURES)
             if q is None:
                 continue
             bound = self.ctx.bind(SIGNATURES[q], call)
