@@ -155,11 +155,12 @@ def fix_text(text: str, fixes: Sequence[Fix], language: str) -> Tuple[str, List[
 
 
 def fixes_by_path(findings: Sequence[Finding], unsafe: bool = False) -> Dict[str, List[Fix]]:
-    """The fixes to apply, by displayed path: the safe ones, and the unsafe ones too with *unsafe*."""
+    """The fixes to apply, by the file the run read (``Finding.file``; the displayed path for a
+    finding without one): the safe ones, and the unsafe ones too with *unsafe*."""
     out: Dict[str, List[Fix]] = {}
     for f in findings:
         if applicable(f.fix, unsafe):
-            out.setdefault(f.path, []).append(f.fix)
+            out.setdefault(f.file or f.path, []).append(f.fix)
     return out
 
 
@@ -484,6 +485,9 @@ def fix_loop(lint, files, stdin, max_file_size: int = 0, unsafe: bool = False, p
     where = {pipeline.display_path(p, cwd): (p, lang) for p, lang, _ in files}
     if stdin is not None:
         where[pipeline.display_path(stdin[0], cwd)] = (stdin[0], detect_language(stdin[0], stdin[1][:256]) or PYTHON)
+    # a finding's file: the path the run read (``Finding.file``), else its displayed path
+    target = dict(where)
+    target.update({p: (p, lang) for p, lang in where.values()})
     lang_of = {path: lang for path, lang in where.values()}
     limit = max_file_size or (1 << 62)
     linted: Dict[str, bytes] = {}  # abs path -> the bytes every round lints (read once)
@@ -505,10 +509,10 @@ def fix_loop(lint, files, stdin, max_file_size: int = 0, unsafe: bool = False, p
     first = list(result.findings)
     for _ in range(MAX_ROUNDS):
         progress = False
-        for display, fixes in sorted(fixes_by_path(result.findings, unsafe).items()):
-            if display not in where:
+        for key, fixes in sorted(fixes_by_path(result.findings, unsafe).items()):
+            if key not in target:
                 continue
-            path, language = where[display]
+            path, language = target[key]
             if path not in originals:
                 data = stdin[1] if stdin is not None and path == stdin[0] else linted.get(path)
                 if data is None:

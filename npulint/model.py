@@ -88,6 +88,9 @@ class Finding:
     # lines of ``# noqa`` comments that apply besides the finding's own line (in a shell
     # script, a comment line directly above the command the finding belongs to)
     noqa_lines: Tuple[int, ...] = dataclasses.field(default=(), compare=False)
+    # the file as the run read it (what --fix writes and the reporters quote), set when the
+    # run's findings are gathered (suppress._suppress); "" before, and for a finding of no file
+    file: str = dataclasses.field(default="", compare=False)
 
     def sort_key(self) -> Tuple[str, int, int, str, str]:
         # the message too: two findings of one code at one place (two requirements of one

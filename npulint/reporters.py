@@ -65,7 +65,9 @@ def use_colour(out: TextIO, mode: str = "auto") -> bool:
 
 
 def _source_line(path: str, line: int, cache: Dict[str, Optional[List[str]]],
-                 sources: Optional[Dict[str, str]] = None) -> Optional[str]:
+                 sources: Optional[Dict[str, str]] = None, file: str = "") -> Optional[str]:
+    """Line *line* of the finding's displayed *path*: from *sources* (by displayed path: a
+    buffer), else read from the *file* the run read (else the displayed path)."""
     if path not in cache:
         text = (sources or {}).get(path)
         if text is None:
@@ -74,8 +76,8 @@ def _source_line(path: str, line: int, cache: Dict[str, Optional[List[str]]],
 
                 from npulint.source import read_regular
 
-                data = read_regular(path, 64 << 20)  # never a FIFO or a device, never unbounded
-                text = decode(data, detect_language(path, data[:256]) or "python")
+                data = read_regular(file or path, 64 << 20)  # never a FIFO or a device, never unbounded
+                text = decode(data, detect_language(file or path, data[:256]) or "python")
             except Exception:  # unreadable, binary, gone: the excerpt is only a courtesy
                 text = None
         if text is not None:
@@ -110,7 +112,7 @@ def write_full(findings: List[Finding], rules: Dict[str, Rule], out: TextIO, col
         rule = rules.get(f.code)
         sev_colour = _SEVERITY_COLOUR.get(rule.severity if rule else "error", "cyan")
         out.write(_header(f, rules, unsafe, colour) + "\n")
-        src = _source_line(f.path, f.line, cache, sources)
+        src = _source_line(f.path, f.line, cache, sources, f.file)
         if src is not None:
             src = src.expandtabs(1)  # one column a character, as the column counts
             width = len(str(f.line))

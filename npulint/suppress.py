@@ -3,6 +3,7 @@ comment line above it too), and NPU003 for ``# noqa`` codes that suppressed noth
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Dict, List, Set, Tuple
 
@@ -57,10 +58,10 @@ def _suppress(results: List[FileResult], configs, enabled: Set[str]) -> List[Fin
                             used.add((line, c))
             if hit:
                 continue
-            out.append(f)
+            out.append(dataclasses.replace(f, file=r.path) if f.path == r.display and not f.file else f)
         if r.directives and UNUSED_NOQA in fe and not r.unjudged and not any(UNUSED_NOQA.startswith(c)
                                                                             for c in ignored):
-            out.extend(_unused_noqa(r, fe, used))
+            out.extend(dataclasses.replace(f, file=r.path) for f in _unused_noqa(r, fe, used))
     return out
 
 
