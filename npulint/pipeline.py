@@ -228,10 +228,7 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
     def config_of(path):
         return settings_for(path) if settings_for is not None else (settings, enabled)
 
-    from npulint.paths import _package_of
-
-    _package_of.cache_clear()
-    _FINGERPRINTS.clear()
+    _FINGERPRINTS.clear()  # (the package folders were looked up afresh by _run_with_modules)
     cwd = os.getcwd()
     checkers = _Checkers(checker_classes)
     cache = options.cache
