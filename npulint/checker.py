@@ -396,8 +396,9 @@ class FileContext:
         stands (inside the indentation of its blocks). *node* is an expression (its span: the
         parentheses of its own stay), a ``SimpleStatementLine`` (its whole lines: the comment
         lines above it stay; *new* None removes the line) or a ``SimpleStatementSuite`` (from
-        its first statement to its line's end). None when LibCST does not write *node* itself
-        as the text at its place, or *new* would take a line break the file does not use."""
+        its first statement to its line's end), less the start and the end that *new* leaves
+        as they were. None when LibCST does not write *node* itself as the text at its place,
+        or *new* would take a line break the file does not use."""
         path = _path_to(self.module, node)
         if path is None:
             return None
@@ -422,7 +423,19 @@ class FileContext:
         newline = first.group() if first else "\n"
         if written != old or any(b != newline for b in _LINE_BREAK.findall(code)):
             return None
-        return Edit(start[0], start[1], end[0], end[1], code)
+        # the edit leaves out the start and the end the new text shares with the old one
+        p, n = 0, min(len(old), len(code))
+        while p < n and old[p] == code[p]:
+            p += 1
+        q = 0
+        while q < n - p and old[-1 - q] == code[-1 - q]:
+            q += 1
+        if 0 < p < len(old) and old[p - 1:p + 1] == "\r\n":
+            p -= 1  # not between the two characters of a line break
+        if 0 < q < len(old) and old[-1 - q:len(old) - q + 1] == "\r\n":
+            q -= 1
+        (a, b), (c, d) = _advance(start, old[:p]), _advance(start, old[:len(old) - q])
+        return Edit(a, b, c, d, code[p:len(code) - q])
 
     def remove_arg(self, call: cst.Call, arg: cst.Arg) -> Optional[Edit]:
         """An edit that drops *arg* from *call*: the call without it (:func:`without_arg`),
@@ -575,6 +588,14 @@ def _bare(node: cst.CSTNode) -> cst.CSTNode:
     if isinstance(node, cst.SimpleStatementSuite):
         return node.with_changes(leading_whitespace=cst.SimpleWhitespace(""))
     return node.with_changes(lpar=(), rpar=())
+
+
+def _advance(at: Tuple[int, int], text: str) -> Tuple[int, int]:
+    """The position (line, column) after *text* written from the position *at*."""
+    breaks = _LINE_BREAK.findall(text)
+    if not breaks:
+        return at[0], at[1] + len(text)
+    return at[0] + len(breaks), len(_LINE_BREAK.split(text)[-1]) + 1
 
 
 def _no_line_break(code: str) -> str:
