@@ -395,43 +395,83 @@ class FileContext:
         s = self.span(node)
         return Edit(s.line, s.column, s.end_line, s.end_column, text)
 
-    def replace_with_node(self, node: cst.CSTNode, new: cst.CSTNode) -> Edit:
-        """An edit that replaces *node* with the source of the node *new*."""
-        return self.replace(node, self.module.code_for_node(new))
+    def replace_with_node(self, node: cst.CSTNode, new: Optional[cst.CSTNode]) -> Optional[Edit]:
+        """An edit that replaces *node* with the node *new*, written by LibCST where *node*
+        stands (inside the indentation of its blocks). *node* is an expression (its span: the
+        parentheses of its own stay), a ``SimpleStatementLine`` (its whole lines: the comment
+        lines above it stay; *new* None removes the line) or a ``SimpleStatementSuite`` (from
+        its first statement to its line's end), less the start and the end that *new* leaves
+        as they were. None when LibCST does not write *node* itself as the text at its place,
+        or *new* would take a line break the file does not use."""
+        path = _path_to(self.module, node)
+        if path is None:
+            return None
+        indent = "".join(b.indent if b.indent is not None else self.module.default_indent
+                         for b in path if isinstance(b, cst.IndentedBlock))
+        s = self.span(node)
+        if isinstance(node, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):  # to its line's end
+            start, end = (s.line, 1 if isinstance(node, cst.SimpleStatementLine) else s.column), (s.end_line + 1, 1)
+        elif isinstance(node, cst.BaseExpression):
+            start, end = (s.line, s.column), (s.end_line, s.end_column)
+        else:
+            return None
+        lines = self.lines()
+        old = "".join(lines[start[0] - 1:end[0] - 1])[start[1] - 1:] if end[1] == 1 else _slice(lines, s)
+        written = _render(self.module, _bare(node), indent)
+        code = "" if new is None else _render(self.module, _bare(new), indent)
+        if written is None or code is None:
+            return None
+        if end[1] == 1 and not old.endswith(("\n", "\r")):  # the file's last line, without a line break
+            written, code = _no_line_break(written), _no_line_break(code)
+        first = _LINE_BREAK.search(self.text)
+        newline = first.group() if first else "\n"
+        if written != old or any(b != newline for b in _LINE_BREAK.findall(code)):
+            return None
+        # the edit leaves out the start and the end the new text shares with the old one
+        p, n = 0, min(len(old), len(code))
+        while p < n and old[p] == code[p]:
+            p += 1
+        q = 0
+        while q < n - p and old[-1 - q] == code[-1 - q]:
+            q += 1
+        if 0 < p < len(old) and old[p - 1:p + 1] == "\r\n":
+            p -= 1  # not between the two characters of a line break
+        if 0 < q < len(old) and old[-1 - q:len(old) - q + 1] == "\r\n":
+            q -= 1
+        (a, b), (c, d) = _advance(start, old[:p]), _advance(start, old[:len(old) - q])
+        return Edit(a, b, c, d, code[p:len(code) - q])
 
     def remove_arg(self, call: cst.Call, arg: cst.Arg) -> Optional[Edit]:
-        """An edit that drops *arg* (and the comma that separates it) from *call*."""
-        args = list(call.args)
-        index = next((i for i, a in enumerate(args) if a is arg), None)
-        if index is None:
-            return None
-        here = self.span(arg)
-        if index + 1 < len(args):  # up to the next argument
-            nxt = self.span(args[index + 1])
-            return Edit(here.line, here.column, nxt.line, nxt.column, "")
-        if index > 0:  # the last one: from the end of the previous argument
-            prev = self.span(args[index - 1])
-            between = _slice(self.lines(), Span(prev.end_line, prev.end_column, here.line, here.column))
-            if "#" in between:
-                return None  # a comment stands between them: left alone
-            return Edit(prev.end_line, prev.end_column, here.end_line, here.end_column, "")
-        if isinstance(arg.comma, cst.Comma):
-            return None  # ``f(x=1,)``: left alone
-        return Edit(here.line, here.column, here.end_line, here.end_column, "")
+        """An edit that drops *arg* from *call*: the call without it (:func:`without_arg`),
+        written by LibCST. None when a comment that belongs to another argument would go."""
+        index = next((i for i, a in enumerate(call.args) if a is arg), None)
+        new = without_arg(call, index) if index is not None else None
+        return self.replace_with_node(call, new) if new is not None else None
 
     def remove_statement(self, small: cst.BaseSmallStatement) -> Optional[Edit]:
-        """An edit that drops the line holding the simple statement *small* (which must be
-        alone on its line), or replaces it with ``pass`` when it is alone in its block."""
-        found = _find_statement(self.module, small)
-        if found is None:
+        """An edit that drops the simple statement *small*: from a line of several (``a; b``),
+        its part only; a line of its own goes whole, with the comment that ends it (the comment
+        lines above it stay); ``pass`` takes its place when it is alone in its block (after
+        ``if c:`` on the same line, too, where the line and its comment stay)."""
+        path = _path_to(self.module, small)
+        if path is None or len(path) < 3:
             return None
-        line, siblings = found
-        if len(line.body) != 1 or not isinstance(line, cst.SimpleStatementLine):
+        line, parent = path[-2], path[-3]
+        if not isinstance(line, (cst.SimpleStatementLine, cst.SimpleStatementSuite)):
             return None
-        s = self.span(line)
-        if len(siblings) == 1:
-            return Edit(s.line, s.column, s.end_line, s.end_column, "pass")
-        return Edit(s.line, 1, s.end_line + 1, 1, "")
+        index = next((i for i, s in enumerate(line.body) if s is small), None)
+        if index is None:
+            return None
+        new: Optional[cst.CSTNode]
+        if len(line.body) > 1:
+            new = line.with_changes(body=without_statement(line.body, index))
+        elif isinstance(line, cst.SimpleStatementSuite):
+            new = line.with_changes(body=(cst.Pass(),))
+        elif isinstance(parent, cst.IndentedBlock) and len(parent.body) == 1:
+            new = cst.SimpleStatementLine((cst.Pass(),))
+        else:
+            new = None
+        return self.replace_with_node(line, new)
 
     def import_edit(self, module: str, name: str) -> Optional[Edit]:
         """An edit that adds ``from <module> import <name>`` at module level (after the
@@ -506,35 +546,129 @@ def _slice(lines: List[str], s: Span) -> str:
     return "".join(parts)
 
 
-def _find_statement(module: cst.Module, small: cst.CSTNode):
-    """The SimpleStatementLine (or suite) holding *small*, and the statements of its block."""
-    box = []
+def _path_to(module: cst.Module, target: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
+    """The nodes from *module* down to *target* (found by identity), both included, or None."""
+    stack: List[cst.CSTNode] = []
+    found: List[cst.CSTNode] = []
 
     class Finder(cst.CSTVisitor):
-        def __init__(self):
-            self.blocks = [module.body]
-
-        def visit_IndentedBlock(self, node) -> None:
-            self.blocks.append(node.body)
-
-        def leave_IndentedBlock(self, node) -> None:
-            self.blocks.pop()
-
-        def visit_SimpleStatementLine(self, node) -> bool:
-            if any(s is small for s in node.body):
-                box.append((node, self.blocks[-1]))
-            return False
-
-        def visit_SimpleStatementSuite(self, node) -> bool:
-            if any(s is small for s in node.body):
-                box.append((node, [node]))
-            return False
-
         def on_visit(self, node) -> bool:
-            return not box and super().on_visit(node)
+            stack.append(node)
+            if node is target:
+                found.extend(stack)
+            return not found
+
+        def on_leave(self, original_node) -> None:
+            stack.pop()
 
     module.visit(Finder())
-    return box[0] if box else None
+    return found or None
+
+
+def _render(module: cst.Module, node: cst.CSTNode, indent: str) -> Optional[str]:
+    """*node*'s code as LibCST writes it in a block indented by *indent* (which starts the
+    continuation lines LibCST indents with the block, and a statement's line): a statement
+    with its indentation and line break, a suite as it follows its colon."""
+    if not indent:
+        return module.code_for_node(node)
+    nl = module.default_newline
+    if isinstance(node, cst.BaseStatement):
+        wrapped, head, tail = node, nl, ""
+    elif isinstance(node, cst.BaseSuite):
+        wrapped, head, tail = cst.If(test=cst.Name("_"), body=node), nl + indent + "if _:", ""
+    else:
+        wrapped, head, tail = cst.SimpleStatementLine((cst.Expr(node),)), nl + indent, nl
+    code = module.code_for_node(cst.IndentedBlock(body=(wrapped,), indent=indent))
+    if not (code.startswith(head) and code.endswith(tail)):  # pragma: no cover - another LibCST
+        return None
+    return code[len(head):len(code) - len(tail)]
+
+
+def _bare(node: cst.CSTNode) -> cst.CSTNode:
+    """*node* without what its span leaves out (its place keeps it): a statement line's comment
+    lines above it, a suite's whitespace after its colon, an expression's parentheses."""
+    if isinstance(node, cst.SimpleStatementLine):
+        return node.with_changes(leading_lines=())
+    if isinstance(node, cst.SimpleStatementSuite):
+        return node.with_changes(leading_whitespace=cst.SimpleWhitespace(""))
+    return node.with_changes(lpar=(), rpar=())
+
+
+def _advance(at: Tuple[int, int], text: str) -> Tuple[int, int]:
+    """The position (line, column) after *text* written from the position *at*."""
+    breaks = _LINE_BREAK.findall(text)
+    if not breaks:
+        return at[0], at[1] + len(text)
+    return at[0] + len(breaks), len(_LINE_BREAK.split(text)[-1]) + 1
+
+
+def _no_line_break(code: str) -> str:
+    return code[:-2] if code.endswith("\r\n") else code[:-1] if code.endswith(("\n", "\r")) else code
+
+
+def _has_comment(space: cst.BaseParenthesizableWhitespace) -> bool:
+    return isinstance(space, cst.ParenthesizedWhitespace) and (
+        space.first_line.comment is not None or any(e.comment is not None for e in space.empty_lines))
+
+
+def _join(before: cst.BaseParenthesizableWhitespace, after: cst.BaseParenthesizableWhitespace,
+          at_bracket: bool = False) -> cst.BaseParenthesizableWhitespace:
+    """The whitespace that takes the place of *before*, an element of a list that goes, and
+    *after* (the whitespace after the element's comma, or before the closing bracket). An element on lines of its own goes
+    with them and with the comment that ends its last line; the comment lines above and below
+    it stay, and the next element keeps its indentation. An element that shares its line with
+    the one before it leaves that line, and the line break after it stays (the next element
+    keeps its line); but right after the opening bracket (*at_bracket*) the next element moves
+    up, unless that line break carries a comment."""
+    if isinstance(after, cst.ParenthesizedWhitespace):
+        if isinstance(before, cst.ParenthesizedWhitespace):
+            return after.with_changes(first_line=before.first_line, empty_lines=[*before.empty_lines, *after.empty_lines])
+        if not at_bracket or _has_comment(after):
+            return after
+    return before
+
+
+def without_arg(call: cst.Call, index: int) -> Optional[cst.Call]:
+    """*call* without its argument at *index*; the other arguments' nodes, whitespace and
+    comments kept (:func:`_join`). The last argument goes with the comma before it (the
+    call's trailing comma, if any, stays), or, on lines of its own up to the closing bracket,
+    with its lines. None when that comma is followed by a comment (``f(a,  # on a`` then
+    ``b)``): it would have to move."""
+    args = list(call.args)
+    arg = args.pop(index)
+    comma = arg.comma
+    if index < len(args):  # arguments follow: it goes with its comma
+        after = comma.whitespace_after if isinstance(comma, cst.Comma) else cst.SimpleWhitespace("")
+        if index == 0:
+            return call.with_changes(args=args, whitespace_before_args=_join(call.whitespace_before_args, after, True))
+        prev = args[index - 1]
+        args[index - 1] = prev.with_changes(comma=prev.comma.with_changes(
+            whitespace_after=_join(prev.comma.whitespace_after, after)))
+        return call.with_changes(args=args)
+    closing = comma.whitespace_after if isinstance(comma, cst.Comma) else arg.whitespace_after_arg
+    if not args:  # the only one: ``f()``, unless a comment stays inside the brackets
+        space = _join(call.whitespace_before_args, closing, True)
+        return call.with_changes(args=(), whitespace_before_args=space if _has_comment(space)
+                                 else cst.SimpleWhitespace(""))
+    prev = args[-1]
+    before = prev.comma.whitespace_after
+    if isinstance(before, cst.ParenthesizedWhitespace) and isinstance(closing, cst.ParenthesizedWhitespace):
+        args[-1] = prev.with_changes(comma=prev.comma.with_changes(whitespace_after=_join(before, closing)))
+    elif _has_comment(before):
+        return None
+    else:
+        args[-1] = prev.with_changes(whitespace_after_arg=arg.whitespace_after_arg, comma=comma)
+    return call.with_changes(args=args)
+
+
+def without_statement(body: Sequence[cst.BaseSmallStatement], index: int) -> List[cst.BaseSmallStatement]:
+    """The small statements of a line (``a; b``) without the one at *index*: it goes with its
+    semicolon; the last one with the semicolon before it (the line's trailing one stays)."""
+    out = list(body)
+    small = out.pop(index)
+    if index == len(out) and out:
+        out[-1] = out[-1].with_changes(semicolon=small.semicolon)
+    return out
 
 
 _UNSET = object()
