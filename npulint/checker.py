@@ -417,8 +417,8 @@ class FileContext:
             return None
         lines = self.lines()
         old = "".join(lines[start[0] - 1:end[0] - 1])[start[1] - 1:] if end[1] == 1 else _slice(lines, s)
-        written = _render(self.module, _bare(node), indent)
-        code = "" if new is None else _render(self.module, _bare(new), indent)
+        written = render_in_block(self.module, _bare(node), indent)
+        code = "" if new is None else render_in_block(self.module, _bare(new), indent)
         if written is None or code is None:
             return None
         if end[1] == 1 and not old.endswith(("\n", "\r")):  # the file's last line, without a line break
@@ -565,7 +565,7 @@ def _path_to(module: cst.Module, target: cst.CSTNode) -> Optional[List[cst.CSTNo
     return found or None
 
 
-def _render(module: cst.Module, node: cst.CSTNode, indent: str) -> Optional[str]:
+def render_in_block(module: cst.Module, node: cst.CSTNode, indent: str) -> Optional[str]:
     """*node*'s code as LibCST writes it in a block indented by *indent* (which starts the
     continuation lines LibCST indents with the block, and a statement's line): a statement
     with its indentation and line break, a suite as it follows its colon."""

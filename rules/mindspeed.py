@@ -26,6 +26,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
 import libcst as cst
 
 from npulint import argflags
+from npulint.checker import render_in_block
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Fix, LazySpan, Span
 from npulint.shell import command_start
@@ -1038,19 +1039,6 @@ class _Shift(cst.CSTTransformer):
         return updated.with_changes(indent=moved[0], whitespace=cst.SimpleWhitespace(moved[1]))
 
 
-def render(module: cst.Module, node: cst.CSTNode, indent: str) -> Optional[str]:
-    """*node*'s code as LibCST writes it inside a block indented by *indent* (the block's
-    indentation starts each of its continuation lines that LibCST indents with the block)."""
-    if not indent:
-        return module.code_for_node(node)
-    nl = module.default_newline
-    code = module.code_for_node(cst.IndentedBlock(body=[cst.SimpleStatementLine([cst.Expr(node)])], indent=indent))
-    head = nl + indent
-    if not (code.startswith(head) and code.endswith(nl)):  # pragma: no cover - another LibCST
-        return None
-    return code[len(head):len(code) - len(nl)]
-
-
 # ---------------------------------------------------------------------------------------------
 # The rules
 
@@ -1266,7 +1254,7 @@ class AutogradApplyBypassesAmo(LintRule):
             if "\t" not in before:
                 shift = len(WRAPPER_NAME) - len(func)
                 column = len(before) + len(bracket) + 1 + len(module.code_for_node(node.whitespace_before_args))
-        code = render(module, wrapped_call(node, own_line, shift, column, indent), indent)
+        code = render_in_block(module, wrapped_call(node, own_line, shift, column, indent), indent)
         if code is None:
             return None
         edits = [ctx.replace(node, code)]
