@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-from typing import Dict, List, Optional, Sequence, Set, Tuple
+import functools
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -323,6 +324,36 @@ def is_aclgraph_only(option_path: Tuple[str, ...]) -> bool:
     ``experimental_config.aclgraph.*``."""
     return (option_path == ("aclgraph_config", "use_custom_pool")
             or (len(option_path) > 2 and option_path[:2] in (("debug", "aclgraph"), ("experimental_config", "aclgraph"))))
+
+
+@functools.lru_cache(maxsize=None)
+def option_releases(path: Tuple[str, ...]) -> FrozenSet[str]:
+    """The torchair releases that define the config option *path* (rules/torchair_releases.json,
+    generated from each release's configs by tools/gen_torchair_releases.py)."""
+    from npulint.releases import torchair_data
+
+    return frozenset(torchair_data().get("options", {}).get(".".join(path), ()))
+
+
+def holds_with_options(ctx: FileContext, a: "TorchairConfigAnalysis",
+                       needed: Sequence[Tuple[str, ...]]) -> Optional[Tuple[str, str]]:
+    """RULES.md "Releases": a check whose premise or advice names torchair options (*needed*)
+    holds on the releases that define them. The file may run on the releases of its
+    configuration (configured or inferred, else every release npulint knows) that define every
+    option its configs set. Returns the releases the check holds for (text) and where the first
+    needed option is defined at the newest release the file may run on, when every release it
+    may run on defines them all; None otherwise."""
+    from npulint.releases import describe, effective, torchair_data
+
+    data = torchair_data()
+    options = data.get("options", {})
+    set_here = {s.option_path for s in a.checked_stores()
+                if s.w.status == "ok" and ".".join(s.option_path) in options}
+    may_run = [r for r in effective(ctx.settings).torchair() if all(r in option_releases(p) for p in set_here)]
+    if not may_run or not all(r in option_releases(n) for r in may_run for n in needed):
+        return None
+    holds = [r for r in data["releases"] if all(r in option_releases(n) for n in needed)]
+    return describe(f"torchair@{r}" for r in holds), options[".".join(needed[0])][may_run[-1]]
 
 
 POOL = ("aclgraph_config", "use_custom_pool")
@@ -973,9 +1004,16 @@ class GraphsWithoutSharedPool(LintRule):
         "forgets the graphs compiled before it, so those do not count against the ones after it. "
         "`torchair.inference.cache_compile(fn, config=config)` is a compile too, with a backend made from "
         "`config` at that call (Ascend/torchair@fced8842 python/torchair/inference/__init__.py:12, "
-        "_cache_compiler.py:602).")
+        "_cache_compiler.py:602). The custom pool exists from torchair 7.2.0 on (7.1.0 has no "
+        "`aclgraph_config`: nothing there can share a pool), so the rule holds on those releases only: it "
+        "reports where every torchair release the code may run on has one (those configured in "
+        "`[tool.npulint.releases]` or inferred, else every release npulint knows, less those that lack an "
+        "option the file's configs set; README, \"Releases\"), and the message names them.")
     SOURCE = (_SRC + ":7-32 (场景1, 模式一: the three memory-reuse modes); Ascend/torchair@fced8842 "
-              "python/torchair/_acl_concrete_graph/acl_graph.py:911-912")
+              "python/torchair/_acl_concrete_graph/acl_graph.py:911-912; the option by release: "
+              "Ascend/torchair@d20f4f9c (7.2.0) python/torchair/configs/aclgraph_config.py:13, absent at "
+              "Ascend/torchair@85e8475e (7.1.0) python/torchair/configs/compiler_config.py:24-35")
+    EXAMPLE_CONFIG = '[tool.npulint.releases]\ntorchair = "master"\n'
     INVALID = (
         Invalid(_ex(_RO.strip(), _BACKEND, "enc = torch.compile(encoder, backend=backend)",
                     "dec = torch.compile(decoder, backend=backend)"), range=(7, 7, 7, 46),
@@ -983,7 +1021,8 @@ class GraphsWithoutSharedPool(LintRule):
                         "first is at line 6), and no config sets `aclgraph_config.use_custom_pool`: each compiled "
                         "graph captures its aclgraphs into its own memory pool, so memory is not reused across them "
                         "and device memory may run out; create one pool with `torch.npu.graph_pool_handle()` and "
-                        "set it as `config.aclgraph_config.use_custom_pool`"),
+                        "set it as `config.aclgraph_config.use_custom_pool` (torchair 7.2.0 to master: "
+                        "Ascend/torchair@fced8842 python/torchair/configs/aclgraph_config.py:13)"),
     )
     VALID = (_ex(_RO.strip(), "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()", _BACKEND,
                  "enc = torch.compile(encoder, backend=backend)", "dec = torch.compile(decoder, backend=backend)"),
@@ -1019,6 +1058,10 @@ class GraphsWithoutSharedPool(LintRule):
                     continue
                 if any(b.config is None or self._pool_maybe_set(b.config) for _, b, _ in acl):
                     continue
+                held = holds_with_options(self.ctx, a, (POOL,))
+                if held is None:  # a release the code may run on has no custom pool: nothing to advise
+                    return
+                releases, citation = held
                 first = acl[0][0]
                 for call, b, m in acl[1:]:
                     self.report(call,
@@ -1027,7 +1070,7 @@ class GraphsWithoutSharedPool(LintRule):
                                 "`aclgraph_config.use_custom_pool`: each compiled graph captures its aclgraphs into "
                                 "its own memory pool, so memory is not reused across them and device memory may run "
                                 "out; create one pool with `torch.npu.graph_pool_handle()` and set it as "
-                                "`config.aclgraph_config.use_custom_pool`")
+                                f"`config.aclgraph_config.use_custom_pool` ({releases}: {citation})")
 
     def _reset_points(self, a: TorchairConfigAnalysis) -> Dict[object, List[Tuple[int, int]]]:
         """Where, in each function (or at module level), the compiled graphs may be forgotten:

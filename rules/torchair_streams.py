@@ -697,13 +697,15 @@ class StreamPriorityReserved(LintRule):
     NAME = "stream-priority-reserved"
     SEVERITY = "warning"
     SUMMARY = "stream_priority other than 0 in torchair's npu_stream_switch."
-    EXPLANATION = "The `stream_priority` parameter is reserved: keep the default 0 (the aclgraph path ignores it)."
+    EXPLANATION = ("The `stream_priority` parameter is reserved: keep the default 0. The aclgraph modes "
+                   "ignore it; max-autotune passes it on to GE as the op attribute `_user_stream_priority`.")
     SOURCE = (_SRC + "; stream_priority is reserved: Ascend/torchair@fced8842 "
-              "docs/zh/ascend_ir/api/scope/npu_stream_switch.md:18, python/torchair/scope/_scope_attr.py:99-108")
+              "docs/zh/ascend_ir/api/scope/npu_stream_switch.md:18, python/torchair/scope/__init__.py:22-26 "
+              "(max-autotune: GE op attributes), _scope_attr.py:99-108 (aclgraph: a plain stream)")
     INVALID = (
         Invalid(_IMP + "with tng.scope.npu_stream_switch('1', 2):\n    pass\n", range=(3, 39, 3, 40),
-                message="stream_priority=2: the parameter is reserved (the aclgraph path ignores it); keep the "
-                        "default 0"),
+                message="stream_priority=2: the parameter is reserved; keep the default 0 (the aclgraph modes "
+                        "ignore it; max-autotune passes it on to GE as `_user_stream_priority`)"),
     )
     VALID = (_IMP + "with tng.scope.npu_stream_switch('1', 0):\n    pass\n",
              "from vllm_ascend.utils import npu_stream_switch\nwith npu_stream_switch('1', 2):\n    pass\n")
@@ -718,8 +720,8 @@ class StreamPriorityReserved(LintRule):
             prio = ctx.arg_value(bound, "stream_priority", site)
             if is_constant(prio) and prio != 0:
                 self.report(bound.args.get("stream_priority", call),
-                            f"stream_priority={prio!r}: the parameter is reserved (the aclgraph path ignores it); "
-                            "keep the default 0")
+                            f"stream_priority={prio!r}: the parameter is reserved; keep the default 0 (the aclgraph "
+                            "modes ignore it; max-autotune passes it on to GE as `_user_stream_priority`)")
 
 
 class RecordStreamUnknownTag(LintRule):

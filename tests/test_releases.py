@@ -61,6 +61,44 @@ def test_npu303_clean_twin_in_reduce_overhead(lint):
                 select=["NPU303"], config=_releases_config(torchair="master")) == []
 
 
+# -- torchair: NPU203 holds where a custom pool exists (7.2.0 on; 7.1.0 has no aclgraph_config) --
+
+TWO_GRAPHS = (TA + "cfg = tng.CompilerConfig()\ncfg.mode = 'reduce-overhead'\n{extra}"
+              "backend = tng.get_npu_backend(compiler_config=cfg)\n"
+              "enc = torch.compile(encoder, backend=backend)\ndec = torch.compile(decoder, backend=backend)\n")
+
+
+def test_npu203_release_pair(lint):
+    src = TWO_GRAPHS.format(extra="")
+    assert codes(lint(src, select=["NPU203"], config=_releases_config(torchair="master"))) == ["NPU203"]
+    assert lint(src, select=["NPU203"], config=_releases_config(torchair="7.1.0")) == []
+    assert lint(src, select=["NPU203"], config=_releases_config(torchair=["7.1.0", "master"])) == []
+
+
+def test_npu203_message_names_the_releases_and_where_the_pool_option_is(lint):
+    (f,) = lint(TWO_GRAPHS.format(extra=""), select=["NPU203"], config=_releases_config(torchair="7.2.0"))
+    assert f.message.endswith("(torchair 7.2.0 to master: Ascend/torchair@d20f4f9c "
+                              "python/torchair/configs/aclgraph_config.py:13)")
+
+
+def test_npu203_default_every_release_the_config_can_run_on(lint):
+    # nothing pinned, and nothing in the file that 7.1.0 lacks: 7.1.0 stays possible, nothing is said
+    assert lint(TWO_GRAPHS.format(extra=""), select=["NPU203"]) == []
+    assert lint(TWO_GRAPHS.format(extra="cfg.debug.run_eagerly = False\n"), select=["NPU203"]) == []
+    # an option 7.1.0 does not have (from 7.2.0 on): the code cannot run there
+    src = TWO_GRAPHS.format(extra="cfg.debug.aclgraph.static_capture_size_limit = 8\n")
+    assert codes(lint(src, select=["NPU203"])) == ["NPU203"]
+
+
+def test_torchair_options_by_release_are_generated_data():
+    options = releases.torchair_data()["options"]
+    assert sorted(options["aclgraph_config.use_custom_pool"]) == ["26.0.0", "7.2.0", "7.3.0", "master"]
+    assert sorted(options["mode"]) == ["26.0.0", "7.1.0", "7.2.0", "7.3.0", "master"]
+    # a class name two config files define is looked up where it is imported from
+    assert "experimental_config.frozen_parameter" in options and "export.experimental.enable_lite_export" in options
+    assert options["debug.graph_dump._path"]["master"].endswith("debug_config.py:18")  # from the base class
+
+
 # -- configuration ------------------------------------------------------------------------------
 
 

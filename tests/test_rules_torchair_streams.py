@@ -809,7 +809,7 @@ def test_npu304_positional_priority(lint):
     assert pos(found[0]) == at(src, "3)")
     msg = found[0].message
     assert "stream_priority=3" in msg and "reserved" in msg
-    assert says_runtime_and_fix(msg, ("ignores",), ("keep the default 0", "drop"))
+    assert says_runtime_and_fix(msg, ("modes ignore it",), ("keep the default 0", "drop")) and "max-autotune passes it on" in msg
 
 
 @pytest.mark.parametrize("header, call", [
