@@ -1410,7 +1410,12 @@ class UnknownConfigOption(LintRule):
         "is silently stored and ignored. Assigning `config.aclgraph_config` itself raises ValueError (it is not "
         "in CompilerConfig's option list). Only paths whose every prefix is a torchair config object are "
         "checked: the root must be a config made by `torchair.CompilerConfig()`, and a sub-config replaced "
-        "by an assignment is no longer known. The option list is torchair's (configs/*.py, master fced8842).")
+        "by an assignment is no longer known. The option list is torchair's (configs/*.py, master fced8842). "
+        "Options come and go between releases (`aclgraph_config` arrives in 7.2.0): an option of that list "
+        "that none of the torchair releases the project runs defines (those configured in "
+        "`[tool.npulint.releases]` or inferred; with neither, every release npulint knows, master among them, "
+        "so nothing is said) is reported too, naming the release that brought it "
+        "(`rules/torchair_releases.json`).")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:221-232, "
               "configs/compiler_config.py:24-45 and the sub-config modules (configs/debug_config.py, "
               "aclgraph_config.py, experimental_config.py)")
@@ -1441,6 +1446,42 @@ class UnknownConfigOption(LintRule):
         for s in a.checked_stores():
             if s.w.status in ("unknown", "unassignable", "readonly"):
                 self.report(s.node, self._unknown_message(s))
+            elif s.w.status == "ok":
+                message = self._release_message(s)
+                if message is not None:
+                    self.report(s.node, message)
+
+    def _release_message(self, s: Store) -> Optional[str]:
+        """An option of master's schema that no torchair release the project runs defines
+        (RULES.md "Releases": those configured or inferred, else every release npulint knows,
+        which include master: then nothing is said). Where the first missing part is a
+        sub-config, reading it raises AttributeError; a missing option of a torchair config
+        raises ValueError; one of a plain object is stored and ignored."""
+        from npulint.releases import describe, effective, torchair_data
+
+        scope = set(effective(self.ctx.settings).torchair())
+        path = s.w.option_path
+        for i in range(1, len(path) + 1):
+            defined = option_releases(path[:i])
+            if not defined:
+                return None  # not in the release data: nothing to say
+            if defined & scope:
+                continue
+            missing = path[:i]
+            order = [r for r in torchair_data()["releases"] if r in defined]
+            first = order[0]
+            where = torchair_data()["options"][".".join(missing)][first]
+            if i < len(path):
+                effect = f"reading `config.{'.'.join(missing)}` raises AttributeError"
+            elif walk(path[:-1]).node is not None and walk(path[:-1]).node.kind == "config":
+                effect = "torchair raises ValueError at this assignment"
+            else:
+                effect = "the value is stored and ignored"
+            runs = describe(f"torchair@{r}" for r in torchair_data()["releases"] if r in scope)
+            return (f"`config.{'.'.join(s.path)}`: {runs} "
+                    f"has no option `{'.'.join(missing)}` (it exists from {first} on: {where}), so {effect}; "
+                    "set it only where the project runs a torchair that has it")
+        return None
 
     def _unknown_message(self, s: Store) -> str:
         w = s.w

@@ -90,6 +90,28 @@ def test_npu203_default_every_release_the_config_can_run_on(lint):
     assert codes(lint(src, select=["NPU203"])) == ["NPU203"]
 
 
+OPTIONS_72 = (TA + "config = tng.CompilerConfig()\n"
+              "config.aclgraph_config.use_custom_pool = None\n"
+              "config.debug.aclgraph.enable_output_clone = True\n"
+              "config.debug.aclgraph.disable_reinplace_inplaceable_ops_pass = True\n")
+
+
+def test_npu206_an_option_none_of_the_projects_releases_has(lint):
+    found = lint(OPTIONS_72, select=["NPU206"], config=_releases_config(torchair="7.1.0"))
+    assert [(f.line, f.column) for f in found] == [(4, 1), (5, 1)]
+    assert found[0].message == (
+        "`config.aclgraph_config.use_custom_pool`: torchair 7.1.0 has no option `aclgraph_config` (it exists from "
+        "7.2.0 on: Ascend/torchair@d20f4f9c python/torchair/configs/compiler_config.py:35), so reading "
+        "`config.aclgraph_config` raises AttributeError; set it only where the project runs a torchair that has it")
+    assert "has no option `debug.aclgraph.enable_output_clone`" in found[1].message
+    assert "torchair raises ValueError at this assignment" in found[1].message
+
+
+def test_npu206_clean_where_one_of_the_releases_has_the_option(lint):
+    assert lint(OPTIONS_72, select=["NPU206"], config=_releases_config(torchair=["7.1.0", "7.2.0"])) == []
+    assert lint(OPTIONS_72, select=["NPU206"]) == []  # every known release: master has them
+
+
 def test_torchair_options_by_release_are_generated_data():
     options = releases.torchair_data()["options"]
     assert sorted(options["aclgraph_config.use_custom_pool"]) == ["26.0.0", "7.2.0", "7.3.0", "master"]
