@@ -1,7 +1,11 @@
 """``npulint server``'s features beyond publishing diagnostics, through a real LSP client over
 stdio (``Client`` of test_server.py): position encodings, code actions (a finding's fix,
 ``# noqa``, fix all), hover, ``codeDescription``, a broken configuration, debouncing, pull
-diagnostics, bad requests; and ``npulint --help`` naming the server."""
+diagnostics, bad requests; and ``npulint --help`` naming the server.
+
+The tests that need only a server's defaults (no client capabilities, no trace, no environment
+of their own) share one server (``shared``: each in a folder of its own, see
+``test_server.View``); the others start their own (``server``)."""
 
 from __future__ import annotations
 
@@ -10,8 +14,8 @@ import re
 
 import pytest
 
-from conftest import IMPORT, TWO_CODES, run_cli
-from test_server import Client
+from conftest import IMPORT, TWO_CODES
+from test_server import Client, View, view
 
 CJK = "中文😀"  # two BMP characters (one UTF-16 unit, three UTF-8 bytes each) and an astral one
 
@@ -91,6 +95,29 @@ def server(project):
         assert c.close() == 0
 
 
+@pytest.fixture(scope="module")
+def default_server(tmp_path_factory):
+    """One server with the defaults: no client capabilities, no trace, and neither
+    NPULINT_DOCS_URL nor NPULINT_LSP_DEBOUNCE_MS in its environment."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("NPULINT_DOCS_URL", raising=False)
+        mp.delenv("NPULINT_LSP_DEBOUNCE_MS", raising=False)
+        c = start(tmp_path_factory.mktemp("server"))
+    yield c
+    assert c.close() == 0
+
+
+@pytest.fixture
+def shared(default_server, request):
+    """``shared(files=None)``: this test's :class:`View` of ``default_server``, its folder holding
+    *files* (as ``server(files)`` would)."""
+
+    def _view(files=None) -> View:
+        return view(default_server, request, dict({"keep.txt": "x"}, **(files or {})))
+
+    return _view
+
+
 def open_doc(c: Client, rel: str, text: str, version: int = 1, language: str = "python") -> str:
     uri = (c.root / rel).as_uri()
     c.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": language, "version": version,
@@ -145,8 +172,8 @@ def actions(c: Client, uri: str, rng: dict, only=None) -> list:
                                                  "context": context})["result"] or []
 
 
-def cli_fix(c: Client, rel: str, text: str) -> str:
-    r = run_cli(["--fix", "-q", "--stdin-filename", rel, "-"], cwd=c.root, stdin=text)
+def cli_fix(cli_run, c: Client, rel: str, text: str) -> str:
+    r = cli_run(["--fix", "-q", "--stdin-filename", rel, "-"], cwd=c.root, stdin=text)
     return r.stdout
 
 
@@ -184,7 +211,7 @@ def test_positions_in_the_negotiated_encoding(server, encoding):
 
 # --- 2. code actions ------------------------------------------------------------------------
 
-def test_quick_fix_applies_the_finding_fix(server):
+def test_quick_fix_applies_the_finding_fix(server, cli_run):
     c = server(capabilities={"workspace": {"workspaceEdit": {"documentChanges": True}}})
     (c.root / "pool.py").write_text(POOL, encoding="utf-8")
     uri = open_doc(c, "pool.py", POOL)
@@ -196,15 +223,15 @@ def test_quick_fix_applies_the_finding_fix(server):
     assert fixes[0]["diagnostics"][0]["code"] == "NPU202"
     assert fixes[0]["edit"]["documentChanges"][0]["textDocument"] == {"uri": uri, "version": 1}
     fixed = apply(POOL, edits_of(fixes[0], uri))
-    assert fixed == cli_fix(c, "pool.py", POOL) and fixed != POOL
+    assert fixed == cli_fix(cli_run, c, "pool.py", POOL) and fixed != POOL
     assert not any(a["kind"] == "source.fixAll.npulint" for a in acts)  # not asked for
     assert (c.root / "pool.py").read_text(encoding="utf-8") == POOL  # the server writes nothing
     # away from the finding: no action
     assert actions(c, uri, {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}) == []
 
 
-def test_noqa_action_python_appends_or_merges(server):
-    c = server()
+def test_noqa_action_python_appends_or_merges(shared):
+    c = shared()
     src = IMPORT + "with npu_weight_prefetch_scope(-1):  # keep\n    pass\n" \
         + "with npu_weight_prefetch_scope(-2):  # noqa: E501\n    pass\n"
     uri = open_doc(c, "n.py", src)
@@ -224,8 +251,8 @@ def test_noqa_action_python_appends_or_merges(server):
 
 
 @pytest.mark.parametrize("rel, language", [("launch.sh", "shellscript"), ("launch", "shellscript")])
-def test_noqa_action_shell_goes_above_the_command(server, rel, language):
-    c = server(AMO_RELEASES)
+def test_noqa_action_shell_goes_above_the_command(shared, rel, language):
+    c = shared(AMO_RELEASES)
     uri = open_doc(c, rel, LAUNCH, language=language)  # "launch": a bash shebang, no suffix
     (d,) = c.diagnostics(uri)["diagnostics"]
     assert d["code"] == "NPU501" and d["range"]["start"]["line"] == 4  # the continued command's 3rd line
@@ -238,8 +265,8 @@ def test_noqa_action_shell_goes_above_the_command(server, rel, language):
     assert c.diagnostics(uri)["diagnostics"] == []
 
 
-def test_noqa_action_shell_merges_into_the_comment_line_above(server):
-    c = server(AMO_RELEASES)
+def test_noqa_action_shell_merges_into_the_comment_line_above(shared):
+    c = shared(AMO_RELEASES)
     src = LAUNCH.replace("    torchrun", "    # noqa: NPU999\n    torchrun")
     uri = open_doc(c, "l.sh", src, language="shellscript")
     (d,) = c.diagnostics(uri)["diagnostics"]
@@ -248,8 +275,8 @@ def test_noqa_action_shell_merges_into_the_comment_line_above(server):
     assert new.splitlines()[2] == "    # noqa: NPU999, NPU501"
 
 
-def test_fix_all_is_the_cli_fix_on_the_buffer(server):
-    c = server()
+def test_fix_all_is_the_cli_fix_on_the_buffer(shared, cli_run):
+    c = shared()
     text = AMO + "\n" + POOL.replace("import torch\n", "", 1)
     on_disk = "# the saved file, not the buffer\n"
     (c.root / "all.py").write_text(on_disk, encoding="utf-8")
@@ -260,7 +287,7 @@ def test_fix_all_is_the_cli_fix_on_the_buffer(server):
         (a,) = actions(c, uri, whole, only=only)
         assert a["kind"] == "source.fixAll.npulint"
         fixed = apply(text, edits_of(a, uri))
-        assert fixed == cli_fix(c, "all.py", text)
+        assert fixed == cli_fix(cli_run, c, "all.py", text)
         # safe fixes only (ruff's fix all): NPU503's rewrite is unsafe and stays a quick fix
         assert "adapt_mem_func_wrapper(F, x)" not in fixed and "disable_mempool_reuse_in_same_fx" not in fixed
     assert actions(c, uri, whole, only=["quickfix"]) == []
@@ -270,8 +297,8 @@ def test_fix_all_is_the_cli_fix_on_the_buffer(server):
     assert actions(c, clean, whole, only=["source.fixAll"]) == []
 
 
-def test_an_unsafe_fix_is_a_quick_fix_not_preferred_and_left_out_of_fix_all(server):
-    c = server()
+def test_an_unsafe_fix_is_a_quick_fix_not_preferred_and_left_out_of_fix_all(shared):
+    c = shared()
     uri = open_doc(c, "amo.py", AMO)
     (d,) = c.diagnostics(uri)["diagnostics"]
     assert d["code"] == "NPU503"
@@ -282,8 +309,8 @@ def test_an_unsafe_fix_is_a_quick_fix_not_preferred_and_left_out_of_fix_all(serv
     assert actions(c, uri, whole, only=["source.fixAll.npulint"]) == []  # nothing safe to apply
 
 
-def test_extend_safe_fixes_makes_npu503_preferred_and_part_of_fix_all(server):
-    c = server({"pyproject.toml": '[tool.npulint]\nextend-safe-fixes = ["NPU503"]\n'})
+def test_extend_safe_fixes_makes_npu503_preferred_and_part_of_fix_all(shared):
+    c = shared({"pyproject.toml": '[tool.npulint]\nextend-safe-fixes = ["NPU503"]\n'})
     uri = open_doc(c, "amo.py", AMO)
     (d,) = c.diagnostics(uri)["diagnostics"]
     (a,) = [a for a in actions(c, uri, d["range"]) if a["title"].startswith("Fix NPU503")]
@@ -295,11 +322,11 @@ def test_extend_safe_fixes_makes_npu503_preferred_and_part_of_fix_all(server):
 
 # --- 3. hover and codeDescription -----------------------------------------------------------
 
-def test_hover_shows_the_rule_page(server):
+def test_hover_shows_the_rule_page(shared):
     from npulint import registry
 
     rule = {r.code: r for r in registry.load()[0]}["NPU103"]
-    c = server()
+    c = shared()
     src = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\nx = 1  # noqa: E501, NPU101\n"
     uri = open_doc(c, "h.py", src)
     (d,) = c.diagnostics(uri)["diagnostics"]
@@ -318,9 +345,8 @@ def test_hover_shows_the_rule_page(server):
                                                 "position": {"line": 3, "character": character}})["result"] is None
 
 
-def test_code_description_only_where_configured(server, monkeypatch):
-    monkeypatch.delenv("NPULINT_DOCS_URL", raising=False)
-    c = server()
+def test_code_description_only_where_configured(server, shared):
+    c = shared()  # NPULINT_DOCS_URL not set
     uri = open_doc(c, "t.py", TWO_CODES)
     assert all("codeDescription" not in d for d in c.diagnostics(uri)["diagnostics"])
     c = server(env={"NPULINT_DOCS_URL": "https://lint.example.com/rules/"})
@@ -334,8 +360,8 @@ def test_code_description_only_where_configured(server, monkeypatch):
 
 # --- 4. a broken configuration --------------------------------------------------------------
 
-def test_broken_configuration_is_shown(server):
-    c = server({"pkg/pyproject.toml": '[tool.npulint]\nselect = ["NPU9"]\n'})
+def test_broken_configuration_is_shown(shared):
+    c = shared({"pkg/pyproject.toml": '[tool.npulint]\nselect = ["NPU9"]\n'})
     config = str(c.root / "pkg" / "pyproject.toml")
     uri = open_doc(c, "pkg/m.py", f"# {CJK}\n" + TWO_CODES)
     shown = c.wait(lambda m: m.get("method") == "window/showMessage")["params"]
@@ -355,8 +381,8 @@ def test_broken_configuration_is_shown(server):
                                                                                    "params": shown}]
 
 
-def test_broken_toml_is_shown(server):
-    c = server({"npulint.toml": "select = [\n"})
+def test_broken_toml_is_shown(shared):
+    c = shared({"npulint.toml": "select = [\n"})
     uri = open_doc(c, "m.py", TWO_CODES)
     shown = c.wait(lambda m: m.get("method") == "window/showMessage")["params"]
     assert shown["type"] == 1 and "invalid TOML" in shown["message"]
@@ -441,8 +467,8 @@ def test_pull_diagnostics_of_a_broken_configuration(server):
     assert shown["type"] == 1 and str(c.root / "npulint.toml") in shown["message"]
 
 
-def test_push_clients_also_see_the_provider(server):
-    c = server()
+def test_push_clients_also_see_the_provider(shared):
+    c = shared()
     assert c.init["capabilities"]["diagnosticProvider"]["identifier"] == "npulint"
     assert c.init["capabilities"]["codeActionProvider"]["codeActionKinds"] == ["quickfix", "source.fixAll.npulint"]
     assert c.init["capabilities"]["hoverProvider"] is True
@@ -450,8 +476,8 @@ def test_push_clients_also_see_the_provider(server):
 
 # --- bad input ------------------------------------------------------------------------------
 
-def test_bad_requests_get_empty_answers(server):
-    c = server()
+def test_bad_requests_get_empty_answers(shared):
+    c = shared()
     ghost = (c.root / "never-opened.py").as_uri()
     rng = {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}
     assert actions(c, ghost, rng) == []
@@ -473,7 +499,7 @@ def test_bad_requests_get_empty_answers(server):
 
 # --- 7. the command line --------------------------------------------------------------------
 
-def test_help_names_the_server_and_its_extra(tmp_path):
-    r = run_cli(["--help"], cwd=tmp_path)
+def test_help_names_the_server_and_its_extra(cli_run, tmp_path):
+    r = cli_run(["--help"], cwd=tmp_path)
     assert r.returncode == 0
     assert "npulint server" in r.stdout and "pip install 'npulint[lsp]'" in r.stdout
