@@ -532,7 +532,7 @@ def test_walk_calls_back_in_libcst_order(name):
     other callback (visit, leave, the tracked attributes) comes in exactly LibCST's order."""
     text = _SYNTAX_TOUR if name == "tour" else next(
         p for p in _engine_sources() if f"{p.parent.name}/{p.name}" == name).read_text()
-    module = cst.parse_module(text)
+    module = _parsed(text)[0]  # the position tests below walk the same parse
     fast = _events_of(module, fast=True)
     assert fast == _events_of(module, fast=False)
     assert len(fast) > (400 if name == "tour" else 4)
@@ -651,9 +651,10 @@ def _walked_context(name: str, tour: str):
 
 @functools.lru_cache(maxsize=None)
 def _parsed(text: str):
-    """The LibCST module of *text* and its whole-file positions: both tests over npulint's own
-    sources compare against the same (a parse and a whole-file code generation each, the
-    slowest part of the suite); each test still walks a fresh FileContext."""
+    """The LibCST module of *text* and its whole-file positions: the three tests over npulint's
+    own sources use the same (a parse and a whole-file code generation each, the slowest part
+    of the suite; neither the walks nor LibCST's visit change a tree); each position test still
+    walks a fresh FileContext."""
     from npulint.checker import _positions
 
     module = cst.parse_module(text)
