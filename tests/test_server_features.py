@@ -80,8 +80,18 @@ def start(root, capabilities=None, env=None, trace=None) -> Client:
     return c
 
 
+@pytest.fixture(scope="module")
+def stopped():
+    """The servers this module's tests started and stopped (``Client.stop``): each exits while
+    the next tests run; their exit statuses are checked (all 0) when the module is done."""
+    clients = []
+    yield clients
+    statuses = {str(c.root): c.finish() for c in clients}
+    assert statuses == dict.fromkeys(statuses, 0)
+
+
 @pytest.fixture
-def server(project):
+def server(project, stopped):
     clients = []
 
     def _start(files=None, **kw) -> Client:
@@ -92,7 +102,10 @@ def server(project):
 
     yield _start
     for c in clients:
-        assert c.close() == 0
+        try:
+            c.stop()
+        finally:
+            stopped.append(c)
 
 
 @pytest.fixture(scope="module")
