@@ -23,11 +23,15 @@ CLEAN = IMPORT + "with npu_weight_prefetch_scope(1, 1024):\n    pass\n"
 
 
 class Client:
-    def __init__(self, cwd: Path, env=None):
+    """An LSP client of ``npulint server`` started in *cwd* (with *env* over this environment),
+    or of *proc*, a server already started: anything with what the client uses of
+    ``subprocess.Popen`` (stdin, stdout, stderr, poll, wait, kill)."""
+
+    def __init__(self, cwd: Path, env=None, proc=None):
         pytest.importorskip("pygls", reason="pygls is not installed (pip install -e '.[lsp]')")
-        self.proc = subprocess.Popen(npulint_exe() + ["server"], cwd=str(cwd), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=None if env is None else {**os.environ, **env})
+        self.proc = proc or subprocess.Popen(npulint_exe() + ["server"], cwd=str(cwd), stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                             env=None if env is None else {**os.environ, **env})
         self.messages: "queue.Queue[dict]" = queue.Queue()
         self.received: list = []  # every message, in order (wait() consumes the queue only)
         self.next_id = 0

@@ -1,16 +1,23 @@
-"""``npulint server``'s features beyond publishing diagnostics, through a real LSP client over
-stdio (``Client`` of test_server.py): position encodings, code actions (a finding's fix,
-``# noqa``, fix all), hover, ``codeDescription``, a broken configuration, debouncing, pull
-diagnostics, bad requests; and ``npulint --help`` naming the server.
+"""``npulint server``'s features beyond publishing diagnostics, through a real LSP client
+(``Client`` of test_server.py) over a pair of pipes: position encodings, code actions (a
+finding's fix, ``# noqa``, fix all), hover, ``codeDescription``, a broken configuration,
+debouncing, pull diagnostics, bad requests; and ``npulint --help`` naming the server.
 
-The tests that need only a server's defaults (no client capabilities, no trace, no environment
-of their own) share one server (``shared``: each in a folder of its own, see
-``test_server.View``); the others start their own (``server``)."""
+The servers run on threads of this process (``ServerThread``: the server ``npulint server``
+builds, serving the pipes); test_server.py speaks to ``npulint server`` as a process of its own
+(the console script, standard input and output, the exit status). The tests that need only a
+server's defaults (no client capabilities, no trace, no environment of their own) share one
+server (``shared``: each in a folder of its own, see ``test_server.View``); the others start
+their own (``server``)."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import subprocess
+import threading
+import traceback
 
 import pytest
 
@@ -69,8 +76,61 @@ UNITS = {"utf-8": lambda s: len(s.encode("utf-8")), "utf-16": lambda s: len(s.en
          "utf-32": len}
 
 
-def start(root, capabilities=None, env=None, trace=None) -> Client:
-    c = Client(root, env=env)
+class ServerThread:
+    """``npulint server`` on a thread of this process: the language server
+    ``npulint.server.build_server()`` makes, as ``npulint server`` makes it (reading
+    NPULINT_LSP_DEBOUNCE_MS then), serving a pair of pipes with pygls's ``start_io``; with what
+    :class:`Client` uses of ``subprocess.Popen``.
+
+    What a server process would have of its own, a server thread shares with the test: the
+    working folder and NPULINT_DOCS_URL, which the server reads when it lints. The fixtures set
+    both, for the test, to what ``npulint server`` started for it would have (the test's folder;
+    the test's environment)."""
+
+    def __init__(self):
+        from npulint.server import build_server
+
+        self.ls = build_server()
+        server_in, client_out = os.pipe()
+        client_in, server_out = os.pipe()
+        self.stdin, self.stdout = os.fdopen(client_out, "wb"), os.fdopen(client_in, "rb")
+        self.stderr = io.BytesIO()  # read by Client.wait when the server has stopped
+        self.returncode = None
+        self.thread = threading.Thread(target=self._serve, args=(os.fdopen(server_in, "rb"),
+                                                                 os.fdopen(server_out, "wb")),
+                                       name="npulint server", daemon=True)
+        self.thread.start()
+
+    def _serve(self, stdin, stdout) -> None:
+        status = 1
+        try:
+            self.ls.start_io(stdin, stdout)  # returns after `exit` (start_io takes its SystemExit)
+            # the status `npulint server` exits with: pygls's exit handler exits 0 after a
+            # shutdown request, 1 without one
+            status = 0 if self.ls.protocol._shutdown else 1
+        except BaseException:
+            self.stderr = io.BytesIO(traceback.format_exc().encode())
+        finally:
+            for stream in (stdin, stdout):
+                stream.close()
+            self.returncode = status
+
+    def poll(self):
+        return None if self.thread.is_alive() else self.returncode
+
+    def wait(self, timeout=None):
+        self.stdin.close()  # as an editor does after `exit`: the server's reader sees the end
+        self.thread.join(30 if timeout is None else timeout)
+        if self.thread.is_alive():
+            raise subprocess.TimeoutExpired("npulint server (a thread)", timeout)
+        return self.returncode
+
+    def kill(self):
+        self.stdin.close()
+
+
+def start(root, capabilities=None, trace=None) -> Client:
+    c = Client(root, proc=ServerThread())
     params = {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": capabilities or {}}
     if trace:
         params["trace"] = trace
@@ -80,40 +140,31 @@ def start(root, capabilities=None, env=None, trace=None) -> Client:
     return c
 
 
-@pytest.fixture(scope="module")
-def stopped():
-    """The servers this module's tests started and stopped (``Client.stop``): each exits while
-    the next tests run; their exit statuses are checked (all 0) when the module is done."""
-    clients = []
-    yield clients
-    statuses = {str(c.root): c.finish() for c in clients}
-    assert statuses == dict.fromkeys(statuses, 0)
-
-
 @pytest.fixture
-def server(project, stopped):
+def server(project, monkeypatch):
+    """``server(files=None, capabilities=None, env=None, trace=None)``: a server of the test's
+    own, working in the test's folder (which holds *files*), with *env* set."""
     clients = []
 
-    def _start(files=None, **kw) -> Client:
+    def _start(files=None, env=None, **kw) -> Client:
         root = project(dict({"keep.txt": "x"}, **(files or {})))
+        monkeypatch.chdir(root)
+        for key, value in (env or {}).items():
+            monkeypatch.setenv(key, value)
         c = start(root, **kw)
         clients.append(c)
         return c
 
     yield _start
     for c in clients:
-        try:
-            c.stop()
-        finally:
-            stopped.append(c)
+        assert c.close() == 0
 
 
 @pytest.fixture(scope="module")
 def default_server(tmp_path_factory):
-    """One server with the defaults: no client capabilities, no trace, and neither
-    NPULINT_DOCS_URL nor NPULINT_LSP_DEBOUNCE_MS in its environment."""
+    """One server with the defaults: no client capabilities, no trace, NPULINT_LSP_DEBOUNCE_MS
+    not set when it was built (and NPULINT_DOCS_URL not set while a test uses it: ``shared``)."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("NPULINT_DOCS_URL", raising=False)
         mp.delenv("NPULINT_LSP_DEBOUNCE_MS", raising=False)
         c = start(tmp_path_factory.mktemp("server"))
     yield c
@@ -121,12 +172,15 @@ def default_server(tmp_path_factory):
 
 
 @pytest.fixture
-def shared(default_server, request):
+def shared(default_server, request, monkeypatch):
     """``shared(files=None)``: this test's :class:`View` of ``default_server``, its folder holding
-    *files* (as ``server(files)`` would)."""
+    *files* (as ``server(files)`` would) and the server working in it."""
 
     def _view(files=None) -> View:
-        return view(default_server, request, dict({"keep.txt": "x"}, **(files or {})))
+        v = view(default_server, request, dict({"keep.txt": "x"}, **(files or {})))
+        monkeypatch.chdir(v.root)
+        monkeypatch.delenv("NPULINT_DOCS_URL", raising=False)
+        return v
 
     return _view
 
