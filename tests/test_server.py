@@ -100,23 +100,9 @@ class Client:
                          and m["params"]["uri"] == uri)["params"]
 
     def close(self) -> int:
-        """Shut the server down; its exit status."""
         try:
-            self.stop()
-        except BaseException:
-            self.finish()
-            raise
-        return self.finish()
-
-    def stop(self) -> None:
-        """The ``shutdown`` request (answered) and the ``exit`` notification: the server exits
-        meanwhile; :meth:`finish` waits for it."""
-        self.request("shutdown")
-        self.send("exit")
-
-    def finish(self) -> int:
-        """The exit status of the server (killed after 30 s), its pipes closed."""
-        try:
+            self.request("shutdown")
+            self.send("exit")
             return self.proc.wait(timeout=30)
         finally:
             if self.proc.poll() is None:

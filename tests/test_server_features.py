@@ -88,6 +88,7 @@ class ServerThread:
     the test's environment)."""
 
     def __init__(self):
+        pytest.importorskip("pygls", reason="pygls is not installed (pip install -e '.[lsp]')")
         from npulint.server import build_server
 
         self.ls = build_server()
