@@ -114,8 +114,9 @@ class Client:
 
 class View:
     """One test's share of a language server that the tests of a module share: a folder of its
-    own under the server's working folder (so its documents, their URIs and the configuration
-    files that apply to them are its own: no other test opens or configures anything there),
+    own under the server's folder (``client.root``; so its documents, their URIs and the
+    configuration files that apply to them are its own: no other test opens or configures
+    anything there),
     and the messages received since the test began (``received``). Everything else is the
     server's :class:`Client`.
 
