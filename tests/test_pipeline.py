@@ -259,13 +259,21 @@ def test_findings_at_one_place_come_in_the_same_order_whatever_the_hash_seed(tmp
     depend on string hashing (the findings pass through a set)."""
     (tmp_path / "pyproject.toml").write_text('[tool.npulint.releases]\nmindspeed-llm = "2.0.0"\n')
     (tmp_path / "train.sh").write_text("torchrun pretrain_gpt.py --moe-router-load-balancing-type group_limited_greedy\n")
+    # the four children run at once (they share nothing but the files they read)
+    children = [subprocess.Popen([sys.executable, "-m", "npulint", "--no-cache", "train.sh"], cwd=str(tmp_path),
+                                 env=dict(os.environ, PYTHONHASHSEED=seed), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True) for seed in ("1", "2", "3", "4")]
     outs = set()
-    for seed in ("1", "2", "3", "4"):
-        env = dict(os.environ, PYTHONHASHSEED=seed)
-        r = subprocess.run([sys.executable, "-m", "npulint", "--no-cache", "train.sh"], cwd=str(tmp_path),
-                           env=env, capture_output=True, text=True)
-        assert r.stdout.count("NPU504") >= 2, r.stdout + r.stderr
-        outs.add(r.stdout)
+    try:
+        for child in children:
+            out, err = child.communicate(timeout=120)
+            assert out.count("NPU504") >= 2, out + err
+            outs.add(out)
+    finally:
+        for child in children:
+            if child.poll() is None:
+                child.kill()
+                child.communicate()
     assert len(outs) == 1
 
 

@@ -1,12 +1,15 @@
 """``npulint server``: the language server, started as a subprocess and spoken to in JSON-RPC
 over stdio (``Content-Length`` framing) as an editor would; and its command-line edges
-(pygls missing, a path literally named ``server``)."""
+(pygls missing, a path literally named ``server``).
+
+The tests here share one server (``server_of_module``), each in a folder of its own (``View``)."""
 
 from __future__ import annotations
 
 import json
 import os
 import queue
+import re
 import subprocess
 import sys
 import threading
@@ -14,17 +17,21 @@ from pathlib import Path
 
 import pytest
 
-from conftest import IMPORT, TWO_CODES, npulint_exe, parse
+from conftest import IMPORT, TWO_CODES, _write, npulint_exe, parse
 
 CLEAN = IMPORT + "with npu_weight_prefetch_scope(1, 1024):\n    pass\n"
 
 
 class Client:
-    def __init__(self, cwd: Path, env=None):
+    """An LSP client of ``npulint server`` started in *cwd* (with *env* over this environment),
+    or of *proc*, a server already started: anything with what the client uses of
+    ``subprocess.Popen`` (stdin, stdout, stderr, poll, wait, kill)."""
+
+    def __init__(self, cwd: Path, env=None, proc=None):
         pytest.importorskip("pygls", reason="pygls is not installed (pip install -e '.[lsp]')")
-        self.proc = subprocess.Popen(npulint_exe() + ["server"], cwd=str(cwd), stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     env=None if env is None else {**os.environ, **env})
+        self.proc = proc or subprocess.Popen(npulint_exe() + ["server"], cwd=str(cwd), stdin=subprocess.PIPE,
+                                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                             env=None if env is None else {**os.environ, **env})
         self.messages: "queue.Queue[dict]" = queue.Queue()
         self.received: list = []  # every message, in order (wait() consumes the queue only)
         self.next_id = 0
@@ -105,18 +112,61 @@ class Client:
                 stream.close()
 
 
-@pytest.fixture
-def client(project):
-    root = project({"sub/pyproject.toml": '[tool.npulint]\nignore = ["NPU103"]\n', "keep.txt": "x"})
+class View:
+    """One test's share of a language server that the tests of a module share: a folder of its
+    own under the server's folder (``client.root``; so its documents, their URIs and the
+    configuration files that apply to them are its own: no other test opens or configures
+    anything there),
+    and the messages received since the test began (``received``). Everything else is the
+    server's :class:`Client`.
+
+    Only for tests that leave the server as they found it: they do not change its
+    configuration (capabilities, trace, environment) nor shut it down, and every lint they
+    start has been answered when they end."""
+
+    def __init__(self, client: Client, root: Path):
+        self.client, self.root, self.init = client, root, client.init
+        self.first = len(client.received)
+        while True:  # what earlier tests left unread is not this test's to wait for
+            try:
+                client.messages.get_nowait()
+            except queue.Empty:
+                break
+
+    @property
+    def received(self) -> list:
+        return self.client.received[self.first:]
+
+    def __getattr__(self, name):
+        return getattr(self.client, name)
+
+
+def view(client: Client, request, files) -> View:
+    """A :class:`View` of *client* for the test of *request*, its folder holding *files*."""
+    root = client.root / re.sub(r"[^\w.-]+", "-", request.node.name)
+    root.mkdir()  # one view a test
+    _write(root, files)
+    return View(client, root)
+
+
+@pytest.fixture(scope="module")
+def server_of_module(tmp_path_factory):
+    root = tmp_path_factory.mktemp("server")
     c = Client(root)
     init = c.request("initialize", {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": {}})
     caps = init["result"]["capabilities"]
     assert caps["textDocumentSync"]["openClose"] is True
     assert init["result"]["serverInfo"]["name"] == "npulint"
     c.send("initialized", {})
-    c.root = root
+    c.init, c.root = init["result"], root
     yield c
     assert c.close() == 0
+
+
+@pytest.fixture
+def client(server_of_module, request):
+    return view(server_of_module, request, {"sub/pyproject.toml": '[tool.npulint]\nignore = ["NPU103"]\n',
+                                            "keep.txt": "x"})
 
 
 def _open(c: Client, rel: str, text: str, version: int = 1) -> str:

@@ -1,17 +1,28 @@
-"""``npulint server``'s features beyond publishing diagnostics, through a real LSP client over
-stdio (``Client`` of test_server.py): position encodings, code actions (a finding's fix,
-``# noqa``, fix all), hover, ``codeDescription``, a broken configuration, debouncing, pull
-diagnostics, bad requests; and ``npulint --help`` naming the server."""
+"""``npulint server``'s features beyond publishing diagnostics, through a real LSP client
+(``Client`` of test_server.py) over a pair of pipes: position encodings, code actions (a
+finding's fix, ``# noqa``, fix all), hover, ``codeDescription``, a broken configuration,
+debouncing, pull diagnostics, bad requests; and ``npulint --help`` naming the server.
+
+The servers run on threads of this process (``ServerThread``: the server ``npulint server``
+builds, serving the pipes); test_server.py speaks to ``npulint server`` as a process of its own
+(the console script, standard input and output, the exit status). The tests that need only a
+server's defaults (no client capabilities, no trace, no environment of their own) share one
+server (``shared``: each in a folder of its own, see ``test_server.View``); the others start
+their own (``server``)."""
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import subprocess
+import threading
+import traceback
 
 import pytest
 
-from conftest import IMPORT, TWO_CODES, run_cli
-from test_server import Client
+from conftest import IMPORT, TWO_CODES
+from test_server import Client, View, view
 
 CJK = "中文😀"  # two BMP characters (one UTF-16 unit, three UTF-8 bytes each) and an astral one
 
@@ -65,8 +76,62 @@ UNITS = {"utf-8": lambda s: len(s.encode("utf-8")), "utf-16": lambda s: len(s.en
          "utf-32": len}
 
 
-def start(root, capabilities=None, env=None, trace=None) -> Client:
-    c = Client(root, env=env)
+class ServerThread:
+    """``npulint server`` on a thread of this process: the language server
+    ``npulint.server.build_server()`` makes, as ``npulint server`` makes it (reading
+    NPULINT_LSP_DEBOUNCE_MS then), serving a pair of pipes with pygls's ``start_io``; with what
+    :class:`Client` uses of ``subprocess.Popen``.
+
+    What a server process would have of its own, a server thread shares with the test: the
+    working folder and NPULINT_DOCS_URL, which the server reads when it lints. The fixtures set
+    both, for the test, to what ``npulint server`` started for it would have (the test's folder;
+    the test's environment)."""
+
+    def __init__(self):
+        pytest.importorskip("pygls", reason="pygls is not installed (pip install -e '.[lsp]')")
+        from npulint.server import build_server
+
+        self.ls = build_server()
+        server_in, client_out = os.pipe()
+        client_in, server_out = os.pipe()
+        self.stdin, self.stdout = os.fdopen(client_out, "wb"), os.fdopen(client_in, "rb")
+        self.stderr = io.BytesIO()  # read by Client.wait when the server has stopped
+        self.returncode = None
+        self.thread = threading.Thread(target=self._serve, args=(os.fdopen(server_in, "rb"),
+                                                                 os.fdopen(server_out, "wb")),
+                                       name="npulint server", daemon=True)
+        self.thread.start()
+
+    def _serve(self, stdin, stdout) -> None:
+        status = 1
+        try:
+            self.ls.start_io(stdin, stdout)  # returns after `exit` (start_io takes its SystemExit)
+            # the status `npulint server` exits with: pygls's exit handler exits 0 after a
+            # shutdown request, 1 without one
+            status = 0 if self.ls.protocol._shutdown else 1
+        except BaseException:
+            self.stderr = io.BytesIO(traceback.format_exc().encode())
+        finally:
+            for stream in (stdin, stdout):
+                stream.close()
+            self.returncode = status
+
+    def poll(self):
+        return None if self.thread.is_alive() else self.returncode
+
+    def wait(self, timeout=None):
+        self.stdin.close()  # as an editor does after `exit`: the server's reader sees the end
+        self.thread.join(30 if timeout is None else timeout)
+        if self.thread.is_alive():
+            raise subprocess.TimeoutExpired("npulint server (a thread)", timeout)
+        return self.returncode
+
+    def kill(self):
+        self.stdin.close()
+
+
+def start(root, capabilities=None, trace=None) -> Client:
+    c = Client(root, proc=ServerThread())
     params = {"processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": capabilities or {}}
     if trace:
         params["trace"] = trace
@@ -77,11 +142,16 @@ def start(root, capabilities=None, env=None, trace=None) -> Client:
 
 
 @pytest.fixture
-def server(project):
+def server(project, monkeypatch):
+    """``server(files=None, capabilities=None, env=None, trace=None)``: a server of the test's
+    own, working in the test's folder (which holds *files*), with *env* set."""
     clients = []
 
-    def _start(files=None, **kw) -> Client:
+    def _start(files=None, env=None, **kw) -> Client:
         root = project(dict({"keep.txt": "x"}, **(files or {})))
+        monkeypatch.chdir(root)
+        for key, value in (env or {}).items():
+            monkeypatch.setenv(key, value)
         c = start(root, **kw)
         clients.append(c)
         return c
@@ -89,6 +159,31 @@ def server(project):
     yield _start
     for c in clients:
         assert c.close() == 0
+
+
+@pytest.fixture(scope="module")
+def default_server(tmp_path_factory):
+    """One server with the defaults: no client capabilities, no trace, NPULINT_LSP_DEBOUNCE_MS
+    not set when it was built (and NPULINT_DOCS_URL not set while a test uses it: ``shared``)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("NPULINT_LSP_DEBOUNCE_MS", raising=False)
+        c = start(tmp_path_factory.mktemp("server"))
+    yield c
+    assert c.close() == 0
+
+
+@pytest.fixture
+def shared(default_server, request, monkeypatch):
+    """``shared(files=None)``: this test's :class:`View` of ``default_server``, its folder holding
+    *files* (as ``server(files)`` would) and the server working in it."""
+
+    def _view(files=None) -> View:
+        v = view(default_server, request, dict({"keep.txt": "x"}, **(files or {})))
+        monkeypatch.chdir(v.root)
+        monkeypatch.delenv("NPULINT_DOCS_URL", raising=False)
+        return v
+
+    return _view
 
 
 def open_doc(c: Client, rel: str, text: str, version: int = 1, language: str = "python") -> str:
@@ -145,8 +240,8 @@ def actions(c: Client, uri: str, rng: dict, only=None) -> list:
                                                  "context": context})["result"] or []
 
 
-def cli_fix(c: Client, rel: str, text: str) -> str:
-    r = run_cli(["--fix", "-q", "--stdin-filename", rel, "-"], cwd=c.root, stdin=text)
+def cli_fix(cli_run, c: Client, rel: str, text: str) -> str:
+    r = cli_run(["--fix", "-q", "--stdin-filename", rel, "-"], cwd=c.root, stdin=text)
     return r.stdout
 
 
@@ -184,7 +279,7 @@ def test_positions_in_the_negotiated_encoding(server, encoding):
 
 # --- 2. code actions ------------------------------------------------------------------------
 
-def test_quick_fix_applies_the_finding_fix(server):
+def test_quick_fix_applies_the_finding_fix(server, cli_run):
     c = server(capabilities={"workspace": {"workspaceEdit": {"documentChanges": True}}})
     (c.root / "pool.py").write_text(POOL, encoding="utf-8")
     uri = open_doc(c, "pool.py", POOL)
@@ -196,15 +291,15 @@ def test_quick_fix_applies_the_finding_fix(server):
     assert fixes[0]["diagnostics"][0]["code"] == "NPU202"
     assert fixes[0]["edit"]["documentChanges"][0]["textDocument"] == {"uri": uri, "version": 1}
     fixed = apply(POOL, edits_of(fixes[0], uri))
-    assert fixed == cli_fix(c, "pool.py", POOL) and fixed != POOL
+    assert fixed == cli_fix(cli_run, c, "pool.py", POOL) and fixed != POOL
     assert not any(a["kind"] == "source.fixAll.npulint" for a in acts)  # not asked for
     assert (c.root / "pool.py").read_text(encoding="utf-8") == POOL  # the server writes nothing
     # away from the finding: no action
     assert actions(c, uri, {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}) == []
 
 
-def test_noqa_action_python_appends_or_merges(server):
-    c = server()
+def test_noqa_action_python_appends_or_merges(shared):
+    c = shared()
     src = IMPORT + "with npu_weight_prefetch_scope(-1):  # keep\n    pass\n" \
         + "with npu_weight_prefetch_scope(-2):  # noqa: E501\n    pass\n"
     uri = open_doc(c, "n.py", src)
@@ -224,8 +319,8 @@ def test_noqa_action_python_appends_or_merges(server):
 
 
 @pytest.mark.parametrize("rel, language", [("launch.sh", "shellscript"), ("launch", "shellscript")])
-def test_noqa_action_shell_goes_above_the_command(server, rel, language):
-    c = server(AMO_RELEASES)
+def test_noqa_action_shell_goes_above_the_command(shared, rel, language):
+    c = shared(AMO_RELEASES)
     uri = open_doc(c, rel, LAUNCH, language=language)  # "launch": a bash shebang, no suffix
     (d,) = c.diagnostics(uri)["diagnostics"]
     assert d["code"] == "NPU501" and d["range"]["start"]["line"] == 4  # the continued command's 3rd line
@@ -238,8 +333,8 @@ def test_noqa_action_shell_goes_above_the_command(server, rel, language):
     assert c.diagnostics(uri)["diagnostics"] == []
 
 
-def test_noqa_action_shell_merges_into_the_comment_line_above(server):
-    c = server(AMO_RELEASES)
+def test_noqa_action_shell_merges_into_the_comment_line_above(shared):
+    c = shared(AMO_RELEASES)
     src = LAUNCH.replace("    torchrun", "    # noqa: NPU999\n    torchrun")
     uri = open_doc(c, "l.sh", src, language="shellscript")
     (d,) = c.diagnostics(uri)["diagnostics"]
@@ -248,8 +343,8 @@ def test_noqa_action_shell_merges_into_the_comment_line_above(server):
     assert new.splitlines()[2] == "    # noqa: NPU999, NPU501"
 
 
-def test_fix_all_is_the_cli_fix_on_the_buffer(server):
-    c = server()
+def test_fix_all_is_the_cli_fix_on_the_buffer(shared, cli_run):
+    c = shared()
     text = AMO + "\n" + POOL.replace("import torch\n", "", 1)
     on_disk = "# the saved file, not the buffer\n"
     (c.root / "all.py").write_text(on_disk, encoding="utf-8")
@@ -260,7 +355,7 @@ def test_fix_all_is_the_cli_fix_on_the_buffer(server):
         (a,) = actions(c, uri, whole, only=only)
         assert a["kind"] == "source.fixAll.npulint"
         fixed = apply(text, edits_of(a, uri))
-        assert fixed == cli_fix(c, "all.py", text)
+        assert fixed == cli_fix(cli_run, c, "all.py", text)
         # safe fixes only (ruff's fix all): NPU503's rewrite is unsafe and stays a quick fix
         assert "adapt_mem_func_wrapper(F, x)" not in fixed and "disable_mempool_reuse_in_same_fx" not in fixed
     assert actions(c, uri, whole, only=["quickfix"]) == []
@@ -270,8 +365,8 @@ def test_fix_all_is_the_cli_fix_on_the_buffer(server):
     assert actions(c, clean, whole, only=["source.fixAll"]) == []
 
 
-def test_an_unsafe_fix_is_a_quick_fix_not_preferred_and_left_out_of_fix_all(server):
-    c = server()
+def test_an_unsafe_fix_is_a_quick_fix_not_preferred_and_left_out_of_fix_all(shared):
+    c = shared()
     uri = open_doc(c, "amo.py", AMO)
     (d,) = c.diagnostics(uri)["diagnostics"]
     assert d["code"] == "NPU503"
@@ -282,8 +377,8 @@ def test_an_unsafe_fix_is_a_quick_fix_not_preferred_and_left_out_of_fix_all(serv
     assert actions(c, uri, whole, only=["source.fixAll.npulint"]) == []  # nothing safe to apply
 
 
-def test_extend_safe_fixes_makes_npu503_preferred_and_part_of_fix_all(server):
-    c = server({"pyproject.toml": '[tool.npulint]\nextend-safe-fixes = ["NPU503"]\n'})
+def test_extend_safe_fixes_makes_npu503_preferred_and_part_of_fix_all(shared):
+    c = shared({"pyproject.toml": '[tool.npulint]\nextend-safe-fixes = ["NPU503"]\n'})
     uri = open_doc(c, "amo.py", AMO)
     (d,) = c.diagnostics(uri)["diagnostics"]
     (a,) = [a for a in actions(c, uri, d["range"]) if a["title"].startswith("Fix NPU503")]
@@ -295,11 +390,11 @@ def test_extend_safe_fixes_makes_npu503_preferred_and_part_of_fix_all(server):
 
 # --- 3. hover and codeDescription -----------------------------------------------------------
 
-def test_hover_shows_the_rule_page(server):
+def test_hover_shows_the_rule_page(shared):
     from npulint import registry
 
     rule = {r.code: r for r in registry.load()[0]}["NPU103"]
-    c = server()
+    c = shared()
     src = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\nx = 1  # noqa: E501, NPU101\n"
     uri = open_doc(c, "h.py", src)
     (d,) = c.diagnostics(uri)["diagnostics"]
@@ -318,9 +413,8 @@ def test_hover_shows_the_rule_page(server):
                                                 "position": {"line": 3, "character": character}})["result"] is None
 
 
-def test_code_description_only_where_configured(server, monkeypatch):
-    monkeypatch.delenv("NPULINT_DOCS_URL", raising=False)
-    c = server()
+def test_code_description_only_where_configured(server, shared):
+    c = shared()  # NPULINT_DOCS_URL not set
     uri = open_doc(c, "t.py", TWO_CODES)
     assert all("codeDescription" not in d for d in c.diagnostics(uri)["diagnostics"])
     c = server(env={"NPULINT_DOCS_URL": "https://lint.example.com/rules/"})
@@ -334,8 +428,8 @@ def test_code_description_only_where_configured(server, monkeypatch):
 
 # --- 4. a broken configuration --------------------------------------------------------------
 
-def test_broken_configuration_is_shown(server):
-    c = server({"pkg/pyproject.toml": '[tool.npulint]\nselect = ["NPU9"]\n'})
+def test_broken_configuration_is_shown(shared):
+    c = shared({"pkg/pyproject.toml": '[tool.npulint]\nselect = ["NPU9"]\n'})
     config = str(c.root / "pkg" / "pyproject.toml")
     uri = open_doc(c, "pkg/m.py", f"# {CJK}\n" + TWO_CODES)
     shown = c.wait(lambda m: m.get("method") == "window/showMessage")["params"]
@@ -355,8 +449,8 @@ def test_broken_configuration_is_shown(server):
                                                                                    "params": shown}]
 
 
-def test_broken_toml_is_shown(server):
-    c = server({"npulint.toml": "select = [\n"})
+def test_broken_toml_is_shown(shared):
+    c = shared({"npulint.toml": "select = [\n"})
     uri = open_doc(c, "m.py", TWO_CODES)
     shown = c.wait(lambda m: m.get("method") == "window/showMessage")["params"]
     assert shown["type"] == 1 and "invalid TOML" in shown["message"]
@@ -441,8 +535,8 @@ def test_pull_diagnostics_of_a_broken_configuration(server):
     assert shown["type"] == 1 and str(c.root / "npulint.toml") in shown["message"]
 
 
-def test_push_clients_also_see_the_provider(server):
-    c = server()
+def test_push_clients_also_see_the_provider(shared):
+    c = shared()
     assert c.init["capabilities"]["diagnosticProvider"]["identifier"] == "npulint"
     assert c.init["capabilities"]["codeActionProvider"]["codeActionKinds"] == ["quickfix", "source.fixAll.npulint"]
     assert c.init["capabilities"]["hoverProvider"] is True
@@ -450,8 +544,8 @@ def test_push_clients_also_see_the_provider(server):
 
 # --- bad input ------------------------------------------------------------------------------
 
-def test_bad_requests_get_empty_answers(server):
-    c = server()
+def test_bad_requests_get_empty_answers(shared):
+    c = shared()
     ghost = (c.root / "never-opened.py").as_uri()
     rng = {"start": {"line": 0, "character": 0}, "end": {"line": 9, "character": 0}}
     assert actions(c, ghost, rng) == []
@@ -473,7 +567,7 @@ def test_bad_requests_get_empty_answers(server):
 
 # --- 7. the command line --------------------------------------------------------------------
 
-def test_help_names_the_server_and_its_extra(tmp_path):
-    r = run_cli(["--help"], cwd=tmp_path)
+def test_help_names_the_server_and_its_extra(cli_run, tmp_path):
+    r = cli_run(["--help"], cwd=tmp_path)
     assert r.returncode == 0
     assert "npulint server" in r.stdout and "pip install 'npulint[lsp]'" in r.stdout
