@@ -133,7 +133,8 @@ def _cpython_check(text: str, top_lines: Optional[List[int]] = None) -> Optional
         return ("limit", 1, 1, f"{over}; nothing else is reported for this file")
     # Python < 3.11 builds such trees without a recursion check; LibCST would take minutes.
     # 3.11+ checks while building the tree (about 3,000 levels at the limit set above), so
-    # the walk, 6% of a run that parses, is only needed before 3.11.
+    # the walk (docs/benchmarks.md, "Measurements behind the engine's constants") is only
+    # needed before 3.11.
     if sys.version_info >= (3, 11):
         return None
     deep = _deeper_than(tree, _MAX_TREE_DEPTH)
@@ -147,9 +148,9 @@ _MAX_TREE_DEPTH = 2900  # about what CPython 3.11+ accepts at its default recurs
 
 
 # Bounds of a Python file's analysis (past one: NPU005, the file is not analysed): LibCST's
-# tree and the analysis grow with the syntax nodes, so these keep every file under about 1 s and
-# 200 MB (docs/benchmarks.md, hostile inputs); above the corpora of docs/real-world.md, whose
-# largest hand-written file has 47,606 nodes and longest literal 6,528 items.
+# tree and the analysis grow with the syntax nodes, so these bound every file's time and memory;
+# they lie above every file of the corpora of docs/real-world.md (the figures: docs/benchmarks.md,
+# hostile inputs, and "Measurements behind the engine's constants").
 MAX_SYNTAX_NODES = 60_000
 
 MAX_LITERAL_ITEMS = 20_000
@@ -157,7 +158,7 @@ MAX_LITERAL_ITEMS = 20_000
 
 def _over_bounds(tree) -> Optional[str]:
     """Which bound CPython's *tree* is past (the walk stops there), or None. The nodes are
-    those ``ast.walk`` yields, counted without its generators (half the time)."""
+    those ``ast.walk`` yields, counted without its generators (which cost more than the count)."""
     import ast
 
     n = 0
@@ -445,7 +446,7 @@ def _no_validation(self) -> None:
 @contextlib.contextmanager
 def _parser_nodes_unvalidated():
     """While LibCST's parser builds a tree, its nodes skip ``CSTNode.__post_init__`` (which
-    only calls ``_validate``: a quarter of a parse). The parser builds them from source its
+    only calls ``_validate``: a large share of a parse). The parser builds them from source its
     grammar accepted, so the check cannot fail there; every node built otherwise (the fixes'
     ``with_changes``, LibCST's own transforms) is validated as before, since the hook is put
     back when the parse returns or raises. One parse runs at a time in a process."""

@@ -36,11 +36,10 @@ def __getattr__(name: str):
     raise AttributeError(name)
 
 
-# Files larger than this (bytes) are not parsed: most are generated (torchair's 2.9 MB op
-# table) and LibCST's tree and the positions need 400-750 bytes of memory per byte of source
-# (that file: 1.1 GB and 27 s, measured before the engine's time on ``ast``, which needed
-# about 120), so one such file would blow the memory budget of a whole run. Almost all
-# hand-written modules are smaller (Ascend/pytorch: 8 of 1,456 files are larger).
+# Files larger than this (bytes) are not parsed: most are generated (torchair's op table) and
+# LibCST's tree and the positions need hundreds of bytes of memory per byte of source, so one
+# such file would blow the memory budget of a whole run; almost all hand-written modules are
+# smaller (docs/benchmarks.md, "Measurements behind the engine's constants").
 DEFAULT_MAX_FILE_SIZE = 256 * 1024
 
 
@@ -391,11 +390,10 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
     return results
 
 
-# From this many files on, the first pass itself (reading, decoding, the prefilter: about 60
-# microseconds a file) runs in the worker processes, each on a share of the files, and
-# each analysing the files of its share that the prefilter selects. Over the 11,500 files of
-# 2M synthetic lines that serial part had become 0.7 s of a 1.5 s two-process run once the
-# analysis moved to CPython's ast, so two processes gave only 1.3x.
+# From this many files on, the first pass itself (reading, decoding, the prefilter) runs in
+# the worker processes, each on a share of the files, and each analysing the files of its share
+# that the prefilter selects: over many files that serial part would bound what a second process
+# can gain (docs/benchmarks.md, "Measurements behind the engine's constants").
 FIRST_PASS_PARALLEL_FILES = 2000
 
 # Shares per worker: files are not all alike (a share may hold the big ones), so each
@@ -492,10 +490,10 @@ def _task(inp: _Input, text: str, active: Sequence[type]) -> FileResult:
 
 # ----------------------------------------------------------------------------- parallelism
 
-# Automatic --jobs: one worker per this many bytes of source to parse (about 0.2 s of work
-# on one core: torchair's 2.0 MB of selected files take 1.5 s; a forked worker starts in a
-# few tens of milliseconds), up to the number of CPUs; below it the run stays in this
-# process and pays no process start-up.
+# Automatic --jobs: one worker per this many bytes of source to parse (a few tenths of a
+# second of work on one core, well above what starting a forked worker costs), up to the number
+# of CPUs; below it the run stays in this process and pays no process start-up
+# (docs/benchmarks.md, "Measurements behind the engine's constants").
 AUTO_JOBS_BYTES = 256 * 1024
 
 
@@ -535,12 +533,11 @@ def _execute(tasks, options: RunOptions, isolate: bool = False) -> List[FileResu
 
 
 # The cyclic collector's first threshold during the analysis phase (between files; within
-# one file it does not run at all, see _task). At CPython's default (700 allocations) a run
-# over torchair spent 1.7-2.2 s of about 8 in about 3,900 collections, each older-generation
-# one walking the whole live tree of the file at hand; the trees are freed by reference
-# counting (no cycle holds them: see Checker.release and shell._Source), so fewer
-# collections cost nothing in memory. Measured: threshold 50,000 -> 0.2-0.5 s; no collection
-# within a file -> 0.02-0.03 s; peak memory unchanged (110 MB on 2M synthetic lines).
+# one file it does not run at all, see _task). At CPython's default a run spends a large share
+# of its time in collections, each older-generation one walking the whole live tree of the file
+# at hand; the trees are freed by reference counting (no cycle holds them: see Checker.release
+# and shell._Source), so fewer collections cost nothing in memory (docs/benchmarks.md,
+# "Measurements behind the engine's constants").
 GC_THRESHOLD = 50_000
 
 

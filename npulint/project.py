@@ -192,8 +192,8 @@ def _followup_matcher(tokens: Sequence[Any]) -> Callable[[str], bool]:
     firsts = sorted({g[0] for g in groups})
     anywhere = _token_pattern(firsts)
     # a regular expression of alternatives scans a text an order of magnitude slower than a
-    # substring test: most texts hold none of a few tokens (torchair's follow-up: 3 tokens,
-    # 1,129 files, 0.09 s of regex search), but for many tokens one scan beats many
+    # substring test: most texts hold none of a few tokens, but for many tokens one scan beats
+    # many (docs/benchmarks.md, "Measurements behind the engine's constants")
     substrings = firsts if len(firsts) <= _FOLLOWUP_SUBSTRING_TESTS else None
 
     def candidate(text: str) -> bool:

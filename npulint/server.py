@@ -35,11 +35,11 @@ from npulint.config import ConfigError
 
 LSP_EXTRA = "pip install 'npulint[lsp]'"
 
-# The pause after a change before the document is linted. Fluent typing puts keystrokes about
-# 100-150 ms apart: a 150 ms pause lints a burst once, its last text, instead of once a key (a
-# lint of a 2,000-line file takes ~180 ms, longer than the gap between two keys, so linting
-# every key would fall behind). Longer pauses delay every diagnostic by as much: 150 ms keeps
-# the wait after the last key near a third of a second (docs/benchmarks.md).
+# The pause after a change before the document is linted: about the gap between two keystrokes
+# of fluent typing, so a burst is linted once, its last text, instead of once a key (a lint of a
+# large file takes longer than that gap, so linting every key would fall behind); a longer pause
+# delays every diagnostic by as much (the figures: docs/benchmarks.md, "Language server
+# latency").
 # NPULINT_LSP_DEBOUNCE_MS (0-10000) sets another.
 DEBOUNCE_SECONDS = 0.150
 DEBOUNCE_ENV = "NPULINT_LSP_DEBOUNCE_MS"
