@@ -146,13 +146,3 @@ class EngineMetadata:
             s = self._span(node)
             return CodeRange(CodePosition(s.line, s.column - 1), CodePosition(s.end_line, s.end_column - 1))
         raise KeyError(f"npulint's engine does not provide {key.__name__}")
-
-
-def providers_of(classes) -> Tuple[type, ...]:
-    """The providers the rule classes *classes* declare."""
-    out = []
-    for cls in classes:
-        for p in getattr(cls, "METADATA_DEPENDENCIES", ()):
-            if p not in out:
-                out.append(p)
-    return tuple(out)
