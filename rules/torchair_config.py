@@ -335,21 +335,22 @@ def option_releases(path: Tuple[str, ...]) -> FrozenSet[str]:
     return frozenset(torchair_data().get("options", {}).get(".".join(path), ()))
 
 
-def holds_with_options(ctx: FileContext, a: "TorchairConfigAnalysis",
+def holds_with_options(ctx: FileContext, evidence: Sequence["Store"],
                        needed: Sequence[Tuple[str, ...]]) -> Optional[Tuple[str, str]]:
     """RULES.md "Releases": a check whose premise or advice names torchair options (*needed*)
-    holds on the releases that define them. The file may run on the releases of its
+    holds on the releases that define them. The code may run on the releases of its
     configuration (configured or inferred, else every release npulint knows) that define every
-    option its configs set. Returns the releases the check holds for (text) and where the first
-    needed option is defined at the newest release the file may run on, when every release it
-    may run on defines them all; None otherwise."""
+    option of *evidence*: stores that certainly run before the code judged (the caller picks
+    them: straight-line, on the judged configs; a store under ``if``/``try`` may be a version
+    guard). Returns the releases the check holds for (text) and where the first needed option is
+    defined at the newest release the code may run on, when every release it may run on defines
+    them all; None otherwise."""
     from npulint.releases import describe, effective, torchair_data
 
     data = torchair_data()
     options = data.get("options", {})
-    set_here = {s.option_path for s in a.checked_stores()
-                if s.w.status == "ok" and ".".join(s.option_path) in options}
-    may_run = [r for r in effective(ctx.settings).torchair() if all(r in option_releases(p) for p in set_here)]
+    used = {s.option_path for s in evidence if s.w.status == "ok" and ".".join(s.option_path) in options}
+    may_run = [r for r in effective(ctx.settings).torchair() if all(r in option_releases(p) for p in used)]
     if not may_run or not all(r in option_releases(n) for r in may_run for n in needed):
         return None
     holds = [r for r in data["releases"] if all(r in option_releases(n) for n in needed)]
@@ -1058,11 +1059,15 @@ class GraphsWithoutSharedPool(LintRule):
                     continue
                 if any(b.config is None or self._pool_maybe_set(b.config) for _, b, _ in acl):
                     continue
-                held = holds_with_options(self.ctx, a, (POOL,))
-                if held is None:  # a release the code may run on has no custom pool: nothing to advise
-                    return
-                releases, citation = held
                 first = acl[0][0]
+                # what the code certainly sets on these configs before the compiles, where they are
+                first_site = next(site for c, site, _, _ in a.compiles if c is first)
+                evidence = [st for cfg in {id(b.config): b.config for _, b, _ in acl}.values() for st in cfg.stores
+                            if not st.conditional and st.site.scope is first_site.scope and st.seq < first_site.seq]
+                held = holds_with_options(self.ctx, evidence, (POOL,))
+                if held is None:  # a release the code may run on has no custom pool: nothing to advise
+                    continue
+                releases, citation = held
                 for call, b, m in acl[1:]:
                     self.report(call,
                                 f"another {a.compile_api(call)} with an aclgraph-mode (\"{m}\") torchair backend (the first "
@@ -1446,7 +1451,7 @@ class UnknownConfigOption(LintRule):
         for s in a.checked_stores():
             if s.w.status in ("unknown", "unassignable", "readonly"):
                 self.report(s.node, self._unknown_message(s))
-            elif s.w.status == "ok":
+            elif s.w.status == "ok" and not s.conditional:  # under if/try: maybe a version guard
                 message = self._release_message(s)
                 if message is not None:
                     self.report(s.node, message)
@@ -1471,7 +1476,7 @@ class UnknownConfigOption(LintRule):
             order = [r for r in torchair_data()["releases"] if r in defined]
             first = order[0]
             where = torchair_data()["options"][".".join(missing)][first]
-            if i < len(path):
+            if i < len(path) or s.w.via is not None:  # read first: the sub-config, or the option's `.value`
                 effect = f"reading `config.{'.'.join(missing)}` raises AttributeError"
             elif walk(path[:-1]).node is not None and walk(path[:-1]).node.kind == "config":
                 effect = "torchair raises ValueError at this assignment"

@@ -112,6 +112,40 @@ def test_npu206_clean_where_one_of_the_releases_has_the_option(lint):
     assert lint(OPTIONS_72, select=["NPU206"]) == []  # every known release: master has them
 
 
+def test_npu206_through_value_reads_the_missing_option_first(lint):
+    src = TA + "config = tng.CompilerConfig()\nconfig.debug.aclgraph.enable_output_clone.value = True\n"
+    (f,) = lint(src, select=["NPU206"], config=_releases_config(torchair="7.1.0"))
+    assert "so reading `config.debug.aclgraph.enable_output_clone` raises AttributeError" in f.message
+
+
+@pytest.mark.parametrize("guarded", [
+    "if hasattr(config, 'aclgraph_config'):\n    config.aclgraph_config.use_custom_pool = pool\n",
+    "try:\n    config.debug.aclgraph.clone_input = True\nexcept ValueError:\n    pass\n",
+])
+def test_npu206_a_store_under_if_or_try_may_be_a_version_guard(lint, guarded):
+    src = TA + "config = tng.CompilerConfig()\n" + guarded
+    assert lint(src, select=["NPU206"], config=_releases_config(torchair="7.1.0")) == []
+    unguarded = TA + "config = tng.CompilerConfig()\n" + "\n".join(
+        line.strip() for line in guarded.splitlines() if "config." in line and "hasattr" not in line) + "\n"
+    assert codes(lint(unguarded, select=["NPU206"], config=_releases_config(torchair="7.1.0"))) == ["NPU206"]
+
+
+@pytest.mark.parametrize("elsewhere", [
+    # a guard: the file may still run on 7.1.0
+    "try:\n    cfg.debug.aclgraph.clone_input = True\nexcept ValueError:\n    pass\n",
+    # another config, in a function nobody is known to call
+    "def new_only():\n    c = tng.CompilerConfig()\n    c.debug.deadlock_check = True\n",
+    # after the compiles: not known to run before them
+    None,
+])
+def test_npu203_narrows_only_by_what_certainly_runs_before_the_compiles(lint, elsewhere):
+    if elsewhere is None:
+        src = TWO_GRAPHS.format(extra="") + "cfg.debug.aclgraph.static_capture_size_limit = 8\n"
+    else:
+        src = TWO_GRAPHS.format(extra=elsewhere)
+    assert lint(src, select=["NPU203"]) == []
+
+
 def test_torchair_options_by_release_are_generated_data():
     options = releases.torchair_data()["options"]
     assert sorted(options["aclgraph_config.use_custom_pool"]) == ["26.0.0", "7.2.0", "7.3.0", "master"]
