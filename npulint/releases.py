@@ -219,6 +219,44 @@ def project_root(settings, files: Sequence[str]) -> Optional[str]:
         here = parent
 
 
+def _inferred(settings, files: Sequence[str]) -> Dict[str, Tuple[Tuple[str, ...], str]]:
+    """What :func:`infer` finds for the files' project. Without a configuration, the files may
+    belong to several projects (each its nearest folder with a project marker): a framework's
+    releases are inferred only when every one of those projects gives the same, so the pin of
+    one project never decides for another's files (a parent's requirements and a sub-project's)."""
+    if getattr(settings, "config_path", None) or len(files) < 2:
+        return infer(project_root(settings, files))
+    root_of: Dict[str, str] = {}  # folder -> its nearest folder with a marker (else the top)
+
+    def nearest(folder: str) -> str:
+        seen = []
+        here = folder
+        while here not in root_of:
+            seen.append(here)
+            if any(os.path.exists(os.path.join(here, m)) for m in _MARKERS):
+                root_of[here] = here
+                break
+            parent = os.path.dirname(here)
+            if parent == here:
+                root_of[here] = folder
+                break
+            here = parent
+        found = root_of[here]
+        for f in seen:
+            root_of[f] = found
+        return found
+
+    roots = {nearest(folder) for folder in {os.path.dirname(os.path.abspath(f)) for f in files}}
+    if len(roots) == 1:
+        return infer(roots.pop())
+    found = [infer(root) for root in sorted(r or "" for r in roots)]
+    out: Dict[str, Tuple[Tuple[str, ...], str]] = {}
+    for fw, first in found[0].items():
+        if all(fw in other and other[fw][0] == first[0] for other in found[1:]):
+            out[fw] = first
+    return out
+
+
 def _to_releases(framework: str, value: str) -> Tuple[str, ...]:
     names = known(framework)
     if value in names:
@@ -299,7 +337,7 @@ def resolve(settings, files: Sequence[str], infer_from_project: bool = True) -> 
         have.update(MINDSPEED_FRAMEWORKS)
     wanted = [fw for fw in FRAMEWORKS if fw not in have]
     if wanted and infer_from_project:
-        inferred = infer(project_root(settings, files))
+        inferred = _inferred(settings, files)
         if ms_configured or stack:
             inferred = {fw: v for fw, v in inferred.items() if fw not in MINDSPEED_FRAMEWORKS}
         for fw in wanted:

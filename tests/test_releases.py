@@ -146,6 +146,23 @@ def test_npu203_narrows_only_by_what_certainly_runs_before_the_compiles(lint, el
     assert lint(src, select=["NPU203"]) == []
 
 
+def test_pins_of_two_projects_in_one_run_decide_for_neither(tmp_path, cli_run):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "requirements.txt").write_text("torchair==7.1.0\n")
+    (tmp_path / "svc_new").mkdir()
+    (tmp_path / "svc_new" / "requirements.txt").write_text("torchair==7.3.0\n")
+    (tmp_path / "svc_new" / "m.py").write_text(OPTIONS_72)
+    (tmp_path / "svc_old").mkdir()
+    (tmp_path / "svc_old" / "x.py").write_text(OPTIONS_72)
+    args = ["--select", "NPU206", "--no-cache"]
+    alone = cli_run(args + ["svc_new"], tmp_path)
+    assert alone.returncode == 0, alone.stdout  # its own pin: 7.3.0 has these options
+    old = cli_run(args + ["svc_old"], tmp_path)
+    assert old.stdout.count("NPU206") == 2  # the parent's pin: 7.1.0 has neither
+    both = cli_run(args + ["svc_new", "svc_old"], tmp_path)
+    assert both.returncode == 0, both.stdout  # the two pins disagree: nothing is inferred
+
+
 def test_torchair_options_by_release_are_generated_data():
     options = releases.torchair_data()["options"]
     assert sorted(options["aclgraph_config.use_custom_pool"]) == ["26.0.0", "7.2.0", "7.3.0", "master"]
