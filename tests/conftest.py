@@ -248,3 +248,39 @@ def at(src: str, needle: str, nth: int = 0):
 
 def pos(f):
     return f.line, f.column
+
+
+# -- resolving values at marked places (tests of the resolver) ----------------------------------
+
+class Probe:
+    """Records the site of every call to ``probe(...)`` so a test can resolve its argument."""
+
+    def __init__(self, sem):
+        self.sem = sem
+        self.sites = []
+
+    def visit_Call(self, node):
+        import libcst as cst
+
+        if isinstance(node.func, cst.Name) and node.func.value == "probe":
+            self.sites.append((node.args[0].value, self.sem.site()))
+
+
+def probe_analyse(src: str):
+    """The binding table, an evaluator and the ``probe(x)`` sites of *src* (``(x, site)``)."""
+    import libcst as cst
+
+    from npulint.semantic import Semantic, Walker
+    from npulint.values import Evaluator
+
+    module = cst.parse_module(src)
+    sem = Semantic(module)
+    probe = Probe(sem)
+    Walker(sem, [probe], on_error=lambda *a: (_ for _ in ()).throw(a[1])).walk(module)
+    return sem, Evaluator(sem), probe.sites
+
+
+def probe_values(src: str) -> list:
+    """The value of every ``probe(x)`` argument of *src*, where it stands."""
+    sem, ev, sites = probe_analyse(src)
+    return [ev.value(expr, site) for expr, site in sites]

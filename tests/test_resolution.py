@@ -6,11 +6,9 @@ code. Each case has its violation, its clean twin and the unknown case that stay
 
 import textwrap
 
-import pytest
-from conftest import codes
+from conftest import probe_values
 
-from npulint.semantic import Semantic, Walker
-from npulint.values import UNKNOWN, Evaluator
+from npulint.values import UNKNOWN
 
 
 def d(src):
@@ -133,31 +131,7 @@ def test_main_guard_value_resolution():
 
 # -- helpers ------------------------------------------------------------------------------
 
-class _Probe:
-    def __init__(self, sem):
-        self.sem = sem
-        self.sites = []
-
-    def visit_Call(self, node):
-        import libcst as cst
-
-        if isinstance(node.func, cst.Name) and node.func.value == "probe":
-            self.sites.append((node.args[0].value, self.sem.site()))
-
-
-def _analyse(src, module_name=None):
-    import libcst as cst
-
-    module = cst.parse_module(src)
-    sem = Semantic(module, module_name)
-    probe = _Probe(sem)
-    Walker(sem, [probe], on_error=lambda *a: (_ for _ in ()).throw(a[1])).walk(module)
-    return sem, Evaluator(sem), probe.sites
-
-
-def _values(src):
-    sem, ev, sites = _analyse(src)
-    return [ev.value(expr, site) for expr, site in sites]
+_values = probe_values
 
 
 # ======================================================================================

@@ -8,32 +8,9 @@ import libcst as cst
 import pytest
 
 from npulint.semantic import LOCAL, Semantic, Walker
-from npulint.values import UNKNOWN, DType, Evaluator, Tensor
+from npulint.values import UNKNOWN, DType, Tensor
 
-
-class _Probe:
-    """Records the site of every call to ``probe(...)`` so a test can resolve its argument."""
-
-    def __init__(self, sem):
-        self.sem = sem
-        self.sites = []
-
-    def visit_Call(self, node):
-        if isinstance(node.func, cst.Name) and node.func.value == "probe":
-            self.sites.append((node.args[0].value, self.sem.site()))
-
-
-def analyse(src):
-    module = cst.parse_module(src)
-    sem = Semantic(module)
-    probe = _Probe(sem)
-    Walker(sem, [probe], on_error=lambda *a: (_ for _ in ()).throw(a[1])).walk(module)
-    return sem, Evaluator(sem), probe.sites
-
-
-def values(src):
-    sem, ev, sites = analyse(src)
-    return [ev.value(expr, site) for expr, site in sites]
+from conftest import Probe as _Probe, probe_analyse as analyse, probe_values as values
 
 
 def qualnames(src):
