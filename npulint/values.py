@@ -381,12 +381,7 @@ class Evaluator:
             return UNKNOWN
         prev_b = cands[0]
         if prev_b.kind == "assign":
-            v = self.value(prev_b.value, prev_b.site, depth)
-            for i in prev_b.index:
-                if not isinstance(v, tuple) or i >= len(v):
-                    return UNKNOWN
-                v = v[i]
-            return v
+            return self._bound_value(prev_b, depth)
         if prev_b.kind == "aug":
             return self._name(cst.Name(name), Site(prev_b.site.scope, prev_b.site.seq + 1, prev_b.site.blocks, 0), depth)
         return UNKNOWN
