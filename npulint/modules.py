@@ -631,6 +631,7 @@ def _names_bound(node: ast.AST) -> List[str]:
     return out
 
 
+_UNARY = {ast.USub: "-", ast.UAdd: "+", ast.Invert: "~", ast.Not: "not"}
 _BIN = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "truediv", ast.FloorDiv: "floordiv",
         ast.Mod: "mod", ast.Pow: "pow", ast.LShift: "lshift", ast.RShift: "rshift", ast.BitAnd: "and_",
         ast.BitOr: "or_", ast.BitXor: "xor"}
@@ -648,7 +649,7 @@ def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str], order: Opt
         return order is None or order.get(name, at) < at
     import operator
 
-    from npulint.values import UNKNOWN, _safe_binop
+    from npulint.values import UNKNOWN, _safe_binop, fold_unary
 
     def value(e: ast.AST):
         if isinstance(e, ast.Constant):
@@ -678,18 +679,7 @@ def _fold(expr: ast.AST, entries: Dict[str, Entry], active: Set[str], order: Opt
                     active.discard(e.id)
             return entry[1] if entry[0] == CONST else UNKNOWN
         if isinstance(e, ast.UnaryOp):
-            v = value(e.operand)
-            if v is UNKNOWN or not isinstance(v, (int, float, bool)):
-                return UNKNOWN
-            if isinstance(e.op, ast.USub):
-                return -v
-            if isinstance(e.op, ast.UAdd):
-                return +v
-            if isinstance(e.op, ast.Invert) and isinstance(v, int):
-                return ~v
-            if isinstance(e.op, ast.Not):
-                return not v
-            return UNKNOWN
+            return fold_unary(_UNARY.get(type(e.op), ""), value(e.operand))
         if isinstance(e, ast.BinOp):
             op = _BIN.get(type(e.op))
             if op is None:

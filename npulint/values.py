@@ -119,6 +119,25 @@ _BINOPS = {
 _NUMBER = (int, float)
 
 
+def fold_unary(op: str, v):
+    """``-v``, ``+v``, ``~v`` (an int) or ``not v`` (*op*: "-", "+", "~", "not") of a folded
+    number; UNKNOWN for anything else."""
+    if v is UNKNOWN or not isinstance(v, (int, float, bool)):
+        return UNKNOWN
+    if op == "-":
+        return -v
+    if op == "+":
+        return +v
+    if op == "~" and isinstance(v, int):
+        return ~v
+    if op == "not":
+        return not v
+    return UNKNOWN
+
+
+_UNARY = {cst.Minus: "-", cst.Plus: "+", cst.BitInvert: "~", cst.Not: "not"}
+
+
 def _safe_binop(op, a, b):
     """Apply *op* unless the operands are not plain constants or the result could be huge."""
     ok = (int, float, str, bytes, tuple, bool)
@@ -198,18 +217,7 @@ class Evaluator:
                 return self._bound_value(b, depth)
             return UNKNOWN
         if isinstance(e, cst.UnaryOperation):
-            v = self.value(e.expression, site, depth)
-            if v is UNKNOWN or not isinstance(v, (int, float, bool)):
-                return UNKNOWN
-            if isinstance(e.operator, cst.Minus):
-                return -v
-            if isinstance(e.operator, cst.Plus):
-                return +v
-            if isinstance(e.operator, cst.BitInvert) and isinstance(v, int):
-                return ~v
-            if isinstance(e.operator, cst.Not):
-                return not v
-            return UNKNOWN
+            return fold_unary(_UNARY.get(type(e.operator), ""), self.value(e.expression, site, depth))
         if isinstance(e, cst.BinaryOperation):
             op = _BINOPS.get(type(e.operator))
             if op is None:
