@@ -209,14 +209,31 @@ def project_root(settings, files: Sequence[str]) -> Optional[str]:
         return None
     if not os.path.isdir(common):
         common = os.path.dirname(common)
-    here = common
+    return _nearest_marked(common) or common
+
+
+def _nearest_marked(folder: str, memo: Optional[Dict[str, Optional[str]]] = None) -> Optional[str]:
+    """The nearest folder at or above *folder* holding a project marker, or None; *memo*
+    (folder -> answer) shares the walk between folders of one tree."""
+    memo = {} if memo is None else memo
+    seen = []
+    here = folder
+    found: Optional[str] = None
     while True:
+        if here in memo:
+            found = memo[here]
+            break
+        seen.append(here)
         if any(os.path.exists(os.path.join(here, m)) for m in _MARKERS):
-            return here
+            found = here
+            break
         parent = os.path.dirname(here)
         if parent == here:
-            return common
+            break
         here = parent
+    for f in seen:
+        memo[f] = found
+    return found
 
 
 def _inferred(settings, files: Sequence[str]) -> Dict[str, Tuple[Tuple[str, ...], str]]:
@@ -226,30 +243,14 @@ def _inferred(settings, files: Sequence[str]) -> Dict[str, Tuple[Tuple[str, ...]
     one project never decides for another's files (a parent's requirements and a sub-project's)."""
     if getattr(settings, "config_path", None) or len(files) < 2:
         return infer(project_root(settings, files))
-    root_of: Dict[str, str] = {}  # folder -> its nearest folder with a marker (else the top)
-
-    def nearest(folder: str) -> str:
-        seen = []
-        here = folder
-        while here not in root_of:
-            seen.append(here)
-            if any(os.path.exists(os.path.join(here, m)) for m in _MARKERS):
-                root_of[here] = here
-                break
-            parent = os.path.dirname(here)
-            if parent == here:
-                root_of[here] = folder
-                break
-            here = parent
-        found = root_of[here]
-        for f in seen:
-            root_of[f] = found
-        return found
-
-    roots = {nearest(folder) for folder in {os.path.dirname(os.path.abspath(f)) for f in files}}
+    memo: Dict[str, Optional[str]] = {}
+    marked = {folder: _nearest_marked(folder, memo) for folder in {os.path.dirname(os.path.abspath(f)) for f in files}}
+    if not any(marked.values()):  # no project marker anywhere: one project, at the common folder
+        return infer(project_root(settings, files))
+    roots = {root or folder for folder, root in marked.items()}
     if len(roots) == 1:
         return infer(roots.pop())
-    found = [infer(root) for root in sorted(r or "" for r in roots)]
+    found = [infer(root) for root in sorted(roots)]
     out: Dict[str, Tuple[Tuple[str, ...], str]] = {}
     for fw, first in found[0].items():
         if all(fw in other and other[fw][0] == first[0] for other in found[1:]):

@@ -1478,7 +1478,7 @@ class UnknownConfigOption(LintRule):
             where = torchair_data()["options"][".".join(missing)][first]
             if i < len(path) or s.w.via is not None:  # read first: the sub-config, or the option's `.value`
                 effect = f"reading `config.{'.'.join(missing)}` raises AttributeError"
-            elif walk(path[:-1]).node is not None and walk(path[:-1]).node.kind == "config":
+            elif getattr(walk(path[:-1]).node, "kind", None) == "config":
                 effect = "torchair raises ValueError at this assignment"
             else:
                 effect = "the value is stored and ignored"
