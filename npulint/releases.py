@@ -101,6 +101,20 @@ class Releases:
         return self.chosen
 
 
+def holds_on(framework: str, releases: Sequence[str], evidence: Iterable[FrozenSet[str]],
+             holds: Mapping[str, str]) -> Optional[Tuple[str, str]]:
+    """RULES.md "Releases" for one framework's check: the code may run on those of *releases*
+    (configured, inferred, else every known one) that each set of *evidence* contains (the
+    releases that have an API it calls, an option it sets); *holds* maps the releases the check
+    holds on to its upstream line there. When it holds on every release the code may run on:
+    those releases as text and the line at the newest it may run on; else None."""
+    evidence = list(evidence)
+    may_run = [r for r in releases if all(r in e for e in evidence)]
+    if not may_run or not all(r in holds for r in may_run):
+        return None
+    return describe(f"{framework}@{r}" for r in holds), holds[may_run[-1]]
+
+
 def describe(stacks: Iterable[str]) -> str:
     """``framework@release`` names as text, runs of consecutive releases as a range:
     "MindSpeed-LLM 2.2.0 to master, MindSpeed 2.1.0_core_r0.8.0"."""

@@ -345,16 +345,13 @@ def holds_with_options(ctx: FileContext, evidence: Sequence["Store"],
     guard). Returns the releases the check holds for (text) and where the first needed option is
     defined at the newest release the code may run on, when every release it may run on defines
     them all; None otherwise."""
-    from npulint.releases import describe, effective, torchair_data
+    from npulint.releases import effective, holds_on, torchair_data
 
-    data = torchair_data()
-    options = data.get("options", {})
+    options = torchair_data().get("options", {})
     used = {s.option_path for s in evidence if s.w.status == "ok" and ".".join(s.option_path) in options}
-    may_run = [r for r in effective(ctx.settings).torchair() if all(r in option_releases(p) for p in used)]
-    if not may_run or not all(r in option_releases(n) for r in may_run for n in needed):
-        return None
-    holds = [r for r in data["releases"] if all(r in option_releases(n) for n in needed)]
-    return describe(f"torchair@{r}" for r in holds), options[".".join(needed[0])][may_run[-1]]
+    first = options.get(".".join(needed[0]), {})
+    holds = {r: where for r, where in first.items() if all(r in option_releases(n) for n in needed)}
+    return holds_on("torchair", effective(ctx.settings).torchair(), (option_releases(p) for p in used), holds)
 
 
 POOL = ("aclgraph_config", "use_custom_pool")

@@ -935,14 +935,11 @@ def _npu303_releases(releases: Tuple[str, ...], used: Set[str]) -> Optional[Tupl
     configured or inferred, else every release npulint knows) that define every tagged-event API
     the run calls. Returns the releases NPU303 holds on (text) and the upstream line at the
     newest, when it holds on every release the code may run on; None otherwise."""
-    from npulint.releases import describe, torchair_data
+    from npulint.releases import holds_on, torchair_data
 
     apis = _release_apis()
-    may_run = [r for r in releases if all(r in apis[q] for q in used if q in apis)]
-    holds = torchair_data()["checks"]["NPU303"]["holds"]
-    if not may_run or not all(r in holds for r in may_run):
-        return None
-    return describe(f"torchair@{r}" for r in holds), holds[may_run[-1]]
+    return holds_on("torchair", releases, (apis[q] for q in used if q in apis),
+                    torchair_data()["checks"]["NPU303"]["holds"])
 
 
 def _one_process(a: Optional[str], b: Optional[str], imports: Dict[str, Set[str]]) -> bool:
