@@ -1,7 +1,7 @@
 """The result cache (``.npulint_cache/``): what npulint found in a file, keyed by everything
 that can change it, so a second run over unchanged files parses nothing.
 
-Two kinds of entries, both pickles written atomically (a temporary file, then
+Three kinds of entries, all pickles written atomically (a temporary file, then
 ``os.replace``), so concurrent runs never see half an entry. Every entry is verified before
 use (see ``docs/cache.md``): it starts with a magic string and a digest of its payload, the
 digest is checked before anything is unpickled, the unpickler builds only npulint's own
@@ -17,6 +17,8 @@ rewritten; a corrupt cache can cost time, never change a result.
 * ``run``: every file's result after the follow-up and project phases (findings before
   ``# noqa`` and ``per-file-ignores``, facts, noqa maps). Key: the engine key and, for every
   linted file, the ``file`` key parts. A hit needs neither LibCST nor the rules imported.
+* ``stats``: one entry, each file's digest by what ``stat`` says of it
+  (:mod:`npulint.stat_index`), so a run over unchanged files reads none of them.
 
 The engine key covers npulint's version, the Python version, LibCST's install, and a
 hash of the sources of ``npulint/`` and the rules, so a development checkout invalidates
@@ -122,10 +124,13 @@ class Cache:
     def _path(self, kind: str, key: str) -> str:
         return os.path.join(self.base, kind, key[:2], key + ".pickle")
 
-    def get(self, kind: str, key: str) -> Optional[Any]:
+    def get(self, kind: str, key: str, check=None) -> Optional[Any]:
+        """The value stored under *key*, or None; *check* (default: every dataclass in it has
+        exactly its fields) must hold of it."""
         data = _read_entry(self._path(kind, key))
         value = _load(data) if data is not None else None
-        if not (isinstance(value, tuple) and len(value) == 2 and value[0] == key and _well_formed(value[1])):
+        if not (isinstance(value, tuple) and len(value) == 2 and value[0] == key and
+                (check or _well_formed)(value[1])):
             self.misses += 1
             return None
         self.hits += 1

@@ -8,9 +8,11 @@ import os
 from typing import Optional, Tuple
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def module_name(path: str) -> Tuple[Optional[str], bool]:
     """The dotted module name of a file from the packages around it (folders holding an
-    ``__init__.py``), and whether it is a package's ``__init__``."""
+    ``__init__.py``), and whether it is a package's ``__init__``. Memoized until
+    :func:`forget_packages` (a run asks for each file's more than once)."""
     folder, base = os.path.split(os.path.abspath(path))
     stem = base.rsplit(".", 1)[0]
     if not stem.isidentifier():
@@ -38,6 +40,13 @@ def _package_of(folder: str) -> Optional[Tuple[str, ...]]:
     if above is None:
         return None
     return above + (pkg,)
+
+
+def forget_packages() -> None:
+    """Forget the package folders and module names looked up: each run looks them up afresh
+    (an ``__init__.py`` may have come or gone since the last)."""
+    _package_of.cache_clear()
+    module_name.cache_clear()
 
 
 def normal_abs(path: str) -> bool:

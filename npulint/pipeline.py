@@ -15,6 +15,7 @@ from npulint.config import Settings
 from npulint.model import Finding
 from npulint.paths import module_name, normal_abs
 from npulint.source import PYTHON, Unreadable, decode
+from npulint.stat_index import StatIndex
 
 from npulint.analyse import (  # noqa: F401 - re-exported: callers and tests name them on pipeline
     MAX_LITERAL_ITEMS, MAX_SYNTAX_NODES, UNUSED_NOQA, FileResult, _analyse, _cpython_check, _in_big_stack,
@@ -111,9 +112,9 @@ def _run_with_modules(files, settings, checker_classes, enabled, stdin, settings
     and in the forked workers, only for the modules analysed files import."""
     from npulint import modules
 
-    from npulint.paths import _package_of
+    from npulint.paths import forget_packages
 
-    _package_of.cache_clear()
+    forget_packages()
     texts: Dict[str, bytes] = dict(overrides)
     if stdin is not None:
         texts[stdin[0]] = stdin[1]
@@ -179,14 +180,19 @@ class _Input:
 READ_CAP = 64 << 20
 
 
-def _read(path: str, limit: int = 0) -> Tuple[Optional[bytes], Optional[str]]:
+def _read(path: str, limit: int = 0, index=None) -> Tuple[Optional[bytes], Optional[str]]:
     """``(bytes, None)``, or ``(None, why)``: only a regular file is read, by a bounded read
     (:func:`npulint.source.read_regular`); one larger than ``max(limit, READ_CAP)`` (*limit*
-    0: no limit) gives ``(None, TOO_BIG + size)``."""
-    from npulint.source import TooBig, read_regular
+    0: no limit) gives ``(None, TOO_BIG + size)``. A file read is recorded in *index* (a
+    :class:`npulint.stat_index.StatIndex`) with what ``fstat`` said of it just before."""
+    from npulint.source import TooBig, read_regular_stat
 
     try:
-        return read_regular(path, max(limit, READ_CAP) if limit else 0), None
+        when = index.now() if index is not None else 0
+        data, st = read_regular_stat(path, max(limit, READ_CAP) if limit else 0)
+        if index is not None:
+            index.record(path, st, when, _digest(data))
+        return data, None
     except TooBig as exc:
         return None, f"{TOO_BIG}{exc.size}"
     except OSError as exc:
@@ -233,14 +239,18 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
     cache = options.cache
     configs: Dict[str, Tuple[Settings, Set[str]]] = {}
     inputs: List[_Input] = []
+    index = StatIndex(cache) if cache is not None else None
     for path, language, explicit in files:
         fs, fe = configs[path] = config_of(path)
         inp = _Input(path, display_path(path, cwd), language, explicit, fs, fe)
         if path in overrides:
             inp.data = overrides[path]
             inp.on_disk = False
-        elif cache is not None:  # the run's cache key needs every file's digest first
-            inp.data, inp.error = _read(path, options.max_file_size)  # (else the first pass reads it)
+        elif index is not None:  # the run's cache key needs every file's digest first
+            inp.digest = index.digest(path)  # unchanged since it was read: its digest, unread
+            if inp.digest is None:
+                inp.data, inp.error = _read(path, options.max_file_size, index)  # (else the first pass reads it)
+                inp.digest = index.recorded(path)
             if _too_big(inp) is not None:  # not read: its size and time stand for its bytes in the key
                 try:
                     st = os.stat(path)
@@ -268,6 +278,9 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
     if id(settings) not in governed:  # (a fallback only: the project phase judges each file by its own)
         settings.effective_releases = resolve(settings, [p for p, _, _ in files] or
                                               ([stdin[0]] if stdin is not None else []))
+
+    if index is not None:
+        index.save()
 
     # A run over unchanged files, settings and engine: every file's result at once.
     run_key = None

@@ -126,6 +126,11 @@ def read_regular(path: str, limit: int = 0) -> bytes:
     checked first (:class:`TooBig` above *limit*; 0: no limit), and never more than that size
     read (a file growing meanwhile is read as it was). Raises OSError with a clear strerror
     for what is not a regular file."""
+    return read_regular_stat(path, limit)[0]
+
+
+def read_regular_stat(path: str, limit: int = 0) -> Tuple[bytes, os.stat_result]:
+    """:func:`read_regular`, and what ``fstat`` said of the file just before it was read."""
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         st = os.fstat(fd)
@@ -142,7 +147,7 @@ def read_regular(path: str, limit: int = 0) -> bytes:
                 break
             chunks.append(chunk)
             left -= len(chunk)
-        return b"".join(chunks)
+        return b"".join(chunks), st
     finally:
         os.close(fd)
 
