@@ -28,12 +28,16 @@ its cache on every edit. Standard input is never cached (the pipeline never asks
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import io
 import os
 import pickle
 import sys
 from typing import Any, Iterable, List, Optional
+
+try:  # the module itself: hashlib would first load OpenSSL, which a warm run does not need
+    from _blake2 import blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b
 
 CACHE_DIR_NAME = ".npulint_cache"
 _FORMAT = 2
@@ -70,7 +74,7 @@ def _sources() -> List[str]:
 def engine_key() -> str:
     from npulint import __version__
 
-    h = hashlib.blake2b(digest_size=16)
+    h = blake2b(digest_size=16)
     h.update(f"{_FORMAT}|{__version__}|{sys.version}|{sys.platform}".encode())
     try:
         import importlib.util
@@ -87,13 +91,13 @@ def engine_key() -> str:
                 data = fh.read()
         except OSError:
             continue
-        h.update(os.path.basename(path).encode() + b"\0" + hashlib.blake2b(data, digest_size=16).digest())
+        h.update(os.path.basename(path).encode() + b"\0" + blake2b(data, digest_size=16).digest())
     return h.hexdigest()
 
 
 def digest(parts: Iterable[Any]) -> str:
     """A key from plain parts (str, bytes, numbers, None, tuples of those)."""
-    h = hashlib.blake2b(digest_size=20)
+    h = blake2b(digest_size=20)
     for part in parts:
         if isinstance(part, bytes):
             h.update(b"b%d:" % len(part))
@@ -144,7 +148,7 @@ class Cache:
             folder = os.path.dirname(self._path(kind, key))
             os.makedirs(folder, exist_ok=True)
             payload = pickle.dumps((key, value), protocol=pickle.HIGHEST_PROTOCOL)
-            data = _MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload
+            data = _MAGIC + blake2b(payload, digest_size=_DIGEST).digest() + payload
             from npulint.fixes import write_atomic
 
             write_atomic(self._path(kind, key), data, keep_mode=False, sync=False)
@@ -184,7 +188,7 @@ def _read_entry(path: str) -> Optional[bytes]:
     if len(data) <= head or not data.startswith(_MAGIC):
         return None
     payload = data[head:]
-    if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != data[len(_MAGIC):head]:
+    if blake2b(payload, digest_size=_DIGEST).digest() != data[len(_MAGIC):head]:
         return None
     return payload
 
@@ -210,6 +214,7 @@ def _load(payload: bytes) -> Optional[Any]:
 
 
 _ATOMS = frozenset((str, int, float, bool, bytes, type(None)))
+_CONTAINERS = frozenset((list, tuple, set, frozenset, dict))
 _FIELDS: dict = {}  # class -> its dataclass field names (False: not a dataclass)
 
 
@@ -221,30 +226,29 @@ def _well_formed(value: Any, depth: int = 0) -> bool:
         return True
     if depth > 64:
         return False
+    if t is dict:
+        return _all_well_formed(value.keys(), depth) and _all_well_formed(value.values(), depth)
+    if t in _CONTAINERS:
+        return _all_well_formed(value, depth)
     names = _FIELDS.get(t)
     if names is None:
         names = _FIELDS[t] = (frozenset(f.name for f in dataclasses.fields(t))
                               if dataclasses.is_dataclass(t) else False)
-    if names:
-        state = getattr(value, "__dict__", None)
-        if state is not None and state.keys() != names:
+    if not names:
+        return True
+    state = getattr(value, "__dict__", None)
+    if state is None:
+        return _all_well_formed([getattr(value, n, None) for n in names], depth)
+    return state.keys() == names and _all_well_formed(state.values(), depth)
+
+
+def _all_well_formed(values: Iterable[Any], depth: int) -> bool:
+    for v in values:
+        t = type(v)
+        if t in _ATOMS or (t in _CONTAINERS and not v):
+            continue
+        if not _well_formed(v, depth + 1):
             return False
-        for n in names:
-            v = getattr(value, n, None)
-            if type(v) not in _ATOMS and not _well_formed(v, depth + 1):
-                return False
-        return True
-    if t is list or t is tuple or t is set or t is frozenset:
-        for v in value:
-            if type(v) not in _ATOMS and not _well_formed(v, depth + 1):
-                return False
-        return True
-    if t is dict:
-        for k, v in value.items():
-            if (type(k) not in _ATOMS and not _well_formed(k, depth + 1)) or \
-                    (type(v) not in _ATOMS and not _well_formed(v, depth + 1)):
-                return False
-        return True
     return True
 
 

@@ -14,7 +14,6 @@ import io
 import os
 import re
 import stat
-import tempfile
 import tokenize
 from typing import Dict, List, Optional, Sequence, Tuple
 
@@ -310,6 +309,8 @@ def write_atomic(path: str, data: bytes, keep_mode: bool = True, sync: bool = Tr
     :class:`Changed` is raised and the file is left alone."""
     folder = os.path.dirname(os.path.abspath(path))
     mode = stat.S_IMODE(os.stat(path).st_mode) if keep_mode else None
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".tmp", dir=folder)
     _live_temps.add(tmp)
     try:

@@ -33,11 +33,11 @@ from __future__ import annotations
 
 import ast
 import functools
-import hashlib
 import os
 import re
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
+from npulint.cache import blake2b
 from npulint.paths import absolute_module
 
 # Framework packages whose own modules are never resolved through: their public names (the
@@ -188,13 +188,13 @@ class RunModules:
             if module not in self._digests:
                 name, kind, exclude = module[len(_TOUCHED):].split("\0")
                 hits = self._touching(name, kind, exclude or None)
-                self._digests[module] = hashlib.blake2b("\0".join(hits).encode("utf-8", "surrogateescape"),
+                self._digests[module] = blake2b("\0".join(hits).encode("utf-8", "surrogateescape"),
                                                         digest_size=16).hexdigest()
             return self._digests[module]
         if module not in self._digests:
             where = self.paths.get(module)
             text = self._text(where[0]) if where else None
-            self._digests[module] = None if text is None else hashlib.blake2b(
+            self._digests[module] = None if text is None else blake2b(
                 f"{where[0]}\0{int(where[1])}\0".encode() + text.encode("utf-8", "surrogateescape"),
                 digest_size=16).hexdigest()
         return self._digests[module]

@@ -208,9 +208,9 @@ def _too_big(inp) -> Optional[int]:
 
 
 def _digest(data: bytes) -> str:
-    import hashlib
+    from npulint.cache import blake2b
 
-    return hashlib.blake2b(data, digest_size=20).hexdigest()
+    return blake2b(data, digest_size=20).hexdigest()
 
 
 def _file_key_parts(inp: _Input, modname: Tuple[Optional[str], bool]) -> Tuple:

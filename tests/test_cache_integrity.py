@@ -147,3 +147,21 @@ def test_a_failing_config_creates_nothing(cli_run, tmp_path):
     assert r.returncode == 2
     assert not (root / "missing").exists()
     assert not (root / ".npulint_cache").exists()
+
+
+def test_the_shape_check_reaches_every_dataclass_however_deep():
+    from npulint.model import Edit, Finding, Fix
+
+    good = Finding("a.py", 1, 1, "NPU103", "m", fix=Fix("f", (Edit(1, 1, 1, 2, "x"),)))
+    assert cache_mod._well_formed(({"k": [[], {}, (good,)]}, set(), frozenset()))
+    broken = Finding("a.py", 1, 1, "NPU103", "m", fix=Fix("f", (Edit(1, 1, 1, 2, "x"),)))
+    del broken.fix.edits[0].__dict__["text"]  # an Edit from a class that had other fields
+    for shape in (broken, [broken], ({"k": [[], (broken,)]},), {"k": broken.fix.edits[0]}):
+        assert not cache_mod._well_formed(shape)
+    extra = Finding("a.py", 1, 1, "NPU103", "m")
+    extra.__dict__["other"] = 1
+    assert not cache_mod._well_formed([extra])
+    deep = good
+    for _ in range(70):
+        deep = [deep]
+    assert not cache_mod._well_formed(deep)  # deeper than any entry npulint writes
