@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from typing import Iterator, List, Optional, Sequence, Tuple
 
@@ -70,17 +71,50 @@ def _read_gitignore(path: str):
             lines = fh.read().splitlines()
     except OSError:
         return None
-    return _Spec(pathspec.GitIgnoreSpec.from_lines(lines))
+    return _Spec(lines)
+
+
+@functools.lru_cache(maxsize=1)
+def _pattern_class():
+    """The pattern class pathspec's ``GitIgnoreSpec`` builds its patterns with."""
+    return type(pathspec.GitIgnoreSpec.from_lines(["x"]).patterns[0])
 
 
 class _Spec:
-    """A pathspec ``GitIgnoreSpec`` behind one regex that matches when any of its patterns
-    does: most paths match none, and one search says so instead of one per pattern (a
-    160-line .gitignore made discovery the largest part of a cached run)."""
+    """The patterns of a ``.gitignore`` (or of the excludes) as pathspec's ``GitIgnoreSpec``,
+    behind one regex that matches when any of its patterns does: most paths match none, and
+    one search says so instead of one per pattern (a 160-line .gitignore made discovery the
+    largest part of a cached run). pathspec's own spec is built only for a path that one of
+    the patterns matches (compiling every pattern was most of reading a .gitignore).
 
-    def __init__(self, spec: "pathspec.PathSpec"):
-        self.spec = spec
-        self.any = _any_pattern(spec)
+    A line pathspec cannot read (``[z-a]``, a lone ``\\``) matches nothing, as in git, which
+    skips what it cannot match; with *strict* (patterns from a configuration) it is a
+    :class:`ConfigError`."""
+
+    def __init__(self, lines: Sequence[str], strict: bool = False):
+        self.strict = strict
+        self.lines = [line for line in lines if self._readable(line)]
+        self._spec = None
+        self.any = _any_pattern(self.lines)
+
+    def _readable(self, line: str) -> bool:
+        import re
+
+        try:
+            regex, _ = _pattern_class().pattern_to_regex(line)
+            if regex is not None:
+                re.compile(regex)
+            return True
+        except Exception as exc:  # re.error, pathspec's pattern errors
+            if self.strict:
+                raise ConfigError(f"bad exclude pattern {line!r}: {exc}")
+            return False
+
+    @property
+    def spec(self):
+        if self._spec is None:
+            self._spec = pathspec.GitIgnoreSpec.from_lines(self.lines)
+        return self._spec
 
     def check_file(self, rel: str) -> Optional[bool]:
         """True (ignored), False (re-included by a negation), None (no pattern matches)."""
@@ -94,17 +128,17 @@ class _Spec:
         return bool(self.spec.match_file(rel))
 
 
-def _any_pattern(spec) -> "Optional[re.Pattern]":
+def _any_pattern(lines: Sequence[str]) -> "Optional[re.Pattern]":
     import re
 
     parts = []
-    for p in getattr(spec, "patterns", ()):
-        if getattr(p, "include", None) is None:
+    for line in lines:
+        regex, include = _pattern_class().pattern_to_regex(line)
+        if include is None or regex is None:
             continue
-        regex = getattr(p, "regex", None)
-        if not isinstance(regex, re.Pattern) or isinstance(regex.pattern, bytes) or "(?P=" in regex.pattern:
+        if not isinstance(regex, str) or "(?P=" in regex:
             return None  # not a plain regex pattern: always ask pathspec
-        parts.append("(?:" + re.sub(r"\(\?P<\w+>", "(?:", regex.pattern) + ")")
+        parts.append("(?:" + re.sub(r"\(\?P<\w+>", "(?:", regex) + ")")
     if not parts:
         return None
     try:
@@ -145,10 +179,6 @@ def _initial_ignores(folder: str) -> _Ignores:
 class Excluder:
     def __init__(self, settings: Settings):
         patterns = list(settings.exclude) + list(settings.extend_exclude)
-        try:
-            self.spec = pathspec.GitIgnoreSpec.from_lines(patterns)
-        except Exception as exc:  # pathspec raises various errors for malformed patterns
-            raise ConfigError(f"bad exclude pattern: {exc}")
         self.root = settings.root
         # Plain names (the defaults: ``.git``, ``build``...) match a path with such a
         # component, whatever the depth: a set lookup instead of a pattern match. Any other
@@ -159,7 +189,7 @@ class Excluder:
             plain = []
         self.names = frozenset(plain)
         rest = [p for p in patterns if p not in self.names]
-        self.rest = _Spec(pathspec.GitIgnoreSpec.from_lines(rest)) if any(p.strip() for p in rest) else None
+        self.rest = _Spec(rest, strict=True) if any(p.strip() for p in rest) else None
 
     def excluded_with_parents(self, path: str, is_dir: bool) -> bool:
         """*path* or one of its folders below the settings' root is excluded."""

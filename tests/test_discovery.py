@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from npulint import discovery, registry
-from npulint.config import Settings, find_config, load_config
+from npulint.config import ConfigError, Settings, find_config, load_config
 
 IMPORT = "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
 INVALID_ID = IMPORT + "with npu_weight_prefetch_scope(-1):\n    pass\n"  # NPU103 at 2:6
@@ -236,8 +236,8 @@ def test_gitignore_fast_check_agrees_with_pathspec():
              "**/tmp", "a/b/", "*.log", "!important.log", "data?/", "[Tt]est*.sh", "\\#hash", "out/*", "!out/k.py",
              "nested/deep/file.py", "*.egg-info/"]
     spec = pathspec.GitIgnoreSpec.from_lines(lines)
-    fast = _Spec(spec)
-    assert fast.any is not None
+    fast = _Spec(lines)
+    assert fast.any is not None and fast._spec is None  # pathspec's spec: only once a pattern matches
     names = ["x.py", "x.pyc", "keep.pyc", "a.log", "important.log", "README.md", "test_run.sh", "Test.sh", "#hash",
              "k.py", "file.py", "pkg.egg-info", "data1", "dist", "tmp", "__pycache__", "build", "b"]
     folders = ["", "src/", "docs/", "docs/api/", "a/", "a/b/", "out/", "nested/deep/", "build/", "x/tmp/", "dist/"]
@@ -248,3 +248,24 @@ def test_gitignore_fast_check_agrees_with_pathspec():
         assert fast.match_file(rel) == bool(spec.match_file(rel)), rel
         checked += 1
     assert checked > 300
+
+
+@pytest.mark.parametrize("bad", ["[z-a]", "\\", "a/[z-a]/b"])
+def test_a_gitignore_line_nobody_can_match_matches_nothing(cli_run, project, bad):
+    """git skips a .gitignore pattern it cannot match (a bad range, a lone backslash); the other
+    lines still apply. It used to end the run with a traceback."""
+    root = project({"a.py": INVALID_ID, "b.py": INVALID_ID, ".gitignore": f"{bad}\nb.py\n"})
+    r = cli_run(["--select", "ALL", "--no-cache", "."], cwd=root)
+    assert "Traceback" not in r.stderr and r.returncode == 1, r.stderr
+    assert {line.split(":")[0] for line in r.stdout.splitlines()} == {"a.py"}
+
+
+def test_a_bad_exclude_pattern_is_a_one_line_error(cli_run, project):
+    from npulint.config import Settings
+    from npulint.discovery import Excluder
+
+    with pytest.raises(ConfigError, match="bad exclude pattern"):
+        Excluder(Settings(root=".", extend_exclude=["[z-a]/x"]))
+    root = project({"a.py": INVALID_ID, "pyproject.toml": "[tool.npulint]\nextend-exclude = ['[z-a]/x']\n"})
+    r = cli_run(["--no-cache", "."], cwd=root)
+    assert r.returncode == 2 and "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1
