@@ -35,7 +35,7 @@ from npulint.source import SHELL
 from npulint.releases import runs_on
 
 from .engine import AnalysisLimit, ShellCrlf, SyntaxErrorInFile
-from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, catalog_for
+from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, catalog_index
 
 _SRC = ("MindSpeed's adaptive memory optimization page, Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
         "docs/features/adaptive-memory.md:32-40")
@@ -289,7 +289,9 @@ def check_launch(launch: Launch, stacks: FrozenSet[str]) -> List[Tuple[str, Opti
         return _unknown_flags(cmd)
     seen_pairs = set()
     # only the releases whose parsers take every flag of the command can run it
-    for applicable in catalog_for(runs_on(cmd.by_flag, stacks)):
+    entries, index = catalog_index(runs_on(cmd.by_flag, stacks))
+    for at in sorted({i for flag in cmd.by_flag for i in index.get(flag, ())}):  # (catalog order)
+        applicable = entries[at]
         e = applicable.entry
         where = f"{applicable.releases}: {applicable.citation}"
         if e.kind == "range":

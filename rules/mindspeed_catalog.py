@@ -31,7 +31,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
-from typing import Dict, FrozenSet, Optional, Tuple
+from typing import Dict, FrozenSet, List, Optional, Tuple
 
 
 # Values of absent flags (Megatron/MindSpeed argparse defaults) that conditions compare.
@@ -804,6 +804,30 @@ def holds(entry: Entry) -> Dict[str, str]:
     from npulint.releases import mindspeed_data
 
     return mindspeed_data()["entries"].get(entry.key, {})
+
+
+def _condition_flags(cond) -> FrozenSet[str]:
+    if cond[0] in ("all", "any"):
+        return frozenset().union(*(_condition_flags(c) for c in cond[1:]))
+    return frozenset((cond[1],))
+
+
+def entry_flags(entry: Entry) -> FrozenSet[str]:
+    """The flags one of which a launch must write before *entry* can apply to it: a finding
+    needs a written occurrence of a flag of its first condition (of its flag, for a range)."""
+    return frozenset((entry.b[0],)) if entry.kind == "range" else _condition_flags(entry.a)
+
+
+@functools.lru_cache(maxsize=256)
+def catalog_index(stacks: FrozenSet[str]) -> Tuple[Tuple[Applicable, ...], Dict[str, Tuple[int, ...]]]:
+    """:func:`catalog_for` *stacks*, and for each flag the positions of the entries that
+    :func:`entry_flags` names it in: a launch is checked against the entries of its own flags."""
+    entries = catalog_for(stacks)
+    index: Dict[str, List[int]] = {}
+    for i, applicable in enumerate(entries):
+        for flag in entry_flags(applicable.entry):
+            index.setdefault(flag, []).append(i)
+    return entries, {flag: tuple(at) for flag, at in index.items()}
 
 
 @functools.lru_cache(maxsize=256)

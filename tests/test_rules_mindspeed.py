@@ -776,3 +776,66 @@ def test_flags_of_older_releases_are_known(lint):
     assert "--use-fused-mlp" in known_flags() and not [f for f in known_flags() if "#" in f]
     assert sh(lint, "torchrun pretrain_gpt.py --use-fused-mlp --swiglu --sequence-parallel\n") == []
     assert codes(sh(lint, "torchrun pretrain_gpt.py --use-fused-mpl\n")) == ["NPU502"]
+
+
+def test_a_launch_is_checked_against_the_entries_of_its_own_flags_only():
+    """check_launch looks only at the catalog entries whose first condition names a flag the
+    launch writes (mindspeed_catalog.catalog_index): what every entry would say, on launches
+    that write, for each entry, each subset of the flags of its first condition with the values
+    its conditions compare, and the flags of its second."""
+    import itertools
+
+    from npulint.model import Span
+    from npulint.rules import mindspeed, mindspeed_catalog as mc
+
+    def values(cond):
+        """(flag, value) pairs that make a condition hold (a flag alone: None)."""
+        if cond[0] in ("all", "any"):
+            for c in cond[1:]:
+                yield from values(c)
+        elif cond[0] == "on":
+            yield cond[1], None
+        else:
+            v = cond[2][0] if isinstance(cond[2], tuple) else cond[2]
+            yield cond[1], {"gt": lambda: v + 1, "lt": lambda: v - 1, "ne": lambda: f"{v}x",
+                            "notin": lambda: "zzz"}.get(cond[0], lambda: v)()
+
+    def launch(pairs):
+        span = Span(1, 1, 1, 1)
+        words = [mindspeed.Word("torchrun", span), mindspeed.Word("pretrain_gpt.py", span)]
+        for flag, value in pairs:
+            words.append(mindspeed.Word(flag, span))
+            if value is not None:
+                words.append(mindspeed.Word(str(value), span))
+        return mindspeed.find_launch(words)
+
+    every = mc.catalog_index.__wrapped__
+
+    def brute(stacks):
+        entries, _ = every(stacks)
+        flags = {f for e in mc.CATALOG for f in mc.entry_flags(e)}
+        return entries, {flag: tuple(range(len(entries))) for flag in flags}
+
+    stacks = frozenset({"mindspeed@master"})
+    checked = found = 0
+    for e in mc.CATALOG:
+        if e.kind == "range":
+            flag, lo, hi = e.b
+            a, b = [(flag, lo - 1 if lo is not None else hi + 1)], []
+        else:
+            a = list(dict(values(e.a)).items())
+            b = list(dict(values(e.b)).items()) if e.kind == "conflict" else [(e.b[1], "zzz")] if e.kind == "choices" else []
+        for n in range(1, len(a) + 1):
+            for chosen in itertools.combinations(a, n):
+                one = launch(list(chosen) + [p for p in b if p[0] not in dict(chosen)])
+                fast = mindspeed.check_launch(one, stacks)
+                original = mc.catalog_index
+                mc.catalog_index = mindspeed.catalog_index = brute
+                try:
+                    slow = mindspeed.check_launch(one, stacks)
+                finally:
+                    mc.catalog_index = mindspeed.catalog_index = original
+                assert fast == slow, e
+                checked += 1
+                found += sum(1 for code, _, _ in fast if code != "NPU502")
+    assert checked > len(mc.CATALOG) and found > 100  # the launches do break the catalog's rules
