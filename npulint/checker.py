@@ -754,16 +754,21 @@ def _node_lines(stmt: cst.CSTNode) -> Optional[Dict[cst.CSTNode, int]]:
                 children.append(item.value)
                 continue
             value = getattr(item, name)
-            if type(value) is tuple or type(value) is list:
+            vt = type(value)
+            if vt is tuple or vt is list:
                 children.extend(value)
-            elif isinstance(value, cst.CSTNode):
-                children.append(value)
+            else:
+                node = _IS_NODE.get(vt)
+                if node is None:  # CSTNode is an ABC: isinstance is slow, so once per type
+                    node = _IS_NODE[vt] = isinstance(value, cst.CSTNode)
+                if node:
+                    children.append(value)
         children.reverse()
         stack.extend(children)
     return out
 
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_IS_NODE: Dict[type, bool] = {}
 # Fields before a node's first token that its position leaves out: a statement's (or
 # clause's) leading empty lines, a def's or class's decorators, an expression's parentheses.
 _BEFORE_START = ("leading_lines", "decorators", "lines_after_decorators", "lpar")

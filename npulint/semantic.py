@@ -192,9 +192,9 @@ class Binding:
 
 
 # Compound statements whose ``body`` runs conditionally (or repeatedly, for loops).
-_BLOCK_OWNERS = (cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler,
-                 cst.ExceptStarHandler, cst.Finally, cst.MatchCase)
-_LOOPS = (cst.For, cst.While)
+_BLOCK_OWNER_TYPES = frozenset({cst.If, cst.Else, cst.For, cst.While, cst.Try, cst.TryStar, cst.ExceptHandler,
+                                cst.ExceptStarHandler, cst.Finally, cst.MatchCase})
+_LOOP_TYPES = frozenset({cst.For, cst.While})
 _COMPREHENSIONS = frozenset({"ListComp", "SetComp", "DictComp", "GeneratorExp"})
 
 
@@ -870,30 +870,34 @@ class Walker(cst.CSTVisitor):
             self.sem.seq += 1
             handler(self.sem, original_node)
 
+    # (the node classes are tested by type, not isinstance: LibCST's are never subclassed, and
+    # these two run for every field that opens a block or a scope)
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
-        if (attribute == "body" and isinstance(node, _BLOCK_OWNERS) and not isinstance(node, cst.While)) or (
-                attribute == "test" and isinstance(node, cst.While)):  # a while test runs on every iteration
+        t = type(node)
+        if (attribute == "body" and t in _BLOCK_OWNER_TYPES and t is not cst.While) or (
+                attribute == "test" and t is cst.While):  # a while test runs on every iteration
             scope = self.sem.scope
-            if attribute == "body" and type(node) is cst.If and scope is self.sem.module_scope and \
+            if attribute == "body" and t is cst.If and scope is self.sem.module_scope and \
                     not scope.blocks and is_main_guard(node, self.sem):
                 self.sem.main_guards.add(node)
                 return  # the script's body: straight-line code (RULES.md "Resolve values")
-            scope.blocks = scope.blocks + ((node, isinstance(node, _LOOPS)),)
-        elif attribute == "params" and isinstance(node, (cst.FunctionDef, cst.Lambda)):
+            scope.blocks = scope.blocks + ((node, t in _LOOP_TYPES),)
+        elif attribute == "params" and (t is cst.FunctionDef or t is cst.Lambda):
             self.sem.def_site[node] = self.sem.site()
-            self.sem.push("function" if isinstance(node, cst.FunctionDef) else "lambda", node)
-        elif attribute == "body" and isinstance(node, cst.ClassDef):
+            self.sem.push("function" if t is cst.FunctionDef else "lambda", node)
+        elif attribute == "body" and t is cst.ClassDef:
             self.sem.def_site[node] = self.sem.site()
             self.sem.push("class", node)
 
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
         if attribute == "body":
-            if isinstance(original_node, _BLOCK_OWNERS):
-                if type(original_node) is cst.If and original_node in self.sem.main_guards:
+            t = type(original_node)
+            if t in _BLOCK_OWNER_TYPES:
+                if t is cst.If and original_node in self.sem.main_guards:
                     return
                 scope = self.sem.scope
                 scope.blocks = scope.blocks[:-1]
-            elif isinstance(original_node, (cst.FunctionDef, cst.Lambda, cst.ClassDef)):
+            elif t is cst.FunctionDef or t is cst.Lambda or t is cst.ClassDef:
                 self.sem.pop()
 
     # -- the traversal ----------------------------------------------------------------
