@@ -217,7 +217,7 @@ class FileContext:
         if type(node) is Span:
             return node
         if self._positions is None:
-            top = self.sem.top_of.get(node)
+            top = self.sem.top_of.get(id(node))
             unit = self._unit(top) if top is not None else None
             if unit is not None:
                 computed, shift = unit
@@ -237,7 +237,7 @@ class FileContext:
         further as the line breaks the tree holds between the two (in newline tokens,
         backslash continuations and multi-line strings)."""
         if self._positions is None:
-            top = self.sem.top_of.get(node)
+            top = self.sem.top_of.get(id(node))
             if top is not None and top not in self._units:
                 lines = self._unit_lines(top)
                 if lines is not None:

@@ -280,7 +280,9 @@ class Semantic:
         # every walked node -> the statement holding it whose positions are computed alone (see
         # FileContext.span): i for ``module.body[i]``, (i, j) for the j-th statement of a
         # top-level class ``module.body[i]``
-        self.top_of: Dict[cst.CSTNode, object] = {}
+        # (keyed by id: LibCST's __hash__ is a Python call, and every node is a key; the nodes
+        # live as long as the table)
+        self.top_of: Dict[int, object] = {}
         # the module-level ``if __name__ == "__main__":`` statements whose body is straight-line code
         self.main_guards: set = set()
         # the attribute names assigned, augmented or deleted anywhere in the file (``x.ID = 1``)
@@ -927,7 +929,7 @@ class Walker(cst.CSTVisitor):
     def _walk(self, node: cst.CSTNode) -> None:
         sem = self.sem
         if self._top is not None:
-            sem.top_of[node] = self._top
+            sem.top_of[id(node)] = self._top
         cls = type(node)
         plan = self._plans.get(cls)
         if plan is None:

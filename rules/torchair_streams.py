@@ -371,14 +371,14 @@ class StreamsAnalysis(Analysis):
             ctx.fact(StreamsAnalysis, ("class", q, tuple(bases)))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
-        guards = {sem.top_of.get(g) for g in sem.main_guards}  # top-level statements: calls in one share its index
+        guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
         for call, site in self.calls:
             q = sem.callee_qualname(call.func, site)
             if q is None or q.startswith(("torch.", "torchair.")):
                 continue
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             owner = sem.enclosing_class(site)
-            in_main = bool(guards) and sem.top_of.get(call, ()) in guards
+            in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main))
 
     def _api_facts(self, resolved) -> None:
