@@ -499,7 +499,9 @@ def test_a_document_closed_meanwhile_publishes_nothing_more(server):
     for_a = [m["params"] for m in c.received if m.get("method") == "textDocument/publishDiagnostics"
              and m["params"]["uri"] == a]
     assert for_a[-1]["diagnostics"] == []  # the close's, and nothing after it
-    assert all(p["diagnostics"] == [] for p in for_a)  # the open's lint, dropped: the document changed
+    # the open's lint (not debounced) may finish before the change and the close are read, and
+    # then publishes for version 1; nothing is ever published for the changed text
+    assert all(p["diagnostics"] == [] or p.get("version") == 1 for p in for_a)
     assert "2" not in _lints(c, a)  # the debounced change was never linted
 
 
