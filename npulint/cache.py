@@ -1,7 +1,7 @@
 """The result cache (``.npulint_cache/``): what npulint found in a file, keyed by everything
 that can change it, so a second run over unchanged files parses nothing.
 
-Three kinds of entries, all pickles written atomically (a temporary file, then
+Four kinds of entries, all pickles written atomically (a temporary file, then
 ``os.replace``), so concurrent runs never see half an entry. Every entry is verified before
 use (see ``docs/cache.md``): it starts with a magic string and a digest of its payload, the
 digest is checked before anything is unpickled, the unpickler builds only npulint's own
@@ -19,6 +19,9 @@ rewritten; a corrupt cache can cost time, never change a result.
   linted file, the ``file`` key parts. A hit needs neither LibCST nor the rules imported.
 * ``stats``: one entry, each file's digest by what ``stat`` says of it
   (:mod:`npulint.stat_index`), so a run over unchanged files reads none of them.
+* ``walk``: the files a folder's walk found, with what they depend on as ``stat`` saw it
+  (``discovery._WalkRecord``), so a run over an unchanged tree lists no folder. Key: the
+  folder, ``.gitignore`` on or off, the settings' root and excludes.
 
 The engine key covers npulint's version, the Python version, LibCST's install, and a
 hash of the sources of ``npulint/`` and the rules, so a development checkout invalidates

@@ -144,7 +144,7 @@ def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable
     for p in paths:
         if p == "-":
             continue
-        found, miss = discovery.discover([p], resolver.for_path(p)[0], force_exclude=force_exclude)
+        found, miss = discovery.discover([p], resolver.for_path(p)[0], force_exclude=force_exclude, cache=cache)
         files.extend(found)
         missing.extend(miss)
     if missing:

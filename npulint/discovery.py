@@ -5,19 +5,16 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Iterator, List, Optional, Sequence, Tuple
-
-import pathspec
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from npulint.config import ConfigError, Settings
 from npulint.paths import normal_abs
 from npulint.source import (BASH_INTERPRETERS, PYTHON, SHELL, detect_language, is_shell_candidate_name,
                             language_of, read_head, shebang_interpreter)
+from npulint.stat_index import RACY_NS, StatIndex, signature
 
-try:  # pathspec >= 0.12
-    _GitIgnore = pathspec.GitIgnoreSpec
-except AttributeError:  # pragma: no cover
-    _GitIgnore = None
+# pathspec is imported where a pattern is first compiled: a run whose walk comes from the
+# cache (see _WalkRecord) needs none.
 
 
 class _Ignores:
@@ -26,8 +23,8 @@ class _Ignores:
     def __init__(self, specs: Tuple[Tuple[str, "pathspec.PathSpec"], ...] = ()):
         self.specs = specs
 
-    def with_dir(self, folder: str) -> "_Ignores":
-        spec = _read_gitignore(os.path.join(folder, ".gitignore"))
+    def with_dir(self, folder: str, record: "Optional[_WalkRecord]" = None) -> "_Ignores":
+        spec = _read_gitignore(os.path.join(folder, ".gitignore"), record)
         return _Ignores(self.specs + ((folder, spec),)) if spec is not None else self
 
     def ignored(self, path: str, is_dir: bool) -> bool:
@@ -65,7 +62,9 @@ def _relative(path: str, base: str) -> Optional[str]:
 _GLOB = set("*?[]!\\/#")
 
 
-def _read_gitignore(path: str):
+def _read_gitignore(path: str, record: "Optional[_WalkRecord]" = None):
+    if record is not None:
+        record.note(path)  # (or that there is none)
     try:
         with open(path, encoding="utf-8", errors="replace") as fh:
             lines = fh.read().splitlines()
@@ -77,6 +76,8 @@ def _read_gitignore(path: str):
 @functools.lru_cache(maxsize=1)
 def _pattern_class():
     """The pattern class pathspec's ``GitIgnoreSpec`` builds its patterns with."""
+    import pathspec
+
     return type(pathspec.GitIgnoreSpec.from_lines(["x"]).patterns[0])
 
 
@@ -113,6 +114,8 @@ class _Spec:
     @property
     def spec(self):
         if self._spec is None:
+            import pathspec
+
             self._spec = pathspec.GitIgnoreSpec.from_lines(self.lines)
         return self._spec
 
@@ -147,9 +150,11 @@ def _any_pattern(lines: Sequence[str]) -> "Optional[re.Pattern]":
         return None
 
 
-def _git_root(folder: str) -> Optional[str]:
+def _git_root(folder: str, record: "Optional[_WalkRecord]" = None) -> Optional[str]:
     here = folder
     while True:
+        if record is not None:  # that there is a .git here, or none (git changes the folder itself)
+            record.note(os.path.join(here, ".git"), exists_only=True)
         if os.path.exists(os.path.join(here, ".git")):
             return here
         parent = os.path.dirname(here)
@@ -158,12 +163,12 @@ def _git_root(folder: str) -> Optional[str]:
         here = parent
 
 
-def _initial_ignores(folder: str) -> _Ignores:
+def _initial_ignores(folder: str, record: "Optional[_WalkRecord]" = None) -> _Ignores:
     """``.gitignore`` files from the repository root down to *folder* (exclusive of deeper ones)."""
-    root = _git_root(folder)
+    root = _git_root(folder, record)
     ignores = _Ignores()
     if root is None:
-        return ignores.with_dir(folder)
+        return ignores.with_dir(folder, record)
     chain = []
     here = folder
     while True:
@@ -172,7 +177,7 @@ def _initial_ignores(folder: str) -> _Ignores:
             break
         here = os.path.dirname(here)
     for d in reversed(chain):
-        ignores = ignores.with_dir(d)
+        ignores = ignores.with_dir(d, record)
     return ignores
 
 
@@ -219,10 +224,12 @@ class Excluder:
 
 
 def discover(paths: Sequence[str], settings: Settings, respect_gitignore: bool = True,
-             force_exclude: bool = False) -> Tuple[List[Tuple[str, str, bool]], List[str]]:
+             force_exclude: bool = False, cache=None) -> Tuple[List[Tuple[str, str, bool]], List[str]]:
     """Return ``([(path, language, explicit)], missing_paths)``; each path once, sorted. With
     *force_exclude* (or the setting), a path named explicitly that the excludes match, or that
-    lies in a folder they match, is left out as it would be in a walk (ruff's ``--force-exclude``)."""
+    lies in a folder they match, is left out as it would be in a walk (ruff's ``--force-exclude``).
+    With a *cache* (:class:`npulint.cache.Cache`), a folder's walk comes from it while nothing
+    it depends on changed (:class:`_WalkRecord`)."""
     excluder = Excluder(settings)
     force_exclude = force_exclude or settings.force_exclude
     seen = set()
@@ -237,8 +244,7 @@ def discover(paths: Sequence[str], settings: Settings, respect_gitignore: bool =
                 seen.add(path)
                 out.append((path, detect_language(path) or PYTHON, True))
         elif os.path.isdir(path):
-            ignores = _initial_ignores(path) if respect_gitignore else _Ignores()
-            for found in _walk(path, ignores, excluder, respect_gitignore):
+            for found in _walk_cached(path, settings, excluder, respect_gitignore, cache):
                 if found[0] not in seen:
                     seen.add(found[0])
                     out.append(found)
@@ -248,8 +254,86 @@ def discover(paths: Sequence[str], settings: Settings, respect_gitignore: bool =
     return out, missing
 
 
-def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bool
-          ) -> Iterator[Tuple[str, str, bool]]:
+class _WalkRecord:
+    """What a walk's result depends on, as ``stat`` saw it just before the walk read it: each
+    folder it listed (the names and kinds of its entries: a folder's times move when one is
+    added, removed or renamed), each ``.gitignore`` it read or looked for, each file whose first
+    line it read, and whether each folder it searched for the repository root holds a ``.git``.
+    The result stands for a later walk while every one of them gives the same signature
+    (:func:`npulint.stat_index.signature`) and none was changed within RACY_NS of the walk, as
+    for the stat index. A walk that meets a symbolic link is not recorded (what a link points
+    to can change with no folder of the walk changing)."""
+
+    def __init__(self):
+        self.when = StatIndex.now()  # before anything is read
+        self.seen: Dict[str, Optional[Tuple[int, ...]]] = {}
+        self.cacheable = True
+
+    def note(self, path: str, exists_only: bool = False) -> None:
+        """Record *path*'s signature (None: there is no such file; ``()``, with *exists_only*:
+        there is one, whatever it holds)."""
+        if path in self.seen:
+            return
+        try:
+            st = os.stat(path)
+        except (OSError, ValueError):
+            self.seen[path] = None
+            return
+        self.seen[path] = () if exists_only else signature(st)
+
+    @staticmethod
+    def holds(when: int, seen: Dict[str, Optional[Tuple[int, ...]]]) -> bool:
+        for path, sig in seen.items():
+            try:
+                st = os.stat(path)
+            except (OSError, ValueError):
+                if sig is None:
+                    continue
+                return False
+            if sig is None:
+                return False
+            if sig == ():
+                continue
+            if signature(st) != sig or max(st.st_mtime_ns, st.st_ctime_ns) >= when - RACY_NS:
+                return False
+        return True
+
+
+def _walk_valid(value) -> bool:
+    if type(value) is not tuple or len(value) != 3:
+        return False
+    when, seen, files = value
+    return (type(when) is int and type(seen) is dict and bool(seen) and type(files) is tuple and
+            all(type(k) is str and (v is None or (type(v) is tuple and all(type(x) is int for x in v)))
+                for k, v in seen.items()) and
+            all(type(f) is tuple and len(f) == 3 and type(f[0]) is str and type(f[1]) is str and f[2] is False
+                for f in files))
+
+
+def _walk_cached(top: str, settings: Settings, excluder: Excluder, respect_gitignore: bool,
+                 cache) -> List[Tuple[str, str, bool]]:
+    """The files of the folder *top*: from the cache while its record holds, else walked (and
+    recorded)."""
+    if cache is None:
+        ignores = _initial_ignores(top) if respect_gitignore else _Ignores()
+        return list(_walk(top, ignores, excluder, respect_gitignore))
+    key = cache.key(("walk", top, respect_gitignore, os.path.abspath(settings.root),
+                     tuple(settings.exclude), tuple(settings.extend_exclude)))
+    hit = cache.get("walk", key, check=_walk_valid)
+    if hit is not None and _WalkRecord.holds(hit[0], hit[1]):
+        return list(hit[2])
+    record = _WalkRecord()
+    if os.path.realpath(top) != top:
+        record.cacheable = False
+    ignores = _initial_ignores(top, record) if respect_gitignore else _Ignores()
+    found = list(_walk(top, ignores, excluder, respect_gitignore, record))
+    if record.cacheable:
+        cache.put("walk", key, (record.when, record.seen, tuple(found)))
+    return found
+
+
+def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bool,
+          record: Optional[_WalkRecord] = None) -> Iterator[Tuple[str, str, bool]]:
     visited = set()
     stack = [(top, ignores, None)]
     while stack:
@@ -262,6 +346,8 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
         if real in visited:  # a symlink loop, or two links to one folder
             continue
         visited.add(real)
+        if record is not None:
+            record.note(folder)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
@@ -279,6 +365,8 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
             lang = None if is_dir else language_of(entry.name)
             if not is_dir and lang is None and not is_shell_candidate_name(entry.name):
                 continue  # never linted: no need to ask the excludes
+            if record is not None and entry.is_symlink():
+                record.cacheable = False
             if excluder.excluded(entry.path, is_dir):
                 continue
             if respect_gitignore and ign.ignored(entry.path, is_dir):
@@ -286,6 +374,8 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
             if not is_dir and lang is None:
                 # a file without an extension is a shell script when its first line says
                 # bash or a POSIX shell (scripts in bin/ folders, pre-commit's shell type)
+                if record is not None:
+                    record.note(entry.path)
                 if not _bash_shebang(entry.path):
                     continue
                 lang = SHELL
@@ -300,7 +390,7 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
                 continue
             yield (entry.path, lang, False)
         for d, d_real in reversed(sub):
-            stack.append((d, ign.with_dir(d) if respect_gitignore else ign, d_real))
+            stack.append((d, ign.with_dir(d, record) if respect_gitignore else ign, d_real))
 
 
 def _bash_shebang(path: str) -> bool:

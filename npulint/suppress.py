@@ -7,8 +7,6 @@ import dataclasses
 import os
 from typing import Dict, List, Set, Tuple
 
-import pathspec
-
 from npulint.config import Settings
 from npulint.model import Finding
 from npulint.source import suppressed
@@ -18,8 +16,12 @@ from npulint.analyse import UNUSED_NOQA, FileResult
 class PerFileIgnores:
     def __init__(self, settings: Settings):
         self.root = settings.root
-        self.entries = [(pathspec.GitIgnoreSpec.from_lines([pattern]), set(codes))
-                        for pattern, codes in settings.per_file_ignores.items()]
+        self.entries = []
+        if settings.per_file_ignores:
+            import pathspec
+
+            self.entries = [(pathspec.GitIgnoreSpec.from_lines([pattern]), set(codes))
+                            for pattern, codes in settings.per_file_ignores.items()]
 
     def codes_for(self, path: str) -> Set[str]:
         if not self.entries:
