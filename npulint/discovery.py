@@ -93,23 +93,37 @@ class _Spec:
     :class:`ConfigError`."""
 
     def __init__(self, lines: Sequence[str], strict: bool = False):
-        self.strict = strict
-        self.lines = [line for line in lines if self._readable(line)]
-        self._spec = None
-        self.any = _any_pattern(self.lines)
-
-    def _readable(self, line: str) -> bool:
         import re
 
+        translated = []  # (line, its regex or None)
+        for line in lines:
+            try:
+                translated.append((line, _pattern_class().pattern_to_regex(line)[0]))
+            except Exception as exc:  # pathspec's pattern errors
+                self._unreadable(line, exc, strict)
         try:
-            regex, _ = _pattern_class().pattern_to_regex(line)
-            if regex is not None:
-                re.compile(regex)
-            return True
-        except Exception as exc:  # re.error, pathspec's pattern errors
-            if self.strict:
-                raise ConfigError(f"bad exclude pattern {line!r}: {exc}")
-            return False
+            self.any = _any_pattern([r for _, r in translated])
+            checked = self.any is not None or all(r is None for _, r in translated)
+        except re.error:
+            checked = False
+        if not checked:  # a line whose regex does not compile (or none combined): found one by one, and left out
+            kept = []
+            for line, regex in translated:
+                try:
+                    if regex is not None:
+                        re.compile(regex)
+                    kept.append((line, regex))
+                except re.error as exc:
+                    self._unreadable(line, exc, strict)
+            translated = kept
+            self.any = _any_pattern([r for _, r in translated])
+        self.lines = [line for line, _ in translated]
+        self._spec = None
+
+    @staticmethod
+    def _unreadable(line: str, exc: Exception, strict: bool) -> None:
+        if strict:
+            raise ConfigError(f"bad exclude pattern {line!r}: {exc}")
 
     @property
     def spec(self):
@@ -131,13 +145,15 @@ class _Spec:
         return bool(self.spec.match_file(rel))
 
 
-def _any_pattern(lines: Sequence[str]) -> "Optional[re.Pattern]":
+def _any_pattern(regexes: Sequence[Optional[str]]) -> "Optional[re.Pattern]":
+    """One regex matching where any of *regexes* (pathspec's, None for a blank or comment
+    line) does; None when one is not a plain regex (then pathspec is always asked). Raises
+    ``re.error`` when one of them does not compile."""
     import re
 
     parts = []
-    for line in lines:
-        regex, include = _pattern_class().pattern_to_regex(line)
-        if include is None or regex is None:
+    for regex in regexes:
+        if regex is None:
             continue
         if not isinstance(regex, str) or "(?P=" in regex:
             return None  # not a plain regex pattern: always ask pathspec
@@ -146,7 +162,7 @@ def _any_pattern(lines: Sequence[str]) -> "Optional[re.Pattern]":
         return None
     try:
         return re.compile("|".join(parts))
-    except (re.error, RecursionError, OverflowError):
+    except (RecursionError, OverflowError):
         return None
 
 
