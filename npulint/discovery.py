@@ -63,14 +63,15 @@ _GLOB = set("*?[]!\\/#")
 
 
 def _read_gitignore(path: str, record: "Optional[_WalkRecord]" = None):
+    from npulint.source import read_regular
+
     if record is not None:
         record.note(path)  # (or that there is none)
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
+    try:  # a regular file only, opened without blocking: a FIFO of that name never hangs the walk
+        data = read_regular(path)
     except OSError:
         return None
-    return _Spec(lines)
+    return _Spec(data.decode("utf-8", "replace").splitlines())
 
 
 @functools.lru_cache(maxsize=1)

@@ -47,6 +47,21 @@ def test_a_fifo_met_in_a_walk_is_skipped(cli_run, tmp_path):
         assert r.returncode == 1 and "t.py:4:6: NPU101" in r.stdout
 
 
+@needs_fifo
+def test_a_fifo_named_gitignore_does_not_hang_the_walk(cli_run, tmp_path):
+    """A .gitignore is read only if it is a regular file (opened without blocking): a FIFO of
+    that name used to hang the run in the walk."""
+    (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / ".gitignore")
+    os.mkfifo(tmp_path / "sub" / ".gitignore")
+    (tmp_path / "t.py").write_text(TWO_CODES)
+    (tmp_path / "sub" / "u.py").write_text(TWO_CODES)
+    for args in (["--no-cache", "."], ["."], ["."]):
+        r = cli_run(args, tmp_path, timeout=30)
+        assert r.returncode == 1 and "Traceback" not in r.stderr
+        assert "t.py:4:6: NPU101" in r.stdout and "u.py:4:6: NPU101" in r.stdout
+
+
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
 def test_a_character_device_is_never_read(cli_run, tmp_path):
     r = cli_run(["--no-cache", "--format", "full", "/dev/zero", "--stdin-filename", "x.py"], tmp_path)
