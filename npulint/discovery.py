@@ -10,8 +10,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from npulint.config import ConfigError, Settings
 from npulint.paths import normal_abs
 from npulint.source import (BASH_INTERPRETERS, PYTHON, SHELL, detect_language, is_shell_candidate_name,
-                            language_of, read_head, shebang_interpreter)
-from npulint.stat_index import RACY_NS, StatIndex, signature
+                            language_of, read_head, read_regular, shebang_interpreter)
+from npulint.stat_index import StatIndex, signature, unchanged
 
 # pathspec is imported where a pattern is first compiled: a run whose walk comes from the
 # cache (see _WalkRecord) needs none.
@@ -63,8 +63,6 @@ _GLOB = set("*?[]!\\/#")
 
 
 def _read_gitignore(path: str, record: "Optional[_WalkRecord]" = None):
-    from npulint.source import read_regular
-
     if record is not None:
         record.note(path)  # (or that there is none)
     try:  # a regular file only, opened without blocking: a FIFO of that name never hangs the walk
@@ -276,10 +274,9 @@ class _WalkRecord:
     folder it listed (the names and kinds of its entries: a folder's times move when one is
     added, removed or renamed), each ``.gitignore`` it read or looked for, each file whose first
     line it read, and whether each folder it searched for the repository root holds a ``.git``.
-    The result stands for a later walk while every one of them gives the same signature
-    (:func:`npulint.stat_index.signature`) and none was changed within RACY_NS of the walk, as
-    for the stat index. A walk that meets a symbolic link is not recorded (what a link points
-    to can change with no folder of the walk changing)."""
+    The result stands for a later walk while every one of them is unchanged by the stat
+    index's rule (:func:`npulint.stat_index.unchanged`). A walk that meets a symbolic link is
+    not recorded (what a link points to can change with no folder of the walk changing)."""
 
     def __init__(self):
         self.when = StatIndex.now()  # before anything is read
@@ -311,7 +308,7 @@ class _WalkRecord:
                 return False
             if sig == ():
                 continue
-            if signature(st) != sig or max(st.st_mtime_ns, st.st_ctime_ns) >= when - RACY_NS:
+            if not unchanged(st, sig, when):
                 return False
         return True
 

@@ -32,6 +32,12 @@ def signature(st: os.stat_result) -> _Signature:
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
+def unchanged(st: os.stat_result, sig: _Signature, when: int) -> bool:
+    """Whether what ``stat`` says now (*st*) stands for what was read at *when* with signature
+    *sig*: the same signature, and not written within RACY_NS of that read."""
+    return signature(st) == sig and max(st.st_mtime_ns, st.st_ctime_ns) < when - RACY_NS
+
+
 def _valid(value) -> bool:
     if type(value) is not dict:
         return False
@@ -70,9 +76,7 @@ class StatIndex:
         except (OSError, ValueError):
             return None
         sig, when, digest = entry
-        if not stat.S_ISREG(st.st_mode) or signature(st) != sig:
-            return None
-        if max(st.st_mtime_ns, st.st_ctime_ns) >= when - RACY_NS:
+        if not stat.S_ISREG(st.st_mode) or not unchanged(st, sig, when):
             return None
         return digest
 
