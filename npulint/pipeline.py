@@ -475,8 +475,8 @@ def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnam
 
 def _let_go(inp: _Input) -> None:
     """Drop the bytes of a file the first pass does not parse: most of a repository. Held
-    until the end of the run, they were a third of its memory (60 MB of 1.6M lines over six
-    repositories), and every worker inherited them. The follow-up phase reads such a file
+    until the end of the run, they were a large share of its memory, and every worker
+    inherited them (docs/benchmarks.md has the figures). The follow-up phase reads such a file
     again if it has to look at it."""
     if inp.on_disk:
         inp.data = None
@@ -512,7 +512,7 @@ AUTO_JOBS_BYTES = 256 * 1024
 
 def auto_jobs(parse_bytes: int, n_tasks: int, cpus: Optional[int] = None) -> int:
     cpus = cpus or _cpu_count()
-    # rounded, not floored: 494 KB of work (vllm-ascend) is two workers' worth, not one
+    # rounded, not floored: nearly two workers' worth of work gets two (docs/benchmarks.md)
     return max(1, min(cpus, n_tasks, (parse_bytes + AUTO_JOBS_BYTES // 2) // AUTO_JOBS_BYTES))
 
 

@@ -103,8 +103,8 @@ class ParseError:
 
 class Value:
     """Text plus, per character, its byte offset in the source (None = no source); or an
-    array of values. Never changed once made (a plain class: a script's analysis makes a
-    hundred thousand of them, and a frozen dataclass's constructor costs twice as much)."""
+    array of values. Never changed once made (a plain class, not a frozen dataclass: a
+    script's analysis makes very many of them, and a frozen dataclass's constructor is slower)."""
 
     __slots__ = ("text", "offs", "is_array", "items")
 

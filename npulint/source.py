@@ -207,7 +207,7 @@ def python_lines(text: str) -> List[str]:
 def _plain_utf8_head(data: bytes) -> bool:
     """True when the first two lines (where PEP 263 looks) are ASCII without a ``coding``
     declaration or BOM: the file is UTF-8, as ``tokenize.detect_encoding`` would say, without
-    its per-file overhead (a tenth of the main process's share of a 2M-line run)."""
+    its per-file overhead (docs/benchmarks.md)."""
     second = data.find(b"\n", data.find(b"\n") + 1)
     head = data if second < 0 else data[:second]
     return head.isascii() and b"coding" not in head
