@@ -412,7 +412,8 @@ def _call_end(text: str, i: int) -> int:
 
 def calls_in_text(text: str):
     """``(line, call)`` for each ``add_argument(...)`` in *text*, each parsed alone (``call``
-    is None where that fails, e.g. for syntax newer than the running Python's)."""
+    is None where that fails, e.g. for syntax newer than the running Python's); used by
+    ``tools/gen_known_flags.py``."""
     for line, m in _calls(text):
         yield line, _parse_call(text, m)
 

@@ -122,8 +122,6 @@ class Cache:
         self.base = os.path.join(self.folder, self.engine[:20])
         self._ready = False
         self.disabled = False  # set when the folder cannot be written
-        self.hits = 0
-        self.misses = 0
 
     def key(self, parts: Iterable[Any]) -> str:
         return digest((self.engine, *parts))
@@ -138,9 +136,7 @@ class Cache:
         value = _load(data) if data is not None else None
         if not (isinstance(value, tuple) and len(value) == 2 and value[0] == key and
                 (check or _well_formed)(value[1])):
-            self.misses += 1
             return None
-        self.hits += 1
         return value[1]
 
     def put(self, kind: str, key: str, value: Any) -> None:

@@ -87,15 +87,10 @@ def _resolve(path: str):
     return rules, checkers, resolver, settings
 
 
-def lint_document(path: str, text: str):
-    """Findings (``npulint.model.Finding``) for *text* standing for the file *path*, and the
-    rules by code. Raises :class:`DocumentConfigError` when the configuration is broken."""
-    findings, rules, _, _ = _lint(path, text)
-    return findings, rules
-
-
 def _lint(path: str, text: str):
-    """:func:`lint_document`, and the document's language and configuration file."""
+    """Findings (``npulint.model.Finding``) for *text* standing for the file *path*, the rules
+    by code, the document's language and its configuration file. Raises
+    :class:`DocumentConfigError` when the configuration is broken."""
     from npulint import pipeline
 
     path = os.path.abspath(path)

@@ -213,9 +213,7 @@ class Script:
         self.data = self.source.data
         self.ascii = self.source.ascii
         self.commands: List[Command] = []
-        self.capped = False
         self.limit: Optional[str] = None  # the bound the analysis reached (then nothing is said)
-        self.unreadable = False  # bash accepts it but tree-sitter-bash cannot read all of it
         # (start byte, end byte, line) of each statement with a ``# noqa`` comment line above it
         self.noqa_above: List[Tuple[int, int, int]] = []
 
@@ -244,7 +242,6 @@ def parse_script(text: str) -> Tuple[Optional[Script], Optional[ParseError]]:
         # bash accepts it (a construct tree-sitter-bash does not know, e.g. ${X:$N+1}): what
         # tree-sitter could not read may assign a variable or hold a command, so nothing is
         # known about the script's commands and nothing is said
-        script.unreadable = True
         return script, None
     if _MAYBE_NOQA.search(data):
         script.noqa_above = _noqa_above(root, script.source)
@@ -433,9 +430,8 @@ class _Walker:
             self.block(root.children, [dict()])
         except _Limit as exc:
             self.s.limit = exc.what
-            self.s.capped = True
-        except _Capped:
-            self.s.capped = True
+        except _Capped:  # past MAX_PATHS branch paths: the commands after it are not recorded
+            pass
 
     def block(self, nodes, envs: List[Dict[str, Value]]) -> List[Dict[str, Value]]:
         for n in nodes:
@@ -657,19 +653,18 @@ class _Walker:
 
     def _own_assigned(self, x) -> List[str]:
         names: List[str] = []
-        if True:
-            if x.type == "variable_assignment":
-                nm = x.child_by_field_name("name")
-                if nm is not None:
-                    names.append(self.text(nm).split("[")[0])
-            elif x.type in ("command",):
-                # `read X`, `mapfile X` etc. also assign: make such names unknown too
-                name = x.child_by_field_name("name")
-                if name is not None and self.text(name) in ("read", "mapfile", "readarray"):
-                    for a in x.children_by_field_name("argument"):
-                        t = self.text(a)
-                        if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", t):
-                            names.append(t)
+        if x.type == "variable_assignment":
+            nm = x.child_by_field_name("name")
+            if nm is not None:
+                names.append(self.text(nm).split("[")[0])
+        elif x.type == "command":
+            # `read X`, `mapfile X` etc. also assign: make such names unknown too
+            name = x.child_by_field_name("name")
+            if name is not None and self.text(name) in ("read", "mapfile", "readarray"):
+                for a in x.children_by_field_name("argument"):
+                    t = self.text(a)
+                    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", t):
+                        names.append(t)
         return names
 
     # -- assignments -----------------------------------------------------------------

@@ -58,7 +58,6 @@ class Bound:
     sig: Signature
     args: Dict[str, cst.BaseExpression]
     error: Optional[str] = None
-    error_node: Optional[cst.CSTNode] = None
     complete: bool = True
 
     def is_default(self, name: str) -> bool:
@@ -93,23 +92,19 @@ def bind(sig: Signature, call: cst.Call) -> Bound:
                                     f"{shown} {'is' if len(kwonly) == 1 else 'are'} keyword-only")
                 else:
                     result.error = f"takes at most {n_pos} positional argument{'s' if n_pos != 1 else ''}"
-                result.error_node = a
             pos_i += 1
             continue
         name = a.keyword.value
         p = sig.param(name)
         if sig.no_keywords and result.error is None:
             result.error = f"takes no keyword arguments (got {name}=)"
-            result.error_node = a
             continue
         if p is None or p.kind == "posonly":
             if not sig.varkw and result.error is None:
                 result.error = f"got an unexpected keyword argument '{name}'"
-                result.error_node = a
             continue
         if name in args and result.error is None:
             result.error = f"got multiple values for argument '{name}'"
-            result.error_node = a
         args[name] = a.value
     if result.error is None and not spread:
         missing = [p.name for p in sig.params if p.default is REQUIRED and p.name not in args]

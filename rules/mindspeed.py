@@ -507,7 +507,7 @@ class ShellLaunches(Analysis):
             ctx.report(AnalysisLimit.CODE, Span(1, 1, 1, 1),
                        f"not checked: {script.limit}; nothing else is reported for this script")
             return
-        # past MAX_PATHS branch paths (script.capped) later commands were not recorded: nothing is said
+        # past MAX_PATHS branch paths later commands were not recorded: nothing is said of them
         stacks = _stacks(ctx.settings)
         seen = set()
         amo_done = False
