@@ -18,8 +18,6 @@ from .signature import SIGNATURES
 
 PREFETCH = "npu_bridge.estimator.npu.npu_scope.npu_weight_prefetch_scope"
 ALLGATHER = "npu_bridge.hccl.hccl_ops.allgather"
-DEFAULT_POOL_ID = 0
-DEFAULT_POOL_SIZE = 536870912
 HCOM_ALIGN = 512
 HCOM_PAD = 512  # before and after
 

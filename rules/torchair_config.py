@@ -59,7 +59,6 @@ CACHE_COMPILE = {"torchair.inference.cache_compile", "torchair.inference._cache_
 # Forget every compiled graph (torch.compiler.reset calls torch._dynamo.reset): graphs compiled
 # before it do not coexist with those compiled after it.
 DYNAMO_RESET = {"torch._dynamo.reset", "torch.compiler.reset"}
-DEEPCOPY = {"copy.deepcopy"}
 
 MODES = ("max-autotune", "reduce-overhead", "npugraph_ex")
 DEFAULT_MODE = "max-autotune"
@@ -1622,10 +1621,6 @@ class CompileModeKwargIgnored(LintRule):
                         f"{ctx.line(b.call)}), which ignores it: the graph runs in {runs}; set `config.mode` on "
                         "the CompilerConfig passed to get_npu_backend and drop `mode=` here",
                         fix=Fix("Drop the ignored mode= argument", (edit,)) if edit is not None else None)
-
-
-RULES = (AclgraphOptionIgnored, CustomPoolOverridesFxReuse, GraphsWithoutSharedPool, ConfigOptionType,
-         AclgraphOutputRetained, UnknownConfigOption, InvalidCompileMode, CompileModeKwargIgnored)
 
 
 # ======================================================================================

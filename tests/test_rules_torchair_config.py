@@ -1166,9 +1166,9 @@ def test_rule_names_and_severities_match_the_catalog():
         "NPU207": ("invalid-compile-mode", "error"),
         "NPU208": ("compile-mode-kwarg-ignored", "warning"),
     }
-    assert {r.CODE: (r.NAME, r.SEVERITY) for r in tc.RULES} == catalog
     from npulint import registry
-    assert set(catalog) <= {r.code for r in registry.load()[0]}
+    found = {r.code: (r.name, r.severity) for r in registry.load()[0] if r.code.startswith("NPU2")}
+    assert found == catalog
 
 
 NPU203_HEAD = """
