@@ -348,16 +348,27 @@ def _walk_cached(top: str, settings: Settings, excluder: Excluder, respect_gitig
 
 def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bool,
           record: Optional[_WalkRecord] = None) -> Iterator[Tuple[str, str, bool]]:
-    visited = set()
+    """The files to lint under the folder *top*, each once: a file reached both where it is
+    and through a symbolic link (a linked folder, or a link to the file) is linted where it
+    is, so the cross-file rules never count it twice. Links are followed after every real
+    folder of the walk, and a linked folder or file whose target was already reached is
+    skipped."""
+    visited = set()  # real paths of the folders walked
+    found = set()  # real paths of the files yielded
     stack = [(top, ignores, None)]
-    while stack:
+    linked_dirs: List[Tuple[str, _Ignores]] = []  # followed once the real folders are done
+    linked_files: List[Tuple[str, str]] = []  # (path, language), the same
+    while stack or linked_dirs:
+        if not stack:
+            folder, ign = linked_dirs.pop(0)
+            stack.append((folder, ign, None))
         folder, ign, real = stack.pop()
         if real is None:
             try:
                 real = os.path.realpath(folder)
             except OSError:
                 continue
-        if real in visited:  # a symlink loop, or two links to one folder
+        if real in visited:  # a symlink loop, or a folder reached before
             continue
         visited.add(real)
         if record is not None:
@@ -379,7 +390,11 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
             lang = None if is_dir else language_of(entry.name)
             if not is_dir and lang is None and not is_shell_candidate_name(entry.name):
                 continue  # never linted: no need to ask the excludes
-            if record is not None and entry.is_symlink():
+            try:
+                link = entry.is_symlink()
+            except OSError:
+                link = True
+            if record is not None and link:
                 record.cacheable = False
             if excluder.excluded(entry.path, is_dir):
                 continue
@@ -396,15 +411,26 @@ def _walk(top: str, ignores: _Ignores, excluder: Excluder, respect_gitignore: bo
             if is_dir:
                 # a folder that is not a link is where its parent really is, under its own
                 # name: only links need realpath
-                try:
-                    link = entry.is_symlink()
-                except OSError:
-                    link = True
-                sub.append((entry.path, None if link else os.path.join(real, entry.name)))
+                if link:
+                    linked_dirs.append((entry.path, ign.with_dir(entry.path, record) if respect_gitignore else ign))
+                else:
+                    sub.append((entry.path, os.path.join(real, entry.name)))
                 continue
+            if link:
+                linked_files.append((entry.path, lang))
+                continue
+            found.add(os.path.join(real, entry.name))
             yield (entry.path, lang, False)
         for d, d_real in reversed(sub):
             stack.append((d, ign.with_dir(d, record) if respect_gitignore else ign, d_real))
+    for path, lang in linked_files:
+        try:
+            real = os.path.realpath(path)
+        except OSError:
+            continue
+        if real not in found:
+            found.add(real)
+            yield (path, lang, False)
 
 
 def _bash_shebang(path: str) -> bool:

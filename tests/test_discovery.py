@@ -216,6 +216,34 @@ def test_symlink_loop_does_not_hang(linted, project):
     assert len(got) <= 3  # each real file at most once more through the link, never endlessly
 
 
+def _link(target: Path, at: Path) -> None:
+    try:
+        os.symlink(str(target), str(at))
+    except (OSError, NotImplementedError):  # pragma: no cover - no symlinks here
+        pytest.skip("symlinks not supported")
+
+
+def test_a_file_reached_through_links_is_linted_once_where_it_is(linted, project):
+    # "a" < "pkg" < "z": the links sort before and after the real folder
+    root = tree(project, ["pkg/m.py"])
+    _link(root / "pkg", root / "a_link")
+    _link(root / "pkg" / "m.py", root / "a_file.py")
+    _link(root / "pkg", root / "z_link")
+    assert linted(root) == ["pkg/m.py"]
+    assert discover_in_process(root) == [("pkg/m.py", "python")]
+
+
+def test_a_link_to_a_folder_outside_the_tree_is_followed(linted, project, tmp_path_factory):
+    root = tree(project, ["a.py"])
+    outside = tmp_path_factory.mktemp("elsewhere")
+    (outside / "o.py").write_text(INVALID_ID)
+    _link(outside, root / "shared")
+    _link(outside / "o.py", root / "o_link.py")
+    # one file, reached through two links: through the folder (links to folders are followed
+    # before links to files)
+    assert linted(root) == ["a.py", "shared/o.py"]
+
+
 def test_empty_folder(cli_run, project):
     root = project({})
     r = cli_run([], cwd=root)
