@@ -12,7 +12,8 @@ import are ever looked at. What it cannot be sure of stays unknown:
 * a name bound more than once at the top level, under ``if``/``try``/``for``/``while``/
   ``with`` (including ``if __name__ == "__main__":``, which does not run on import), in
   ``global`` statements of its functions, or deleted;
-* a name only a ``from X import *`` of a module we cannot enumerate may bind, or a name a
+* a name only a ``from X import *`` of a module we cannot enumerate (neither a module of the
+  run nor one of :data:`npulint.semantic.STAR_EXPORTS`) may bind, or a name a
   constant uses before the statement that binds it;
 * a name a walrus binds anywhere at the top level;
 * a module in no package (a top-level ``consts.py``) imported from another root folder than
@@ -365,6 +366,11 @@ class RunModules:
         return result
 
     def _star_names(self, module: str) -> Optional[Dict[str, str]]:
+        from npulint.semantic import STAR_EXPORTS
+
+        known = STAR_EXPORTS.get(module)  # a framework module whose star import we know (npu_init)
+        if known is not None:
+            return dict(known)
         t = self.table(module)
         if t is None or not t.complete:
             return None

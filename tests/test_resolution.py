@@ -329,6 +329,22 @@ def test_through_star_import_chains_honouring_all(lint):
     assert npu010(lint(files, select=["NPU010"])) == []
 
 
+def test_star_import_chain_through_npu_init(lint):
+    # a linted module star-imports npu_bridge.npu_init: what it binds is npu_init's known exports
+    files = {"pkg/__init__.py": "", "pkg/base.py": "from npu_bridge.npu_init import *\n",
+             "star.py": "from pkg.base import *\nhccl_ops.allgather(w)\n",
+             "named.py": "from pkg.base import hccl_ops\nhccl_ops.allgather(w)\n",
+             "attr.py": "import pkg.base as b\nb.hccl_ops.allgather(w)\n",
+             "again.py": "from npu_bridge.npu_init import *\nfrom pkg.base import *\nhccl_ops.allgather(w)\n",
+             "ok.py": "from pkg.base import *\nhccl_ops.allgather(w, 8)\n"}
+    assert npu010(lint(files, select=["NPU010"])) == [("again.py", 3), ("attr.py", 2), ("named.py", 2),
+                                                       ("star.py", 2)]
+    # a name npu_init does not export: the chain leaves it as it was, or does not bind it (silent)
+    files = {"kept.py": "from npu_bridge.hccl import hccl_ops as ops\nfrom pkg.base import *\nops.allgather(w)\n",
+             "absent.py": "from pkg.base import ops\nops.allgather(w)\n"}
+    assert [f for f in npu010(lint(files, select=["NPU010"])) if f[0] in files] == [("kept.py", 3)]
+
+
 def test_two_files_claiming_one_module_name_are_unknown(lint):
     files = {"a/env.py": ENV, "b/env.py": "def hccl_ops():\n    pass\n",
              "a/use.py": "from env import hccl_ops\nhccl_ops.allgather(w)\n"}
