@@ -290,6 +290,8 @@ class Semantic:
         self._uses = None  # see _use_table(): made on demand
         self._uses_parent: Dict[cst.CSTNode, cst.CSTNode] = {}
         self._unchanged: Dict[Tuple[str, bool], bool] = {}
+        self._attr_uses: Dict[str, List[cst.Attribute]] = {}  # see _use_table()
+        self._in_place: Dict[Tuple[str, bool], bool] = {}  # see changed_in_place()
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -710,6 +712,7 @@ class Semantic:
         made the first time a class attribute or a container element is asked about."""
         if self._uses is None:
             uses: Dict[str, List[cst.Name]] = {}
+            attr_uses: Dict[str, List[cst.Attribute]] = {}
             parent: Dict[cst.CSTNode, cst.CSTNode] = {}
             dynamic = False
             stack: List[cst.CSTNode] = [self.module_scope.node]
@@ -719,6 +722,8 @@ class Semantic:
                 if cls is cst.Name:
                     uses.setdefault(node.value, []).append(node)
                     continue
+                if cls is cst.Attribute:
+                    attr_uses.setdefault(node.attr.value, []).append(node)
                 if cls is cst.Call and type(node.func) is cst.Name and node.func.value in (
                         "setattr", "delattr", "vars", "globals", "exec"):
                     dynamic = True
@@ -742,8 +747,48 @@ class Semantic:
                         parent[value] = node
                         stack.append(value)
             self._uses_parent = parent
+            self._attr_uses = attr_uses
             self._uses = (uses, dynamic)
         return self._uses
+
+    def changed_in_place(self, name: str, attribute: bool = False) -> bool:
+        """Whether the object a name (with *attribute*: an attribute of that name, on any
+        object: ``self.buf``, ``C.buf``) holds may be changed in place in a way that changes a
+        tensor's shape, dtype or layout, anywhere in the file: it is the receiver of an
+        in-place method (``buf.resize_(...)``, ``b.squeeze_(0)``, ``c.t_()``: PyTorch names
+        them with a trailing ``_``) other than those that only write values
+        (:data:`_VALUE_ONLY_INPLACE`), an attribute of it is assigned, augmented or deleted
+        (``a.data = a.data.half()``) other than :data:`_VALUE_ONLY_ATTRS`, or it is passed
+        to ``setattr``/``delattr``."""
+        key = (name, attribute)
+        hit = self._in_place.get(key)
+        if hit is None:
+            uses, _ = self._use_table()
+            nodes = self._attr_uses.get(name, ()) if attribute else uses.get(name, ())
+            hit = self._in_place[key] = any(self._changes_receiver(n) for n in nodes)
+        return hit
+
+    def _changes_receiver(self, node: cst.CSTNode) -> bool:
+        parent = self._uses_parent
+        p = parent.get(node)
+        if type(p) is cst.Attribute and p.value is node:
+            attr = p.attr.value
+            up = parent.get(p)
+            if type(up) is cst.Call and up.func is p:
+                return attr.endswith("_") and not attr.endswith("__") and attr not in _VALUE_ONLY_INPLACE
+            # a store target? (climbing out of tuple/list targets)
+            t, tp = p, up
+            while type(tp) in (cst.Element, cst.StarredElement, cst.Tuple, cst.List):
+                t, tp = tp, parent.get(tp)
+            if (type(tp) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del)
+                    and getattr(tp, "target", None) is t) or (type(tp) is cst.AsName and tp.name is t):
+                return attr not in _VALUE_ONLY_ATTRS
+            return False
+        if type(p) is cst.Arg and p.value is node:
+            call = parent.get(p)
+            return type(call) is cst.Call and type(call.func) is cst.Name and \
+                call.func.value in ("setattr", "delattr") and bool(call.args) and call.args[0] is p
+        return False
 
     def callee_qualname(self, func: cst.CSTNode, site: Site) -> Optional[str]:
         """The qualified name of what a call's *func* certainly names: a class or function
@@ -992,6 +1037,21 @@ class Walker(cst.CSTVisitor):
 # names Python evaluates or binds as variables (CPython's ``ast.Name``s), and never takes
 # the name of an attribute or a keyword for a use of a variable of that name. (The parent's
 # own hook reads them: ``node.attr``, ``arg.keyword``, ``node.name``...)
+# PyTorch's in-place methods that write a tensor's values and keep its shape, dtype and
+# strides (an in-place op's result must have self's shape and is cast to self's dtype); every
+# other method whose name ends in one ``_`` (``resize_``, ``set_``, ``squeeze_``, ``t_``,
+# ``transpose_``, ``as_strided_``...) may change them.
+_VALUE_ONLY_INPLACE = frozenset({
+    "requires_grad_", "zero_", "fill_", "copy_", "detach_", "share_memory_",
+    "normal_", "uniform_", "random_", "bernoulli_", "exponential_", "geometric_", "log_normal_", "cauchy_",
+    "add_", "sub_", "mul_", "div_", "pow_", "neg_", "abs_", "sqrt_", "rsqrt_", "exp_", "log_", "clamp_",
+    "clamp_min_", "clamp_max_", "masked_fill_", "masked_scatter_", "index_fill_", "index_copy_", "index_add_",
+    "scatter_", "scatter_add_", "put_", "fill_diagonal_", "addcmul_", "addcdiv_", "lerp_", "sigmoid_", "tanh_",
+    "relu_", "floor_", "ceil_", "round_", "trunc_", "sign_", "reciprocal_",
+})
+# Tensor attributes whose assignment leaves its shape, dtype and layout alone.
+_VALUE_ONLY_ATTRS = frozenset({"requires_grad", "grad"})
+
 _IDENTIFIER_FIELDS: Dict[type, FrozenSet[str]] = {
     cst.Attribute: frozenset({"attr"}),
     cst.Arg: frozenset({"keyword"}),

@@ -214,7 +214,10 @@ class Evaluator:
                 return _transposed(base) if isinstance(base, Tensor) else Tensor(None, None, True)
             b = self.sem.class_attribute(e, site)
             if b is not None:
-                return self._bound_value(b, depth)
+                v = self._bound_value(b, depth)
+                if isinstance(v, Tensor) and self.sem.changed_in_place(e.attr.value, attribute=True):
+                    return UNKNOWN  # ``self.buf.resize_(...)``: its shape, dtype or layout may change
+                return v
             return UNKNOWN
         if isinstance(e, cst.UnaryOperation):
             return fold_unary(_UNARY.get(type(e.operator), ""), self.value(e.expression, site, depth))
@@ -365,7 +368,10 @@ class Evaluator:
             if run is not None and run.files and run.touched(e.value, "store", self.sem.module_name):
                 return UNKNOWN
         if b.kind == "assign":
-            return self._bound_value(b, depth)
+            v = self._bound_value(b, depth)
+            if isinstance(v, Tensor) and self.sem.changed_in_place(e.value):
+                return UNKNOWN  # ``buf.resize_(...)``, ``a.data = ...``: its shape, dtype or layout may change
+            return v
         if b.kind == "aug" and isinstance(b.node, cst.AugAssign) and not b.index:
             op = _BINOPS.get(_AUG_TO_BIN.get(type(b.node.operator)))
             if op is None:
