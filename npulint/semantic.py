@@ -289,7 +289,7 @@ class Semantic:
         self.stored_attrs: set = set()
         self._uses = None  # see _use_table(): made on demand
         self._uses_parent: Dict[cst.CSTNode, cst.CSTNode] = {}
-        self._unchanged: Dict[Tuple[str, bool], bool] = {}
+        self._unchanged: Dict[Tuple[str, bool, int], bool] = {}
         self._attr_uses: Dict[str, List[cst.Attribute]] = {}  # see _use_table()
         self._in_place: Dict[Tuple[str, bool], bool] = {}  # see changed_in_place()
 
@@ -643,7 +643,7 @@ class Semantic:
         An item store or ``del``, any other method, passing it to another function, aliasing
         or returning it count as changes; so does letting an element escape when an element
         is itself a mutable literal."""
-        key = (name, module_level)
+        key = (name, module_level, id(literal))  # (the literal lives as long as the tree)
         hit = self._unchanged.get(key)
         if hit is not None:
             return hit

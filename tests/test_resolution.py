@@ -260,6 +260,18 @@ def test_mutated_list_subscript_is_unknown():
     assert _values("L = [4, 8]\nprobe(L[1])\n") == [8]
 
 
+def test_tuple_items_changed_in_place_are_unknown():
+    # a tuple cannot change, but the lists and dicts it holds can
+    base = "T = ([6], 4)\n"
+    for change in ("T[0][0] = 8\n", "T[0].append(8)\n", "first = T[0]\nfirst[0] = 8\n", "configure(T)\n",
+                   "def f():\n    T[0].pop()\n"):
+        assert _values(base + change + "probe(T[0][0])\nprobe(T[0])\nprobe(T[1])\n") == [UNKNOWN, UNKNOWN, 4], change
+    # the clean twin: its lists' items only read, they stay known
+    assert _values(base + "print(T[0][0])\nprobe(T[0][0])\n") == [6]
+    # a tuple of constants passed on cannot change
+    assert _values("T = (6, (4,))\nconfigure(T)\nprobe(T[0])\nprobe(T[1][0])\n") == [6, 4]
+
+
 # ======================================================================================
 # 1. names across the modules of the run
 # ======================================================================================
