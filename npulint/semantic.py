@@ -12,7 +12,7 @@ every binding is known).
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -291,6 +291,8 @@ class Semantic:
         self._uses_parent: Dict[cst.CSTNode, cst.CSTNode] = {}
         self._unchanged: Dict[Tuple[str, bool, int], bool] = {}
         self._attr_uses: Dict[str, List[cst.Attribute]] = {}  # see _use_table()
+        self._namespace_calls: List[cst.Call] = []  # see _use_table()
+        self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
         self._in_place: Dict[Tuple[str, bool], bool] = {}  # see changed_in_place()
 
     # -- building ---------------------------------------------------------------------
@@ -657,6 +659,8 @@ class Semantic:
                 break
             if verdict is not True:
                 leak = verdict if leak is None else min(leak, verdict)
+        if ok and module_level and self.namespace_changed(name)[1]:
+            ok = False  # ``globals()["CFG"] = {...}``, ``exec(...)``: rebound or changed unseen
         if ok and module_level:
             # another module of the run may change it (``a.SIZES["k"] = v``, ``from a import
             # SIZES; SIZES.update(...)``) or let its items escape
@@ -713,6 +717,7 @@ class Semantic:
         if self._uses is None:
             uses: Dict[str, List[cst.Name]] = {}
             attr_uses: Dict[str, List[cst.Attribute]] = {}
+            namespace_calls: List[cst.Call] = []
             parent: Dict[cst.CSTNode, cst.CSTNode] = {}
             dynamic = False
             stack: List[cst.CSTNode] = [self.module_scope.node]
@@ -725,8 +730,12 @@ class Semantic:
                 if cls is cst.Attribute:
                     attr_uses.setdefault(node.attr.value, []).append(node)
                 if cls is cst.Call and type(node.func) is cst.Name and node.func.value in (
-                        "setattr", "delattr", "vars", "globals", "exec"):
-                    dynamic = True
+                        "setattr", "delattr", "vars", "globals", "exec", "locals"):
+                    if node.func.value != "locals":
+                        dynamic = True
+                    if node.func.value == "exec" or (node.func.value != "setattr" and node.func.value != "delattr"
+                                                     and not node.args):
+                        namespace_calls.append(node)  # see namespace_changed()
                 order = _FIELD_ORDER.get(cls)
                 if order is None:
                     order = _field_order(cls)
@@ -748,8 +757,43 @@ class Semantic:
                         stack.append(value)
             self._uses_parent = parent
             self._attr_uses = attr_uses
+            self._namespace_calls = namespace_calls
             self._uses = (uses, dynamic)
         return self._uses
+
+    def namespace_changed(self, name: str) -> Tuple[bool, bool]:
+        """Whether the module-level *name* may be rebound by name, unseen
+        (``globals()["NAME"] = v``, any other store through ``globals()``, or
+        ``vars()``/``locals()`` at the top level, which are ``globals()``; ``.update(...)``,
+        passing it on; any ``exec``; a use of ``sys.modules`` other than a plain read such as
+        ``k in sys.modules``: ``setattr(sys.modules[__name__], "NAME", v)``), and whether the object it
+        holds may escape by name (``x = globals()["NAME"]``). Reading (``globals()[k]``,
+        ``.get``, ``k in globals()``) changes nothing."""
+        if self._namespace is None:
+            self._use_table()
+            rebound: Set[Optional[str]] = set()  # None: any name
+            escaped: Set[Optional[str]] = set()
+            for node in self._namespace_calls:
+                if type(node.func) is cst.Name and node.func.value == "exec":
+                    rebound.add(None)
+                    continue
+                verdict = self._use_verdict(node)
+                if verdict is True:
+                    continue
+                key = None
+                p = self._uses_parent.get(node)
+                if type(p) is cst.Subscript and p.value is node and len(p.slice) == 1 and \
+                        isinstance(p.slice[0].slice, cst.Index) and type(p.slice[0].slice.value) is cst.SimpleString:
+                    key = p.slice[0].slice.value.evaluated_value  # globals()["NAME"]...
+                    key = key if isinstance(key, str) else None
+                (rebound if verdict is False else escaped).add(key)
+            for a in self._attr_uses.get("modules", ()):
+                if type(a.value) is cst.Name and a.value.value == "sys" and self._use_verdict(a) is not True:
+                    rebound.add(None)  # a module object (``sys.modules[__name__]``) may reach setattr
+            self._namespace = (frozenset(rebound), frozenset(escaped))
+        rebound, escaped = self._namespace
+        hit = None in rebound or name in rebound
+        return hit, hit or None in escaped or name in escaped
 
     def changed_in_place(self, name: str, attribute: bool = False) -> bool:
         """Whether the object a name (with *attribute*: an attribute of that name, on any

@@ -371,6 +371,8 @@ class Evaluator:
         if b.kind == "import":
             return self._ref(b.qualname) if b.qualname else UNKNOWN
         if b.site.scope is self.sem.module_scope and b.kind in ("assign", "aug"):
+            if self.sem.namespace_changed(e.value)[0]:
+                return UNKNOWN  # ``globals()["POOL"] = 1``, ``exec(...)``: rebound unseen
             # a module-level name another module of the run may set (``import a; a.POOL = 1``)
             run = _modules.active()
             if run is not None and run.files and run.touched(e.value, "store", self.sem.module_name):

@@ -272,6 +272,31 @@ def test_tuple_items_changed_in_place_are_unknown():
     assert _values("T = (6, (4,))\nconfigure(T)\nprobe(T[0])\nprobe(T[1][0])\n") == [6, 4]
 
 
+def test_names_rebound_through_the_module_namespace_are_unknown():
+    for change in ('globals()["WS"] = 8\n', 'globals().update(WS=8)\n', 'vars()["WS"] = 8\n',
+                   'exec(code)\n', 'setattr(sys.modules[__name__], "WS", 8)\n', 'apply(globals())\n',
+                   'def f():\n    exec("global WS; WS = 8")\n'):
+        assert _values("import sys\nWS = 6\n" + change + "probe(WS)\n") == [UNKNOWN], change
+        src = 'import sys\nCFG = {"ws": 6}\n' + change.replace('"WS"', '"CFG"').replace("WS=", "CFG=")
+        assert _values(src + 'probe(CFG["ws"])\n') == [UNKNOWN], change
+    for change in ('globals()["CFG"]["ws"] = 8\n', 'cfg = globals()["CFG"]\ncfg["ws"] = 8\n'):
+        assert _values('CFG = {"ws": 6}\n' + change + 'probe(CFG["ws"])\n') == [UNKNOWN], change
+    # the clean twins: another name stored, or the namespace only read
+    for change in ('globals()["OTHER"] = 8\n', 'print(globals()["WS"], "WS" in globals())\n',
+                   'import sys\nprint("torch" in sys.modules)\n'):
+        assert _values('WS = 6\nCFG = {"ws": 6}\n' + change + 'probe(WS)\nprobe(CFG["ws"])\n') == [6, 6], change
+
+
+def test_imported_constant_rebound_through_its_module_namespace_is_unknown(lint):
+    use = SCOPE + "from pkg.sizes import POOL\nwith npu_weight_prefetch_scope(0, POOL):\n    pass\n"
+    for change, found in (('globals()["POOL"] = 2\n', []), ('exec(code)\n', []),
+                          ('import sys\nsetattr(sys.modules[__name__], "POOL", 2)\n', []),
+                          ('globals()["OTHER"] = 2\nprint("POOL" in globals(), globals()["POOL"])\n', [3])):
+        files = {"pkg/__init__.py": "", "pkg/sizes.py": "POOL = 1024\n" + change,
+                 "pkg/a.py": SCOPE + "with npu_weight_prefetch_scope(0, 536870912):\n    pass\n", "pkg/b.py": use}
+        assert [f.line for f in lint(files, select=["NPU101"])] == found, change
+
+
 # ======================================================================================
 # 1. names across the modules of the run
 # ======================================================================================
