@@ -321,14 +321,20 @@ class Semantic:
         scope = scope or self.scope
         conditional = bool(scope.blocks) or kind in ("loop", "del", "except")
         if scope.kind == "comprehension" and kind == "assign":  # walrus binds outside
+            comp = scope
             while scope.kind == "comprehension" and scope.parent is not None:
-                scope = scope.parent
+                comp, scope = scope, scope.parent
+            # it runs once per item, maybe never: the comprehension is a loop around it
+            conditional = True
+            blocks = scope.blocks + ((comp.node, True),)
+        else:
+            blocks = scope.blocks
         target = scope
         if name in scope.globals:
             target, conditional = self.module_scope, True
         elif name in scope.nonlocals:
             target, conditional = self._nonlocal_target(scope, name), True
-        site = Site(scope, self.seq, scope.blocks, scope.with_depth)
+        site = Site(scope, self.seq, blocks, scope.with_depth)
         b = Binding(name, kind, node, site, value=value, index=index, qualname=qualname,
                     conditional=conditional)
         target.bindings.setdefault(name, []).append(b)
