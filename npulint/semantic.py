@@ -809,10 +809,11 @@ class Semantic:
         them with a trailing ``_``) other than those that only write values
         (:data:`_VALUE_ONLY_INPLACE`), an attribute of it is assigned, augmented or deleted
         (``a.data = a.data.half()``) other than :data:`_VALUE_ONLY_ATTRS`, or it is passed
-        to ``setattr``/``delattr``."""
+        to ``setattr``/``delattr``; or so is a plain alias of it (``b = buf``)."""
         key = (name, attribute)
         hit = self._in_place.get(key)
         if hit is None:
+            self._in_place[key] = False  # an alias cycle (a = b; b = a) adds nothing
             uses, _ = self._use_table()
             nodes = self._attr_uses.get(name, ()) if attribute else uses.get(name, ())
             hit = self._in_place[key] = any(self._changes_receiver(n) for n in nodes)
@@ -821,6 +822,8 @@ class Semantic:
     def _changes_receiver(self, node: cst.CSTNode) -> bool:
         parent = self._uses_parent
         p = parent.get(node)
+        if type(p) is cst.Assign and p.value is node:  # an alias (``b = buf``) changed in place
+            return any(type(t.target) is cst.Name and self.changed_in_place(t.target.value) for t in p.targets)
         if type(p) is cst.Attribute and p.value is node:
             attr = p.attr.value
             up = parent.get(p)

@@ -721,7 +721,7 @@ def test_npu406_shape_rebound_under_loop_is_unknown(lint):
 
 @pytest.mark.parametrize("change", ["buf.resize_(128, 512)", "buf.squeeze_(0)", "buf.set_(other)",
                                     "buf.data = buf.data.reshape(128, 512)", "setattr(buf, 'data', other)",
-                                    "def g():\n    buf.unsqueeze_(0)"])
+                                    "def g():\n    buf.unsqueeze_(0)", "alias = buf\nalias.squeeze_(0)"])
 def test_npu406_tensor_changed_in_place_is_unknown(lint, change):
     # an in-place method that may change the shape (PyTorch's trailing "_"), or an attribute
     # store: the name no longer holds the constructor's tensor
