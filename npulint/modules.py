@@ -12,7 +12,8 @@ import are ever looked at. What it cannot be sure of stays unknown:
 * a name bound more than once at the top level, under ``if``/``try``/``for``/``while``/
   ``with`` (including ``if __name__ == "__main__":``, which does not run on import), in
   ``global`` statements of its functions, or deleted;
-* a name only a ``from X import *`` of a module we cannot enumerate may bind, or a name a
+* a name only a ``from X import *`` of a module we cannot enumerate (neither a module of the
+  run nor one of :data:`npulint.semantic.STAR_EXPORTS`) may bind, or a name a
   constant uses before the statement that binds it;
 * a name a walrus binds anywhere at the top level;
 * a module in no package (a top-level ``consts.py``) imported from another root folder than
@@ -291,9 +292,20 @@ class RunModules:
         if split is None or split[2]:
             return False, None
         entry = self.entry(split[0], split[1])
-        if entry is not None and entry[0] == CONST and not self.touched(split[1], "store"):
+        if entry is not None and entry[0] == CONST and not self.touched(split[1], "store") and \
+                not self._rebinds_by_name(split[0], split[1]):
             return True, entry[1]
         return False, None
+
+    def _rebinds_by_name(self, module: str, name: str) -> bool:
+        """Whether *module* may rebind its top-level *name* through its namespace
+        (:attr:`Touches.rebound`: ``globals()["NAME"] = v``, ``exec``...)."""
+        where = self.paths.get(module)
+        text = self._text(where[0]) if where else None
+        if text is None or not _REBINDS.search(text):
+            return False
+        t = self._touch(where[0], text)  # type: ignore[index]
+        return t is None or None in t.rebound or name in t.rebound
 
     def _may_bind(self, module: str, name: str) -> bool:
         """Whether *module* may bind *name* to an import or a constant (the only entries that
@@ -365,6 +377,11 @@ class RunModules:
         return result
 
     def _star_names(self, module: str) -> Optional[Dict[str, str]]:
+        from npulint.semantic import STAR_EXPORTS
+
+        known = STAR_EXPORTS.get(module)  # a framework module whose star import we know (npu_init)
+        if known is not None:
+            return dict(known)
         t = self.table(module)
         if t is None or not t.complete:
             return None
@@ -390,7 +407,7 @@ _READING = frozenset({"get", "keys", "values", "items", "copy", "index", "count"
 class Touches:
     """What one module may change of other modules' objects (:meth:`RunModules.touched`)."""
 
-    __slots__ = ("stored", "mutated", "elements", "class_bound", "dynamic")
+    __slots__ = ("stored", "mutated", "elements", "class_bound", "dynamic", "rebound")
 
     def __init__(self):
         self.stored: Set[str] = set()  # x.NAME stored or deleted, setattr(x, "NAME", v)
@@ -398,6 +415,10 @@ class Touches:
         self.elements: Set[str] = set()  # x.NAME[k] / NAME[k] read (its item may escape)
         self.class_bound: Set[str] = set()  # bound in a class body
         self.dynamic = False  # setattr/delattr with a name we cannot read, vars()
+        # the module's own top-level names it may rebind by name (None: any): a store through
+        # ``globals()`` (``vars()``/``locals()`` with no argument), passing it on, ``exec``, a
+        # use of ``sys.modules`` other than ``k in sys.modules``
+        self.rebound: Set[Optional[str]] = set()
 
 
 @functools.lru_cache(maxsize=4)  # a few trees only: each may be tens of MB
@@ -427,6 +448,14 @@ def touches(text: str) -> Optional[Touches]:
     while stack:
         node = stack.pop()
         kind = type(node)
+        if kind is ast.Call and type(node.func) is ast.Name and (node.func.id == "exec" or (
+                node.func.id in ("globals", "locals", "vars") and not node.args and not node.keywords)):
+            key = _namespace_store(node, parent) if node.func.id != "exec" else None
+            if key != "":
+                t.rebound.add(key)
+        elif kind is ast.Attribute and node.attr == "modules" and type(node.value) is ast.Name and \
+                node.value.id == "sys" and not isinstance(parent.get(id(node)), ast.Compare):
+            t.rebound.add(None)  # sys.modules[__name__] may reach setattr
         if kind is ast.ClassDef:
             for stmt in node.body:
                 t.class_bound.update(_names_bound(stmt))
@@ -464,6 +493,26 @@ def touches(text: str) -> Optional[Touches]:
             parent[id(child)] = node
             stack.append(child)
     return t
+
+
+def _namespace_store(call: ast.Call, parent: Dict[int, ast.AST]):
+    """What a ``globals()`` call (or ``vars()``/``locals()``) may rebind: "" for nothing (an
+    item read, ``.get``/``.keys``..., ``k in globals()``), the name of a ``globals()["NAME"]``
+    item stored, deleted or changed in place, None for any name."""
+    up = parent.get(id(call))
+    if type(up) is ast.Subscript and up.value is call:
+        s = up.slice
+        key = s.value if type(s) is ast.Constant and isinstance(s.value, str) else None
+        if not isinstance(up.ctx, ast.Load):
+            return key
+        above = parent.get(id(up))
+        if type(above) is ast.Subscript and above.value is up or type(above) is ast.Attribute and \
+                above.attr not in _READING:
+            return key  # globals()["CFG"]["k"] = v, globals()["L"].append(v): its object changed
+        return ""
+    if type(up) is ast.Attribute and up.attr in _READING or isinstance(up, ast.Compare):
+        return ""
+    return None
 
 
 # -- the scan of one module --------------------------------------------------------------
@@ -570,6 +619,7 @@ def scan(text: str, module: str, is_package: bool,
 _TOUCHED = "\0touched\0"  # the dependency key of a RunModules.touched answer
 _SETS_BY_NAME = re.compile(r"\b(?:setattr|delattr|vars)\b")
 _STAR = re.compile(r"\bimport\s*\*")
+_REBINDS = re.compile(r"\b(?:globals|locals|vars|exec)\s*\(|\bmodules\b")  # see Touches.rebound
 # an import statement's names: parenthesized, or up to the end of the line and its backslash continuations
 _IMPORT_LINE = re.compile(r"\bimport\b[ \t]*(\([^)]*\)|[^\n]*(?:\\\r?\n[^\n]*)*)")
 _ASSIGNED = re.compile(r"^[ \t]*(\w+)[ \t]*(?::[^\n=]*)?=(?!=)", re.MULTILINE)

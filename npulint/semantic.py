@@ -12,7 +12,7 @@ every binding is known).
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -289,7 +289,11 @@ class Semantic:
         self.stored_attrs: set = set()
         self._uses = None  # see _use_table(): made on demand
         self._uses_parent: Dict[cst.CSTNode, cst.CSTNode] = {}
-        self._unchanged: Dict[Tuple[str, bool], bool] = {}
+        self._unchanged: Dict[Tuple[str, bool, int], bool] = {}
+        self._attr_uses: Dict[str, List[cst.Attribute]] = {}  # see _use_table()
+        self._namespace_calls: List[cst.Call] = []  # see _use_table()
+        self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
+        self._in_place: Dict[Tuple[str, bool], bool] = {}  # see changed_in_place()
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -317,14 +321,20 @@ class Semantic:
         scope = scope or self.scope
         conditional = bool(scope.blocks) or kind in ("loop", "del", "except")
         if scope.kind == "comprehension" and kind == "assign":  # walrus binds outside
+            comp = scope
             while scope.kind == "comprehension" and scope.parent is not None:
-                scope = scope.parent
+                comp, scope = scope, scope.parent
+            # it runs once per item, maybe never: the comprehension is a loop around it
+            conditional = True
+            blocks = scope.blocks + ((comp.node, True),)
+        else:
+            blocks = scope.blocks
         target = scope
         if name in scope.globals:
             target, conditional = self.module_scope, True
         elif name in scope.nonlocals:
             target, conditional = self._nonlocal_target(scope, name), True
-        site = Site(scope, self.seq, scope.blocks, scope.with_depth)
+        site = Site(scope, self.seq, blocks, scope.with_depth)
         b = Binding(name, kind, node, site, value=value, index=index, qualname=qualname,
                     conditional=conditional)
         target.bindings.setdefault(name, []).append(b)
@@ -641,7 +651,7 @@ class Semantic:
         An item store or ``del``, any other method, passing it to another function, aliasing
         or returning it count as changes; so does letting an element escape when an element
         is itself a mutable literal."""
-        key = (name, module_level)
+        key = (name, module_level, id(literal))  # (the literal lives as long as the tree)
         hit = self._unchanged.get(key)
         if hit is not None:
             return hit
@@ -655,6 +665,8 @@ class Semantic:
                 break
             if verdict is not True:
                 leak = verdict if leak is None else min(leak, verdict)
+        if ok and module_level and self.namespace_changed(name)[1]:
+            ok = False  # ``globals()["CFG"] = {...}``, ``exec(...)``: rebound or changed unseen
         if ok and module_level:
             # another module of the run may change it (``a.SIZES["k"] = v``, ``from a import
             # SIZES; SIZES.update(...)``) or let its items escape
@@ -710,6 +722,8 @@ class Semantic:
         made the first time a class attribute or a container element is asked about."""
         if self._uses is None:
             uses: Dict[str, List[cst.Name]] = {}
+            attr_uses: Dict[str, List[cst.Attribute]] = {}
+            namespace_calls: List[cst.Call] = []
             parent: Dict[cst.CSTNode, cst.CSTNode] = {}
             dynamic = False
             stack: List[cst.CSTNode] = [self.module_scope.node]
@@ -719,9 +733,15 @@ class Semantic:
                 if cls is cst.Name:
                     uses.setdefault(node.value, []).append(node)
                     continue
+                if cls is cst.Attribute:
+                    attr_uses.setdefault(node.attr.value, []).append(node)
                 if cls is cst.Call and type(node.func) is cst.Name and node.func.value in (
-                        "setattr", "delattr", "vars", "globals", "exec"):
-                    dynamic = True
+                        "setattr", "delattr", "vars", "globals", "exec", "locals"):
+                    if node.func.value != "locals":
+                        dynamic = True
+                    if node.func.value == "exec" or (node.func.value != "setattr" and node.func.value != "delattr"
+                                                     and not node.args):
+                        namespace_calls.append(node)  # see namespace_changed()
                 order = _FIELD_ORDER.get(cls)
                 if order is None:
                     order = _field_order(cls)
@@ -742,8 +762,86 @@ class Semantic:
                         parent[value] = node
                         stack.append(value)
             self._uses_parent = parent
+            self._attr_uses = attr_uses
+            self._namespace_calls = namespace_calls
             self._uses = (uses, dynamic)
         return self._uses
+
+    def namespace_changed(self, name: str) -> Tuple[bool, bool]:
+        """Whether the module-level *name* may be rebound by name, unseen
+        (``globals()["NAME"] = v``, any other store through ``globals()``, or
+        ``vars()``/``locals()`` at the top level, which are ``globals()``; ``.update(...)``,
+        passing it on; any ``exec``; a use of ``sys.modules`` other than a plain read such as
+        ``k in sys.modules``: ``setattr(sys.modules[__name__], "NAME", v)``), and whether the object it
+        holds may escape by name (``x = globals()["NAME"]``). Reading (``globals()[k]``,
+        ``.get``, ``k in globals()``) changes nothing."""
+        if self._namespace is None:
+            self._use_table()
+            rebound: Set[Optional[str]] = set()  # None: any name
+            escaped: Set[Optional[str]] = set()
+            for node in self._namespace_calls:
+                if type(node.func) is cst.Name and node.func.value == "exec":
+                    rebound.add(None)
+                    continue
+                verdict = self._use_verdict(node)
+                if verdict is True:
+                    continue
+                key = None
+                p = self._uses_parent.get(node)
+                if type(p) is cst.Subscript and p.value is node and len(p.slice) == 1 and \
+                        isinstance(p.slice[0].slice, cst.Index) and type(p.slice[0].slice.value) is cst.SimpleString:
+                    key = p.slice[0].slice.value.evaluated_value  # globals()["NAME"]...
+                    key = key if isinstance(key, str) else None
+                (rebound if verdict is False else escaped).add(key)
+            for a in self._attr_uses.get("modules", ()):
+                if type(a.value) is cst.Name and a.value.value == "sys" and self._use_verdict(a) is not True:
+                    rebound.add(None)  # a module object (``sys.modules[__name__]``) may reach setattr
+            self._namespace = (frozenset(rebound), frozenset(escaped))
+        rebound, escaped = self._namespace
+        hit = None in rebound or name in rebound
+        return hit, hit or None in escaped or name in escaped
+
+    def changed_in_place(self, name: str, attribute: bool = False) -> bool:
+        """Whether the object a name (with *attribute*: an attribute of that name, on any
+        object: ``self.buf``, ``C.buf``) holds may be changed in place in a way that changes a
+        tensor's shape, dtype or layout, anywhere in the file: it is the receiver of an
+        in-place method (``buf.resize_(...)``, ``b.squeeze_(0)``, ``c.t_()``: PyTorch names
+        them with a trailing ``_``) other than those that only write values
+        (:data:`_VALUE_ONLY_INPLACE`), an attribute of it is assigned, augmented or deleted
+        (``a.data = a.data.half()``) other than :data:`_VALUE_ONLY_ATTRS`, or it is passed
+        to ``setattr``/``delattr``; or so is a plain alias of it (``b = buf``)."""
+        key = (name, attribute)
+        hit = self._in_place.get(key)
+        if hit is None:
+            self._in_place[key] = False  # an alias cycle (a = b; b = a) adds nothing
+            uses, _ = self._use_table()
+            nodes = self._attr_uses.get(name, ()) if attribute else uses.get(name, ())
+            hit = self._in_place[key] = any(self._changes_receiver(n) for n in nodes)
+        return hit
+
+    def _changes_receiver(self, node: cst.CSTNode) -> bool:
+        parent = self._uses_parent
+        p = parent.get(node)
+        if type(p) is cst.Assign and p.value is node:  # an alias (``b = buf``) changed in place
+            return any(type(t.target) is cst.Name and self.changed_in_place(t.target.value) for t in p.targets)
+        if type(p) is cst.Attribute and p.value is node:
+            attr = p.attr.value
+            up = parent.get(p)
+            if type(up) is cst.Call and up.func is p:
+                return attr.endswith("_") and not attr.endswith("__") and attr not in _VALUE_ONLY_INPLACE
+            # a store target? (climbing out of tuple/list targets)
+            t, tp = p, up
+            while type(tp) in (cst.Element, cst.StarredElement, cst.Tuple, cst.List):
+                t, tp = tp, parent.get(tp)
+            if (type(tp) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del)
+                    and getattr(tp, "target", None) is t) or (type(tp) is cst.AsName and tp.name is t):
+                return attr not in _VALUE_ONLY_ATTRS
+            return False
+        if type(p) is cst.Arg and p.value is node:
+            call = parent.get(p)
+            return type(call) is cst.Call and type(call.func) is cst.Name and \
+                call.func.value in ("setattr", "delattr") and bool(call.args) and call.args[0] is p
+        return False
 
     def callee_qualname(self, func: cst.CSTNode, site: Site) -> Optional[str]:
         """The qualified name of what a call's *func* certainly names: a class or function
@@ -992,6 +1090,21 @@ class Walker(cst.CSTVisitor):
 # names Python evaluates or binds as variables (CPython's ``ast.Name``s), and never takes
 # the name of an attribute or a keyword for a use of a variable of that name. (The parent's
 # own hook reads them: ``node.attr``, ``arg.keyword``, ``node.name``...)
+# PyTorch's in-place methods that write a tensor's values and keep its shape, dtype and
+# strides (an in-place op's result must have self's shape and is cast to self's dtype); every
+# other method whose name ends in one ``_`` (``resize_``, ``set_``, ``squeeze_``, ``t_``,
+# ``transpose_``, ``as_strided_``...) may change them.
+_VALUE_ONLY_INPLACE = frozenset({
+    "requires_grad_", "zero_", "fill_", "copy_", "detach_", "share_memory_",
+    "normal_", "uniform_", "random_", "bernoulli_", "exponential_", "geometric_", "log_normal_", "cauchy_",
+    "add_", "sub_", "mul_", "div_", "pow_", "neg_", "abs_", "sqrt_", "rsqrt_", "exp_", "log_", "clamp_",
+    "clamp_min_", "clamp_max_", "masked_fill_", "masked_scatter_", "index_fill_", "index_copy_", "index_add_",
+    "scatter_", "scatter_add_", "put_", "fill_diagonal_", "addcmul_", "addcdiv_", "lerp_", "sigmoid_", "tanh_",
+    "relu_", "floor_", "ceil_", "round_", "trunc_", "sign_", "reciprocal_",
+})
+# Tensor attributes whose assignment leaves its shape, dtype and layout alone.
+_VALUE_ONLY_ATTRS = frozenset({"requires_grad", "grad"})
+
 _IDENTIFIER_FIELDS: Dict[type, FrozenSet[str]] = {
     cst.Attribute: frozenset({"attr"}),
     cst.Arg: frozenset({"keyword"}),

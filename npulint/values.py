@@ -14,7 +14,7 @@ from typing import Callable, Dict, Optional, Tuple
 import libcst as cst
 
 from npulint import modules as _modules
-from npulint.semantic import LOCAL, Semantic, Site, _aliased
+from npulint.semantic import LOCAL, Semantic, Site, _aliased, _nested_mutable
 
 
 class _Unknown:
@@ -214,7 +214,10 @@ class Evaluator:
                 return _transposed(base) if isinstance(base, Tensor) else Tensor(None, None, True)
             b = self.sem.class_attribute(e, site)
             if b is not None:
-                return self._bound_value(b, depth)
+                v = self._bound_value(b, depth)
+                if isinstance(v, Tensor) and self.sem.changed_in_place(e.attr.value, attribute=True):
+                    return UNKNOWN  # ``self.buf.resize_(...)``: its shape, dtype or layout may change
+                return v
             return UNKNOWN
         if isinstance(e, cst.UnaryOperation):
             return fold_unary(_UNARY.get(type(e.operator), ""), self.value(e.expression, site, depth))
@@ -288,20 +291,25 @@ class Evaluator:
         return v
 
     def _container(self, expr: cst.CSTNode, site: Site, depth: int):
-        """The literal dict/list/tuple *expr* certainly is, with its site: a literal, a name
-        bound once to one (straight-line, never changed in place: no item store or ``del``,
-        no method but reading ones, not passed on), or an element of such a container that
-        is itself a literal; None otherwise."""
+        """The literal dict/list/tuple *expr* certainly is, with its site and whether its
+        mutable items are known too: a literal, a name bound once to one (straight-line, never
+        changed in place: no item store or ``del``, no method but reading ones, not passed
+        on), or an element of such a container that is itself a literal; None otherwise. A
+        tuple itself cannot change, but the lists and dicts it holds can (``T[0][0] = 8``,
+        ``first = T[0]; first.append(8)``): they are known only while the tuple's name is
+        used as an unchanged list's would be (the third item, False otherwise)."""
         if isinstance(expr, (cst.Dict, cst.List, cst.Tuple)):
-            return expr, site
+            return expr, site, True
         if isinstance(expr, cst.Name):
             b = self.sem.certain_binding(expr, site)
             if b is None or b.kind != "assign" or b.index or not isinstance(b.value, (cst.Dict, cst.List, cst.Tuple)):
                 return None
-            if not isinstance(b.value, cst.Tuple) and not self.sem.container_unchanged(
-                    expr.value, b.value, b.site.scope is self.sem.module_scope):
+            if isinstance(b.value, cst.Tuple) and not _nested_mutable(b.value, 1):
+                return b.value, b.site, True  # a tuple of constants: nothing in it can change
+            unchanged = self.sem.container_unchanged(expr.value, b.value, b.site.scope is self.sem.module_scope)
+            if not unchanged and not isinstance(b.value, cst.Tuple):
                 return None
-            return b.value, b.site
+            return b.value, b.site, unchanged
         if isinstance(expr, cst.Subscript):
             found = self._element(expr, site, depth)
             if found is not None and found[0] is not None:
@@ -318,7 +326,7 @@ class Evaluator:
         found = self._container(e.value, site, depth)
         if found is None:
             return None
-        box, box_site = found
+        box, box_site, items_known = found
         key = self.value(e.slice[0].slice.value, site, depth)
         if key is UNKNOWN:
             return None, None
@@ -342,9 +350,12 @@ class Evaluator:
         if any(isinstance(el, cst.StarredElement) for el in elements):
             return None, None
         try:
-            return elements[key].value, box_site
+            item = elements[key].value
         except IndexError:
             return None, None
+        if not items_known and _nested_mutable(item, 0):
+            return None, None  # a list or dict in a tuple that may have changed
+        return item, box_site
 
     def _name(self, e: cst.Name, site: Site, depth: int):
         cands, exact = self.sem.reaching(e.value, site)
@@ -360,12 +371,17 @@ class Evaluator:
         if b.kind == "import":
             return self._ref(b.qualname) if b.qualname else UNKNOWN
         if b.site.scope is self.sem.module_scope and b.kind in ("assign", "aug"):
+            if self.sem.namespace_changed(e.value)[0]:
+                return UNKNOWN  # ``globals()["POOL"] = 1``, ``exec(...)``: rebound unseen
             # a module-level name another module of the run may set (``import a; a.POOL = 1``)
             run = _modules.active()
             if run is not None and run.files and run.touched(e.value, "store", self.sem.module_name):
                 return UNKNOWN
         if b.kind == "assign":
-            return self._bound_value(b, depth)
+            v = self._bound_value(b, depth)
+            if isinstance(v, Tensor) and self.sem.changed_in_place(e.value):
+                return UNKNOWN  # ``buf.resize_(...)``, ``a.data = ...``: its shape, dtype or layout may change
+            return v
         if b.kind == "aug" and isinstance(b.node, cst.AugAssign) and not b.index:
             op = _BINOPS.get(_AUG_TO_BIN.get(type(b.node.operator)))
             if op is None:

@@ -260,6 +260,43 @@ def test_mutated_list_subscript_is_unknown():
     assert _values("L = [4, 8]\nprobe(L[1])\n") == [8]
 
 
+def test_tuple_items_changed_in_place_are_unknown():
+    # a tuple cannot change, but the lists and dicts it holds can
+    base = "T = ([6], 4)\n"
+    for change in ("T[0][0] = 8\n", "T[0].append(8)\n", "first = T[0]\nfirst[0] = 8\n", "configure(T)\n",
+                   "def f():\n    T[0].pop()\n"):
+        assert _values(base + change + "probe(T[0][0])\nprobe(T[0])\nprobe(T[1])\n") == [UNKNOWN, UNKNOWN, 4], change
+    # the clean twin: its lists' items only read, they stay known
+    assert _values(base + "print(T[0][0])\nprobe(T[0][0])\n") == [6]
+    # a tuple of constants passed on cannot change
+    assert _values("T = (6, (4,))\nconfigure(T)\nprobe(T[0])\nprobe(T[1][0])\n") == [6, 4]
+
+
+def test_names_rebound_through_the_module_namespace_are_unknown():
+    for change in ('globals()["WS"] = 8\n', 'globals().update(WS=8)\n', 'vars()["WS"] = 8\n',
+                   'exec(code)\n', 'setattr(sys.modules[__name__], "WS", 8)\n', 'apply(globals())\n',
+                   'def f():\n    exec("global WS; WS = 8")\n'):
+        assert _values("import sys\nWS = 6\n" + change + "probe(WS)\n") == [UNKNOWN], change
+        src = 'import sys\nCFG = {"ws": 6}\n' + change.replace('"WS"', '"CFG"').replace("WS=", "CFG=")
+        assert _values(src + 'probe(CFG["ws"])\n') == [UNKNOWN], change
+    for change in ('globals()["CFG"]["ws"] = 8\n', 'cfg = globals()["CFG"]\ncfg["ws"] = 8\n'):
+        assert _values('CFG = {"ws": 6}\n' + change + 'probe(CFG["ws"])\n') == [UNKNOWN], change
+    # the clean twins: another name stored, or the namespace only read
+    for change in ('globals()["OTHER"] = 8\n', 'print(globals()["WS"], "WS" in globals())\n',
+                   'import sys\nprint("torch" in sys.modules)\n'):
+        assert _values('WS = 6\nCFG = {"ws": 6}\n' + change + 'probe(WS)\nprobe(CFG["ws"])\n') == [6, 6], change
+
+
+def test_imported_constant_rebound_through_its_module_namespace_is_unknown(lint):
+    use = SCOPE + "from pkg.sizes import POOL\nwith npu_weight_prefetch_scope(0, POOL):\n    pass\n"
+    for change, found in (('globals()["POOL"] = 2\n', []), ('exec(code)\n', []),
+                          ('import sys\nsetattr(sys.modules[__name__], "POOL", 2)\n', []),
+                          ('globals()["OTHER"] = 2\nprint("POOL" in globals(), globals()["POOL"])\n', [3])):
+        files = {"pkg/__init__.py": "", "pkg/sizes.py": "POOL = 1024\n" + change,
+                 "pkg/a.py": SCOPE + "with npu_weight_prefetch_scope(0, 536870912):\n    pass\n", "pkg/b.py": use}
+        assert [f.line for f in lint(files, select=["NPU101"])] == found, change
+
+
 # ======================================================================================
 # 1. names across the modules of the run
 # ======================================================================================
@@ -327,6 +364,22 @@ def test_through_star_import_chains_honouring_all(lint):
     # a star import of a module outside the run somewhere in the chain: unknown
     files["pkg/mid.py"] = "from pkg.env import *\nfrom elsewhere import *\n"
     assert npu010(lint(files, select=["NPU010"])) == []
+
+
+def test_star_import_chain_through_npu_init(lint):
+    # a linted module star-imports npu_bridge.npu_init: what it binds is npu_init's known exports
+    files = {"pkg/__init__.py": "", "pkg/base.py": "from npu_bridge.npu_init import *\n",
+             "star.py": "from pkg.base import *\nhccl_ops.allgather(w)\n",
+             "named.py": "from pkg.base import hccl_ops\nhccl_ops.allgather(w)\n",
+             "attr.py": "import pkg.base as b\nb.hccl_ops.allgather(w)\n",
+             "again.py": "from npu_bridge.npu_init import *\nfrom pkg.base import *\nhccl_ops.allgather(w)\n",
+             "ok.py": "from pkg.base import *\nhccl_ops.allgather(w, 8)\n"}
+    assert npu010(lint(files, select=["NPU010"])) == [("again.py", 3), ("attr.py", 2), ("named.py", 2),
+                                                       ("star.py", 2)]
+    # a name npu_init does not export: the chain leaves it as it was, or does not bind it (silent)
+    files = {"kept.py": "from npu_bridge.hccl import hccl_ops as ops\nfrom pkg.base import *\nops.allgather(w)\n",
+             "absent.py": "from pkg.base import ops\nops.allgather(w)\n"}
+    assert [f for f in npu010(lint(files, select=["NPU010"])) if f[0] in files] == [("kept.py", 3)]
 
 
 def test_two_files_claiming_one_module_name_are_unknown(lint):

@@ -719,6 +719,46 @@ def test_npu406_shape_rebound_under_loop_is_unknown(lint):
     assert codes(lint(src, select=SEL)) == []
 
 
+@pytest.mark.parametrize("change", ["buf.resize_(128, 512)", "buf.squeeze_(0)", "buf.set_(other)",
+                                    "buf.data = buf.data.reshape(128, 512)", "setattr(buf, 'data', other)",
+                                    "def g():\n    buf.unsqueeze_(0)", "alias = buf\nalias.squeeze_(0)"])
+def test_npu406_tensor_changed_in_place_is_unknown(lint, change):
+    # an in-place method that may change the shape (PyTorch's trailing "_"), or an attribute
+    # store: the name no longer holds the constructor's tensor
+    src = mk("""
+        w = torch.randn(512, 64, dtype=torch.float16)
+        buf = torch.empty(1, 128, 512, dtype=torch.float16)
+        out = torch_npu.npu_mm_reduce_scatter_base(buf, w, hcom, 8)
+    """) + change + "\n"
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("change", ["buf.zero_()", "buf.normal_(0, 1)", "buf.requires_grad_()",
+                                    "buf.requires_grad = True", "other.resize_(128, 512)",
+                                    "other.data = buf"])
+def test_npu406_value_only_in_place_changes_keep_the_shape(lint, change):
+    # the violation twin: writing values, or changing another tensor, keeps what buf is
+    src = mk("""
+        w = torch.randn(512, 64, dtype=torch.float16)
+        buf = torch.empty(1, 128, 512, dtype=torch.float16)
+        out = torch_npu.npu_mm_reduce_scatter_base(buf, w, hcom, 8)
+    """) + change + "\n"
+    assert codes(lint(src, select=SEL)) == ["NPU406"]
+
+
+def test_npu406_class_attribute_tensor_changed_in_place_is_unknown(lint):
+    src = mk("""
+        class M:
+            BUF = torch.empty(1, 128, 512, dtype=torch.float16)
+            W = torch.randn(512, 64, dtype=torch.float16)
+
+            def f(self, hcom):
+                return torch_npu.npu_mm_reduce_scatter_base(self.BUF, self.W, hcom, 8)
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU406"]
+    assert codes(lint(src + "    def g(self):\n        self.BUF.squeeze_(0)\n", select=SEL)) == []
+
+
 # ======================================================================================
 # NPU407 fused-comm-dtype
 # ======================================================================================
@@ -793,6 +833,27 @@ def test_npu407_dtype_through_constants(lint):
     """)
     assert codes(lint(src, select=SEL)) == ["NPU407"]
     assert codes(lint(src.replace("torch.float32", "torch.bfloat16"), select=SEL)) == []
+
+
+def test_npu407_dtype_changed_through_data_is_unknown(lint):
+    src = mk("""
+        w = torch.randn(512, 64, dtype=torch.float16)
+        a = torch.randn(128, 512)
+        out = torch_npu.npu_mm_reduce_scatter_base(a, w, hcom, 8)
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU407"]
+    assert codes(lint(src + "a.data = a.data.half()\n", select=SEL)) == []
+
+
+def test_npu405_transposed_in_place_is_unknown(lint):
+    # c.t_() undoes a transpose (or makes one): what c is afterwards is not known either way
+    src = mk("""
+        c = torch.randn(512, 128, dtype=torch.float16).t()
+        w = torch.randn(512, 64, dtype=torch.float16)
+        out = torch_npu.npu_mm_reduce_scatter_base(c, w, hcom, 8)
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU405"]
+    assert codes(lint(src + "c.t_()\n", select=SEL)) == []
 
 
 def test_npu407_dtype_from_parameter_is_unknown(lint):

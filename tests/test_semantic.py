@@ -281,6 +281,27 @@ except Exception:
     assert values(src) == [8, 1, UNKNOWN, 5, UNKNOWN]
 
 
+def test_walrus_in_a_comprehension_may_not_run():
+    # the comprehension may run its element zero or many times: the name's value after it is unknown
+    src = """
+W = 8
+flags = [(W := 6) for _ in others]
+probe(W)
+def f(xs):
+    V = 8
+    ok = any((V := x) for x in xs)
+    probe(V)
+    U = [(U2 := 4) for _ in (1, 2)]
+    probe(U2)
+    T = 8
+    nested = [[(T := 3) for _ in xs] for _ in xs]
+    probe(T)
+"""
+    assert values(src) == [UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN]
+    # the clean twin: a walrus outside any comprehension runs where it stands
+    assert values("W = 8\nprint(W := 6)\nprobe(W)\ndef f():\n    V = 8\n    g(V := 6)\n    probe(V)\n") == [6, 6]
+
+
 def test_loop_back_edge_makes_outer_binding_uncertain():
     src = """
 X = 1
