@@ -1084,12 +1084,6 @@ class Walker(cst.CSTVisitor):
             self.on_leave(node)
 
 
-# Fields that hold names which are text, not expressions: an attribute's, a keyword's, a
-# parameter's, a def's or class's, the names of imports, ``global``/``nonlocal``, ``except
-# ... as`` and match patterns. The walk does not go into them, so a ``Name`` hook sees the
-# names Python evaluates or binds as variables (CPython's ``ast.Name``s), and never takes
-# the name of an attribute or a keyword for a use of a variable of that name. (The parent's
-# own hook reads them: ``node.attr``, ``arg.keyword``, ``node.name``...)
 # PyTorch's in-place methods that write a tensor's values and keep its shape, dtype and
 # strides (an in-place op's result must have self's shape and is cast to self's dtype); every
 # other method whose name ends in one ``_`` (``resize_``, ``set_``, ``squeeze_``, ``t_``,
@@ -1105,6 +1099,12 @@ _VALUE_ONLY_INPLACE = frozenset({
 # Tensor attributes whose assignment leaves its shape, dtype and layout alone.
 _VALUE_ONLY_ATTRS = frozenset({"requires_grad", "grad"})
 
+# Fields that hold names which are text, not expressions: an attribute's, a keyword's, a
+# parameter's, a def's or class's, the names of imports, ``global``/``nonlocal``, ``except
+# ... as`` and match patterns. The walk does not go into them, so a ``Name`` hook sees the
+# names Python evaluates or binds as variables (CPython's ``ast.Name``s), and never takes
+# the name of an attribute or a keyword for a use of a variable of that name. (The parent's
+# own hook reads them: ``node.attr``, ``arg.keyword``, ``node.name``...)
 _IDENTIFIER_FIELDS: Dict[type, FrozenSet[str]] = {
     cst.Attribute: frozenset({"attr"}),
     cst.Arg: frozenset({"keyword"}),
