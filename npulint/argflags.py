@@ -483,37 +483,60 @@ def parse(text: str) -> Optional[ast.Module]:
 # ------------------------------------------------------------------------------ own parser
 
 
-def own_parser(tree: ast.AST) -> Optional[int]:
-    """The line where a module parses its own command line without Megatron, or None.
+MEGATRON = "megatron"
+OWN = "own"
+UNKNOWN = "unknown"
 
-    That is: it calls ``X.parse_args(...)``/``X.parse_known_args(...)`` (any method whose
-    name starts so, e.g. transformers' ``parse_args_into_dataclasses``) or is decorated with
-    ``hydra.main``; and it imports nothing of Megatron but ``megatron.core`` (which has no
-    command-line parser) and nothing of MindSpeed or the frameworks built on it, whose entry
-    points run Megatron's parser (``initialize_megatron``, ``pretrain``). Helper modules it
-    imports from its own tree are not followed."""
+
+def entry_parser(tree: ast.AST) -> Tuple[str, Optional[int]]:
+    """Whose parser reads an entry script's command line, as far as the script itself shows:
+
+    * ``("megatron", line)``: it imports Megatron (anything but ``megatron.core``, which has
+      no command-line parser) or MindSpeed or a framework built on it, whose entry points run
+      Megatron's parser (``initialize_megatron``, ``pretrain``); *line* is the first such
+      import;
+    * ``("own", line)``: otherwise, it parses its command line itself where that can be read:
+      it calls ``X.parse_args(...)``/``X.parse_known_args(...)`` (any method whose name starts
+      so, e.g. transformers' ``parse_args_into_dataclasses``) or is decorated with
+      ``hydra.main``; *line* is the first;
+    * ``("unknown", None)``: neither (another command-line library such as python-fire, click
+      or tyro, a parser built by a helper it imports, or nothing visible at all).
+
+    Helper modules it imports are not followed."""
+    megatron_line = None
     parse_line = None
     for node in ast.walk(tree):
         t = type(node)
         if t is ast.Import:
             if any(_megatron_side(a.name) for a in node.names):
-                return None
+                megatron_line = node.lineno if megatron_line is None else min(megatron_line, node.lineno)
         elif t is ast.ImportFrom:
             if node.level == 0 and node.module and (
                     _megatron_side(node.module)
                     or (node.module == "megatron" and any(a.name != "core" for a in node.names))):
-                return None
-        elif t is ast.Call and parse_line is None:
+                megatron_line = node.lineno if megatron_line is None else min(megatron_line, node.lineno)
+        elif t is ast.Call:
             f = node.func
             if type(f) is ast.Attribute and (f.attr.startswith("parse_args") or f.attr.startswith("parse_known_args")):
-                parse_line = node.lineno
-        elif t in (ast.FunctionDef, ast.AsyncFunctionDef) and parse_line is None:
+                parse_line = node.lineno if parse_line is None else min(parse_line, node.lineno)
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef):
             for d in node.decorator_list:
                 fn = d.func if type(d) is ast.Call else d
                 if type(fn) is ast.Attribute and fn.attr == "main" and type(fn.value) is ast.Name \
                         and fn.value.id == "hydra":
-                    parse_line = d.lineno
-    return parse_line
+                    parse_line = d.lineno if parse_line is None else min(parse_line, d.lineno)
+    if megatron_line is not None:
+        return MEGATRON, megatron_line
+    if parse_line is not None:
+        return OWN, parse_line
+    return UNKNOWN, None
+
+
+def own_parser(tree: ast.AST) -> Optional[int]:
+    """The line where a module parses its own command line without Megatron, or None (see
+    :func:`entry_parser`)."""
+    kind, line = entry_parser(tree)
+    return line if kind == OWN else None
 
 
 def _megatron_side(module: str) -> bool:

@@ -819,22 +819,27 @@ class FunctionClasses(Analysis):
 
 class FlagFacts(Analysis):
     """Records, for the project phase, the ``--flags`` each linted Python file registers with
-    ``add_argument`` and whether a training entry script (``pretrain_*.py``, ...) parses its own
-    command line without Megatron (:func:`npulint.argflags.own_parser`); then folds the
-    launches' findings (see :func:`launch_fact`) once per run (:meth:`launch_findings`), for
-    NPU501, NPU502 and NPU504 to report: NPU502 only for flags no release and no linted file
-    registers and the configuration does not declare, and nothing for a launch of an entry
-    script that parses its own arguments (its parser judges its command line).
+    ``add_argument`` and, for each training entry script (``pretrain_*.py``, ...), whose parser
+    reads its command line (:func:`npulint.argflags.entry_parser`); then folds the launches'
+    findings (see :func:`launch_fact`) once per run (:meth:`launch_findings`), for NPU501,
+    NPU502 and NPU504 to report: NPU502 only for flags no release and no linted file registers
+    and the configuration does not declare, and nothing for a launch of a linted entry script
+    that does not visibly use Megatron's parser (its own parser, or one npulint cannot read,
+    judges its command line).
 
     It never selects a file for parsing: it joins files parsed anyway, and reads the rest from
     their text (:meth:`scan`: each ``add_argument(...)`` call parsed alone)."""
 
-    piggyback = ("add_argument", "parse_args", "parse_known_args", "hydra")
+    piggyback = ("add_argument",)
     provides = (ARGPARSE_TOPIC,)
 
     @classmethod
     def wants(cls, text: str, path: str = "", present=None) -> bool:
         return False
+
+    @classmethod
+    def joins(cls, text: str, path: str = "") -> bool:
+        return "add_argument" in text or _is_entry_path(path)
 
     def finish(self) -> None:
         fact = _argparse_fact(self.ctx.path, self.ctx.text, self.ctx.python_tree)
@@ -872,17 +877,17 @@ class FlagFacts(Analysis):
         if not launches:
             return out
         registered = set()
-        own = {}  # path of an entry script that parses its own arguments -> where it does
+        entries = {}  # path of a linted entry script -> whose parser reads its command line
         for _, f in argparse:
             registered.update(f["flags"])
-            if f["own"] is not None:
-                own[f["path"]] = f["own"]
+            if f["entry"] is not None:
+                entries[f["path"]] = f["entry"][0]
         extra = frozenset(registered)
         seen = set()
         unknown_code = MindSpeedUnknownFlag.CODE
         for display, f in launches:
-            if own and _own_parser_entry(f["entry"], own):
-                continue
+            if entries and any(entries[p] != argflags.MEGATRON for p in _linted_entries(f["entry"], entries)):
+                continue  # not visibly Megatron's parser: its own (or one we cannot read) judges
             known = extra | frozenset(f["declared"]) if f["declared"] else extra
             for code, span, message, noqa_lines in f["found"]:
                 # one finding per place and message; a command covered by a ``# noqa`` line and
@@ -908,11 +913,16 @@ def _suggestion_cached(flag: str, extra: FrozenSet[str]) -> Optional[str]:
     return suggestion(flag, extra)
 
 
+def _is_entry_path(path: str) -> bool:
+    return re.fullmatch(TRAINING_ENTRIES, os.path.basename(path)) is not None
+
+
 def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
-    """``{"path", "flags", "own"}`` for a Python file: the flags it registers, and (for a
-    training entry script) the line where it parses its own arguments, or None. *tree*: None,
-    or for a file the engine parsed, a function that gives CPython's tree of it (made once,
-    when needed)."""
+    """``{"path", "flags", "entry"}`` for a Python file: the flags it registers, and for a
+    training entry script whose parser reads its command line (``(kind, line)`` of
+    :func:`npulint.argflags.entry_parser`; ``("unknown", None)`` for one CPython cannot compile:
+    it never gets to parse anything), or None. *tree*: None, or for a file the engine parsed, a
+    function that gives CPython's tree of it (made once, when needed)."""
     if tree is not None:
         make, box = tree, []
 
@@ -920,37 +930,32 @@ def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
             if not box:
                 box.append(make())
             return box[0]
-    entry = re.fullmatch(TRAINING_ENTRIES, os.path.basename(path)) is not None and (
-        "parse_" in text or "hydra" in text)
+    entry = _is_entry_path(path)
     flags = {}
     if "add_argument" in text:
         found = argflags.flags_in_text(text, tree)
-        if found is None:
-            return None  # CPython cannot compile it: it never runs
+        if found is None:  # CPython cannot compile it: it never runs
+            return {"path": path, "flags": (), "entry": (argflags.UNKNOWN, None)} if entry else None
         flags = found
-    own = None
+    judged = None
     if entry:
         tree = tree() if tree is not None else argflags.parse(text)
-        own = argflags.own_parser(tree) if tree is not None else None
-    if not flags and own is None:
+        judged = argflags.entry_parser(tree) if tree is not None else (argflags.UNKNOWN, None)
+    if not flags and judged is None:
         return None
-    return {"path": path, "flags": tuple(sorted(flags)), "own": own}
+    return {"path": path, "flags": tuple(sorted(flags)), "entry": judged}
 
 
-def _own_parser_entry(entry: str, own: Dict[str, int]) -> Optional[str]:
-    """The linted entry script that parses its own arguments which *entry* (the launch's word)
-    may name: one whose path ends with the path written (a folder the script ``cd``'d to, or a
-    variable, ``$DIR/finetune_x.py``, may stand before it). Of several files with that name,
-    any that parses its own arguments counts (the launch is then not judged by Megatron's rules)."""
+def _linted_entries(entry: str, entries: Dict[str, str]) -> List[str]:
+    """The linted entry scripts which *entry* (the launch's word) may name: those whose path
+    ends with the path written (a folder the script ``cd``'d to, or a variable,
+    ``$DIR/finetune_x.py``, may stand before it)."""
     tail = re.split("[\x00\x01]", entry)[-1].replace("\\", "/")
     parts = [p for p in tail.split("/") if p not in ("", ".", "..")]
     if not parts:
-        return None
+        return []
     suffix = "/" + "/".join(parts)
-    for path in own:
-        if path.replace(os.sep, "/").endswith(suffix):
-            return path
-    return None
+    return [path for path in entries if path.replace(os.sep, "/").endswith(suffix)]
 
 
 
@@ -1117,9 +1122,10 @@ class MindSpeedUnknownFlag(_LaunchRule):
         "MindSpeed-MM, MindSpeed-RL and Megatron-LM (every `add_argument` of their Python files, shipped as "
         "data and regenerated by `tools/gen_known_flags.py`), every `add_argument(\"--x\", ...)` in the linted "
         "Python files, and the configuration's `extend-known-flags`. A launch of an entry script that is itself "
-        "linted and parses its own arguments without Megatron (it calls `parse_args`/`parse_known_args` or "
-        "`hydra.main`, and imports nothing of Megatron but `megatron.core` and nothing of MindSpeed or the "
-        "frameworks built on it) is judged by that parser: NPU501, NPU502 and NPU504 say nothing about it.")
+        "linted is judged by Megatron's rules only when the script visibly uses Megatron's parser (it imports "
+        "Megatron, other than `megatron.core`, or MindSpeed or a framework built on it); otherwise its own parser "
+        "(`parse_args`/`parse_known_args`, `hydra.main`), or one npulint does not read (python-fire, click, tyro, "
+        "a parser built by a helper it imports), judges it: NPU501, NPU502 and NPU504 say nothing about it.")
     SOURCE = ("NVIDIA/Megatron-LM@a845aa7e (core_v0.12.1) megatron/training/arguments.py:81-84 (parse_args rejects "
               "unknown arguments); rules/mindspeed_known_flags.txt (its header: every source and commit)")
     INVALID = (

@@ -205,6 +205,66 @@ def test_hydra_entry_parses_its_own_arguments(lint):
     assert npu5(lint, {"run.sh": OWN_LAUNCH, "finetune_x.py": hydra}) == []
 
 
+# A linted entry script is judged by Megatron's rules only when it visibly uses Megatron's
+# parser: one that reads its command line with another library, or with a parser built where
+# npulint does not look, is judged by that parser (NPU501, NPU502 and NPU504 say nothing).
+OTHER_CLI = {
+    "fire": "import fire\n\ndef main(num_layer: int = 2):\n    pass\n\nif __name__ == '__main__':\n"
+            "    fire.Fire(main)\n",
+    "click": "import click\n\n@click.command()\n@click.option('--num-layer', default=2)\ndef main(num_layer):\n"
+             "    pass\n\nif __name__ == '__main__':\n    main()\n",
+    "tyro": "import dataclasses, tyro\n\n@dataclasses.dataclass\nclass Cfg:\n    num_layer: int = 2\n\n"
+            "if __name__ == '__main__':\n    cfg = tyro.cli(Cfg)\n",
+    "helper": "from src.options import get_args\n\ndef main():\n    args = get_args()\n\n"
+              "if __name__ == '__main__':\n    main()\n",
+}
+OTHER_LAUNCH = OWN_LAUNCH.replace(TYPO, "--num-layer")  # --num-layer: one edit from --num-layers
+
+
+@pytest.mark.parametrize("cli", sorted(OTHER_CLI))
+def test_entry_with_another_parser_is_not_judged_as_megatron(lint, cli):
+    files = {"run.sh": OTHER_LAUNCH, "finetune_x.py": OTHER_CLI[cli],
+             "src/__init__.py": "", "src/options.py": "import argparse\n\ndef get_args():\n"
+                                                      "    return argparse.ArgumentParser().parse_args()\n"}
+    assert npu5(lint, files) == []
+
+
+@pytest.mark.parametrize("cli", sorted(OTHER_CLI))
+def test_entry_with_another_parser_that_imports_megatron_is_judged_as_megatron(lint, cli):
+    megatron = "from megatron.training import get_args as _megatron_args\n" + OTHER_CLI[cli]
+    found = npu5(lint, {"run.sh": OTHER_LAUNCH, "finetune_x.py": megatron})
+    assert sorted(codes(found)) == ["NPU501", "NPU502", "NPU504"]
+    assert "did you mean --num-layers?" in next(f.message for f in found if f.code == "NPU502")
+
+
+def test_entry_not_linted_is_judged_by_its_name(lint):
+    assert sorted(codes(npu5(lint, {"run.sh": OTHER_LAUNCH}))) == ["NPU501", "NPU502", "NPU504"]
+
+
+def test_entry_parsed_for_another_reason_is_judged_by_its_parser(lint):
+    # sys.argv in an entry script: parsed for its launch list, where FlagFacts joins it by its path
+    fire = "import sys\n" + OTHER_CLI["fire"] + "    print(sys.argv)\n"
+    assert npu5(lint, {"run.sh": OTHER_LAUNCH, "finetune_x.py": fire}) == []
+    megatron = "import sys\nimport mindspeed.megatron_adaptor\n" + OTHER_CLI["fire"] + "    print(sys.argv)\n"
+    assert sorted(codes(npu5(lint, {"run.sh": OTHER_LAUNCH, "finetune_x.py": megatron}))) == [
+        "NPU501", "NPU502", "NPU504"]
+
+
+def test_entry_that_does_not_compile_is_not_judged_as_megatron(lint):
+    broken = "from megatron.training import pretrain\ndef (:\n"
+    found = npu5(lint, {"run.sh": OTHER_LAUNCH, "finetune_x.py": broken})
+    assert [f for f in found if f.code.startswith("NPU5")] == []
+
+
+def test_one_of_two_entries_of_that_name_not_megatron(lint):
+    # the launch may run either: only one visibly uses Megatron's parser, so nothing is said
+    megatron = "from megatron.training import pretrain\n"
+    files = {"run.sh": OTHER_LAUNCH, "a/finetune_x.py": megatron, "b/finetune_x.py": OTHER_CLI["fire"]}
+    assert npu5(lint, files) == []
+    files["b/finetune_x.py"] = megatron
+    assert sorted(codes(npu5(lint, files))) == ["NPU501", "NPU502", "NPU504"]
+
+
 # -- npulint/argflags.py ---------------------------------------------------------------------
 
 
@@ -278,6 +338,20 @@ def test_argflags_a_large_file_is_not_parsed_whole_for_a_name():
 ])
 def test_own_parser(src, own):
     assert (argflags.own_parser(ast.parse(src)) is not None) is own
+
+
+@pytest.mark.parametrize("src, kind", [
+    ("import argparse\nfrom megatron.training import get_args\np.parse_args()\n", "megatron"),
+    ("import mindspeed_llm.megatron_adaptor\n", "megatron"),
+    ("from megatron.core import parallel_state\nimport fire\nfire.Fire(main)\n", "unknown"),
+    ("import argparse\nargparse.ArgumentParser().parse_args()\n", "own"),
+    ("import click\n@click.command()\ndef main():\n    pass\n", "unknown"),
+    ("import tyro\ncfg = tyro.cli(Cfg)\n", "unknown"),
+    ("from src.options import get_args\nargs = get_args()\n", "unknown"),
+    ("from pretrain_gpt import main\nmain()\n", "unknown"),  # helper modules are not followed
+])
+def test_entry_parser(src, kind):
+    assert argflags.entry_parser(ast.parse(src))[0] == kind
 
 
 # -- tools/gen_known_flags.py ----------------------------------------------------------------
