@@ -607,7 +607,8 @@ class PythonLaunches(Analysis):
         super().__init__(ctx)
         self.calls = []
         self.argv = []
-        self.mutated = set()
+        self.grown = set()
+        self.changed = set()
         self.wrapper_calls: List[Tuple[cst.Call, Any]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -615,19 +616,42 @@ class PythonLaunches(Analysis):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.argv.append((node, self.ctx.site()))
+        for t in node.targets:
+            self._store(t.target)
 
-    # names of lists that may change after they are built (then their launch is not fully known)
+    # Names of lists that may change after they are built: a list only appended to (``append``,
+    # ``extend``, ``+=``) still holds its words, more may follow; any other change (``remove``,
+    # ``pop``, ``del cmd[i]``, ``cmd[i] = ...``, ``clear``, ``insert``...) leaves it unknown.
+    _GROW = frozenset({"append", "extend"})
+    _READ = frozenset({"copy", "count", "index"})
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name):
-            self.mutated.add(node.value.value)
+            attr = node.attr.value
+            if attr in self._GROW:
+                self.grown.add(node.value.value)
+            elif attr not in self._READ:
+                self.changed.add(node.value.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
-            self.mutated.add(node.target.value)
+            (self.grown if isinstance(node.operator, cst.AddAssign) else self.changed).add(node.target.value)
+        else:
+            self._store(node.target)
 
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        if isinstance(node.value, cst.Name):
-            self.mutated.add(node.value.value)
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._store(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._store(node.target)
+
+    def _store(self, target) -> None:
+        """An assignment or ``del`` target: a subscript of a name changes that name's list."""
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self.changed.add(target.value.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._store(el.value)
 
     def _words(self, expr, site, _depth: int = 0) -> Optional[List[Word]]:
         """The words of a launch list: a list/tuple display (through the names bound to it), its
@@ -661,8 +685,10 @@ class PythonLaunches(Analysis):
                 return None
             span = functools.partial(self.ctx.span, expr)
             words = [Word(x, span) for x in v]
-        if named is not None and named in self.mutated:
-            # `cmd.append(...)`, `cmd += [...]`, `cmd[i] = ...` somewhere: more words may follow
+        if named is not None and named in self.changed:
+            return None  # `cmd.remove(...)`, `del cmd[i]`, `cmd[i] = ...` somewhere: not known
+        if named is not None and named in self.grown:
+            # `cmd.append(...)`, `cmd += [...]` somewhere: more words may follow
             words.append(_splat())
         return words
 
@@ -1093,7 +1119,8 @@ class MindSpeedIncompatibleFlags(_LaunchRule):
         "`BASE + ARGS + [\"--bf16\"]`, `[*BASE, ...]`, `shlex.split(\"...\")` of a known string, whose words "
         "are placed at the string; and the argument lists of `os.execl`/`execle`/`execlp`/`execlpe`, less the "
         "environment of the `e` variants). A part that does not resolve (`+ sys.argv[1:]`, `shlex.split(line)`) "
-        "stands for unknown words. Branches of `if`/`case` are alternatives: only "
+        "stands for unknown words; a list the file appends to (`append`, `extend`, `+=`) may hold more words, and "
+        "one it changes otherwise (`remove`, `pop`, `del cmd[i]`, `cmd[i] = ...`, `clear`, `insert`) is not checked. Branches of `if`/`case` are alternatives: only "
         "flags on one path conflict. Reported once per pair at the flag that comes later. A check is reported only "
         "when it holds on every release the launch may run on: those configured in `[tool.npulint.releases]`, "
         "else inferred from the project, else every release npulint knows, less those whose parsers do not take "

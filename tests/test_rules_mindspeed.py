@@ -473,6 +473,25 @@ def test_python_list_changed_after_it_is_built(lint):
     assert codes(lint(conflict, select=["NPU5"], config=LEGACY)) == ["NPU501"]  # presence cannot be undone
 
 
+def test_python_list_shortened_after_it_is_built_is_unknown(lint):
+    # a change other than append/extend/+= may take a word out: the list is not known
+    base = """\
+    import subprocess
+    cmd = ["torchrun", "--nproc_per_node", "8", "pretrain_gpt.py", "--adaptive-memory-optimization",
+           "--swap-attention"]
+    {change}
+    subprocess.run(cmd)
+    """
+    for change in ('cmd.remove("--swap-attention")', "del cmd[-1]", "cmd.pop()", "cmd[-1:] = []",
+                   'cmd[5] = "--bf16"', "cmd.clear()", 'cmd.insert(4, "--no-op")', "cmd *= 1",
+                   "cmd[0], x = 'python', 1", "rm = cmd.remove"):
+        assert lint(base.format(change=change), select=["NPU5"], config=LEGACY) == [], change
+    # what only reads the list, or only adds to it, leaves its words known
+    for change in ("print(cmd[1:], cmd.index('8'), cmd.count('8'))", 'cmd.extend(["--bf16"])',
+                   'cmd += ["--bf16"]'):
+        assert codes(lint(base.format(change=change), select=["NPU5"], config=LEGACY)) == ["NPU501"], change
+
+
 def test_source_makes_earlier_variables_unknown(lint):
     src = 'ARGS="--reuse-fp32-param"\nsource ./my_env.sh\ntorchrun pretrain_gpt.py $ARGS\n'
     assert sh(lint, src) == []
