@@ -568,6 +568,7 @@ _EXECL_ENV = {"os.execle", "os.execlpe"}
 _LAUNCH_CALLS = _SUBPROCESS | _EXECV | _EXECL
 _SHLEX_SPLIT = {"shlex.split"}
 _ARGV = {"sys.argv"}
+_EXECUTABLE = {"sys.executable"}
 
 
 def _splat() -> Word:
@@ -695,7 +696,11 @@ class PythonLaunches(Analysis):
     def _word(self, expr, site) -> Word:
         v = self.ctx.value(expr, site)
         span = functools.partial(self.ctx.span, expr)  # computed when reported
-        return Word(v, span) if isinstance(v, str) else Word("\x00", span, False, False)
+        if isinstance(v, str):
+            return Word(v, span)
+        if self.ctx.resolve(expr, site, _EXECUTABLE) is not None:
+            return Word("python", span)  # the interpreter running the launcher: a python launcher word
+        return Word("\x00", span, False, False)
 
     def _shlex_words(self, call: cst.Call, site) -> List[Word]:
         """``shlex.split(s)`` of a string that resolves: its words (POSIX shell-like splitting,
@@ -1119,7 +1124,7 @@ class MindSpeedIncompatibleFlags(_LaunchRule):
         "`BASE + ARGS + [\"--bf16\"]`, `[*BASE, ...]`, `shlex.split(\"...\")` of a known string, whose words "
         "are placed at the string; and the argument lists of `os.execl`/`execle`/`execlp`/`execlpe`, less the "
         "environment of the `e` variants). A part that does not resolve (`+ sys.argv[1:]`, `shlex.split(line)`) "
-        "stands for unknown words; a list the file appends to (`append`, `extend`, `+=`) may hold more words, and "
+        "stands for unknown words; `sys.executable` is a `python` launcher; a list the file appends to (`append`, `extend`, `+=`) may hold more words, and "
         "one it changes otherwise (`remove`, `pop`, `del cmd[i]`, `cmd[i] = ...`, `clear`, `insert`) is not checked. Branches of `if`/`case` are alternatives: only "
         "flags on one path conflict. Reported once per pair at the flag that comes later. A check is reported only "
         "when it holds on every release the launch may run on: those configured in `[tool.npulint.releases]`, "

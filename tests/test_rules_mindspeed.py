@@ -1,5 +1,7 @@
 """NPU501-NPU505: MindSpeed launch flags in shell scripts and Python launchers; AMO."""
 
+import textwrap
+
 from conftest import at, codes, pos
 from npulint.fixes import fix_text, parses
 from npulint.source import PYTHON
@@ -246,6 +248,22 @@ def test_os_execv_and_sys_argv(lint):
     sys.argv = ["pretrain_gpt.py", "--tensor-model-paralel-size", "2"]
     """
     assert codes(lint(src, select=["NPU5"])) == ["NPU504", "NPU502"]
+
+
+def test_sys_executable_is_the_python_launcher(lint):
+    bad = '"--adaptive-memory-optimization", "--swap-attention"'
+    src = f"""\
+    import os, subprocess, sys
+    from sys import executable as py
+    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=8", "pretrain_gpt.py", {bad}])
+    subprocess.check_call([py, "pretrain_gpt.py", {bad}])
+    os.execl(sys.executable, sys.executable, "finetune_x.py", {bad})
+    """
+    found = lint(src, select=["NPU5"], config=LEGACY)
+    assert codes(found) == ["NPU501"] * 3 and [f.line for f in found] == [3, 4, 5]
+    # a name that is not sys.executable, spelled so, is unknown: not a launcher
+    other = "import subprocess\nclass sys:\n    executable = None\n" + textwrap.dedent(src).split("\n", 2)[2]
+    assert lint(other.replace("py,", "sys.executable,"), select=["NPU5"], config=LEGACY) == []
 
 
 def test_python_lookalikes_are_not_launchers(lint):
