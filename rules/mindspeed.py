@@ -5,13 +5,14 @@ Shared analyses (they report no rule of their own): :class:`ShellLaunches` and
 :class:`PythonLaunches` read the launch commands (of shell scripts; of ``subprocess``/``os.exec*``
 lists, built from parts with ``+``, ``*`` and ``shlex.split`` too, ``os.execl*`` arguments, and
 ``sys.argv``) and record, per launch, the catalog's findings and whether it enables
-AMO; :class:`FlagFacts` records the flags the linted files register and the entry scripts that
-parse their own arguments, and folds the launches' findings once per run
+AMO; :class:`FlagFacts` records the flags the linted files register and whose parser reads
+each linted entry script's command line, and folds the launches' findings once per run
 (:meth:`FlagFacts.launch_findings`); :class:`FunctionClasses` knows a file's classes and which
-subclass ``torch.autograd.Function``. The rules: NPU501, NPU502 and NPU504 report the launches'
-findings in the project phase; NPU503 records its ``X.apply(...)`` calls (with their fixes) and
-reports them in the project phase when a launch enables AMO; NPU505 checks the file's
-``adapt_mem_func_wrapper`` calls."""
+subclass ``torch.autograd.Function``, and records their bases for the project phase. The rules:
+NPU501, NPU502 and NPU504 report the launches' findings in the project phase; NPU503 records its
+``X.apply(...)`` calls (with their fixes) and reports them in the project phase when a launch
+enables AMO; NPU505 checks the file's ``adapt_mem_func_wrapper`` calls, those naming a class of
+another module in the project phase."""
 
 from __future__ import annotations
 
@@ -795,7 +796,10 @@ class PythonLaunches(Analysis):
 
 class FunctionClasses(Analysis):
     """A file's classes: their bases' qualified names, and whether an expression names a class
-    of this file that subclasses ``torch.autograd.Function`` (for NPU503 and NPU505)."""
+    of this file that subclasses ``torch.autograd.Function`` (for NPU503 and NPU505). Its facts
+    (``{"classes": {qualified name: [base's qualified name or None]}}``, one per file with
+    classes) reach the rules that use it in the project phase, where a class of another
+    module is told by its bases (:func:`subclass_of`)."""
 
     tokens = PythonLaunches.tokens
 
@@ -805,6 +809,15 @@ class FunctionClasses(Analysis):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append((node, self.ctx.site()))
+
+    def finish(self) -> None:
+        classes = {}
+        for node, _ in self.classes:
+            q = self.ctx.sem.qualname_of_def(node)
+            if q is not None:
+                classes[q] = self.bases(node)
+        if classes:
+            self.ctx.fact(type(self), {"classes": classes})
 
     def function_class(self, expr, site) -> bool:
         """*expr* certainly names a class of this file that subclasses torch.autograd.Function."""
@@ -842,6 +855,25 @@ class FunctionClasses(Analysis):
             if local is not None and self.local_subclass(local, roots, seen):
                 return True
         return False
+
+
+def subclass_of(facts) -> Any:
+    """``subclass(q, roots)``: whether the class *q* certainly subclasses one of *roots*
+    (qualified names), by the bases in *facts* (``(path, {"classes": {...}})``, as NPU503
+    and :class:`FunctionClasses` record them)."""
+    bases: Dict[str, List[Optional[str]]] = {}
+    for _, f in facts:
+        bases.update(f["classes"])
+
+    @functools.lru_cache(maxsize=None)
+    def subclass(q: str, roots: frozenset, depth: int = 0) -> bool:
+        if q in roots:
+            return True
+        if depth > 20 or q not in bases:
+            return False
+        return any(b is not None and subclass(b, roots, depth + 1) for b in bases[q])
+
+    return subclass
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1319,18 +1351,7 @@ class AutogradApplyBypassesAmo(LintRule):
         if not amo:
             return
         where = amo[0]
-        bases: Dict[str, List[Optional[str]]] = {}
-        for _, f in facts:
-            bases.update(f["classes"])
-
-        @functools.lru_cache(maxsize=None)
-        def subclass(q: str, roots: frozenset, depth: int = 0) -> bool:
-            if q in roots:
-                return True
-            if depth > 20 or q not in bases:
-                return False
-            return any(b is not None and subclass(b, roots, depth + 1) for b in bases[q])
-
+        subclass = subclass_of(facts)
         fn_roots = frozenset(FUNCTION_BASES)
         mod_roots = frozenset(MODULE_BASES)
         for path, f in facts:
@@ -1385,7 +1406,8 @@ class AdaptMemWrapperMisuse(LintRule):
     EXPLANATION = (
         "`adapt_mem_func_wrapper(fc_class, *args)` first checks that `fc_class` is a subclass of "
         "`torch.autograd.Function` and raises `TypeError` otherwise; passing an instance, `X.apply`, a function "
-        "or a lambda fails. It takes no keyword arguments.")
+        "or a lambda fails. It takes no keyword arguments. The Function class may be defined in another linted module "
+        "(`from pkg.fns import MyFn`: `MyFn.apply`, `MyFn()`); a class of a module that is not linted is unknown.")
     SOURCE = (_SRC + "; Ascend/MindSpeed@c721ce33 "
               "mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112-114")
     INVALID = (
@@ -1402,8 +1424,13 @@ class AdaptMemWrapperMisuse(LintRule):
     HOW_TO_FIX = "Pass the Function class itself, then its positional arguments: `adapt_mem_func_wrapper(F, x)`."
     uses = (PythonLaunches, FunctionClasses)
     tokens = ((WRAPPER_NAME,),)
+    # A class of another linted module (`from pkg.fns import MyFn`) is told by its bases in the
+    # project phase: the files that define classes join parses (piggyback), and the follow-up
+    # phase parses a file that defines a class a call names (its name and `class`).
+    piggyback = ("autograd",)
 
     def finish(self) -> None:
+        elsewhere = []  # (class's qualified name, span, what): X.apply / X() of a class not of this file
         for node, site in self.ctx.analysis(PythonLaunches).wrapper_calls:
             if any(a.keyword is not None for a in node.args):
                 self.report(node, "adapt_mem_func_wrapper() takes no keyword arguments "
@@ -1414,8 +1441,48 @@ class AdaptMemWrapperMisuse(LintRule):
             first = node.args[0].value
             what = self._not_a_function_class(first, site)
             if what:
-                self.report(first, f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its "
-                                   f"first argument, not {what}: it raises TypeError")
+                self.report(first, _wrapper_message(what))
+                continue
+            other = self._of_another_module(first, site)
+            if other is not None:
+                elsewhere.append((other[0], self.ctx.span(first), other[1]))
+        if elsewhere:
+            self.ctx.fact(type(self), {"calls": elsewhere})
+
+    def _of_another_module(self, expr, site) -> Optional[Tuple[str, str]]:
+        """``(qualified name of X, what)`` for ``X.apply`` or ``X(...)`` where X names a class
+        this file does not define: whether it subclasses torch.autograd.Function is told in the
+        project phase."""
+        ctx = self.ctx
+        known = ctx.analysis(FunctionClasses)
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "apply":
+            x, what = expr.value, f"{ctx.code(expr)} (pass the class itself)"
+        elif isinstance(expr, cst.Call):
+            x, what = expr.func, "an instance of the Function (pass the class itself)"
+        else:
+            return None
+        if known.local_class(x, site) is not None:
+            return None
+        q = ctx.sem.callee_qualname(x, site)
+        if q is None or q in FUNCTION_BASES:
+            return None
+        return q, what
+
+    @classmethod
+    def followup(cls, facts, shared=None):
+        defined = set()
+        for _, f in (shared or {}).get(FunctionClasses.__name__, ()):
+            defined.update(f["classes"])
+        return tuple((q.rsplit(".", 1)[-1], "class") for _, f in facts for q, _, _ in f["calls"] if q not in defined)
+
+    @classmethod
+    def project(cls, facts, report, settings, shared=None) -> None:
+        subclass = subclass_of((shared or {}).get(FunctionClasses.__name__, ()))
+        roots = frozenset(FUNCTION_BASES)
+        for path, f in facts:
+            for q, span, what in f["calls"]:
+                if subclass(q, roots):
+                    cls.report_in(report, path, span, _wrapper_message(what))
 
     def _not_a_function_class(self, expr, site) -> Optional[str]:
         ctx = self.ctx
@@ -1435,3 +1502,8 @@ class AdaptMemWrapperMisuse(LintRule):
         if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.List, cst.Tuple, cst.Dict)):
             return "a literal"
         return None
+
+
+def _wrapper_message(what: str) -> str:
+    return (f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its first argument, not {what}: "
+            "it raises TypeError")

@@ -377,6 +377,71 @@ def test_npu505(lint):
     assert [f.line for f in found] == [13, 14, 15, 16, 17]
 
 
+FNS = """\
+import torch
+
+
+class MyFn(torch.autograd.Function):
+    pass
+
+
+class Base(torch.autograd.Function):
+    pass
+
+
+class Derived(Base):
+    pass
+
+
+class Plain:
+    pass
+"""
+USE = """\
+from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper
+from pkg.fns import MyFn, Derived, Plain
+from pkg import fns
+from third_party import ExternalFn
+
+
+def run(x):
+    adapt_mem_func_wrapper(MyFn.apply, x)
+    adapt_mem_func_wrapper(MyFn(), x)
+    adapt_mem_func_wrapper(Derived.apply, x)
+    adapt_mem_func_wrapper(fns.MyFn.apply, x)
+    adapt_mem_func_wrapper(MyFn, x)
+    adapt_mem_func_wrapper(Plain.apply, x)
+    adapt_mem_func_wrapper(ExternalFn.apply, x)
+"""
+
+
+def test_npu505_function_class_of_another_module(lint):
+    # pkg/fns.py is parsed for nothing else: the follow-up phase reads its classes
+    found = lint({"pkg/__init__.py": "", "pkg/fns.py": FNS, "pkg/use.py": USE}, select=["NPU505"])
+    assert [(f.path, f.line) for f in found] == [("pkg/use.py", 8), ("pkg/use.py", 9), ("pkg/use.py", 10),
+                                                 ("pkg/use.py", 11)]
+    assert found[0].message == ("adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its first "
+                                "argument, not MyFn.apply (pass the class itself): it raises TypeError")
+    assert "not an instance of the Function" in found[1].message
+    # a class that is no Function: nothing
+    plain = FNS.replace("(torch.autograd.Function)", "")
+    assert lint({"pkg/__init__.py": "", "pkg/fns.py": plain, "pkg/use.py": USE}, select=["NPU505"]) == []
+
+
+def test_npu505_class_of_a_module_not_linted_is_unknown(lint):
+    assert lint({"pkg/__init__.py": "", "pkg/use.py": USE}, select=["NPU505"]) == []
+
+
+def test_npu505_function_class_of_a_module_parsed_anyway(lint):
+    # the defining module holds the wrapper too: parsed in the first pass
+    fns = FNS + "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n"
+    found = lint({"pkg/__init__.py": "", "pkg/fns.py": fns, "pkg/use.py": USE}, select=["NPU505"])
+    assert [(f.path, f.line) for f in found] == [("pkg/use.py", n) for n in (8, 9, 10, 11)]
+    # parsed for another rule family (torchair's streams), which NPU505 joins
+    fns = FNS + "import torchair as tng\nwith tng.scope.npu_stream_switch('1', 0):\n    pass\n"
+    found = lint({"pkg/__init__.py": "", "pkg/fns.py": fns, "pkg/use.py": USE}, select=["NPU505", "NPU3"])
+    assert [(f.path, f.line) for f in found] == [("pkg/use.py", n) for n in (8, 9, 10, 11)]
+
+
 def test_npu505_local_lookalike(lint):
     src = "def adapt_mem_func_wrapper(f, *a):\n    pass\nadapt_mem_func_wrapper(lambda: 1)\n"
     assert lint(src, select=["NPU505"]) == []
