@@ -1451,17 +1451,14 @@ class AdaptMemWrapperMisuse(LintRule):
 
     def _of_another_module(self, expr, site) -> Optional[Tuple[str, str]]:
         """``(qualified name of X, what)`` for ``X.apply`` or ``X(...)`` where X names a class
-        this file does not define: whether it subclasses torch.autograd.Function is told in the
-        project phase."""
+        this file does not know to subclass torch.autograd.Function (one of another module, or
+        one of this file whose bases are): whether it does is told in the project phase."""
         ctx = self.ctx
-        known = ctx.analysis(FunctionClasses)
         if isinstance(expr, cst.Attribute) and expr.attr.value == "apply":
             x, what = expr.value, f"{ctx.code(expr)} (pass the class itself)"
         elif isinstance(expr, cst.Call):
             x, what = expr.func, "an instance of the Function (pass the class itself)"
         else:
-            return None
-        if known.local_class(x, site) is not None:
             return None
         q = ctx.sem.callee_qualname(x, site)
         if q is None or q in FUNCTION_BASES:

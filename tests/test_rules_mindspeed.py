@@ -427,6 +427,13 @@ def test_npu505_function_class_of_another_module(lint):
     assert lint({"pkg/__init__.py": "", "pkg/fns.py": plain, "pkg/use.py": USE}, select=["NPU505"]) == []
 
 
+def test_npu505_class_of_this_file_based_on_another_modules_function(lint):
+    use = USE.replace("def run(x):\n", "class Local(MyFn):\n    pass\n\n\ndef run(x):\n")
+    use = use.replace("    adapt_mem_func_wrapper(MyFn, x)\n", "    adapt_mem_func_wrapper(Local.apply, x)\n")
+    found = lint({"pkg/__init__.py": "", "pkg/fns.py": FNS, "pkg/use.py": use}, select=["NPU505"])
+    assert [f.line for f in found] == [12, 13, 14, 15, 16] and "not Local.apply" in found[4].message
+
+
 def test_npu505_class_of_a_module_not_linted_is_unknown(lint):
     assert lint({"pkg/__init__.py": "", "pkg/use.py": USE}, select=["NPU505"]) == []
 
