@@ -249,7 +249,7 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
         return result, None
     # parsed anyway: checkers that only piggyback on a parse join cheaply
     active += [c for c in checker_classes if c in needed and c.piggyback and c.language == language
-               and c not in active and any(t in text for t in c.piggyback)]
+               and c not in active and c.joins(text, path)]
     if language != PYTHON and not active:
         active = candidates  # NPU001/NPU004/NPU005 alone: shell checkers read the script themselves (they report only what is on)
     return result, active

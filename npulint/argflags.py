@@ -4,11 +4,15 @@ whether a module parses its own command line; read from the source, never run.
 Standard library only, and nothing else of npulint: ``tools/gen_known_flags.py`` imports it
 to build the shipped known-flag list from upstream sources, and NPU502 uses it on the linted
 files. Option strings are read where they are statically certain: string literals, names
-bound to them (module or function constants, ``for`` loops over literal sequences),
+bound to them (module or function constants, ``for`` loops over literal sequences, also
+unpacking each item: ``for name, default in (("--a", 1), ...)``, ``for f, t in D.items()``,
+``enumerate``/``zip`` of those; not over a sequence changed in place), the parameter of a
+helper that only this module can call, from its calls here (``_add(group, "--x")``),
 f-strings, ``+``/``%``/``.format``/``.replace`` of those, ``*names`` of a literal sequence.
 Every ``--x`` of a call is kept (aliases: ``add_argument("--a", "--b")``), and the ``--no-x``
 that ``argparse.BooleanOptionalAction`` adds. Erring towards more flags is safe: a flag too
-many only hides a typo of it.
+many only hides a typo of it. An option string that is not certain is kept as a pattern of
+what it may be (:func:`call_patterns`): a flag it may be is not known to be unknown.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ class _Scopes:
         self.tree = tree
         self._bindings: Dict[ast.AST, Dict[str, List[tuple]]] = {}
         self._class_attrs: Optional[Dict[str, List[ast.expr]]] = None
+        self._index: Optional[Tuple[Dict[str, int], Dict[str, List[ast.Name]], Set[str], Set[str]]] = None
 
     def scope_of(self, node: ast.AST) -> ast.AST:
         p = self.parent.get(node)
@@ -65,8 +70,10 @@ class _Scopes:
         return self.scope_of(scope)
 
     def bindings(self, scope: ast.AST) -> Dict[str, List[tuple]]:
-        """name -> [("value", expr) | ("each", iterable expr) | ("unknown",)] in *scope*
-        (not in the functions and classes nested in it)."""
+        """name -> [("value", expr) | ("each", iterable expr) | ("part", iterable expr, path)
+        | ("param", function, name) | ("unknown",)] in *scope* (not in the functions and
+        classes nested in it). ``part``: a name of a ``for`` target that unpacks each item
+        (``for name, default in ...``), at *path*: ``((index, length), ...)`` into the item."""
         found = self._bindings.get(scope)
         if found is not None:
             return found
@@ -76,10 +83,28 @@ class _Scopes:
             if isinstance(target, ast.Name):
                 out.setdefault(target.id, []).append(how)
             elif isinstance(target, (ast.Tuple, ast.List)):
-                for el in target.elts:  # unpacking: not followed
+                for el in target.elts:  # unpacking: followed by bind_parts where it can be
                     bind(el.value if isinstance(el, ast.Starred) else el, ("unknown",))
 
-        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        def bind_parts(target, iterable, path=()):
+            """The names of a ``for`` target: each element of each item of *iterable*."""
+            if isinstance(target, ast.Name):
+                out.setdefault(target.id, []).append(("each", iterable) if not path else ("part", iterable, path))
+            elif isinstance(target, (ast.Tuple, ast.List)) and not any(
+                    isinstance(el, ast.Starred) for el in target.elts):
+                for i, el in enumerate(target.elts):
+                    bind_parts(el, iterable, path + ((i, len(target.elts)),))
+            else:
+                bind(target, ("unknown",))
+
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = scope.args
+            for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                out.setdefault(arg.arg, []).append(("param", scope, arg.arg))
+            for arg in (a.vararg, a.kwarg):
+                if arg is not None:
+                    out.setdefault(arg.arg, []).append(("unknown",))
+        elif isinstance(scope, ast.Lambda):
             a = scope.args
             for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg):
                 if arg is not None:
@@ -101,7 +126,7 @@ class _Scopes:
             elif isinstance(node, ast.AugAssign):
                 bind(node.target, ("unknown",))
             elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-                bind(node.target, ("each", node.iter))
+                bind_parts(node.target, node.iter)
             elif isinstance(node, ast.NamedExpr):
                 bind(node.target, ("value", node.value))
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -134,6 +159,85 @@ class _Scopes:
                             out.setdefault(stmt.target.id, []).append(stmt.value)
             self._class_attrs = out
         return self._class_attrs
+
+    # what a module does with its names, wherever they are: for the helpers whose parameters
+    # are read from their call sites, and the sequences that may change after they are built
+    _MUTATORS = frozenset({"append", "extend", "insert", "update", "setdefault", "add", "__setitem__", "__iadd__",
+                           "__ior__"})
+
+    def index(self) -> Tuple[Dict[str, int], Dict[str, List[ast.Name]], Set[str], Set[str]]:
+        """``(bindings, loads, mutated, strings)``: how many times each name is bound anywhere
+        in the module (a def, a class, a parameter, an import, a target, ``global``/``nonlocal``
+        counted too); the places each name is read; the names whose value may be changed in
+        place (``x.append(...)``, ``x[k] = v``, ``del x[k]``...); every string constant."""
+        if self._index is None:
+            bound: Dict[str, int] = {}
+            loads: Dict[str, List[ast.Name]] = {}
+            mutated: Set[str] = set()
+            strings: Set[str] = set()
+
+            def count(name):
+                bound[name] = bound.get(name, 0) + 1
+
+            for node in ast.walk(self.tree):
+                t = type(node)
+                if t is ast.Name:
+                    if type(node.ctx) is ast.Load:
+                        loads.setdefault(node.id, []).append(node)
+                    else:
+                        count(node.id)
+                elif t in (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef):
+                    count(node.name)
+                elif t is ast.arg:
+                    count(node.arg)
+                elif t in (ast.Import, ast.ImportFrom):
+                    for alias in node.names:
+                        count((alias.asname or alias.name).split(".")[0])
+                elif t in (ast.Global, ast.Nonlocal):
+                    for name in node.names:
+                        count(name)
+                elif t is ast.ExceptHandler and node.name:
+                    count(node.name)
+                elif t is ast.Constant and isinstance(node.value, str):
+                    strings.add(node.value)
+                elif t is ast.Attribute and type(node.value) is ast.Name and node.attr in self._MUTATORS:
+                    mutated.add(node.value.id)
+                elif t is ast.Subscript and type(node.ctx) is not ast.Load and type(node.value) is ast.Name:
+                    mutated.add(node.value.id)
+                elif t is ast.AugAssign and type(node.target) is ast.Subscript and type(node.target.value) is ast.Name:
+                    mutated.add(node.target.value.id)
+            self._index = (bound, loads, mutated, strings)
+        return self._index
+
+    def call_sites(self, func: ast.AST) -> Optional[List[ast.Call]]:
+        """The calls of *func* in the module, when they are all it can be called by: a plain
+        function (not a method, not decorated) whose name the module binds once and reads only
+        to call it, and which no other module can call: one nested in a function, or a
+        module-level one whose name starts with ``_`` and is not named in a string (``__all__``,
+        ``getattr``). None otherwise."""
+        if type(func) is not ast.FunctionDef or func.decorator_list:
+            return None
+        p = self.parent.get(func)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            if isinstance(p, ast.ClassDef):
+                return None
+            p = self.parent.get(p)
+        bound, loads, _, strings = self.index()
+        name = func.name
+        if bound.get(name) != 1:
+            return None
+        if (p is None or isinstance(p, ast.Module)) and (not name.startswith("_") or name in strings):
+            return None
+        calls = []
+        for use in loads.get(name, ()):
+            call = self.parent.get(use)
+            if type(call) is not ast.Call or call.func is not use:
+                return None  # passed on, stored, ...: called where we cannot see
+            calls.append(call)
+        return calls
+
+
+_NO = object()  # an item or part of one that is not read (see _Resolver._items)
 
 
 class _Resolver:
@@ -220,64 +324,215 @@ class _Resolver:
                     return None
         return out
 
-    def _name(self, expr: ast.Name, depth: int) -> Optional[Set[str]]:
+    def _hows(self, expr: ast.Name) -> Optional[List[tuple]]:
+        """The bindings of the name *expr* reads (its scope's, or an enclosing one's)."""
         if self.scopes is None:
             return None
         scope = self.scopes.scope_of(expr)
         while scope is not None:
             hows = self.scopes.bindings(scope).get(expr.id)
             if hows:
-                out: List[Optional[Set[str]]] = []
-                for how in hows:
-                    if how[0] == "value":
-                        out.append(self.strings(how[1], depth + 1))
-                    elif how[0] == "each":
-                        seq = self.sequence(how[1], depth + 1)
-                        out.append(None if seq is None else self._union(seq))
-                    else:
-                        out.append(None)
-                return self._union(out)
+                return hows
             scope = self.scopes.enclosing(scope)
         return None
 
-    def sequence(self, expr: ast.expr, depth: int = 0) -> Optional[List[Set[str]]]:
-        """The elements of a literal sequence of strings (or of a dict's keys)."""
+    def _name(self, expr: ast.Name, depth: int) -> Optional[Set[str]]:
+        hows = self._hows(expr)
+        if not hows:
+            return None
+        out: List[Optional[Set[str]]] = []
+        for how in hows:
+            kind = how[0]
+            if kind == "value":
+                out.append(self.strings(how[1], depth + 1))
+            elif kind == "each":
+                seq = self.sequence(how[1], depth + 1)
+                out.append(None if seq is None else self._union(seq))
+            elif kind == "part":
+                items = self._items(how[1], depth + 1)
+                parts = None if items is None else [self._part(i, how[2], depth + 1) for i in items]
+                out.append(None if parts is None or any(p is _NO for p in parts) else self._union(
+                    self.strings(p, depth + 1) for p in parts))
+            elif kind == "param":
+                values = self._param(how[1], how[2])
+                out.append(None if values is None else self._union(self.strings(v, depth + 1) for v in values))
+            else:
+                out.append(None)
+        return self._union(out)
+
+    def _param(self, func: ast.FunctionDef, name: str) -> Optional[List[ast.expr]]:
+        """What the parameter *name* of *func* is bound to at each of its calls (its default
+        where a call leaves it out), when the calls in this module are all there are; None
+        otherwise. A call that cannot bind (a TypeError) binds nothing."""
+        calls = self.scopes.call_sites(func)
+        if calls is None:
+            return None
+        a = func.args
+        positional = [*a.posonlyargs, *a.args]
+        names = [x.arg for x in positional]
+        defaults = dict(zip(names[len(names) - len(a.defaults):], a.defaults))
+        for arg, default in zip(a.kwonlyargs, a.kw_defaults):
+            if default is not None:
+                defaults[arg.arg] = default
+        keywords_ok = {x.arg for x in (*a.args, *a.kwonlyargs)}
+        out: List[ast.expr] = []
+        for call in calls:
+            if any(type(x) is ast.Starred for x in call.args) or any(k.arg is None for k in call.keywords):
+                return None  # spread: not followed
+            if len(call.args) > len(positional) and a.vararg is None:
+                continue
+            if any(k.arg not in keywords_ok for k in call.keywords) and a.kwarg is None:
+                continue
+            given = dict(zip(names, call.args))
+            for k in call.keywords:
+                if k.arg in keywords_ok:
+                    given.setdefault(k.arg, k.value)
+            value = given.get(name, defaults.get(name))
+            if value is None:
+                continue
+            out.append(value)
+        return out
+
+    def _items(self, expr: ast.expr, depth: int) -> Optional[list]:
+        """The items a ``for`` over *expr* yields, when *expr* is a literal collection (through
+        the names bound to it, unless changed in place), a dict's ``keys()``/``values()``/
+        ``items()``, or ``enumerate``/``zip``/``sorted``/``reversed``/``list``/``tuple``/``set``
+        of such: each an expression, a tuple of items, or ``_NO`` (an item not read: an index)."""
         if depth > _MAX_DEPTH:
             return None
         t = type(expr)
         if t in (ast.List, ast.Tuple, ast.Set):
-            out = []
+            out: list = []
             for el in expr.elts:
                 if type(el) is ast.Starred:
-                    inner = self.sequence(el.value, depth + 1)
+                    inner = self._items(el.value, depth + 1)
                     if inner is None:
                         return None
                     out.extend(inner)
-                    continue
-                s = self.strings(el, depth + 1)
-                if s is None:
-                    return None
-                out.append(s)
+                elif type(el) in (ast.Tuple, ast.List) and not any(type(x) is ast.Starred for x in el.elts):
+                    out.append(tuple(el.elts))
+                else:
+                    out.append(el)
             return out
         if t is ast.Dict:
-            keys = [self.strings(k, depth + 1) if k is not None else None for k in expr.keys]
-            return None if any(k is None for k in keys) else keys
-        if t is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr == "keys" and not expr.args:
-            return self.sequence(expr.func.value, depth + 1)
-        if t is ast.Name and self.scopes is not None:
-            scope = self.scopes.scope_of(expr)
-            while scope is not None:
-                hows = self.scopes.bindings(scope).get(expr.id)
-                if hows:
-                    out = []
-                    for how in hows:
-                        seq = self.sequence(how[1], depth + 1) if how[0] == "value" else None
-                        if seq is None:
-                            return None
-                        out.extend(seq)
-                    return out
-                scope = self.scopes.enclosing(scope)
+            return None if any(k is None for k in expr.keys) else list(expr.keys)
+        if t is ast.Call:
+            f = expr.func
+            if type(f) is ast.Attribute and f.attr in ("keys", "values", "items") and not expr.args \
+                    and not expr.keywords:
+                d = self._dict(f.value, depth + 1)
+                if d is None:
+                    return None
+                if f.attr == "keys":
+                    return list(d.keys)
+                if f.attr == "values":
+                    return list(d.values)
+                return [tuple(kv) for kv in zip(d.keys, d.values)]
+            if type(f) is ast.Name and self._builtin(f) and not any(
+                    type(x) is ast.Starred for x in expr.args) and not any(k.arg is None for k in expr.keywords):
+                if f.id in ("sorted", "reversed", "list", "tuple", "set") and len(expr.args) == 1 and (
+                        f.id == "sorted" or not expr.keywords):
+                    return self._items(expr.args[0], depth + 1)
+                if f.id == "enumerate" and len(expr.args) == 1 and all(k.arg == "start" for k in expr.keywords):
+                    inner = self._items(expr.args[0], depth + 1)
+                    return None if inner is None else [(_NO, i) for i in inner]
+                if f.id == "zip" and expr.args and not expr.keywords:
+                    columns = [self._items(x, depth + 1) for x in expr.args]
+                    if any(c is None for c in columns):
+                        return None
+                    return [tuple(row) for row in zip(*columns)]
+            return None
+        if t is ast.Name:
+            if self.scopes is None or expr.id in self.scopes.index()[2]:
+                return None
+            hows = self._hows(expr)
+            if not hows:
+                return None
+            out = []
+            for how in hows:
+                inner = self._items(how[1], depth + 1) if how[0] == "value" else None
+                if inner is None:
+                    return None
+                out.extend(inner)
+            return out
         return None
+
+    def _dict(self, expr: ast.expr, depth: int) -> Optional[ast.Dict]:
+        """The dict display *expr* is, or its name is bound to once (and not changed in place)."""
+        if type(expr) is ast.Dict:
+            return None if any(k is None for k in expr.keys) else expr
+        if type(expr) is ast.Name and self.scopes is not None and expr.id not in self.scopes.index()[2] \
+                and depth <= _MAX_DEPTH:
+            hows = self._hows(expr)
+            if hows and len(hows) == 1 and hows[0][0] == "value":
+                return self._dict(hows[0][1], depth + 1)
+        return None
+
+    def _builtin(self, name: ast.Name) -> bool:
+        """*name* is the builtin of that name: the module binds it nowhere."""
+        return self.scopes is not None and name.id not in self.scopes.index()[0]
+
+    def _part(self, item, path, depth: int):
+        """The part of a ``for`` item at *path* (``((index, length), ...)``): an expression, or
+        ``_NO`` when it is not certain (an item of another length would raise, a string would
+        be unpacked into characters)."""
+        for index, length in path:
+            if type(item) is ast.Name and depth <= _MAX_DEPTH:
+                hows = self._hows(item)
+                if hows and len(hows) == 1 and hows[0][0] == "value" and type(hows[0][1]) in (ast.Tuple, ast.List):
+                    item = hows[0][1]
+            if type(item) in (ast.Tuple, ast.List) and not any(type(x) is ast.Starred for x in item.elts):
+                item = tuple(item.elts)
+            if not isinstance(item, tuple) or len(item) != length:
+                return _NO
+            item = item[index]
+        return item
+
+    def sequence(self, expr: ast.expr, depth: int = 0) -> Optional[List[Set[str]]]:
+        """The strings of each item of a literal sequence (or of a dict's keys), as
+        :meth:`_items` reads it."""
+        items = self._items(expr, depth)
+        if items is None:
+            return None
+        out = []
+        for item in items:
+            s = None if isinstance(item, tuple) or item is _NO else self.strings(item, depth + 1)
+            if s is None:
+                return None
+            out.append(s)
+        return out
+
+    def pattern(self, expr: ast.expr, depth: int = 0) -> List[tuple]:
+        """What an expression whose strings are not certain may be: patterns, each a tuple of
+        literal parts and ``ANY`` (any text), from the parts that are certain (``"--" + name``:
+        ``("--", ANY)``; ``f"--{base}.{attr}"``: ``("--", ANY, ".", ANY)``); ``[(ANY,)]`` when
+        nothing is known."""
+        anything = [(ANY,)]
+        if depth > _MAX_DEPTH:
+            return anything
+        known = self.strings(expr, depth)
+        if known is not None:
+            return [(x,) for x in known]
+        t = type(expr)
+        if t is ast.JoinedStr:
+            parts = []
+            for v in expr.values:
+                if type(v) is ast.Constant and isinstance(v.value, str):
+                    parts.append([(v.value,)])
+                elif type(v) is ast.FormattedValue and v.conversion in (-1, 115) and v.format_spec is None:
+                    parts.append(self.pattern(v.value, depth + 1))
+                else:
+                    parts.append(anything)
+            return _patterns_product(parts)
+        if t is ast.BinOp and type(expr.op) is ast.Add:
+            return _patterns_product([self.pattern(expr.left, depth + 1), self.pattern(expr.right, depth + 1)])
+        if t is ast.IfExp:
+            return _patterns_union([self.pattern(expr.body, depth + 1), self.pattern(expr.orelse, depth + 1)])
+        if t is ast.Name:
+            hows = self._hows(expr)
+            if hows and all(h[0] == "value" for h in hows):
+                return _patterns_union([self.pattern(h[1], depth + 1) for h in hows])
+        return anything
 
     @staticmethod
     def _product(parts: List[Set[str]]) -> Optional[Set[str]]:
@@ -296,6 +551,46 @@ class _Resolver:
                 return None
             out |= s
         return out if len(out) <= _MAX_VALUES else None
+
+
+ANY = None  # in a pattern: any text
+_MAX_PATTERNS = 64
+
+
+def _patterns_product(parts: List[List[tuple]]) -> List[tuple]:
+    out: List[tuple] = [()]
+    for alternatives in parts:
+        out = [_joined(a + b) for a in out for b in alternatives]
+        if len(out) > _MAX_PATTERNS:
+            return [(ANY,)]
+    return out
+
+
+def _patterns_union(groups: List[List[tuple]]) -> List[tuple]:
+    out: List[tuple] = []
+    for g in groups:
+        for p in g:
+            if p not in out:
+                out.append(p)
+    return out if len(out) <= _MAX_PATTERNS else [(ANY,)]
+
+
+def _joined(p: tuple) -> tuple:
+    """Adjacent literal parts joined, adjacent ANYs made one."""
+    out: list = []
+    for part in p:
+        if out and part is ANY and out[-1] is ANY:
+            continue
+        if out and part is not ANY and out[-1] is not ANY:
+            out[-1] += part
+            continue
+        out.append(part)
+    return tuple(out)
+
+
+def pattern_regex(p: tuple) -> str:
+    """A pattern as a regular expression (to match a whole string; ``.`` matching newlines)."""
+    return "".join("(?s:.*)" if part is ANY else re.escape(part) for part in p)
 
 
 # ----------------------------------------------------------------------------- add_argument
@@ -339,11 +634,40 @@ def call_flags(call: ast.Call, resolver: _Resolver) -> Tuple[Set[str], bool]:
     return flags, complete
 
 
+def call_patterns(call: ast.Call, resolver: _Resolver) -> List[str]:
+    """For an ``add_argument`` call whose option strings are not all certain: what the others
+    may be, as regular expressions (:func:`pattern_regex`), the ``--no-x`` of
+    ``BooleanOptionalAction`` too."""
+    found: List[tuple] = []
+    for arg in call.args:
+        if type(arg) is ast.Starred:
+            if resolver.sequence(arg.value) is None:
+                found = _patterns_union([found, [(ANY,)]])
+            continue
+        if resolver.strings(arg) is None:
+            found = _patterns_union([found, resolver.pattern(arg)])
+    if not call.args:
+        found = [(ANY,)]
+    if any(kw.arg == "action" and (getattr(kw.value, "attr", None) or getattr(kw.value, "id", None))
+           == "BooleanOptionalAction" for kw in call.keywords):
+        found = _patterns_union([found, [("--no-" + p[0][2:],) + p[1:] for p in found
+                                         if p and p[0] is not ANY and p[0].startswith("--")]])
+    return sorted({pattern_regex(p) for p in found})
+
+
 def flags_in_tree(tree: ast.AST) -> Tuple[Dict[str, int], List[int]]:
     """``({flag: first line}, [lines of add_argument calls whose options are not all certain])``."""
+    found, uncertain = registrations(tree)
+    return found, sorted({line for line, _ in uncertain})
+
+
+def registrations(tree: ast.AST) -> Tuple[Dict[str, int], List[Tuple[int, str]]]:
+    """``({flag: first line}, [(line, pattern)])``: the flags the module's ``add_argument``
+    calls certainly register, and for a call whose option strings are not all certain, what
+    they may be (:func:`call_patterns`)."""
     resolver = _Resolver(_Scopes(tree))
     found: Dict[str, int] = {}
-    uncertain: List[int] = []
+    uncertain: List[Tuple[int, str]] = []
     for node in ast.walk(tree):
         if _is_add_argument(node):
             flags, complete = call_flags(node, resolver)
@@ -351,7 +675,7 @@ def flags_in_tree(tree: ast.AST) -> Tuple[Dict[str, int], List[int]]:
                 if f not in found or node.lineno < found[f]:
                     found[f] = node.lineno
             if not complete:
-                uncertain.append(node.lineno)
+                uncertain.extend((node.lineno, p) for p in call_patterns(node, resolver))
     return found, sorted(uncertain)
 
 
@@ -437,13 +761,23 @@ _LITERAL = re.compile(r"""(['"])(-[-\w.]*)\1""")
 
 
 def flags_in_text(text: str, tree=None) -> Optional[Dict[str, int]]:
-    """The flags a module's ``add_argument`` calls register, read cheaply: a call with only
-    literal option strings is read with a regular expression, another is parsed alone; only
-    when some call's options are not literals is the whole module read (*tree*, CPython's tree
-    or a function that makes it, or parsed to
-    resolve names, unless it is larger than WHOLE_MAX: then the literal ones are all). None
-    when it does not compile."""
+    """The flags a module's ``add_argument`` calls certainly register (see :func:`read_text`);
+    None when it does not compile."""
+    read = read_text(text, tree)
+    return None if read is None else read[0]
+
+
+def read_text(text: str, tree=None) -> Optional[Tuple[Dict[str, int], List[str]]]:
+    """``({flag: first line}, [pattern])``: the flags a module's ``add_argument`` calls
+    certainly register, and what the option strings that are not certain may be (regular
+    expressions, :func:`call_patterns`), read cheaply: a call with only literal option strings
+    is read with a regular expression, another is parsed alone; only when some call's options
+    are not literals is the whole module read (*tree*, CPython's tree or a function that makes
+    it, or parsed to resolve names), unless it is larger than WHOLE_MAX: then the names are
+    not resolved (a call that cannot be parsed alone may register anything). None when it does
+    not compile."""
     found: Dict[str, int] = {}
+    uncertain: Set[str] = set()
     literal = _Resolver(None)
     boolean = "BooleanOptionalAction" in text  # its --no-x: every call parsed
     whole = False
@@ -457,15 +791,21 @@ def flags_in_text(text: str, tree=None) -> Optional[Dict[str, int]]:
         call = _parse_call(text, m)
         if call is None:
             whole = True
+            uncertain.add(pattern_regex((ANY,)))
             continue
         flags, complete = call_flags(call, literal)
-        whole = whole or not complete
+        if not complete:
+            whole = True
+            uncertain.update(call_patterns(call, literal))
         for f in flags:
             found.setdefault(f, line)
     if whole and (tree is not None or len(text) <= WHOLE_MAX):
         tree = (tree() if callable(tree) else tree) if tree is not None else parse(text)
-        return None if tree is None else flags_in_tree(tree)[0]
-    return found
+        if tree is None:
+            return None
+        flags, patterns = registrations(tree)
+        return flags, sorted({p for _, p in patterns})
+    return found, sorted(uncertain)
 
 
 # Larger files (mostly generated) are not parsed whole to resolve a name: as the engine's
@@ -483,37 +823,60 @@ def parse(text: str) -> Optional[ast.Module]:
 # ------------------------------------------------------------------------------ own parser
 
 
-def own_parser(tree: ast.AST) -> Optional[int]:
-    """The line where a module parses its own command line without Megatron, or None.
+MEGATRON = "megatron"
+OWN = "own"
+UNKNOWN = "unknown"
 
-    That is: it calls ``X.parse_args(...)``/``X.parse_known_args(...)`` (any method whose
-    name starts so, e.g. transformers' ``parse_args_into_dataclasses``) or is decorated with
-    ``hydra.main``; and it imports nothing of Megatron but ``megatron.core`` (which has no
-    command-line parser) and nothing of MindSpeed or the frameworks built on it, whose entry
-    points run Megatron's parser (``initialize_megatron``, ``pretrain``). Helper modules it
-    imports from its own tree are not followed."""
+
+def entry_parser(tree: ast.AST) -> Tuple[str, Optional[int]]:
+    """Whose parser reads an entry script's command line, as far as the script itself shows:
+
+    * ``("megatron", line)``: it imports Megatron (anything but ``megatron.core``, which has
+      no command-line parser) or MindSpeed or a framework built on it, whose entry points run
+      Megatron's parser (``initialize_megatron``, ``pretrain``); *line* is the first such
+      import;
+    * ``("own", line)``: otherwise, it parses its command line itself where that can be read:
+      it calls ``X.parse_args(...)``/``X.parse_known_args(...)`` (any method whose name starts
+      so, e.g. transformers' ``parse_args_into_dataclasses``) or is decorated with
+      ``hydra.main``; *line* is the first;
+    * ``("unknown", None)``: neither (another command-line library such as python-fire, click
+      or tyro, a parser built by a helper it imports, or nothing visible at all).
+
+    Helper modules it imports are not followed."""
+    megatron_line = None
     parse_line = None
     for node in ast.walk(tree):
         t = type(node)
         if t is ast.Import:
             if any(_megatron_side(a.name) for a in node.names):
-                return None
+                megatron_line = node.lineno if megatron_line is None else min(megatron_line, node.lineno)
         elif t is ast.ImportFrom:
             if node.level == 0 and node.module and (
                     _megatron_side(node.module)
                     or (node.module == "megatron" and any(a.name != "core" for a in node.names))):
-                return None
-        elif t is ast.Call and parse_line is None:
+                megatron_line = node.lineno if megatron_line is None else min(megatron_line, node.lineno)
+        elif t is ast.Call:
             f = node.func
             if type(f) is ast.Attribute and (f.attr.startswith("parse_args") or f.attr.startswith("parse_known_args")):
-                parse_line = node.lineno
-        elif t in (ast.FunctionDef, ast.AsyncFunctionDef) and parse_line is None:
+                parse_line = node.lineno if parse_line is None else min(parse_line, node.lineno)
+        elif t in (ast.FunctionDef, ast.AsyncFunctionDef):
             for d in node.decorator_list:
                 fn = d.func if type(d) is ast.Call else d
                 if type(fn) is ast.Attribute and fn.attr == "main" and type(fn.value) is ast.Name \
                         and fn.value.id == "hydra":
-                    parse_line = d.lineno
-    return parse_line
+                    parse_line = d.lineno if parse_line is None else min(parse_line, d.lineno)
+    if megatron_line is not None:
+        return MEGATRON, megatron_line
+    if parse_line is not None:
+        return OWN, parse_line
+    return UNKNOWN, None
+
+
+def own_parser(tree: ast.AST) -> Optional[int]:
+    """The line where a module parses its own command line without Megatron, or None (see
+    :func:`entry_parser`)."""
+    kind, line = entry_parser(tree)
+    return line if kind == OWN else None
 
 
 def _megatron_side(module: str) -> bool:

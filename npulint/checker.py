@@ -66,6 +66,12 @@ class Checker:
     piggyback: ClassVar[Tuple[str, ...]] = ()
 
     @classmethod
+    def joins(cls, text: str, path: str = "") -> bool:
+        """Whether the checker joins a file that is parsed anyway: by default, when the text
+        holds one of ``piggyback``'s tokens. A checker may also join by the file's path."""
+        return any(t in text for t in cls.piggyback)
+
+    @classmethod
     def scan(cls, text: str, path: str) -> Optional[Dict[str, List[Any]]]:
         """For a file holding one of ``piggyback``'s tokens that is not parsed: the facts the
         checker would record had it joined a parse, read cheaply from the text (topic ->

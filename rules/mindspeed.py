@@ -5,13 +5,14 @@ Shared analyses (they report no rule of their own): :class:`ShellLaunches` and
 :class:`PythonLaunches` read the launch commands (of shell scripts; of ``subprocess``/``os.exec*``
 lists, built from parts with ``+``, ``*`` and ``shlex.split`` too, ``os.execl*`` arguments, and
 ``sys.argv``) and record, per launch, the catalog's findings and whether it enables
-AMO; :class:`FlagFacts` records the flags the linted files register and the entry scripts that
-parse their own arguments, and folds the launches' findings once per run
+AMO; :class:`FlagFacts` records the flags the linted files register and whose parser reads
+each linted entry script's command line, and folds the launches' findings once per run
 (:meth:`FlagFacts.launch_findings`); :class:`FunctionClasses` knows a file's classes and which
-subclass ``torch.autograd.Function``. The rules: NPU501, NPU502 and NPU504 report the launches'
-findings in the project phase; NPU503 records its ``X.apply(...)`` calls (with their fixes) and
-reports them in the project phase when a launch enables AMO; NPU505 checks the file's
-``adapt_mem_func_wrapper`` calls."""
+subclass ``torch.autograd.Function``, and records their bases for the project phase. The rules:
+NPU501, NPU502 and NPU504 report the launches' findings in the project phase; NPU503 records its
+``X.apply(...)`` calls (with their fixes) and reports them in the project phase when a launch
+enables AMO; NPU505 checks the file's ``adapt_mem_func_wrapper`` calls, those naming a class of
+another module in the project phase."""
 
 from __future__ import annotations
 
@@ -568,6 +569,7 @@ _EXECL_ENV = {"os.execle", "os.execlpe"}
 _LAUNCH_CALLS = _SUBPROCESS | _EXECV | _EXECL
 _SHLEX_SPLIT = {"shlex.split"}
 _ARGV = {"sys.argv"}
+_EXECUTABLE = {"sys.executable"}
 
 
 def _splat() -> Word:
@@ -607,7 +609,8 @@ class PythonLaunches(Analysis):
         super().__init__(ctx)
         self.calls = []
         self.argv = []
-        self.mutated = set()
+        self.grown = set()
+        self.changed = set()
         self.wrapper_calls: List[Tuple[cst.Call, Any]] = []
 
     def visit_Call(self, node: cst.Call) -> None:
@@ -615,19 +618,42 @@ class PythonLaunches(Analysis):
 
     def visit_Assign(self, node: cst.Assign) -> None:
         self.argv.append((node, self.ctx.site()))
+        for t in node.targets:
+            self._store(t.target)
 
-    # names of lists that may change after they are built (then their launch is not fully known)
+    # Names of lists that may change after they are built: a list only appended to (``append``,
+    # ``extend``, ``+=``) still holds its words, more may follow; any other change (``remove``,
+    # ``pop``, ``del cmd[i]``, ``cmd[i] = ...``, ``clear``, ``insert``...) leaves it unknown.
+    _GROW = frozenset({"append", "extend"})
+    _READ = frozenset({"copy", "count", "index"})
+
     def visit_Attribute(self, node: cst.Attribute) -> None:
         if isinstance(node.value, cst.Name):
-            self.mutated.add(node.value.value)
+            attr = node.attr.value
+            if attr in self._GROW:
+                self.grown.add(node.value.value)
+            elif attr not in self._READ:
+                self.changed.add(node.value.value)
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
         if isinstance(node.target, cst.Name):
-            self.mutated.add(node.target.value)
+            (self.grown if isinstance(node.operator, cst.AddAssign) else self.changed).add(node.target.value)
+        else:
+            self._store(node.target)
 
-    def visit_Subscript(self, node: cst.Subscript) -> None:
-        if isinstance(node.value, cst.Name):
-            self.mutated.add(node.value.value)
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        self._store(node.target)
+
+    def visit_Del(self, node: cst.Del) -> None:
+        self._store(node.target)
+
+    def _store(self, target) -> None:
+        """An assignment or ``del`` target: a subscript of a name changes that name's list."""
+        if isinstance(target, cst.Subscript) and isinstance(target.value, cst.Name):
+            self.changed.add(target.value.value)
+        elif isinstance(target, (cst.Tuple, cst.List)):
+            for el in target.elements:
+                self._store(el.value)
 
     def _words(self, expr, site, _depth: int = 0) -> Optional[List[Word]]:
         """The words of a launch list: a list/tuple display (through the names bound to it), its
@@ -661,15 +687,21 @@ class PythonLaunches(Analysis):
                 return None
             span = functools.partial(self.ctx.span, expr)
             words = [Word(x, span) for x in v]
-        if named is not None and named in self.mutated:
-            # `cmd.append(...)`, `cmd += [...]`, `cmd[i] = ...` somewhere: more words may follow
+        if named is not None and named in self.changed:
+            return None  # `cmd.remove(...)`, `del cmd[i]`, `cmd[i] = ...` somewhere: not known
+        if named is not None and named in self.grown:
+            # `cmd.append(...)`, `cmd += [...]` somewhere: more words may follow
             words.append(_splat())
         return words
 
     def _word(self, expr, site) -> Word:
         v = self.ctx.value(expr, site)
         span = functools.partial(self.ctx.span, expr)  # computed when reported
-        return Word(v, span) if isinstance(v, str) else Word("\x00", span, False, False)
+        if isinstance(v, str):
+            return Word(v, span)
+        if self.ctx.resolve(expr, site, _EXECUTABLE) is not None:
+            return Word("python", span)  # the interpreter running the launcher: a python launcher word
+        return Word("\x00", span, False, False)
 
     def _shlex_words(self, call: cst.Call, site) -> List[Word]:
         """``shlex.split(s)`` of a string that resolves: its words (POSIX shell-like splitting,
@@ -764,7 +796,10 @@ class PythonLaunches(Analysis):
 
 class FunctionClasses(Analysis):
     """A file's classes: their bases' qualified names, and whether an expression names a class
-    of this file that subclasses ``torch.autograd.Function`` (for NPU503 and NPU505)."""
+    of this file that subclasses ``torch.autograd.Function`` (for NPU503 and NPU505). Its facts
+    (``{"classes": {qualified name: [base's qualified name or None]}}``, one per file with
+    classes) reach the rules that use it in the project phase, where a class of another
+    module is told by its bases (:func:`subclass_of`)."""
 
     tokens = PythonLaunches.tokens
 
@@ -774,6 +809,15 @@ class FunctionClasses(Analysis):
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append((node, self.ctx.site()))
+
+    def finish(self) -> None:
+        classes = {}
+        for node, _ in self.classes:
+            q = self.ctx.sem.qualname_of_def(node)
+            if q is not None:
+                classes[q] = self.bases(node)
+        if classes:
+            self.ctx.fact(type(self), {"classes": classes})
 
     def function_class(self, expr, site) -> bool:
         """*expr* certainly names a class of this file that subclasses torch.autograd.Function."""
@@ -813,28 +857,52 @@ class FunctionClasses(Analysis):
         return False
 
 
+def subclass_of(facts) -> Any:
+    """``subclass(q, roots)``: whether the class *q* certainly subclasses one of *roots*
+    (qualified names), by the bases in *facts* (``(path, {"classes": {...}})``, as NPU503
+    and :class:`FunctionClasses` record them)."""
+    bases: Dict[str, List[Optional[str]]] = {}
+    for _, f in facts:
+        bases.update(f["classes"])
+
+    @functools.lru_cache(maxsize=None)
+    def subclass(q: str, roots: frozenset, depth: int = 0) -> bool:
+        if q in roots:
+            return True
+        if depth > 20 or q not in bases:
+            return False
+        return any(b is not None and subclass(b, roots, depth + 1) for b in bases[q])
+
+    return subclass
+
+
 # ---------------------------------------------------------------------------------------------
 # The linted files' own flags and parsers (facts), and the launch findings that wait for them
 
 
 class FlagFacts(Analysis):
     """Records, for the project phase, the ``--flags`` each linted Python file registers with
-    ``add_argument`` and whether a training entry script (``pretrain_*.py``, ...) parses its own
-    command line without Megatron (:func:`npulint.argflags.own_parser`); then folds the
-    launches' findings (see :func:`launch_fact`) once per run (:meth:`launch_findings`), for
-    NPU501, NPU502 and NPU504 to report: NPU502 only for flags no release and no linted file
-    registers and the configuration does not declare, and nothing for a launch of an entry
-    script that parses its own arguments (its parser judges its command line).
+    ``add_argument`` and, for each training entry script (``pretrain_*.py``, ...), whose parser
+    reads its command line (:func:`npulint.argflags.entry_parser`); then folds the launches'
+    findings (see :func:`launch_fact`) once per run (:meth:`launch_findings`), for NPU501,
+    NPU502 and NPU504 to report: NPU502 only for flags no release and no linted file registers
+    and the configuration does not declare, and nothing for a launch of a linted entry script
+    that does not visibly use Megatron's parser (its own parser, or one npulint cannot read,
+    judges its command line).
 
     It never selects a file for parsing: it joins files parsed anyway, and reads the rest from
     their text (:meth:`scan`: each ``add_argument(...)`` call parsed alone)."""
 
-    piggyback = ("add_argument", "parse_args", "parse_known_args", "hydra")
+    piggyback = ("add_argument",)
     provides = (ARGPARSE_TOPIC,)
 
     @classmethod
     def wants(cls, text: str, path: str = "", present=None) -> bool:
         return False
+
+    @classmethod
+    def joins(cls, text: str, path: str = "") -> bool:
+        return "add_argument" in text or _is_entry_path(path)
 
     def finish(self) -> None:
         fact = _argparse_fact(self.ctx.path, self.ctx.text, self.ctx.python_tree)
@@ -872,17 +940,23 @@ class FlagFacts(Analysis):
         if not launches:
             return out
         registered = set()
-        own = {}  # path of an entry script that parses its own arguments -> where it does
+        patterns = set()
+        entries = {}  # path of a linted entry script -> whose parser reads its command line
         for _, f in argparse:
             registered.update(f["flags"])
-            if f["own"] is not None:
-                own[f["path"]] = f["own"]
+            patterns.update(f["unknown"])
+            if f["entry"] is not None:
+                entries[f["path"]] = f["entry"][0]
         extra = frozenset(registered)
+        # an add_argument whose option strings are not certain may register any flag they may
+        # be: such a flag is not known to be unknown (the linted files' flags count for every
+        # launch, so do these)
+        maybe = re.compile("|".join(f"(?:{p})" for p in sorted(patterns))).fullmatch if patterns else None
         seen = set()
         unknown_code = MindSpeedUnknownFlag.CODE
         for display, f in launches:
-            if own and _own_parser_entry(f["entry"], own):
-                continue
+            if entries and any(entries[p] != argflags.MEGATRON for p in _linted_entries(f["entry"], entries)):
+                continue  # not visibly Megatron's parser: its own (or one we cannot read) judges
             known = extra | frozenset(f["declared"]) if f["declared"] else extra
             for code, span, message, noqa_lines in f["found"]:
                 # one finding per place and message; a command covered by a ``# noqa`` line and
@@ -891,7 +965,7 @@ class FlagFacts(Analysis):
                     seen.add((display, code, span, message, noqa_lines))
                     out.setdefault(code, []).append((display, span, message, noqa_lines))
             for flag, span, noqa_lines in f["unknown"]:
-                if flag in known:
+                if flag in known or (maybe is not None and maybe(flag)):
                     continue
                 s = _suggestion_cached(flag, known)
                 if s is None:
@@ -908,11 +982,18 @@ def _suggestion_cached(flag: str, extra: FrozenSet[str]) -> Optional[str]:
     return suggestion(flag, extra)
 
 
+def _is_entry_path(path: str) -> bool:
+    return re.fullmatch(TRAINING_ENTRIES, os.path.basename(path)) is not None
+
+
 def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
-    """``{"path", "flags", "own"}`` for a Python file: the flags it registers, and (for a
-    training entry script) the line where it parses its own arguments, or None. *tree*: None,
-    or for a file the engine parsed, a function that gives CPython's tree of it (made once,
-    when needed)."""
+    """``{"path", "flags", "unknown", "entry"}`` for a Python file: the flags it registers,
+    what the option strings it registers that are not certain may be (regular expressions,
+    :func:`npulint.argflags.call_patterns`), and for a training entry script whose parser reads
+    its command line (``(kind, line)`` of
+    :func:`npulint.argflags.entry_parser`; ``("unknown", None)`` for one CPython cannot compile:
+    it never gets to parse anything), or None. *tree*: None, or for a file the engine parsed, a
+    function that gives CPython's tree of it (made once, when needed)."""
     if tree is not None:
         make, box = tree, []
 
@@ -920,37 +1001,32 @@ def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
             if not box:
                 box.append(make())
             return box[0]
-    entry = re.fullmatch(TRAINING_ENTRIES, os.path.basename(path)) is not None and (
-        "parse_" in text or "hydra" in text)
-    flags = {}
+    entry = _is_entry_path(path)
+    flags, patterns = {}, []
     if "add_argument" in text:
-        found = argflags.flags_in_text(text, tree)
-        if found is None:
-            return None  # CPython cannot compile it: it never runs
-        flags = found
-    own = None
+        found = argflags.read_text(text, tree)
+        if found is None:  # CPython cannot compile it: it never runs
+            return {"path": path, "flags": (), "unknown": (), "entry": (argflags.UNKNOWN, None)} if entry else None
+        flags, patterns = found
+    judged = None
     if entry:
         tree = tree() if tree is not None else argflags.parse(text)
-        own = argflags.own_parser(tree) if tree is not None else None
-    if not flags and own is None:
+        judged = argflags.entry_parser(tree) if tree is not None else (argflags.UNKNOWN, None)
+    if not flags and not patterns and judged is None:
         return None
-    return {"path": path, "flags": tuple(sorted(flags)), "own": own}
+    return {"path": path, "flags": tuple(sorted(flags)), "unknown": tuple(patterns), "entry": judged}
 
 
-def _own_parser_entry(entry: str, own: Dict[str, int]) -> Optional[str]:
-    """The linted entry script that parses its own arguments which *entry* (the launch's word)
-    may name: one whose path ends with the path written (a folder the script ``cd``'d to, or a
-    variable, ``$DIR/finetune_x.py``, may stand before it). Of several files with that name,
-    any that parses its own arguments counts (the launch is then not judged by Megatron's rules)."""
+def _linted_entries(entry: str, entries: Dict[str, str]) -> List[str]:
+    """The linted entry scripts which *entry* (the launch's word) may name: those whose path
+    ends with the path written (a folder the script ``cd``'d to, or a variable,
+    ``$DIR/finetune_x.py``, may stand before it)."""
     tail = re.split("[\x00\x01]", entry)[-1].replace("\\", "/")
     parts = [p for p in tail.split("/") if p not in ("", ".", "..")]
     if not parts:
-        return None
+        return []
     suffix = "/" + "/".join(parts)
-    for path in own:
-        if path.replace(os.sep, "/").endswith(suffix):
-            return path
-    return None
+    return [path for path in entries if path.replace(os.sep, "/").endswith(suffix)]
 
 
 
@@ -1080,7 +1156,8 @@ class MindSpeedIncompatibleFlags(_LaunchRule):
         "`BASE + ARGS + [\"--bf16\"]`, `[*BASE, ...]`, `shlex.split(\"...\")` of a known string, whose words "
         "are placed at the string; and the argument lists of `os.execl`/`execle`/`execlp`/`execlpe`, less the "
         "environment of the `e` variants). A part that does not resolve (`+ sys.argv[1:]`, `shlex.split(line)`) "
-        "stands for unknown words. Branches of `if`/`case` are alternatives: only "
+        "stands for unknown words; `sys.executable` is a `python` launcher; a list the file appends to (`append`, `extend`, `+=`) may hold more words, and "
+        "one it changes otherwise (`remove`, `pop`, `del cmd[i]`, `cmd[i] = ...`, `clear`, `insert`) is not checked. Branches of `if`/`case` are alternatives: only "
         "flags on one path conflict. Reported once per pair at the flag that comes later. A check is reported only "
         "when it holds on every release the launch may run on: those configured in `[tool.npulint.releases]`, "
         "else inferred from the project, else every release npulint knows, less those whose parsers do not take "
@@ -1116,10 +1193,14 @@ class MindSpeedUnknownFlag(_LaunchRule):
         "`posttrain_*.py`, `finetune_*.py`). Known flags: those of every release of MindSpeed, MindSpeed-LLM, "
         "MindSpeed-MM, MindSpeed-RL and Megatron-LM (every `add_argument` of their Python files, shipped as "
         "data and regenerated by `tools/gen_known_flags.py`), every `add_argument(\"--x\", ...)` in the linted "
-        "Python files, and the configuration's `extend-known-flags`. A launch of an entry script that is itself "
-        "linted and parses its own arguments without Megatron (it calls `parse_args`/`parse_known_args` or "
-        "`hydra.main`, and imports nothing of Megatron but `megatron.core` and nothing of MindSpeed or the "
-        "frameworks built on it) is judged by that parser: NPU501, NPU502 and NPU504 say nothing about it.")
+        "Python files (also through a loop over a literal collection or a private helper's parameter), and the "
+        "configuration's `extend-known-flags`. A flag that an `add_argument` of the linted files whose option "
+        "strings npulint cannot read may register (`\"--log-\" + name` may be `--log-steps`) is not reported. "
+        "A launch of an entry script that is itself "
+        "linted is judged by Megatron's rules only when the script visibly uses Megatron's parser (it imports "
+        "Megatron, other than `megatron.core`, or MindSpeed or a framework built on it); otherwise its own parser "
+        "(`parse_args`/`parse_known_args`, `hydra.main`), or one npulint does not read (python-fire, click, tyro, "
+        "a parser built by a helper it imports), judges it: NPU501, NPU502 and NPU504 say nothing about it.")
     SOURCE = ("NVIDIA/Megatron-LM@a845aa7e (core_v0.12.1) megatron/training/arguments.py:81-84 (parse_args rejects "
               "unknown arguments); rules/mindspeed_known_flags.txt (its header: every source and commit)")
     INVALID = (
@@ -1270,18 +1351,7 @@ class AutogradApplyBypassesAmo(LintRule):
         if not amo:
             return
         where = amo[0]
-        bases: Dict[str, List[Optional[str]]] = {}
-        for _, f in facts:
-            bases.update(f["classes"])
-
-        @functools.lru_cache(maxsize=None)
-        def subclass(q: str, roots: frozenset, depth: int = 0) -> bool:
-            if q in roots:
-                return True
-            if depth > 20 or q not in bases:
-                return False
-            return any(b is not None and subclass(b, roots, depth + 1) for b in bases[q])
-
+        subclass = subclass_of(facts)
         fn_roots = frozenset(FUNCTION_BASES)
         mod_roots = frozenset(MODULE_BASES)
         for path, f in facts:
@@ -1336,7 +1406,8 @@ class AdaptMemWrapperMisuse(LintRule):
     EXPLANATION = (
         "`adapt_mem_func_wrapper(fc_class, *args)` first checks that `fc_class` is a subclass of "
         "`torch.autograd.Function` and raises `TypeError` otherwise; passing an instance, `X.apply`, a function "
-        "or a lambda fails. It takes no keyword arguments.")
+        "or a lambda fails. It takes no keyword arguments. The Function class may be defined in another linted module "
+        "(`from pkg.fns import MyFn`: `MyFn.apply`, `MyFn()`); a class of a module that is not linted is unknown.")
     SOURCE = (_SRC + "; Ascend/MindSpeed@c721ce33 "
               "mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112-114")
     INVALID = (
@@ -1353,8 +1424,13 @@ class AdaptMemWrapperMisuse(LintRule):
     HOW_TO_FIX = "Pass the Function class itself, then its positional arguments: `adapt_mem_func_wrapper(F, x)`."
     uses = (PythonLaunches, FunctionClasses)
     tokens = ((WRAPPER_NAME,),)
+    # A class of another linted module (`from pkg.fns import MyFn`) is told by its bases in the
+    # project phase: the files that define classes join parses (piggyback), and the follow-up
+    # phase parses a file that defines a class a call names (its name and `class`).
+    piggyback = ("autograd",)
 
     def finish(self) -> None:
+        elsewhere = []  # (class's qualified name, span, what): X.apply / X() of a class not of this file
         for node, site in self.ctx.analysis(PythonLaunches).wrapper_calls:
             if any(a.keyword is not None for a in node.args):
                 self.report(node, "adapt_mem_func_wrapper() takes no keyword arguments "
@@ -1365,8 +1441,45 @@ class AdaptMemWrapperMisuse(LintRule):
             first = node.args[0].value
             what = self._not_a_function_class(first, site)
             if what:
-                self.report(first, f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its "
-                                   f"first argument, not {what}: it raises TypeError")
+                self.report(first, _wrapper_message(what))
+                continue
+            other = self._of_another_module(first, site)
+            if other is not None:
+                elsewhere.append((other[0], self.ctx.span(first), other[1]))
+        if elsewhere:
+            self.ctx.fact(type(self), {"calls": elsewhere})
+
+    def _of_another_module(self, expr, site) -> Optional[Tuple[str, str]]:
+        """``(qualified name of X, what)`` for ``X.apply`` or ``X(...)`` where X names a class
+        this file does not know to subclass torch.autograd.Function (one of another module, or
+        one of this file whose bases are): whether it does is told in the project phase."""
+        ctx = self.ctx
+        if isinstance(expr, cst.Attribute) and expr.attr.value == "apply":
+            x, what = expr.value, f"{ctx.code(expr)} (pass the class itself)"
+        elif isinstance(expr, cst.Call):
+            x, what = expr.func, "an instance of the Function (pass the class itself)"
+        else:
+            return None
+        q = ctx.sem.callee_qualname(x, site)
+        if q is None or q in FUNCTION_BASES:
+            return None
+        return q, what
+
+    @classmethod
+    def followup(cls, facts, shared=None):
+        defined = set()
+        for _, f in (shared or {}).get(FunctionClasses.__name__, ()):
+            defined.update(f["classes"])
+        return tuple((q.rsplit(".", 1)[-1], "class") for _, f in facts for q, _, _ in f["calls"] if q not in defined)
+
+    @classmethod
+    def project(cls, facts, report, settings, shared=None) -> None:
+        subclass = subclass_of((shared or {}).get(FunctionClasses.__name__, ()))
+        roots = frozenset(FUNCTION_BASES)
+        for path, f in facts:
+            for q, span, what in f["calls"]:
+                if subclass(q, roots):
+                    cls.report_in(report, path, span, _wrapper_message(what))
 
     def _not_a_function_class(self, expr, site) -> Optional[str]:
         ctx = self.ctx
@@ -1386,3 +1499,8 @@ class AdaptMemWrapperMisuse(LintRule):
         if isinstance(expr, (cst.SimpleString, cst.Integer, cst.Float, cst.List, cst.Tuple, cst.Dict)):
             return "a literal"
         return None
+
+
+def _wrapper_message(what: str) -> str:
+    return (f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its first argument, not {what}: "
+            "it raises TypeError")

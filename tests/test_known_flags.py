@@ -141,6 +141,60 @@ def test_config_key_through_the_cli(cli_run, tmp_path):
     assert proc.returncode == 0 and "NPU502" not in proc.stdout, proc.stdout
 
 
+# flags a project registers through a loop or a helper (the launch: four flags one edit from
+# Megatron's, --lora-rank/--local-rank, --eval-steps/--eval-iters, --use-flash-attn3/
+# --use-flash-attn, --log-steps/--log-tps; and TYPO, which nothing here registers)
+LOOPED_LAUNCH = f"torchrun pretrain_gpt.py --lora-rank 2 --eval-steps 10 --use-flash-attn3 --log-steps 5 {TYPO} 1\n"
+LOOPED_ARGS = """\
+def add_my_args(parser):
+    group = parser.add_argument_group(title="mine")
+    for name, default in (("--lora-rank", 8), ("--eval-steps", 100)):
+        group.add_argument(name, type=int, default=default)
+    _add(group, "--use-flash-attn3", action="store_true")
+    flags = {"--log-steps": int}
+    for f, t in flags.items():
+        group.add_argument(f, type=t)
+    return parser
+
+
+def _add(group, name, **kw):
+    group.add_argument(name, **kw)
+"""
+
+
+def test_flags_registered_through_loops_and_a_helper_are_known(lint):
+    found = npu5(lint, {"run.sh": LOOPED_LAUNCH, "myproj/extra_args.py": LOOPED_ARGS})
+    assert codes(found) == ["NPU502"] and "--lr-warmup-iters" in found[0].message  # TYPO only
+
+
+def test_flags_of_a_loop_over_a_list_changed_in_place_are_unknown(lint):
+    # the list may hold any flag by the time the loop runs: NPU502 cannot say one is unknown
+    args = ("def add(parser):\n    names = ['--lora-rank']\n    names.append(EXTRA)\n"
+            "    for n in names:\n        parser.add_argument(n)\n")
+    assert npu5(lint, {"run.sh": LOOPED_LAUNCH, "args.py": args}) == []
+    # without the change, its flags are certain: the others are reported
+    found = npu5(lint, {"run.sh": LOOPED_LAUNCH, "args.py": args.replace("    names.append(EXTRA)\n", "")})
+    assert len(codes(found)) == 4 and "--lora-rank" not in " ".join(f.message for f in found)
+
+
+def test_an_add_argument_of_unknown_options_leaves_only_what_they_cannot_be(lint):
+    # "--log-" + name may be --log-steps, not the others; a call of a helper other modules
+    # may call (no leading underscore) may register anything
+    prefixed = "def add(parser, names):\n    for name in names:\n        parser.add_argument('--log-' + name)\n"
+    found = npu5(lint, {"run.sh": LOOPED_LAUNCH, "args.py": prefixed})
+    assert len(found) == 4 and "--log-steps" not in " ".join(f.message for f in found)
+    public = "def add(group, name):\n    group.add_argument(name)\n\nadd(g, '--lora-rank')\n"
+    assert npu5(lint, {"run.sh": LOOPED_LAUNCH, "args.py": public}) == []
+    private = public.replace("add(", "_add(")
+    assert len(npu5(lint, {"run.sh": LOOPED_LAUNCH, "args.py": private})) == 4  # --lora-rank known
+
+
+def test_dotted_unknown_options_leave_every_candidate_unknown(lint):
+    # MindSpeed-LLM's f"--{base}.{attr_name}": a dotted flag, which NPU502 never reports
+    dotted = "def add(parser, base, attr_name):\n    parser.add_argument(f'--{base}.{attr_name}')\n"
+    assert len(npu5(lint, {"run.sh": LOOPED_LAUNCH, "args.py": dotted})) == 5
+
+
 # -- entry scripts with their own parser -----------------------------------------------------
 
 # AMO with a recompute granularity (NPU501), --reuse-fp32-param without --bf16 (NPU504), and a
@@ -205,6 +259,66 @@ def test_hydra_entry_parses_its_own_arguments(lint):
     assert npu5(lint, {"run.sh": OWN_LAUNCH, "finetune_x.py": hydra}) == []
 
 
+# A linted entry script is judged by Megatron's rules only when it visibly uses Megatron's
+# parser: one that reads its command line with another library, or with a parser built where
+# npulint does not look, is judged by that parser (NPU501, NPU502 and NPU504 say nothing).
+OTHER_CLI = {
+    "fire": "import fire\n\ndef main(num_layer: int = 2):\n    pass\n\nif __name__ == '__main__':\n"
+            "    fire.Fire(main)\n",
+    "click": "import click\n\n@click.command()\n@click.option('--num-layer', default=2)\ndef main(num_layer):\n"
+             "    pass\n\nif __name__ == '__main__':\n    main()\n",
+    "tyro": "import dataclasses, tyro\n\n@dataclasses.dataclass\nclass Cfg:\n    num_layer: int = 2\n\n"
+            "if __name__ == '__main__':\n    cfg = tyro.cli(Cfg)\n",
+    "helper": "from src.options import get_args\n\ndef main():\n    args = get_args()\n\n"
+              "if __name__ == '__main__':\n    main()\n",
+}
+OTHER_LAUNCH = OWN_LAUNCH.replace(TYPO, "--num-layer")  # --num-layer: one edit from --num-layers
+
+
+@pytest.mark.parametrize("cli", sorted(OTHER_CLI))
+def test_entry_with_another_parser_is_not_judged_as_megatron(lint, cli):
+    files = {"run.sh": OTHER_LAUNCH, "finetune_x.py": OTHER_CLI[cli],
+             "src/__init__.py": "", "src/options.py": "import argparse\n\ndef get_args():\n"
+                                                      "    return argparse.ArgumentParser().parse_args()\n"}
+    assert npu5(lint, files) == []
+
+
+@pytest.mark.parametrize("cli", sorted(OTHER_CLI))
+def test_entry_with_another_parser_that_imports_megatron_is_judged_as_megatron(lint, cli):
+    megatron = "from megatron.training import get_args as _megatron_args\n" + OTHER_CLI[cli]
+    found = npu5(lint, {"run.sh": OTHER_LAUNCH, "finetune_x.py": megatron})
+    assert sorted(codes(found)) == ["NPU501", "NPU502", "NPU504"]
+    assert "did you mean --num-layers?" in next(f.message for f in found if f.code == "NPU502")
+
+
+def test_entry_not_linted_is_judged_by_its_name(lint):
+    assert sorted(codes(npu5(lint, {"run.sh": OTHER_LAUNCH}))) == ["NPU501", "NPU502", "NPU504"]
+
+
+def test_entry_parsed_for_another_reason_is_judged_by_its_parser(lint):
+    # sys.argv in an entry script: parsed for its launch list, where FlagFacts joins it by its path
+    fire = "import sys\n" + OTHER_CLI["fire"] + "    print(sys.argv)\n"
+    assert npu5(lint, {"run.sh": OTHER_LAUNCH, "finetune_x.py": fire}) == []
+    megatron = "import sys\nimport mindspeed.megatron_adaptor\n" + OTHER_CLI["fire"] + "    print(sys.argv)\n"
+    assert sorted(codes(npu5(lint, {"run.sh": OTHER_LAUNCH, "finetune_x.py": megatron}))) == [
+        "NPU501", "NPU502", "NPU504"]
+
+
+def test_entry_that_does_not_compile_is_not_judged_as_megatron(lint):
+    broken = "from megatron.training import pretrain\ndef (:\n"
+    found = npu5(lint, {"run.sh": OTHER_LAUNCH, "finetune_x.py": broken})
+    assert [f for f in found if f.code.startswith("NPU5")] == []
+
+
+def test_one_of_two_entries_of_that_name_not_megatron(lint):
+    # the launch may run either: only one visibly uses Megatron's parser, so nothing is said
+    megatron = "from megatron.training import pretrain\n"
+    files = {"run.sh": OTHER_LAUNCH, "a/finetune_x.py": megatron, "b/finetune_x.py": OTHER_CLI["fire"]}
+    assert npu5(lint, files) == []
+    files["b/finetune_x.py"] = megatron
+    assert sorted(codes(npu5(lint, files))) == ["NPU501", "NPU502", "NPU504"]
+
+
 # -- npulint/argflags.py ---------------------------------------------------------------------
 
 
@@ -232,6 +346,20 @@ READ = [
     ('p.add_argument("--s",\n    help="a (b) \\"c\\" # d", type=int)', {"--s"}),
     ("p.add_argument('--t', help='x \\\n    y')", {"--t"}),
     ('def g(p, name):\n    p.add_argument(name)', set()),  # a parameter: not certain
+    ('for n, d in (("--u", 1), ("--v", 2)):\n    p.add_argument(n, default=d)', {"--u", "--v"}),
+    ('F = {"--w": int}\nfor f, t in F.items():\n    p.add_argument(f, type=t)', {"--w"}),
+    ('for i, n in enumerate(["--x1", "--x2"]):\n    p.add_argument(n)', {"--x1", "--x2"}),
+    ('for n, t in zip(("--y1", "--y2"), (int, str)):\n    p.add_argument(n, type=t)', {"--y1", "--y2"}),
+    ('for (a, b), c in [(("--z1", 1), 2)]:\n    p.add_argument(a)', {"--z1"}),
+    ('for a, b in ["ab"]:\n    p.add_argument(a)', set()),  # a string unpacked: not followed
+    ('def _h(p, name="--d1", *, kind=None):\n    p.add_argument(name)\n_h(p)\n_h(p, "--d2")\n'
+     '_h(p, name="--d3")', {"--d1", "--d2", "--d3"}),
+    ('def f(p):\n    def h(name):\n        p.add_argument(name)\n    h("--n1")\n    h("--n2")', {"--n1", "--n2"}),
+    ('def _h(p, name):\n    p.add_argument(name)\n_h(p, "--e1")\ncallbacks = [_h]', set()),  # escapes
+    ('def _h(p, name):\n    p.add_argument(name)\n_h(p, *NAMES)', set()),  # a spread
+    ('class C:\n    def _h(self, name):\n        self.p.add_argument(name)\n    def f(self):\n'
+     '        self._h("--m1")', set()),  # a method: not followed
+    ('N = ["--k1"]\nN.append(X)\nfor n in N:\n    p.add_argument(n)', set()),  # changed in place
     ('p.add_argument(**kw)', set()),
     ('# p.add_argument("--in-a-comment")', set()),
 ]
@@ -250,6 +378,23 @@ def test_argflags_text_reading_agrees_with_the_tree(src, expected):
     assert found is not None and expected <= found
     if "comment" not in src:
         assert found == expected
+
+
+@pytest.mark.parametrize("src, matches, misses", [
+    ('p.add_argument(f"--{base}.{attr}")', ["--a.b"], ["--a-b", "--ab"]),
+    ('p.add_argument("--log-" + name)', ["--log-steps"], ["--lr-steps"]),
+    ('p.add_argument("--" + k, action=argparse.BooleanOptionalAction)', ["--x", "--no-x"], ["-x"]),
+    ('p.add_argument(name)', ["--anything"], []),
+    ('p.add_argument(*names)', ["--anything"], []),
+    ('p.add_argument("--a" if c else "--b" + s)', ["--b-x"], ["--a-x", "--c"]),
+])
+def test_argflags_patterns_of_uncertain_option_strings(src, matches, misses):
+    import re
+
+    for found in (argflags.registrations(ast.parse(src))[1], [(0, p) for p in argflags.read_text(src)[1]]):
+        regex = re.compile("|".join(p for _, p in found))
+        assert all(regex.fullmatch(m) for m in matches), (found, matches)
+        assert not any(regex.fullmatch(m) for m in misses), (found, misses)
 
 
 def test_argflags_text_reading_of_a_file_that_does_not_compile():
@@ -278,6 +423,20 @@ def test_argflags_a_large_file_is_not_parsed_whole_for_a_name():
 ])
 def test_own_parser(src, own):
     assert (argflags.own_parser(ast.parse(src)) is not None) is own
+
+
+@pytest.mark.parametrize("src, kind", [
+    ("import argparse\nfrom megatron.training import get_args\np.parse_args()\n", "megatron"),
+    ("import mindspeed_llm.megatron_adaptor\n", "megatron"),
+    ("from megatron.core import parallel_state\nimport fire\nfire.Fire(main)\n", "unknown"),
+    ("import argparse\nargparse.ArgumentParser().parse_args()\n", "own"),
+    ("import click\n@click.command()\ndef main():\n    pass\n", "unknown"),
+    ("import tyro\ncfg = tyro.cli(Cfg)\n", "unknown"),
+    ("from src.options import get_args\nargs = get_args()\n", "unknown"),
+    ("from pretrain_gpt import main\nmain()\n", "unknown"),  # helper modules are not followed
+])
+def test_entry_parser(src, kind):
+    assert argflags.entry_parser(ast.parse(src))[0] == kind
 
 
 # -- tools/gen_known_flags.py ----------------------------------------------------------------

@@ -1,5 +1,7 @@
 """NPU501-NPU505: MindSpeed launch flags in shell scripts and Python launchers; AMO."""
 
+import textwrap
+
 from conftest import at, codes, pos
 from npulint.fixes import fix_text, parses
 from npulint.source import PYTHON
@@ -248,6 +250,22 @@ def test_os_execv_and_sys_argv(lint):
     assert codes(lint(src, select=["NPU5"])) == ["NPU504", "NPU502"]
 
 
+def test_sys_executable_is_the_python_launcher(lint):
+    bad = '"--adaptive-memory-optimization", "--swap-attention"'
+    src = f"""\
+    import os, subprocess, sys
+    from sys import executable as py
+    subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=8", "pretrain_gpt.py", {bad}])
+    subprocess.check_call([py, "pretrain_gpt.py", {bad}])
+    os.execl(sys.executable, sys.executable, "finetune_x.py", {bad})
+    """
+    found = lint(src, select=["NPU5"], config=LEGACY)
+    assert codes(found) == ["NPU501"] * 3 and [f.line for f in found] == [3, 4, 5]
+    # a name that is not sys.executable, spelled so, is unknown: not a launcher
+    other = "import subprocess\nclass sys:\n    executable = None\n" + textwrap.dedent(src).split("\n", 2)[2]
+    assert lint(other.replace("py,", "sys.executable,"), select=["NPU5"], config=LEGACY) == []
+
+
 def test_python_lookalikes_are_not_launchers(lint):
     src = """\
     def run(cmd):
@@ -357,6 +375,78 @@ unknown = w(get_fn(), 1)
 def test_npu505(lint):
     found = lint(WRAP, select=["NPU505"])
     assert [f.line for f in found] == [13, 14, 15, 16, 17]
+
+
+FNS = """\
+import torch
+
+
+class MyFn(torch.autograd.Function):
+    pass
+
+
+class Base(torch.autograd.Function):
+    pass
+
+
+class Derived(Base):
+    pass
+
+
+class Plain:
+    pass
+"""
+USE = """\
+from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper
+from pkg.fns import MyFn, Derived, Plain
+from pkg import fns
+from third_party import ExternalFn
+
+
+def run(x):
+    adapt_mem_func_wrapper(MyFn.apply, x)
+    adapt_mem_func_wrapper(MyFn(), x)
+    adapt_mem_func_wrapper(Derived.apply, x)
+    adapt_mem_func_wrapper(fns.MyFn.apply, x)
+    adapt_mem_func_wrapper(MyFn, x)
+    adapt_mem_func_wrapper(Plain.apply, x)
+    adapt_mem_func_wrapper(ExternalFn.apply, x)
+"""
+
+
+def test_npu505_function_class_of_another_module(lint):
+    # pkg/fns.py is parsed for nothing else: the follow-up phase reads its classes
+    found = lint({"pkg/__init__.py": "", "pkg/fns.py": FNS, "pkg/use.py": USE}, select=["NPU505"])
+    assert [(f.path, f.line) for f in found] == [("pkg/use.py", 8), ("pkg/use.py", 9), ("pkg/use.py", 10),
+                                                 ("pkg/use.py", 11)]
+    assert found[0].message == ("adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its first "
+                                "argument, not MyFn.apply (pass the class itself): it raises TypeError")
+    assert "not an instance of the Function" in found[1].message
+    # a class that is no Function: nothing
+    plain = FNS.replace("(torch.autograd.Function)", "")
+    assert lint({"pkg/__init__.py": "", "pkg/fns.py": plain, "pkg/use.py": USE}, select=["NPU505"]) == []
+
+
+def test_npu505_class_of_this_file_based_on_another_modules_function(lint):
+    use = USE.replace("def run(x):\n", "class Local(MyFn):\n    pass\n\n\ndef run(x):\n")
+    use = use.replace("    adapt_mem_func_wrapper(MyFn, x)\n", "    adapt_mem_func_wrapper(Local.apply, x)\n")
+    found = lint({"pkg/__init__.py": "", "pkg/fns.py": FNS, "pkg/use.py": use}, select=["NPU505"])
+    assert [f.line for f in found] == [12, 13, 14, 15, 16] and "not Local.apply" in found[4].message
+
+
+def test_npu505_class_of_a_module_not_linted_is_unknown(lint):
+    assert lint({"pkg/__init__.py": "", "pkg/use.py": USE}, select=["NPU505"]) == []
+
+
+def test_npu505_function_class_of_a_module_parsed_anyway(lint):
+    # the defining module holds the wrapper too: parsed in the first pass
+    fns = FNS + "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper\n"
+    found = lint({"pkg/__init__.py": "", "pkg/fns.py": fns, "pkg/use.py": USE}, select=["NPU505"])
+    assert [(f.path, f.line) for f in found] == [("pkg/use.py", n) for n in (8, 9, 10, 11)]
+    # parsed for another rule family (torchair's streams), which NPU505 joins
+    fns = FNS + "import torchair as tng\nwith tng.scope.npu_stream_switch('1', 0):\n    pass\n"
+    found = lint({"pkg/__init__.py": "", "pkg/fns.py": fns, "pkg/use.py": USE}, select=["NPU505", "NPU3"])
+    assert [(f.path, f.line) for f in found] == [("pkg/use.py", n) for n in (8, 9, 10, 11)]
 
 
 def test_npu505_local_lookalike(lint):
@@ -471,6 +561,25 @@ def test_python_list_changed_after_it_is_built(lint):
     assert lint(src, select=["NPU5"], config=LEGACY) == []
     conflict = src.replace('"--reuse-fp32-param"', '"--adaptive-memory-optimization", "--swap-attention"')
     assert codes(lint(conflict, select=["NPU5"], config=LEGACY)) == ["NPU501"]  # presence cannot be undone
+
+
+def test_python_list_shortened_after_it_is_built_is_unknown(lint):
+    # a change other than append/extend/+= may take a word out: the list is not known
+    base = """\
+    import subprocess
+    cmd = ["torchrun", "--nproc_per_node", "8", "pretrain_gpt.py", "--adaptive-memory-optimization",
+           "--swap-attention"]
+    {change}
+    subprocess.run(cmd)
+    """
+    for change in ('cmd.remove("--swap-attention")', "del cmd[-1]", "cmd.pop()", "cmd[-1:] = []",
+                   'cmd[5] = "--bf16"', "cmd.clear()", 'cmd.insert(4, "--no-op")', "cmd *= 1",
+                   "cmd[0], x = 'python', 1", "rm = cmd.remove"):
+        assert lint(base.format(change=change), select=["NPU5"], config=LEGACY) == [], change
+    # what only reads the list, or only adds to it, leaves its words known
+    for change in ("print(cmd[1:], cmd.index('8'), cmd.count('8'))", 'cmd.extend(["--bf16"])',
+                   'cmd += ["--bf16"]'):
+        assert codes(lint(base.format(change=change), select=["NPU5"], config=LEGACY)) == ["NPU501"], change
 
 
 def test_source_makes_earlier_variables_unknown(lint):
