@@ -45,7 +45,9 @@ _COMPILED_CLASS = (
     "python/torchair/inference/__init__.py:12 and _cache_compiler.py:602: `func` is a bound method of an "
     "`nn.Module`; the backend is made from `cfg` (its mode at the cache_compile call), from `backend=`'s "
     "config, or from the default config when neither is given). The classes it instantiates in its methods "
-    "are compiled with it.")
+    "are compiled with it. Only calls that run whenever their method runs are judged: Dynamo traces the "
+    "branch the run takes, so a call under `if`/`else`/`try`/`for`/`while`/`match` in its method (or in a "
+    "comprehension) is not reported.")
 
 
 # -- the shared analysis -------------------------------------------------------------------
@@ -382,11 +384,15 @@ class StreamsAnalysis(Analysis):
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main))
 
     def _api_facts(self, resolved) -> None:
-        """Calls whose legality depends on the compile mode, by the class whose method holds them."""
+        """Calls whose legality depends on the compile mode, by the class whose method holds them.
+        Only the calls that run whenever the method runs: Dynamo traces the branch the values
+        of the run take, so a call under ``if``/``else``/``try``/``for``/``while``/``match`` in
+        its method (or in a comprehension) may never reach the graph, and its condition is
+        unknown (RULES.md: a rule whose inputs are unknown says nothing)."""
         ctx = self.ctx
         for call, site, q in resolved:
             kind = "event" if q in (RECORD, WAIT, RECORD_STREAM) else "wait_tensor" if q in WAIT_TENSOR else None
-            if kind is None:
+            if kind is None or site.conditional or site.scope.kind == "comprehension":
                 continue
             owner = ctx.sem.enclosing_class(site)
             cq = ctx.sem.qualname_of_def(owner.node) if owner is not None else None

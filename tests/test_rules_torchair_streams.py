@@ -795,6 +795,93 @@ def test_npu303_npu308_class_defined_inside_a_function(lint, mode, api, code):
     assert where(found) == [("t.py",) + at(src, api) + (code,)]
 
 
+DUAL_MODEL = """
+    class Attn(torch.nn.Module):
+        def __init__(self, use_aclgraph):
+            super().__init__()
+            self.use_aclgraph = use_aclgraph
+            self.ev = tng.ops.npu_create_tagged_event(tag="attn")
+
+        def forward(self, x):
+            {body}
+            return y
+"""
+DUAL_RUN = """
+    import torch
+    import torchair as tng
+    from model import Attn
+
+    def main():
+        config = tng.CompilerConfig()
+        config.mode = "{mode}"
+        return torch.compile(Attn({flag}), backend=tng.get_npu_backend(compiler_config=config))
+
+    if __name__ == "__main__":
+        main()
+"""
+# the tagged events on one path, npu_wait_tensor on the other: each script compiles one
+GUARDED = {
+    "if": """
+            if self.use_aclgraph:
+                tng.ops.npu_tagged_event_record(self.ev)
+                tng.ops.npu_tagged_event_wait(self.ev)
+                y = x * 2
+            else:
+                y = tng.scope.npu_wait_tensor(x * 2, x)""",
+    "elif-and-match": """
+            y = x
+            if not self.use_aclgraph:
+                y = tng.scope.npu_wait_tensor(x * 2, x)
+            elif x.dim() == 2:
+                tng.ops.npu_tagged_event_record(self.ev)
+            match self.use_aclgraph:
+                case True:
+                    tng.ops.npu_tagged_event_wait(self.ev)""",
+    "try": """
+            try:
+                tng.ops.npu_tagged_event_record(self.ev)
+                y = x
+            except NotImplementedError:
+                y = tng.scope.npu_wait_tensor(x * 2, x)""",
+    "loops": """
+            y = x
+            for _ in range(int(self.use_aclgraph)):
+                tng.ops.npu_tagged_event_record(self.ev)
+            while not self.use_aclgraph:
+                y = tng.scope.npu_wait_tensor(x * 2, x)
+                break
+            waits = [tng.ops.npu_tagged_event_wait(self.ev) for _ in range(int(self.use_aclgraph))]""",
+}
+UNGUARDED = """
+            tng.ops.npu_tagged_event_record(self.ev)
+            tng.ops.npu_tagged_event_wait(self.ev)
+            y = tng.scope.npu_wait_tensor(x * 2, x)"""
+
+
+def _dual(body):
+    return {"model.py": mk(DUAL_MODEL.replace("{body}", textwrap.dedent(body).strip().replace("\n", "\n" + " " * 12))),
+            "run_ge.py": DUAL_RUN.format(mode="max-autotune", flag="False"),
+            "run_acl.py": DUAL_RUN.format(mode="reduce-overhead", flag="True")}
+
+
+@pytest.mark.parametrize("guard", sorted(GUARDED))
+def test_npu303_npu308_calls_under_a_condition_of_their_method_are_not_judged(lint, guard):
+    # Dynamo traces the branch the run takes: one class, compiled in max-autotune by one
+    # script and in reduce-overhead by another, takes the branch of each mode
+    assert codes(lint(_dual(GUARDED[guard]), select=["NPU303", "NPU308"])) == []
+
+
+def test_npu303_npu308_calls_that_run_whenever_their_method_runs_are_judged(lint):
+    files = _dual(UNGUARDED)
+    found = lint(files, select=["NPU303", "NPU308"])
+    model = files["model.py"]
+    assert where(found) == [
+        ("model.py",) + at(model, "tng.ops.npu_tagged_event_record") + ("NPU303",),
+        ("model.py",) + at(model, "tng.ops.npu_tagged_event_wait") + ("NPU303",),
+        ("model.py",) + at(model, "tng.scope.npu_wait_tensor") + ("NPU308",),
+    ]
+
+
 # ======================================================================================
 # NPU304 stream-priority-reserved
 # ======================================================================================
