@@ -15,7 +15,7 @@ import libcst as cst
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
-from npulint.semantic import Scope, Site
+from npulint.semantic import Scope, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
@@ -56,7 +56,7 @@ _COMPILED_CLASS = (
 class Tables:
     """The facts of every file of a run, folded (the project phase of NPU303, NPU306, NPU308)."""
 
-    instances: Dict[str, int]  # class -> instantiations (2 for one in a loop)
+    instances: Dict[str, int]  # class -> the most instantiations in one process (2 for one in a loop)
     total: Dict[str, int]  # the same, a subclass's counted for its bases too
     bases: Dict[str, Tuple[str, ...]]
     children: Dict[str, Set[str]]  # class -> classes its methods instantiate
@@ -362,8 +362,14 @@ class StreamsAnalysis(Analysis):
             imported = set()
             for b in sem.all_bindings():
                 if b.kind == "import" and b.qualname:
-                    parts = b.qualname.split(".")
-                    imported.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+                    names = [b.qualname]
+                    if isinstance(b.node, cst.Import) and "." not in b.qualname:
+                        # ``import pkg.mod`` binds ``pkg`` and runs ``pkg.mod`` too
+                        names = [d for d in (dotted(a.name) for a in b.node.names if a.asname is None)
+                                 if d and d.split(".")[0] == b.qualname] or names
+                    for name in names:
+                        parts = name.split(".")
+                        imported.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
             ctx.fact(StreamsAnalysis, ("module", sem.module_name, tuple(sorted(imported))))
         for cls, site in self.classes:
             q = sem.qualname_of_def(cls)
@@ -462,7 +468,6 @@ def _followup_tokens(facts) -> Tuple[Any, ...]:
 
 
 def _tables(facts) -> Tables:
-    instances: Dict[str, int] = {}
     bases: Dict[str, Tuple[str, ...]] = {}
     children: Dict[str, Set[str]] = {}
     creations = []
@@ -471,18 +476,18 @@ def _tables(facts) -> Tables:
     imports: Dict[str, Set[str]] = {}
     used: Set[str] = set()
     torchair: Dict[str, Tuple[str, ...]] = {}
-    in_file: Dict[Tuple[str, str], int] = {}  # (path, class) -> instantiations in that file
-    in_main: Dict[Tuple[str, str], int] = {}  # (path, class) -> those under its main guard
+    in_file: Dict[str, Dict[str, int]] = {}  # path -> class -> instantiations in that file
+    on_import: Dict[str, Dict[str, int]] = {}  # the same, less those under its main guard
     for path, fact in facts:
         kind = fact[0]
         if kind == "new":
             _, q, looped, owner, main = fact
             n = 2 if looped else 1
-            in_file[(path, q)] = in_file.get((path, q), 0) + n
-            if main:  # counted below, only with the other instantiations of its own file
-                in_main[(path, q)] = in_main.get((path, q), 0) + n
-            else:
-                instances[q] = instances.get(q, 0) + n
+            mine = in_file.setdefault(path, {})
+            mine[q] = mine.get(q, 0) + n
+            if not main:  # the main guard runs only when this file is the script
+                theirs = on_import.setdefault(path, {})
+                theirs[q] = theirs.get(q, 0) + n
             if owner is not None:
                 children.setdefault(owner, set()).add(q)
         elif kind == "class":
@@ -498,14 +503,71 @@ def _tables(facts) -> Tables:
             torchair[path] = fact[1]
         else:
             creations.append((path,) + fact[1:])
-    for (path, q), n in in_main.items():  # the script's own process: its file's instantiations
-        instances[q] = max(instances.get(q, 0), in_file[(path, q)])
-    # a subclass instance runs the base class's __init__ too
-    total = dict(instances)
-    for q, n in instances.items():
-        for b in _ancestors(q, bases):
-            total[b] = total.get(b, 0) + n
+    instances, total = _per_process(in_file, on_import, bases, modules, imports,
+                                    {c[6] for c in creations if c[6] is not None})
     return Tables(instances, total, bases, children, creations, apis, modules, imports, used, torchair)
+
+
+def _per_process(in_file: Dict[str, Dict[str, int]], on_import: Dict[str, Dict[str, int]],
+                 bases: Dict[str, Tuple[str, ...]], modules: Dict[str, str], imports: Dict[str, Set[str]],
+                 owners: Set[str]) -> Tuple[Dict[str, int], Dict[str, int]]:
+    """Class -> the most instantiations one process makes (its own, and with those of its
+    subclasses for a class that owns a creation). A process runs one script: the whole file
+    (its main guard too) and the module-level code of every module of the run it imports,
+    directly or through others (RULES.md NPU306: the second creation *in a process* raises).
+    Two entry scripts that instantiate a class once each are two processes, as for two
+    creations of one tag (:func:`_one_process`). Only the classes that own a creation, and
+    their subclasses, are counted."""
+    wanted: Dict[str, List[str]] = {}  # class -> the owners of creations it runs the methods of
+    for counts in in_file.values():
+        for q in counts:
+            if q not in wanted:
+                wanted[q] = [b for b in [q] + _ancestors(q, bases) if b in owners]
+    wanted = {q: line for q, line in wanted.items() if line}
+    if not wanted:
+        return {}, {}
+    paths_of: Dict[str, List[str]] = {}
+    for path, m in modules.items():
+        paths_of.setdefault(m, []).append(path)
+    importers: Dict[str, Set[str]] = {}  # module -> modules of the run that import it
+    for m, targets in imports.items():
+        for t in targets:
+            if t in imports and t != m:
+                importers.setdefault(t, set()).add(m)
+    # the files whose module-level code instantiates a wanted class, and the scripts that reach them
+    reached_by: Dict[str, Set[str]] = {}  # path -> scripts (paths) whose process imports it
+    for path, counts in on_import.items():
+        if path not in modules or not any(q in wanted for q in counts):
+            continue
+        seen, todo = set(), [modules[path]]
+        while todo:
+            m = todo.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            todo.extend(importers.get(m, ()))
+        reached_by[path] = {p for m in seen for p in paths_of.get(m, ()) if p != path}
+    scripts = {p for p, counts in in_file.items() if any(q in wanted for q in counts)}
+    for found in reached_by.values():
+        scripts |= found
+    instances: Dict[str, int] = {}
+    total: Dict[str, int] = {}
+    for script in scripts:
+        counts: Dict[str, int] = dict(in_file.get(script, {}))
+        for path, by in reached_by.items():
+            if script in by:
+                for q, n in on_import[path].items():
+                    counts[q] = counts.get(q, 0) + n
+        with_subclasses: Dict[str, int] = {}
+        for q, n in counts.items():
+            if q not in wanted:
+                continue
+            instances[q] = max(instances.get(q, 0), n)
+            for b in wanted[q]:
+                with_subclasses[b] = with_subclasses.get(b, 0) + n
+        for b, n in with_subclasses.items():
+            total[b] = max(total.get(b, 0), n)
+    return instances, total
 
 
 def _modes(tables: Tables, compiled) -> Dict[str, Dict[str, Tuple[str, int]]]:
@@ -783,9 +845,13 @@ class TaggedEventTagReused(LintRule):
                    "`ValueError(\"tagged event tag ... is already in use\")` on the second creation of a tag. "
                    "Reported when two `npu_create_tagged_event` calls use one literal tag (in the files of one run; "
                    "at the later one), or when a creation with a literal tag runs more than once: in `__init__` or "
-                   "another method of a class instantiated more than once (two call sites, or inside a loop or "
-                   "comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a subclass), "
-                   "or directly in a loop.")
+                   "another method of a class instantiated more than once in one process (two call sites, or inside "
+                   "a loop or comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a "
+                   "subclass), or directly in a loop. Instantiations count together when they are in one process: "
+                   "those of one script, and those of the modules of the run it imports (directly or through others) "
+                   "outside their `if __name__ == \"__main__\":` guard; two entry scripts "
+                   "that do not import each other are two processes, each with its own registry, so one instance in "
+                   "each is not reported, and neither are two creations of one tag in them.")
     SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:137-138; "
               "Ascend/torchair@fbd4456f docs/zh/context/npu_create_tagged_event.md:13")
     INVALID = (

@@ -1271,6 +1271,45 @@ def test_npu306_cross_file_instantiated_once_is_clean(lint):
     assert codes(lint({"layer.py": mk(LAYER), "run.py": run}, select=SEL)) == []
 
 
+SCRIPT_AT_TOP = """
+    from mypkg.layer import Layer
+    layer = Layer()
+"""
+SCRIPT_IN_MAIN = """
+    from mypkg.layer import Layer
+
+    def main():
+        return Layer()
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+@pytest.mark.parametrize("first", [SCRIPT_AT_TOP, SCRIPT_IN_MAIN])
+def test_npu306_one_instance_in_each_of_two_entry_scripts_is_two_processes(lint, first):
+    # two scripts that do not import each other run in two processes, each with one Layer
+    files = {"mypkg/__init__.py": "", "mypkg/layer.py": mk(LAYER), "run_prefill.py": first,
+             "run_decode.py": SCRIPT_IN_MAIN}
+    assert codes(lint(files, select=SEL)) == []
+
+
+@pytest.mark.parametrize("imported, importer", [
+    ("run_prefill", "import run_prefill"),  # one script imports the other
+    ("mypkg.defaults", "import mypkg.defaults"),  # both import a module that makes one
+    ("mypkg.defaults", "from mypkg import defaults"),
+])
+def test_npu306_instances_of_one_process_add_up(lint, imported, importer):
+    layer = mk(LAYER)
+    files = {"mypkg/__init__.py": "", "mypkg/layer.py": layer, "run_prefill.py": SCRIPT_AT_TOP,
+             "run_decode.py": importer + "\n" + textwrap.dedent(SCRIPT_IN_MAIN),
+             "mypkg/defaults.py": "from mypkg.layer import Layer\nDEFAULT = Layer()\n"}
+    if imported == "run_prefill":
+        del files["mypkg/defaults.py"]
+    found = lint(files, select=SEL)
+    assert where(found) == [("mypkg/layer.py",) + at(layer, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
 # ======================================================================================
 # NPU307 stream-tag-type
 # ======================================================================================
