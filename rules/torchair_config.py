@@ -452,7 +452,9 @@ class TorchairConfigAnalysis(Analysis):
     the effective value of an option for a backend.
 
     Also publishes, for the multi-stream rules, which classes are compiled in which mode:
-    ``(class qualname, effective mode, line of the torch.compile call)`` on :data:`COMPILED`."""
+    ``(class qualname, effective mode, line of the torch.compile call, method)`` on
+    :data:`COMPILED`; *method* is None for an instance (or its ``forward``), else the name of
+    the one method compiled."""
 
     provides = (COMPILED,)
     # A config is made by CompilerConfig() and reaches torch.compile through get_npu_backend():
@@ -758,7 +760,8 @@ class TorchairConfigAnalysis(Analysis):
         with a certain mode: the class of the compiled instance runs in that mode. So does
         ``torch.compile(model.forward, ...)`` (``model.forward = ...`` in place) or
         ``cache_compile(model.forward, config=cfg)``: a bound method of an instance, see
-        :meth:`_method_class`."""
+        :meth:`_method_class`. A method other than ``forward`` compiles that method (and what
+        it calls), not the instance: ``model.decode = torch.compile(model.decode, ...)``."""
         sem = self.ctx.sem
         for call, site, backend, _ in self.compiles:
             mode = self.mode(backend)
@@ -773,14 +776,17 @@ class TorchairConfigAnalysis(Analysis):
             if target is None:
                 continue
             value, vsite = sem.bound_expr(target, site)
+            method = None
             if isinstance(value, cst.Attribute):
                 q = self._method_class(value, vsite)
+                if value.attr.value != "forward":
+                    method = value.attr.value
             elif isinstance(value, cst.Call):
                 q = sem.callee_qualname(value.func, vsite)
             else:
                 q = None
             if q is not None:
-                self.ctx.fact(COMPILED, (q, mode, self.ctx.line(call)))
+                self.ctx.fact(COMPILED, (q, mode, self.ctx.line(call), method))
 
     def _method_class(self, method: cst.Attribute, site: Site) -> Optional[str]:
         """The class *method* (``X.m``) is a method of: ``X`` certainly an instance of it (a name

@@ -38,16 +38,20 @@ _IMP = "import torch\nimport torchair as tng\n"
 # What "compiled" means for NPU303/NPU308 (the COMPILED facts of rules/torchair_config.py)
 _COMPILED_CLASS = (
     "A class is compiled when an instance of it reaches `torch.compile(..., backend=<torchair backend>)` in the "
-    "same run, or a bound method of one does (`model.forward = torch.compile(model.forward, backend=...)`, "
-    "`self.forward` in a method of the class, `Model.forward`; a method other than `forward` counts when the "
-    "class defines it in this file), or it reaches torchair's "
+    "same run, or its bound `forward` does (`model.forward = torch.compile(model.forward, backend=...)`, "
+    "`self.forward` in a method of the class, `Model.forward`), or it reaches torchair's "
     "`torchair.inference.cache_compile(model.forward, config=cfg)` (Ascend/torchair@fced8842 "
     "python/torchair/inference/__init__.py:12 and _cache_compiler.py:602: `func` is a bound method of an "
     "`nn.Module`; the backend is made from `cfg` (its mode at the cache_compile call), from `backend=`'s "
-    "config, or from the default config when neither is given). The classes it instantiates in its methods "
-    "are compiled with it. Only calls that run whenever their method runs are judged: Dynamo traces the "
-    "branch the run takes, so a call under `if`/`else`/`try`/`for`/`while`/`match` in its method (or in a "
-    "comprehension) is not reported.")
+    "config, or from the default config when neither is given). Its methods run in the graph: those of its "
+    "class and those it inherits (a base's method that the class or a nearer base overrides only when an "
+    "overriding method calls it through `super()`; where a base that is not a class of the run comes first "
+    "in the method resolution order, which method runs is unknown); the classes its methods instantiate are "
+    "compiled with it. A compiled bound method other than `forward` (one the class defines in this file: "
+    "`model.decode = torch.compile(model.decode, backend=...)`) compiles that method and the methods it "
+    "calls, unconditionally, as `self.<m>(...)` or `super().<m>(...)`, not the rest of the class. Only calls "
+    "that run whenever their method runs are judged: Dynamo traces the branch the run takes, so a call under "
+    "`if`/`else`/`try`/`for`/`while`/`match` in its method (or in a comprehension) is not reported.")
 
 
 # -- the shared analysis -------------------------------------------------------------------
@@ -59,9 +63,11 @@ class Tables:
     instances: Dict[str, int]  # class -> the most instantiations in one process (2 for one in a loop)
     total: Dict[str, int]  # the same, a subclass's counted for its bases too
     bases: Dict[str, Tuple[str, ...]]
+    # class -> the names its body binds -> (``self.<m>()`` and ``super().<m>()`` its method calls)
+    methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]]
     children: Dict[str, Set[str]]  # class -> classes its methods instantiate
     creations: List[tuple]  # (path, tag, line, col, end_line, end_col, owner class, looped)
-    apis: List[tuple]  # (path, kind, api, owner class, line, col, end_line, end_col)
+    apis: List[tuple]  # (path, kind, api, owner class, method, line, col, end_line, end_col)
     modules: Dict[str, str]  # path -> module name
     imports: Dict[str, Set[str]]  # module -> modules (and prefixes) it imports
     used: Set[str]  # the tagged-event APIs the run calls
@@ -371,12 +377,19 @@ class StreamsAnalysis(Analysis):
                         parts = name.split(".")
                         imported.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
             ctx.fact(StreamsAnalysis, ("module", sem.module_name, tuple(sorted(imported))))
+        calls = self._method_calls() if self.classes else {}
         for cls, site in self.classes:
             q = sem.qualname_of_def(cls)
             if q is None:
                 continue
-            bases = [bq for bq in (sem.callee_qualname(base.value, site) for base in cls.bases) if bq]
-            ctx.fact(StreamsAnalysis, ("class", q, tuple(bases)))
+            # a base we cannot name is a class of its own whose methods are unknown
+            bases = [sem.callee_qualname(base.value, site) or f"?{i}:{q}" for i, base in enumerate(cls.bases)]
+            scope = sem.scope_of.get(cls)
+            own = calls.get(scope, {})
+            # every name the class body binds shadows the bases' (a method, or an attribute)
+            methods = sorted(scope.bindings) if scope is not None else ()
+            ctx.fact(StreamsAnalysis, ("class", q, tuple(bases), tuple(
+                (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set()))) for m in methods)))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
@@ -388,6 +401,42 @@ class StreamsAnalysis(Analysis):
             owner = sem.enclosing_class(site)
             in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main))
+
+    def _method_calls(self) -> Dict[Scope, Dict[str, Tuple[Set[str], Set[str]]]]:
+        """Class -> method -> the names it calls as ``self.<name>(...)`` and as
+        ``super().<name>(...)``, where the call runs whenever the method runs (not under
+        ``if``/``for``/``try``..., not in a nested function): what a compiled method certainly
+        brings into its graph, and which overridden methods of a base still run."""
+        sem = self.ctx.sem
+        out: Dict[Scope, Dict[str, Tuple[Set[str], Set[str]]]] = {}
+        for call, site in self.calls:
+            fn = site.scope
+            func = call.func
+            if site.conditional or fn.kind != "function" or fn.parent is None or fn.parent.kind != "class":
+                continue
+            if isinstance(func, cst.Name) and sem.self_class(fn, func.value) is fn.parent:
+                # ``self(x)``: the instance's ``__call__`` (an nn.Module's runs ``forward``)
+                out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set()))[0].add("__call__")
+                continue
+            if not isinstance(func, cst.Attribute):
+                continue
+            recv = func.value
+            if isinstance(recv, cst.Name):
+                if sem.self_class(fn, recv.value) is not fn.parent:
+                    continue
+                slot = 0
+            elif isinstance(recv, cst.Call) and isinstance(recv.func, cst.Name) and \
+                    sem.qualnames(recv.func, site) == {"builtins.super"}:
+                args = recv.args
+                if args and not (len(args) == 2 and isinstance(args[0].value, cst.Name) and
+                                 args[0].value.value == fn.parent.node.name.value):
+                    continue  # super(Other, self): another class's next method
+                slot = 1
+            else:
+                continue
+            per = out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set()))
+            per[slot].add(func.attr.value)
+        return out
 
     def _api_facts(self, resolved) -> None:
         """Calls whose legality depends on the compile mode, by the class whose method holds them.
@@ -404,9 +453,11 @@ class StreamsAnalysis(Analysis):
             cq = ctx.sem.qualname_of_def(owner.node) if owner is not None else None
             if cq is None:
                 continue
+            fn = site.scope.enclosing_function()
+            method = fn.node.name.value if fn is not None and fn.kind == "function" else None
             span = ctx.span(call)
-            ctx.fact(StreamsAnalysis, ("api", kind, q.rsplit(".", 1)[-1], cq, span.line, span.column, span.end_line,
-                                       span.end_column))
+            ctx.fact(StreamsAnalysis, ("api", kind, q.rsplit(".", 1)[-1], cq, method, span.line, span.column,
+                                       span.end_line, span.end_column))
 
     # -- the project phase: computations shared by the rules ------------------------------
     @classmethod
@@ -435,11 +486,10 @@ class StreamsAnalysis(Analysis):
         return _once_per_run("tables", (facts,), lambda: _tables(facts))
 
     @classmethod
-    def modes(cls, facts, compiled) -> Dict[str, Dict[str, Tuple[str, int]]]:
-        """Class -> compile mode -> where it is compiled (path, line), for the classes compiled
-        with a known mode (the COMPILED facts of rules/torchair_config.py): a compiled class's
-        bases (inherited methods) and the classes its methods instantiate (submodules) are
-        compiled with it. Once per run."""
+    def modes(cls, facts, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str, Tuple[str, int]]]:
+        """(class, method) -> compile mode -> where it is compiled (path, line), for the
+        methods that run in a graph compiled with a known mode (the COMPILED facts of
+        rules/torchair_config.py; :func:`_modes`). Once per run."""
         return _once_per_run("modes", (facts, compiled), lambda: _modes(cls.tables(facts), compiled))
 
 
@@ -469,6 +519,7 @@ def _followup_tokens(facts) -> Tuple[Any, ...]:
 
 def _tables(facts) -> Tables:
     bases: Dict[str, Tuple[str, ...]] = {}
+    methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]] = {}
     children: Dict[str, Set[str]] = {}
     creations = []
     apis = []
@@ -492,6 +543,7 @@ def _tables(facts) -> Tables:
                 children.setdefault(owner, set()).add(q)
         elif kind == "class":
             bases[fact[1]] = fact[2]
+            methods[fact[1]] = {m: (own, sup) for m, own, sup in fact[3]}
         elif kind == "api":
             apis.append((path,) + fact[1:])
         elif kind == "module":
@@ -505,7 +557,7 @@ def _tables(facts) -> Tables:
             creations.append((path,) + fact[1:])
     instances, total = _per_process(in_file, on_import, bases, modules, imports,
                                     {c[6] for c in creations if c[6] is not None})
-    return Tables(instances, total, bases, children, creations, apis, modules, imports, used, torchair)
+    return Tables(instances, total, bases, methods, children, creations, apis, modules, imports, used, torchair)
 
 
 def _per_process(in_file: Dict[str, Dict[str, int]], on_import: Dict[str, Dict[str, int]],
@@ -570,34 +622,119 @@ def _per_process(in_file: Dict[str, Dict[str, int]], on_import: Dict[str, Dict[s
     return instances, total
 
 
-def _modes(tables: Tables, compiled) -> Dict[str, Dict[str, Tuple[str, int]]]:
-    modes: Dict[str, Dict[str, Tuple[str, int]]] = {}  # class -> mode -> (where)
-    todo = [(q, mode, (path, line)) for path, (q, mode, line) in compiled]
+def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str, Tuple[str, int]]]:
+    """(class, method) -> mode -> where it is compiled, for the methods that run in a graph
+    compiled with a known mode. A compiled instance (or its ``forward``) runs the methods its
+    class has, its own and those it inherits (not a base's that its class or a nearer base
+    overrides, unless an overriding method calls it through ``super()``), and the classes those
+    classes instantiate are compiled with it. A compiled bound method (``torch.compile(model.decode,
+    ...)``) runs that method and the methods it calls as ``self.<m>()`` or ``super().<m>()``.
+    Where a base whose methods are unknown (not a class of the run) comes first in the method
+    resolution order, which method runs is unknown: none is judged."""
+    modes: Dict[Tuple[str, Optional[str]], Dict[str, Tuple[str, int]]] = {}
+    mro_memo: Dict[str, Optional[List[str]]] = {}
+
+    def mro(q: str) -> List[str]:
+        return _mro(q, tables.bases, mro_memo) or []
+
+    def resolve(q: str, name: str, after: Optional[str] = None) -> Optional[str]:
+        """The class of *q*'s method resolution order (after *after*) whose body binds *name*;
+        None when none does, "" when that is unknown."""
+        order = mro(q)
+        if after is not None:
+            order = order[order.index(after) + 1:] if after in order else []
+        for c in order:
+            if c in tables.methods:
+                if name in tables.methods[c]:
+                    return c
+            elif c not in _PLAIN_BASES:
+                return ""  # a class whose methods are unknown: it may define it
+        return None
+
+    seen: Set[tuple] = set()
+
+    def run(q: str, cls: str, name: Optional[str], mode: str, where) -> None:
+        """*cls*'s method *name* runs (for an instance of *q*), and what it calls."""
+        todo = [(cls, name)]
+        while todo:
+            c, n = todo.pop()
+            if (q, c, n, mode) in seen:
+                continue
+            seen.add((q, c, n, mode))
+            modes.setdefault((c, n), {}).setdefault(mode, where)
+            own, sup = tables.methods.get(c, {}).get(n, ((), ())) if n is not None else ((), ())
+            for m in own:
+                d = resolve(q, m)
+                if d is None and m == "__call__":  # nn.Module.__call__ runs forward
+                    m = "forward"
+                    d = resolve(q, m)
+                if d:
+                    todo.append((d, m))
+            todo.extend((d, m) for d, m in ((resolve(q, m, c), m) for m in sup) if d)
+
+    done: Set[Tuple[str, str]] = set()
+    todo = [(q, mode, (path, line), method) for path, (q, mode, line, method) in compiled]
     while todo:
-        q, mode, where = todo.pop()
-        if mode in modes.setdefault(q, {}):
+        q, mode, where, method = todo.pop()
+        if method is not None:
+            c = resolve(q, method)
+            if c:
+                run(q, c, method, mode, where)
             continue
-        modes[q][mode] = where
-        todo.extend((b, mode, where) for b in _ancestors(q, tables.bases))
-        todo.extend((c, mode, where) for c in tables.children.get(q, ()))
+        if (q, mode) in done:
+            continue
+        done.add((q, mode))
+        for c in mro(q):
+            if c not in tables.methods:
+                continue
+            run(q, c, None, mode, where)  # a class-level lambda or the class body
+            for name in tables.methods[c]:
+                if resolve(q, name) == c:
+                    run(q, c, name, mode, where)
+            todo.extend((child, mode, where, None) for child in tables.children.get(c, ()))
     return modes
 
 
+def _mro(q: str, bases: Dict[str, Tuple[str, ...]], memo: Dict[str, Optional[List[str]]]) -> Optional[List[str]]:
+    """Python's method resolution order of *q* (C3), with a class we have no facts of taken
+    as having no bases; None where C3 fails (Python would not create the class)."""
+    if q in memo:
+        return memo[q]
+    memo[q] = None  # a cycle: no order
+    lines = []
+    for b in bases.get(q, ()):
+        sub = _mro(b, bases, memo)
+        if sub is None:
+            return None
+        lines.append(list(sub))
+    lines.append(list(bases.get(q, ())))
+    out = [q]
+    while any(lines):
+        lines = [ln for ln in lines if ln]
+        head = next((ln[0] for ln in lines if not any(ln[0] in other[1:] for other in lines)), None)
+        if head is None:
+            return None
+        out.append(head)
+        lines = [ln[1:] if ln[0] == head else ln for ln in lines]
+    memo[q] = out
+    return out
+
+
 def _compiled_calls(kind: str, shared):
-    """NPU303/NPU308: the calls of *kind* (``"event"``, ``"wait_tensor"``) in the methods of
-    classes compiled with a known mode: ``(path, span, api, class name, mode, (path, line) of
-    the compilation)``, each call with each mode in order."""
+    """NPU303/NPU308: the calls of *kind* (``"event"``, ``"wait_tensor"``) in the methods that
+    run in a graph compiled with a known mode: ``(path, span, api, class name, mode, (path,
+    line) of the compilation)``, each call with each mode in order."""
     facts = StreamsAnalysis.facts_in(shared)
     compiled = (shared or {}).get(COMPILED, [])
     tables = StreamsAnalysis.tables(facts)
     if not tables.apis or not compiled:
         return
     modes = StreamsAnalysis.modes(facts, compiled)
-    for path, k, api, owner, line, col, end_line, end_col in tables.apis:
+    for path, k, api, owner, method, line, col, end_line, end_col in tables.apis:
         if k != kind:
             continue
         span = Span(line, col, end_line, end_col)
-        for mode, where in sorted(modes.get(owner, {}).items()):
+        for mode, where in sorted(modes.get((owner, method), {}).items()):
             yield path, span, api, owner.rsplit(".", 1)[-1], mode, where
 
 

@@ -882,6 +882,106 @@ def test_npu303_npu308_calls_that_run_whenever_their_method_runs_are_judged(lint
     ]
 
 
+PHASES = """
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="dec")
+
+        def prefill(self, x, y):
+            with tng.scope.npu_stream_switch("1"):
+                z = tng.scope.npu_wait_tensor(x, y)
+            return z
+
+        def decode(self, x, y):
+            self._sync()
+            with tng.scope.npu_stream_switch("1"):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                z = x + y
+            return z
+
+        def _sync(self):
+            tng.ops.npu_tagged_event_record(self.ev)
+
+    def main():
+        model = Model()
+        ge = tng.CompilerConfig()
+        acl = tng.CompilerConfig()
+        acl.mode = "reduce-overhead"
+        model.prefill = torch.compile(model.prefill, backend=tng.get_npu_backend(compiler_config={prefill}))
+        model.decode = torch.compile(model.decode, backend=tng.get_npu_backend(compiler_config={decode}))
+"""
+
+
+def test_npu303_npu308_a_compiled_method_runs_in_its_own_mode_only(lint):
+    # prefill compiled in max-autotune, decode in reduce-overhead: each is fine in its mode
+    assert codes(lint(mk(PHASES.format(prefill="ge", decode="acl")), select=SEL)) == []
+
+
+def test_npu303_npu308_a_compiled_method_and_the_methods_it_calls(lint):
+    src = mk(PHASES.format(prefill="acl", decode="ge"))
+    found = lint(src, select=SEL)
+    assert where(found) == [
+        ("t.py",) + at(src, "tng.scope.npu_wait_tensor") + ("NPU308",),
+        ("t.py",) + at(src, "tng.ops.npu_tagged_event_wait") + ("NPU303",),
+        ("t.py",) + at(src, "tng.ops.npu_tagged_event_record") + ("NPU303",),  # in _sync, which decode calls
+    ]
+
+
+OVERRIDE = """
+    class GeAttention(torch.nn.Module):
+        def forward(self, x, y):
+            with tng.scope.npu_stream_switch("1"):
+                z = tng.scope.npu_wait_tensor(x, y)
+            return z
+
+    class AclAttention(GeAttention):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="acl_attn")
+
+        def forward(self, x, y):
+            tng.ops.npu_tagged_event_record(self.ev)
+            tng.ops.npu_tagged_event_wait(self.ev)
+            {tail}
+
+    config = tng.CompilerConfig()
+    config.mode = "reduce-overhead"
+    model = torch.compile(AclAttention(), backend=tng.get_npu_backend(compiler_config=config))
+"""
+
+
+def test_npu308_an_overridden_base_method_does_not_run(lint):
+    assert codes(lint(mk(OVERRIDE.format(tail="return x + y")), select=SEL)) == []
+
+
+@pytest.mark.parametrize("tail", ["return super().forward(x, y)", "return super(AclAttention, self).forward(x, y)"])
+def test_npu308_an_overridden_base_method_called_through_super_runs(lint, tail):
+    src = mk(OVERRIDE.format(tail=tail))
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.scope.npu_wait_tensor") + ("NPU308",)]
+
+
+def test_npu308_a_base_method_another_base_may_override_is_unknown(lint):
+    # Mixin is not a class of the run: it comes first in the method resolution order
+    src = mk("""
+        from somewhere import Mixin
+
+        class Base(torch.nn.Module):
+            def forward(self, x, y):
+                return tng.scope.npu_wait_tensor(x, y)
+
+        class Model(Mixin, Base):
+            pass
+
+        config = tng.CompilerConfig()
+        config.mode = "reduce-overhead"
+        model = torch.compile({cls}(), backend=tng.get_npu_backend(compiler_config=config))
+    """)
+    assert codes(lint(src.format(cls="Model"), select=SEL)) == []
+    assert codes(lint(src.format(cls="Base"), select=SEL)) == ["NPU308"]
+
+
 # ======================================================================================
 # NPU304 stream-priority-reserved
 # ======================================================================================
