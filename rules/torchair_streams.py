@@ -51,7 +51,8 @@ _COMPILED_CLASS = (
     "`model.decode = torch.compile(model.decode, backend=...)`) compiles that method and the methods it "
     "calls, unconditionally, as `self.<m>(...)` or `super().<m>(...)`, not the rest of the class. Only calls "
     "that run whenever their method runs are judged: Dynamo traces the branch the run takes, so a call under "
-    "`if`/`else`/`try`/`for`/`while`/`match` in its method (or in a comprehension) is not reported.")
+    "`if`/`else`/`try`/`for`/`while`/`match` in its method, in a comprehension or in an operand of "
+    "`x if c else y`/`and`/`or` is not reported.")
 
 
 # -- the shared analysis -------------------------------------------------------------------
@@ -66,7 +67,8 @@ class Tables:
     # class -> the names its body binds -> (``self.<m>()`` and ``super().<m>()`` its method calls)
     methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]]
     children: Dict[str, Set[str]]  # class -> classes its methods instantiate
-    creations: List[tuple]  # (path, tag, line, col, end_line, end_col, owner class, looped)
+    # (path, tag, line, col, end_line, end_col, owner class, looped, conditional)
+    creations: List[tuple]
     apis: List[tuple]  # (path, kind, api, owner class, method, line, col, end_line, end_col)
     modules: Dict[str, str]  # path -> module name
     imports: Dict[str, Set[str]]  # module -> modules (and prefixes) it imports
@@ -110,9 +112,34 @@ class StreamsAnalysis(Analysis):
         # the calls of the APIs, with their qualified names (after finish())
         self.resolved: List[Tuple[cst.Call, Site, str]] = []
         self._memo: Dict[str, Any] = {}
+        self._choices = 0  # conditional expressions and and/or operations open at this point
+        self.guarded: Set[int] = set()  # calls under one, or in a guarded comprehension (see conditional())
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append((node, self.ctx.site()))
+        site = self.ctx.site()
+        self.calls.append((node, site))
+        if self._choices or (site.scope.kind == "comprehension" and _comprehension_guarded(site.scope)):
+            self.guarded.add(id(node))
+
+    # an operand of ``a if c else b``, ``a and b``, ``a or b`` may not be evaluated
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._choices += 1
+
+    def leave_IfExp(self, original_node: cst.IfExp) -> None:
+        self._choices -= 1
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._choices += 1
+
+    def leave_BooleanOperation(self, original_node: cst.BooleanOperation) -> None:
+        self._choices -= 1
+
+    def conditional(self, call: cst.Call, site: Site) -> bool:
+        """Whether *call* may not run when its function (or module) runs, other than by being
+        repeated: under ``if``/``else``/``try``/``except``/``match`` in its scope, in an operand
+        of a conditional expression or of ``and``/``or``, in a comprehension with an ``if``
+        clause or inside such a block."""
+        return id(call) in self.guarded or any(not loop for _, loop in site.blocks)
 
     def visit_Name(self, node: cst.Name) -> None:
         self.loads.append((node, self.ctx.site()))
@@ -355,7 +382,7 @@ class StreamsAnalysis(Analysis):
             span = ctx.span(call)
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             ctx.fact(StreamsAnalysis, ("create", tag, span.line, span.column, span.end_line, span.end_column,
-                                       self._class_qualname(site), looped))
+                                       self._class_qualname(site), looped, self.conditional(call, site)))
         self._facts_for_instances()
 
     def _facts_for_instances(self) -> None:
@@ -447,7 +474,7 @@ class StreamsAnalysis(Analysis):
         ctx = self.ctx
         for call, site, q in resolved:
             kind = "event" if q in (RECORD, WAIT, RECORD_STREAM) else "wait_tensor" if q in WAIT_TENSOR else None
-            if kind is None or site.conditional or site.scope.kind == "comprehension":
+            if kind is None or site.conditional or site.scope.kind == "comprehension" or id(call) in self.guarded:
                 continue
             owner = ctx.sem.enclosing_class(site)
             cq = ctx.sem.qualname_of_def(owner.node) if owner is not None else None
@@ -491,6 +518,21 @@ class StreamsAnalysis(Analysis):
         methods that run in a graph compiled with a known mode (the COMPILED facts of
         rules/torchair_config.py; :func:`_modes`). Once per run."""
         return _once_per_run("modes", (facts, compiled), lambda: _modes(cls.tables(facts), compiled))
+
+
+def _comprehension_guarded(scope: Scope) -> bool:
+    """Whether a comprehension's element may not be evaluated on some run of the code around
+    it: the comprehension (or one it is nested in) has an ``if`` clause, or stands in an
+    ``if``/``try``/``match`` block of the function or module around it."""
+    s: Optional[Scope] = scope
+    while s is not None and s.kind == "comprehension":
+        comp = s.node.for_in if hasattr(s.node, "for_in") else None
+        while comp is not None:
+            if comp.ifs:
+                return True
+            comp = comp.inner_for_in
+        s = s.parent
+    return s is not None and any(not loop for _, loop in s.blocks)
 
 
 def _followup_tokens(facts) -> Tuple[Any, ...]:
@@ -984,7 +1026,9 @@ class TaggedEventTagReused(LintRule):
                    "at the later one), or when a creation with a literal tag runs more than once: in `__init__` or "
                    "another method of a class instantiated more than once in one process (two call sites, or inside "
                    "a loop or comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a "
-                   "subclass), or directly in a loop. Instantiations count together when they are in one process: "
+                   "subclass), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` in its "
+                   "function, in an operand of `x if c else y`/`and`/`or`, in a comprehension with an `if` clause) "
+                   "is not known to run more than once and is not reported for it. Instantiations count together when they are in one process: "
                    "those of one script, and those of the modules of the run it imports (directly or through others) "
                    "outside their `if __name__ == \"__main__\":` guard; two entry scripts "
                    "that do not import each other are two processes, each with its own registry, so one instance in "
@@ -1020,7 +1064,7 @@ class TaggedEventTagReused(LintRule):
         tables = StreamsAnalysis.tables(StreamsAnalysis.facts_in(shared))
         first_tag: Dict[str, List[Tuple[str, int, int]]] = {}
         modules, imports = tables.modules, tables.imports
-        for path, tag, line, col, end_line, end_col, owner, looped in tables.creations:
+        for path, tag, line, col, end_line, end_col, owner, looped, conditional in tables.creations:
             span = Span(line, col, end_line, end_col)
             seen = next((t for t in first_tag.get(tag, ()) if t[0] == path or
                          _one_process(modules.get(t[0]), modules.get(path), imports)), None)
@@ -1033,6 +1077,8 @@ class TaggedEventTagReused(LintRule):
                               f"npu_create_tagged_event raises ValueError('tagged event tag {tag} is already in use'); "
                               "give each event its own tag", related=((fpath, fline, fcol),))
                 continue
+            if conditional:
+                continue  # whether it runs at all is unknown, so whether it runs twice is too
             if looped:
                 cls.report_in(report, path, span,
                               f"npu_create_tagged_event(tag={tag!r}) runs in a loop: the second creation raises "

@@ -843,6 +843,9 @@ GUARDED = {
                 y = x
             except NotImplementedError:
                 y = tng.scope.npu_wait_tensor(x * 2, x)""",
+    "expressions": """
+            self.use_aclgraph and tng.ops.npu_tagged_event_record(self.ev)
+            y = x if self.use_aclgraph else tng.scope.npu_wait_tensor(x * 2, x)""",
     "loops": """
             y = x
             for _ in range(int(self.use_aclgraph)):
@@ -1315,6 +1318,68 @@ def test_npu306_creation_directly_in_a_loop(lint):
     assert [pos(f) for f in found] == [at(src, 'npu_create_tagged_event(tag="loop")'),
                                        at(src, 'npu_create_tagged_event("comp")')]
     assert "loop" in found[0].message and "ValueError" in found[0].message
+
+
+GUARDED_INITS = [
+    # only the first layer makes it
+    """
+    if layer_id == 0:
+        self.ev = tng.ops.npu_create_tagged_event(tag="first_layer")
+    """,
+    # a cache on the class: made by the first instance only
+    """
+    if Layer._shared is None:
+        Layer._shared = tng.ops.npu_create_tagged_event(tag="shared")
+    """,
+    # the second creation's ValueError is handled
+    """
+    try:
+        self.ev = tng.ops.npu_create_tagged_event(tag="mlp")
+    except ValueError:
+        self.ev = None
+    """,
+    """
+    self.ev = tng.ops.npu_create_tagged_event(tag="first") if layer_id == 0 else None
+    """,
+    """
+    self.evs = [tng.ops.npu_create_tagged_event(tag="x") for i in range(2) if i == layer_id]
+    """,
+]
+
+
+def _layers(init):
+    return HEADER + (
+        "class Layer(torch.nn.Module):\n"
+        "    _shared = None\n\n"
+        "    def __init__(self, layer_id):\n"
+        "        super().__init__()\n"
+        + textwrap.indent(textwrap.dedent(init).strip("\n") + "\n", " " * 8) +
+        "\n\nlayers = torch.nn.ModuleList([Layer(i) for i in range(4)])\n")
+
+
+@pytest.mark.parametrize("init", GUARDED_INITS)
+def test_npu306_a_creation_that_may_not_run_is_not_known_to_run_twice(lint, init):
+    assert codes(lint(_layers(init), select=SEL)) == []
+
+
+def test_npu306_a_creation_that_runs_in_every_instance_clean_twin(lint):
+    src = _layers('self.ev = tng.ops.npu_create_tagged_event(tag="every")')
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+def test_npu306_a_creation_in_a_guarded_loop_is_not_known_to_run_twice(lint):
+    src = mk("""
+        from torchair.ops import npu_create_tagged_event
+        import os
+
+        if os.environ.get("MULTI_STREAM"):
+            for i in range(4):
+                npu_create_tagged_event(tag="loop")
+            more = [npu_create_tagged_event("comp") for _ in range(2)]
+        most = [npu_create_tagged_event("filtered") for i in range(2) if i == 0]
+    """)
+    assert codes(lint(src, select=SEL)) == []
 
 
 def test_npu306_unknown_tag_is_silent(lint):
