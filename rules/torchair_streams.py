@@ -304,7 +304,7 @@ class StreamsAnalysis(Analysis):
                 return None
             return ("name", id(scope), expr.value)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
-            cls = sem.self_class(site.scope, expr.value.value)
+            cls = self._self_class(site, expr.value.value)
             if cls is None:
                 return None
             fam = families.get(cls)
@@ -312,6 +312,20 @@ class StreamsAnalysis(Analysis):
                 return None
             return ("attr", fam, expr.attr.value)
         return None
+
+    def _self_class(self, site: Site, name: str) -> Optional[Scope]:
+        """The class whose instance *name* is at *site*: the first parameter of the method
+        *site* is in, or of the method a nested function or lambda at *site* takes it from as a
+        closure variable (``def branch(x): npu_tagged_event_record(self.ev)`` in ``forward``),
+        when nothing between rebinds it and the method binds it only as that parameter."""
+        sem = self.ctx.sem
+        cls = sem.self_class(site.scope, name)
+        if cls is not None or site.scope.kind not in ("function", "lambda", "comprehension"):
+            return cls
+        scope, bl, _ = sem.lookup(name, site)
+        if scope is None or scope is site.scope or len(bl) != 1 or bl[0].kind != "param":
+            return None
+        return sem.self_class(scope, name)
 
     def _created(self, key, ev, site: Site, families) -> bool:
         """Every binding of the event name is ``npu_create_tagged_event(...)``: an event bound
@@ -353,12 +367,20 @@ class StreamsAnalysis(Analysis):
             if isinstance(node, cst.Attribute):
                 inner.add(id(node.value))
                 inner.add(id(node.attr))
+        foreign: Set[str] = set()  # ``<expr>.<attr>`` on an object we cannot tell: maybe an instance's
         for node, site in self.loads:
             if id(node) in counted or id(node) in stores or id(node) in inner:
                 continue
             key = self._event_key(node, site, families)
             if key is not None:
                 out.add(key)
+            elif isinstance(node, cst.Attribute):
+                foreign.add(node.attr.value)
+        foreign &= {name for attrs in sem.attrs.values() for name in attrs}
+        if foreign:
+            # ``for m in [self]: npu_tagged_event_record(m.ev)``, ``E.rec(self)`` recording ``m.ev``:
+            # the same attribute of an object that may be an instance of the class
+            out.update(("attr", fam, name) for fam in set(families.values()) if fam is not None for name in foreign)
         return out
 
     # -- facts for the project-wide phase -------------------------------------------------
@@ -793,8 +815,11 @@ class EventWaitWithoutRecord(LintRule):
         "synchronisation happens and the streams race. An event is identified by the name it is bound to: a "
         "local or closure variable (recorded in the defining function or a function nested in it), a "
         "module-level name (recorded anywhere in the module), or `self.<attr>` (recorded in any method of the "
-        "class or of the classes it inherits from or that inherit from it in the same file). Events reached "
-        "through parameters, subscripts or other expressions, or passed to other functions, are unknown.")
+        "class or of the classes it inherits from or that inherit from it in the same file, or in a function or "
+        "lambda nested in one, where `self` is the method's). Events reached through parameters, subscripts or "
+        "other expressions, or passed to other functions, are unknown; so is `self.<attr>` when the same "
+        "attribute of an object that cannot be told is used in the file (`npu_tagged_event_record(m.ev)` with "
+        "`m` a parameter or a loop variable, `self.sub.ev`): that object may be the instance.")
     SOURCE = (_SRC + "; a wait on an event never recorded enqueues nothing: Ascend/pytorch@9e73e708 "
               "torch_npu/csrc/core/npu/NPUEvent.cpp:123-147")
     INVALID = (

@@ -402,6 +402,68 @@ def test_npu301_class_with_unseen_base_is_silent(lint):
     assert codes(lint(src, select=SEL)) == []
 
 
+NESTED_RECORD = """
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="33")
+            self.other = tng.ops.npu_create_tagged_event(tag="34")
+            self.produce = lambda: tng.ops.npu_tagged_event_record(self.{lam})
+
+        def forward(self, x):
+            def branch1(xx):
+                tng.ops.npu_tagged_event_record(self.{nested})
+                return xx @ xx
+
+            out1 = branch1(x)
+            self.produce()
+            tng.ops.npu_tagged_event_record(self.other)
+            with tng.scope.npu_stream_switch("2"):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                out2 = x - 1
+            return out1 + out2
+"""
+
+
+@pytest.mark.parametrize("nested, lam", [("ev", "other"), ("other", "ev")])
+def test_npu301_recorded_in_a_nested_function_or_lambda_of_a_method_is_clean(lint, nested, lam):
+    # torchair's own tests record in a function nested in forward (tests/st/torchair_aclgraph_st.py):
+    # self is the method's, a closure variable there
+    assert codes(lint(mk(NESTED_RECORD.format(nested=nested, lam=lam)), select=SEL)) == []
+
+
+def test_npu301_nested_functions_that_record_other_events_clean_twin(lint):
+    src = mk(NESTED_RECORD.format(nested="other", lam="other"))
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_tagged_event_wait(self.ev)") + ("NPU301",)]
+
+
+@pytest.mark.parametrize("produce, attr", [
+    ("for m in [self]:\n            tng.ops.npu_tagged_event_record(m.{attr})", "ev"),
+    ("Model.rec(self)", "ev"),
+    ("tng.ops.npu_tagged_event_record(self.sub.{attr})", "ev"),
+    # the same attribute name of something else: still the only record of self.ev is missing
+    ("for m in [self]:\n            tng.ops.npu_tagged_event_record(m.{attr})", "other_ev"),
+])
+def test_npu301_the_attribute_of_an_object_that_may_be_the_instance(lint, produce, attr):
+    src = mk("""
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="e")
+
+            @staticmethod
+            def rec(m):
+                tng.ops.npu_tagged_event_record(m.{attr})
+
+            def forward(self, x):
+                {produce}
+                tng.ops.npu_tagged_event_wait(self.ev)
+                return x
+    """).replace("{produce}", produce).replace("{attr}", attr)
+    assert codes(lint(src, select=SEL)) == ([] if attr == "ev" else ["NPU301"])
+
+
 def test_npu301_same_named_wrappers_are_not_torchair(lint):
     src = mk("""
         from mylib.events import npu_create_tagged_event, npu_tagged_event_wait
