@@ -12,6 +12,7 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set
 
 import libcst as cst
 
+from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
@@ -259,7 +260,7 @@ class StreamsAnalysis(Analysis):
             return []
         escaped = self._escaped(families, counted)
         return [(call, site, ev, records.get(key, [])) for call, site, key, ev in waits
-                if key not in escaped and self._created(key, ev, site, families)]
+                if key not in escaped and self._created(key, ev, site, families) and not self._used_elsewhere(key)]
 
     # -- the event table ----------------------------------------------------------------
     def _families(self) -> Dict[Scope, Optional[int]]:
@@ -312,6 +313,19 @@ class StreamsAnalysis(Analysis):
                 return None
             return ("attr", fam, expr.attr.value)
         return None
+
+    def _used_elsewhere(self, key: tuple) -> bool:
+        """Whether another module of the run may use the event: a module-level name it
+        imports (``from pkg.base import MOE_EVENT``), or ``self.<attr>`` that a subclass there,
+        or any object there, passes on or records (``x.<attr>`` used other than by a read).
+        Such an event escapes the file: its records there are not counted here."""
+        sem = self.ctx.sem
+        run = _modules.active()
+        if run is None or not run.files or not sem.module_name:
+            return False  # a file no other module can import
+        if key[0] == "name" and key[1] != id(sem.module_scope):
+            return False  # a local or closure variable
+        return run.touched(key[2], "use", sem.module_name)
 
     def _self_class(self, site: Site, name: str) -> Optional[Scope]:
         """The class whose instance *name* is at *site*: the first parameter of the method
@@ -819,7 +833,10 @@ class EventWaitWithoutRecord(LintRule):
         "lambda nested in one, where `self` is the method's). Events reached through parameters, subscripts or "
         "other expressions, or passed to other functions, are unknown; so is `self.<attr>` when the same "
         "attribute of an object that cannot be told is used in the file (`npu_tagged_event_record(m.ev)` with "
-        "`m` a parameter or a loop variable, `self.sub.ev`): that object may be the instance.")
+        "`m` a parameter or a loop variable, `self.sub.ev`): that object may be the instance. An event that "
+        "another linted module may use escapes the file and is unknown too: a module-level name used there "
+        "(`from pkg.events import MOE_EVENT` and a record of it), or `self.<attr>` when `x.<attr>` is used there "
+        "other than by a read (a subclass that records `self.<attr>`).")
     SOURCE = (_SRC + "; a wait on an event never recorded enqueues nothing: Ascend/pytorch@9e73e708 "
               "torch_npu/csrc/core/npu/NPUEvent.cpp:123-147")
     INVALID = (
@@ -854,7 +871,8 @@ class EventWaitBeforeRecord(LintRule):
     SEVERITY = "warning"
     SUMMARY = "A wait comes before the event's only records, later in the same function."
     EXPLANATION = ("Within one function, `npu_tagged_event_wait(e)` runs before every `npu_tagged_event_record(e)` "
-                   "(which are all later in that function, and no other function records e). The wait finds the "
+                   "(which are all later in that function, no other function records e, and no other linted "
+                   "module may use it: see NPU301). The wait finds the "
                    "event not yet recorded and synchronises nothing. Not reported when a loop encloses both.")
     SOURCE = (_SRC + "; Ascend/pytorch@9e73e708 torch_npu/csrc/core/npu/NPUEvent.cpp:123-147 (the event is "
               "created by its first record)")
@@ -1051,9 +1069,10 @@ class TaggedEventTagReused(LintRule):
                    "at the later one), or when a creation with a literal tag runs more than once: in `__init__` or "
                    "another method of a class instantiated more than once in one process (two call sites, or inside "
                    "a loop or comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a "
-                   "subclass), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` in its "
-                   "function, in an operand of `x if c else y`/`and`/`or`, in a comprehension with an `if` clause) "
-                   "is not known to run more than once and is not reported for it. Instantiations count together when they are in one process: "
+                   "subclass), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` "
+                   "in its function, in an operand of `x if c else y`/`and`/`or`, in a comprehension with an `if` "
+                   "clause) is not known to run more than once and is not reported for it. Instantiations count "
+                   "together when they are in one process: "
                    "those of one script, and those of the modules of the run it imports (directly or through others) "
                    "outside their `if __name__ == \"__main__\":` guard; two entry scripts "
                    "that do not import each other are two processes, each with its own registry, so one instance in "

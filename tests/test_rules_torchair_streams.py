@@ -464,6 +464,52 @@ def test_npu301_the_attribute_of_an_object_that_may_be_the_instance(lint, produc
     assert codes(lint(src, select=SEL)) == ([] if attr == "ev" else ["NPU301"])
 
 
+BASE_EVENTS = """
+    MOE_EVENT = tng.ops.npu_create_tagged_event(tag="moe_ev")
+
+    def wait_moe():
+        tng.ops.npu_tagged_event_wait(MOE_EVENT)
+
+    class BaseAttn(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="attn_ev")
+
+        def consume(self, x):
+            with tng.scope.npu_stream_switch("1"):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                return x + 1
+"""
+IMPL = """
+    import torchair as tng
+    from pkg.base import BaseAttn, MOE_EVENT, wait_moe
+
+    class Attn(BaseAttn):
+        def forward(self, x):
+            tng.ops.npu_tagged_event_record(self.{attr})
+            return self.consume(x * 2)
+
+    def moe(x):
+        tng.ops.npu_tagged_event_record({name})
+        wait_moe()
+        return x
+"""
+
+
+def test_npu301_an_event_another_module_records_escapes_the_file(lint):
+    files = {"pkg/__init__.py": "", "pkg/base.py": mk(BASE_EVENTS),
+             "pkg/impl.py": IMPL.format(attr="ev", name="MOE_EVENT")}
+    assert codes(lint(files, select=SEL)) == []
+
+
+def test_npu301_another_module_that_records_other_events_clean_twin(lint):
+    base = mk(BASE_EVENTS)
+    files = {"pkg/__init__.py": "", "pkg/base.py": base, "pkg/impl.py": IMPL.format(attr="other", name="OTHER")}
+    found = lint(files, select=SEL)
+    assert where(found) == [("pkg/base.py",) + at(base, "tng.ops.npu_tagged_event_wait(MOE") + ("NPU301",),
+                            ("pkg/base.py",) + at(base, "tng.ops.npu_tagged_event_wait(self") + ("NPU301",)]
+
+
 def test_npu301_same_named_wrappers_are_not_torchair(lint):
     src = mk("""
         from mylib.events import npu_create_tagged_event, npu_tagged_event_wait
