@@ -11,7 +11,10 @@ the mode-dependent rules silent:
   Site.with_depth), in another scope than the backend call, or after it (torchair reads the
   config lazily, when the compiled model first runs), or with an unknown value;
 * a config that *escapes*: its name used other than as the root of an attribute chain
-  (passed to a function, aliased, returned, ...), or a sub-object of it passed on;
+  (passed to a function, aliased, returned, ...), or a sub-object of it passed on; or a
+  module-level config whose name another Python file of the run uses other than by an item
+  read (``from pkg.compile_utils import config; config.mode = "reduce-overhead"``:
+  ``RunModules.touched``, kind ``"use"``);
 * a name that may or may not be the config (bound in several branches), a parameter, a
   subscript, an attribute of an unknown object;
 * attribute chains changed without a plain value (tuple targets, ``for``/``with`` targets,
@@ -33,6 +36,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Fix
@@ -630,6 +634,18 @@ class TorchairConfigAnalysis(Analysis):
                 cfg = self.config_bindings.get(id(b))
                 if cfg is not None:
                     cfg.escapes.append((path, site))
+        # a module-level config another module of the run may import and change
+        # (``from pkg.compile_utils import config; config.mode = "reduce-overhead"``): every
+        # option of it is unknown here, as for a config passed to a function
+        sem = self.ctx.sem
+        run = _modules.active()
+        if run is None or not run.files or not sem.module_name or run.paths.get(sem.module_name) is None:
+            return  # no module of the run can name this file (none, or two files, have its name)
+        for name, bl in sem.module_scope.bindings.items():
+            cfgs = [self.config_bindings[id(b)] for b in bl if id(b) in self.config_bindings]
+            if cfgs and run.touched(name, "use", sem.module_name):
+                for cfg in cfgs:
+                    cfg.escapes.append(((), cfgs[0].site))
 
     def _backend(self, call: cst.Call, site: Site, arg) -> Backend:
         if arg is None or (isinstance(arg, cst.Name) and arg.value == "None" and not self.ctx.sem.reaching("None", site)[0]):
@@ -864,7 +880,9 @@ class AclgraphOptionIgnored(LintRule):
         "before the `torchair.get_npu_backend(compiler_config=config)` call, in straight-line code of the same "
         "scope; default `max-autotune`. Reported only when every backend made from the config certainly runs "
         "in max-autotune: a mode set under `if`/`for`/`while`/`try`/`with`, in another function, after the "
-        "backend call, to an unknown value, or a config passed to another function, leaves the mode unknown. "
+        "backend call, to an unknown value, or a config passed to another function, leaves the mode unknown; so "
+        "does a module-level config that another linted module uses (`from pkg.compile_utils import config; "
+        "config.mode = \"reduce-overhead\"`). "
         "`torchair.inference.cache_compile(fn, config=config)` uses the config as `get_npu_backend` does "
         "(Ascend/torchair@fced8842 python/torchair/inference/__init__.py:12, _cache_compiler.py:602): the mode "
         "at the cache_compile call is its effective mode.")

@@ -321,8 +321,8 @@ class StreamsAnalysis(Analysis):
         Such an event escapes the file: its records there are not counted here."""
         sem = self.ctx.sem
         run = _modules.active()
-        if run is None or not run.files or not sem.module_name:
-            return False  # a file no other module can import
+        if run is None or not run.files or not sem.module_name or run.paths.get(sem.module_name) is None:
+            return False  # no module of the run can name this file (none, or two files, have its name)
         if key[0] == "name" and key[1] != id(sem.module_scope):
             return False  # a local or closure variable
         return run.touched(key[2], "use", sem.module_name)

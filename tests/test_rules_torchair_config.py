@@ -226,6 +226,38 @@ def test_npu201_reading_the_config_is_not_an_escape(lint):
     assert codes(lint(src, select=SEL)) == ["NPU201"]
 
 
+COMPILE_UTILS = mk("""
+    config = torchair.CompilerConfig()
+    config.debug.aclgraph.enable_output_clone = True
+
+
+    def get_backend():
+        return torchair.get_npu_backend(compiler_config=config)
+""")
+
+
+@pytest.mark.parametrize("main", [
+    # another module of the run sets the mode of the module-level config
+    "from pkg.compile_utils import config, get_backend\nconfig.mode = 'reduce-overhead'\n",
+    "from pkg import compile_utils\ncompile_utils.config.mode = 'reduce-overhead'\n"
+    "get_backend = compile_utils.get_backend\n",
+    "from pkg.compile_utils import config, get_backend\nconfigure(config)\n",
+])
+def test_npu201_a_module_level_config_another_module_changes_is_unknown(lint, main):
+    files = {"pkg/__init__.py": "", "pkg/compile_utils.py": COMPILE_UTILS,
+             "pkg/main.py": "import torch\n" + main + "model = torch.compile(net, backend=get_backend())\n"}
+    assert codes(lint(files, select=SEL)) == []
+
+
+def test_npu201_a_module_level_config_other_modules_only_compile_with_clean_twin(lint):
+    files = {"pkg/__init__.py": "", "pkg/compile_utils.py": COMPILE_UTILS,
+             "pkg/main.py": "import torch\nfrom pkg.compile_utils import get_backend\n"
+                            "model = torch.compile(net, backend=get_backend())\n"}
+    found = lint(files, select=SEL)
+    line = at(COMPILE_UTILS, "config.debug")[0]
+    assert [(f.path, f.line, f.code) for f in found] == [("pkg/compile_utils.py", line, "NPU201")]
+
+
 def test_npu201_mode_in_a_tuple_target_is_unknown(lint):
     # attribute targets inside tuples are not in the engine's attr_stores; the rule finds them
     src = mk("""
