@@ -1007,6 +1007,78 @@ class CustomPoolOverridesFxReuse(LintRule):
         return last if sets_pool(self.ctx, last.raw.value, last.site) is True else None
 
 
+class _Flow:
+    """Which statements of a function (or module) never run, and which blocks of it never
+    both run (NPU203): the arms of one ``if``/``elif``/``else`` chain, of one ``match``, the
+    body of a ``try`` and its ``except`` handlers, two handlers, a handler and the ``else``."""
+
+    _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+    def __init__(self, root: cst.CSTNode):
+        self.dead: Set[int] = set()  # every node after a return/raise/continue/break of its block
+        self.arms: Dict[int, Tuple[int, str]] = {}  # id(block node of a Site) -> (id(its statement), role)
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            body = getattr(node, "body", None)
+            if isinstance(body, (list, tuple)):
+                self._statements(body)
+            if isinstance(node, cst.If) and id(node) not in self.arms:
+                cur = node
+                while isinstance(cur, cst.If):
+                    self.arms[id(cur)] = (id(node), "if")
+                    cur = cur.orelse
+                if isinstance(cur, cst.Else):
+                    self.arms[id(cur)] = (id(node), "if")
+            elif isinstance(node, (cst.Try, cst.TryStar)):
+                self.arms[id(node)] = (id(node), "try")
+                for h in node.handlers:
+                    self.arms[id(h)] = (id(node), "except")
+                if node.orelse is not None:
+                    self.arms[id(node.orelse)] = (id(node), "else")
+            elif isinstance(node, cst.Match):
+                for case in node.cases:
+                    self.arms[id(case)] = (id(node), "case")
+            for child in node.children:
+                if child is not root and isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    continue  # another scope
+                stack.append(child)
+
+    def _statements(self, body) -> None:
+        for i, stmt in enumerate(body):
+            small = getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ()
+            if any(isinstance(x, self._TERMINATORS) for x in small):
+                for later in body[i + 1:]:
+                    self._mark(later)
+                return
+
+    def _mark(self, node: cst.CSTNode) -> None:
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            self.dead.add(id(n))
+            stack.extend(n.children)
+
+    _EXCLUSIVE = {("if", "if"), ("case", "case"), ("try", "except"), ("except", "except"), ("except", "else")}
+
+    def exclusive(self, a: Site, b: Site) -> bool:
+        """Whether the code at *a* and at *b* never both run (one run of their function):
+        the first blocks around them that differ are two arms of one statement, with no loop
+        around that statement (its arms may take turns)."""
+        if a.scope is not b.scope:
+            return False
+        for (x, loop_x), (y, _) in zip(a.blocks, b.blocks):
+            if x is y:
+                if loop_x:
+                    return False
+                continue
+            ax, ay = self.arms.get(id(x)), self.arms.get(id(y))
+            if ax is None or ay is None or ax[0] != ay[0]:
+                return False
+            return (ax[1], ay[1]) in self._EXCLUSIVE or (ay[1], ax[1]) in self._EXCLUSIVE
+        return False
+
+
 class GraphsWithoutSharedPool(LintRule):
     CODE = "NPU203"
     NAME = "graphs-without-shared-pool"
@@ -1020,7 +1092,11 @@ class GraphsWithoutSharedPool(LintRule):
         "and later `torch.compile` calls in one function (or at module level) whose torchair backend has a "
         "known aclgraph mode and `debug.run_eagerly` off, when none of their configs sets `use_custom_pool`. "
         "Compiles in different functions (separate tests, spawned workers) are not known to hold their graphs "
-        "at the same time, and with `run_eagerly` torchair captures no graph. A `torch._dynamo.reset()` "
+        "at the same time, and with `run_eagerly` torchair captures no graph. Nor do compiles that never both "
+        "run: in two arms of one `if`/`elif`/`else` or of one `match`, in a `try` body and one of its `except` "
+        "handlers (or two handlers, or a handler and the `else`), when no loop around that statement makes the "
+        "arms take turns; a compile after a `return`, `raise`, `continue` or `break` of its block never runs. "
+        "A `torch._dynamo.reset()` "
         "(or `torch.compiler.reset()`, or a call of a function of the file that makes one) between two compiles "
         "forgets the graphs compiled before it, so those do not count against the ones after it. "
         "`torchair.inference.cache_compile(fn, config=config)` is a compile too, with a backend made from "
@@ -1058,9 +1134,13 @@ class GraphsWithoutSharedPool(LintRule):
         """Compiles in one function (or at module level) that certainly capture aclgraphs:
         an aclgraph mode and ``debug.run_eagerly`` certainly off (with it on, torchair runs the
         graph eagerly and captures nothing). Compiles in different functions (separate tests,
-        spawned workers) are not known to hold their graphs at the same time."""
+        spawned workers) are not known to hold their graphs at the same time; compiles in two
+        arms of one statement never both run, and one after a ``return`` never runs
+        (:class:`_Flow`)."""
         a = self.ctx.analysis(TorchairConfigAnalysis)
         groups: Dict[object, list] = {}
+        scopes: Dict[object, object] = {}
+        sites: Dict[int, Site] = {}
         for c, site, b, _ in a.compiles:
             m = a.mode(b)
             if m not in ACLGRAPH_MODES:
@@ -1070,12 +1150,27 @@ class GraphsWithoutSharedPool(LintRule):
                 continue
             scope = site.scope.enclosing_function() or site.scope
             groups.setdefault(id(scope), []).append((c, b, m))
+            scopes[id(scope)] = scope
+            sites[id(c)] = site
         if not groups:
             return
         resets = self._reset_points(a)
         for key, compiled in groups.items():
+            flow = None
             for acl in self._split_at_resets(compiled, resets.get(key, ())):
                 if len(acl) < 2:
+                    continue
+                if flow is None:
+                    flow = _Flow(scopes[key].node)
+                acl = [item for item in acl if id(item[0]) not in flow.dead]  # after a return: never runs
+                # each compile with the first earlier one that may hold its graph at the same time
+                pairs = []
+                for k, item in enumerate(acl):
+                    earlier = next((prev for prev in acl[:k]
+                                    if not flow.exclusive(sites[id(prev[0])], sites[id(item[0])])), None)
+                    if earlier is not None:
+                        pairs.append((item, earlier))
+                if not pairs:
                     continue
                 if any(b.config is None or self._pool_maybe_set(b.config) for _, b, _ in acl):
                     continue
@@ -1088,10 +1183,10 @@ class GraphsWithoutSharedPool(LintRule):
                 if held is None:  # a release the code may run on has no custom pool: nothing to advise
                     continue
                 releases, citation = held
-                for call, b, m in acl[1:]:
+                for (call, b, m), (earlier, _, _) in pairs:
                     self.report(call,
                                 f"another {a.compile_api(call)} with an aclgraph-mode (\"{m}\") torchair backend (the first "
-                                f"is at line {self.ctx.line(first)}), and no config sets "
+                                f"is at line {self.ctx.line(earlier)}), and no config sets "
                                 "`aclgraph_config.use_custom_pool`: each compiled graph captures its aclgraphs into "
                                 "its own memory pool, so memory is not reused across them and device memory may run "
                                 "out; create one pool with `torch.npu.graph_pool_handle()` and set it as "
