@@ -127,7 +127,11 @@ class RunModules:
           ``"store"``;
         * ``"container"``: a container reached as ``x.NAME`` or ``NAME`` may be changed in
           place or passed on (anything but an item read or a reading method), or a ``"store"``;
-        * ``"element"``: an item of it is read and may escape (``f(x.NAME[k])``).
+        * ``"element"``: an item of it is read and may escape (``f(x.NAME[k])``);
+        * ``"use"``: ``x.NAME`` or ``NAME`` is stored or used other than by an item read, a
+          reading method or a comparison (passed to a function, ``x.NAME.record()``...): the
+          object bound to it may be used there (a ``setattr`` whose name we cannot read is not
+          counted: it replaces a value, it does not use one).
 
         A file is read and compiled only when *name* occurs in its text."""
         self._deps.add(f"{_TOUCHED}{name}\0{kind}\0{exclude or ''}")  # a cached result holds while the answer does
@@ -146,13 +150,15 @@ class RunModules:
                 text = self._text(path)
                 if text is None:
                     continue
-                if name not in text and (kind == "element" or not self._sets_by_name(path, text)):
+                if name not in text and (kind in ("element", "use") or not self._sets_by_name(path, text)):
                     continue
                 t = self._touch(path, text)
                 if t is None:
                     continue
                 if kind == "element":
                     hit = name in t.elements
+                elif kind == "use":
+                    hit = name in t.mutated or name in t.stored
                 else:
                     hit = t.dynamic or name in t.stored or (kind == "class" and name in t.class_bound) or (
                         kind == "container" and name in t.mutated)

@@ -107,7 +107,8 @@ def holds_on(framework: str, releases: Sequence[str], evidence: Iterable[FrozenS
     (configured, inferred, else every known one) that each set of *evidence* contains (the
     releases that have an API it calls, an option it sets); *holds* maps the releases the check
     holds on to its upstream line there. When it holds on every release the code may run on:
-    those releases as text and the line at the newest it may run on; else None."""
+    every release it holds on as text (as the NPU5xx messages name an entry's releases) and the
+    line at the newest release the code may run on; else None."""
     evidence = list(evidence)
     may_run = [r for r in releases if all(r in e for e in evidence)]
     if not may_run or not all(r in holds for r in may_run):

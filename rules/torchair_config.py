@@ -11,7 +11,10 @@ the mode-dependent rules silent:
   Site.with_depth), in another scope than the backend call, or after it (torchair reads the
   config lazily, when the compiled model first runs), or with an unknown value;
 * a config that *escapes*: its name used other than as the root of an attribute chain
-  (passed to a function, aliased, returned, ...), or a sub-object of it passed on;
+  (passed to a function, aliased, returned, ...), or a sub-object of it passed on; or a
+  module-level config whose name another Python file of the run uses other than by an item
+  read (``from pkg.compile_utils import config; config.mode = "reduce-overhead"``:
+  ``RunModules.touched``, kind ``"use"``);
 * a name that may or may not be the config (bound in several branches), a parameter, a
   subscript, an attribute of an unknown object;
 * attribute chains changed without a plain value (tuple targets, ``for``/``with`` targets,
@@ -33,6 +36,7 @@ from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
+from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Fix
@@ -452,7 +456,9 @@ class TorchairConfigAnalysis(Analysis):
     the effective value of an option for a backend.
 
     Also publishes, for the multi-stream rules, which classes are compiled in which mode:
-    ``(class qualname, effective mode, line of the torch.compile call)`` on :data:`COMPILED`."""
+    ``(class qualname, effective mode, line of the torch.compile call, method)`` on
+    :data:`COMPILED`; *method* is None for an instance (or its ``forward``), else the name of
+    the one method compiled."""
 
     provides = (COMPILED,)
     # A config is made by CompilerConfig() and reaches torch.compile through get_npu_backend():
@@ -628,6 +634,18 @@ class TorchairConfigAnalysis(Analysis):
                 cfg = self.config_bindings.get(id(b))
                 if cfg is not None:
                     cfg.escapes.append((path, site))
+        # a module-level config another module of the run may import and change
+        # (``from pkg.compile_utils import config; config.mode = "reduce-overhead"``): every
+        # option of it is unknown here, as for a config passed to a function
+        sem = self.ctx.sem
+        run = _modules.active()
+        if run is None or not run.files or not sem.module_name or run.paths.get(sem.module_name) is None:
+            return  # no module of the run can name this file (none, or two files, have its name)
+        for name, bl in sem.module_scope.bindings.items():
+            cfgs = [self.config_bindings[id(b)] for b in bl if id(b) in self.config_bindings]
+            if cfgs and run.touched(name, "use", sem.module_name):
+                for cfg in cfgs:
+                    cfg.escapes.append(((), cfgs[0].site))
 
     def _backend(self, call: cst.Call, site: Site, arg) -> Backend:
         if arg is None or (isinstance(arg, cst.Name) and arg.value == "None" and not self.ctx.sem.reaching("None", site)[0]):
@@ -758,7 +776,8 @@ class TorchairConfigAnalysis(Analysis):
         with a certain mode: the class of the compiled instance runs in that mode. So does
         ``torch.compile(model.forward, ...)`` (``model.forward = ...`` in place) or
         ``cache_compile(model.forward, config=cfg)``: a bound method of an instance, see
-        :meth:`_method_class`."""
+        :meth:`_method_class`. A method other than ``forward`` compiles that method (and what
+        it calls), not the instance: ``model.decode = torch.compile(model.decode, ...)``."""
         sem = self.ctx.sem
         for call, site, backend, _ in self.compiles:
             mode = self.mode(backend)
@@ -773,14 +792,17 @@ class TorchairConfigAnalysis(Analysis):
             if target is None:
                 continue
             value, vsite = sem.bound_expr(target, site)
+            method = None
             if isinstance(value, cst.Attribute):
                 q = self._method_class(value, vsite)
+                if value.attr.value != "forward":
+                    method = value.attr.value
             elif isinstance(value, cst.Call):
                 q = sem.callee_qualname(value.func, vsite)
             else:
                 q = None
             if q is not None:
-                self.ctx.fact(COMPILED, (q, mode, self.ctx.line(call)))
+                self.ctx.fact(COMPILED, (q, mode, self.ctx.line(call), method))
 
     def _method_class(self, method: cst.Attribute, site: Site) -> Optional[str]:
         """The class *method* (``X.m``) is a method of: ``X`` certainly an instance of it (a name
@@ -858,7 +880,9 @@ class AclgraphOptionIgnored(LintRule):
         "before the `torchair.get_npu_backend(compiler_config=config)` call, in straight-line code of the same "
         "scope; default `max-autotune`. Reported only when every backend made from the config certainly runs "
         "in max-autotune: a mode set under `if`/`for`/`while`/`try`/`with`, in another function, after the "
-        "backend call, to an unknown value, or a config passed to another function, leaves the mode unknown. "
+        "backend call, to an unknown value, or a config passed to another function, leaves the mode unknown; so "
+        "does a module-level config that another linted module uses (`from pkg.compile_utils import config; "
+        "config.mode = \"reduce-overhead\"`). "
         "`torchair.inference.cache_compile(fn, config=config)` uses the config as `get_npu_backend` does "
         "(Ascend/torchair@fced8842 python/torchair/inference/__init__.py:12, _cache_compiler.py:602): the mode "
         "at the cache_compile call is its effective mode.")
@@ -983,6 +1007,78 @@ class CustomPoolOverridesFxReuse(LintRule):
         return last if sets_pool(self.ctx, last.raw.value, last.site) is True else None
 
 
+class _Flow:
+    """Which statements of a function (or module) never run, and which blocks of it never
+    both run (NPU203): the arms of one ``if``/``elif``/``else`` chain, of one ``match``, the
+    body of a ``try`` and its ``except`` handlers, two handlers, a handler and the ``else``."""
+
+    _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+
+    def __init__(self, root: cst.CSTNode):
+        self.dead: Set[int] = set()  # every node after a return/raise/continue/break of its block
+        self.arms: Dict[int, Tuple[int, str]] = {}  # id(block node of a Site) -> (id(its statement), role)
+        stack = [root]
+        while stack:
+            node = stack.pop()
+            body = getattr(node, "body", None)
+            if isinstance(body, (list, tuple)):
+                self._statements(body)
+            if isinstance(node, cst.If) and id(node) not in self.arms:
+                cur = node
+                while isinstance(cur, cst.If):
+                    self.arms[id(cur)] = (id(node), "if")
+                    cur = cur.orelse
+                if isinstance(cur, cst.Else):
+                    self.arms[id(cur)] = (id(node), "if")
+            elif isinstance(node, (cst.Try, cst.TryStar)):
+                self.arms[id(node)] = (id(node), "try")
+                for h in node.handlers:
+                    self.arms[id(h)] = (id(node), "except")
+                if node.orelse is not None:
+                    self.arms[id(node.orelse)] = (id(node), "else")
+            elif isinstance(node, cst.Match):
+                for case in node.cases:
+                    self.arms[id(case)] = (id(node), "case")
+            for child in node.children:
+                if child is not root and isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+                    continue  # another scope
+                stack.append(child)
+
+    def _statements(self, body) -> None:
+        for i, stmt in enumerate(body):
+            small = getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ()
+            if any(isinstance(x, self._TERMINATORS) for x in small):
+                for later in body[i + 1:]:
+                    self._mark(later)
+                return
+
+    def _mark(self, node: cst.CSTNode) -> None:
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            self.dead.add(id(n))
+            stack.extend(n.children)
+
+    _EXCLUSIVE = {("if", "if"), ("case", "case"), ("try", "except"), ("except", "except"), ("except", "else")}
+
+    def exclusive(self, a: Site, b: Site) -> bool:
+        """Whether the code at *a* and at *b* never both run (one run of their function):
+        the first blocks around them that differ are two arms of one statement, with no loop
+        around that statement (its arms may take turns)."""
+        if a.scope is not b.scope:
+            return False
+        for (x, loop_x), (y, _) in zip(a.blocks, b.blocks):
+            if x is y:
+                if loop_x:
+                    return False
+                continue
+            ax, ay = self.arms.get(id(x)), self.arms.get(id(y))
+            if ax is None or ay is None or ax[0] != ay[0]:
+                return False
+            return (ax[1], ay[1]) in self._EXCLUSIVE or (ay[1], ax[1]) in self._EXCLUSIVE
+        return False
+
+
 class GraphsWithoutSharedPool(LintRule):
     CODE = "NPU203"
     NAME = "graphs-without-shared-pool"
@@ -996,7 +1092,11 @@ class GraphsWithoutSharedPool(LintRule):
         "and later `torch.compile` calls in one function (or at module level) whose torchair backend has a "
         "known aclgraph mode and `debug.run_eagerly` off, when none of their configs sets `use_custom_pool`. "
         "Compiles in different functions (separate tests, spawned workers) are not known to hold their graphs "
-        "at the same time, and with `run_eagerly` torchair captures no graph. A `torch._dynamo.reset()` "
+        "at the same time, and with `run_eagerly` torchair captures no graph. Nor do compiles that never both "
+        "run: in two arms of one `if`/`elif`/`else` or of one `match`, in a `try` body and one of its `except` "
+        "handlers (or two handlers, or a handler and the `else`), when no loop around that statement makes the "
+        "arms take turns; a compile after a `return`, `raise`, `continue` or `break` of its block never runs. "
+        "A `torch._dynamo.reset()` "
         "(or `torch.compiler.reset()`, or a call of a function of the file that makes one) between two compiles "
         "forgets the graphs compiled before it, so those do not count against the ones after it. "
         "`torchair.inference.cache_compile(fn, config=config)` is a compile too, with a backend made from "
@@ -1034,9 +1134,13 @@ class GraphsWithoutSharedPool(LintRule):
         """Compiles in one function (or at module level) that certainly capture aclgraphs:
         an aclgraph mode and ``debug.run_eagerly`` certainly off (with it on, torchair runs the
         graph eagerly and captures nothing). Compiles in different functions (separate tests,
-        spawned workers) are not known to hold their graphs at the same time."""
+        spawned workers) are not known to hold their graphs at the same time; compiles in two
+        arms of one statement never both run, and one after a ``return`` never runs
+        (:class:`_Flow`)."""
         a = self.ctx.analysis(TorchairConfigAnalysis)
         groups: Dict[object, list] = {}
+        scopes: Dict[object, object] = {}
+        sites: Dict[int, Site] = {}
         for c, site, b, _ in a.compiles:
             m = a.mode(b)
             if m not in ACLGRAPH_MODES:
@@ -1046,12 +1150,27 @@ class GraphsWithoutSharedPool(LintRule):
                 continue
             scope = site.scope.enclosing_function() or site.scope
             groups.setdefault(id(scope), []).append((c, b, m))
+            scopes[id(scope)] = scope
+            sites[id(c)] = site
         if not groups:
             return
         resets = self._reset_points(a)
         for key, compiled in groups.items():
+            flow = None
             for acl in self._split_at_resets(compiled, resets.get(key, ())):
                 if len(acl) < 2:
+                    continue
+                if flow is None:
+                    flow = _Flow(scopes[key].node)
+                acl = [item for item in acl if id(item[0]) not in flow.dead]  # after a return: never runs
+                # each compile with the first earlier one that may hold its graph at the same time
+                pairs = []
+                for k, item in enumerate(acl):
+                    earlier = next((prev for prev in acl[:k]
+                                    if not flow.exclusive(sites[id(prev[0])], sites[id(item[0])])), None)
+                    if earlier is not None:
+                        pairs.append((item, earlier))
+                if not pairs:
                     continue
                 if any(b.config is None or self._pool_maybe_set(b.config) for _, b, _ in acl):
                     continue
@@ -1064,10 +1183,10 @@ class GraphsWithoutSharedPool(LintRule):
                 if held is None:  # a release the code may run on has no custom pool: nothing to advise
                     continue
                 releases, citation = held
-                for call, b, m in acl[1:]:
+                for (call, b, m), (earlier, _, _) in pairs:
                     self.report(call,
                                 f"another {a.compile_api(call)} with an aclgraph-mode (\"{m}\") torchair backend (the first "
-                                f"is at line {self.ctx.line(first)}), and no config sets "
+                                f"is at line {self.ctx.line(earlier)}), and no config sets "
                                 "`aclgraph_config.use_custom_pool`: each compiled graph captures its aclgraphs into "
                                 "its own memory pool, so memory is not reused across them and device memory may run "
                                 "out; create one pool with `torch.npu.graph_pool_handle()` and set it as "

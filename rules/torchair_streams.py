@@ -12,10 +12,11 @@ from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set
 
 import libcst as cst
 
+from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
-from npulint.semantic import Scope, Site
+from npulint.semantic import Scope, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
@@ -38,14 +39,21 @@ _IMP = "import torch\nimport torchair as tng\n"
 # What "compiled" means for NPU303/NPU308 (the COMPILED facts of rules/torchair_config.py)
 _COMPILED_CLASS = (
     "A class is compiled when an instance of it reaches `torch.compile(..., backend=<torchair backend>)` in the "
-    "same run, or a bound method of one does (`model.forward = torch.compile(model.forward, backend=...)`, "
-    "`self.forward` in a method of the class, `Model.forward`; a method other than `forward` counts when the "
-    "class defines it in this file), or it reaches torchair's "
+    "same run, or its bound `forward` does (`model.forward = torch.compile(model.forward, backend=...)`, "
+    "`self.forward` in a method of the class, `Model.forward`), or it reaches torchair's "
     "`torchair.inference.cache_compile(model.forward, config=cfg)` (Ascend/torchair@fced8842 "
     "python/torchair/inference/__init__.py:12 and _cache_compiler.py:602: `func` is a bound method of an "
     "`nn.Module`; the backend is made from `cfg` (its mode at the cache_compile call), from `backend=`'s "
-    "config, or from the default config when neither is given). The classes it instantiates in its methods "
-    "are compiled with it.")
+    "config, or from the default config when neither is given). Its methods run in the graph: those of its "
+    "class and those it inherits (a base's method that the class or a nearer base overrides only when an "
+    "overriding method calls it through `super()`; where a base that is not a class of the run comes first "
+    "in the method resolution order, which method runs is unknown); the classes its methods instantiate are "
+    "compiled with it. A compiled bound method other than `forward` (one the class defines in this file: "
+    "`model.decode = torch.compile(model.decode, backend=...)`) compiles that method and the methods it "
+    "calls, unconditionally, as `self.<m>(...)` or `super().<m>(...)`, not the rest of the class. Only calls "
+    "that run whenever their method runs are judged: Dynamo traces the branch the run takes, so a call under "
+    "`if`/`else`/`try`/`for`/`while`/`match` in its method, in a comprehension or in an operand of "
+    "`x if c else y`/`and`/`or` is not reported.")
 
 
 # -- the shared analysis -------------------------------------------------------------------
@@ -54,12 +62,15 @@ _COMPILED_CLASS = (
 class Tables:
     """The facts of every file of a run, folded (the project phase of NPU303, NPU306, NPU308)."""
 
-    instances: Dict[str, int]  # class -> instantiations (2 for one in a loop)
+    instances: Dict[str, int]  # class -> the most instantiations in one process (2 for one in a loop)
     total: Dict[str, int]  # the same, a subclass's counted for its bases too
     bases: Dict[str, Tuple[str, ...]]
+    # class -> the names its body binds -> (``self.<m>()`` and ``super().<m>()`` its method calls)
+    methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]]
     children: Dict[str, Set[str]]  # class -> classes its methods instantiate
-    creations: List[tuple]  # (path, tag, line, col, end_line, end_col, owner class, looped)
-    apis: List[tuple]  # (path, kind, api, owner class, line, col, end_line, end_col)
+    # (path, tag, line, col, end_line, end_col, owner class, looped, conditional)
+    creations: List[tuple]
+    apis: List[tuple]  # (path, kind, api, owner class, method, line, col, end_line, end_col)
     modules: Dict[str, str]  # path -> module name
     imports: Dict[str, Set[str]]  # module -> modules (and prefixes) it imports
     used: Set[str]  # the tagged-event APIs the run calls
@@ -102,9 +113,34 @@ class StreamsAnalysis(Analysis):
         # the calls of the APIs, with their qualified names (after finish())
         self.resolved: List[Tuple[cst.Call, Site, str]] = []
         self._memo: Dict[str, Any] = {}
+        self._choices = 0  # conditional expressions and and/or operations open at this point
+        self.guarded: Set[int] = set()  # calls under one, or in a guarded comprehension (see conditional())
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append((node, self.ctx.site()))
+        site = self.ctx.site()
+        self.calls.append((node, site))
+        if self._choices or (site.scope.kind == "comprehension" and _comprehension_guarded(site.scope)):
+            self.guarded.add(id(node))
+
+    # an operand of ``a if c else b``, ``a and b``, ``a or b`` may not be evaluated
+    def visit_IfExp(self, node: cst.IfExp) -> None:
+        self._choices += 1
+
+    def leave_IfExp(self, original_node: cst.IfExp) -> None:
+        self._choices -= 1
+
+    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
+        self._choices += 1
+
+    def leave_BooleanOperation(self, original_node: cst.BooleanOperation) -> None:
+        self._choices -= 1
+
+    def conditional(self, call: cst.Call, site: Site) -> bool:
+        """Whether *call* may not run when its function (or module) runs, other than by being
+        repeated: under ``if``/``else``/``try``/``except``/``match`` in its scope, in an operand
+        of a conditional expression or of ``and``/``or``, in a comprehension with an ``if``
+        clause or inside such a block."""
+        return id(call) in self.guarded or any(not loop for _, loop in site.blocks)
 
     def visit_Name(self, node: cst.Name) -> None:
         self.loads.append((node, self.ctx.site()))
@@ -224,7 +260,7 @@ class StreamsAnalysis(Analysis):
             return []
         escaped = self._escaped(families, counted)
         return [(call, site, ev, records.get(key, [])) for call, site, key, ev in waits
-                if key not in escaped and self._created(key, ev, site, families)]
+                if key not in escaped and self._created(key, ev, site, families) and not self._used_elsewhere(key)]
 
     # -- the event table ----------------------------------------------------------------
     def _families(self) -> Dict[Scope, Optional[int]]:
@@ -269,7 +305,7 @@ class StreamsAnalysis(Analysis):
                 return None
             return ("name", id(scope), expr.value)
         if isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name):
-            cls = sem.self_class(site.scope, expr.value.value)
+            cls = self._self_class(site, expr.value.value)
             if cls is None:
                 return None
             fam = families.get(cls)
@@ -277,6 +313,33 @@ class StreamsAnalysis(Analysis):
                 return None
             return ("attr", fam, expr.attr.value)
         return None
+
+    def _used_elsewhere(self, key: tuple) -> bool:
+        """Whether another module of the run may use the event: a module-level name it
+        imports (``from pkg.base import MOE_EVENT``), or ``self.<attr>`` that a subclass there,
+        or any object there, passes on or records (``x.<attr>`` used other than by a read).
+        Such an event escapes the file: its records there are not counted here."""
+        sem = self.ctx.sem
+        run = _modules.active()
+        if run is None or not run.files or not sem.module_name or run.paths.get(sem.module_name) is None:
+            return False  # no module of the run can name this file (none, or two files, have its name)
+        if key[0] == "name" and key[1] != id(sem.module_scope):
+            return False  # a local or closure variable
+        return run.touched(key[2], "use", sem.module_name)
+
+    def _self_class(self, site: Site, name: str) -> Optional[Scope]:
+        """The class whose instance *name* is at *site*: the first parameter of the method
+        *site* is in, or of the method a nested function or lambda at *site* takes it from as a
+        closure variable (``def branch(x): npu_tagged_event_record(self.ev)`` in ``forward``),
+        when nothing between rebinds it and the method binds it only as that parameter."""
+        sem = self.ctx.sem
+        cls = sem.self_class(site.scope, name)
+        if cls is not None or site.scope.kind not in ("function", "lambda", "comprehension"):
+            return cls
+        scope, bl, _ = sem.lookup(name, site)
+        if scope is None or scope is site.scope or len(bl) != 1 or bl[0].kind != "param":
+            return None
+        return sem.self_class(scope, name)
 
     def _created(self, key, ev, site: Site, families) -> bool:
         """Every binding of the event name is ``npu_create_tagged_event(...)``: an event bound
@@ -318,12 +381,20 @@ class StreamsAnalysis(Analysis):
             if isinstance(node, cst.Attribute):
                 inner.add(id(node.value))
                 inner.add(id(node.attr))
+        foreign: Set[str] = set()  # ``<expr>.<attr>`` on an object we cannot tell: maybe an instance's
         for node, site in self.loads:
             if id(node) in counted or id(node) in stores or id(node) in inner:
                 continue
             key = self._event_key(node, site, families)
             if key is not None:
                 out.add(key)
+            elif isinstance(node, cst.Attribute):
+                foreign.add(node.attr.value)
+        foreign &= {name for attrs in sem.attrs.values() for name in attrs}
+        if foreign:
+            # ``for m in [self]: npu_tagged_event_record(m.ev)``, ``E.rec(self)`` recording ``m.ev``:
+            # the same attribute of an object that may be an instance of the class
+            out.update(("attr", fam, name) for fam in set(families.values()) if fam is not None for name in foreign)
         return out
 
     # -- facts for the project-wide phase -------------------------------------------------
@@ -347,7 +418,7 @@ class StreamsAnalysis(Analysis):
             span = ctx.span(call)
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             ctx.fact(StreamsAnalysis, ("create", tag, span.line, span.column, span.end_line, span.end_column,
-                                       self._class_qualname(site), looped))
+                                       self._class_qualname(site), looped, self.conditional(call, site)))
         self._facts_for_instances()
 
     def _facts_for_instances(self) -> None:
@@ -360,15 +431,28 @@ class StreamsAnalysis(Analysis):
             imported = set()
             for b in sem.all_bindings():
                 if b.kind == "import" and b.qualname:
-                    parts = b.qualname.split(".")
-                    imported.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
+                    names = [b.qualname]
+                    if isinstance(b.node, cst.Import) and "." not in b.qualname:
+                        # ``import pkg.mod`` binds ``pkg`` and runs ``pkg.mod`` too
+                        names = [d for d in (dotted(a.name) for a in b.node.names if a.asname is None)
+                                 if d and d.split(".")[0] == b.qualname] or names
+                    for name in names:
+                        parts = name.split(".")
+                        imported.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
             ctx.fact(StreamsAnalysis, ("module", sem.module_name, tuple(sorted(imported))))
+        calls = self._method_calls() if self.classes else {}
         for cls, site in self.classes:
             q = sem.qualname_of_def(cls)
             if q is None:
                 continue
-            bases = [bq for bq in (sem.callee_qualname(base.value, site) for base in cls.bases) if bq]
-            ctx.fact(StreamsAnalysis, ("class", q, tuple(bases)))
+            # a base we cannot name is a class of its own whose methods are unknown
+            bases = [sem.callee_qualname(base.value, site) or f"?{i}:{q}" for i, base in enumerate(cls.bases)]
+            scope = sem.scope_of.get(cls)
+            own = calls.get(scope, {})
+            # every name the class body binds shadows the bases' (a method, or an attribute)
+            methods = sorted(scope.bindings) if scope is not None else ()
+            ctx.fact(StreamsAnalysis, ("class", q, tuple(bases), tuple(
+                (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set()))) for m in methods)))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
@@ -381,20 +465,62 @@ class StreamsAnalysis(Analysis):
             in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main))
 
+    def _method_calls(self) -> Dict[Scope, Dict[str, Tuple[Set[str], Set[str]]]]:
+        """Class -> method -> the names it calls as ``self.<name>(...)`` and as
+        ``super().<name>(...)``, where the call runs whenever the method runs (not under
+        ``if``/``for``/``try``..., not in a nested function): what a compiled method certainly
+        brings into its graph, and which overridden methods of a base still run."""
+        sem = self.ctx.sem
+        out: Dict[Scope, Dict[str, Tuple[Set[str], Set[str]]]] = {}
+        for call, site in self.calls:
+            fn = site.scope
+            func = call.func
+            if site.conditional or fn.kind != "function" or fn.parent is None or fn.parent.kind != "class":
+                continue
+            if isinstance(func, cst.Name) and sem.self_class(fn, func.value) is fn.parent:
+                # ``self(x)``: the instance's ``__call__`` (an nn.Module's runs ``forward``)
+                out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set()))[0].add("__call__")
+                continue
+            if not isinstance(func, cst.Attribute):
+                continue
+            recv = func.value
+            if isinstance(recv, cst.Name):
+                if sem.self_class(fn, recv.value) is not fn.parent:
+                    continue
+                slot = 0
+            elif isinstance(recv, cst.Call) and isinstance(recv.func, cst.Name) and \
+                    sem.qualnames(recv.func, site) == {"builtins.super"}:
+                args = recv.args
+                if args and not (len(args) == 2 and isinstance(args[0].value, cst.Name) and
+                                 args[0].value.value == fn.parent.node.name.value):
+                    continue  # super(Other, self): another class's next method
+                slot = 1
+            else:
+                continue
+            per = out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set()))
+            per[slot].add(func.attr.value)
+        return out
+
     def _api_facts(self, resolved) -> None:
-        """Calls whose legality depends on the compile mode, by the class whose method holds them."""
+        """Calls whose legality depends on the compile mode, by the class whose method holds them.
+        Only the calls that run whenever the method runs: Dynamo traces the branch the values
+        of the run take, so a call under ``if``/``else``/``try``/``for``/``while``/``match`` in
+        its method (or in a comprehension) may never reach the graph, and its condition is
+        unknown (RULES.md: a rule whose inputs are unknown says nothing)."""
         ctx = self.ctx
         for call, site, q in resolved:
             kind = "event" if q in (RECORD, WAIT, RECORD_STREAM) else "wait_tensor" if q in WAIT_TENSOR else None
-            if kind is None:
+            if kind is None or site.conditional or site.scope.kind == "comprehension" or id(call) in self.guarded:
                 continue
             owner = ctx.sem.enclosing_class(site)
             cq = ctx.sem.qualname_of_def(owner.node) if owner is not None else None
             if cq is None:
                 continue
+            fn = site.scope.enclosing_function()
+            method = fn.node.name.value if fn is not None and fn.kind == "function" else None
             span = ctx.span(call)
-            ctx.fact(StreamsAnalysis, ("api", kind, q.rsplit(".", 1)[-1], cq, span.line, span.column, span.end_line,
-                                       span.end_column))
+            ctx.fact(StreamsAnalysis, ("api", kind, q.rsplit(".", 1)[-1], cq, method, span.line, span.column,
+                                       span.end_line, span.end_column))
 
     # -- the project phase: computations shared by the rules ------------------------------
     @classmethod
@@ -423,12 +549,26 @@ class StreamsAnalysis(Analysis):
         return _once_per_run("tables", (facts,), lambda: _tables(facts))
 
     @classmethod
-    def modes(cls, facts, compiled) -> Dict[str, Dict[str, Tuple[str, int]]]:
-        """Class -> compile mode -> where it is compiled (path, line), for the classes compiled
-        with a known mode (the COMPILED facts of rules/torchair_config.py): a compiled class's
-        bases (inherited methods) and the classes its methods instantiate (submodules) are
-        compiled with it. Once per run."""
+    def modes(cls, facts, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str, Tuple[str, int]]]:
+        """(class, method) -> compile mode -> where it is compiled (path, line), for the
+        methods that run in a graph compiled with a known mode (the COMPILED facts of
+        rules/torchair_config.py; :func:`_modes`). Once per run."""
         return _once_per_run("modes", (facts, compiled), lambda: _modes(cls.tables(facts), compiled))
+
+
+def _comprehension_guarded(scope: Scope) -> bool:
+    """Whether a comprehension's element may not be evaluated on some run of the code around
+    it: the comprehension (or one it is nested in) has an ``if`` clause, or stands in an
+    ``if``/``try``/``match`` block of the function or module around it."""
+    s: Optional[Scope] = scope
+    while s is not None and s.kind == "comprehension":
+        comp = s.node.for_in if hasattr(s.node, "for_in") else None
+        while comp is not None:
+            if comp.ifs:
+                return True
+            comp = comp.inner_for_in
+        s = s.parent
+    return s is not None and any(not loop for _, loop in s.blocks)
 
 
 def _followup_tokens(facts) -> Tuple[Any, ...]:
@@ -456,8 +596,8 @@ def _followup_tokens(facts) -> Tuple[Any, ...]:
 
 
 def _tables(facts) -> Tables:
-    instances: Dict[str, int] = {}
     bases: Dict[str, Tuple[str, ...]] = {}
+    methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]] = {}
     children: Dict[str, Set[str]] = {}
     creations = []
     apis = []
@@ -465,22 +605,23 @@ def _tables(facts) -> Tables:
     imports: Dict[str, Set[str]] = {}
     used: Set[str] = set()
     torchair: Dict[str, Tuple[str, ...]] = {}
-    in_file: Dict[Tuple[str, str], int] = {}  # (path, class) -> instantiations in that file
-    in_main: Dict[Tuple[str, str], int] = {}  # (path, class) -> those under its main guard
+    in_file: Dict[str, Dict[str, int]] = {}  # path -> class -> instantiations in that file
+    on_import: Dict[str, Dict[str, int]] = {}  # the same, less those under its main guard
     for path, fact in facts:
         kind = fact[0]
         if kind == "new":
             _, q, looped, owner, main = fact
             n = 2 if looped else 1
-            in_file[(path, q)] = in_file.get((path, q), 0) + n
-            if main:  # counted below, only with the other instantiations of its own file
-                in_main[(path, q)] = in_main.get((path, q), 0) + n
-            else:
-                instances[q] = instances.get(q, 0) + n
+            mine = in_file.setdefault(path, {})
+            mine[q] = mine.get(q, 0) + n
+            if not main:  # the main guard runs only when this file is the script
+                theirs = on_import.setdefault(path, {})
+                theirs[q] = theirs.get(q, 0) + n
             if owner is not None:
                 children.setdefault(owner, set()).add(q)
         elif kind == "class":
             bases[fact[1]] = fact[2]
+            methods[fact[1]] = {m: (own, sup) for m, own, sup in fact[3]}
         elif kind == "api":
             apis.append((path,) + fact[1:])
         elif kind == "module":
@@ -492,44 +633,186 @@ def _tables(facts) -> Tables:
             torchair[path] = fact[1]
         else:
             creations.append((path,) + fact[1:])
-    for (path, q), n in in_main.items():  # the script's own process: its file's instantiations
-        instances[q] = max(instances.get(q, 0), in_file[(path, q)])
-    # a subclass instance runs the base class's __init__ too
-    total = dict(instances)
-    for q, n in instances.items():
-        for b in _ancestors(q, bases):
-            total[b] = total.get(b, 0) + n
-    return Tables(instances, total, bases, children, creations, apis, modules, imports, used, torchair)
+    instances, total = _per_process(in_file, on_import, bases, modules, imports,
+                                    {c[6] for c in creations if c[6] is not None})
+    return Tables(instances, total, bases, methods, children, creations, apis, modules, imports, used, torchair)
 
 
-def _modes(tables: Tables, compiled) -> Dict[str, Dict[str, Tuple[str, int]]]:
-    modes: Dict[str, Dict[str, Tuple[str, int]]] = {}  # class -> mode -> (where)
-    todo = [(q, mode, (path, line)) for path, (q, mode, line) in compiled]
-    while todo:
-        q, mode, where = todo.pop()
-        if mode in modes.setdefault(q, {}):
+def _per_process(in_file: Dict[str, Dict[str, int]], on_import: Dict[str, Dict[str, int]],
+                 bases: Dict[str, Tuple[str, ...]], modules: Dict[str, str], imports: Dict[str, Set[str]],
+                 owners: Set[str]) -> Tuple[Dict[str, int], Dict[str, int]]:
+    """Class -> the most instantiations one process makes (its own, and with those of its
+    subclasses for a class that owns a creation). A process runs one script: the whole file
+    (its main guard too) and the module-level code of every module of the run it imports,
+    directly or through others (RULES.md NPU306: the second creation *in a process* raises).
+    Two entry scripts that instantiate a class once each are two processes, as for two
+    creations of one tag (:func:`_one_process`). Only the classes that own a creation, and
+    their subclasses, are counted."""
+    wanted: Dict[str, List[str]] = {}  # class -> the owners of creations it runs the methods of
+    for counts in in_file.values():
+        for q in counts:
+            if q not in wanted:
+                wanted[q] = [b for b in [q] + _ancestors(q, bases) if b in owners]
+    wanted = {q: line for q, line in wanted.items() if line}
+    if not wanted:
+        return {}, {}
+    paths_of: Dict[str, List[str]] = {}
+    for path, m in modules.items():
+        paths_of.setdefault(m, []).append(path)
+    importers: Dict[str, Set[str]] = {}  # module -> modules of the run that import it
+    for m, targets in imports.items():
+        for t in targets:
+            if t in imports and t != m:
+                importers.setdefault(t, set()).add(m)
+    # the files whose module-level code instantiates a wanted class, and the scripts that reach them
+    reached_by: Dict[str, Set[str]] = {}  # path -> scripts (paths) whose process imports it
+    for path, counts in on_import.items():
+        if path not in modules or not any(q in wanted for q in counts):
             continue
-        modes[q][mode] = where
-        todo.extend((b, mode, where) for b in _ancestors(q, tables.bases))
-        todo.extend((c, mode, where) for c in tables.children.get(q, ()))
+        seen, todo = set(), [modules[path]]
+        while todo:
+            m = todo.pop()
+            if m in seen:
+                continue
+            seen.add(m)
+            todo.extend(importers.get(m, ()))
+        reached_by[path] = {p for m in seen for p in paths_of.get(m, ()) if p != path}
+    scripts = {p for p, counts in in_file.items() if any(q in wanted for q in counts)}
+    for found in reached_by.values():
+        scripts |= found
+    instances: Dict[str, int] = {}
+    total: Dict[str, int] = {}
+    for script in scripts:
+        counts: Dict[str, int] = dict(in_file.get(script, {}))
+        for path, by in reached_by.items():
+            if script in by:
+                for q, n in on_import[path].items():
+                    counts[q] = counts.get(q, 0) + n
+        with_subclasses: Dict[str, int] = {}
+        for q, n in counts.items():
+            if q not in wanted:
+                continue
+            instances[q] = max(instances.get(q, 0), n)
+            for b in wanted[q]:
+                with_subclasses[b] = with_subclasses.get(b, 0) + n
+        for b, n in with_subclasses.items():
+            total[b] = max(total.get(b, 0), n)
+    return instances, total
+
+
+def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str, Tuple[str, int]]]:
+    """(class, method) -> mode -> where it is compiled, for the methods that run in a graph
+    compiled with a known mode. A compiled instance (or its ``forward``) runs the methods its
+    class has, its own and those it inherits (not a base's that its class or a nearer base
+    overrides, unless an overriding method calls it through ``super()``), and the classes those
+    classes instantiate are compiled with it. A compiled bound method (``torch.compile(model.decode,
+    ...)``) runs that method and the methods it calls as ``self.<m>()`` or ``super().<m>()``.
+    Where a base whose methods are unknown (not a class of the run) comes first in the method
+    resolution order, which method runs is unknown: none is judged."""
+    modes: Dict[Tuple[str, Optional[str]], Dict[str, Tuple[str, int]]] = {}
+    mro_memo: Dict[str, Optional[List[str]]] = {}
+
+    def mro(q: str) -> List[str]:
+        return _mro(q, tables.bases, mro_memo) or []
+
+    def resolve(q: str, name: str, after: Optional[str] = None) -> Optional[str]:
+        """The class of *q*'s method resolution order (after *after*) whose body binds *name*;
+        None when none does, "" when that is unknown."""
+        order = mro(q)
+        if after is not None:
+            order = order[order.index(after) + 1:] if after in order else []
+        for c in order:
+            if c in tables.methods:
+                if name in tables.methods[c]:
+                    return c
+            elif c not in _PLAIN_BASES:
+                return ""  # a class whose methods are unknown: it may define it
+        return None
+
+    seen: Set[tuple] = set()
+
+    def run(q: str, cls: str, name: Optional[str], mode: str, where) -> None:
+        """*cls*'s method *name* runs (for an instance of *q*), and what it calls."""
+        todo = [(cls, name)]
+        while todo:
+            c, n = todo.pop()
+            if (q, c, n, mode) in seen:
+                continue
+            seen.add((q, c, n, mode))
+            modes.setdefault((c, n), {}).setdefault(mode, where)
+            own, sup = tables.methods.get(c, {}).get(n, ((), ())) if n is not None else ((), ())
+            for m in own:
+                d = resolve(q, m)
+                if d is None and m == "__call__":  # nn.Module.__call__ runs forward
+                    m = "forward"
+                    d = resolve(q, m)
+                if d:
+                    todo.append((d, m))
+            todo.extend((d, m) for d, m in ((resolve(q, m, c), m) for m in sup) if d)
+
+    done: Set[Tuple[str, str]] = set()
+    todo = [(q, mode, (path, line), method) for path, (q, mode, line, method) in compiled]
+    while todo:
+        q, mode, where, method = todo.pop()
+        if method is not None:
+            c = resolve(q, method)
+            if c:
+                run(q, c, method, mode, where)
+            continue
+        if (q, mode) in done:
+            continue
+        done.add((q, mode))
+        for c in mro(q):
+            if c not in tables.methods:
+                continue
+            run(q, c, None, mode, where)  # a class-level lambda or the class body
+            for name in tables.methods[c]:
+                if resolve(q, name) == c:
+                    run(q, c, name, mode, where)
+            todo.extend((child, mode, where, None) for child in tables.children.get(c, ()))
     return modes
 
 
+def _mro(q: str, bases: Dict[str, Tuple[str, ...]], memo: Dict[str, Optional[List[str]]]) -> Optional[List[str]]:
+    """Python's method resolution order of *q* (C3), with a class we have no facts of taken
+    as having no bases; None where C3 fails (Python would not create the class)."""
+    if q in memo:
+        return memo[q]
+    memo[q] = None  # a cycle: no order
+    lines = []
+    for b in bases.get(q, ()):
+        sub = _mro(b, bases, memo)
+        if sub is None:
+            return None
+        lines.append(list(sub))
+    lines.append(list(bases.get(q, ())))
+    out = [q]
+    while any(lines):
+        lines = [ln for ln in lines if ln]
+        head = next((ln[0] for ln in lines if not any(ln[0] in other[1:] for other in lines)), None)
+        if head is None:
+            return None
+        out.append(head)
+        lines = [ln[1:] if ln[0] == head else ln for ln in lines]
+    memo[q] = out
+    return out
+
+
 def _compiled_calls(kind: str, shared):
-    """NPU303/NPU308: the calls of *kind* (``"event"``, ``"wait_tensor"``) in the methods of
-    classes compiled with a known mode: ``(path, span, api, class name, mode, (path, line) of
-    the compilation)``, each call with each mode in order."""
+    """NPU303/NPU308: the calls of *kind* (``"event"``, ``"wait_tensor"``) in the methods that
+    run in a graph compiled with a known mode: ``(path, span, api, class name, mode, (path,
+    line) of the compilation)``, each call with each mode in order."""
     facts = StreamsAnalysis.facts_in(shared)
     compiled = (shared or {}).get(COMPILED, [])
     tables = StreamsAnalysis.tables(facts)
     if not tables.apis or not compiled:
         return
     modes = StreamsAnalysis.modes(facts, compiled)
-    for path, k, api, owner, line, col, end_line, end_col in tables.apis:
+    for path, k, api, owner, method, line, col, end_line, end_col in tables.apis:
         if k != kind:
             continue
         span = Span(line, col, end_line, end_col)
-        for mode, where in sorted(modes.get(owner, {}).items()):
+        for mode, where in sorted(modes.get((owner, method), {}).items()):
             yield path, span, api, owner.rsplit(".", 1)[-1], mode, where
 
 
@@ -546,8 +829,14 @@ class EventWaitWithoutRecord(LintRule):
         "synchronisation happens and the streams race. An event is identified by the name it is bound to: a "
         "local or closure variable (recorded in the defining function or a function nested in it), a "
         "module-level name (recorded anywhere in the module), or `self.<attr>` (recorded in any method of the "
-        "class or of the classes it inherits from or that inherit from it in the same file). Events reached "
-        "through parameters, subscripts or other expressions, or passed to other functions, are unknown.")
+        "class or of the classes it inherits from or that inherit from it in the same file, or in a function or "
+        "lambda nested in one, where `self` is the method's). Events reached through parameters, subscripts or "
+        "other expressions, or passed to other functions, are unknown; so is `self.<attr>` when the same "
+        "attribute of an object that cannot be told is used in the file (`npu_tagged_event_record(m.ev)` with "
+        "`m` a parameter or a loop variable, `self.sub.ev`): that object may be the instance. An event that "
+        "another linted module may use escapes the file and is unknown too: a module-level name used there "
+        "(`from pkg.events import MOE_EVENT` and a record of it), or `self.<attr>` when `x.<attr>` is used there "
+        "other than by a read (a subclass that records `self.<attr>`).")
     SOURCE = (_SRC + "; a wait on an event never recorded enqueues nothing: Ascend/pytorch@9e73e708 "
               "torch_npu/csrc/core/npu/NPUEvent.cpp:123-147")
     INVALID = (
@@ -582,7 +871,8 @@ class EventWaitBeforeRecord(LintRule):
     SEVERITY = "warning"
     SUMMARY = "A wait comes before the event's only records, later in the same function."
     EXPLANATION = ("Within one function, `npu_tagged_event_wait(e)` runs before every `npu_tagged_event_record(e)` "
-                   "(which are all later in that function, and no other function records e). The wait finds the "
+                   "(which are all later in that function, no other function records e, and no other linted "
+                   "module may use it: see NPU301). The wait finds the "
                    "event not yet recorded and synchronises nothing. Not reported when a loop encloses both.")
     SOURCE = (_SRC + "; Ascend/pytorch@9e73e708 torch_npu/csrc/core/npu/NPUEvent.cpp:123-147 (the event is "
               "created by its first record)")
@@ -777,9 +1067,16 @@ class TaggedEventTagReused(LintRule):
                    "`ValueError(\"tagged event tag ... is already in use\")` on the second creation of a tag. "
                    "Reported when two `npu_create_tagged_event` calls use one literal tag (in the files of one run; "
                    "at the later one), or when a creation with a literal tag runs more than once: in `__init__` or "
-                   "another method of a class instantiated more than once (two call sites, or inside a loop or "
-                   "comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a subclass), "
-                   "or directly in a loop.")
+                   "another method of a class instantiated more than once in one process (two call sites, or inside "
+                   "a loop or comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a "
+                   "subclass), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` "
+                   "in its function, in an operand of `x if c else y`/`and`/`or`, in a comprehension with an `if` "
+                   "clause) is not known to run more than once and is not reported for it. Instantiations count "
+                   "together when they are in one process: "
+                   "those of one script, and those of the modules of the run it imports (directly or through others) "
+                   "outside their `if __name__ == \"__main__\":` guard; two entry scripts "
+                   "that do not import each other are two processes, each with its own registry, so one instance in "
+                   "each is not reported, and neither are two creations of one tag in them.")
     SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:137-138; "
               "Ascend/torchair@fbd4456f docs/zh/context/npu_create_tagged_event.md:13")
     INVALID = (
@@ -811,7 +1108,7 @@ class TaggedEventTagReused(LintRule):
         tables = StreamsAnalysis.tables(StreamsAnalysis.facts_in(shared))
         first_tag: Dict[str, List[Tuple[str, int, int]]] = {}
         modules, imports = tables.modules, tables.imports
-        for path, tag, line, col, end_line, end_col, owner, looped in tables.creations:
+        for path, tag, line, col, end_line, end_col, owner, looped, conditional in tables.creations:
             span = Span(line, col, end_line, end_col)
             seen = next((t for t in first_tag.get(tag, ()) if t[0] == path or
                          _one_process(modules.get(t[0]), modules.get(path), imports)), None)
@@ -824,6 +1121,8 @@ class TaggedEventTagReused(LintRule):
                               f"npu_create_tagged_event raises ValueError('tagged event tag {tag} is already in use'); "
                               "give each event its own tag", related=((fpath, fline, fcol),))
                 continue
+            if conditional:
+                continue  # whether it runs at all is unknown, so whether it runs twice is too
             if looped:
                 cls.report_in(report, path, span,
                               f"npu_create_tagged_event(tag={tag!r}) runs in a loop: the second creation raises "

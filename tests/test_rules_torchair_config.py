@@ -226,6 +226,38 @@ def test_npu201_reading_the_config_is_not_an_escape(lint):
     assert codes(lint(src, select=SEL)) == ["NPU201"]
 
 
+COMPILE_UTILS = mk("""
+    config = torchair.CompilerConfig()
+    config.debug.aclgraph.enable_output_clone = True
+
+
+    def get_backend():
+        return torchair.get_npu_backend(compiler_config=config)
+""")
+
+
+@pytest.mark.parametrize("main", [
+    # another module of the run sets the mode of the module-level config
+    "from pkg.compile_utils import config, get_backend\nconfig.mode = 'reduce-overhead'\n",
+    "from pkg import compile_utils\ncompile_utils.config.mode = 'reduce-overhead'\n"
+    "get_backend = compile_utils.get_backend\n",
+    "from pkg.compile_utils import config, get_backend\nconfigure(config)\n",
+])
+def test_npu201_a_module_level_config_another_module_changes_is_unknown(lint, main):
+    files = {"pkg/__init__.py": "", "pkg/compile_utils.py": COMPILE_UTILS,
+             "pkg/main.py": "import torch\n" + main + "model = torch.compile(net, backend=get_backend())\n"}
+    assert codes(lint(files, select=SEL)) == []
+
+
+def test_npu201_a_module_level_config_other_modules_only_compile_with_clean_twin(lint):
+    files = {"pkg/__init__.py": "", "pkg/compile_utils.py": COMPILE_UTILS,
+             "pkg/main.py": "import torch\nfrom pkg.compile_utils import get_backend\n"
+                            "model = torch.compile(net, backend=get_backend())\n"}
+    found = lint(files, select=SEL)
+    line = at(COMPILE_UTILS, "config.debug")[0]
+    assert [(f.path, f.line, f.code) for f in found] == [("pkg/compile_utils.py", line, "NPU201")]
+
+
 def test_npu201_mode_in_a_tuple_target_is_unknown(lint):
     # attribute targets inside tuples are not in the engine's attr_stores; the rule finds them
     src = mk("""
@@ -1220,3 +1252,60 @@ def test_npu203_reset_through_a_helper_of_the_file_separates_too(lint):
     src = (NPU203_HEAD + "def reset():\n    pass\n"
            + "def build(m_enc, m_dec):\n" + _ro_compile("enc") + "    reset()\n" + _ro_compile("dec"))
     assert codes(lint(src, select=["NPU203"], config=TORCHAIR_MASTER)) == ["NPU203"]
+
+
+BRANCHES = NPU203_HEAD + """
+def build(model, use_graph, kind):
+    cfg = torchair.CompilerConfig()
+    cfg.mode = "reduce-overhead"
+    backend = torchair.get_npu_backend(compiler_config=cfg)
+{body}
+"""
+
+
+@pytest.mark.parametrize("body", [
+    # two arms of one if/elif/else
+    "    if use_graph:\n        m = torch.compile(model, backend=backend)\n"
+    "    elif kind:\n        m = torch.compile(model.half(), backend=backend)\n"
+    "    else:\n        m = torch.compile(model.float(), backend=backend)\n    return m\n",
+    # a try and its handlers
+    "    try:\n        m = torch.compile(model, backend=backend)\n"
+    "    except ValueError:\n        m = torch.compile(model.half(), backend=backend)\n"
+    "    except TypeError:\n        m = torch.compile(model.float(), backend=backend)\n    return m\n",
+    # two cases of one match
+    "    match kind:\n        case 1:\n            m = torch.compile(model, backend=backend)\n"
+    "        case _:\n            m = torch.compile(model.half(), backend=backend)\n    return m\n",
+    # after a return
+    "    m = torch.compile(model.prefill, backend=backend)\n    return m\n"
+    "    d = torch.compile(model.decode, backend=backend)\n    return d\n",
+    "    if use_graph:\n        m = torch.compile(model, backend=backend)\n        raise SystemExit(m)\n"
+    "        d = torch.compile(model.decode, backend=backend)\n",
+])
+def test_npu203_compiles_that_never_both_run_are_not_compared(lint, body):
+    src = BRANCHES.format(body=body)
+    assert codes(lint(src, select=["NPU203"], config=TORCHAIR_MASTER)) == []
+
+
+@pytest.mark.parametrize("body, second", [
+    # an if after the first compile: both run
+    ("    m = torch.compile(model, backend=backend)\n    if use_graph:\n"
+     "        d = torch.compile(model.decode, backend=backend)\n", "model.decode"),
+    # a try body and its else both run
+    ("    try:\n        m = torch.compile(model, backend=backend)\n    except ValueError:\n        raise\n"
+     "    else:\n        d = torch.compile(model.decode, backend=backend)\n", "model.decode"),
+    # the arms of an if in a loop take turns
+    ("    for flag in (True, False):\n        if flag:\n            m = torch.compile(model, backend=backend)\n"
+     "        else:\n            d = torch.compile(model.decode, backend=backend)\n", "model.decode"),
+    # a return under an if: what follows the if still runs
+    ("    m = torch.compile(model, backend=backend)\n    if m is None:\n        return\n"
+     "    d = torch.compile(model.decode, backend=backend)\n", "model.decode"),
+    # the third compile shares the first's arm: reported against it
+    ("    if use_graph:\n        m = torch.compile(model, backend=backend)\n"
+     "        d = torch.compile(model.decode, backend=backend)\n    else:\n"
+     "        h = torch.compile(model.half(), backend=backend)\n", "model.decode"),
+])
+def test_npu203_compiles_that_may_both_run_clean_twins(lint, body, second):
+    src = BRANCHES.format(body=body)
+    found = lint(src, select=["NPU203"], config=TORCHAIR_MASTER)
+    assert [pos(f) for f in found] == [at(src, f"torch.compile({second}")]
+    assert f"the first is at line {at(src, 'torch.compile(model,')[0]}" in found[0].message

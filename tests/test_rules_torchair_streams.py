@@ -402,6 +402,114 @@ def test_npu301_class_with_unseen_base_is_silent(lint):
     assert codes(lint(src, select=SEL)) == []
 
 
+NESTED_RECORD = """
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="33")
+            self.other = tng.ops.npu_create_tagged_event(tag="34")
+            self.produce = lambda: tng.ops.npu_tagged_event_record(self.{lam})
+
+        def forward(self, x):
+            def branch1(xx):
+                tng.ops.npu_tagged_event_record(self.{nested})
+                return xx @ xx
+
+            out1 = branch1(x)
+            self.produce()
+            tng.ops.npu_tagged_event_record(self.other)
+            with tng.scope.npu_stream_switch("2"):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                out2 = x - 1
+            return out1 + out2
+"""
+
+
+@pytest.mark.parametrize("nested, lam", [("ev", "other"), ("other", "ev")])
+def test_npu301_recorded_in_a_nested_function_or_lambda_of_a_method_is_clean(lint, nested, lam):
+    # torchair's own tests record in a function nested in forward (tests/st/torchair_aclgraph_st.py):
+    # self is the method's, a closure variable there
+    assert codes(lint(mk(NESTED_RECORD.format(nested=nested, lam=lam)), select=SEL)) == []
+
+
+def test_npu301_nested_functions_that_record_other_events_clean_twin(lint):
+    src = mk(NESTED_RECORD.format(nested="other", lam="other"))
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_tagged_event_wait(self.ev)") + ("NPU301",)]
+
+
+@pytest.mark.parametrize("produce, attr", [
+    ("for m in [self]:\n            tng.ops.npu_tagged_event_record(m.{attr})", "ev"),
+    ("Model.rec(self)", "ev"),
+    ("tng.ops.npu_tagged_event_record(self.sub.{attr})", "ev"),
+    # the same attribute name of something else: still the only record of self.ev is missing
+    ("for m in [self]:\n            tng.ops.npu_tagged_event_record(m.{attr})", "other_ev"),
+])
+def test_npu301_the_attribute_of_an_object_that_may_be_the_instance(lint, produce, attr):
+    src = mk("""
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="e")
+
+            @staticmethod
+            def rec(m):
+                tng.ops.npu_tagged_event_record(m.{attr})
+
+            def forward(self, x):
+                {produce}
+                tng.ops.npu_tagged_event_wait(self.ev)
+                return x
+    """).replace("{produce}", produce).replace("{attr}", attr)
+    assert codes(lint(src, select=SEL)) == ([] if attr == "ev" else ["NPU301"])
+
+
+BASE_EVENTS = """
+    MOE_EVENT = tng.ops.npu_create_tagged_event(tag="moe_ev")
+
+    def wait_moe():
+        tng.ops.npu_tagged_event_wait(MOE_EVENT)
+
+    class BaseAttn(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="attn_ev")
+
+        def consume(self, x):
+            with tng.scope.npu_stream_switch("1"):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                return x + 1
+"""
+IMPL = """
+    import torchair as tng
+    from pkg.base import BaseAttn, MOE_EVENT, wait_moe
+
+    class Attn(BaseAttn):
+        def forward(self, x):
+            tng.ops.npu_tagged_event_record(self.{attr})
+            return self.consume(x * 2)
+
+    def moe(x):
+        tng.ops.npu_tagged_event_record({name})
+        wait_moe()
+        return x
+"""
+
+
+def test_npu301_an_event_another_module_records_escapes_the_file(lint):
+    files = {"pkg/__init__.py": "", "pkg/base.py": mk(BASE_EVENTS),
+             "pkg/impl.py": IMPL.format(attr="ev", name="MOE_EVENT")}
+    assert codes(lint(files, select=SEL)) == []
+
+
+def test_npu301_another_module_that_records_other_events_clean_twin(lint):
+    base = mk(BASE_EVENTS)
+    files = {"pkg/__init__.py": "", "pkg/base.py": base, "pkg/impl.py": IMPL.format(attr="other", name="OTHER")}
+    found = lint(files, select=SEL)
+    assert where(found) == [("pkg/base.py",) + at(base, "tng.ops.npu_tagged_event_wait(MOE") + ("NPU301",),
+                            ("pkg/base.py",) + at(base, "tng.ops.npu_tagged_event_wait(self") + ("NPU301",)]
+
+
 def test_npu301_same_named_wrappers_are_not_torchair(lint):
     src = mk("""
         from mylib.events import npu_create_tagged_event, npu_tagged_event_wait
@@ -795,6 +903,196 @@ def test_npu303_npu308_class_defined_inside_a_function(lint, mode, api, code):
     assert where(found) == [("t.py",) + at(src, api) + (code,)]
 
 
+DUAL_MODEL = """
+    class Attn(torch.nn.Module):
+        def __init__(self, use_aclgraph):
+            super().__init__()
+            self.use_aclgraph = use_aclgraph
+            self.ev = tng.ops.npu_create_tagged_event(tag="attn")
+
+        def forward(self, x):
+            {body}
+            return y
+"""
+DUAL_RUN = """
+    import torch
+    import torchair as tng
+    from model import Attn
+
+    def main():
+        config = tng.CompilerConfig()
+        config.mode = "{mode}"
+        return torch.compile(Attn({flag}), backend=tng.get_npu_backend(compiler_config=config))
+
+    if __name__ == "__main__":
+        main()
+"""
+# the tagged events on one path, npu_wait_tensor on the other: each script compiles one
+GUARDED = {
+    "if": """
+            if self.use_aclgraph:
+                tng.ops.npu_tagged_event_record(self.ev)
+                tng.ops.npu_tagged_event_wait(self.ev)
+                y = x * 2
+            else:
+                y = tng.scope.npu_wait_tensor(x * 2, x)""",
+    "elif-and-match": """
+            y = x
+            if not self.use_aclgraph:
+                y = tng.scope.npu_wait_tensor(x * 2, x)
+            elif x.dim() == 2:
+                tng.ops.npu_tagged_event_record(self.ev)
+            match self.use_aclgraph:
+                case True:
+                    tng.ops.npu_tagged_event_wait(self.ev)""",
+    "try": """
+            try:
+                tng.ops.npu_tagged_event_record(self.ev)
+                y = x
+            except NotImplementedError:
+                y = tng.scope.npu_wait_tensor(x * 2, x)""",
+    "expressions": """
+            self.use_aclgraph and tng.ops.npu_tagged_event_record(self.ev)
+            y = x if self.use_aclgraph else tng.scope.npu_wait_tensor(x * 2, x)""",
+    "loops": """
+            y = x
+            for _ in range(int(self.use_aclgraph)):
+                tng.ops.npu_tagged_event_record(self.ev)
+            while not self.use_aclgraph:
+                y = tng.scope.npu_wait_tensor(x * 2, x)
+                break
+            waits = [tng.ops.npu_tagged_event_wait(self.ev) for _ in range(int(self.use_aclgraph))]""",
+}
+UNGUARDED = """
+            tng.ops.npu_tagged_event_record(self.ev)
+            tng.ops.npu_tagged_event_wait(self.ev)
+            y = tng.scope.npu_wait_tensor(x * 2, x)"""
+
+
+def _dual(body):
+    return {"model.py": mk(DUAL_MODEL.replace("{body}", textwrap.dedent(body).strip().replace("\n", "\n" + " " * 12))),
+            "run_ge.py": DUAL_RUN.format(mode="max-autotune", flag="False"),
+            "run_acl.py": DUAL_RUN.format(mode="reduce-overhead", flag="True")}
+
+
+@pytest.mark.parametrize("guard", sorted(GUARDED))
+def test_npu303_npu308_calls_under_a_condition_of_their_method_are_not_judged(lint, guard):
+    # Dynamo traces the branch the run takes: one class, compiled in max-autotune by one
+    # script and in reduce-overhead by another, takes the branch of each mode
+    assert codes(lint(_dual(GUARDED[guard]), select=["NPU303", "NPU308"])) == []
+
+
+def test_npu303_npu308_calls_that_run_whenever_their_method_runs_are_judged(lint):
+    files = _dual(UNGUARDED)
+    found = lint(files, select=["NPU303", "NPU308"])
+    model = files["model.py"]
+    assert where(found) == [
+        ("model.py",) + at(model, "tng.ops.npu_tagged_event_record") + ("NPU303",),
+        ("model.py",) + at(model, "tng.ops.npu_tagged_event_wait") + ("NPU303",),
+        ("model.py",) + at(model, "tng.scope.npu_wait_tensor") + ("NPU308",),
+    ]
+
+
+PHASES = """
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="dec")
+
+        def prefill(self, x, y):
+            with tng.scope.npu_stream_switch("1"):
+                z = tng.scope.npu_wait_tensor(x, y)
+            return z
+
+        def decode(self, x, y):
+            self._sync()
+            with tng.scope.npu_stream_switch("1"):
+                tng.ops.npu_tagged_event_wait(self.ev)
+                z = x + y
+            return z
+
+        def _sync(self):
+            tng.ops.npu_tagged_event_record(self.ev)
+
+    def main():
+        model = Model()
+        ge = tng.CompilerConfig()
+        acl = tng.CompilerConfig()
+        acl.mode = "reduce-overhead"
+        model.prefill = torch.compile(model.prefill, backend=tng.get_npu_backend(compiler_config={prefill}))
+        model.decode = torch.compile(model.decode, backend=tng.get_npu_backend(compiler_config={decode}))
+"""
+
+
+def test_npu303_npu308_a_compiled_method_runs_in_its_own_mode_only(lint):
+    # prefill compiled in max-autotune, decode in reduce-overhead: each is fine in its mode
+    assert codes(lint(mk(PHASES.format(prefill="ge", decode="acl")), select=SEL)) == []
+
+
+def test_npu303_npu308_a_compiled_method_and_the_methods_it_calls(lint):
+    src = mk(PHASES.format(prefill="acl", decode="ge"))
+    found = lint(src, select=SEL)
+    assert where(found) == [
+        ("t.py",) + at(src, "tng.scope.npu_wait_tensor") + ("NPU308",),
+        ("t.py",) + at(src, "tng.ops.npu_tagged_event_wait") + ("NPU303",),
+        ("t.py",) + at(src, "tng.ops.npu_tagged_event_record") + ("NPU303",),  # in _sync, which decode calls
+    ]
+
+
+OVERRIDE = """
+    class GeAttention(torch.nn.Module):
+        def forward(self, x, y):
+            with tng.scope.npu_stream_switch("1"):
+                z = tng.scope.npu_wait_tensor(x, y)
+            return z
+
+    class AclAttention(GeAttention):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="acl_attn")
+
+        def forward(self, x, y):
+            tng.ops.npu_tagged_event_record(self.ev)
+            tng.ops.npu_tagged_event_wait(self.ev)
+            {tail}
+
+    config = tng.CompilerConfig()
+    config.mode = "reduce-overhead"
+    model = torch.compile(AclAttention(), backend=tng.get_npu_backend(compiler_config=config))
+"""
+
+
+def test_npu308_an_overridden_base_method_does_not_run(lint):
+    assert codes(lint(mk(OVERRIDE.format(tail="return x + y")), select=SEL)) == []
+
+
+@pytest.mark.parametrize("tail", ["return super().forward(x, y)", "return super(AclAttention, self).forward(x, y)"])
+def test_npu308_an_overridden_base_method_called_through_super_runs(lint, tail):
+    src = mk(OVERRIDE.format(tail=tail))
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.scope.npu_wait_tensor") + ("NPU308",)]
+
+
+def test_npu308_a_base_method_another_base_may_override_is_unknown(lint):
+    # Mixin is not a class of the run: it comes first in the method resolution order
+    src = mk("""
+        from somewhere import Mixin
+
+        class Base(torch.nn.Module):
+            def forward(self, x, y):
+                return tng.scope.npu_wait_tensor(x, y)
+
+        class Model(Mixin, Base):
+            pass
+
+        config = tng.CompilerConfig()
+        config.mode = "reduce-overhead"
+        model = torch.compile({cls}(), backend=tng.get_npu_backend(compiler_config=config))
+    """)
+    assert codes(lint(src.format(cls="Model"), select=SEL)) == []
+    assert codes(lint(src.format(cls="Base"), select=SEL)) == ["NPU308"]
+
+
 # ======================================================================================
 # NPU304 stream-priority-reserved
 # ======================================================================================
@@ -1130,6 +1428,68 @@ def test_npu306_creation_directly_in_a_loop(lint):
     assert "loop" in found[0].message and "ValueError" in found[0].message
 
 
+GUARDED_INITS = [
+    # only the first layer makes it
+    """
+    if layer_id == 0:
+        self.ev = tng.ops.npu_create_tagged_event(tag="first_layer")
+    """,
+    # a cache on the class: made by the first instance only
+    """
+    if Layer._shared is None:
+        Layer._shared = tng.ops.npu_create_tagged_event(tag="shared")
+    """,
+    # the second creation's ValueError is handled
+    """
+    try:
+        self.ev = tng.ops.npu_create_tagged_event(tag="mlp")
+    except ValueError:
+        self.ev = None
+    """,
+    """
+    self.ev = tng.ops.npu_create_tagged_event(tag="first") if layer_id == 0 else None
+    """,
+    """
+    self.evs = [tng.ops.npu_create_tagged_event(tag="x") for i in range(2) if i == layer_id]
+    """,
+]
+
+
+def _layers(init):
+    return HEADER + (
+        "class Layer(torch.nn.Module):\n"
+        "    _shared = None\n\n"
+        "    def __init__(self, layer_id):\n"
+        "        super().__init__()\n"
+        + textwrap.indent(textwrap.dedent(init).strip("\n") + "\n", " " * 8) +
+        "\n\nlayers = torch.nn.ModuleList([Layer(i) for i in range(4)])\n")
+
+
+@pytest.mark.parametrize("init", GUARDED_INITS)
+def test_npu306_a_creation_that_may_not_run_is_not_known_to_run_twice(lint, init):
+    assert codes(lint(_layers(init), select=SEL)) == []
+
+
+def test_npu306_a_creation_that_runs_in_every_instance_clean_twin(lint):
+    src = _layers('self.ev = tng.ops.npu_create_tagged_event(tag="every")')
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+def test_npu306_a_creation_in_a_guarded_loop_is_not_known_to_run_twice(lint):
+    src = mk("""
+        from torchair.ops import npu_create_tagged_event
+        import os
+
+        if os.environ.get("MULTI_STREAM"):
+            for i in range(4):
+                npu_create_tagged_event(tag="loop")
+            more = [npu_create_tagged_event("comp") for _ in range(2)]
+        most = [npu_create_tagged_event("filtered") for i in range(2) if i == 0]
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
 def test_npu306_unknown_tag_is_silent(lint):
     src = mk("""
         def make(tag):
@@ -1182,6 +1542,45 @@ def test_npu306_cross_file_instantiated_once_is_clean(lint):
         only = Layer()
     """
     assert codes(lint({"layer.py": mk(LAYER), "run.py": run}, select=SEL)) == []
+
+
+SCRIPT_AT_TOP = """
+    from mypkg.layer import Layer
+    layer = Layer()
+"""
+SCRIPT_IN_MAIN = """
+    from mypkg.layer import Layer
+
+    def main():
+        return Layer()
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+@pytest.mark.parametrize("first", [SCRIPT_AT_TOP, SCRIPT_IN_MAIN])
+def test_npu306_one_instance_in_each_of_two_entry_scripts_is_two_processes(lint, first):
+    # two scripts that do not import each other run in two processes, each with one Layer
+    files = {"mypkg/__init__.py": "", "mypkg/layer.py": mk(LAYER), "run_prefill.py": first,
+             "run_decode.py": SCRIPT_IN_MAIN}
+    assert codes(lint(files, select=SEL)) == []
+
+
+@pytest.mark.parametrize("imported, importer", [
+    ("run_prefill", "import run_prefill"),  # one script imports the other
+    ("mypkg.defaults", "import mypkg.defaults"),  # both import a module that makes one
+    ("mypkg.defaults", "from mypkg import defaults"),
+])
+def test_npu306_instances_of_one_process_add_up(lint, imported, importer):
+    layer = mk(LAYER)
+    files = {"mypkg/__init__.py": "", "mypkg/layer.py": layer, "run_prefill.py": SCRIPT_AT_TOP,
+             "run_decode.py": importer + "\n" + textwrap.dedent(SCRIPT_IN_MAIN),
+             "mypkg/defaults.py": "from mypkg.layer import Layer\nDEFAULT = Layer()\n"}
+    if imported == "run_prefill":
+        del files["mypkg/defaults.py"]
+    found = lint(files, select=SEL)
+    assert where(found) == [("mypkg/layer.py",) + at(layer, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
 
 
 # ======================================================================================
