@@ -442,7 +442,7 @@ class _Walker:
         # merge identical environments, then cap
         uniq, seen = [], set()
         for e in envs:
-            key = tuple(sorted((k, v.text, v.offs, v.is_array) for k, v in e.items()))
+            key = tuple(sorted((k, _value_key(v)) for k, v in e.items()))
             if key not in seen:
                 seen.add(key)
                 uniq.append(e)
@@ -928,6 +928,14 @@ class _MappedSource:
     def span_of(self, start: int, end: Optional[int] = None) -> Span:
         a = self.offmap.get(start)
         return self.outer.span_of(a if a is not None else 0)
+
+
+def _value_key(v: Value):
+    """What tells two values apart (an array by its items: two paths whose arrays differ are
+    two paths)."""
+    if v.is_array:
+        return (True, tuple(_value_key(i) for i in v.items))
+    return (v.text, v.offs)
 
 
 def _items(v: Value) -> Tuple[Value, ...]:
