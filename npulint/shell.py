@@ -9,7 +9,14 @@ operators, positional parameters, variables the script never assigns) is *unknow
 argument holding unknown text is marked so, and an unquoted unknown expansion may stand for
 any number of words. ``if``/``elif``/``else``, ``case`` and ``a && b``/``a || b`` are
 alternatives: the analysis follows each path (up to :data:`MAX_PATHS`; beyond that it says
-nothing about later commands). Variables assigned in loops are unknown
+nothing about later commands). A condition bash decides from values the script certainly
+holds takes its one branch: ``[ … ]``, ``test …`` and ``[[ … ]]`` with ``=``, ``==``, ``!=``,
+the integer comparisons, ``-z``, ``-n``, ``!`` (and ``&&``/``||`` inside ``[[ ]]``), and the
+commands ``true``, ``false`` and ``:`` (also as a variable's value: ``if $USE_X``); anything
+else (file tests, other commands, unknown values, a pattern) leaves both branches. A path
+keeps what its condition told (:meth:`_Walker._narrow`): after ``[ "$X" = a ]`` succeeded, X
+is ``a``; where it failed, X is not ``a``, until X changes. The commands of a condition run
+(and are launch commands). Variables assigned in loops are unknown
 after them; a function's body is analysed where it is called; after ``source f`` every
 variable set so far is unknown (except for CANN's ``set_env.sh``). Comments, ``echo``/``printf`` text and here-documents are never commands.
 ``bash -c "…"`` (also behind wrappers: :func:`command_start`) runs its string, read as a
@@ -526,7 +533,8 @@ class _Walker:
         if t == "function_definition":
             return self.function(n, envs)
         if t == "negated_command":
-            return self.block(n.named_children, envs)
+            ok, failed = self.status(n, envs)
+            return self._cap(ok + failed)
         if t == "test_command":
             return envs
         # anything else: look inside for commands, keep the environments
@@ -536,44 +544,494 @@ class _Walker:
 
     # -- control flow --------------------------------------------------------------------
     def andor(self, n, envs):
-        children = n.children
-        left = children[0]
-        envs = self.stmt(left, envs)
-        i = 1
-        while i + 1 < len(children):
-            op, right = children[i], children[i + 1]
-            if op.type in ("&&", "||"):
-                ran = self.stmt(right, [dict(e) for e in envs])
-                envs = self._cap(envs + ran)  # the right side may or may not run
-            else:
-                envs = self.stmt(right, envs)
-            i += 2
-        return envs
+        """``a && b || c``: the right side of ``&&`` runs on the paths where the left succeeds,
+        that of ``||`` where it fails (:meth:`status`)."""
+        ok, failed = self.status(n, envs)
+        return self._cap(ok + failed)
 
     def if_stmt(self, n, envs):
+        """Each clause's body runs on the paths where its condition succeeds, the next clause
+        is tried on those where it fails; a condition bash decides from known values takes
+        one branch only."""
         out = []
-        has_else = False
-        body = []
-        for c in n.children:
-            if c.type in ("elif_clause", "else_clause"):
+        rest = [dict(e) for e in envs]
+        for conds, body in self._clauses(n):
+            if not rest:
                 break
-            if c.type in ("if", "then", "fi", ";", "&", "\n") or c == n.child_by_field_name("condition"):
-                continue
-            body.append(c)
-        cond_nodes = [c for c in n.children_by_field_name("condition")]
-        body = [c for c in body if c not in cond_nodes]
-        out += self.block(body, [dict(e) for e in envs])
+            if conds is None:  # else
+                out += self.block(body, rest)
+                rest = []
+                break
+            ok, rest = self.status_block(conds, rest)
+            out += self.block(body, ok)
+        return self._cap(out + rest)
+
+    def _clauses(self, n):
+        """``(condition statements, body statements)`` of an ``if`` and its ``elif``s, then
+        ``(None, body)`` for an ``else``."""
+        clauses = []
+        for clause in [n] + [c for c in n.children if c.type == "elif_clause"]:
+            conds, body, in_body = [], [], False
+            for c in clause.children:
+                if c.type == "then":
+                    in_body = True
+                    continue
+                if c.type in ("elif_clause", "else_clause", "fi"):
+                    break
+                if not c.is_named or c.type in ("comment", "heredoc_body"):
+                    continue
+                (body if in_body else conds).append(c)
+            clauses.append((conds, body))
         for c in n.children:
-            if c.type == "elif_clause":
-                conds = c.children_by_field_name("condition")
-                inner = [x for x in c.named_children if x not in conds]
-                out += self.block(inner, [dict(e) for e in envs])
-            elif c.type == "else_clause":
-                has_else = True
-                out += self.block(c.named_children, [dict(e) for e in envs])
-        if not has_else:
-            out += envs
-        return self._cap(out)
+            if c.type == "else_clause":
+                clauses.append((None, [x for x in c.named_children if x.type != "comment"]))
+        return clauses
+
+    # -- conditions: which paths a command succeeds on -------------------------------------
+    def status(self, n, envs):
+        """Run statement *n* on each path (as :meth:`stmt` does); returns ``(paths on which it
+        succeeds, paths on which it fails)``. A path whose outcome is not known is in both,
+        each copy with what the outcome tells of its variables (:meth:`_narrow`)."""
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING:
+                raise _Limit(f"statements nested more than {MAX_NESTING} deep (MAX_NESTING)")
+            return self._status(n, envs)
+        finally:
+            self._depth -= 1
+
+    def status_block(self, nodes, envs):
+        """The status of a list of statements: that of the last one."""
+        nodes = [c for c in nodes if c.type not in ("comment", "heredoc_body")]
+        if not nodes:
+            return envs, []
+        envs = self.block(nodes[:-1], envs)
+        return self.status(nodes[-1], envs)
+
+    def _status(self, n, envs):
+        t = n.type
+        if t == "negated_command":
+            inner = [c for c in n.named_children if c.type not in ("comment", "heredoc_body")]
+            if len(inner) != 1:
+                after = self.block(inner, envs)
+                return after, after
+            ok, failed = self.status(inner[0], envs)
+            return failed, ok
+        if t == "list":
+            children = n.children
+            ok, failed = self.status(children[0], envs)
+            i = 1
+            while i + 1 < len(children):
+                op, right = children[i], children[i + 1]
+                if op.type == "&&":  # the right side runs where the left succeeded
+                    ok2, failed2 = self.status(right, ok)
+                    ok, failed = ok2, failed + failed2
+                elif op.type == "||":  # ... where it failed
+                    ok2, failed2 = self.status(right, failed)
+                    ok, failed = ok + ok2, failed2
+                else:
+                    ok, failed = self.status(right, self._cap(ok + failed))
+                ok, failed = self._cap(ok), self._cap(failed)
+                i += 2
+            return ok, failed
+        if t == "test_command":
+            return self._decide(envs, lambda e: self._test(n, e))
+        if t == "command":
+            after = self.stmt(n, envs)
+            name = n.child_by_field_name("name")
+            if name is None or len(after) != len(envs) or any(a is not b for a, b in zip(after, envs)):
+                return after, after  # a function, or a command that assigned variables: not read
+            return self._decide(envs, lambda e: self._command_status(n, e))
+        if t == "compound_statement" and not (n.children and n.children[0].type == "(("):
+            return self.status_block(n.named_children, envs)
+        if t == "subshell":  # its status, but none of its assignments
+            ok, failed = [], []
+            for e in envs:
+                o, f = self.status_block(n.named_children, [dict(e)])
+                if o:
+                    ok.append(e)
+                if f:
+                    failed.append(e)
+            return ok, failed
+        if t == "redirected_statement":
+            body = n.child_by_field_name("body")
+            if body is None:
+                return envs, envs
+            ok, failed = self.status(body, envs)
+            return ok, self._cap(failed + ok)  # a redirection that fails fails the command
+        if t in ("variable_assignment", "variable_assignments"):
+            after = self.stmt(n, envs)
+            if self._has_substitution(n):  # its status is that of the last command substitution
+                return after, after
+            return after, []
+        after = self.stmt(n, envs)
+        return after, after
+
+    def _has_substitution(self, n) -> bool:
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            if x.type in ("command_substitution", "process_substitution"):
+                return True
+            stack.extend(x.named_children)
+        return False
+
+    def _decide(self, envs, outcome):
+        """Split the paths by *outcome* (``(True/False/None, narrowing if true, narrowing if
+        false)`` of a path's environment)."""
+        ok, failed = [], []
+        for e in envs:
+            known, if_true, if_false = outcome(e)
+            if known is None:
+                ok.append(self._narrow(e, if_true))
+                failed.append(self._narrow(e, if_false))
+            elif known:
+                ok.append(e)
+            else:
+                failed.append(e)
+        return ok, failed
+
+    def _narrow(self, env, what):
+        """*env* with what a test's outcome tells: a variable's value (``[ "$X" = a ]``
+        succeeded: X is ``a``), or a fact about a value that stays unknown (it failed: X is
+        not ``a``), valid while the variable holds that same value."""
+        if not what:
+            return env
+        env = dict(env)
+        for name, told in what:
+            if isinstance(told, Value):
+                env[name] = told
+            else:
+                facts = tuple(f for f in env.get(_FACTS, ()) if env.get(f[0]) is f[1])
+                env[_FACTS] = facts + ((name, env.get(name)) + told,)
+        return env
+
+    def _fact(self, env, name, op, rhs) -> Optional[bool]:
+        for f in env.get(_FACTS, ()):
+            if f[0] == name and f[2] == op and f[3] == rhs and env.get(name) is f[1]:
+                return f[4]
+        return None
+
+    def _command_status(self, n, env):
+        """``true``, ``false``, ``:`` (also as the value of a variable: ``if $USE_X``) and
+        ``test …``; any other command's status is unknown."""
+        name = n.child_by_field_name("name")
+        if self.text(name) == "test" and not any(c.type in ("file_redirect", "herestring_redirect",
+                                                             "heredoc_redirect") for c in n.children):
+            args = []
+            for a in n.children_by_field_name("argument"):
+                f = self._test_fields(a, env)
+                if f is None:
+                    return _UNDECIDED
+                args.extend(f)
+            return self._posix_test(args, env)
+        fields = _split(self.parts(name.named_children[0] if name.named_children else name, env, quoted=False))
+        if not fields or fields[0][1] or UNKNOWN in fields[0][0].text:
+            return _UNDECIDED
+        first = fields[0][0].text
+        if first in self.functions:
+            return _UNDECIDED
+        if first in ("true", ":"):
+            return _TRUE
+        if first == "false":
+            return _FALSE
+        return _UNDECIDED
+
+    # ``[ … ]`` and ``test …``: the arguments after expansion, evaluated by POSIX's rules on
+    # their number (bash's ``test`` for up to four arguments); anything bash would reject, a
+    # file test, a word whose expansion is unknown or may be split or globbed: unknown.
+    def _test(self, n, env):
+        kids = n.children
+        if not kids:
+            return _UNDECIDED
+        if kids[0].type == "[[":
+            return self._cond_test(n, env) if kids[-1].type == "]]" else _UNDECIDED
+        if kids[0].type != "[" or kids[-1].type != "]":
+            return _UNDECIDED
+        leaves: list = []
+        stack = list(reversed(kids[1:-1]))
+        while stack:
+            x = stack.pop()
+            if x.type in ("binary_expression", "unary_expression", "parenthesized_expression"):
+                stack.extend(reversed(x.children))
+            else:
+                leaves.append(x)
+        args = []
+        for leaf in leaves:
+            f = self._test_fields(leaf, env)
+            if f is None:
+                return _UNDECIDED
+            args.extend(f)
+        return self._posix_test(args, env)
+
+    def _test_fields(self, n, env):
+        """The arguments one word of ``[ … ]``/``test`` gives: ``(value, variable)`` pairs
+        (value None when unknown; *variable* names X for a word that is exactly ``"$X"``);
+        None when their number or text cannot be known."""
+        t = n.type
+        if not n.is_named or t == "test_operator":
+            return [(self.literal(n, unquoted=True), None)]
+        if t in ("word", "number", "extglob_pattern"):
+            if any(ch in _GLOB for ch in self.text(n)):
+                return None  # pathname expansion, or escapes
+            return [(self.literal(n, unquoted=True), None)]
+        if t in ("string", "raw_string"):
+            pieces = self.parts(n, env, quoted=True)
+            if any(v.is_array or MANY in v.text for v, _ in pieces):
+                return None  # "${A[@]}", "$@": any number of words
+            value = _join(v for v, _ in pieces)
+            return [(None if UNKNOWN in value.text else value, self._lone_variable(n))]
+        if t in _EXPANSION_TYPES:
+            value = self.expand(n, env)
+            if value.is_array or UNKNOWN in value.text or any(ch in _GLOB for ch in value.text):
+                return None
+            return [(w, None) for w, _ in _split([(value, True)])]
+        if t == "concatenation":
+            parts = []
+            for c in n.children:
+                if c.type in ("word", "number", "extglob_pattern", "string", "raw_string"):
+                    f = self._test_fields(c, env)
+                    if f is None or len(f) != 1 or f[0][0] is None:
+                        return None
+                    parts.append(f[0][0])
+                else:
+                    return None
+            return [(_join(parts), None)]
+        return None
+
+    def _lone_variable(self, n) -> Optional[str]:
+        """X when word *n* is exactly ``$X``, ``${X}``, ``"$X"`` or ``"${X}"``."""
+        m = _LONE_VARIABLE.fullmatch(self.text(n))
+        return (m.group(1) or m.group(2)) if m else None
+
+    def _posix_test(self, args, env):
+        def text(i):
+            return args[i][0].text if args[i][0] is not None else None
+
+        n = len(args)
+        if n == 0:
+            return _FALSE
+        if n == 1:
+            return self._nonempty(args[0], env)
+        if n == 2:
+            if text(0) == "!":
+                return _negate(self._nonempty(args[1], env))
+            if text(0) in ("-n", "-z"):
+                r = self._nonempty(args[1], env)
+                return r if text(0) == "-n" else _negate(r)
+            return _UNDECIDED  # a file test, an error, or an unknown first word
+        if n == 3:
+            if text(1) in _BINARY_TESTS:
+                return self._binary(text(1), args[0], args[2], env, "[")
+            if text(0) == "!":
+                return _negate(self._posix_test(args[1:], env))
+            if text(0) == "(" and text(2) == ")":
+                return self._posix_test(args[1:2], env)
+            return _UNDECIDED
+        if n == 4:
+            if text(0) == "!":
+                return _negate(self._posix_test(args[1:], env))
+            if text(0) == "(" and text(3) == ")":
+                return self._posix_test(args[1:3], env)
+        return _UNDECIDED
+
+    def _nonempty(self, arg, env):
+        value, name = arg
+        if value is not None:
+            return _TRUE if value.text else _FALSE
+        if name is None or self._is_array(env, name):
+            return _UNDECIDED
+        known = self._fact(env, name, "-n", "")
+        if known is not None:
+            return _TRUE if known else _FALSE
+        return None, ((name, ("-n", "", True)),), ((name, EMPTY),)
+
+    def _is_array(self, env, name) -> bool:
+        v = env.get(name)
+        return v is not None and v.is_array
+
+    def _binary(self, op, a, b, env, kind):
+        """``a op b`` in ``[ ]`` (*kind* ``"["``) or ``[[ ]]`` (``"[["``; the right side of
+        ``==`` has been read as a pattern)."""
+        if op in ("=", "==", "!="):
+            r = self._equal(a, b, env)
+            return _negate(r) if op == "!=" else r
+        if op in _INT_TESTS:
+            return self._compare(op, a, b, env, kind)
+        if op in ("-a", "-o") and kind == "[":
+            ra, rb = self._nonempty(a, env), self._nonempty(b, env)
+            if op == "-a":
+                return _FALSE if False in (ra[0], rb[0]) else _TRUE if ra[0] and rb[0] else _UNDECIDED
+            return _TRUE if True in (ra[0], rb[0]) else _FALSE if ra[0] is False and rb[0] is False else _UNDECIDED
+        return _UNDECIDED  # <, >, -nt, -ot, -ef, =~
+
+    def _equal(self, a, b, env):
+        if a[0] is not None and b[0] is not None:
+            return _TRUE if a[0].text == b[0].text else _FALSE
+        if a[0] is not None:
+            a, b = b, a
+        (_, name), (value, _) = a, b
+        if value is None or name is None or self._is_array(env, name):
+            return _UNDECIDED
+        known = self._fact(env, name, "=", value.text)
+        if known is not None:
+            return _TRUE if known else _FALSE
+        return None, ((name, value),), ((name, ("=", value.text, False)),)
+
+    def _compare(self, op, a, b, env, kind):
+        x = _integer(a[0].text, kind) if a[0] is not None else None
+        y = _integer(b[0].text, kind) if b[0] is not None else None
+        if (a[0] is not None and x is None) or (b[0] is not None and y is None):
+            return _UNDECIDED  # not an integer: bash reports an error
+        if x is not None and y is not None:
+            return _TRUE if _INT_TESTS[op](x, y) else _FALSE
+        if x is not None:  # the variable on the right: 1 -lt $X is $X -gt 1
+            a, b, x, y = b, a, y, x
+            op = _SWAPPED.get(op, op)
+        name = a[1]
+        if y is None or name is None or self._is_array(env, name):
+            return _UNDECIDED
+        # a fact is kept as one of -eq, -lt, -gt and its outcome
+        negated = op in _NEGATED_INT
+        base = _NEGATED_INT.get(op, op)
+        key = kind + base
+        known = self._fact(env, name, key, y)
+        if known is not None:
+            return _TRUE if known != negated else _FALSE
+        return None, ((name, (key, y, not negated)),), ((name, (key, y, negated)),)
+
+    # ``[[ … ]]``: bash's grammar (``!``, ``( )``, ``&&`` before ``||``), read from the
+    # expression's tokens (tree-sitter-bash does not always group them as bash does); words
+    # are not split, and the right side of ``==``/``!=`` is a pattern: unknown unless quoted
+    # or free of pattern characters.
+    def _cond_test(self, n, env):
+        tokens: list = []
+        stack = [c for c in reversed(n.children[1:-1]) if c.type != "comment"]
+        while stack:
+            x = stack.pop()
+            if x.type in ("binary_expression", "unary_expression", "parenthesized_expression"):
+                stack.extend(reversed(x.children))
+            elif x.type == "regex":
+                return _UNDECIDED  # =~ (and what tree-sitter-bash may have read into its regex)
+            else:
+                tokens.append(x)
+        pos, nesting = [0], [0]
+
+        def op(i):
+            if i < len(tokens) and (not tokens[i].is_named or tokens[i].type == "test_operator"):
+                return self.text(tokens[i])
+            return None
+
+        def expr():
+            r = conj()
+            while op(pos[0]) == "||":
+                pos[0] += 1
+                r = self._cond_logic("||", r, conj)
+            return r
+
+        def conj():
+            r = term()
+            while op(pos[0]) == "&&":
+                pos[0] += 1
+                r = self._cond_logic("&&", r, term)
+            return r
+
+        def term(depth=0):
+            i = pos[0]
+            if i >= len(tokens) or depth > MAX_NESTING:
+                raise ValueError
+            o = op(i)
+            if o == "!":
+                pos[0] += 1
+                return _negate(term(depth + 1))
+            if o == "(":
+                pos[0] += 1
+                nesting[0] += 1
+                if nesting[0] > MAX_NESTING:
+                    raise ValueError
+                r = expr()
+                nesting[0] -= 1
+                if op(pos[0]) != ")":
+                    raise ValueError
+                pos[0] += 1
+                return r
+            if o in ("&&", "||", ")"):
+                raise ValueError
+            if o is not None and o.startswith("-") and len(o) == 2 and i + 1 < len(tokens) \
+                    and op(i + 1) not in ("&&", "||", ")"):
+                pos[0] += 2
+                if o not in ("-n", "-z"):
+                    return _UNDECIDED  # a file test, -v, -o...
+                r = self._nonempty(self._cond_word(tokens[i + 1], env), env)
+                return r if o == "-n" else _negate(r)
+            b = op(i + 1)
+            if b is not None and b not in ("&&", "||", ")") and i + 2 < len(tokens):
+                pos[0] += 3
+                left, right = tokens[i], tokens[i + 2]
+                if b in ("=", "==", "!="):
+                    return self._binary(b, self._cond_word(left, env), self._cond_pattern(right, env), env, "[[")
+                if b in _INT_TESTS:
+                    return self._binary(b, self._cond_word(left, env), self._cond_word(right, env), env, "[[")
+                return _UNDECIDED
+            pos[0] += 1
+            return self._nonempty(self._cond_word(tokens[i], env), env)  # a lone word: non-empty
+
+        try:
+            r = expr()
+        except ValueError:
+            return _UNDECIDED
+        return r if pos[0] == len(tokens) else _UNDECIDED
+
+    def _cond_logic(self, op, a, right):
+        """``a && right()`` / ``a || right()``: the right side is read only where the left
+        does not decide (bash does not evaluate it there)."""
+        stop = op == "||"  # the outcome of the left side that decides
+        if a[0] is stop:
+            return a
+        b = right()
+        if a[0] is not None:
+            return b
+        if b[0] is stop:
+            return b
+        if b[0] is not None:
+            return a
+        if op == "&&":
+            return None, a[1] + b[1], ()
+        return None, (), a[2] + b[2]
+
+    def _cond_word(self, n, env):
+        """A word of ``[[ ]]``: ``(value or None, variable)``, not split."""
+        if n.type in ("word", "number", "extglob_pattern"):
+            return self.literal(n, unquoted=True), None
+        pieces = self.parts(n, env, quoted=True)
+        if any(v.is_array or MANY in v.text for v, _ in pieces):
+            return None, None
+        value = _join(v for v, _ in pieces)
+        return (None if UNKNOWN in value.text else value), self._lone_variable(n)
+
+    def _cond_pattern(self, n, env):
+        """The right side of ``==`` in ``[[ ]]`` as the string it matches exactly, or None."""
+        t = n.type
+        if t in ("string", "raw_string"):
+            return self._cond_word(n, env)
+        if t in ("word", "number", "extglob_pattern"):
+            if any(ch in _GLOB for ch in self.text(n)):
+                return None, None
+            return self.literal(n, unquoted=True), None
+        if t in _EXPANSION_TYPES:
+            value = self.expand(n, env)
+            if value.is_array or UNKNOWN in value.text or any(ch in _GLOB for ch in value.text):
+                return None, None
+            return value, None
+        if t == "concatenation":
+            parts = []
+            for c in n.children:
+                value, _ = self._cond_pattern(c, env)
+                if value is None:
+                    return None, None
+                parts.append(value)
+            return _join(parts), None
+        return None, None
 
     def case_stmt(self, n, envs):
         out = []
@@ -913,6 +1371,33 @@ class _Walker:
         return out
 
 
+_UNDECIDED = (None, (), ())
+_TRUE = (True, (), ())
+_FALSE = (False, (), ())
+_FACTS = "\x00facts"  # an environment's facts about unknown values (never a variable's name)
+_GLOB = frozenset("*?[\\(")  # pattern characters (and escapes, and extglob's parentheses)
+_LONE_VARIABLE = re.compile(r'"?\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})"?')
+_BINARY_TESTS = {"=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef",
+                 "-a", "-o"}
+_INT_TESTS = {"-eq": lambda x, y: x == y, "-ne": lambda x, y: x != y, "-lt": lambda x, y: x < y,
+              "-le": lambda x, y: x <= y, "-gt": lambda x, y: x > y, "-ge": lambda x, y: x >= y}
+_SWAPPED = {"-lt": "-gt", "-gt": "-lt", "-le": "-ge", "-ge": "-le"}
+_NEGATED_INT = {"-ne": "-eq", "-ge": "-lt", "-le": "-gt"}
+# an integer operand: ``test`` takes blanks around decimal digits; ``[[ ]]`` evaluates an
+# arithmetic expression, which is read here only when it is a plain decimal number
+_TEST_INT = re.compile(r"[ \t\n]*([+-]?[0-9]{1,18})[ \t\n]*")
+_COND_INT = re.compile(r"[ \t\n]*([+-]?(?:0|[1-9][0-9]{0,17}))[ \t\n]*")
+
+
+def _integer(text: str, kind: str) -> Optional[int]:
+    m = (_TEST_INT if kind == "[" else _COND_INT).fullmatch(text)
+    return int(m.group(1)) if m else None
+
+
+def _negate(r):
+    return (None if r[0] is None else not r[0]), r[2], r[1]
+
+
 class _MappedSource:
     """The source of a ``bash -c`` string: its offsets are those of the string's text, each
     mapped to where that character was written in the outer script."""
@@ -930,9 +1415,11 @@ class _MappedSource:
         return self.outer.span_of(a if a is not None else 0)
 
 
-def _value_key(v: Value):
+def _value_key(v):
     """What tells two values apart (an array by its items: two paths whose arrays differ are
     two paths)."""
+    if not isinstance(v, Value):  # the facts of a path (about values, by identity)
+        return tuple((f[0], id(f[1])) + f[2:] for f in v)
     if v.is_array:
         return (True, tuple(_value_key(i) for i in v.items))
     return (v.text, v.offs)

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from conftest import codes
 
-MASTER = '[tool.npulint.releases]\nmindspeed = "master"\nmindspeed-llm = "master"\n'
+# core_r0.8.0-era MindSpeed, whose validator rejects AMO with any recompute flag
+LEGACY = '[tool.npulint.releases]\nmindspeed = ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0"]\n'
 AMO = "--adaptive-memory-optimization"
 LAUNCH = "torchrun pretrain_gpt.py"
 # the requirement of --recompute-in-bubble: pipeline size > 1 (and a virtual pipeline)
@@ -15,7 +16,7 @@ BUBBLE = f"{LAUNCH} --pipeline-model-parallel-size $PP --num-layers-per-virtual-
 
 
 def sh(lint, src):
-    return codes(lint({"run.sh": src}, select=["NPU0", "NPU5"], config=MASTER))
+    return codes(lint({"run.sh": src}, select=["NPU0", "NPU5"], config=LEGACY))
 
 
 # -------------------------------------------------------------------- paths
@@ -26,3 +27,123 @@ def test_paths_whose_arrays_differ_are_not_merged(lint):
     src = f'if [ -n "$X" ]; then A=(--bf16); else A=(--swap-attention); fi\n{LAUNCH} "${{A[@]}}" {AMO}\n'
     assert sh(lint, src) == ["NPU501"]
     assert sh(lint, src.replace("A=(--swap-attention)", "A=(--fp16)")) == []
+
+
+# -------------------------------------------------------------------- conditions bash decides
+
+RECOMPUTE = "--recompute-granularity full --recompute-method uniform"
+
+
+def test_a_test_of_known_values_takes_one_branch(lint):
+    src = f"""\
+    ENABLE_RECOMPUTE=0
+    GPT_ARGS="--bf16"
+    if [ "$ENABLE_RECOMPUTE" -eq 1 ]; then
+        GPT_ARGS="$GPT_ARGS {RECOMPUTE}"
+    fi
+    {LAUNCH} $GPT_ARGS {AMO}
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("ENABLE_RECOMPUTE=0", "ENABLE_RECOMPUTE=1")) == ["NPU501", "NPU501"]
+    # test's integers may have blanks and leading zeros; a word that is no integer is an error
+    # in bash: unknown, both branches stay
+    assert sh(lint, src.replace("ENABLE_RECOMPUTE=0", "ENABLE_RECOMPUTE=' 01'")) == ["NPU501", "NPU501"]
+    assert sh(lint, src.replace("ENABLE_RECOMPUTE=0", "ENABLE_RECOMPUTE=yes")) == ["NPU501", "NPU501"]
+
+
+def test_and_or_lists_of_known_tests(lint):
+    src = f"""\
+    activation_checkpoint="false"
+    ds_args="{AMO}"
+    [[ $activation_checkpoint == true ]] && ds_args="$ds_args --recompute-activations"
+    test "$activation_checkpoint" = true || [ -z "$activation_checkpoint" ] && ds_args="$ds_args --swap-attention"
+    {LAUNCH} $ds_args
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace('="false"', '="true"')) == ["NPU501", "NPU501"]
+    assert sh(lint, src.replace('="false"', '=""')) == ["NPU501"]  # only the second list runs its right side
+
+
+def test_true_and_false_as_a_variable_s_value(lint):
+    src = f"""\
+    USE_AMO=true
+    if $USE_AMO; then
+        MEM="{AMO}"
+    else
+        MEM="{RECOMPUTE}"
+    fi
+    if ! $USE_AMO; then
+        MEM="$MEM --swap-attention"
+    fi
+    {LAUNCH} $MEM --bf16
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("USE_AMO=true", "USE_AMO=$1")) == ["NPU501"]  # unknown: every path
+
+
+def test_elif_and_else_after_a_decided_condition(lint):
+    src = f"""\
+    MODE=amo
+    if [[ "$MODE" == swap ]]; then ARGS="--swap-attention"
+    elif [[ $MODE = amo && -n $MODE ]]; then ARGS=""
+    else ARGS="{RECOMPUTE}"
+    fi
+    {LAUNCH} $ARGS {AMO}
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("MODE=amo", "MODE=swap")) == ["NPU501"]
+    assert sh(lint, src.replace("MODE=amo", "MODE=other")) == ["NPU501", "NPU501"]  # the else branch only
+
+
+def test_a_launch_in_a_branch_bash_skips_is_not_checked(lint):
+    src = f"DEBUG=0\nif [ $DEBUG = 1 ]; then\n  {LAUNCH} {AMO} --swap-attention\nfi\n"
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("DEBUG=0", "DEBUG=1")) == ["NPU501"]
+
+
+def test_conditions_that_stay_unknown(lint):
+    body = f'then ARGS="--swap-attention"; fi\n{LAUNCH} $ARGS {AMO}\n'
+    for cond in ('[ -f "$CONF" ]', '[ "$X" = 1 -a 2 = 2 ]', 'grep -q amo cfg', 'X=abc; [ "$X" -lt 1 ]',
+                 'M=abc; [[ $M == a* ]]', "M='a*'; [[ abc == $M ]]", 'M=x; [[ $M =~ x ]]', 'X="a b"; [ $X = a ]',
+                 'f() { :; }; true', '[ "${A[@]}" = a ]'):
+        assert sh(lint, f"if {cond}; {body}") == ["NPU501"], cond
+    # quoted, the pattern is a string
+    assert sh(lint, f"if M=abc; [[ $M == \"a*\" ]]; {body}") == []
+
+
+# -------------------------------------------------------------------- what a condition tells
+
+
+def test_a_condition_tested_again_takes_the_branch_it_took(lint):
+    # MODE is unknown, but on each path the two tests agree: no path has both flags
+    src = f"""\
+    if [ "$MODE" = amo ]; then MEM="{AMO}"; fi
+    if [ "$MODE" != amo ]; then OPT="--swap-attention"; fi
+    {LAUNCH} $MEM $OPT --bf16
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace('!= amo', '!= swap')) == ["NPU501"]  # a path with both: MODE=amo
+    same = f"""\
+    if [[ $N -gt 4 ]]; then A="{AMO}"; else A=""; fi
+    if [[ 4 -lt $N ]]; then B=""; else B="--swap-attention"; fi
+    [ -z "$V" ] || C="{AMO}"
+    [ "$V" ] || D="--recompute-activations"
+    {LAUNCH} $A $B
+    {LAUNCH} $C $D
+    """
+    assert sh(lint, same) == []
+    assert sh(lint, same.replace('[ "$V" ]', '[ "$W" ]')) == ["NPU501"]
+
+
+def test_what_a_condition_tells_lasts_until_the_variable_changes(lint):
+    src = f"""\
+    if [ "$MODE" = amo ]; then MEM="{AMO}"; fi
+    MODE=$1
+    if [ "$MODE" != amo ]; then OPT="--swap-attention"; fi
+    {LAUNCH} $MEM $OPT --bf16
+    """
+    assert sh(lint, src) == ["NPU501"]
+    # a value that passed `=` is the value: PP is 1 where the launch runs
+    pp = 'if [ "$PP" = 1 ]; then ' + BUBBLE.strip() + "; fi\n"
+    assert sh(lint, pp) == ["NPU504"]
+    assert sh(lint, pp.replace("= 1", "= 2")) == []
