@@ -17,7 +17,9 @@ else (file tests, other commands, unknown values, a pattern) leaves both branche
 keeps what its condition told (:meth:`_Walker._narrow`): after ``[ "$X" = a ]`` succeeded, X
 is ``a``; where it failed, X is not ``a``, until X changes. The commands of a condition run
 (and are launch commands). Variables assigned in loops are unknown
-after them; a function's body is analysed where it is called; after ``source f`` every
+after them; a function's body is analysed where it is called (its ``local`` variables, and
+``declare``/``typeset`` ones without ``-g``, are seen by the functions it calls and give the
+caller's values back when it returns; ``local`` outside a function assigns nothing); after ``source f`` every
 variable set so far is unknown (except for CANN's ``set_env.sh``). Comments, ``echo``/``printf`` text and here-documents are never commands.
 ``bash -c "…"`` (also behind wrappers: :func:`command_start`) runs its string, read as a
 script of its own whose words point back into the outer script. Each command knows the
@@ -449,7 +451,7 @@ class _Walker:
         # merge identical environments, then cap
         uniq, seen = [], set()
         for e in envs:
-            key = tuple(sorted((k, _value_key(v)) for k, v in e.items()))
+            key = _env_key(e)
             if key not in seen:
                 seen.add(key)
                 uniq.append(e)
@@ -476,7 +478,9 @@ class _Walker:
             return envs
         if t == "variable_assignment":
             return [self.assign(n, e, copy=True) for e in envs]
-        if t in ("variable_assignments", "declaration_command"):
+        if t == "declaration_command":
+            return [self.declare(n, e) for e in envs]
+        if t == "variable_assignments":
             out = []
             for e in envs:
                 e = dict(e)
@@ -492,6 +496,7 @@ class _Walker:
                 for c in n.named_children:
                     name = self.text(c)
                     e.pop(name, None)
+                    _forget(e, (name,))
                 out.append(e)
             return out
         if t == "command":
@@ -504,7 +509,7 @@ class _Walker:
                 if not (target.endswith("/set_env.sh") or target == "/etc/os-release"):
                     # the sourced file may set any variable: what the script set so far is unknown
                     # (CANN's set_env.sh only sets the toolkit's environment)
-                    return [{k: Value.unknown() for k in e} for e in envs]
+                    return [_all_unknown(e) for e in envs]
                 return envs
             for e in envs:
                 self.command(n, e)
@@ -1083,10 +1088,33 @@ class _Walker:
         if node is not None:
             self.call_noqa = self._noqa_lines(node, ())
         try:
-            return self.block(body.named_children, envs)
+            envs = [dict(e, **{_FRAMES: e.get(_FRAMES, ()) + ((),)}) for e in envs]
+            # the body as a statement: a ``f() ( … )`` body is a subshell, its assignments stay in it
+            return self._cap([self._leave(e) for e in self.stmt(body, envs)])
         finally:
             self.calling.pop()
             self.call_noqa = outer
+
+    @staticmethod
+    def _leave(env):
+        """*env* after a function returns: its local variables give back the values they hid."""
+        frames = env.get(_FRAMES)
+        if not frames:
+            return env
+        env = dict(env)
+        names = []
+        for name, saved in reversed(frames[-1]):
+            names.append(name)
+            if saved is None:
+                env.pop(name, None)
+            else:
+                env[name] = saved
+        _forget(env, names)
+        if len(frames) > 1:
+            env[_FRAMES] = frames[:-1]
+        else:
+            del env[_FRAMES]
+        return env
 
     def _assigned_names(self, n) -> List[str]:
         """The names *n*'s subtree may assign; each subtree's are computed once per script
@@ -1126,6 +1154,58 @@ class _Walker:
         return names
 
     # -- assignments -----------------------------------------------------------------
+    def declare(self, n, env):
+        """``export``, ``readonly``, ``declare``, ``typeset``, ``local``. In a function,
+        ``local`` and ``declare``/``typeset`` without ``-g`` make their variables local (bash's
+        dynamic scope: the functions it calls see them; the caller's values come back when it
+        returns); ``declare -g`` assigns the global variable a local hides. ``local`` outside a
+        function is an error: nothing is assigned."""
+        keyword = n.children[0].type if n.children else ""
+        frames = env.get(_FRAMES, ())
+        if keyword == "local" and not frames:
+            return env
+        env = dict(env)
+        options = ""
+        names = []
+        for c in n.named_children:
+            if c.type == "word" and not names and self.text(c)[:1] in ("-", "+"):
+                options += self.text(c)[1:] if self.text(c)[:1] == "-" else ""
+                continue
+            if c.type == "variable_assignment":
+                nm = c.child_by_field_name("name")
+                names.append((self.text(nm).split("[")[0] if nm is not None else None, c))
+            elif c.type == "variable_name":
+                names.append((self.text(c), None))
+        local = frames and (keyword == "local" or (keyword in ("declare", "typeset") and "g" not in options))
+        for name, c in names:
+            if name is None:
+                continue
+            if local:
+                top = frames[-1]
+                fresh = all(saved_name != name for saved_name, _ in top)
+                if fresh:
+                    frames = frames[:-1] + (top + ((name, env.get(name)),),)
+                    env[_FRAMES] = frames
+                if c is not None:
+                    env = self.assign(c, env, copy=False)
+                elif fresh:
+                    env[name] = EMPTY  # a new local is empty (it hides the caller's value)
+                    _forget(env, (name,))
+                continue
+            if c is None:
+                continue
+            outer = next((i for i, frame in enumerate(frames) if any(nm == name for nm, _ in frame)), None)
+            if "g" in options and outer is not None:
+                # declare -g under a local of that name: the global value is the one the
+                # outermost local hides
+                new = self.assign(c, dict(env), copy=False).get(name)
+                frame = tuple((nm, new if nm == name else saved) for nm, saved in frames[outer])
+                frames = frames[:outer] + (frame,) + frames[outer + 1:]
+                env[_FRAMES] = frames
+                continue
+            env = self.assign(c, env, copy=False)
+        return env
+
     def assign(self, n, env, copy: bool):
         if copy:
             env = dict(env)
@@ -1375,6 +1455,9 @@ _UNDECIDED = (None, (), ())
 _TRUE = (True, (), ())
 _FALSE = (False, (), ())
 _FACTS = "\x00facts"  # an environment's facts about unknown values (never a variable's name)
+# the functions running on a path, innermost last: per function, the variables it made local
+# and the values they hide (None: unset), restored when it returns
+_FRAMES = "\x00frames"
 _GLOB = frozenset("*?[\\(")  # pattern characters (and escapes, and extglob's parentheses)
 _LONE_VARIABLE = re.compile(r'"?\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})"?')
 _BINARY_TESTS = {"=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef",
@@ -1415,11 +1498,41 @@ class _MappedSource:
         return self.outer.span_of(a if a is not None else 0)
 
 
+def _env_key(env) -> tuple:
+    """What tells two paths' environments apart."""
+    out = []
+    for k, v in env.items():
+        if k == _FACTS:  # about values, by identity
+            out.append((k, tuple((f[0], id(f[1])) + f[2:] for f in v)))
+        elif k == _FRAMES:
+            out.append((k, tuple(tuple((name, None if saved is None else _value_key(saved)) for name, saved in frame)
+                                 for frame in v)))
+        else:
+            out.append((k, _value_key(v)))
+    return tuple(sorted(out))
+
+
+def _all_unknown(env) -> dict:
+    """*env* after something that may have set any variable (``source``, ``eval`` of unknown
+    text): every variable is unknown, also the outer values a function's locals hide, and
+    nothing is known about values any more."""
+    out = {k: Value.unknown() for k in env if k not in (_FACTS, _FRAMES)}
+    frames = env.get(_FRAMES)
+    if frames:
+        out[_FRAMES] = tuple(tuple((name, Value.unknown()) for name, _ in frame) for frame in frames)
+    return out
+
+
+def _forget(env, names) -> None:
+    """Drop (in place, on a copy) the facts about *names*, whose values change."""
+    facts = env.get(_FACTS)
+    if facts:
+        env[_FACTS] = tuple(f for f in facts if f[0] not in names)
+
+
 def _value_key(v):
     """What tells two values apart (an array by its items: two paths whose arrays differ are
     two paths)."""
-    if not isinstance(v, Value):  # the facts of a path (about values, by identity)
-        return tuple((f[0], id(f[1])) + f[2:] for f in v)
     if v.is_array:
         return (True, tuple(_value_key(i) for i in v.items))
     return (v.text, v.offs)

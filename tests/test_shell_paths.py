@@ -147,3 +147,62 @@ def test_what_a_condition_tells_lasts_until_the_variable_changes(lint):
     pp = 'if [ "$PP" = 1 ]; then ' + BUBBLE.strip() + "; fi\n"
     assert sh(lint, pp) == ["NPU504"]
     assert sh(lint, pp.replace("= 1", "= 2")) == []
+
+
+# -------------------------------------------------------------------- function-local variables
+
+
+def test_a_local_variable_is_gone_when_its_function_returns(lint):
+    src = f"""\
+    ARGS="{AMO}"
+    print_full() {{
+        local ARGS="$ARGS --recompute-granularity full"
+        echo "a full-recompute run would use: $ARGS"
+    }}
+    print_full
+    {LAUNCH} $ARGS
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("local ARGS", "ARGS")) == ["NPU501"]  # not local: the caller's ARGS
+    for keyword in ("declare", "typeset", "local -x"):
+        assert sh(lint, src.replace("local ARGS", f"{keyword} ARGS")) == [], keyword
+    assert sh(lint, src.replace("local ARGS", "declare -g ARGS")) == ["NPU501"]
+
+
+def test_a_local_is_seen_by_the_functions_its_function_calls(lint):
+    src = f"""\
+    ARGS="--bf16"
+    run() {{ {LAUNCH} $ARGS; }}
+    with_amo() {{ local ARGS="$ARGS {AMO} --swap-attention"; run; }}
+    with_amo
+    run
+    """
+    assert sh(lint, src) == ["NPU501"]  # the run inside with_amo
+    assert sh(lint, src.replace("    with_amo\n", "")) == []
+    # a new local without a value is empty, not the caller's value
+    empty = f'ARGS="{AMO} --swap-attention"\nf() {{ local ARGS; {LAUNCH} $ARGS; }}\nf\n'
+    assert sh(lint, empty) == []
+    assert sh(lint, empty.replace("local ARGS; ", "")) == ["NPU501"]
+
+
+def test_declare_g_sets_the_global_a_local_hides(lint):
+    src = f"""\
+    PP=4
+    f() {{ local PP=2; g; }}
+    g() {{ declare -g PP=1; }}
+    f
+    {BUBBLE}"""
+    assert sh(lint, src) == ["NPU504"]  # PP is 1 after f returns
+    assert sh(lint, src.replace("declare -g PP=1", "PP=1")) == []  # assigns f's local: PP is 4 again
+
+
+def test_local_outside_a_function_assigns_nothing(lint):
+    # bash: "local: can only be used in a function"; PP keeps 1
+    assert sh(lint, "PP=1\nlocal PP=4\n" + BUBBLE) == ["NPU504"]
+    assert sh(lint, "PP=1\nPP=4\n" + BUBBLE) == []
+
+
+def test_a_subshell_function_body_keeps_its_assignments(lint):
+    src = f'ARGS={AMO}\nf() ( ARGS="$ARGS --swap-attention" )\nf\n{LAUNCH} $ARGS\n'
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("f() (", "f() {").replace('" )\n', '"; }\n')) == ["NPU501"]
