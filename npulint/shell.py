@@ -20,7 +20,13 @@ is ``a``; where it failed, X is not ``a``, until X changes. The commands of a co
 after them; a function's body is analysed where it is called (its ``local`` variables, and
 ``declare``/``typeset`` ones without ``-g``, are seen by the functions it calls and give the
 caller's values back when it returns; ``local`` outside a function assigns nothing); after ``source f`` every
-variable set so far is unknown (except for CANN's ``set_env.sh``). Comments, ``echo``/``printf`` text and here-documents are never commands.
+variable set so far is unknown (except for CANN's ``set_env.sh``). The builtins that assign
+make their variables unknown: ``read``, ``mapfile``/``readarray``, ``printf -v``,
+``getopts``, ``wait -p``, ``cd`` (PWD), ``let``, arithmetic (``((X++))``, ``$((X=4))``),
+``${X:=v}`` where X is unset or empty, and assignments through a ``declare -n`` reference.
+``eval`` of known text runs that text here, as script; ``eval`` of unknown text, and
+``export``/``declare`` of an unknown expansion (``export $(… | xargs)``), may set any
+variable: every variable is unknown after them, as after ``source``. Comments, ``echo``/``printf`` text and here-documents are never commands.
 ``bash -c "…"`` (also behind wrappers: :func:`command_start`) runs its string, read as a
 script of its own whose words point back into the outer script. Each command knows the
 ``# noqa`` comment lines directly above the statements that hold it (:attr:`Command.noqa_lines`).
@@ -426,10 +432,14 @@ class _Walker:
     def __init__(self, script: Script, depth: int = 0, noqa: Tuple[int, ...] = ()):
         self.s = script
         self.data = script.data
-        self.functions: Dict[str, object] = {}
+        self.functions: Dict[str, Tuple[object, "_Walker"]] = {}  # name: (body, the walker of its text)
         self.calling: List[str] = []
-        self.depth = depth  # ``bash -c`` strings inside ``bash -c`` strings
+        self.depth = depth  # ``bash -c`` strings (and ``eval`` texts) inside one another
         self.call_noqa: Tuple[int, ...] = noqa  # noqa lines of the call sites that run this code
+        # ``declare -n`` names, on any path so far: the variables they may refer to (None: not
+        # known); assigning one assigns those
+        self.namerefs: Dict[str, set] = {}
+        self.span: Optional[Span] = None  # the span of the commands an ``eval`` text runs
 
     # -- driver ----------------------------------------------------------------------
     def run(self, root) -> None:
@@ -476,6 +486,10 @@ class _Walker:
             return envs
         if t == "ERROR" or n.is_missing:
             return envs
+        if t in _SIMPLE or (t == "compound_statement" and n.children and n.children[0].type == "(("):
+            envs = self._expansion_effects(n, envs)
+            if t == "compound_statement":  # (( … )): nothing else happens
+                return envs
         if t == "variable_assignment":
             return [self.assign(n, e, copy=True) for e in envs]
         if t == "declaration_command":
@@ -511,9 +525,16 @@ class _Walker:
                     # (CANN's set_env.sh only sets the toolkit's environment)
                     return [_all_unknown(e) for e in envs]
                 return envs
+            out, changed = [], False
             for e in envs:
-                self.command(n, e)
-            return envs
+                fields = self.command(n, e)
+                after = self._effects(n, fields, e) if fields else None
+                if after is None:
+                    out.append(e)
+                else:
+                    out.extend(after)
+                    changed = True
+            return self._cap(out) if changed else envs
         if t == "redirected_statement":
             body = n.child_by_field_name("body")
             return self.stmt(body, envs) if body is not None else envs
@@ -640,6 +661,7 @@ class _Walker:
                 i += 2
             return ok, failed
         if t == "test_command":
+            envs = self._expansion_effects(n, envs)
             return self._decide(envs, lambda e: self._test(n, e))
         if t == "command":
             after = self.stmt(n, envs)
@@ -1057,12 +1079,7 @@ class _Walker:
         # the body may run zero or more times: analyse its commands once, and every variable
         # it assigns is unknown afterwards (and inside it)
         assigned = self._assigned_names(n)
-        inner = []
-        for e in envs:
-            e = dict(e)
-            for name in assigned:
-                e[name] = Value.unknown()
-            inner.append(e)
+        inner = [self._set_unknown(e, assigned) for e in envs]
         body = n.child_by_field_name("body")
         if body is not None:
             self.block(body.named_children, [dict(e) for e in inner])
@@ -1074,15 +1091,15 @@ class _Walker:
         name = n.child_by_field_name("name")
         body = n.child_by_field_name("body")
         if name is not None and body is not None:
-            self.functions[self.text(name)] = body
+            self.functions[self.text(name)] = (body, self)
         return envs
 
     def call(self, name: str, envs, node=None):
-        body = self.functions[name]
+        body, owner = self.functions[name]
         if name in self.calling or len(self.calling) > 8:
             # recursion: whatever the body assigns is unknown from here on
-            assigned = self._assigned_names(body)
-            return [dict(e, **{a: Value.unknown() for a in assigned}) for e in envs]
+            assigned = owner._assigned_names(body)
+            return [self._set_unknown(e, assigned) for e in envs]
         self.calling.append(name)
         outer = self.call_noqa
         if node is not None:
@@ -1090,7 +1107,11 @@ class _Walker:
         try:
             envs = [dict(e, **{_FRAMES: e.get(_FRAMES, ()) + ((),)}) for e in envs]
             # the body as a statement: a ``f() ( … )`` body is a subshell, its assignments stay in it
-            return self._cap([self._leave(e) for e in self.stmt(body, envs)])
+            owner_noqa, owner.call_noqa = owner.call_noqa, self.call_noqa
+            try:
+                return self._cap([self._leave(e) for e in owner.stmt(body, envs)])
+            finally:
+                owner.call_noqa = owner_noqa
         finally:
             self.calling.pop()
             self.call_noqa = outer
@@ -1138,20 +1159,226 @@ class _Walker:
         return list(memo[n.id])
 
     def _own_assigned(self, x) -> List[str]:
+        """The names node *x* itself may assign, read from its text alone (:data:`_ALL`: any)."""
         names: List[str] = []
-        if x.type == "variable_assignment":
+        t = x.type
+        if t == "variable_assignment":
             nm = x.child_by_field_name("name")
             if nm is not None:
                 names.append(self.text(nm).split("[")[0])
-        elif x.type == "command":
-            # `read X`, `mapfile X` etc. also assign: make such names unknown too
-            name = x.child_by_field_name("name")
-            if name is not None and self.text(name) in ("read", "mapfile", "readarray"):
-                for a in x.children_by_field_name("argument"):
-                    t = self.text(a)
-                    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", t):
-                        names.append(t)
+        elif t == "command":
+            fields = []
+            for c in x.children:
+                if c.type == "command_name":
+                    fields.extend(_split(self.parts(c.named_children[0] if c.named_children else c, {}, False)))
+                elif c.is_named and c.type not in ("comment", "variable_assignment", "file_redirect",
+                                                   "herestring_redirect", "heredoc_redirect"):
+                    fields.extend(_split(self.parts(c, {}, False)))
+            first = fields[0][0].text if fields and not fields[0][1] else None
+            if first == "eval":
+                names.append(_ALL)
+            elif fields:
+                names.extend(self._command_targets(x, fields, {}))
+        elif t == "declaration_command":
+            keyword = x.children[0].type if x.children else ""
+            for c in x.named_children:
+                if c.type == "variable_name":
+                    names.append(self.text(c))
+                elif c.type == "word" and self.text(c)[:1] in "-+":
+                    if "n" in self.text(c) and keyword in ("declare", "typeset", "local"):
+                        names.append(_ALL)  # a name reference: what it assigns is not known here
+                elif c.type != "variable_assignment":
+                    names.append(_ALL)  # export $(…), declare "$X"
+        elif t == "unset_command":
+            for c in x.named_children:
+                nm = self.text(c).strip("'\"").split("[")[0]
+                if _NAME.fullmatch(nm):
+                    names.append(nm)
+        elif t == "arithmetic_expansion" or (t == "compound_statement" and x.children
+                                             and x.children[0].type == "(("):
+            names.extend(self._arith_targets(self._arith_text(x), {}))
+        elif t == "expansion":
+            m = _DEFAULT_ASSIGN.match(self.text(x))
+            if m:
+                names.append(m.group(1))
+        elif t == "c_style_for_statement":  # for (( … ; … ; i++ ))
+            for i, c in enumerate(x.children):
+                if x.field_name_for_child(i) in ("initializer", "condition", "update"):
+                    names.extend(self._arith_targets(self.text(c), {}))
         return names
+
+    # -- commands that assign ------------------------------------------------------------
+    def _set_unknown(self, env, names):
+        """*env* with *names* unknown (through the ``declare -n`` references among them;
+        :data:`_ALL`: every variable)."""
+        names = set(names)
+        for _ in range(8):
+            more = set()
+            for nm in names:
+                more |= self.namerefs.get(nm, set())
+            if None in more:
+                names.add(_ALL)
+            more.discard(None)
+            if more <= names:
+                break
+            names |= more
+        if not names:
+            return env
+        if _ALL in names:
+            return _all_unknown(env)
+        env = dict(env)
+        for nm in names:
+            env[nm] = Value.unknown()
+        _forget(env, names)
+        return env
+
+    def _effects(self, n, fields, env):
+        """The paths after command *n* (words *fields*) for the commands that assign
+        variables; None when it assigns none."""
+        words = [None if splat or UNKNOWN in v.text else v.text for v, splat in fields]
+        if words[0] == "eval":
+            return self._eval(n, fields[1:], env)
+        names = self._command_targets(n, fields, env)
+        return [self._set_unknown(env, names)] if names else None
+
+    def _command_targets(self, n, fields, env) -> List[str]:
+        """The variables a builtin assigns: ``read``, ``mapfile``/``readarray``, ``printf -v``,
+        ``getopts``, ``let``, ``wait -p``, ``cd``; :data:`_ALL` where they cannot be told
+        (an unknown name, ``mapfile -C``, a declaration or ``source`` behind ``command``)."""
+        words = [None if splat or UNKNOWN in v.text else v.text for v, splat in fields]
+        i = 0
+        while i < len(words) and words[i] in ("command", "builtin"):
+            i += 1
+            while i < len(words) and words[i] is not None and words[i].startswith("-"):
+                if "v" in words[i] or "V" in words[i]:
+                    return []  # command -v: tells what a name is, runs nothing
+                i += 1
+        if i >= len(words) or words[i] is None:
+            return []
+        name, args = os.path.basename(words[i]), words[i + 1:]
+        if name == "read":
+            return _option_targets(args, "adinNptu", "a", "REPLY", True)
+        if name in ("mapfile", "readarray"):
+            return _option_targets(args, "dnOsuCc", "", "MAPFILE", False, runs="C")
+        if name == "printf":
+            return _option_targets(args, "v", "v", None, False, operands=False)
+        if name == "getopts":  # getopts OPTSTRING NAME [ARG…]
+            if len(args) < 2:
+                return []
+            if args[1] is None:
+                return [_ALL]
+            return [args[1], "OPTARG", "OPTIND"] if _NAME.fullmatch(args[1]) else ["OPTARG", "OPTIND"]
+        if name == "wait":
+            return _option_targets(args, "p", "p", None, False, operands=False)
+        if name == "let":
+            if i != 0:
+                return [_ALL]
+            out: List[str] = []
+            for a in n.children_by_field_name("argument"):
+                out.extend(self._arith_targets(self.text(a), env))
+            return out
+        if name in ("cd", "pushd", "popd"):
+            return ["PWD", "OLDPWD"]
+        if name in _DECL or name in ("source", ".", "eval", "unset"):
+            return [_ALL]  # behind `command`/`builtin` or from an expansion: not read
+        return []
+
+    def _eval(self, n, args, env):
+        """``eval``: its arguments, joined by blanks, are a script the shell runs here (its
+        commands are the script's, at the ``eval``); unknown text may set any variable."""
+        if any(splat or UNKNOWN in v.text or MANY in v.text for v, splat in args) or self.depth >= 4:
+            return [_all_unknown(env)]
+        value = _join_with_spaces([v for v, _ in args])
+        if not value.text.strip():
+            return [env]
+        sub = self._sub_script(value)
+        if sub is None:
+            return [_all_unknown(env)]
+        root, inner = sub
+        inner.commands = self.s.commands
+        w = _Walker(inner, self.depth + 1, self._noqa_lines(n, ()))
+        w.functions, w.calling, w.namerefs = self.functions, self.calling, self.namerefs
+        w._assigned, w._depth = {}, self._depth
+        w.span = self.span or self.s.span_of(n.start_byte, n.end_byte)
+        return w.block(root.children, [env])
+
+    def _sub_script(self, value: Value):
+        """A script made of *value*'s text, its characters pointing where they were written;
+        None when it does not parse."""
+        data = value.text.encode("utf-8", "surrogateescape")
+        root = _parser().parse(data).root_node
+        if root.has_error:
+            return None
+        offmap: Dict[int, Optional[int]] = {}
+        b = 0
+        for ch, o in zip(value.text, value.offs):
+            offmap[b] = o
+            b += len(ch.encode("utf-8", "surrogateescape"))
+        inner = Script(value.text)
+        inner.source = _MappedSource(self.s.source, offmap)
+        return root, inner
+
+    def _expansion_effects(self, n, envs):
+        """Expansions that assign, before statement *n* runs: arithmetic (``$((X=4))``,
+        ``((X++))``, ``let``'s arguments) and ``${X:=v}``/``${X=v}`` where X is unset or empty
+        (or not known to be set): those variables are unknown. Command substitutions run in
+        a subshell and assign nothing here."""
+        raw = self.data[n.start_byte:n.end_byte]
+        if b"((" not in raw and not _DEFAULT_ASSIGN_BYTES.search(raw):
+            return envs
+        arith, defaults = [], []
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            t = x.type
+            if t in ("command_substitution", "process_substitution", "subshell"):
+                continue
+            if t == "arithmetic_expansion" or (t == "compound_statement" and x.children
+                                               and x.children[0].type == "(("):
+                arith.append(self._arith_text(x))
+                continue
+            if t == "expansion":
+                m = _DEFAULT_ASSIGN.match(self.text(x))
+                if m:
+                    defaults.append((m.group(1), bool(m.group(2))))
+            stack.extend(x.named_children)
+        if not arith and not defaults:
+            return envs
+        out = []
+        for e in envs:
+            names: List[str] = []
+            for text in arith:
+                names.extend(self._arith_targets(text, e))
+            for name, colon in defaults:
+                v = e.get(name)
+                if v is None or v.is_array or (colon and UNKNOWN in v.text and not v.text.replace(UNKNOWN, "")) \
+                        or (colon and not v.text):
+                    names.append(name)
+            out.append(self._set_unknown(e, names))
+        return out
+
+    def _arith_text(self, x) -> str:
+        text = self.text(x)
+        if text.startswith("$(("):
+            text = text[3:]
+        elif text.startswith("(("):
+            text = text[2:]
+        return text[:-2] if text.endswith("))") else text
+
+    def _arith_targets(self, text: str, env) -> List[str]:
+        """The variables an arithmetic expression assigns (``X=4``, ``X+=1``, ``X++``,
+        ``--X``, in subscripts too), read from its text as written: an expansion stands for an
+        operand. An expression that is one unknown expansion (``let "$E"``), or an expansion
+        assigned to (``$N=1``), may assign any variable."""
+        m = _LONE_EXPANSION.fullmatch(text)
+        if m:
+            v = env.get(m.group(1) or m.group(2))
+            if v is None or v.is_array or UNKNOWN in v.text:
+                return [_ALL]
+            text = v.text
+        if _ARITH_INDIRECT.search(text):
+            return [_ALL]
+        return [m.group(1) for m in _ARITH_LVALUE.finditer(text)] + [m.group(1) for m in _ARITH_PREINC.finditer(text)]
 
     # -- assignments -----------------------------------------------------------------
     def declare(self, n, env):
@@ -1166,7 +1393,7 @@ class _Walker:
             return env
         env = dict(env)
         options = ""
-        names = []
+        names = []  # (name, its assignment: a node, a Value from an expanded word, or None)
         for c in n.named_children:
             if c.type == "word" and not names and self.text(c)[:1] in ("-", "+"):
                 options += self.text(c)[1:] if self.text(c)[:1] == "-" else ""
@@ -1176,9 +1403,49 @@ class _Walker:
                 names.append((self.text(nm).split("[")[0] if nm is not None else None, c))
             elif c.type == "variable_name":
                 names.append((self.text(c), None))
+            elif c.type != "comment":
+                # a word whose expansion names the variables (export $(grep … .env | xargs),
+                # declare "$NAME=$VALUE"): unknown text may declare any variable
+                for value, splat in _split(self.parts(c, env, quoted=False)):
+                    if splat or UNKNOWN in value.text or MANY in value.text:
+                        return self._set_unknown(env, [_ALL])
+                    m = _DECLARED_WORD.fullmatch(value.text)
+                    if m is None:
+                        continue  # bash: not a valid identifier
+                    if m.group(2) or m.group(3) == "+=":
+                        names.append((m.group(1), _ALL))  # an element, or an append: unknown
+                    elif m.group(3):
+                        k = m.start(4)
+                        names.append((m.group(1), Value(value.text[k:], value.offs[k:])))
+                    else:
+                        names.append((m.group(1), None))
+        if "n" in options and keyword in ("declare", "typeset", "local"):
+            # name references: assigning one assigns the variable it names
+            for name, c in names:
+                if name is None:
+                    continue
+                target = None
+                if isinstance(c, Value):
+                    target = c.text if _NAME.fullmatch(c.text) else None
+                elif c is not None and not isinstance(c, str):
+                    v = self.word_value(c.child_by_field_name("value"), env) if c.child_by_field_name("value") else None
+                    target = v.text if v is not None and _NAME.fullmatch(v.text) else None
+                self.namerefs.setdefault(name, set()).add(target)
+                if frames and keyword != "export":
+                    top = frames[-1]
+                    if all(nm != name for nm, _ in top):
+                        frames = frames[:-1] + (top + ((name, env.get(name)),),)
+                        env[_FRAMES] = frames
+                env[name] = Value.unknown()  # the reference itself: its value is the named variable's
+                _forget(env, (name,))
+            return env
         local = frames and (keyword == "local" or (keyword in ("declare", "typeset") and "g" not in options))
         for name, c in names:
             if name is None:
+                continue
+            if isinstance(c, Value) or c is _ALL:
+                env = self._declare_value(env, name, c, frames if local else (), "g" in options)
+                frames = env.get(_FRAMES, ())
                 continue
             if local:
                 top = frames[-1]
@@ -1206,6 +1473,27 @@ class _Walker:
             env = self.assign(c, env, copy=False)
         return env
 
+    def _declare_value(self, env, name, value, frames, global_):
+        """A variable declared from an expanded word: *value* (or :data:`_ALL`: unknown),
+        local in the innermost of *frames* when there are any."""
+        if frames:
+            top = frames[-1]
+            if all(nm != name for nm, _ in top):
+                env[_FRAMES] = frames[:-1] + (top + ((name, env.get(name)),),)
+        elif global_:
+            outer = next((i for i, frame in enumerate(env.get(_FRAMES, ())) if any(nm == name for nm, _ in frame)),
+                         None)
+            if outer is not None:
+                old = env[_FRAMES]
+                frame = tuple((nm, Value.unknown() if nm == name else saved) for nm, saved in old[outer])
+                env[_FRAMES] = old[:outer] + (frame,) + old[outer + 1:]
+                return env
+        if value is _ALL or name in self.namerefs:
+            return self._set_unknown(env, [name])
+        env[name] = _check_value(value)
+        _forget(env, (name,))
+        return env
+
     def assign(self, n, env, copy: bool):
         if copy:
             env = dict(env)
@@ -1213,6 +1501,8 @@ class _Walker:
         if name_node is None:
             return env
         name = self.text(name_node)
+        if name.split("[")[0] in self.namerefs:  # a name reference: the variable it names changes
+            return self._set_unknown(env, [name.split("[")[0]])
         if name_node.type == "subscript" or "[" in name:  # A[i]=x: the array becomes unknown
             env[name.split("[")[0]] = Value.unknown()
             return env
@@ -1368,10 +1658,12 @@ class _Walker:
         return [a for a, _ in _split(pieces)]
 
     # -- commands --------------------------------------------------------------------
-    def command(self, n, env) -> None:
+    def command(self, n, env):
+        """Record command *n* (unless it is no command: ``echo``, ``read``…); returns its
+        words after expansion, ``(value, splat)``, or None."""
         name = n.child_by_field_name("name")
         if name is None:
-            return
+            return None
         fields: List[Tuple[Value, bool]] = []
         for c in n.children:
             if c.type in ("variable_assignment", "file_redirect", "herestring_redirect", "heredoc_redirect"):
@@ -1382,7 +1674,7 @@ class _Walker:
             elif c.is_named and c.type not in ("comment",):
                 fields.extend(_split(self.parts(c, env, quoted=False)))
         if not fields:
-            return
+            return None
         if len(fields) > MAX_WORDS:
             raise _Limit(f"a command of more than {MAX_WORDS} words after expansion (MAX_WORDS)")
         for value, _ in fields:
@@ -1391,11 +1683,12 @@ class _Walker:
                  for value, splat in fields]
         first = words[0].text
         if os.path.basename(first) in _NOT_COMMANDS:
-            return
+            return fields
         noqa = self._noqa_lines(n, fields)
-        command = Command(words, self.s.span_of(n.start_byte, n.end_byte), noqa_lines=noqa)
+        command = Command(words, self.span or self.s.span_of(n.start_byte, n.end_byte), noqa_lines=noqa)
         self.s.commands.append(command)
         self.shell_string(command, fields)
+        return fields
 
     def _noqa_lines(self, n, fields) -> Tuple[int, ...]:
         """The noqa comment lines above the statements holding command *n*, above the
@@ -1470,6 +1763,67 @@ _NEGATED_INT = {"-ne": "-eq", "-ge": "-lt", "-le": "-gt"}
 # arithmetic expression, which is read here only when it is a plain decimal number
 _TEST_INT = re.compile(r"[ \t\n]*([+-]?[0-9]{1,18})[ \t\n]*")
 _COND_INT = re.compile(r"[ \t\n]*([+-]?(?:0|[1-9][0-9]{0,17}))[ \t\n]*")
+
+
+_ALL = "\x00all"  # among the names a statement may assign: any variable
+_SIMPLE = {"command", "variable_assignment", "variable_assignments", "declaration_command", "unset_command"}
+_DEFAULT_ASSIGN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=")
+_DEFAULT_ASSIGN_BYTES = re.compile(rb"\$\{[A-Za-z_][A-Za-z0-9_]*:?=")
+_ASSIGN_OP = r"(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)"
+_ARITH_LVALUE = re.compile(r"(?<![\w$}])([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[[^\]]*\]\s*)?" + _ASSIGN_OP)
+_ARITH_PREINC = re.compile(r"(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)")
+_ARITH_INDIRECT = re.compile(r"\$(?:\{[^}]*\}|[A-Za-z_0-9][A-Za-z0-9_]*)\s*(?:\[[^\]]*\]\s*)?" + _ASSIGN_OP
+                             + r"|(?:\+\+|--)\s*\$")
+_LONE_EXPANSION = re.compile(r'\s*"?\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})"?\s*')
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_DECLARED_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(?:(\+?=)(.*))?", re.S)
+
+
+def _option_targets(args, with_arg: str, name_opts: str, default: Optional[str], all_operands: bool,
+                    operands: bool = True, runs: str = "") -> List[str]:
+    """The names a builtin assigns, from its words (None: unknown) read as getopt reads
+    them: options in *with_arg* take an argument, those in *name_opts* name a variable; then
+    the operands name variables (all of them, or the first), else *default*. ``[_ALL]``
+    where a name cannot be known, or for an option in *runs* (``mapfile -C`` runs a
+    callback: it may assign any variable)."""
+    names: List[Optional[str]] = []
+    j = 0
+    while j < len(args):
+        a = args[j]
+        if a is None:
+            return [_ALL]
+        if a == "--":
+            j += 1
+            break
+        if not a.startswith("-") or a == "-":
+            break
+        for k in range(1, len(a)):
+            ch = a[k]
+            if ch in with_arg:
+                if k + 1 < len(a):
+                    val = a[k + 1:]
+                else:
+                    j += 1
+                    val = args[j] if j < len(args) else ""
+                if ch in name_opts:
+                    names.append(val)
+                if ch in runs:
+                    return [_ALL]
+                break
+        j += 1
+    if operands:
+        rest = args[j:] if all_operands else args[j:j + 1]
+        names.extend(rest)
+        if not rest and default and not names:
+            names.append(default)
+    out = []
+    for nm in names:
+        if nm is None:
+            return [_ALL]
+        nm = nm.split("[")[0]
+        if _NAME.fullmatch(nm):
+            out.append(nm)
+    return out
 
 
 def _integer(text: str, kind: str) -> Optional[int]:

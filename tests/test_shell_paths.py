@@ -206,3 +206,63 @@ def test_a_subshell_function_body_keeps_its_assignments(lint):
     src = f'ARGS={AMO}\nf() ( ARGS="$ARGS --swap-attention" )\nf\n{LAUNCH} $ARGS\n'
     assert sh(lint, src) == []
     assert sh(lint, src.replace("f() (", "f() {").replace('" )\n', '"; }\n')) == ["NPU501"]
+
+
+# -------------------------------------------------------------------- commands that assign
+
+
+def test_builtins_that_assign_make_their_variables_unknown(lint):
+    # after PP=1 each of these may set PP: the requirement (pipeline size > 1) is not known
+    for cmd in ("read PP < pp.txt", "read -r -a PP", "read -p 'pp? ' PP", "mapfile -t PP < f", "readarray PP < f",
+                "printf -v PP %d 4", "printf -vPP %d 4", "getopts p: PP", "let PP=4", "let 'PP += 3'", "((PP++))",
+                "(( --PP ))", "X=$((PP=4))", "for ((;;PP++)); do :; done", "command read PP", "wait -p PP",
+                "mapfile -C cb -c 1 LINES < f"):
+        assert sh(lint, f"PP=1\n{cmd}\n{BUBBLE}") == [], cmd
+    # the clean twins: other variables, or no assignment
+    for cmd in ("read Q < q.txt", "read", "mapfile -t Q < f", "printf -v Q %d 4", "printf '%d' 4",
+                "getopts p: Q", "let Q=4", "((PP > 1))", "X=$((PP + 4))", "command -v read", ": ${PP:=4}",
+                ": ${Q:=4}", "((Q++))"):
+        assert sh(lint, f"PP=1\n{cmd}\n{BUBBLE}") == ["NPU504"], cmd
+
+
+def test_default_assignment_only_where_bash_assigns(lint):
+    # ${PP:=4} assigns only an unset or empty PP; ${PP=4} only an unset one
+    assert sh(lint, "PP=1\n: ${PP:=4}\n" + BUBBLE) == ["NPU504"]
+    assert sh(lint, "PP=\n: ${PP:=4}\n" + BUBBLE) == []
+    assert sh(lint, "PP=\n: ${PP=4}\n" + BUBBLE.replace("$PP", "1")) == ["NPU504"]
+
+
+def test_eval_runs_its_text_here(lint):
+    assert sh(lint, 'PP=1\neval "PP=4"\n' + BUBBLE) == []
+    assert sh(lint, 'PP=1\neval "Q=4"\n' + BUBBLE) == ["NPU504"]
+    # its launches are the script's (at the eval)
+    src = f'ARGS="{AMO} --swap-attention"\neval "{LAUNCH} $ARGS"\n'
+    found = lint({"run.sh": src}, select=["NPU5"], config=LEGACY)
+    assert codes(found) == ["NPU501"] and found[0].line == 1
+    assert sh(lint, src.replace(" --swap-attention", "")) == []
+    # unknown text may set any variable, as a sourced file may
+    assert sh(lint, 'PP=1\neval "$SETUP"\n' + BUBBLE) == []
+    assert sh(lint, 'PP=1\neval "$(cat setup)"\n' + BUBBLE) == []
+
+
+def test_declarations_of_expanded_words(lint):
+    assert sh(lint, 'PP=1\nexport $(grep -v "^#" .env | xargs)\n' + BUBBLE) == []
+    assert sh(lint, 'PP=1\ndeclare "$NAME=4"\n' + BUBBLE) == []
+    assert sh(lint, 'PP=1\nV="PP=4 Q=2"\nexport $V\n' + BUBBLE) == []  # known: PP=4
+    assert sh(lint, 'PP=4\nV="PP=1 Q=2"\nexport $V\n' + BUBBLE) == ["NPU504"]
+    assert sh(lint, 'PP=1\nexport Q=$(cat q)\n' + BUBBLE) == ["NPU504"]
+
+
+def test_name_references(lint):
+    assert sh(lint, "PP=1\ndeclare -n R=PP\nR=4\n" + BUBBLE) == []
+    assert sh(lint, "PP=1\ndeclare -n R=PP\n" + BUBBLE) == ["NPU504"]  # declaring one assigns nothing
+    assert sh(lint, "PP=1\ndeclare -n R=Q\nR=4\n" + BUBBLE) == ["NPU504"]
+    assert sh(lint, "PP=1\nset_pp() { local -n ref=$1; ref=4; }\nset_pp PP\n" + BUBBLE) == []  # names any
+    assert sh(lint, "PP=1\nset_pp() { local ref=$1; ref=4; }\nset_pp PP\n" + BUBBLE) == ["NPU504"]
+
+
+def test_assignments_in_loops(lint):
+    # a loop may run its body any number of times: what its commands may assign is unknown after it
+    for cmd in ("read PP", "((PP++))", 'eval "$line"', "declare -n R=PP; R=4", "unset PP"):
+        assert sh(lint, f"PP=1\nwhile true; do {cmd}; done\n{BUBBLE}") == [], cmd
+    assert sh(lint, f"PP=1\nwhile true; do read Q; done\n{BUBBLE}") == ["NPU504"]
