@@ -26,7 +26,10 @@ make their variables unknown: ``read``, ``mapfile``/``readarray``, ``printf -v``
 ``${X:=v}`` where X is unset or empty, and assignments through a ``declare -n`` reference.
 ``eval`` of known text runs that text here, as script; ``eval`` of unknown text, and
 ``export``/``declare`` of an unknown expansion (``export $(… | xargs)``), may set any
-variable: every variable is unknown after them, as after ``source``. Comments, ``echo``/``printf`` text and here-documents are never commands.
+variable: every variable is unknown after them, as after ``source``. ``unset`` reads its
+words as bash does (quotes removed, expansions made): ``unset 'A[1]'`` removes that element
+(the others keep their indices), a subscript that is not a known integer makes the array
+unknown. Comments, ``echo``/``printf`` text and here-documents are never commands.
 ``bash -c "…"`` (also behind wrappers: :func:`command_start`) runs its string, read as a
 script of its own whose words point back into the outer script. Each command knows the
 ``# noqa`` comment lines directly above the statements that hold it (:attr:`Command.noqa_lines`).
@@ -41,6 +44,7 @@ The parser is imported lazily: only when a shell file is actually analysed.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import functools
 import itertools
 import os
@@ -121,14 +125,15 @@ class Value:
     array of values. Never changed once made (a plain class, not a frozen dataclass: a
     script's analysis makes very many of them, and a frozen dataclass's constructor is slower)."""
 
-    __slots__ = ("text", "offs", "is_array", "items")
+    __slots__ = ("text", "offs", "is_array", "items", "idx")
 
     def __init__(self, text: str, offs: Tuple[Optional[int], ...], is_array: bool = False,
-                 items: Tuple["Value", ...] = ()):
+                 items: Tuple["Value", ...] = (), idx: Optional[Tuple[int, ...]] = None):
         self.text = text
         self.offs = offs
         self.is_array = is_array
         self.items = items
+        self.idx = idx  # an array's indices, after ``unset 'A[i]'`` (None: 0, 1, 2…)
 
     def __repr__(self) -> str:
         return f"Value({self.text!r}, {self.offs!r}, {self.is_array!r}, {self.items!r})"
@@ -504,15 +509,7 @@ class _Walker:
                 out.append(e)
             return out
         if t == "unset_command":
-            out = []
-            for e in envs:
-                e = dict(e)
-                for c in n.named_children:
-                    name = self.text(c)
-                    e.pop(name, None)
-                    _forget(e, (name,))
-                out.append(e)
-            return out
+            return [self.unset(n, e) for e in envs]
         if t == "command":
             name = n.child_by_field_name("name")
             if name is not None and self.text(name) in self.functions:
@@ -1494,6 +1491,94 @@ class _Walker:
         _forget(env, (name,))
         return env
 
+    def unset(self, n, env):
+        """``unset [-fvn] NAME…``: its words after expansion and quote removal. ``NAME[i]``
+        removes element *i* of an array (its indices stay: the array becomes sparse), ``NAME[@]``
+        the whole array; a subscript that is not a known integer makes the array unknown. An
+        unquoted word with pattern characters may be replaced by file names: what it names is
+        unknown. An unknown name may unset any variable."""
+        words, group = [], []
+        for c in n.named_children:
+            if c.type == "comment":
+                continue
+            if group and c.start_byte != group[-1].end_byte:  # tree-sitter-bash splits `A[1]`
+                words.append(group)
+                group = []
+            group.append(c)
+        if group:
+            words.append(group)
+        env = dict(env)
+        mode, options = "", True
+        for group in words:
+            pieces: List[Tuple[Value, bool]] = []
+            glob = False
+            stack = list(reversed(group))
+            while stack:
+                c = stack.pop()
+                if c.type == "concatenation":
+                    stack.extend(reversed(c.children))
+                elif c.type in ("variable_name", "word", "number"):
+                    value = self.literal(c, unquoted=True)
+                    glob = glob or any(ch in "*?[" for ch in self.text(c))
+                    pieces.append((value, False))
+                else:
+                    got = self.parts(c, env, quoted=False)
+                    glob = glob or any(splittable and any(ch in "*?[" for ch in v.text) for v, splittable in got)
+                    pieces.extend(got)
+            for value, splat in _split(pieces):
+                if splat or UNKNOWN in value.text or MANY in value.text:
+                    return self._set_unknown(env, [_ALL])
+                text = value.text
+                if options and text.startswith("-") and len(text) > 1:
+                    if text == "--":
+                        options = False
+                    else:
+                        mode += text[1:]
+                    continue
+                options = False
+                if "f" in mode:
+                    continue  # functions
+                if glob and any(ch in text for ch in "*?["):
+                    names = [k for k in env if k not in (_FACTS, _FRAMES) and fnmatch.fnmatchcase(k, text)]
+                    m = _ELEMENT.fullmatch(text)
+                    env = self._set_unknown(env, names + ([m.group(1)] if m else []))
+                    continue
+                env = self._unset_one(env, text, "n" in mode)
+        return env
+
+    def _unset_one(self, env, text, reference):
+        m = _ELEMENT.fullmatch(text)
+        name = m.group(1) if m else text
+        if not _NAME.fullmatch(name):
+            return env  # bash: not a valid identifier
+        if name in self.namerefs and not reference:  # unsets the variable it refers to
+            return self._set_unknown(env, [name])
+        v = env.get(name)
+        if m and m.group(2) not in ("@", "*"):
+            if v is None:
+                return env  # unknown before, unknown after
+            i = _integer(m.group(2), "[[")
+            if i is None or (UNKNOWN in v.text and not v.is_array):
+                env[name] = Value.unknown()
+                return env
+            if not v.is_array:  # a scalar is its own element 0
+                if i in (0, -1):
+                    env.pop(name, None)
+                    _forget(env, (name,))
+                return env
+            idx = v.idx if v.idx is not None else tuple(range(len(v.items)))
+            if i < 0:  # counts back from the highest index
+                i += idx[-1] + 1 if idx else 0
+            if i in idx:
+                k = idx.index(i)
+                rest = idx[:k] + idx[k + 1:]
+                env[name] = Value("", (), True, v.items[:k] + v.items[k + 1:],
+                                  None if rest == tuple(range(len(rest))) else rest)
+            return env
+        env.pop(name, None)
+        _forget(env, (name,))
+        return env
+
     def assign(self, n, env, copy: bool):
         if copy:
             env = dict(env)
@@ -1524,7 +1609,11 @@ class _Walker:
             if old is None:
                 old = EMPTY if name in env else Value.unknown()
             if old.is_array or new.is_array:
-                new = Value("", (), True, _items(old) + _items(new))
+                idx = None
+                if old.idx is not None:  # appended after the highest index
+                    top = old.idx[-1] + 1 if old.idx else 0
+                    idx = old.idx + tuple(range(top, top + len(_items(new))))
+                new = Value("", (), True, _items(old) + _items(new), idx)
             else:
                 new = old + new
         env[name] = _check_value(new)
@@ -1647,7 +1736,9 @@ class _Walker:
         if v is None:
             return Value(UNKNOWN + MANY, (None, None)) if m.group(3) else Value.unknown()
         if v.is_array:
-            if m.group(3) is None:  # $A is the first element
+            if m.group(3) is None:  # $A is element 0
+                if v.idx is not None:
+                    return v.items[v.idx.index(0)] if 0 in v.idx else EMPTY
                 return v.items[0] if v.items else EMPTY
             return Value("", (), True, v.items)
         return v
@@ -1776,6 +1867,7 @@ _ARITH_INDIRECT = re.compile(r"\$(?:\{[^}]*\}|[A-Za-z_0-9][A-Za-z0-9_]*)\s*(?:\[
                              + r"|(?:\+\+|--)\s*\$")
 _LONE_EXPANSION = re.compile(r'\s*"?\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})"?\s*')
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ELEMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[(.*)\]", re.S)
 _DECLARED_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(?:(\+?=)(.*))?", re.S)
 
 
@@ -1888,7 +1980,7 @@ def _value_key(v):
     """What tells two values apart (an array by its items: two paths whose arrays differ are
     two paths)."""
     if v.is_array:
-        return (True, tuple(_value_key(i) for i in v.items))
+        return (True, tuple(_value_key(i) for i in v.items), v.idx)
     return (v.text, v.offs)
 
 

@@ -266,3 +266,35 @@ def test_assignments_in_loops(lint):
     for cmd in ("read PP", "((PP++))", 'eval "$line"', "declare -n R=PP; R=4", "unset PP"):
         assert sh(lint, f"PP=1\nwhile true; do {cmd}; done\n{BUBBLE}") == [], cmd
     assert sh(lint, f"PP=1\nwhile true; do read Q; done\n{BUBBLE}") == ["NPU504"]
+
+
+# -------------------------------------------------------------------- unset
+
+
+def test_unset_an_array_element(lint):
+    src = f"ARGS=({AMO} --swap-attention)\nunset 'ARGS[1]'\n{LAUNCH} \"${{ARGS[@]}}\"\n"
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("ARGS[1]", "ARGS[0]")) == []
+    assert sh(lint, src.replace("unset 'ARGS[1]'", "unset 'ARGS[2]'")) == ["NPU501"]  # no element 2
+    assert sh(lint, src.replace("'ARGS[1]'", '"ARGS[$i]"').replace("unset", "i=1; unset")) == []
+    assert sh(lint, src.replace("ARGS[1]", "ARGS[-1]")) == []  # the last one
+    # indices stay: after element 0 goes, element 1 is still 1
+    sparse = f"ARGS=(--bf16 {AMO} --swap-attention --use-flash-attn)\nunset 'ARGS[0]'\nunset 'ARGS[2]'\n" \
+             f"{LAUNCH} \"${{ARGS[@]}}\"\n"
+    assert sh(lint, sparse) == []
+    assert sh(lint, sparse.replace("'ARGS[2]'", "'ARGS[3]'")) == ["NPU501"]
+    # a subscript that is not a known integer, or an unquoted word (a pattern bash may match to
+    # file names): the array is unknown
+    assert sh(lint, src.replace("'ARGS[1]'", '"ARGS[$i]"')) == []
+    assert sh(lint, src.replace("'ARGS[1]'", "ARGS[1]")) == []
+    assert sh(lint, f"ARGS=({AMO} --swap-attention)\nunset 'ARGS[1]'\nARGS+=(--swap-attention)\n"
+                    f"{LAUNCH} \"${{ARGS[@]}}\"\n") == ["NPU501"]
+
+
+def test_unset_reads_its_words_as_bash_does(lint):
+    assert sh(lint, f"PP=4\nunset 'PP'\n{BUBBLE}") == []  # quoted: PP is unset (unknown)
+    assert sh(lint, f"PP=4\nunset -v PP\n{BUBBLE}") == []
+    assert sh(lint, f"PP=4\nunset -f PP\n{BUBBLE}") == []  # functions only: PP stays 4
+    assert sh(lint, f"PP=1\nunset -f PP\n{BUBBLE}") == ["NPU504"]
+    assert sh(lint, f"PP=1\nunset $NAME\n{BUBBLE}") == []  # an unknown name: any variable
+    assert sh(lint, f"PP=1\nN=Q\nunset $N\n{BUBBLE}") == ["NPU504"]
