@@ -556,7 +556,7 @@ class _Walker:
         if t == "function_definition":
             return self.function(n, envs)
         if t == "negated_command":
-            ok, failed = self.status(n, envs)
+            ok, failed = self._status(n, envs)
             return self._cap(ok + failed)
         if t == "test_command":
             return envs
@@ -569,7 +569,7 @@ class _Walker:
     def andor(self, n, envs):
         """``a && b || c``: the right side of ``&&`` runs on the paths where the left succeeds,
         that of ``||`` where it fails (:meth:`status`)."""
-        ok, failed = self.status(n, envs)
+        ok, failed = self._status(n, envs)
         return self._cap(ok + failed)
 
     def if_stmt(self, n, envs):
@@ -632,6 +632,7 @@ class _Walker:
         return self.status(nodes[-1], envs)
 
     def _status(self, n, envs):
+        # (statement *n* itself is one level of nesting, counted by the caller)
         t = n.type
         if t == "negated_command":
             inner = [c for c in n.named_children if c.type not in ("comment", "heredoc_body")]
@@ -661,7 +662,7 @@ class _Walker:
             envs = self._expansion_effects(n, envs)
             return self._decide(envs, lambda e: self._test(n, e))
         if t == "command":
-            after = self.stmt(n, envs)
+            after = self._stmt(n, envs)
             name = n.child_by_field_name("name")
             if name is None or len(after) != len(envs) or any(a is not b for a, b in zip(after, envs)):
                 return after, after  # a function, or a command that assigned variables: not read
@@ -684,11 +685,11 @@ class _Walker:
             ok, failed = self.status(body, envs)
             return ok, self._cap(failed + ok)  # a redirection that fails fails the command
         if t in ("variable_assignment", "variable_assignments"):
-            after = self.stmt(n, envs)
+            after = self._stmt(n, envs)
             if self._has_substitution(n):  # its status is that of the last command substitution
                 return after, after
             return after, []
-        after = self.stmt(n, envs)
+        after = self._stmt(n, envs)
         return after, after
 
     def _has_substitution(self, n) -> bool:

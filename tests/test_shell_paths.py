@@ -298,3 +298,13 @@ def test_unset_reads_its_words_as_bash_does(lint):
     assert sh(lint, f"PP=1\nunset -f PP\n{BUBBLE}") == ["NPU504"]
     assert sh(lint, f"PP=1\nunset $NAME\n{BUBBLE}") == []  # an unknown name: any variable
     assert sh(lint, f"PP=1\nN=Q\nunset $N\n{BUBBLE}") == ["NPU504"]
+
+
+def test_a_condition_is_one_level_of_nesting(lint):
+    from npulint import shell
+
+    levels = shell.MAX_NESTING - 1  # the command inside is a level too
+    for opening, closing in (("if true; then\n", "fi\n"), ("while true; do\n", "done\n"),
+                             ("if [ -f x ]; then\n", "fi\n")):
+        src = opening * levels + BUBBLE.replace("$PP", "1") + closing * levels
+        assert sh(lint, src) == ["NPU504"], opening
