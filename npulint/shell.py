@@ -15,9 +15,10 @@ the integer comparisons, ``-z``, ``-n``, ``!`` (and ``&&``/``||`` inside ``[[ ]]
 commands ``true``, ``false`` and ``:`` (also as a variable's value: ``if $USE_X``); anything
 else (file tests, other commands, unknown values, a pattern) leaves both branches. A path
 keeps what its condition told (:meth:`_Walker._narrow`): after ``[ "$X" = a ]`` succeeded, X
-is ``a``; where it failed, X is not ``a``, until X changes. The commands of a condition run
-(and are launch commands). Variables assigned in loops are unknown
-after them; a function's body is analysed where it is called (its ``local`` variables, and
+is ``a``; where it failed, X is not ``a``, until X changes. The commands of an ``if``,
+``elif``, ``while`` or ``until`` condition run (and are launch commands); a loop's body runs
+where its condition lets it. Variables assigned in loops are unknown (also in their
+conditions) and after them; a function's body is analysed where it is called (its ``local`` variables, and
 ``declare``/``typeset`` ones without ``-g``, are seen by the functions it calls and give the
 caller's values back when it returns; ``local`` outside a function assigns nothing); after ``source f`` every
 variable set so far is unknown (except for CANN's ``set_env.sh``). The builtins that assign
@@ -1079,8 +1080,15 @@ class _Walker:
         assigned = self._assigned_names(n)
         inner = [self._set_unknown(e, assigned) for e in envs]
         body = n.child_by_field_name("body")
-        if body is not None:
-            self.block(body.named_children, [dict(e) for e in inner])
+        runs = [dict(e) for e in inner]
+        if n.type == "while_statement":
+            # the condition runs (its commands are commands); the body runs where it lets it:
+            # on success for `while`, on failure for `until`
+            conds = [c for c in n.named_children if c != body]
+            ok, failed = self.status_block(conds, runs)
+            runs = failed if n.children and n.children[0].type == "until" else ok
+        if body is not None and runs:
+            self.block(body.named_children, runs)
         return self._cap(inner)
 
     def function(self, n, envs):

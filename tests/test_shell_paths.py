@@ -300,6 +300,28 @@ def test_unset_reads_its_words_as_bash_does(lint):
     assert sh(lint, f"PP=1\nN=Q\nunset $N\n{BUBBLE}") == ["NPU504"]
 
 
+# -------------------------------------------------------------------- commands of conditions
+
+
+def test_launches_in_conditions_are_checked(lint):
+    bad = f"{LAUNCH} {AMO} --swap-attention"
+    for src in (f"if ! {bad}; then echo failed; fi\n", f"if {bad}; then :; fi\n",
+                f"if [ -f x ]; then :; elif {bad}; then :; fi\n", f"until {bad}; do sleep 1; done\n",
+                f"while {bad}; do :; done\n", f"while sleep 1; {bad}; do :; done\n", f"{bad} || echo failed\n"):
+        assert sh(lint, src) == ["NPU501"], src
+        assert sh(lint, src.replace(" --swap-attention", "")) == [], src
+
+
+def test_a_loop_body_runs_where_its_condition_lets_it(lint):
+    bad = f"{LAUNCH} {AMO} --swap-attention"
+    assert sh(lint, f"while false; do {bad}; done\n") == []
+    assert sh(lint, f"until true; do {bad}; done\n") == []
+    assert sh(lint, f"DONE=1\nuntil [ $DONE -eq 1 ]; do {bad}; done\n") == []
+    # a variable the loop assigns is unknown in its condition: the body may run
+    assert sh(lint, f"DONE=1\nuntil [ $DONE -eq 1 ]; do {bad}; DONE=1; done\n") == ["NPU501"]
+    assert sh(lint, f"while true; do {bad}; break; done\n") == ["NPU501"]
+
+
 def test_a_condition_is_one_level_of_nesting(lint):
     from npulint import shell
 
