@@ -17,7 +17,9 @@ else (file tests, other commands, unknown values, a pattern) leaves both branche
 keeps what its condition told (:meth:`_Walker._narrow`): after ``[ "$X" = a ]`` succeeded, X
 is ``a``; where it failed, X is not ``a``, until X changes. The commands of an ``if``,
 ``elif``, ``while`` or ``until`` condition run (and are launch commands); a loop's body runs
-where its condition lets it. Variables assigned in loops are unknown (also in their
+where its condition lets it. A path ends at ``exit`` (and at ``exec`` of a command), leaves
+its function at ``return`` and its loop body at ``break``/``continue``: what follows does not
+run on it. Variables assigned in loops are unknown (also in their
 conditions) and after them; a function's body is analysed where it is called (its ``local`` variables, and
 ``declare``/``typeset`` ones without ``-g``, are seen by the functions it calls and give the
 caller's values back when it returns; ``local`` outside a function assigns nothing); after ``source f`` every
@@ -451,6 +453,8 @@ class _Walker:
     def run(self, root) -> None:
         self._assigned: Dict[int, Tuple[str, ...]] = {}
         self._depth = 0
+        self._returns: List[list] = []  # per function running: the paths that returned from it
+        self._loops = 0  # loop bodies running
         try:
             self.block(root.children, [dict()])
         except _Limit as exc:
@@ -526,6 +530,9 @@ class _Walker:
             out, changed = [], False
             for e in envs:
                 fields = self.command(n, e)
+                if fields and self._ends(fields, e):
+                    changed = True
+                    continue
                 after = self._effects(n, fields, e) if fields else None
                 if after is None:
                     out.append(e)
@@ -539,12 +546,12 @@ class _Walker:
         if t in ("pipeline",):
             for c in n.named_children:
                 # each part of a pipeline runs in a subshell: its assignments do not survive
-                self.stmt(c, envs)
+                self.in_subshell(lambda: self.stmt(c, envs))
             return envs
         if t == "list":
             return self.andor(n, envs)
         if t in ("subshell",):
-            self.block(n.named_children, envs)
+            self.in_subshell(lambda: self.block(n.named_children, envs))
             return envs
         if t in ("compound_statement",):
             return self.block(n.named_children, envs)
@@ -673,10 +680,10 @@ class _Walker:
         if t == "subshell":  # its status, but none of its assignments
             ok, failed = [], []
             for e in envs:
-                o, f = self.status_block(n.named_children, [dict(e)])
-                if o:
+                o, f = self.in_subshell(lambda: self.status_block(n.named_children, [dict(e)]))
+                if o or not f:  # (a subshell that exits: its status is not read)
                     ok.append(e)
-                if f:
+                if f or not o:
                     failed.append(e)
             return ok, failed
         if t == "redirected_statement":
@@ -1088,7 +1095,11 @@ class _Walker:
             ok, failed = self.status_block(conds, runs)
             runs = failed if n.children and n.children[0].type == "until" else ok
         if body is not None and runs:
-            self.block(body.named_children, runs)
+            self._loops += 1
+            try:
+                self.block(body.named_children, runs)
+            finally:
+                self._loops -= 1
         return self._cap(inner)
 
     def function(self, n, envs):
@@ -1114,13 +1125,46 @@ class _Walker:
             envs = [dict(e, **{_FRAMES: e.get(_FRAMES, ()) + ((),)}) for e in envs]
             # the body as a statement: a ``f() ( … )`` body is a subshell, its assignments stay in it
             owner_noqa, owner.call_noqa = owner.call_noqa, self.call_noqa
+            loops, owner._loops = owner._loops, 0  # (break in a function: not read as leaving a loop)
+            self._returns.append([])
             try:
-                return self._cap([self._leave(e) for e in owner.stmt(body, envs)])
+                out = owner.stmt(body, envs)
             finally:
+                out_returned = self._returns.pop()
                 owner.call_noqa = owner_noqa
+                owner._loops = loops
+            return self._cap([self._leave(e) for e in out + out_returned])
         finally:
             self.calling.pop()
             self.call_noqa = outer
+
+    def in_subshell(self, run):
+        """*run()* for a subshell: an ``exit`` or ``return`` there ends the subshell only."""
+        self._returns.append([])
+        try:
+            return run()
+        finally:
+            self._returns.pop()
+
+    def _ends(self, fields, env) -> bool:
+        """Whether the command with words *fields* ends this path here: ``exit``, ``exec`` of
+        a command, ``return`` in a function (the path goes on after the call), ``break`` and
+        ``continue`` in a loop body (the loop's paths after it hold what the body assigns)."""
+        first = fields[0][0].text if not fields[0][1] and UNKNOWN not in fields[0][0].text else None
+        if first is None or first in self.functions:
+            return False
+        if first == "exit":
+            return True
+        if first == "exec":  # (without a command, exec only redirects)
+            return any(not splat and UNKNOWN not in v.text and not v.text.startswith("-") for v, splat in fields[1:])
+        if first == "return":
+            if not env.get(_FRAMES) or not self._returns:
+                return False  # outside a function: an error, and the script goes on
+            self._returns[-1].append(env)
+            return True
+        if first in ("break", "continue"):
+            return self._loops > 0
+        return False
 
     @staticmethod
     def _leave(env):
@@ -1304,7 +1348,7 @@ class _Walker:
         inner.commands = self.s.commands
         w = _Walker(inner, self.depth + 1, self._noqa_lines(n, ()))
         w.functions, w.calling, w.namerefs = self.functions, self.calling, self.namerefs
-        w._assigned, w._depth = {}, self._depth
+        w._assigned, w._depth, w._returns, w._loops = {}, self._depth, self._returns, self._loops
         w.span = self.span or self.s.span_of(n.start_byte, n.end_byte)
         return w.block(root.children, [env])
 

@@ -330,3 +330,34 @@ def test_a_condition_is_one_level_of_nesting(lint):
                              ("if [ -f x ]; then\n", "fi\n")):
         src = opening * levels + BUBBLE.replace("$PP", "1") + closing * levels
         assert sh(lint, src) == ["NPU504"], opening
+
+
+# -------------------------------------------------------------------- paths that end
+
+
+def test_a_path_that_exits_runs_nothing_after(lint):
+    # the checks before the launch end the paths they reject
+    for check in ('[ "$PP" != 1 ] || exit 1', 'if [ "$PP" = 1 ]; then echo "PP must be > 1"; exit 1; fi',
+                  'die() { echo "$1" >&2; exit 1; }\n[ "$PP" != 1 ] || die "PP must be > 1"'):
+        assert sh(lint, f"{check}\n{BUBBLE}") == [], check
+        assert sh(lint, f"{check.replace('exit 1', 'true')}\n{BUBBLE}") == ["NPU504"], check
+    assert sh(lint, f"PP=1\nexit 0\n{BUBBLE}") == []
+    assert sh(lint, f"PP=1\n(exit 0)\n{BUBBLE}") == ["NPU504"]  # a subshell's exit ends the subshell
+    assert sh(lint, f"PP=1\nexec {BUBBLE}{BUBBLE}") == ["NPU504"]  # exec runs its command, nothing after
+    assert sh(lint, f"PP=1\nexec > log\n{BUBBLE}") == ["NPU504"]
+
+
+def test_return_leaves_the_function_and_break_the_loop(lint):
+    src = f"""\
+    PP=4
+    set_pp() {{
+        if [ "$FAST" = 1 ]; then return; fi
+        PP=1
+    }}
+    set_pp
+    {BUBBLE}"""
+    assert sh(lint, src) == ["NPU504"]  # where FAST is not 1
+    assert sh(lint, src.replace("PP=1", "PP=2")) == []
+    loop = f'PP=1\nwhile true; do\n  [ "$PP" = 1 ] && break\n  {BUBBLE}done\n'
+    assert sh(lint, loop) == []  # the launch runs only where PP is not 1
+    assert sh(lint, loop.replace("break", "true")) == ["NPU504"]
