@@ -10,7 +10,8 @@ argument holding unknown text is marked so, and an unquoted unknown expansion ma
 any number of words. ``if``/``elif``/``else``, ``case`` and ``a && b``/``a || b`` are
 alternatives: the analysis follows each path (up to :data:`MAX_PATHS`; beyond that it says
 nothing about later commands). A condition bash decides from values the script certainly
-holds takes its one branch: ``[ … ]``, ``test …`` and ``[[ … ]]`` with ``=``, ``==``, ``!=``,
+holds takes its one branch (a ``case`` word compared with patterns that are plain strings or
+``*``, too): ``[ … ]``, ``test …`` and ``[[ … ]]`` with ``=``, ``==``, ``!=``,
 the integer comparisons, ``-z``, ``-n``, ``!`` (and ``&&``/``||`` inside ``[[ ]]``), and the
 commands ``true``, ``false`` and ``:`` (also as a variable's value: ``if $USE_X``); anything
 else (file tests, other commands, unknown values, a pattern) leaves both branches. A path
@@ -1067,19 +1068,42 @@ class _Walker:
         return None, None
 
     def case_stmt(self, n, envs):
+        """Each item's body runs on the paths where its patterns match and no item before
+        matched (as an ``if``/``elif`` chain); a word and patterns bash compares from known
+        values take one item. An item ending with ``;&`` or ``;;&`` goes on to the next
+        ones: then every item is an alternative."""
+        items = [c for c in n.named_children if c.type == "case_item"]
+        subject = n.child_by_field_name("value")
+        falls = any(c.type in (";&", ";;&") for item in items for c in item.children)
         out = []
-        default = False
-        for item in n.named_children:
-            if item.type != "case_item":
-                continue
+        rest = [dict(e) for e in envs]
+        for item in items:
+            if not rest:
+                break
             values = item.children_by_field_name("value")
-            if any(self.text(v) == "*" for v in values):
-                default = True
             inner = [x for x in item.named_children if x not in values and x.type != "comment"]
-            out += self.block(inner, [dict(e) for e in envs])
-        if not default:
-            out += envs
-        return self._cap(out)
+            if falls or subject is None:
+                out += self.block(inner, [dict(e) for e in rest])
+                continue
+            ok, rest = self._decide(rest, lambda e: self._case_match(subject, values, e))
+            out += self.block(inner, ok)
+        if falls:
+            default = any(self.text(v) == "*" for item in items for v in item.children_by_field_name("value"))
+            return self._cap(out if default else out + rest)
+        return self._cap(out + rest)
+
+    def _case_match(self, subject, patterns, env):
+        """Whether the case word matches one of *patterns*: ``*``, or an exact string (a
+        pattern with pattern characters, unquoted, is not read)."""
+        word = self._cond_word(subject, env)
+        r = _FALSE
+        for p in patterns:
+            if self.text(p) == "*":
+                return _TRUE if r[0] is None or r[0] is False else r
+            r = self._cond_logic("||", r, lambda p=p: self._equal(word, self._cond_pattern(p, env), env))
+            if r[0] is True:
+                return r
+        return r
 
     def loop(self, n, envs):
         # the body may run zero or more times: analyse its commands once, and every variable

@@ -111,6 +111,27 @@ def test_conditions_that_stay_unknown(lint):
     assert sh(lint, f"if M=abc; [[ $M == \"a*\" ]]; {body}") == []
 
 
+def test_case_on_a_known_word_takes_one_item(lint):
+    src = f"""\
+    MODE=amo
+    case "$MODE" in
+      swap) MEM="--swap-attention" ;;
+      amo|adaptive) MEM="" ;;
+      *) MEM="{RECOMPUTE}" ;;
+    esac
+    {LAUNCH} $MEM {AMO}
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("MODE=amo", "MODE=adaptive")) == []
+    assert sh(lint, src.replace("MODE=amo", "MODE=swap")) == ["NPU501"]
+    assert sh(lint, src.replace("MODE=amo", "MODE=other")) == ["NPU501", "NPU501"]
+    assert sh(lint, src.replace("MODE=amo", "MODE=$1")) == ["NPU501", "NPU501", "NPU501"]
+    # a pattern with pattern characters is not read: the items after it stay alternatives
+    assert sh(lint, src.replace("swap)", "sw*)")) == ["NPU501"]
+    other = src.replace("MODE=amo", "MODE=other")
+    assert sh(lint, other.replace('"$MODE" in', '"$MODE" in\n  o*) MEM="" ;;')) == ["NPU501", "NPU501"]
+
+
 # -------------------------------------------------------------------- what a condition tells
 
 
