@@ -16,7 +16,8 @@ the integer comparisons, ``-z``, ``-n``, ``!`` (and ``&&``/``||`` inside ``[[ ]]
 commands ``true``, ``false`` and ``:`` (also as a variable's value: ``if $USE_X``); anything
 else (file tests, other commands, unknown values, a pattern) leaves both branches. A path
 keeps what its condition told (:meth:`_Walker._narrow`): after ``[ "$X" = a ]`` succeeded, X
-is ``a``; where it failed, X is not ``a``, until X changes. The commands of an ``if``,
+is ``a``; where it failed, X is not ``a``, until X changes (paths that differ only in what
+they were told are one path again, which keeps what they were all told). The commands of an ``if``,
 ``elif``, ``while`` or ``until`` condition run (and are launch commands); a loop's body runs
 where its condition lets it. A path ends at ``exit`` (and at ``exec`` of a command), leaves
 its function at ``return`` and its loop body at ``break``/``continue``: what follows does not
@@ -469,13 +470,25 @@ class _Walker:
         return envs
 
     def _cap(self, envs):
-        # merge identical environments, then cap
-        uniq, seen = [], set()
+        """Merge identical environments, then cap. Paths that differ only in what conditions
+        told (:meth:`_narrow`) are one path that keeps only what they all were told (an
+        ``if [ -z "$X" ]`` whose branches assign nothing does not make two paths)."""
+        groups: Dict[tuple, list] = {}
         for e in envs:
-            key = _env_key(e)
-            if key not in seen:
-                seen.add(key)
-                uniq.append(e)
+            full = _env_key(e)
+            told = e.get(_FACTS) or e.get(_NARROWED)
+            plain = _env_key(_untold(e, (), ())) if told else full
+            group = groups.setdefault(plain, [])
+            if all(full != k for k, _ in group):
+                group.append((full, e))
+        uniq = []
+        for group in groups.values():
+            if len(group) == 1:
+                uniq.append(group[0][1])
+                continue
+            common_told = set.intersection(*(set(_told_keys(e)) for _, e in group))
+            common_facts = set.intersection(*(set(_fact_keys(e)) for _, e in group))
+            uniq.append(_untold(group[0][1], common_told, common_facts))
         if len(uniq) > MAX_PATHS:
             raise _Capped()
         return uniq
@@ -734,6 +747,9 @@ class _Walker:
         env = dict(env)
         for name, told in what:
             if isinstance(told, Value):
+                # what it was before, to merge this path with one where the test told otherwise
+                records = tuple(r for r in env.get(_NARROWED, ()) if env.get(r[0]) is r[2] and r[0] != name)
+                env[_NARROWED] = records + ((name, env.get(name), told),)
                 env[name] = told
             else:
                 facts = tuple(f for f in env.get(_FACTS, ()) if env.get(f[0]) is f[1])
@@ -1616,7 +1632,7 @@ class _Walker:
                 if "f" in mode:
                     continue  # functions
                 if glob and any(ch in text for ch in "*?["):
-                    names = [k for k in env if k not in (_FACTS, _FRAMES) and fnmatch.fnmatchcase(k, text)]
+                    names = [k for k in env if k not in (_FACTS, _FRAMES, _NARROWED) and fnmatch.fnmatchcase(k, text)]
                     m = _ELEMENT.fullmatch(text)
                     env = self._set_unknown(env, names + ([m.group(1)] if m else []))
                     continue
@@ -1916,6 +1932,7 @@ _UNDECIDED = (None, (), ())
 _TRUE = (True, (), ())
 _FALSE = (False, (), ())
 _FACTS = "\x00facts"  # an environment's facts about unknown values (never a variable's name)
+_NARROWED = "\x00narrowed"  # (name, value before, value after) of the variables a test narrowed
 # the functions running on a path, innermost last: per function, the variables it made local
 # and the values they hide (None: unset), restored when it returns
 _FRAMES = "\x00frames"
@@ -2027,6 +2044,8 @@ def _env_key(env) -> tuple:
     for k, v in env.items():
         if k == _FACTS:  # about values, by identity
             out.append((k, tuple((f[0], id(f[1])) + f[2:] for f in v)))
+        elif k == _NARROWED:
+            out.append((k, tuple((name, id(before), id(after)) for name, before, after in v)))
         elif k == _FRAMES:
             out.append((k, tuple(tuple((name, None if saved is None else _value_key(saved)) for name, saved in frame)
                                  for frame in v)))
@@ -2035,11 +2054,45 @@ def _env_key(env) -> tuple:
     return tuple(sorted(out))
 
 
+def _told_keys(env):
+    return [(name, _value_key(before) if before is not None else None, _value_key(after))
+            for name, before, after in env.get(_NARROWED, ()) if env.get(name) is after]
+
+
+def _fact_keys(env):
+    return [(f[0], _value_key(f[1]) if f[1] is not None else None) + f[2:]
+            for f in env.get(_FACTS, ()) if env.get(f[0]) is f[1]]
+
+
+def _untold(env, keep_told, keep_facts) -> dict:
+    """*env* without what conditions told it (a narrowed variable gets its value back), but
+    for what is in *keep_told*/*keep_facts* (:func:`_told_keys`, :func:`_fact_keys`)."""
+    env = dict(env)
+    kept = []
+    for record in env.pop(_NARROWED, ()):
+        name, before, after = record
+        if env.get(name) is not after:
+            continue  # assigned since
+        if (name, _value_key(before) if before is not None else None, _value_key(after)) in keep_told:
+            kept.append(record)
+        elif before is None:
+            env.pop(name, None)
+        else:
+            env[name] = before
+    facts = [f for f in env.pop(_FACTS, ()) if env.get(f[0]) is f[1]
+             and (f[0], _value_key(f[1]) if f[1] is not None else None) + f[2:] in keep_facts]
+    if kept:
+        env[_NARROWED] = tuple(kept)
+    if facts:
+        env[_FACTS] = tuple(facts)
+    return env
+
+
 def _all_unknown(env) -> dict:
     """*env* after something that may have set any variable (``source``, ``eval`` of unknown
     text): every variable is unknown, also the outer values a function's locals hide, and
     nothing is known about values any more."""
-    out = {k: Value.unknown() for k in env if k not in (_FACTS, _FRAMES)}
+    out = {k: Value.unknown() for k in env if k not in (_FACTS, _FRAMES, _NARROWED)}
     frames = env.get(_FRAMES)
     if frames:
         out[_FRAMES] = tuple(tuple((name, Value.unknown()) for name, _ in frame) for frame in frames)

@@ -170,6 +170,14 @@ def test_what_a_condition_tells_lasts_until_the_variable_changes(lint):
     assert sh(lint, pp.replace("= 1", "= 2")) == []
 
 
+def test_what_conditions_told_does_not_multiply_paths(lint):
+    # ten tests whose branches assign nothing: one path, not 1024 (past MAX_PATHS nothing is said)
+    checks = "".join(f'[ -z "$V{i}" ] && echo "V{i} is not set"\n' for i in range(10))
+    assert sh(lint, f"{checks}{LAUNCH} {AMO} --swap-attention\n") == ["NPU501"]
+    # and a path keeps what it was told where the branches differ
+    assert sh(lint, f'{checks}if [ "$PP" = 1 ]; then X=1; fi\n{BUBBLE}') == ["NPU504"]
+
+
 # -------------------------------------------------------------------- function-local variables
 
 
@@ -358,9 +366,10 @@ def test_a_condition_is_one_level_of_nesting(lint):
 
 def test_a_path_that_exits_runs_nothing_after(lint):
     # the checks before the launch end the paths they reject
-    for check in ('[ "$PP" != 1 ] || exit 1', 'if [ "$PP" = 1 ]; then echo "PP must be > 1"; exit 1; fi',
-                  'die() { echo "$1" >&2; exit 1; }\n[ "$PP" != 1 ] || die "PP must be > 1"'):
+    for check in ('[ "$PP" != 1 ] || { BAD=1; exit 1; }', 'if [ "$PP" = 1 ]; then BAD=1; exit 1; fi',
+                  'die() { BAD=1; exit 1; }\n[ "$PP" != 1 ] || die'):
         assert sh(lint, f"{check}\n{BUBBLE}") == [], check
+        # without the exit, the path where PP is 1 (it differs from the others: BAD) reaches the launch
         assert sh(lint, f"{check.replace('exit 1', 'true')}\n{BUBBLE}") == ["NPU504"], check
     assert sh(lint, f"PP=1\nexit 0\n{BUBBLE}") == []
     assert sh(lint, f"PP=1\n(exit 0)\n{BUBBLE}") == ["NPU504"]  # a subshell's exit ends the subshell
