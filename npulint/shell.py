@@ -9,9 +9,32 @@ operators, positional parameters, variables the script never assigns) is *unknow
 argument holding unknown text is marked so, and an unquoted unknown expansion may stand for
 any number of words. ``if``/``elif``/``else``, ``case`` and ``a && b``/``a || b`` are
 alternatives: the analysis follows each path (up to :data:`MAX_PATHS`; beyond that it says
-nothing about later commands). Variables assigned in loops are unknown
-after them; a function's body is analysed where it is called; after ``source f`` every
-variable set so far is unknown (except for CANN's ``set_env.sh``). Comments, ``echo``/``printf`` text and here-documents are never commands.
+nothing about later commands). A condition bash decides from values the script certainly
+holds takes its one branch (a ``case`` word compared with patterns that are plain strings or
+``*``, too): ``[ … ]``, ``test …`` and ``[[ … ]]`` with ``=``, ``==``, ``!=``,
+the integer comparisons, ``-z``, ``-n``, ``!`` (and ``&&``/``||`` inside ``[[ ]]``), and the
+commands ``true``, ``false`` and ``:`` (also as a variable's value: ``if $USE_X``); anything
+else (file tests, other commands, unknown values, a pattern) leaves both branches. A path
+keeps what its condition told (:meth:`_Walker._narrow`): after ``[ "$X" = a ]`` succeeded, X
+is ``a``; where it failed, X is not ``a``, until X changes (paths that differ only in what
+they were told are one path again, which keeps what they were all told). The commands of an ``if``,
+``elif``, ``while`` or ``until`` condition run (and are launch commands); a loop's body runs
+where its condition lets it. A path ends at ``exit`` (and at ``exec`` of a command), leaves
+its function at ``return`` and its loop body at ``break``/``continue``: what follows does not
+run on it. Variables assigned in loops are unknown (also in their
+conditions) and after them; a function's body is analysed where it is called (its ``local`` variables, and
+``declare``/``typeset`` ones without ``-g``, are seen by the functions it calls and give the
+caller's values back when it returns; ``local`` outside a function assigns nothing); after ``source f`` every
+variable set so far is unknown (except for CANN's ``set_env.sh``). The builtins that assign
+make their variables unknown: ``read``, ``mapfile``/``readarray``, ``printf -v``,
+``getopts``, ``wait -p``, ``cd`` (PWD), ``let``, arithmetic (``((X++))``, ``$((X=4))``),
+``${X:=v}`` where X is unset or empty, and assignments through a ``declare -n`` reference.
+``eval`` of known text runs that text here, as script; ``eval`` of unknown text, and
+``export``/``declare`` of an unknown expansion (``export $(… | xargs)``), may set any
+variable: every variable is unknown after them, as after ``source``. ``unset`` reads its
+words as bash does (quotes removed, expansions made): ``unset 'A[1]'`` removes that element
+(the others keep their indices), a subscript that is not a known integer makes the array
+unknown. Comments, ``echo``/``printf`` text and here-documents are never commands.
 ``bash -c "…"`` (also behind wrappers: :func:`command_start`) runs its string, read as a
 script of its own whose words point back into the outer script. Each command knows the
 ``# noqa`` comment lines directly above the statements that hold it (:attr:`Command.noqa_lines`).
@@ -26,6 +49,7 @@ The parser is imported lazily: only when a shell file is actually analysed.
 from __future__ import annotations
 
 import dataclasses
+import fnmatch
 import functools
 import itertools
 import os
@@ -106,14 +130,15 @@ class Value:
     array of values. Never changed once made (a plain class, not a frozen dataclass: a
     script's analysis makes very many of them, and a frozen dataclass's constructor is slower)."""
 
-    __slots__ = ("text", "offs", "is_array", "items")
+    __slots__ = ("text", "offs", "is_array", "items", "idx")
 
     def __init__(self, text: str, offs: Tuple[Optional[int], ...], is_array: bool = False,
-                 items: Tuple["Value", ...] = ()):
+                 items: Tuple["Value", ...] = (), idx: Optional[Tuple[int, ...]] = None):
         self.text = text
         self.offs = offs
         self.is_array = is_array
         self.items = items
+        self.idx = idx  # an array's indices, after ``unset 'A[i]'`` (None: 0, 1, 2…)
 
     def __repr__(self) -> str:
         return f"Value({self.text!r}, {self.offs!r}, {self.is_array!r}, {self.items!r})"
@@ -417,15 +442,21 @@ class _Walker:
     def __init__(self, script: Script, depth: int = 0, noqa: Tuple[int, ...] = ()):
         self.s = script
         self.data = script.data
-        self.functions: Dict[str, object] = {}
+        self.functions: Dict[str, Tuple[object, "_Walker"]] = {}  # name: (body, the walker of its text)
         self.calling: List[str] = []
-        self.depth = depth  # ``bash -c`` strings inside ``bash -c`` strings
+        self.depth = depth  # ``bash -c`` strings (and ``eval`` texts) inside one another
         self.call_noqa: Tuple[int, ...] = noqa  # noqa lines of the call sites that run this code
+        # ``declare -n`` names, on any path so far: the variables they may refer to (None: not
+        # known); assigning one assigns those
+        self.namerefs: Dict[str, set] = {}
+        self.span: Optional[Span] = None  # the span of the commands an ``eval`` text runs
 
     # -- driver ----------------------------------------------------------------------
     def run(self, root) -> None:
         self._assigned: Dict[int, Tuple[str, ...]] = {}
         self._depth = 0
+        self._returns: List[list] = []  # per function running: the paths that returned from it
+        self._loops = 0  # loop bodies running
         try:
             self.block(root.children, [dict()])
         except _Limit as exc:
@@ -439,13 +470,25 @@ class _Walker:
         return envs
 
     def _cap(self, envs):
-        # merge identical environments, then cap
-        uniq, seen = [], set()
+        """Merge identical environments, then cap. Paths that differ only in what conditions
+        told (:meth:`_narrow`) are one path that keeps only what they all were told (an
+        ``if [ -z "$X" ]`` whose branches assign nothing does not make two paths)."""
+        groups: Dict[tuple, list] = {}
         for e in envs:
-            key = tuple(sorted((k, v.text, v.offs, v.is_array) for k, v in e.items()))
-            if key not in seen:
-                seen.add(key)
-                uniq.append(e)
+            full = _env_key(e)
+            told = e.get(_FACTS) or e.get(_NARROWED)
+            plain = _env_key(_untold(e, (), ())) if told else full
+            group = groups.setdefault(plain, [])
+            if all(full != k for k, _ in group):
+                group.append((full, e))
+        uniq = []
+        for group in groups.values():
+            if len(group) == 1:
+                uniq.append(group[0][1])
+                continue
+            common_told = set.intersection(*(set(_told_keys(e)) for _, e in group))
+            common_facts = set.intersection(*(set(_fact_keys(e)) for _, e in group))
+            uniq.append(_untold(group[0][1], common_told, common_facts))
         if len(uniq) > MAX_PATHS:
             raise _Capped()
         return uniq
@@ -467,9 +510,15 @@ class _Walker:
             return envs
         if t == "ERROR" or n.is_missing:
             return envs
+        if t in _SIMPLE or (t == "compound_statement" and n.children and n.children[0].type == "(("):
+            envs = self._expansion_effects(n, envs)
+            if t == "compound_statement":  # (( … )): nothing else happens
+                return envs
         if t == "variable_assignment":
             return [self.assign(n, e, copy=True) for e in envs]
-        if t in ("variable_assignments", "declaration_command"):
+        if t == "declaration_command":
+            return [self.declare(n, e) for e in envs]
+        if t == "variable_assignments":
             out = []
             for e in envs:
                 e = dict(e)
@@ -479,14 +528,7 @@ class _Walker:
                 out.append(e)
             return out
         if t == "unset_command":
-            out = []
-            for e in envs:
-                e = dict(e)
-                for c in n.named_children:
-                    name = self.text(c)
-                    e.pop(name, None)
-                out.append(e)
-            return out
+            return [self.unset(n, e) for e in envs]
         if t == "command":
             name = n.child_by_field_name("name")
             if name is not None and self.text(name) in self.functions:
@@ -497,23 +539,33 @@ class _Walker:
                 if not (target.endswith("/set_env.sh") or target == "/etc/os-release"):
                     # the sourced file may set any variable: what the script set so far is unknown
                     # (CANN's set_env.sh only sets the toolkit's environment)
-                    return [{k: Value.unknown() for k in e} for e in envs]
+                    return [_all_unknown(e) for e in envs]
                 return envs
+            out, changed = [], False
             for e in envs:
-                self.command(n, e)
-            return envs
+                fields = self.command(n, e)
+                if fields and self._ends(fields, e):
+                    changed = True
+                    continue
+                after = self._effects(n, fields, e) if fields else None
+                if after is None:
+                    out.append(e)
+                else:
+                    out.extend(after)
+                    changed = True
+            return self._cap(out) if changed else envs
         if t == "redirected_statement":
             body = n.child_by_field_name("body")
             return self.stmt(body, envs) if body is not None else envs
         if t in ("pipeline",):
             for c in n.named_children:
                 # each part of a pipeline runs in a subshell: its assignments do not survive
-                self.stmt(c, envs)
+                self.in_subshell(lambda: self.stmt(c, envs))
             return envs
         if t == "list":
             return self.andor(n, envs)
         if t in ("subshell",):
-            self.block(n.named_children, envs)
+            self.in_subshell(lambda: self.block(n.named_children, envs))
             return envs
         if t in ("compound_statement",):
             return self.block(n.named_children, envs)
@@ -526,7 +578,8 @@ class _Walker:
         if t == "function_definition":
             return self.function(n, envs)
         if t == "negated_command":
-            return self.block(n.named_children, envs)
+            ok, failed = self._status(n, envs)
+            return self._cap(ok + failed)
         if t == "test_command":
             return envs
         # anything else: look inside for commands, keep the environments
@@ -536,73 +589,557 @@ class _Walker:
 
     # -- control flow --------------------------------------------------------------------
     def andor(self, n, envs):
-        children = n.children
-        left = children[0]
-        envs = self.stmt(left, envs)
-        i = 1
-        while i + 1 < len(children):
-            op, right = children[i], children[i + 1]
-            if op.type in ("&&", "||"):
-                ran = self.stmt(right, [dict(e) for e in envs])
-                envs = self._cap(envs + ran)  # the right side may or may not run
-            else:
-                envs = self.stmt(right, envs)
-            i += 2
-        return envs
+        """``a && b || c``: the right side of ``&&`` runs on the paths where the left succeeds,
+        that of ``||`` where it fails (:meth:`status`)."""
+        ok, failed = self._status(n, envs)
+        return self._cap(ok + failed)
 
     def if_stmt(self, n, envs):
+        """Each clause's body runs on the paths where its condition succeeds, the next clause
+        is tried on those where it fails; a condition bash decides from known values takes
+        one branch only."""
         out = []
-        has_else = False
-        body = []
-        for c in n.children:
-            if c.type in ("elif_clause", "else_clause"):
+        rest = [dict(e) for e in envs]
+        for conds, body in self._clauses(n):
+            if not rest:
                 break
-            if c.type in ("if", "then", "fi", ";", "&", "\n") or c == n.child_by_field_name("condition"):
-                continue
-            body.append(c)
-        cond_nodes = [c for c in n.children_by_field_name("condition")]
-        body = [c for c in body if c not in cond_nodes]
-        out += self.block(body, [dict(e) for e in envs])
+            if conds is None:  # else
+                out += self.block(body, rest)
+                rest = []
+                break
+            ok, rest = self.status_block(conds, rest)
+            out += self.block(body, ok)
+        return self._cap(out + rest)
+
+    def _clauses(self, n):
+        """``(condition statements, body statements)`` of an ``if`` and its ``elif``s, then
+        ``(None, body)`` for an ``else``."""
+        clauses = []
+        for clause in [n] + [c for c in n.children if c.type == "elif_clause"]:
+            conds, body, in_body = [], [], False
+            for c in clause.children:
+                if c.type == "then":
+                    in_body = True
+                    continue
+                if c.type in ("elif_clause", "else_clause", "fi"):
+                    break
+                if not c.is_named or c.type in ("comment", "heredoc_body"):
+                    continue
+                (body if in_body else conds).append(c)
+            clauses.append((conds, body))
         for c in n.children:
-            if c.type == "elif_clause":
-                conds = c.children_by_field_name("condition")
-                inner = [x for x in c.named_children if x not in conds]
-                out += self.block(inner, [dict(e) for e in envs])
-            elif c.type == "else_clause":
-                has_else = True
-                out += self.block(c.named_children, [dict(e) for e in envs])
-        if not has_else:
-            out += envs
-        return self._cap(out)
+            if c.type == "else_clause":
+                clauses.append((None, [x for x in c.named_children if x.type != "comment"]))
+        return clauses
+
+    # -- conditions: which paths a command succeeds on -------------------------------------
+    def status(self, n, envs):
+        """Run statement *n* on each path (as :meth:`stmt` does); returns ``(paths on which it
+        succeeds, paths on which it fails)``. A path whose outcome is not known is in both,
+        each copy with what the outcome tells of its variables (:meth:`_narrow`)."""
+        self._depth += 1
+        try:
+            if self._depth > MAX_NESTING:
+                raise _Limit(f"statements nested more than {MAX_NESTING} deep (MAX_NESTING)")
+            return self._status(n, envs)
+        finally:
+            self._depth -= 1
+
+    def status_block(self, nodes, envs):
+        """The status of a list of statements: that of the last one."""
+        nodes = [c for c in nodes if c.type not in ("comment", "heredoc_body")]
+        if not nodes:
+            return envs, []
+        envs = self.block(nodes[:-1], envs)
+        return self.status(nodes[-1], envs)
+
+    def _status(self, n, envs):
+        # (statement *n* itself is one level of nesting, counted by the caller)
+        t = n.type
+        if t == "negated_command":
+            inner = [c for c in n.named_children if c.type not in ("comment", "heredoc_body")]
+            if len(inner) != 1:
+                after = self.block(inner, envs)
+                return after, after
+            ok, failed = self.status(inner[0], envs)
+            return failed, ok
+        if t == "list":
+            children = n.children
+            ok, failed = self.status(children[0], envs)
+            i = 1
+            while i + 1 < len(children):
+                op, right = children[i], children[i + 1]
+                if op.type == "&&":  # the right side runs where the left succeeded
+                    ok2, failed2 = self.status(right, ok)
+                    ok, failed = ok2, failed + failed2
+                elif op.type == "||":  # ... where it failed
+                    ok2, failed2 = self.status(right, failed)
+                    ok, failed = ok + ok2, failed2
+                else:
+                    ok, failed = self.status(right, self._cap(ok + failed))
+                ok, failed = self._cap(ok), self._cap(failed)
+                i += 2
+            return ok, failed
+        if t == "test_command":
+            envs = self._expansion_effects(n, envs)
+            return self._decide(envs, lambda e: self._test(n, e))
+        if t == "command":
+            after = self._stmt(n, envs)
+            name = n.child_by_field_name("name")
+            if name is None or len(after) != len(envs) or any(a is not b for a, b in zip(after, envs)):
+                return after, after  # a function, or a command that assigned variables: not read
+            return self._decide(envs, lambda e: self._command_status(n, e))
+        if t == "compound_statement" and not (n.children and n.children[0].type == "(("):
+            return self.status_block(n.named_children, envs)
+        if t == "subshell":  # its status, but none of its assignments
+            ok, failed = [], []
+            for e in envs:
+                o, f = self.in_subshell(lambda: self.status_block(n.named_children, [dict(e)]))
+                if o or not f:  # (a subshell that exits: its status is not read)
+                    ok.append(e)
+                if f or not o:
+                    failed.append(e)
+            return ok, failed
+        if t == "redirected_statement":
+            body = n.child_by_field_name("body")
+            if body is None:
+                return envs, envs
+            ok, failed = self.status(body, envs)
+            return ok, self._cap(failed + ok)  # a redirection that fails fails the command
+        if t in ("variable_assignment", "variable_assignments"):
+            after = self._stmt(n, envs)
+            if self._has_substitution(n):  # its status is that of the last command substitution
+                return after, after
+            return after, []
+        after = self._stmt(n, envs)
+        return after, after
+
+    def _has_substitution(self, n) -> bool:
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            if x.type in ("command_substitution", "process_substitution"):
+                return True
+            stack.extend(x.named_children)
+        return False
+
+    def _decide(self, envs, outcome):
+        """Split the paths by *outcome* (``(True/False/None, narrowing if true, narrowing if
+        false)`` of a path's environment)."""
+        ok, failed = [], []
+        for e in envs:
+            known, if_true, if_false = outcome(e)
+            if known is None:
+                ok.append(self._narrow(e, if_true))
+                failed.append(self._narrow(e, if_false))
+            elif known:
+                ok.append(e)
+            else:
+                failed.append(e)
+        return ok, failed
+
+    def _narrow(self, env, what):
+        """*env* with what a test's outcome tells: a variable's value (``[ "$X" = a ]``
+        succeeded: X is ``a``), or a fact about a value that stays unknown (it failed: X is
+        not ``a``), valid while the variable holds that same value."""
+        if not what:
+            return env
+        env = dict(env)
+        for name, told in what:
+            if isinstance(told, Value):
+                # what it was before, to merge this path with one where the test told otherwise
+                records = tuple(r for r in env.get(_NARROWED, ()) if env.get(r[0]) is r[2] and r[0] != name)
+                env[_NARROWED] = records + ((name, env.get(name), told),)
+                env[name] = told
+            else:
+                facts = tuple(f for f in env.get(_FACTS, ()) if env.get(f[0]) is f[1])
+                env[_FACTS] = facts + ((name, env.get(name)) + told,)
+        return env
+
+    def _fact(self, env, name, op, rhs) -> Optional[bool]:
+        for f in env.get(_FACTS, ()):
+            if f[0] == name and f[2] == op and f[3] == rhs and env.get(name) is f[1]:
+                return f[4]
+        return None
+
+    def _command_status(self, n, env):
+        """``true``, ``false``, ``:`` (also as the value of a variable: ``if $USE_X``) and
+        ``test …``; any other command's status is unknown."""
+        name = n.child_by_field_name("name")
+        if self.text(name) == "test" and not any(c.type in ("file_redirect", "herestring_redirect",
+                                                             "heredoc_redirect") for c in n.children):
+            args = []
+            for a in n.children_by_field_name("argument"):
+                f = self._test_fields(a, env)
+                if f is None:
+                    return _UNDECIDED
+                args.extend(f)
+            return self._posix_test(args, env)
+        fields = _split(self.parts(name.named_children[0] if name.named_children else name, env, quoted=False))
+        if not fields or fields[0][1] or UNKNOWN in fields[0][0].text:
+            return _UNDECIDED
+        first = fields[0][0].text
+        if first in self.functions:
+            return _UNDECIDED
+        if first in ("true", ":"):
+            return _TRUE
+        if first == "false":
+            return _FALSE
+        return _UNDECIDED
+
+    # ``[ … ]`` and ``test …``: the arguments after expansion, evaluated by POSIX's rules on
+    # their number (bash's ``test`` for up to four arguments); anything bash would reject, a
+    # file test, a word whose expansion is unknown or may be split or globbed: unknown.
+    def _test(self, n, env):
+        kids = n.children
+        if not kids:
+            return _UNDECIDED
+        if kids[0].type == "[[":
+            return self._cond_test(n, env) if kids[-1].type == "]]" else _UNDECIDED
+        if kids[0].type != "[" or kids[-1].type != "]":
+            return _UNDECIDED
+        leaves: list = []
+        stack = list(reversed(kids[1:-1]))
+        while stack:
+            x = stack.pop()
+            if x.type in ("binary_expression", "unary_expression", "parenthesized_expression"):
+                stack.extend(reversed(x.children))
+            else:
+                leaves.append(x)
+        args = []
+        for leaf in leaves:
+            f = self._test_fields(leaf, env)
+            if f is None:
+                return _UNDECIDED
+            args.extend(f)
+        return self._posix_test(args, env)
+
+    def _test_fields(self, n, env):
+        """The arguments one word of ``[ … ]``/``test`` gives: ``(value, variable)`` pairs
+        (value None when unknown; *variable* names X for a word that is exactly ``"$X"``);
+        None when their number or text cannot be known."""
+        t = n.type
+        if not n.is_named or t == "test_operator":
+            return [(self.literal(n, unquoted=True), None)]
+        if t in ("word", "number", "extglob_pattern"):
+            if any(ch in _GLOB for ch in self.text(n)):
+                return None  # pathname expansion, or escapes
+            return [(self.literal(n, unquoted=True), None)]
+        if t in ("string", "raw_string"):
+            pieces = self.parts(n, env, quoted=True)
+            if any(v.is_array or MANY in v.text for v, _ in pieces):
+                return None  # "${A[@]}", "$@": any number of words
+            value = _join(v for v, _ in pieces)
+            return [(None if UNKNOWN in value.text else value, self._lone_variable(n))]
+        if t in _EXPANSION_TYPES:
+            value = self.expand(n, env)
+            if value.is_array or UNKNOWN in value.text or any(ch in _GLOB for ch in value.text):
+                return None
+            return [(w, None) for w, _ in _split([(value, True)])]
+        if t == "concatenation":
+            parts = []
+            for c in n.children:
+                if c.type in ("word", "number", "extglob_pattern", "string", "raw_string"):
+                    f = self._test_fields(c, env)
+                    if f is None or len(f) != 1 or f[0][0] is None:
+                        return None
+                    parts.append(f[0][0])
+                else:
+                    return None
+            return [(_join(parts), None)]
+        return None
+
+    def _lone_variable(self, n) -> Optional[str]:
+        """X when word *n* is exactly ``$X``, ``${X}``, ``"$X"`` or ``"${X}"``."""
+        m = _LONE_VARIABLE.fullmatch(self.text(n))
+        return (m.group(1) or m.group(2)) if m else None
+
+    def _posix_test(self, args, env):
+        def text(i):
+            return args[i][0].text if args[i][0] is not None else None
+
+        n = len(args)
+        if n == 0:
+            return _FALSE
+        if n == 1:
+            return self._nonempty(args[0], env)
+        if n == 2:
+            if text(0) == "!":
+                return _negate(self._nonempty(args[1], env))
+            if text(0) in ("-n", "-z"):
+                r = self._nonempty(args[1], env)
+                return r if text(0) == "-n" else _negate(r)
+            return _UNDECIDED  # a file test, an error, or an unknown first word
+        if n == 3:
+            if text(1) in _BINARY_TESTS:
+                return self._binary(text(1), args[0], args[2], env, "[")
+            if text(0) == "!":
+                return _negate(self._posix_test(args[1:], env))
+            if text(0) == "(" and text(2) == ")":
+                return self._posix_test(args[1:2], env)
+            return _UNDECIDED
+        if n == 4:
+            if text(0) == "!":
+                return _negate(self._posix_test(args[1:], env))
+            if text(0) == "(" and text(3) == ")":
+                return self._posix_test(args[1:3], env)
+        return _UNDECIDED
+
+    def _nonempty(self, arg, env):
+        value, name = arg
+        if value is not None:
+            return _TRUE if value.text else _FALSE
+        if name is None or self._is_array(env, name):
+            return _UNDECIDED
+        known = self._fact(env, name, "-n", "")
+        if known is not None:
+            return _TRUE if known else _FALSE
+        return None, ((name, ("-n", "", True)),), ((name, EMPTY),)
+
+    def _is_array(self, env, name) -> bool:
+        v = env.get(name)
+        return v is not None and v.is_array
+
+    def _binary(self, op, a, b, env, kind):
+        """``a op b`` in ``[ ]`` (*kind* ``"["``) or ``[[ ]]`` (``"[["``; the right side of
+        ``==`` has been read as a pattern)."""
+        if op in ("=", "==", "!="):
+            r = self._equal(a, b, env)
+            return _negate(r) if op == "!=" else r
+        if op in _INT_TESTS:
+            return self._compare(op, a, b, env, kind)
+        if op in ("-a", "-o") and kind == "[":
+            ra, rb = self._nonempty(a, env), self._nonempty(b, env)
+            if op == "-a":
+                return _FALSE if False in (ra[0], rb[0]) else _TRUE if ra[0] and rb[0] else _UNDECIDED
+            return _TRUE if True in (ra[0], rb[0]) else _FALSE if ra[0] is False and rb[0] is False else _UNDECIDED
+        return _UNDECIDED  # <, >, -nt, -ot, -ef, =~
+
+    def _equal(self, a, b, env):
+        if a[0] is not None and b[0] is not None:
+            return _TRUE if a[0].text == b[0].text else _FALSE
+        if a[0] is not None:
+            a, b = b, a
+        (_, name), (value, _) = a, b
+        if value is None or name is None or self._is_array(env, name):
+            return _UNDECIDED
+        known = self._fact(env, name, "=", value.text)
+        if known is not None:
+            return _TRUE if known else _FALSE
+        return None, ((name, value),), ((name, ("=", value.text, False)),)
+
+    def _compare(self, op, a, b, env, kind):
+        x = _integer(a[0].text, kind) if a[0] is not None else None
+        y = _integer(b[0].text, kind) if b[0] is not None else None
+        if (a[0] is not None and x is None) or (b[0] is not None and y is None):
+            return _UNDECIDED  # not an integer: bash reports an error
+        if x is not None and y is not None:
+            return _TRUE if _INT_TESTS[op](x, y) else _FALSE
+        if x is not None:  # the variable on the right: 1 -lt $X is $X -gt 1
+            a, b, x, y = b, a, y, x
+            op = _SWAPPED.get(op, op)
+        name = a[1]
+        if y is None or name is None or self._is_array(env, name):
+            return _UNDECIDED
+        # a fact is kept as one of -eq, -lt, -gt and its outcome
+        negated = op in _NEGATED_INT
+        base = _NEGATED_INT.get(op, op)
+        key = kind + base
+        known = self._fact(env, name, key, y)
+        if known is not None:
+            return _TRUE if known != negated else _FALSE
+        return None, ((name, (key, y, not negated)),), ((name, (key, y, negated)),)
+
+    # ``[[ … ]]``: bash's grammar (``!``, ``( )``, ``&&`` before ``||``), read from the
+    # expression's tokens (tree-sitter-bash does not always group them as bash does); words
+    # are not split, and the right side of ``==``/``!=`` is a pattern: unknown unless quoted
+    # or free of pattern characters.
+    def _cond_test(self, n, env):
+        tokens: list = []
+        stack = [c for c in reversed(n.children[1:-1]) if c.type != "comment"]
+        while stack:
+            x = stack.pop()
+            if x.type in ("binary_expression", "unary_expression", "parenthesized_expression"):
+                stack.extend(reversed(x.children))
+            elif x.type == "regex":
+                return _UNDECIDED  # =~ (and what tree-sitter-bash may have read into its regex)
+            else:
+                tokens.append(x)
+        pos, nesting = [0], [0]
+
+        def op(i):
+            if i < len(tokens) and (not tokens[i].is_named or tokens[i].type == "test_operator"):
+                return self.text(tokens[i])
+            return None
+
+        def expr():
+            r = conj()
+            while op(pos[0]) == "||":
+                pos[0] += 1
+                r = self._cond_logic("||", r, conj)
+            return r
+
+        def conj():
+            r = term()
+            while op(pos[0]) == "&&":
+                pos[0] += 1
+                r = self._cond_logic("&&", r, term)
+            return r
+
+        def term(depth=0):
+            i = pos[0]
+            if i >= len(tokens) or depth > MAX_NESTING:
+                raise ValueError
+            o = op(i)
+            if o == "!":
+                pos[0] += 1
+                return _negate(term(depth + 1))
+            if o == "(":
+                pos[0] += 1
+                nesting[0] += 1
+                if nesting[0] > MAX_NESTING:
+                    raise ValueError
+                r = expr()
+                nesting[0] -= 1
+                if op(pos[0]) != ")":
+                    raise ValueError
+                pos[0] += 1
+                return r
+            if o in ("&&", "||", ")"):
+                raise ValueError
+            if o is not None and o.startswith("-") and len(o) == 2 and i + 1 < len(tokens) \
+                    and op(i + 1) not in ("&&", "||", ")"):
+                pos[0] += 2
+                if o not in ("-n", "-z"):
+                    return _UNDECIDED  # a file test, -v, -o...
+                r = self._nonempty(self._cond_word(tokens[i + 1], env), env)
+                return r if o == "-n" else _negate(r)
+            b = op(i + 1)
+            if b is not None and b not in ("&&", "||", ")") and i + 2 < len(tokens):
+                pos[0] += 3
+                left, right = tokens[i], tokens[i + 2]
+                if b in ("=", "==", "!="):
+                    return self._binary(b, self._cond_word(left, env), self._cond_pattern(right, env), env, "[[")
+                if b in _INT_TESTS:
+                    return self._binary(b, self._cond_word(left, env), self._cond_word(right, env), env, "[[")
+                return _UNDECIDED
+            pos[0] += 1
+            return self._nonempty(self._cond_word(tokens[i], env), env)  # a lone word: non-empty
+
+        try:
+            r = expr()
+        except ValueError:
+            return _UNDECIDED
+        return r if pos[0] == len(tokens) else _UNDECIDED
+
+    def _cond_logic(self, op, a, right):
+        """``a && right()`` / ``a || right()``: the right side is read only where the left
+        does not decide (bash does not evaluate it there)."""
+        stop = op == "||"  # the outcome of the left side that decides
+        if a[0] is stop:
+            return a
+        b = right()
+        if a[0] is not None:
+            return b
+        if b[0] is stop:
+            return b
+        if b[0] is not None:
+            return a
+        if op == "&&":
+            return None, a[1] + b[1], ()
+        return None, (), a[2] + b[2]
+
+    def _cond_word(self, n, env):
+        """A word of ``[[ ]]``: ``(value or None, variable)``, not split."""
+        if n.type in ("word", "number", "extglob_pattern"):
+            return self.literal(n, unquoted=True), None
+        pieces = self.parts(n, env, quoted=True)
+        if any(v.is_array or MANY in v.text for v, _ in pieces):
+            return None, None
+        value = _join(v for v, _ in pieces)
+        return (None if UNKNOWN in value.text else value), self._lone_variable(n)
+
+    def _cond_pattern(self, n, env):
+        """The right side of ``==`` in ``[[ ]]`` as the string it matches exactly, or None."""
+        t = n.type
+        if t in ("string", "raw_string"):
+            return self._cond_word(n, env)
+        if t in ("word", "number", "extglob_pattern"):
+            if any(ch in _GLOB for ch in self.text(n)):
+                return None, None
+            return self.literal(n, unquoted=True), None
+        if t in _EXPANSION_TYPES:
+            value = self.expand(n, env)
+            if value.is_array or UNKNOWN in value.text or any(ch in _GLOB for ch in value.text):
+                return None, None
+            return value, None
+        if t == "concatenation":
+            parts = []
+            for c in n.children:
+                value, _ = self._cond_pattern(c, env)
+                if value is None:
+                    return None, None
+                parts.append(value)
+            return _join(parts), None
+        return None, None
 
     def case_stmt(self, n, envs):
+        """Each item's body runs on the paths where its patterns match and no item before
+        matched (as an ``if``/``elif`` chain); a word and patterns bash compares from known
+        values take one item. An item ending with ``;&`` or ``;;&`` goes on to the next
+        ones: then every item is an alternative."""
+        items = [c for c in n.named_children if c.type == "case_item"]
+        subject = n.child_by_field_name("value")
+        falls = any(c.type in (";&", ";;&") for item in items for c in item.children)
         out = []
-        default = False
-        for item in n.named_children:
-            if item.type != "case_item":
-                continue
+        rest = [dict(e) for e in envs]
+        for item in items:
+            if not rest:
+                break
             values = item.children_by_field_name("value")
-            if any(self.text(v) == "*" for v in values):
-                default = True
             inner = [x for x in item.named_children if x not in values and x.type != "comment"]
-            out += self.block(inner, [dict(e) for e in envs])
-        if not default:
-            out += envs
-        return self._cap(out)
+            if falls or subject is None:
+                out += self.block(inner, [dict(e) for e in rest])
+                continue
+            ok, rest = self._decide(rest, lambda e: self._case_match(subject, values, e))
+            out += self.block(inner, ok)
+        if falls:
+            default = any(self.text(v) == "*" for item in items for v in item.children_by_field_name("value"))
+            return self._cap(out if default else out + rest)
+        return self._cap(out + rest)
+
+    def _case_match(self, subject, patterns, env):
+        """Whether the case word matches one of *patterns*: ``*``, or an exact string (a
+        pattern with pattern characters, unquoted, is not read)."""
+        word = self._cond_word(subject, env)
+        r = _FALSE
+        for p in patterns:
+            if self.text(p) == "*":
+                return _TRUE if r[0] is None or r[0] is False else r
+            r = self._cond_logic("||", r, lambda p=p: self._equal(word, self._cond_pattern(p, env), env))
+            if r[0] is True:
+                return r
+        return r
 
     def loop(self, n, envs):
         # the body may run zero or more times: analyse its commands once, and every variable
         # it assigns is unknown afterwards (and inside it)
         assigned = self._assigned_names(n)
-        inner = []
-        for e in envs:
-            e = dict(e)
-            for name in assigned:
-                e[name] = Value.unknown()
-            inner.append(e)
+        inner = [self._set_unknown(e, assigned) for e in envs]
         body = n.child_by_field_name("body")
-        if body is not None:
-            self.block(body.named_children, [dict(e) for e in inner])
+        runs = [dict(e) for e in inner]
+        if n.type == "while_statement":
+            # the condition runs (its commands are commands); the body runs where it lets it:
+            # on success for `while`, on failure for `until`
+            conds = [c for c in n.named_children if c != body]
+            ok, failed = self.status_block(conds, runs)
+            runs = failed if n.children and n.children[0].type == "until" else ok
+        if body is not None and runs:
+            self._loops += 1
+            try:
+                self.block(body.named_children, runs)
+            finally:
+                self._loops -= 1
         return self._cap(inner)
 
     def function(self, n, envs):
@@ -611,24 +1148,84 @@ class _Walker:
         name = n.child_by_field_name("name")
         body = n.child_by_field_name("body")
         if name is not None and body is not None:
-            self.functions[self.text(name)] = body
+            self.functions[self.text(name)] = (body, self)
         return envs
 
     def call(self, name: str, envs, node=None):
-        body = self.functions[name]
+        body, owner = self.functions[name]
         if name in self.calling or len(self.calling) > 8:
             # recursion: whatever the body assigns is unknown from here on
-            assigned = self._assigned_names(body)
-            return [dict(e, **{a: Value.unknown() for a in assigned}) for e in envs]
+            assigned = owner._assigned_names(body)
+            return [self._set_unknown(e, assigned) for e in envs]
         self.calling.append(name)
         outer = self.call_noqa
         if node is not None:
             self.call_noqa = self._noqa_lines(node, ())
         try:
-            return self.block(body.named_children, envs)
+            envs = [dict(e, **{_FRAMES: e.get(_FRAMES, ()) + ((),)}) for e in envs]
+            # the body as a statement: a ``f() ( … )`` body is a subshell, its assignments stay in it
+            owner_noqa, owner.call_noqa = owner.call_noqa, self.call_noqa
+            loops, owner._loops = owner._loops, 0  # (break in a function: not read as leaving a loop)
+            self._returns.append([])
+            try:
+                out = owner.stmt(body, envs)
+            finally:
+                out_returned = self._returns.pop()
+                owner.call_noqa = owner_noqa
+                owner._loops = loops
+            return self._cap([self._leave(e) for e in out + out_returned])
         finally:
             self.calling.pop()
             self.call_noqa = outer
+
+    def in_subshell(self, run):
+        """*run()* for a subshell: an ``exit`` or ``return`` there ends the subshell only."""
+        self._returns.append([])
+        try:
+            return run()
+        finally:
+            self._returns.pop()
+
+    def _ends(self, fields, env) -> bool:
+        """Whether the command with words *fields* ends this path here: ``exit``, ``exec`` of
+        a command, ``return`` in a function (the path goes on after the call), ``break`` and
+        ``continue`` in a loop body (the loop's paths after it hold what the body assigns)."""
+        first = fields[0][0].text if not fields[0][1] and UNKNOWN not in fields[0][0].text else None
+        if first is None or first in self.functions:
+            return False
+        if first == "exit":
+            return True
+        if first == "exec":  # (without a command, exec only redirects)
+            return any(not splat and UNKNOWN not in v.text and not v.text.startswith("-") for v, splat in fields[1:])
+        if first == "return":
+            if not env.get(_FRAMES) or not self._returns:
+                return False  # outside a function: an error, and the script goes on
+            self._returns[-1].append(env)
+            return True
+        if first in ("break", "continue"):
+            return self._loops > 0
+        return False
+
+    @staticmethod
+    def _leave(env):
+        """*env* after a function returns: its local variables give back the values they hid."""
+        frames = env.get(_FRAMES)
+        if not frames:
+            return env
+        env = dict(env)
+        names = []
+        for name, saved in reversed(frames[-1]):
+            names.append(name)
+            if saved is None:
+                env.pop(name, None)
+            else:
+                env[name] = saved
+        _forget(env, names)
+        if len(frames) > 1:
+            env[_FRAMES] = frames[:-1]
+        else:
+            del env[_FRAMES]
+        return env
 
     def _assigned_names(self, n) -> List[str]:
         """The names *n*'s subtree may assign; each subtree's are computed once per script
@@ -652,22 +1249,429 @@ class _Walker:
         return list(memo[n.id])
 
     def _own_assigned(self, x) -> List[str]:
+        """The names node *x* itself may assign, read from its text alone (:data:`_ALL`: any)."""
         names: List[str] = []
-        if x.type == "variable_assignment":
+        t = x.type
+        if t == "variable_assignment":
             nm = x.child_by_field_name("name")
             if nm is not None:
                 names.append(self.text(nm).split("[")[0])
-        elif x.type == "command":
-            # `read X`, `mapfile X` etc. also assign: make such names unknown too
-            name = x.child_by_field_name("name")
-            if name is not None and self.text(name) in ("read", "mapfile", "readarray"):
-                for a in x.children_by_field_name("argument"):
-                    t = self.text(a)
-                    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", t):
-                        names.append(t)
+        elif t == "command":
+            fields = []
+            for c in x.children:
+                if c.type == "command_name":
+                    fields.extend(_split(self.parts(c.named_children[0] if c.named_children else c, {}, False)))
+                elif c.is_named and c.type not in ("comment", "variable_assignment", "file_redirect",
+                                                   "herestring_redirect", "heredoc_redirect"):
+                    fields.extend(_split(self.parts(c, {}, False)))
+            first = fields[0][0].text if fields and not fields[0][1] else None
+            if first == "eval":
+                names.append(_ALL)
+            elif fields:
+                names.extend(self._command_targets(x, fields, {}))
+        elif t == "declaration_command":
+            keyword = x.children[0].type if x.children else ""
+            for c in x.named_children:
+                if c.type == "variable_name":
+                    names.append(self.text(c))
+                elif c.type == "word" and self.text(c)[:1] in "-+":
+                    if "n" in self.text(c) and keyword in ("declare", "typeset", "local"):
+                        names.append(_ALL)  # a name reference: what it assigns is not known here
+                elif c.type != "variable_assignment":
+                    names.append(_ALL)  # export $(…), declare "$X"
+        elif t == "unset_command":
+            for c in x.named_children:
+                nm = self.text(c).strip("'\"").split("[")[0]
+                if _NAME.fullmatch(nm):
+                    names.append(nm)
+        elif t == "arithmetic_expansion" or (t == "compound_statement" and x.children
+                                             and x.children[0].type == "(("):
+            names.extend(self._arith_targets(self._arith_text(x), {}))
+        elif t == "expansion":
+            m = _DEFAULT_ASSIGN.match(self.text(x))
+            if m:
+                names.append(m.group(1))
+        elif t == "c_style_for_statement":  # for (( … ; … ; i++ ))
+            for i, c in enumerate(x.children):
+                if x.field_name_for_child(i) in ("initializer", "condition", "update"):
+                    names.extend(self._arith_targets(self.text(c), {}))
         return names
 
+    # -- commands that assign ------------------------------------------------------------
+    def _set_unknown(self, env, names):
+        """*env* with *names* unknown (through the ``declare -n`` references among them;
+        :data:`_ALL`: every variable)."""
+        names = set(names)
+        for _ in range(8):
+            more = set()
+            for nm in names:
+                more |= self.namerefs.get(nm, set())
+            if None in more:
+                names.add(_ALL)
+            more.discard(None)
+            if more <= names:
+                break
+            names |= more
+        if not names:
+            return env
+        if _ALL in names:
+            return _all_unknown(env)
+        env = dict(env)
+        for nm in names:
+            env[nm] = Value.unknown()
+        _forget(env, names)
+        return env
+
+    def _effects(self, n, fields, env):
+        """The paths after command *n* (words *fields*) for the commands that assign
+        variables; None when it assigns none."""
+        words = [None if splat or UNKNOWN in v.text else v.text for v, splat in fields]
+        if words[0] == "eval":
+            return self._eval(n, fields[1:], env)
+        names = self._command_targets(n, fields, env)
+        return [self._set_unknown(env, names)] if names else None
+
+    def _command_targets(self, n, fields, env) -> List[str]:
+        """The variables a builtin assigns: ``read``, ``mapfile``/``readarray``, ``printf -v``,
+        ``getopts``, ``let``, ``wait -p``, ``cd``; :data:`_ALL` where they cannot be told
+        (an unknown name, ``mapfile -C``, a declaration or ``source`` behind ``command``)."""
+        words = [None if splat or UNKNOWN in v.text else v.text for v, splat in fields]
+        i = 0
+        while i < len(words) and words[i] in ("command", "builtin"):
+            i += 1
+            while i < len(words) and words[i] is not None and words[i].startswith("-"):
+                if "v" in words[i] or "V" in words[i]:
+                    return []  # command -v: tells what a name is, runs nothing
+                i += 1
+        if i >= len(words) or words[i] is None:
+            return []
+        name, args = os.path.basename(words[i]), words[i + 1:]
+        if name == "read":
+            return _option_targets(args, "adinNptu", "a", "REPLY", True)
+        if name in ("mapfile", "readarray"):
+            return _option_targets(args, "dnOsuCc", "", "MAPFILE", False, runs="C")
+        if name == "printf":
+            return _option_targets(args, "v", "v", None, False, operands=False)
+        if name == "getopts":  # getopts OPTSTRING NAME [ARG…]
+            if len(args) < 2:
+                return []
+            if args[1] is None:
+                return [_ALL]
+            return [args[1], "OPTARG", "OPTIND"] if _NAME.fullmatch(args[1]) else ["OPTARG", "OPTIND"]
+        if name == "wait":
+            return _option_targets(args, "p", "p", None, False, operands=False)
+        if name == "let":
+            if i != 0:
+                return [_ALL]
+            out: List[str] = []
+            for a in n.children_by_field_name("argument"):
+                out.extend(self._arith_targets(self.text(a), env))
+            return out
+        if name in ("cd", "pushd", "popd"):
+            return ["PWD", "OLDPWD"]
+        if name in _DECL or name in ("source", ".", "eval", "unset"):
+            return [_ALL]  # behind `command`/`builtin` or from an expansion: not read
+        return []
+
+    def _eval(self, n, args, env):
+        """``eval``: its arguments, joined by blanks, are a script the shell runs here (its
+        commands are the script's, at the ``eval``); unknown text may set any variable."""
+        if any(splat or UNKNOWN in v.text or MANY in v.text for v, splat in args) or self.depth >= 4:
+            return [_all_unknown(env)]
+        value = _join_with_spaces([v for v, _ in args])
+        if not value.text.strip():
+            return [env]
+        sub = self._sub_script(value)
+        if sub is None:
+            return [_all_unknown(env)]
+        root, inner = sub
+        inner.commands = self.s.commands
+        w = _Walker(inner, self.depth + 1, self._noqa_lines(n, ()))
+        w.functions, w.calling, w.namerefs = self.functions, self.calling, self.namerefs
+        w._assigned, w._depth, w._returns, w._loops = {}, self._depth, self._returns, self._loops
+        w.span = self.span or self.s.span_of(n.start_byte, n.end_byte)
+        return w.block(root.children, [env])
+
+    def _sub_script(self, value: Value):
+        """A script made of *value*'s text, its characters pointing where they were written;
+        None when it does not parse."""
+        data = value.text.encode("utf-8", "surrogateescape")
+        root = _parser().parse(data).root_node
+        if root.has_error:
+            return None
+        offmap: Dict[int, Optional[int]] = {}
+        b = 0
+        for ch, o in zip(value.text, value.offs):
+            offmap[b] = o
+            b += len(ch.encode("utf-8", "surrogateescape"))
+        inner = Script(value.text)
+        inner.source = _MappedSource(self.s.source, offmap)
+        return root, inner
+
+    def _expansion_effects(self, n, envs):
+        """Expansions that assign, before statement *n* runs: arithmetic (``$((X=4))``,
+        ``((X++))``, ``let``'s arguments) and ``${X:=v}``/``${X=v}`` where X is unset or empty
+        (or not known to be set): those variables are unknown. Command substitutions run in
+        a subshell and assign nothing here."""
+        raw = self.data[n.start_byte:n.end_byte]
+        if b"((" not in raw and not _DEFAULT_ASSIGN_BYTES.search(raw):
+            return envs
+        arith, defaults = [], []
+        stack = [n]
+        while stack:
+            x = stack.pop()
+            t = x.type
+            if t in ("command_substitution", "process_substitution", "subshell"):
+                continue
+            if t == "arithmetic_expansion" or (t == "compound_statement" and x.children
+                                               and x.children[0].type == "(("):
+                arith.append(self._arith_text(x))
+                continue
+            if t == "expansion":
+                m = _DEFAULT_ASSIGN.match(self.text(x))
+                if m:
+                    defaults.append((m.group(1), bool(m.group(2))))
+            stack.extend(x.named_children)
+        if not arith and not defaults:
+            return envs
+        out = []
+        for e in envs:
+            names: List[str] = []
+            for text in arith:
+                names.extend(self._arith_targets(text, e))
+            for name, colon in defaults:
+                v = e.get(name)
+                if v is None or v.is_array or (colon and UNKNOWN in v.text and not v.text.replace(UNKNOWN, "")) \
+                        or (colon and not v.text):
+                    names.append(name)
+            out.append(self._set_unknown(e, names))
+        return out
+
+    def _arith_text(self, x) -> str:
+        text = self.text(x)
+        if text.startswith("$(("):
+            text = text[3:]
+        elif text.startswith("(("):
+            text = text[2:]
+        return text[:-2] if text.endswith("))") else text
+
+    def _arith_targets(self, text: str, env) -> List[str]:
+        """The variables an arithmetic expression assigns (``X=4``, ``X+=1``, ``X++``,
+        ``--X``, in subscripts too), read from its text as written: an expansion stands for an
+        operand. An expression that is one unknown expansion (``let "$E"``), or an expansion
+        assigned to (``$N=1``), may assign any variable."""
+        m = _LONE_EXPANSION.fullmatch(text)
+        if m:
+            v = env.get(m.group(1) or m.group(2))
+            if v is None or v.is_array or UNKNOWN in v.text:
+                return [_ALL]
+            text = v.text
+        if _ARITH_INDIRECT.search(text):
+            return [_ALL]
+        return [m.group(1) for m in _ARITH_LVALUE.finditer(text)] + [m.group(1) for m in _ARITH_PREINC.finditer(text)]
+
     # -- assignments -----------------------------------------------------------------
+    def declare(self, n, env):
+        """``export``, ``readonly``, ``declare``, ``typeset``, ``local``. In a function,
+        ``local`` and ``declare``/``typeset`` without ``-g`` make their variables local (bash's
+        dynamic scope: the functions it calls see them; the caller's values come back when it
+        returns); ``declare -g`` assigns the global variable a local hides. ``local`` outside a
+        function is an error: nothing is assigned."""
+        keyword = n.children[0].type if n.children else ""
+        frames = env.get(_FRAMES, ())
+        if keyword == "local" and not frames:
+            return env
+        env = dict(env)
+        options = ""
+        names = []  # (name, its assignment: a node, a Value from an expanded word, or None)
+        for c in n.named_children:
+            if c.type == "word" and not names and self.text(c)[:1] in ("-", "+"):
+                options += self.text(c)[1:] if self.text(c)[:1] == "-" else ""
+                continue
+            if c.type == "variable_assignment":
+                nm = c.child_by_field_name("name")
+                names.append((self.text(nm).split("[")[0] if nm is not None else None, c))
+            elif c.type == "variable_name":
+                names.append((self.text(c), None))
+            elif c.type != "comment":
+                # a word whose expansion names the variables (export $(grep … .env | xargs),
+                # declare "$NAME=$VALUE"): unknown text may declare any variable
+                for value, splat in _split(self.parts(c, env, quoted=False)):
+                    if splat or UNKNOWN in value.text or MANY in value.text:
+                        return self._set_unknown(env, [_ALL])
+                    m = _DECLARED_WORD.fullmatch(value.text)
+                    if m is None:
+                        continue  # bash: not a valid identifier
+                    if m.group(2) or m.group(3) == "+=":
+                        names.append((m.group(1), _ALL))  # an element, or an append: unknown
+                    elif m.group(3):
+                        k = m.start(4)
+                        names.append((m.group(1), Value(value.text[k:], value.offs[k:])))
+                    else:
+                        names.append((m.group(1), None))
+        if "n" in options and keyword in ("declare", "typeset", "local"):
+            # name references: assigning one assigns the variable it names
+            for name, c in names:
+                if name is None:
+                    continue
+                target = None
+                if isinstance(c, Value):
+                    target = c.text if _NAME.fullmatch(c.text) else None
+                elif c is not None and not isinstance(c, str):
+                    v = self.word_value(c.child_by_field_name("value"), env) if c.child_by_field_name("value") else None
+                    target = v.text if v is not None and _NAME.fullmatch(v.text) else None
+                self.namerefs.setdefault(name, set()).add(target)
+                if frames and keyword != "export":
+                    top = frames[-1]
+                    if all(nm != name for nm, _ in top):
+                        frames = frames[:-1] + (top + ((name, env.get(name)),),)
+                        env[_FRAMES] = frames
+                env[name] = Value.unknown()  # the reference itself: its value is the named variable's
+                _forget(env, (name,))
+            return env
+        local = frames and (keyword == "local" or (keyword in ("declare", "typeset") and "g" not in options))
+        for name, c in names:
+            if name is None:
+                continue
+            if isinstance(c, Value) or c is _ALL:
+                env = self._declare_value(env, name, c, frames if local else (), "g" in options)
+                frames = env.get(_FRAMES, ())
+                continue
+            if local:
+                top = frames[-1]
+                fresh = all(saved_name != name for saved_name, _ in top)
+                if fresh:
+                    frames = frames[:-1] + (top + ((name, env.get(name)),),)
+                    env[_FRAMES] = frames
+                if c is not None:
+                    env = self.assign(c, env, copy=False)
+                elif fresh:
+                    env[name] = EMPTY  # a new local is empty (it hides the caller's value)
+                    _forget(env, (name,))
+                continue
+            if c is None:
+                continue
+            outer = next((i for i, frame in enumerate(frames) if any(nm == name for nm, _ in frame)), None)
+            if "g" in options and outer is not None:
+                # declare -g under a local of that name: the global value is the one the
+                # outermost local hides
+                new = self.assign(c, dict(env), copy=False).get(name)
+                frame = tuple((nm, new if nm == name else saved) for nm, saved in frames[outer])
+                frames = frames[:outer] + (frame,) + frames[outer + 1:]
+                env[_FRAMES] = frames
+                continue
+            env = self.assign(c, env, copy=False)
+        return env
+
+    def _declare_value(self, env, name, value, frames, global_):
+        """A variable declared from an expanded word: *value* (or :data:`_ALL`: unknown),
+        local in the innermost of *frames* when there are any."""
+        if frames:
+            top = frames[-1]
+            if all(nm != name for nm, _ in top):
+                env[_FRAMES] = frames[:-1] + (top + ((name, env.get(name)),),)
+        elif global_:
+            outer = next((i for i, frame in enumerate(env.get(_FRAMES, ())) if any(nm == name for nm, _ in frame)),
+                         None)
+            if outer is not None:
+                old = env[_FRAMES]
+                frame = tuple((nm, Value.unknown() if nm == name else saved) for nm, saved in old[outer])
+                env[_FRAMES] = old[:outer] + (frame,) + old[outer + 1:]
+                return env
+        if value is _ALL or name in self.namerefs:
+            return self._set_unknown(env, [name])
+        env[name] = _check_value(value)
+        _forget(env, (name,))
+        return env
+
+    def unset(self, n, env):
+        """``unset [-fvn] NAME…``: its words after expansion and quote removal. ``NAME[i]``
+        removes element *i* of an array (its indices stay: the array becomes sparse), ``NAME[@]``
+        the whole array; a subscript that is not a known integer makes the array unknown. An
+        unquoted word with pattern characters may be replaced by file names: what it names is
+        unknown. An unknown name may unset any variable."""
+        words, group = [], []
+        for c in n.named_children:
+            if c.type == "comment":
+                continue
+            if group and c.start_byte != group[-1].end_byte:  # tree-sitter-bash splits `A[1]`
+                words.append(group)
+                group = []
+            group.append(c)
+        if group:
+            words.append(group)
+        env = dict(env)
+        mode, options = "", True
+        for group in words:
+            pieces: List[Tuple[Value, bool]] = []
+            glob = False
+            stack = list(reversed(group))
+            while stack:
+                c = stack.pop()
+                if c.type == "concatenation":
+                    stack.extend(reversed(c.children))
+                elif c.type in ("variable_name", "word", "number"):
+                    value = self.literal(c, unquoted=True)
+                    glob = glob or any(ch in "*?[" for ch in self.text(c))
+                    pieces.append((value, False))
+                else:
+                    got = self.parts(c, env, quoted=False)
+                    glob = glob or any(splittable and any(ch in "*?[" for ch in v.text) for v, splittable in got)
+                    pieces.extend(got)
+            for value, splat in _split(pieces):
+                if splat or UNKNOWN in value.text or MANY in value.text:
+                    return self._set_unknown(env, [_ALL])
+                text = value.text
+                if options and text.startswith("-") and len(text) > 1:
+                    if text == "--":
+                        options = False
+                    else:
+                        mode += text[1:]
+                    continue
+                options = False
+                if "f" in mode:
+                    continue  # functions
+                if glob and any(ch in text for ch in "*?["):
+                    names = [k for k in env if k not in (_FACTS, _FRAMES, _NARROWED) and fnmatch.fnmatchcase(k, text)]
+                    m = _ELEMENT.fullmatch(text)
+                    env = self._set_unknown(env, names + ([m.group(1)] if m else []))
+                    continue
+                env = self._unset_one(env, text, "n" in mode)
+        return env
+
+    def _unset_one(self, env, text, reference):
+        m = _ELEMENT.fullmatch(text)
+        name = m.group(1) if m else text
+        if not _NAME.fullmatch(name):
+            return env  # bash: not a valid identifier
+        if name in self.namerefs and not reference:  # unsets the variable it refers to
+            return self._set_unknown(env, [name])
+        v = env.get(name)
+        if m and m.group(2) not in ("@", "*"):
+            if v is None:
+                return env  # unknown before, unknown after
+            i = _integer(m.group(2), "[[")
+            if i is None or (UNKNOWN in v.text and not v.is_array):
+                env[name] = Value.unknown()
+                return env
+            if not v.is_array:  # a scalar is its own element 0
+                if i in (0, -1):
+                    env.pop(name, None)
+                    _forget(env, (name,))
+                return env
+            idx = v.idx if v.idx is not None else tuple(range(len(v.items)))
+            if i < 0:  # counts back from the highest index
+                i += idx[-1] + 1 if idx else 0
+            if i in idx:
+                k = idx.index(i)
+                rest = idx[:k] + idx[k + 1:]
+                env[name] = Value("", (), True, v.items[:k] + v.items[k + 1:],
+                                  None if rest == tuple(range(len(rest))) else rest)
+            return env
+        env.pop(name, None)
+        _forget(env, (name,))
+        return env
+
     def assign(self, n, env, copy: bool):
         if copy:
             env = dict(env)
@@ -675,6 +1679,8 @@ class _Walker:
         if name_node is None:
             return env
         name = self.text(name_node)
+        if name.split("[")[0] in self.namerefs:  # a name reference: the variable it names changes
+            return self._set_unknown(env, [name.split("[")[0]])
         if name_node.type == "subscript" or "[" in name:  # A[i]=x: the array becomes unknown
             env[name.split("[")[0]] = Value.unknown()
             return env
@@ -696,7 +1702,11 @@ class _Walker:
             if old is None:
                 old = EMPTY if name in env else Value.unknown()
             if old.is_array or new.is_array:
-                new = Value("", (), True, _items(old) + _items(new))
+                idx = None
+                if old.idx is not None:  # appended after the highest index
+                    top = old.idx[-1] + 1 if old.idx else 0
+                    idx = old.idx + tuple(range(top, top + len(_items(new))))
+                new = Value("", (), True, _items(old) + _items(new), idx)
             else:
                 new = old + new
         env[name] = _check_value(new)
@@ -819,7 +1829,9 @@ class _Walker:
         if v is None:
             return Value(UNKNOWN + MANY, (None, None)) if m.group(3) else Value.unknown()
         if v.is_array:
-            if m.group(3) is None:  # $A is the first element
+            if m.group(3) is None:  # $A is element 0
+                if v.idx is not None:
+                    return v.items[v.idx.index(0)] if 0 in v.idx else EMPTY
                 return v.items[0] if v.items else EMPTY
             return Value("", (), True, v.items)
         return v
@@ -830,10 +1842,12 @@ class _Walker:
         return [a for a, _ in _split(pieces)]
 
     # -- commands --------------------------------------------------------------------
-    def command(self, n, env) -> None:
+    def command(self, n, env):
+        """Record command *n* (unless it is no command: ``echo``, ``read``…); returns its
+        words after expansion, ``(value, splat)``, or None."""
         name = n.child_by_field_name("name")
         if name is None:
-            return
+            return None
         fields: List[Tuple[Value, bool]] = []
         for c in n.children:
             if c.type in ("variable_assignment", "file_redirect", "herestring_redirect", "heredoc_redirect"):
@@ -844,7 +1858,7 @@ class _Walker:
             elif c.is_named and c.type not in ("comment",):
                 fields.extend(_split(self.parts(c, env, quoted=False)))
         if not fields:
-            return
+            return None
         if len(fields) > MAX_WORDS:
             raise _Limit(f"a command of more than {MAX_WORDS} words after expansion (MAX_WORDS)")
         for value, _ in fields:
@@ -853,11 +1867,12 @@ class _Walker:
                  for value, splat in fields]
         first = words[0].text
         if os.path.basename(first) in _NOT_COMMANDS:
-            return
+            return fields
         noqa = self._noqa_lines(n, fields)
-        command = Command(words, self.s.span_of(n.start_byte, n.end_byte), noqa_lines=noqa)
+        command = Command(words, self.span or self.s.span_of(n.start_byte, n.end_byte), noqa_lines=noqa)
         self.s.commands.append(command)
         self.shell_string(command, fields)
+        return fields
 
     def _noqa_lines(self, n, fields) -> Tuple[int, ...]:
         """The noqa comment lines above the statements holding command *n*, above the
@@ -913,6 +1928,99 @@ class _Walker:
         return out
 
 
+_UNDECIDED = (None, (), ())
+_TRUE = (True, (), ())
+_FALSE = (False, (), ())
+_FACTS = "\x00facts"  # an environment's facts about unknown values (never a variable's name)
+_NARROWED = "\x00narrowed"  # (name, value before, value after) of the variables a test narrowed
+# the functions running on a path, innermost last: per function, the variables it made local
+# and the values they hide (None: unset), restored when it returns
+_FRAMES = "\x00frames"
+_GLOB = frozenset("*?[\\(")  # pattern characters (and escapes, and extglob's parentheses)
+_LONE_VARIABLE = re.compile(r'"?\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})"?')
+_BINARY_TESTS = {"=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef",
+                 "-a", "-o"}
+_INT_TESTS = {"-eq": lambda x, y: x == y, "-ne": lambda x, y: x != y, "-lt": lambda x, y: x < y,
+              "-le": lambda x, y: x <= y, "-gt": lambda x, y: x > y, "-ge": lambda x, y: x >= y}
+_SWAPPED = {"-lt": "-gt", "-gt": "-lt", "-le": "-ge", "-ge": "-le"}
+_NEGATED_INT = {"-ne": "-eq", "-ge": "-lt", "-le": "-gt"}
+# an integer operand: ``test`` takes blanks around decimal digits; ``[[ ]]`` evaluates an
+# arithmetic expression, which is read here only when it is a plain decimal number
+_TEST_INT = re.compile(r"[ \t\n]*([+-]?[0-9]{1,18})[ \t\n]*")
+_COND_INT = re.compile(r"[ \t\n]*([+-]?(?:0|[1-9][0-9]{0,17}))[ \t\n]*")
+
+
+_ALL = "\x00all"  # among the names a statement may assign: any variable
+_SIMPLE = {"command", "variable_assignment", "variable_assignments", "declaration_command", "unset_command"}
+_DEFAULT_ASSIGN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=")
+_DEFAULT_ASSIGN_BYTES = re.compile(rb"\$\{[A-Za-z_][A-Za-z0-9_]*:?=")
+_ASSIGN_OP = r"(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)"
+_ARITH_LVALUE = re.compile(r"(?<![\w$}])([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[[^\]]*\]\s*)?" + _ASSIGN_OP)
+_ARITH_PREINC = re.compile(r"(?:\+\+|--)\s*([A-Za-z_][A-Za-z0-9_]*)")
+_ARITH_INDIRECT = re.compile(r"\$(?:\{[^}]*\}|[A-Za-z_0-9][A-Za-z0-9_]*)\s*(?:\[[^\]]*\]\s*)?" + _ASSIGN_OP
+                             + r"|(?:\+\+|--)\s*\$")
+_LONE_EXPANSION = re.compile(r'\s*"?\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})"?\s*')
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ELEMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\[(.*)\]", re.S)
+_DECLARED_WORD = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(\[[^\]]*\])?(?:(\+?=)(.*))?", re.S)
+
+
+def _option_targets(args, with_arg: str, name_opts: str, default: Optional[str], all_operands: bool,
+                    operands: bool = True, runs: str = "") -> List[str]:
+    """The names a builtin assigns, from its words (None: unknown) read as getopt reads
+    them: options in *with_arg* take an argument, those in *name_opts* name a variable; then
+    the operands name variables (all of them, or the first), else *default*. ``[_ALL]``
+    where a name cannot be known, or for an option in *runs* (``mapfile -C`` runs a
+    callback: it may assign any variable)."""
+    names: List[Optional[str]] = []
+    j = 0
+    while j < len(args):
+        a = args[j]
+        if a is None:
+            return [_ALL]
+        if a == "--":
+            j += 1
+            break
+        if not a.startswith("-") or a == "-":
+            break
+        for k in range(1, len(a)):
+            ch = a[k]
+            if ch in with_arg:
+                if k + 1 < len(a):
+                    val = a[k + 1:]
+                else:
+                    j += 1
+                    val = args[j] if j < len(args) else ""
+                if ch in name_opts:
+                    names.append(val)
+                if ch in runs:
+                    return [_ALL]
+                break
+        j += 1
+    if operands:
+        rest = args[j:] if all_operands else args[j:j + 1]
+        names.extend(rest)
+        if not rest and default and not names:
+            names.append(default)
+    out = []
+    for nm in names:
+        if nm is None:
+            return [_ALL]
+        nm = nm.split("[")[0]
+        if _NAME.fullmatch(nm):
+            out.append(nm)
+    return out
+
+
+def _integer(text: str, kind: str) -> Optional[int]:
+    m = (_TEST_INT if kind == "[" else _COND_INT).fullmatch(text)
+    return int(m.group(1)) if m else None
+
+
+def _negate(r):
+    return (None if r[0] is None else not r[0]), r[2], r[1]
+
+
 class _MappedSource:
     """The source of a ``bash -c`` string: its offsets are those of the string's text, each
     mapped to where that character was written in the outer script."""
@@ -928,6 +2036,82 @@ class _MappedSource:
     def span_of(self, start: int, end: Optional[int] = None) -> Span:
         a = self.offmap.get(start)
         return self.outer.span_of(a if a is not None else 0)
+
+
+def _env_key(env) -> tuple:
+    """What tells two paths' environments apart."""
+    out = []
+    for k, v in env.items():
+        if k == _FACTS:  # about values, by identity
+            out.append((k, tuple((f[0], id(f[1])) + f[2:] for f in v)))
+        elif k == _NARROWED:
+            out.append((k, tuple((name, id(before), id(after)) for name, before, after in v)))
+        elif k == _FRAMES:
+            out.append((k, tuple(tuple((name, None if saved is None else _value_key(saved)) for name, saved in frame)
+                                 for frame in v)))
+        else:
+            out.append((k, _value_key(v)))
+    return tuple(sorted(out))
+
+
+def _told_keys(env):
+    return [(name, _value_key(before) if before is not None else None, _value_key(after))
+            for name, before, after in env.get(_NARROWED, ()) if env.get(name) is after]
+
+
+def _fact_keys(env):
+    return [(f[0], _value_key(f[1]) if f[1] is not None else None) + f[2:]
+            for f in env.get(_FACTS, ()) if env.get(f[0]) is f[1]]
+
+
+def _untold(env, keep_told, keep_facts) -> dict:
+    """*env* without what conditions told it (a narrowed variable gets its value back), but
+    for what is in *keep_told*/*keep_facts* (:func:`_told_keys`, :func:`_fact_keys`)."""
+    env = dict(env)
+    kept = []
+    for record in env.pop(_NARROWED, ()):
+        name, before, after = record
+        if env.get(name) is not after:
+            continue  # assigned since
+        if (name, _value_key(before) if before is not None else None, _value_key(after)) in keep_told:
+            kept.append(record)
+        elif before is None:
+            env.pop(name, None)
+        else:
+            env[name] = before
+    facts = [f for f in env.pop(_FACTS, ()) if env.get(f[0]) is f[1]
+             and (f[0], _value_key(f[1]) if f[1] is not None else None) + f[2:] in keep_facts]
+    if kept:
+        env[_NARROWED] = tuple(kept)
+    if facts:
+        env[_FACTS] = tuple(facts)
+    return env
+
+
+def _all_unknown(env) -> dict:
+    """*env* after something that may have set any variable (``source``, ``eval`` of unknown
+    text): every variable is unknown, also the outer values a function's locals hide, and
+    nothing is known about values any more."""
+    out = {k: Value.unknown() for k in env if k not in (_FACTS, _FRAMES, _NARROWED)}
+    frames = env.get(_FRAMES)
+    if frames:
+        out[_FRAMES] = tuple(tuple((name, Value.unknown()) for name, _ in frame) for frame in frames)
+    return out
+
+
+def _forget(env, names) -> None:
+    """Drop (in place, on a copy) the facts about *names*, whose values change."""
+    facts = env.get(_FACTS)
+    if facts:
+        env[_FACTS] = tuple(f for f in facts if f[0] not in names)
+
+
+def _value_key(v):
+    """What tells two values apart (an array by its items: two paths whose arrays differ are
+    two paths)."""
+    if v.is_array:
+        return (True, tuple(_value_key(i) for i in v.items), v.idx)
+    return (v.text, v.offs)
 
 
 def _items(v: Value) -> Tuple[Value, ...]:

@@ -1,0 +1,393 @@
+"""The paths through a shell script, as bash runs it: which branch a condition takes, what a
+function's ``local`` variables hide, which commands assign variables, ``unset`` of array
+elements, and the commands of ``if``/``while``/``until`` conditions."""
+
+from __future__ import annotations
+
+from conftest import codes
+
+# core_r0.8.0-era MindSpeed, whose validator rejects AMO with any recompute flag
+LEGACY = '[tool.npulint.releases]\nmindspeed = ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0"]\n'
+AMO = "--adaptive-memory-optimization"
+LAUNCH = "torchrun pretrain_gpt.py"
+# the requirement of --recompute-in-bubble: pipeline size > 1 (and a virtual pipeline)
+BUBBLE = f"{LAUNCH} --pipeline-model-parallel-size $PP --num-layers-per-virtual-pipeline-stage 2 " \
+         "--recompute-in-bubble --num-layers 32\n"
+
+
+def sh(lint, src):
+    return codes(lint({"run.sh": src}, select=["NPU0", "NPU5"], config=LEGACY))
+
+
+# -------------------------------------------------------------------- paths
+
+
+def test_paths_whose_arrays_differ_are_not_merged(lint):
+    # the two branches give A different arrays: two paths, and the second one conflicts
+    src = f'if [ -n "$X" ]; then A=(--bf16); else A=(--swap-attention); fi\n{LAUNCH} "${{A[@]}}" {AMO}\n'
+    assert sh(lint, src) == ["NPU501"]
+    assert sh(lint, src.replace("A=(--swap-attention)", "A=(--fp16)")) == []
+
+
+# -------------------------------------------------------------------- conditions bash decides
+
+RECOMPUTE = "--recompute-granularity full --recompute-method uniform"
+
+
+def test_a_test_of_known_values_takes_one_branch(lint):
+    src = f"""\
+    ENABLE_RECOMPUTE=0
+    GPT_ARGS="--bf16"
+    if [ "$ENABLE_RECOMPUTE" -eq 1 ]; then
+        GPT_ARGS="$GPT_ARGS {RECOMPUTE}"
+    fi
+    {LAUNCH} $GPT_ARGS {AMO}
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("ENABLE_RECOMPUTE=0", "ENABLE_RECOMPUTE=1")) == ["NPU501", "NPU501"]
+    # test's integers may have blanks and leading zeros; a word that is no integer is an error
+    # in bash: unknown, both branches stay
+    assert sh(lint, src.replace("ENABLE_RECOMPUTE=0", "ENABLE_RECOMPUTE=' 01'")) == ["NPU501", "NPU501"]
+    assert sh(lint, src.replace("ENABLE_RECOMPUTE=0", "ENABLE_RECOMPUTE=yes")) == ["NPU501", "NPU501"]
+
+
+def test_and_or_lists_of_known_tests(lint):
+    src = f"""\
+    activation_checkpoint="false"
+    ds_args="{AMO}"
+    [[ $activation_checkpoint == true ]] && ds_args="$ds_args --recompute-activations"
+    test "$activation_checkpoint" = true || [ -z "$activation_checkpoint" ] && ds_args="$ds_args --swap-attention"
+    {LAUNCH} $ds_args
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace('="false"', '="true"')) == ["NPU501", "NPU501"]
+    assert sh(lint, src.replace('="false"', '=""')) == ["NPU501"]  # only the second list runs its right side
+
+
+def test_true_and_false_as_a_variable_s_value(lint):
+    src = f"""\
+    USE_AMO=true
+    if $USE_AMO; then
+        MEM="{AMO}"
+    else
+        MEM="{RECOMPUTE}"
+    fi
+    if ! $USE_AMO; then
+        MEM="$MEM --swap-attention"
+    fi
+    {LAUNCH} $MEM --bf16
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("USE_AMO=true", "USE_AMO=$1")) == ["NPU501"]  # unknown: every path
+
+
+def test_elif_and_else_after_a_decided_condition(lint):
+    src = f"""\
+    MODE=amo
+    if [[ "$MODE" == swap ]]; then ARGS="--swap-attention"
+    elif [[ $MODE = amo && -n $MODE ]]; then ARGS=""
+    else ARGS="{RECOMPUTE}"
+    fi
+    {LAUNCH} $ARGS {AMO}
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("MODE=amo", "MODE=swap")) == ["NPU501"]
+    assert sh(lint, src.replace("MODE=amo", "MODE=other")) == ["NPU501", "NPU501"]  # the else branch only
+
+
+def test_a_launch_in_a_branch_bash_skips_is_not_checked(lint):
+    src = f"DEBUG=0\nif [ $DEBUG = 1 ]; then\n  {LAUNCH} {AMO} --swap-attention\nfi\n"
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("DEBUG=0", "DEBUG=1")) == ["NPU501"]
+
+
+def test_conditions_that_stay_unknown(lint):
+    body = f'then ARGS="--swap-attention"; fi\n{LAUNCH} $ARGS {AMO}\n'
+    for cond in ('[ -f "$CONF" ]', '[ "$X" = 1 -a 2 = 2 ]', 'grep -q amo cfg', 'X=abc; [ "$X" -lt 1 ]',
+                 'M=abc; [[ $M == a* ]]', "M='a*'; [[ abc == $M ]]", 'M=x; [[ $M =~ x ]]', 'X="a b"; [ $X = a ]',
+                 'f() { :; }; true', '[ "${A[@]}" = a ]'):
+        assert sh(lint, f"if {cond}; {body}") == ["NPU501"], cond
+    # quoted, the pattern is a string
+    assert sh(lint, f"if M=abc; [[ $M == \"a*\" ]]; {body}") == []
+
+
+def test_case_on_a_known_word_takes_one_item(lint):
+    src = f"""\
+    MODE=amo
+    case "$MODE" in
+      swap) MEM="--swap-attention" ;;
+      amo|adaptive) MEM="" ;;
+      *) MEM="{RECOMPUTE}" ;;
+    esac
+    {LAUNCH} $MEM {AMO}
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("MODE=amo", "MODE=adaptive")) == []
+    assert sh(lint, src.replace("MODE=amo", "MODE=swap")) == ["NPU501"]
+    assert sh(lint, src.replace("MODE=amo", "MODE=other")) == ["NPU501", "NPU501"]
+    assert sh(lint, src.replace("MODE=amo", "MODE=$1")) == ["NPU501", "NPU501", "NPU501"]
+    # a pattern with pattern characters is not read: the items after it stay alternatives
+    assert sh(lint, src.replace("swap)", "sw*)")) == ["NPU501"]
+    other = src.replace("MODE=amo", "MODE=other")
+    assert sh(lint, other.replace('"$MODE" in', '"$MODE" in\n  o*) MEM="" ;;')) == ["NPU501", "NPU501"]
+
+
+# -------------------------------------------------------------------- what a condition tells
+
+
+def test_a_condition_tested_again_takes_the_branch_it_took(lint):
+    # MODE is unknown, but on each path the two tests agree: no path has both flags
+    src = f"""\
+    if [ "$MODE" = amo ]; then MEM="{AMO}"; fi
+    if [ "$MODE" != amo ]; then OPT="--swap-attention"; fi
+    {LAUNCH} $MEM $OPT --bf16
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace('!= amo', '!= swap')) == ["NPU501"]  # a path with both: MODE=amo
+    same = f"""\
+    if [[ $N -gt 4 ]]; then A="{AMO}"; else A=""; fi
+    if [[ 4 -lt $N ]]; then B=""; else B="--swap-attention"; fi
+    [ -z "$V" ] || C="{AMO}"
+    [ "$V" ] || D="--recompute-activations"
+    {LAUNCH} $A $B
+    {LAUNCH} $C $D
+    """
+    assert sh(lint, same) == []
+    assert sh(lint, same.replace('[ "$V" ]', '[ "$W" ]')) == ["NPU501"]
+
+
+def test_what_a_condition_tells_lasts_until_the_variable_changes(lint):
+    src = f"""\
+    if [ "$MODE" = amo ]; then MEM="{AMO}"; fi
+    MODE=$1
+    if [ "$MODE" != amo ]; then OPT="--swap-attention"; fi
+    {LAUNCH} $MEM $OPT --bf16
+    """
+    assert sh(lint, src) == ["NPU501"]
+    # a value that passed `=` is the value: PP is 1 where the launch runs
+    pp = 'if [ "$PP" = 1 ]; then ' + BUBBLE.strip() + "; fi\n"
+    assert sh(lint, pp) == ["NPU504"]
+    assert sh(lint, pp.replace("= 1", "= 2")) == []
+
+
+def test_what_conditions_told_does_not_multiply_paths(lint):
+    # ten tests whose branches assign nothing: one path, not 1024 (past MAX_PATHS nothing is said)
+    checks = "".join(f'[ -z "$V{i}" ] && echo "V{i} is not set"\n' for i in range(10))
+    assert sh(lint, f"{checks}{LAUNCH} {AMO} --swap-attention\n") == ["NPU501"]
+    # and a path keeps what it was told where the branches differ
+    assert sh(lint, f'{checks}if [ "$PP" = 1 ]; then X=1; fi\n{BUBBLE}') == ["NPU504"]
+
+
+# -------------------------------------------------------------------- function-local variables
+
+
+def test_a_local_variable_is_gone_when_its_function_returns(lint):
+    src = f"""\
+    ARGS="{AMO}"
+    print_full() {{
+        local ARGS="$ARGS --recompute-granularity full"
+        echo "a full-recompute run would use: $ARGS"
+    }}
+    print_full
+    {LAUNCH} $ARGS
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("local ARGS", "ARGS")) == ["NPU501"]  # not local: the caller's ARGS
+    for keyword in ("declare", "typeset", "local -x"):
+        assert sh(lint, src.replace("local ARGS", f"{keyword} ARGS")) == [], keyword
+    assert sh(lint, src.replace("local ARGS", "declare -g ARGS")) == ["NPU501"]
+
+
+def test_a_local_is_seen_by_the_functions_its_function_calls(lint):
+    src = f"""\
+    ARGS="--bf16"
+    run() {{ {LAUNCH} $ARGS; }}
+    with_amo() {{ local ARGS="$ARGS {AMO} --swap-attention"; run; }}
+    with_amo
+    run
+    """
+    assert sh(lint, src) == ["NPU501"]  # the run inside with_amo
+    assert sh(lint, src.replace("    with_amo\n", "")) == []
+    # a new local without a value is empty, not the caller's value
+    empty = f'ARGS="{AMO} --swap-attention"\nf() {{ local ARGS; {LAUNCH} $ARGS; }}\nf\n'
+    assert sh(lint, empty) == []
+    assert sh(lint, empty.replace("local ARGS; ", "")) == ["NPU501"]
+
+
+def test_declare_g_sets_the_global_a_local_hides(lint):
+    src = f"""\
+    PP=4
+    f() {{ local PP=2; g; }}
+    g() {{ declare -g PP=1; }}
+    f
+    {BUBBLE}"""
+    assert sh(lint, src) == ["NPU504"]  # PP is 1 after f returns
+    assert sh(lint, src.replace("declare -g PP=1", "PP=1")) == []  # assigns f's local: PP is 4 again
+
+
+def test_local_outside_a_function_assigns_nothing(lint):
+    # bash: "local: can only be used in a function"; PP keeps 1
+    assert sh(lint, "PP=1\nlocal PP=4\n" + BUBBLE) == ["NPU504"]
+    assert sh(lint, "PP=1\nPP=4\n" + BUBBLE) == []
+
+
+def test_a_subshell_function_body_keeps_its_assignments(lint):
+    src = f'ARGS={AMO}\nf() ( ARGS="$ARGS --swap-attention" )\nf\n{LAUNCH} $ARGS\n'
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("f() (", "f() {").replace('" )\n', '"; }\n')) == ["NPU501"]
+
+
+# -------------------------------------------------------------------- commands that assign
+
+
+def test_builtins_that_assign_make_their_variables_unknown(lint):
+    # after PP=1 each of these may set PP: the requirement (pipeline size > 1) is not known
+    for cmd in ("read PP < pp.txt", "read -r -a PP", "read -p 'pp? ' PP", "mapfile -t PP < f", "readarray PP < f",
+                "printf -v PP %d 4", "printf -vPP %d 4", "getopts p: PP", "let PP=4", "let 'PP += 3'", "((PP++))",
+                "(( --PP ))", "X=$((PP=4))", "for ((;;PP++)); do :; done", "command read PP", "wait -p PP",
+                "mapfile -C cb -c 1 LINES < f"):
+        assert sh(lint, f"PP=1\n{cmd}\n{BUBBLE}") == [], cmd
+    # the clean twins: other variables, or no assignment
+    for cmd in ("read Q < q.txt", "read", "mapfile -t Q < f", "printf -v Q %d 4", "printf '%d' 4",
+                "getopts p: Q", "let Q=4", "((PP > 1))", "X=$((PP + 4))", "command -v read", ": ${PP:=4}",
+                ": ${Q:=4}", "((Q++))"):
+        assert sh(lint, f"PP=1\n{cmd}\n{BUBBLE}") == ["NPU504"], cmd
+
+
+def test_default_assignment_only_where_bash_assigns(lint):
+    # ${PP:=4} assigns only an unset or empty PP; ${PP=4} only an unset one
+    assert sh(lint, "PP=1\n: ${PP:=4}\n" + BUBBLE) == ["NPU504"]
+    assert sh(lint, "PP=\n: ${PP:=4}\n" + BUBBLE) == []
+    assert sh(lint, "PP=\n: ${PP=4}\n" + BUBBLE.replace("$PP", "1")) == ["NPU504"]
+
+
+def test_eval_runs_its_text_here(lint):
+    assert sh(lint, 'PP=1\neval "PP=4"\n' + BUBBLE) == []
+    assert sh(lint, 'PP=1\neval "Q=4"\n' + BUBBLE) == ["NPU504"]
+    # its launches are the script's (at the eval)
+    src = f'ARGS="{AMO} --swap-attention"\neval "{LAUNCH} $ARGS"\n'
+    found = lint({"run.sh": src}, select=["NPU5"], config=LEGACY)
+    assert codes(found) == ["NPU501"] and found[0].line == 1
+    assert sh(lint, src.replace(" --swap-attention", "")) == []
+    # unknown text may set any variable, as a sourced file may
+    assert sh(lint, 'PP=1\neval "$SETUP"\n' + BUBBLE) == []
+    assert sh(lint, 'PP=1\neval "$(cat setup)"\n' + BUBBLE) == []
+
+
+def test_declarations_of_expanded_words(lint):
+    assert sh(lint, 'PP=1\nexport $(grep -v "^#" .env | xargs)\n' + BUBBLE) == []
+    assert sh(lint, 'PP=1\ndeclare "$NAME=4"\n' + BUBBLE) == []
+    assert sh(lint, 'PP=1\nV="PP=4 Q=2"\nexport $V\n' + BUBBLE) == []  # known: PP=4
+    assert sh(lint, 'PP=4\nV="PP=1 Q=2"\nexport $V\n' + BUBBLE) == ["NPU504"]
+    assert sh(lint, 'PP=1\nexport Q=$(cat q)\n' + BUBBLE) == ["NPU504"]
+
+
+def test_name_references(lint):
+    assert sh(lint, "PP=1\ndeclare -n R=PP\nR=4\n" + BUBBLE) == []
+    assert sh(lint, "PP=1\ndeclare -n R=PP\n" + BUBBLE) == ["NPU504"]  # declaring one assigns nothing
+    assert sh(lint, "PP=1\ndeclare -n R=Q\nR=4\n" + BUBBLE) == ["NPU504"]
+    assert sh(lint, "PP=1\nset_pp() { local -n ref=$1; ref=4; }\nset_pp PP\n" + BUBBLE) == []  # names any
+    assert sh(lint, "PP=1\nset_pp() { local ref=$1; ref=4; }\nset_pp PP\n" + BUBBLE) == ["NPU504"]
+
+
+def test_assignments_in_loops(lint):
+    # a loop may run its body any number of times: what its commands may assign is unknown after it
+    for cmd in ("read PP", "((PP++))", 'eval "$line"', "declare -n R=PP; R=4", "unset PP"):
+        assert sh(lint, f"PP=1\nwhile true; do {cmd}; done\n{BUBBLE}") == [], cmd
+    assert sh(lint, f"PP=1\nwhile true; do read Q; done\n{BUBBLE}") == ["NPU504"]
+
+
+# -------------------------------------------------------------------- unset
+
+
+def test_unset_an_array_element(lint):
+    src = f"ARGS=({AMO} --swap-attention)\nunset 'ARGS[1]'\n{LAUNCH} \"${{ARGS[@]}}\"\n"
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("ARGS[1]", "ARGS[0]")) == []
+    assert sh(lint, src.replace("unset 'ARGS[1]'", "unset 'ARGS[2]'")) == ["NPU501"]  # no element 2
+    assert sh(lint, src.replace("'ARGS[1]'", '"ARGS[$i]"').replace("unset", "i=1; unset")) == []
+    assert sh(lint, src.replace("ARGS[1]", "ARGS[-1]")) == []  # the last one
+    # indices stay: after element 0 goes, element 1 is still 1
+    sparse = f"ARGS=(--bf16 {AMO} --swap-attention --use-flash-attn)\nunset 'ARGS[0]'\nunset 'ARGS[2]'\n" \
+             f"{LAUNCH} \"${{ARGS[@]}}\"\n"
+    assert sh(lint, sparse) == []
+    assert sh(lint, sparse.replace("'ARGS[2]'", "'ARGS[3]'")) == ["NPU501"]
+    # a subscript that is not a known integer, or an unquoted word (a pattern bash may match to
+    # file names): the array is unknown
+    assert sh(lint, src.replace("'ARGS[1]'", '"ARGS[$i]"')) == []
+    assert sh(lint, src.replace("'ARGS[1]'", "ARGS[1]")) == []
+    assert sh(lint, f"ARGS=({AMO} --swap-attention)\nunset 'ARGS[1]'\nARGS+=(--swap-attention)\n"
+                    f"{LAUNCH} \"${{ARGS[@]}}\"\n") == ["NPU501"]
+
+
+def test_unset_reads_its_words_as_bash_does(lint):
+    assert sh(lint, f"PP=4\nunset 'PP'\n{BUBBLE}") == []  # quoted: PP is unset (unknown)
+    assert sh(lint, f"PP=4\nunset -v PP\n{BUBBLE}") == []
+    assert sh(lint, f"PP=4\nunset -f PP\n{BUBBLE}") == []  # functions only: PP stays 4
+    assert sh(lint, f"PP=1\nunset -f PP\n{BUBBLE}") == ["NPU504"]
+    assert sh(lint, f"PP=1\nunset $NAME\n{BUBBLE}") == []  # an unknown name: any variable
+    assert sh(lint, f"PP=1\nN=Q\nunset $N\n{BUBBLE}") == ["NPU504"]
+
+
+# -------------------------------------------------------------------- commands of conditions
+
+
+def test_launches_in_conditions_are_checked(lint):
+    bad = f"{LAUNCH} {AMO} --swap-attention"
+    for src in (f"if ! {bad}; then echo failed; fi\n", f"if {bad}; then :; fi\n",
+                f"if [ -f x ]; then :; elif {bad}; then :; fi\n", f"until {bad}; do sleep 1; done\n",
+                f"while {bad}; do :; done\n", f"while sleep 1; {bad}; do :; done\n", f"{bad} || echo failed\n"):
+        assert sh(lint, src) == ["NPU501"], src
+        assert sh(lint, src.replace(" --swap-attention", "")) == [], src
+
+
+def test_a_loop_body_runs_where_its_condition_lets_it(lint):
+    bad = f"{LAUNCH} {AMO} --swap-attention"
+    assert sh(lint, f"while false; do {bad}; done\n") == []
+    assert sh(lint, f"until true; do {bad}; done\n") == []
+    assert sh(lint, f"DONE=1\nuntil [ $DONE -eq 1 ]; do {bad}; done\n") == []
+    # a variable the loop assigns is unknown in its condition: the body may run
+    assert sh(lint, f"DONE=1\nuntil [ $DONE -eq 1 ]; do {bad}; DONE=1; done\n") == ["NPU501"]
+    assert sh(lint, f"while true; do {bad}; break; done\n") == ["NPU501"]
+
+
+def test_a_condition_is_one_level_of_nesting(lint):
+    from npulint import shell
+
+    levels = shell.MAX_NESTING - 1  # the command inside is a level too
+    for opening, closing in (("if true; then\n", "fi\n"), ("while true; do\n", "done\n"),
+                             ("if [ -f x ]; then\n", "fi\n")):
+        src = opening * levels + BUBBLE.replace("$PP", "1") + closing * levels
+        assert sh(lint, src) == ["NPU504"], opening
+
+
+# -------------------------------------------------------------------- paths that end
+
+
+def test_a_path_that_exits_runs_nothing_after(lint):
+    # the checks before the launch end the paths they reject
+    for check in ('[ "$PP" != 1 ] || { BAD=1; exit 1; }', 'if [ "$PP" = 1 ]; then BAD=1; exit 1; fi',
+                  'die() { BAD=1; exit 1; }\n[ "$PP" != 1 ] || die'):
+        assert sh(lint, f"{check}\n{BUBBLE}") == [], check
+        # without the exit, the path where PP is 1 (it differs from the others: BAD) reaches the launch
+        assert sh(lint, f"{check.replace('exit 1', 'true')}\n{BUBBLE}") == ["NPU504"], check
+    assert sh(lint, f"PP=1\nexit 0\n{BUBBLE}") == []
+    assert sh(lint, f"PP=1\n(exit 0)\n{BUBBLE}") == ["NPU504"]  # a subshell's exit ends the subshell
+    assert sh(lint, f"PP=1\nexec {BUBBLE}{BUBBLE}") == ["NPU504"]  # exec runs its command, nothing after
+    assert sh(lint, f"PP=1\nexec > log\n{BUBBLE}") == ["NPU504"]
+
+
+def test_return_leaves_the_function_and_break_the_loop(lint):
+    src = f"""\
+    PP=4
+    set_pp() {{
+        if [ "$FAST" = 1 ]; then return; fi
+        PP=1
+    }}
+    set_pp
+    {BUBBLE}"""
+    assert sh(lint, src) == ["NPU504"]  # where FAST is not 1
+    assert sh(lint, src.replace("PP=1", "PP=2")) == []
+    loop = f'PP=1\nwhile true; do\n  [ "$PP" = 1 ] && break\n  {BUBBLE}done\n'
+    assert sh(lint, loop) == []  # the launch runs only where PP is not 1
+    assert sh(lint, loop.replace("break", "true")) == ["NPU504"]
