@@ -82,7 +82,7 @@ class RunModules:
         self.files: Tuple[str, ...] = tuple(sorted(set(files) if files is not None else
                                                    {w[0] for w in paths.values() if w is not None}))
         self._touches: Dict[str, Optional["Touches"]] = {}
-        self._touched: Dict[Tuple[str, str], Tuple[str, ...]] = {}
+        self._touched: Dict[Tuple[str, str, Optional[str]], Tuple[str, ...]] = {}
         self._dynamic_text: Dict[str, bool] = {}  # whether a file's text names setattr/delattr/vars
         self._read = read
         self._tables: Dict[str, Optional[ModuleTable]] = {}
@@ -142,11 +142,11 @@ class RunModules:
         if exclude:
             where = self.paths.get(exclude)
             skip = where[0] if where is not None else None
-        key = (name, kind)
+        key = (name, kind, exclude if kind == "use" else None)
         hits = self._touched.get(key)
         if hits is None:
             found = []
-            for path in self.files:
+            for path in (self._may_reach(name, exclude) if kind == "use" else self.files):
                 text = self._text(path)
                 if text is None:
                     continue
@@ -166,6 +166,41 @@ class RunModules:
                     found.append(path)
             hits = self._touched[key] = tuple(found)
         return tuple(p for p in hits if p != skip)
+
+    def _may_reach(self, name: str, module: Optional[str]) -> Iterable[str]:
+        """The files of the run whose text names *name* and that may reach *module*'s
+        top-level objects: to reach them a file imports *module* (``import pkg.m``, ``from
+        pkg.m import name``, ``from . import m``: its text holds *module*'s own name), or a
+        module that may re-export them (one whose text holds *module*'s name, ``from .m import
+        *``, and so on), or, in *module*'s package, imports relatively (``from .. import
+        name``). Every file when *module* names no one file of the run."""
+        where = self.paths.get(module) if module else None
+        if where is None:
+            return self.files
+        texts = [(p, t) for p in self.files for t in (self._text(p),) if t is not None]
+        path, is_package = where
+        depth = module.count(".") + (1 if is_package else 0)  # folders from the file up to the package root
+        package_root = None
+        if depth:
+            package_root = path
+            for _ in range(depth):  # a/b/c.py (a.b.c) -> a; pkg/__init__.py (pkg) -> pkg
+                package_root = os.path.dirname(package_root)
+            package_root += os.sep
+        reach: Set[str] = set()
+        stems: Set[str] = set()
+        new = {module.rsplit(".", 1)[-1]}
+        first = True
+        while new:
+            stems |= new
+            found = set()
+            for p, t in texts:
+                if p not in reach and (any(s in t for s in new) or (
+                        first and package_root is not None and p.startswith(package_root) and "from ." in t)):
+                    reach.add(p)
+                    stem = os.path.splitext(os.path.basename(p))[0]
+                    found.add(os.path.basename(os.path.dirname(p)) if stem == "__init__" else stem)
+            new, first = found - stems, False
+        return sorted(p for p, t in texts if p in reach and name in t)
 
     def _sets_by_name(self, path: str, text: str) -> bool:
         hit = self._dynamic_text.get(path)

@@ -249,6 +249,27 @@ def test_npu201_a_module_level_config_another_module_changes_is_unknown(lint, ma
     assert codes(lint(files, select=SEL)) == []
 
 
+@pytest.mark.parametrize("files", [
+    # reached through a package that re-exports it by a star import (no file names both)
+    {"pkg/__init__.py": "from .compile_utils import *\n",
+     "app/main.py": "from pkg import *\nconfig.mode = 'reduce-overhead'\n"},
+    # a relative import from a subpackage, naming neither the module nor the package
+    {"pkg/__init__.py": "from .compile_utils import config\n",
+     "pkg/sub/__init__.py": "", "pkg/sub/tune.py": "from .. import config\nconfig.mode = 'reduce-overhead'\n"},
+])
+def test_npu201_a_module_level_config_reached_through_re_exports_is_unknown(lint, files):
+    files = dict(files, **{"pkg/compile_utils.py": COMPILE_UTILS})
+    assert codes(lint(files, select=SEL)) == []
+
+
+def test_npu201_a_module_level_config_files_that_cannot_reach_it_do_not_count(lint):
+    # other files change a `config` of their own: they import nothing that reaches compile_utils
+    files = {"pkg/__init__.py": "", "pkg/compile_utils.py": COMPILE_UTILS,
+             "tools/other.py": "import torchair\nconfig = make()\nconfig.mode = 'reduce-overhead'\nconfigure(config)\n"}
+    line = at(COMPILE_UTILS, "config.debug")[0]
+    assert [(f.path, f.line, f.code) for f in lint(files, select=SEL)] == [("pkg/compile_utils.py", line, "NPU201")]
+
+
 def test_npu201_a_module_level_config_other_modules_only_compile_with_clean_twin(lint):
     files = {"pkg/__init__.py": "", "pkg/compile_utils.py": COMPILE_UTILS,
              "pkg/main.py": "import torch\nfrom pkg.compile_utils import get_backend\n"
