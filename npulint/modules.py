@@ -170,10 +170,10 @@ class RunModules:
     def _may_reach(self, name: str, module: Optional[str]) -> Iterable[str]:
         """The files of the run whose text names *name* and that may reach *module*'s
         top-level objects: to reach them a file imports *module* (``import pkg.m``, ``from
-        pkg.m import name``, ``from . import m``: its text holds *module*'s own name), or a
-        module that may re-export them (one whose text holds *module*'s name, ``from .m import
-        *``, and so on), or, in *module*'s package, imports relatively (``from .. import
-        name``). Every file when *module* names no one file of the run."""
+        pkg.m import name``, ``from . import m``: its text holds *module*'s own name as a
+        word), or a module that may re-export them (one whose text holds *module*'s name,
+        ``from .m import *``, and so on), or, in *module*'s package, imports relatively
+        (``from .. import name``). Every file when *module* names no one file of the run."""
         where = self.paths.get(module) if module else None
         if where is None:
             return self.files
@@ -193,8 +193,9 @@ class RunModules:
         while new:
             stems |= new
             found = set()
+            named = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(new))))  # whole words only
             for p, t in texts:
-                if p not in reach and (any(s in t for s in new) or (
+                if p not in reach and ((any(s in t for s in new) and named.search(t) is not None) or (
                         first and package_root is not None and p.startswith(package_root) and "from ." in t)):
                     reach.add(p)
                     stem = os.path.splitext(os.path.basename(p))[0]
