@@ -289,7 +289,7 @@ class Semantic:
         self.stored_attrs: set = set()
         self._uses = None  # see _use_table(): made on demand
         self._uses_parent: Dict[cst.CSTNode, cst.CSTNode] = {}
-        self._unchanged: Dict[Tuple[str, bool, int], bool] = {}
+        self._unchanged: Dict[Tuple[str, bool, int, int, int], bool] = {}
         self._attr_uses: Dict[str, List[cst.Attribute]] = {}  # see _use_table()
         self._namespace_calls: List[cst.Call] = []  # see _use_table()
         self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
@@ -644,14 +644,18 @@ class Semantic:
                           "sum", "tuple", "frozenset", "set", "list", "dict", "enumerate", "zip", "iter", "reversed",
                           "hash", "id", "type", "format"})
 
-    def container_unchanged(self, name: str, literal: cst.CSTNode, module_level: bool = False) -> bool:
+    def container_unchanged(self, name: str, literal: cst.CSTNode, module_level: bool = False,
+                            use: Optional[cst.Name] = None, within: Optional[cst.CSTNode] = None) -> bool:
         """Whether the literal dict/list bound to *name* is never changed in place: every use
         of the name anywhere in the file reads it (an item or slice read, ``in``, iteration,
         ``len(...)`` and other readers, ``.get/.keys/.values/.items/.copy/.index/.count``).
         An item store or ``del``, any other method, passing it to another function, aliasing
         or returning it count as changes; so does letting an element escape when an element
-        is itself a mutable literal."""
-        key = (name, module_level, id(literal))  # (the literal lives as long as the tree)
+        is itself a mutable literal. *use*, the use whose value is asked (the whole
+        container, ``torch.randn(shape)``), does not count: it is not a change before itself.
+        *within*: the function whose local the name is (its uses elsewhere name other
+        variables)."""
+        key = (name, module_level, id(literal), id(use), id(within))  # (the nodes live as long as the tree)
         hit = self._unchanged.get(key)
         if hit is not None:
             return hit
@@ -659,6 +663,8 @@ class Semantic:
         ok = True
         leak = None  # the least depth of the elements that escape
         for node in uses.get(name, ()):
+            if node is use or (within is not None and not self._inside(node, within)):
+                continue
             verdict = self._use_verdict(node)
             if verdict is False:
                 ok = False
@@ -680,6 +686,13 @@ class Semantic:
             ok = False
         self._unchanged[key] = ok
         return ok
+
+    def _inside(self, node: cst.CSTNode, ancestor: cst.CSTNode) -> bool:
+        parent = self._uses_parent
+        p = parent.get(node)
+        while p is not None and p is not ancestor:
+            p = parent.get(p)
+        return p is ancestor
 
     def _use_verdict(self, x: cst.Name):
         """True: a read of the container; a number d: a read that lets the elements at

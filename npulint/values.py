@@ -378,6 +378,11 @@ class Evaluator:
             if run is not None and run.files and run.touched(e.value, "store", self.sem.module_name):
                 return UNKNOWN
         if b.kind == "assign":
+            top = b.site.scope is self.sem.module_scope
+            if not b.index and isinstance(b.value, (cst.List, cst.Dict)) and not self.sem.container_unchanged(
+                    e.value, b.value, top, use=e, within=None if top or b.site.scope.kind != "function"
+                    else b.site.scope.node):
+                return UNKNOWN  # a list or dict taken whole that may change in place (``s.pop()``, ``f(s)``)
             v = self._bound_value(b, depth)
             if isinstance(v, Tensor) and self.sem.changed_in_place(e.value):
                 return UNKNOWN  # ``buf.resize_(...)``, ``a.data = ...``: its shape, dtype or layout may change

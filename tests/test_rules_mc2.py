@@ -746,6 +746,32 @@ def test_npu406_value_only_in_place_changes_keep_the_shape(lint, change):
     assert codes(lint(src, select=SEL)) == ["NPU406"]
 
 
+SHAPE_LIST = """
+def f(hcom):
+    shape = [100, 512]
+{change}    x = torch.randn(shape, dtype=torch.float16)
+    w = torch.randn(512, 64, dtype=torch.float16)
+    return torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8)
+"""
+
+
+@pytest.mark.parametrize("change", ["shape.pop()", "shape[0] = 128", "shape.extend([1])", "fill(shape)",
+                                    "alias = shape"])
+def test_npu406_a_shape_list_that_may_change_is_unknown(lint, change):
+    src = mk("import torch\nimport torch_npu\n") + SHAPE_LIST.format(change=f"    {change}\n")
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("other", ["", "    print(len(shape), shape[0])\n",
+                                   # another function's `shape` is another variable
+                                   "def g():\n    shape = []\n    shape.append(1)\n    fill(shape)\n"])
+def test_npu406_a_shape_list_read_only_is_known(lint, other):
+    body = SHAPE_LIST.format(change="")
+    src = mk("import torch\nimport torch_npu\n") + (body.replace("    x = torch.randn", other + "    x = torch.randn")
+                                                     if other.startswith("    ") else body + other)
+    assert codes(lint(src, select=SEL)) == ["NPU406"]
+
+
 def test_npu406_class_attribute_tensor_changed_in_place_is_unknown(lint):
     src = mk("""
         class M:
