@@ -842,7 +842,19 @@ def entry_parser(tree: ast.AST) -> Tuple[str, Optional[int]]:
     * ``("unknown", None)``: neither (another command-line library such as python-fire, click
       or tyro, a parser built by a helper it imports, or nothing visible at all).
 
-    Helper modules it imports are not followed."""
+    Helper modules it imports are not followed here (:func:`reaches_megatron` follows those of
+    the linted tree)."""
+    megatron_line, parse_line = _parser_lines(tree)
+    if megatron_line is not None:
+        return MEGATRON, megatron_line
+    if parse_line is not None:
+        return OWN, parse_line
+    return UNKNOWN, None
+
+
+def _parser_lines(tree: ast.AST) -> Tuple[Optional[int], Optional[int]]:
+    """The first line of a module's imports of Megatron's parser (:func:`entry_parser`) and the
+    first line where it parses a command line itself, each None when there is none."""
     megatron_line = None
     parse_line = None
     for node in ast.walk(tree):
@@ -865,11 +877,97 @@ def entry_parser(tree: ast.AST) -> Tuple[str, Optional[int]]:
                 if type(fn) is ast.Attribute and fn.attr == "main" and type(fn.value) is ast.Name \
                         and fn.value.id == "hydra":
                     parse_line = d.lineno if parse_line is None else min(parse_line, d.lineno)
-    if megatron_line is not None:
-        return MEGATRON, megatron_line
-    if parse_line is not None:
-        return OWN, parse_line
-    return UNKNOWN, None
+    return megatron_line, parse_line
+
+
+def imported_modules(tree: ast.AST, module: Optional[str] = None,
+                     is_package: bool = False) -> Tuple[Tuple[str, int], ...]:
+    """``((name, line), ...)``: the absolute names of the modules an import of *tree* (anywhere
+    in it, as :func:`entry_parser` reads them) may run, each with its first line: ``import a.b``
+    runs ``a`` and ``a.b``; ``from a.b import c`` runs ``a``, ``a.b`` and ``a.b.c`` when that is
+    a module. A relative import is resolved from *module* (a package's ``__init__`` when
+    *is_package*); a script run as ``__main__`` (*module* None) has none."""
+    found: Dict[str, int] = {}
+
+    def add(name: str, line: int, *tails: str) -> None:
+        parts = name.split(".")
+        for i in range(1, len(parts) + 1):
+            prefix = ".".join(parts[:i])
+            if prefix not in found or line < found[prefix]:
+                found[prefix] = line
+        for tail in tails:
+            full = f"{name}.{tail}"
+            if full not in found or line < found[full]:
+                found[full] = line
+
+    for node in ast.walk(tree):
+        t = type(node)
+        if t is ast.Import:
+            for a in node.names:
+                add(a.name, node.lineno)
+        elif t is ast.ImportFrom:
+            if node.level:
+                if module is None:
+                    continue
+                base = _absolute(node.module, node.level, module, is_package)
+                if base is None:
+                    continue
+            elif node.module:
+                base = node.module
+            else:
+                continue
+            add(base, node.lineno, *(a.name for a in node.names if a.name != "*"))
+    return tuple(sorted(found.items()))
+
+
+def _absolute(name: Optional[str], level: int, this: str, is_package: bool) -> Optional[str]:
+    """The absolute module of a relative import (as ``npulint.paths.absolute_module``)."""
+    parts = this.split(".")
+    if not is_package:
+        parts = parts[:-1]
+    if level - 1 > len(parts) or (level - 1 == len(parts) and not name):
+        return None
+    base = parts[:len(parts) - (level - 1)]
+    return ".".join(base + ([name] if name else [])) or None
+
+
+# modules of the linted tree read while following an entry's imports, beyond which the entry
+# stays unknown
+_MAX_FOLLOWED = 256
+
+
+def reaches_megatron(imports: Iterable[Tuple[str, int]], importer: Optional[str], load) -> Optional[int]:
+    """For an entry script that neither imports Megatron's parser nor parses its command line
+    itself (:func:`entry_parser` says ``"unknown"``): the line of its import (*imports*, from
+    :func:`imported_modules`) through which the modules of the linted tree it imports reach
+    Megatron's parser, transitively, or None. A module reached counts as the entry itself
+    would (:func:`entry_parser`): one that imports Megatron or MindSpeed decides, whether or not
+    another parses a command line too; a parser of a helper alone leaves the entry unknown.
+
+    *importer*: the entry's module name; *load(name, importer, importer_is_package)*: the
+    module *name* as an import of it by *importer* finds it, ``(tree, is_package)``, when it is
+    a module of the linted tree that compiles, else None. Each module is read once (cycles are
+    safe), at most :data:`_MAX_FOLLOWED` of them (beyond, None)."""
+    queue = [(name, line, importer, False) for name, line in sorted(imports, key=lambda x: (x[1], x[0]))]
+    seen: Set[str] = set()
+    i = 0
+    while i < len(queue):
+        name, line, by, by_package = queue[i]
+        i += 1
+        if name in seen:
+            continue
+        found = load(name, by, by_package)
+        if found is None:
+            continue
+        seen.add(name)
+        if len(seen) > _MAX_FOLLOWED:
+            return None
+        tree, is_package = found
+        if _parser_lines(tree)[0] is not None:
+            return line
+        queue.extend((sub, line, name, is_package) for sub, _ in imported_modules(tree, name, is_package)
+                     if sub not in seen)
+    return None
 
 
 def own_parser(tree: ast.AST) -> Optional[int]:

@@ -258,6 +258,16 @@ class RunModules:
                 text, module, is_package, lambda src: self.foreign(src, module, is_package))
         return self._tables[module]
 
+    def source(self, module: str, importer: Optional[str] = None,
+               importer_is_package: bool = False) -> Optional[Tuple[str, bool]]:
+        """``(text, is_package)`` of *module* as an import of it by *importer* finds it: a
+        module of the run (not :meth:`foreign` to the importer) that can be read; else None."""
+        if not self.is_module(module) or self.foreign(module, importer, importer_is_package):
+            return None
+        path, is_package = self.paths[module]  # type: ignore[misc]
+        text = self._text(path)
+        return None if text is None else (text, is_package)
+
     def _root(self, importer: Optional[str], is_package: bool) -> Optional[str]:
         """The folder the importer's own dotted name is found from (the ``sys.path`` entry
         it runs with: a script's folder, the folder above a top-level package), or None."""

@@ -887,8 +887,9 @@ class FlagFacts(Analysis):
     findings (see :func:`launch_fact`) once per run (:meth:`launch_findings`), for NPU501,
     NPU502 and NPU504 to report: NPU502 only for flags no release and no linted file registers
     and the configuration does not declare, and nothing for a launch of a linted entry script
-    that does not visibly use Megatron's parser (its own parser, or one npulint cannot read,
-    judges its command line).
+    that does not visibly use Megatron's parser, itself or through the modules of the run it
+    imports (:class:`_Followed`; its own parser, or one npulint cannot read, judges its command
+    line).
 
     It never selects a file for parsing: it joins files parsed anyway, and reads the rest from
     their text (:meth:`scan`: each ``add_argument(...)`` call parsed alone)."""
@@ -942,11 +943,15 @@ class FlagFacts(Analysis):
         registered = set()
         patterns = set()
         entries = {}  # path of a linted entry script -> whose parser reads its command line
+        imports = {}  # path of an entry script judged "unknown" by itself -> the modules it imports
         for _, f in argparse:
             registered.update(f["flags"])
             patterns.update(f["unknown"])
             if f["entry"] is not None:
                 entries[f["path"]] = f["entry"][0]
+                if f.get("imports"):
+                    imports[f["path"]] = f["imports"]
+        followed = _Followed(imports)
         extra = frozenset(registered)
         # an add_argument whose option strings are not certain may register any flag they may
         # be: such a flag is not known to be unknown (the linted files' flags count for every
@@ -955,7 +960,8 @@ class FlagFacts(Analysis):
         seen = set()
         unknown_code = MindSpeedUnknownFlag.CODE
         for display, f in launches:
-            if entries and any(entries[p] != argflags.MEGATRON for p in _linted_entries(f["entry"], entries)):
+            if entries and any(entries[p] != argflags.MEGATRON and not followed.megatron(p)
+                               for p in _linted_entries(f["entry"], entries)):
                 continue  # not visibly Megatron's parser: its own (or one we cannot read) judges
             known = extra | frozenset(f["declared"]) if f["declared"] else extra
             for code, span, message, noqa_lines in f["found"]:
@@ -987,13 +993,14 @@ def _is_entry_path(path: str) -> bool:
 
 
 def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
-    """``{"path", "flags", "unknown", "entry"}`` for a Python file: the flags it registers,
+    """``{"path", "flags", "unknown", "entry", "imports"}`` for a Python file: the flags it registers,
     what the option strings it registers that are not certain may be (regular expressions,
     :func:`npulint.argflags.call_patterns`), and for a training entry script whose parser reads
     its command line (``(kind, line)`` of
     :func:`npulint.argflags.entry_parser`; ``("unknown", None)`` for one CPython cannot compile:
-    it never gets to parse anything), or None. *tree*: None, or for a file the engine parsed, a
-    function that gives CPython's tree of it (made once, when needed)."""
+    it never gets to parse anything) and, for one that shows no parser itself, the modules it
+    imports (:func:`npulint.argflags.imported_modules`), or None. *tree*: None, or for a file
+    the engine parsed, a function that gives CPython's tree of it (made once, when needed)."""
     if tree is not None:
         make, box = tree, []
 
@@ -1006,15 +1013,54 @@ def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
     if "add_argument" in text:
         found = argflags.read_text(text, tree)
         if found is None:  # CPython cannot compile it: it never runs
-            return {"path": path, "flags": (), "unknown": (), "entry": (argflags.UNKNOWN, None)} if entry else None
+            return {"path": path, "flags": (), "unknown": (), "entry": (argflags.UNKNOWN, None),
+                    "imports": ()} if entry else None
         flags, patterns = found
     judged = None
+    imports = ()
     if entry:
         tree = tree() if tree is not None else argflags.parse(text)
         judged = argflags.entry_parser(tree) if tree is not None else (argflags.UNKNOWN, None)
+        if judged[0] == argflags.UNKNOWN and tree is not None:
+            imports = argflags.imported_modules(tree)  # followed in the modules of the run (_Followed)
     if not flags and not patterns and judged is None:
         return None
-    return {"path": path, "flags": tuple(sorted(flags)), "unknown": tuple(patterns), "entry": judged}
+    return {"path": path, "flags": tuple(sorted(flags)), "unknown": tuple(patterns), "entry": judged,
+            "imports": imports}
+
+
+class _Followed:
+    """Whether an entry script that by itself shows no parser reaches Megatron's through the
+    modules of the run it imports (:func:`npulint.argflags.reaches_megatron`), asked once per
+    entry of a launch; *imports*: path -> the ``imports`` of its fact. Outside a run (one file
+    alone) nothing is followed."""
+
+    def __init__(self, imports: Dict[str, Tuple[Tuple[str, int], ...]]):
+        self.imports = imports
+        self.known: Dict[str, bool] = {}
+        self.trees: Dict[str, Any] = {}  # module name -> (CPython's tree, is_package), or None
+
+    def megatron(self, path: str) -> bool:
+        if path not in self.imports:
+            return False
+        if path not in self.known:
+            from npulint import modules
+            from npulint.paths import module_name
+
+            run = modules.active()
+            self.known[path] = run is not None and argflags.reaches_megatron(
+                self.imports[path], module_name(path)[0], lambda name, by, by_package: self._load(
+                    run, name, by, by_package)) is not None
+        return self.known[path]
+
+    def _load(self, run, name: str, importer: Optional[str], importer_is_package: bool):
+        found = run.source(name, importer, importer_is_package)
+        if found is None:
+            return None
+        if name not in self.trees:
+            tree = argflags.parse(found[0])
+            self.trees[name] = None if tree is None else (tree, found[1])
+        return self.trees[name]
 
 
 def _linted_entries(entry: str, entries: Dict[str, str]) -> List[str]:
@@ -1199,7 +1245,8 @@ class MindSpeedUnknownFlag(_LaunchRule):
         "strings npulint cannot read may register (`\"--log-\" + name` may be `--log-steps`) is not reported. "
         "A launch of an entry script that is itself "
         "linted is judged by Megatron's rules only when the script visibly uses Megatron's parser (it imports "
-        "Megatron, other than `megatron.core`, or MindSpeed or a framework built on it); otherwise its own parser "
+        "Megatron, other than `megatron.core`, or MindSpeed or a framework built on it, itself or, when it parses "
+        "no command line itself, through the modules of the linted tree it imports); otherwise its own parser "
         "(`parse_args`/`parse_known_args`, `hydra.main`), or one npulint does not read (python-fire, click, tyro, "
         "a parser built by a helper it imports), judges it: NPU501, NPU502 and NPU504 say nothing about it.")
     SOURCE = ("NVIDIA/Megatron-LM@a845aa7e (core_v0.12.1) megatron/training/arguments.py:81-84 (parse_args rejects "

@@ -259,6 +259,49 @@ def test_hydra_entry_parses_its_own_arguments(lint):
     assert npu5(lint, {"run.sh": OWN_LAUNCH, "finetune_x.py": hydra}) == []
 
 
+# An entry script that shows no parser itself is judged by the modules of the linted tree it
+# imports, followed transitively: one reaching Megatron's (or MindSpeed's) imports is Megatron's
+LOCAL_ENTRY = "from mytrain.main import run\n\nif __name__ == '__main__':\n    run()\n"
+LOCAL_MAIN = "from megatron.training import pretrain\nfrom mindspeed_llm import megatron_adaptor\n\n\n" \
+             "def run():\n    pretrain(None, None, None)\n"
+LOCAL_OWN = "import argparse\n\n\ndef run():\n    argparse.ArgumentParser().parse_args()\n"
+
+
+def test_entry_reaching_megatron_through_a_local_module(lint):
+    files = {"run.sh": OWN_LAUNCH, "finetune_x.py": LOCAL_ENTRY, "mytrain/__init__.py": "",
+             "mytrain/main.py": LOCAL_MAIN}
+    found = npu5(lint, files)
+    assert sorted(codes(found)) == ["NPU501", "NPU502", "NPU504"]
+    # a helper that parses the command line itself, without Megatron: its parser judges
+    assert npu5(lint, {**files, "mytrain/main.py": LOCAL_OWN}) == []
+    # the helper is not linted: unknown
+    assert npu5(lint, {"run.sh": OWN_LAUNCH, "finetune_x.py": LOCAL_ENTRY}) == []
+
+
+def test_entry_reaching_megatron_through_a_chain_of_local_modules(lint):
+    # mytrain/main.py -> .cli (relative) -> mytrain.main again (a cycle) and mytrain.core ->
+    # mindspeed_llm; mytrain/cli.py parses arguments too: Megatron's parser is reached all the same
+    files = {"run.sh": OWN_LAUNCH, "finetune_x.py": LOCAL_ENTRY, "mytrain/__init__.py": "",
+             "mytrain/main.py": "from .cli import run\n",
+             "mytrain/cli.py": "import argparse\nfrom mytrain import main\nimport mytrain.core\n\n\n"
+                               "def run():\n    argparse.ArgumentParser().parse_known_args()\n",
+             "mytrain/core.py": "def setup():\n    import mindspeed_llm.megatron_adaptor\n"}
+    assert sorted(codes(npu5(lint, files))) == ["NPU501", "NPU502", "NPU504"]
+    # without the import of MindSpeed at the end of the chain: unknown
+    files["mytrain/core.py"] = "def setup():\n    import torch\n"
+    assert npu5(lint, files) == []
+
+
+def test_entry_reaching_a_top_level_module_of_another_folder(lint):
+    # Python finds a module in no package on sys.path: the one beside the script, not another
+    # folder's file of that name
+    files = {"scripts/run.sh": OWN_LAUNCH, "scripts/finetune_x.py": "from helper import run\nrun()\n",
+             "scripts/helper.py": LOCAL_MAIN}
+    assert sorted(codes(npu5(lint, files))) == ["NPU501", "NPU502", "NPU504"]
+    files = {"scripts/finetune_x.py": "from helper2 import run\nrun()\n", "other/helper2.py": LOCAL_MAIN}
+    assert npu5(lint, files) == []
+
+
 # A linted entry script is judged by Megatron's rules only when it visibly uses Megatron's
 # parser: one that reads its command line with another library, or with a parser built where
 # npulint does not look, is judged by that parser (NPU501, NPU502 and NPU504 say nothing).
@@ -433,10 +476,41 @@ def test_own_parser(src, own):
     ("import click\n@click.command()\ndef main():\n    pass\n", "unknown"),
     ("import tyro\ncfg = tyro.cli(Cfg)\n", "unknown"),
     ("from src.options import get_args\nargs = get_args()\n", "unknown"),
-    ("from pretrain_gpt import main\nmain()\n", "unknown"),  # helper modules are not followed
+    ("from pretrain_gpt import main\nmain()\n", "unknown"),  # helper modules are not followed here
 ])
 def test_entry_parser(src, kind):
     assert argflags.entry_parser(ast.parse(src))[0] == kind
+
+
+def test_imported_modules():
+    src = "import a.b\nfrom c import d\nfrom . import e\nfrom ..f import g\ndef h():\n    import a\nfrom x import *\n"
+    assert argflags.imported_modules(ast.parse(src)) == (("a", 1), ("a.b", 1), ("c", 2), ("c.d", 2), ("x", 7))
+    assert dict(argflags.imported_modules(ast.parse(src), "p.q.m", False)) == {
+        "a": 1, "a.b": 1, "c": 2, "c.d": 2, "p.q": 3, "p.q.e": 3, "p.f": 4, "p.f.g": 4, "p": 3, "x": 7}
+    assert "p.q.e" in dict(argflags.imported_modules(ast.parse(src), "p.q", True))  # a package's __init__
+
+
+def test_reaches_megatron_is_bounded_and_safe_with_cycles():
+    mods = {"m0": "import m1\n", "m1": "import m0\nimport m2\n", "m2": "import megatron.training\n"}
+    calls = []
+
+    def load(name, by, by_package):
+        calls.append(name)
+        return (ast.parse(mods[name]), False) if name in mods else None
+
+    assert argflags.reaches_megatron([("m0", 3)], "entry", load) == 3
+    assert sorted(calls) == ["m0", "m1", "m2"]
+    mods["m2"] = "import m1\nfrom megatron.core import parallel_state\n"
+    assert argflags.reaches_megatron([("m0", 3)], "entry", load) is None
+    # a chain longer than the bound: unknown
+    chain = {f"m{i}": f"import m{i + 1}\n" for i in range(argflags._MAX_FOLLOWED + 5)}
+    chain[f"m{argflags._MAX_FOLLOWED + 5}"] = "import mindspeed\n"
+    assert argflags.reaches_megatron([("m0", 1)], None, lambda n, *_: (ast.parse(chain[n]), False)
+                                     if n in chain else None) is None
+    chain = {f"m{i}": f"import m{i + 1}\n" for i in range(10)}
+    chain["m10"] = "import mindspeed\n"
+    assert argflags.reaches_megatron([("m0", 1)], None, lambda n, *_: (ast.parse(chain[n]), False)
+                                     if n in chain else None) == 1
 
 
 # -- tools/gen_known_flags.py ----------------------------------------------------------------
