@@ -495,11 +495,17 @@ class _Walker:
 
     def stmt(self, n, envs):
         """One statement; statements inside one another (loops, ifs, groups, pipelines, ``&&``
-        lists) more than :data:`MAX_NESTING` deep stop the analysis (no recursion runs away)."""
+        lists) more than :data:`MAX_NESTING` deep stop the analysis (no recursion runs away).
+        A statement ended by ``&`` (a command, a function call, a group, an ``if``, a list...)
+        runs in a subshell in the background: its assignments stay there, and an ``exit`` in
+        it ends that subshell, not the script."""
         self._depth += 1
         try:
             if self._depth > MAX_NESTING:
                 raise _Limit(f"statements nested more than {MAX_NESTING} deep (MAX_NESTING)")
+            if _backgrounded(n):
+                self.in_subshell(lambda: self._stmt(n, envs))
+                return envs
             return self._stmt(n, envs)
         finally:
             self._depth -= 1
@@ -641,6 +647,9 @@ class _Walker:
         try:
             if self._depth > MAX_NESTING:
                 raise _Limit(f"statements nested more than {MAX_NESTING} deep (MAX_NESTING)")
+            if _backgrounded(n):  # (``if cmd & then``): started, it succeeds
+                self.in_subshell(lambda: self._stmt(n, envs))
+                return envs, []
             return self._status(n, envs)
         finally:
             self._depth -= 1
@@ -2036,6 +2045,13 @@ class _MappedSource:
     def span_of(self, start: int, end: Optional[int] = None) -> Span:
         a = self.offmap.get(start)
         return self.outer.span_of(a if a is not None else 0)
+
+
+def _backgrounded(n) -> bool:
+    """Whether statement *n* is ended by ``&``: tree-sitter-bash puts the ``&`` after the
+    statement's node, as its next sibling (``{ …; } &``, ``f &``, ``a && b &``)."""
+    after = n.next_sibling
+    return after is not None and after.type == "&"
 
 
 def _env_key(env) -> tuple:

@@ -237,6 +237,18 @@ def test_a_subshell_function_body_keeps_its_assignments(lint):
     assert sh(lint, src.replace("f() (", "f() {").replace('" )\n', '"; }\n')) == ["NPU501"]
 
 
+
+def test_a_backgrounded_statement_keeps_its_assignments(lint):
+    # a statement ended by & runs in a subshell: ARGS stays unset in the script
+    for stmt in ('{ ARGS="--recompute-granularity full"; } &', 'ARGS="--recompute-granularity full" &',
+                 'f() { ARGS="--recompute-granularity full"; }\nf &', 'true && ARGS="--recompute-granularity full" &',
+                 'if true; then ARGS="--recompute-granularity full"; fi &',
+                 '{ ARGS="--recompute-granularity full"; } > log 2>&1 &'):
+        src = f"{stmt}\n{LAUNCH} {AMO} $ARGS --bf16\n"
+        assert sh(lint, src) == [], stmt
+        assert sh(lint, src.replace(" &\n", "\n", 1)) == ["NPU501"], stmt  # in the foreground it assigns
+
+
 # -------------------------------------------------------------------- commands that assign
 
 
@@ -375,6 +387,16 @@ def test_a_path_that_exits_runs_nothing_after(lint):
     assert sh(lint, f"PP=1\n(exit 0)\n{BUBBLE}") == ["NPU504"]  # a subshell's exit ends the subshell
     assert sh(lint, f"PP=1\nexec {BUBBLE}{BUBBLE}") == ["NPU504"]  # exec runs its command, nothing after
     assert sh(lint, f"PP=1\nexec > log\n{BUBBLE}") == ["NPU504"]
+
+
+def test_an_exit_in_a_backgrounded_statement_ends_only_its_subshell(lint):
+    for stmt in ("{ sleep 3600; exit 1; }", "exit 1", "watchdog() { sleep 7200; exit 1; }\nwatchdog",
+                 "if true; then exit 0; fi", "true && exit 0"):
+        assert sh(lint, f"PP=1\n{stmt} &\n{BUBBLE}") == ["NPU504"], stmt
+        assert sh(lint, f"PP=1\n{stmt}\n{BUBBLE}") == [], stmt  # in the foreground it ends the script
+    # a backgrounded condition succeeds: its then-branch runs
+    assert sh(lint, f"PP=1\nif sleep 1 & then exit 0; fi\n{BUBBLE}") == []
+    assert sh(lint, f"PP=1\nif sleep 1; then exit 0; fi\n{BUBBLE}") == ["NPU504"]
 
 
 def test_return_leaves_the_function_and_break_the_loop(lint):
