@@ -499,14 +499,20 @@ class _Walker:
         A statement ended by ``&`` (a command, a function call, a group, an ``if``, a list...)
         runs in a subshell in the background: its assignments stay there, and an ``exit`` in
         it ends that subshell, not the script."""
+        return self._nested(n, envs, self._stmt, lambda: envs)
+
+    def _nested(self, n, envs, run, backgrounded):
+        """``run(n, envs)`` one level deeper (past :data:`MAX_NESTING`, the analysis stops);
+        a statement ended by ``&`` runs in a subshell instead, and ``backgrounded()`` is what
+        the caller gets."""
         self._depth += 1
         try:
             if self._depth > MAX_NESTING:
                 raise _Limit(f"statements nested more than {MAX_NESTING} deep (MAX_NESTING)")
             if _backgrounded(n):
                 self.in_subshell(lambda: self._stmt(n, envs))
-                return envs
-            return self._stmt(n, envs)
+                return backgrounded()
+            return run(n, envs)
         finally:
             self._depth -= 1
 
@@ -642,17 +648,9 @@ class _Walker:
     def status(self, n, envs):
         """Run statement *n* on each path (as :meth:`stmt` does); returns ``(paths on which it
         succeeds, paths on which it fails)``. A path whose outcome is not known is in both,
-        each copy with what the outcome tells of its variables (:meth:`_narrow`)."""
-        self._depth += 1
-        try:
-            if self._depth > MAX_NESTING:
-                raise _Limit(f"statements nested more than {MAX_NESTING} deep (MAX_NESTING)")
-            if _backgrounded(n):  # (``if cmd & then``): started, it succeeds
-                self.in_subshell(lambda: self._stmt(n, envs))
-                return envs, []
-            return self._status(n, envs)
-        finally:
-            self._depth -= 1
+        each copy with what the outcome tells of its variables (:meth:`_narrow`). Started in
+        the background (``if cmd & then``), it succeeds."""
+        return self._nested(n, envs, self._status, lambda: (envs, []))
 
     def status_block(self, nodes, envs):
         """The status of a list of statements: that of the last one."""
