@@ -297,6 +297,18 @@ def test_imported_constant_rebound_through_its_module_namespace_is_unknown(lint)
         assert [f.line for f in lint(files, select=["NPU101"])] == found, change
 
 
+def test_imported_name_rebound_through_the_importing_module_namespace_is_unknown(lint):
+    # an import binds a module-level name like an assignment does: globals() can rebind it
+    for imp in ("from pkg.sizes import POOL\n", "from pkg.sizes import *\n"):
+        for change, found in (('globals()["POOL"] = 2\n', []), ('globals().update(load())\n', []),
+                              ('exec(code)\n', []), ('globals()["OTHER"] = 2\n', [4]), ("", [3])):
+            use = SCOPE + imp + change + "with npu_weight_prefetch_scope(0, POOL):\n    pass\n"
+            files = {"pkg/__init__.py": "", "pkg/sizes.py": "POOL = 1024\n",
+                     "pkg/a.py": SCOPE + "with npu_weight_prefetch_scope(0, 536870912):\n    pass\n",
+                     "pkg/b.py": use}
+            assert [f.line for f in lint(files, select=["NPU101"])] == found, (imp, change)
+
+
 # ======================================================================================
 # 1. names across the modules of the run
 # ======================================================================================
