@@ -821,8 +821,9 @@ class Semantic:
         in-place method (``buf.resize_(...)``, ``b.squeeze_(0)``, ``c.t_()``: PyTorch names
         them with a trailing ``_``) other than those that only write values
         (:data:`_VALUE_ONLY_INPLACE`), an attribute of it is assigned, augmented or deleted
-        (``a.data = a.data.half()``) other than :data:`_VALUE_ONLY_ATTRS`, or it is passed
-        to ``setattr``/``delattr``; or so is a plain alias of it (``b = buf``)."""
+        (``a.data = a.data.half()``) other than :data:`_VALUE_ONLY_ATTRS`, it is passed
+        to ``setattr``/``delattr`` or as a call's ``out=`` (``torch.cat(ts, out=buf)``); or so
+        is a plain alias of it (``b = buf``)."""
         key = (name, attribute)
         hit = self._in_place.get(key)
         if hit is None:
@@ -850,6 +851,12 @@ class Semantic:
                     and getattr(tp, "target", None) is t) or (type(tp) is cst.AsName and tp.name is t):
                 return attr not in _VALUE_ONLY_ATTRS
             return False
+        # ``out=x``, ``out=(values, indices)``: the call writes its result there, resizing it
+        arg, ap = node, p
+        while type(ap) in (cst.Element, cst.Tuple, cst.List):
+            arg, ap = ap, parent.get(ap)
+        if type(ap) is cst.Arg and ap.value is arg and ap.keyword is not None and ap.keyword.value == "out":
+            return True
         if type(p) is cst.Arg and p.value is node:
             call = parent.get(p)
             return type(call) is cst.Call and type(call.func) is cst.Name and \
