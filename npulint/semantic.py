@@ -293,7 +293,7 @@ class Semantic:
         self._attr_uses: Dict[str, List[cst.Attribute]] = {}  # see _use_table()
         self._namespace_calls: List[cst.Call] = []  # see _use_table()
         self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
-        self._in_place: Dict[Tuple[str, bool], bool] = {}  # see changed_in_place()
+        self._in_place: Dict[Tuple[str, bool, int], bool] = {}  # see changed_in_place()
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -814,7 +814,7 @@ class Semantic:
         hit = None in rebound or name in rebound
         return hit, hit or None in escaped or name in escaped
 
-    def changed_in_place(self, name: str, attribute: bool = False) -> bool:
+    def changed_in_place(self, name: str, attribute: bool = False, within: Optional[cst.CSTNode] = None) -> bool:
         """Whether the object a name (with *attribute*: an attribute of that name, on any
         object: ``self.buf``, ``C.buf``) holds may be changed in place in a way that changes a
         tensor's shape, dtype or layout, anywhere in the file: it is the receiver of an
@@ -823,21 +823,24 @@ class Semantic:
         (:data:`_VALUE_ONLY_INPLACE`), an attribute of it is assigned, augmented or deleted
         (``a.data = a.data.half()``) other than :data:`_VALUE_ONLY_ATTRS`, it is passed
         to ``setattr``/``delattr`` or as a call's ``out=`` (``torch.cat(ts, out=buf)``); or so
-        is a plain alias of it (``b = buf``)."""
-        key = (name, attribute)
+        is a plain alias of it (``b = buf``). *within*: the function whose local the name is
+        (its uses elsewhere name other variables)."""
+        key = (name, attribute, id(within))  # (the nodes live as long as the tree)
         hit = self._in_place.get(key)
         if hit is None:
             self._in_place[key] = False  # an alias cycle (a = b; b = a) adds nothing
             uses, _ = self._use_table()
             nodes = self._attr_uses.get(name, ()) if attribute else uses.get(name, ())
-            hit = self._in_place[key] = any(self._changes_receiver(n) for n in nodes)
+            hit = self._in_place[key] = any(self._changes_receiver(n, within) for n in nodes
+                                            if within is None or self._inside(n, within))
         return hit
 
-    def _changes_receiver(self, node: cst.CSTNode) -> bool:
+    def _changes_receiver(self, node: cst.CSTNode, within: Optional[cst.CSTNode] = None) -> bool:
         parent = self._uses_parent
         p = parent.get(node)
         if type(p) is cst.Assign and p.value is node:  # an alias (``b = buf``) changed in place
-            return any(type(t.target) is cst.Name and self.changed_in_place(t.target.value) for t in p.targets)
+            return any(type(t.target) is cst.Name and self.changed_in_place(t.target.value, within=within)
+                       for t in p.targets)
         if type(p) is cst.Attribute and p.value is node:
             attr = p.attr.value
             up = parent.get(p)

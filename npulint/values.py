@@ -386,7 +386,8 @@ class Evaluator:
                     else b.site.scope.node):
                 return UNKNOWN  # a list or dict taken whole that may change in place (``s.pop()``, ``f(s)``)
             v = self._bound_value(b, depth)
-            if isinstance(v, Tensor) and self.sem.changed_in_place(e.value):
+            if isinstance(v, Tensor) and self.sem.changed_in_place(
+                    e.value, within=None if top or b.site.scope.kind != "function" else b.site.scope.node):
                 return UNKNOWN  # ``buf.resize_(...)``, ``a.data = ...``: its shape, dtype or layout may change
             return v
         if b.kind == "aug" and isinstance(b.node, cst.AugAssign) and not b.index:

@@ -748,6 +748,26 @@ def test_npu406_value_only_in_place_changes_keep_the_shape(lint, change):
     assert codes(lint(src, select=SEL)) == ["NPU406"]
 
 
+LOCAL_BUF = """
+def f(hcom):
+    buf = torch.empty(100, 512, dtype=torch.float16)
+    w = torch.randn(512, 64, dtype=torch.float16)
+{change}    return torch_npu.npu_mm_reduce_scatter_base(buf, w, hcom, 8)
+"""
+
+
+@pytest.mark.parametrize("other, found", [
+    # another function's `buf` is another variable
+    ("def g():\n    buf = torch.empty(0)\n    buf.resize_(10, 10)\n", ["NPU406"]),
+    ("def g(buf):\n    buf.squeeze_(0)\n", ["NPU406"]),
+    # a function nested in f sees f's own buf
+    ("", [])])
+def test_npu406_in_place_change_counts_in_the_local_s_own_function(lint, other, found):
+    inner = "    def inner():\n        buf.resize_(128, 512)\n    inner()\n" if not other else ""
+    src = mk("import torch\nimport torch_npu\n") + other + LOCAL_BUF.format(change=inner)
+    assert codes(lint(src, select=SEL)) == found
+
+
 SHAPE_LIST = """
 def f(hcom):
     shape = [100, 512]
