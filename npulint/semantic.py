@@ -294,6 +294,7 @@ class Semantic:
         self._namespace_calls: List[cst.Call] = []  # see _use_table()
         self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
         self._in_place: Dict[Tuple[str, bool, int], bool] = {}  # see changed_in_place()
+        self._defs: Optional[Dict[str, List[cst.FunctionDef]]] = None  # see _defs_by_name()
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -822,7 +823,8 @@ class Semantic:
         them with a trailing ``_``) other than those that only write values
         (:data:`_VALUE_ONLY_INPLACE`), an attribute of it is assigned, augmented or deleted
         (``a.data = a.data.half()``) other than :data:`_VALUE_ONLY_ATTRS`, it is passed
-        to ``setattr``/``delattr`` or as a call's ``out=`` (``torch.cat(ts, out=buf)``); or so
+        to ``setattr``/``delattr``, as a call's ``out=`` (``torch.cat(ts, out=buf)``) or to a
+        parameter that a function of this file changes so (:meth:`_helper_changes`); or so
         is a plain alias of it (``b = buf``). *within*: the function whose local the name is
         (its uses elsewhere name other variables)."""
         key = (name, attribute, id(within))  # (the nodes live as long as the tree)
@@ -862,9 +864,65 @@ class Semantic:
             return True
         if type(p) is cst.Arg and p.value is node:
             call = parent.get(p)
-            return type(call) is cst.Call and type(call.func) is cst.Name and \
-                call.func.value in ("setattr", "delattr") and bool(call.args) and call.args[0] is p
+            if type(call) is not cst.Call:
+                return False
+            if type(call.func) is cst.Name and call.func.value in ("setattr", "delattr"):
+                return bool(call.args) and call.args[0] is p
+            return self._helper_changes(call, p)
         return False
+
+    def _helper_changes(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """Whether *arg* of *call* may reach a parameter that a function of this file changes in
+        place (``def pad(t, m): t.resize_(m, 512)``, then ``pad(x, 128)``): every def of the
+        called name counts (``f(x)``: any def named ``f``; ``obj.f(x)``: any def named ``f``,
+        a method's first parameter being its receiver), so a def the name may not reach only
+        makes more tensors unknown. An argument unpacked with ``*``/``**``, or one that lands
+        in a def's ``*args``/``**kwargs``, is not followed."""
+        func = call.func
+        if type(func) is cst.Name:
+            name, via_attr = func.value, False
+        elif type(func) is cst.Attribute:
+            name, via_attr = func.attr.value, True
+        else:
+            return False
+        defs = self._defs_by_name().get(name)
+        if not defs or arg.star:
+            return False
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        position: Optional[int] = 0
+        if keyword is None:
+            for a in call.args:
+                if a is arg:
+                    break
+                if a.star:
+                    position = None  # after ``*xs``: any positional parameter
+                    break
+                if a.keyword is None:
+                    position += 1
+        for fn in defs:
+            ps = fn.params
+            positional = list(ps.posonly_params) + list(ps.params)
+            if keyword is not None:
+                targets = [q for q in list(ps.params) + list(ps.kwonly_params) if q.name.value == keyword]
+            elif position is None:
+                targets = positional
+            else:
+                site = self.def_site.get(fn)
+                shift = 1 if via_attr and site is not None and site.scope.kind == "class" and not any(
+                    type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in fn.decorators) else 0
+                targets = positional[position + shift:position + shift + 1]
+            if any(self.changed_in_place(q.name.value, within=fn) for q in targets):
+                return True
+        return False
+
+    def _defs_by_name(self) -> Dict[str, List[cst.FunctionDef]]:
+        if self._defs is None:
+            defs: Dict[str, List[cst.FunctionDef]] = {}
+            for node in self.def_site:
+                if type(node) is cst.FunctionDef:
+                    defs.setdefault(node.name.value, []).append(node)
+            self._defs = defs
+        return self._defs
 
     def callee_qualname(self, func: cst.CSTNode, site: Site) -> Optional[str]:
         """The qualified name of what a call's *func* certainly names: a class or function

@@ -723,7 +723,11 @@ def test_npu406_shape_rebound_under_loop_is_unknown(lint):
                                     "buf.data = buf.data.reshape(128, 512)", "setattr(buf, 'data', other)",
                                     "def g():\n    buf.unsqueeze_(0)", "alias = buf\nalias.squeeze_(0)",
                                     # an out= argument is resized to the call's result
-                                    "torch.cat([a, b], dim=0, out=buf)", "torch.max(a, 0, out=(buf, idx))"])
+                                    "torch.cat([a, b], dim=0, out=buf)", "torch.max(a, 0, out=(buf, idx))",
+                                    # a function of the file that resizes the parameter buf reaches
+                                    "def pad(t, m):\n    t.resize_(m, 512)\npad(buf, 128)",
+                                    "def pad(t, m):\n    t.resize_(m, 512)\npad(m=128, t=buf)",
+                                    "class H:\n    def pad(self, t):\n        t.squeeze_(0)\nH().pad(buf)"])
 def test_npu406_tensor_changed_in_place_is_unknown(lint, change):
     # an in-place method that may change the shape (PyTorch's trailing "_"), or an attribute
     # store: the name no longer holds the constructor's tensor
@@ -737,7 +741,9 @@ def test_npu406_tensor_changed_in_place_is_unknown(lint, change):
 
 @pytest.mark.parametrize("change", ["buf.zero_()", "buf.normal_(0, 1)", "buf.requires_grad_()",
                                     "buf.requires_grad = True", "other.resize_(128, 512)",
-                                    "other.data = buf", "torch.cat([buf, w], dim=0, out=other)"])
+                                    "other.data = buf", "torch.cat([buf, w], dim=0, out=other)",
+                                    "def pad(t, m):\n    t.resize_(m, 512)\npad(other, buf)",
+                                    "def fill(t):\n    t.zero_()\nfill(buf)"])
 def test_npu406_value_only_in_place_changes_keep_the_shape(lint, change):
     # the violation twin: writing values, or changing another tensor, keeps what buf is
     src = mk("""
