@@ -242,6 +242,13 @@ def _nested_mutable(literal: cst.CSTNode, depth: int) -> bool:
     return False
 
 
+def _stores_object(target: cst.CSTNode) -> bool:
+    """Whether assigning to *target* keeps the assigned object itself reachable there: an
+    item or an attribute, but not a tensor's ``.data`` (``a.data = b`` gives ``a`` b's
+    storage and shape, not b)."""
+    return type(target) is cst.Subscript or (type(target) is cst.Attribute and target.attr.value != "data")
+
+
 def dotted(node: cst.CSTNode) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts = []
@@ -295,6 +302,7 @@ class Semantic:
         self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
         self._in_place: Dict[Tuple[str, bool, int], bool] = {}  # see changed_in_place()
         self._defs: Optional[Dict[str, List[cst.FunctionDef]]] = None  # see _defs_by_name()
+        self._any_change: Optional[bool] = None  # see _changes_anything()
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -840,6 +848,8 @@ class Semantic:
     def _changes_receiver(self, node: cst.CSTNode, within: Optional[cst.CSTNode] = None) -> bool:
         parent = self._uses_parent
         p = parent.get(node)
+        if self._held_elsewhere(node, p) and self._changes_anything():
+            return True  # ``holder.buf = x; holder.buf.resize_(...)``, ``for b in [x, w]: b.resize_(...)``
         if type(p) is cst.Assign and p.value is node:  # an alias (``b = buf``) changed in place
             return any(type(t.target) is cst.Name and self.changed_in_place(t.target.value, within=within)
                        for t in p.targets)
@@ -848,14 +858,9 @@ class Semantic:
             up = parent.get(p)
             if type(up) is cst.Call and up.func is p:
                 return attr.endswith("_") and not attr.endswith("__") and attr not in _VALUE_ONLY_INPLACE
-            # a store target? (climbing out of tuple/list targets)
-            t, tp = p, up
-            while type(tp) in (cst.Element, cst.StarredElement, cst.Tuple, cst.List):
-                t, tp = tp, parent.get(tp)
-            if (type(tp) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del)
-                    and getattr(tp, "target", None) is t) or (type(tp) is cst.AsName and tp.name is t):
-                return attr not in _VALUE_ONLY_ATTRS
-            return False
+            # (``x.data.resize_(...)``, ``x.detach().squeeze_(0)`` leave x alone: PyTorch does not let
+            # a tensor made by .data or .detach() change its sizes, strides or storage, and raises)
+            return self._is_store_target(p) and attr not in _VALUE_ONLY_ATTRS
         # ``out=x``, ``out=(values, indices)``: the call writes its result there, resizing it
         arg, ap = node, p
         while type(ap) in (cst.Element, cst.Tuple, cst.List):
@@ -870,6 +875,66 @@ class Semantic:
                 return bool(call.args) and call.args[0] is p
             return self._helper_changes(call, p)
         return False
+
+    _STORING = frozenset({"append", "appendleft", "insert", "extend", "extendleft", "add", "setdefault", "update",
+                          "put", "put_nowait"})
+
+    def _held_elsewhere(self, node: cst.CSTNode, p) -> bool:
+        """Whether the object *node* evaluates to may be reached through another reference than
+        a plain name: stored in an attribute or an item (``holder.buf = x``, ``d["k"] = x``),
+        put in a container (``bufs.append(x)``), or an element of a literal container that is
+        bound, stored, extended with or iterated (``bufs = [x, w]``, ``for b in (x, w)``)."""
+        parent = self._uses_parent
+        held, hp = node, p
+        while type(hp) in (cst.Element, cst.StarredElement, cst.DictElement, cst.Tuple, cst.List, cst.Set,
+                           cst.Dict):
+            held, hp = hp, parent.get(hp)
+        in_literal = held is not node
+        tp = type(hp)
+        if tp is cst.Assign and hp.value is held:
+            return in_literal or any(_stores_object(t.target) for t in hp.targets)
+        if tp is cst.AnnAssign and hp.value is held:
+            return in_literal or _stores_object(hp.target)
+        if tp in (cst.AugAssign, cst.NamedExpr) and hp.value is held:
+            return in_literal
+        if tp in (cst.For, cst.CompFor) and hp.iter is held:
+            return in_literal
+        if tp is cst.Arg and hp.value is held:
+            call = parent.get(hp)
+            return type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value in self._STORING
+        return False
+
+    def _changes_anything(self) -> bool:
+        """Whether the file may change some tensor's shape, dtype or layout in place through
+        a reference other than a plain name: it calls a method that may (``.resize_(...)`` on
+        any receiver), passes ``out=``, stores a ``.data`` or calls ``setattr``/``delattr``."""
+        if self._any_change is None:
+            self._use_table()
+            parent = self._uses_parent
+            hit = False
+            for attr, nodes in self._attr_uses.items():
+                if attr == "data":
+                    hit = any(self._is_store_target(n) for n in nodes)
+                elif attr.endswith("_") and not attr.endswith("__") and attr not in _VALUE_ONLY_INPLACE:
+                    hit = any(type(parent.get(n)) is cst.Call and parent.get(n).func is n for n in nodes)
+                if hit:
+                    break
+            if not hit:
+                uses = self._uses[0]
+                hit = bool(uses.get("setattr") or uses.get("delattr")) or any(
+                    type(n) is cst.Arg and n.keyword is not None and n.keyword.value == "out" for n in parent)
+            self._any_change = hit
+        return self._any_change
+
+    def _is_store_target(self, attr: cst.Attribute) -> bool:
+        """Whether the attribute *attr* is assigned, augmented or deleted (climbing out of
+        tuple/list targets)."""
+        parent = self._uses_parent
+        t, tp = attr, parent.get(attr)
+        while type(tp) in (cst.Element, cst.StarredElement, cst.Tuple, cst.List):
+            t, tp = tp, parent.get(tp)
+        return (type(tp) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del)
+                and getattr(tp, "target", None) is t) or (type(tp) is cst.AsName and tp.name is t)
 
     def _helper_changes(self, call: cst.Call, arg: cst.Arg) -> bool:
         """Whether *arg* of *call* may reach a parameter that a function of this file changes in

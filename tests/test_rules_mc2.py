@@ -727,7 +727,12 @@ def test_npu406_shape_rebound_under_loop_is_unknown(lint):
                                     # a function of the file that resizes the parameter buf reaches
                                     "def pad(t, m):\n    t.resize_(m, 512)\npad(buf, 128)",
                                     "def pad(t, m):\n    t.resize_(m, 512)\npad(m=128, t=buf)",
-                                    "class H:\n    def pad(self, t):\n        t.squeeze_(0)\nH().pad(buf)"])
+                                    "class H:\n    def pad(self, t):\n        t.squeeze_(0)\nH().pad(buf)",
+                                    # changed through another reference to it
+                                    "holder.buf = buf\nholder.buf.resize_(128, 512)",
+                                    "for b in [buf, w]:\n    b.squeeze_(0)",
+                                    "bufs.append(buf)\nbufs[0].resize_(128, 512)",
+                                    "cache = {'k': (buf, w)}\nfor a, b in cache.values():\n    a.set_(other)"])
 def test_npu406_tensor_changed_in_place_is_unknown(lint, change):
     # an in-place method that may change the shape (PyTorch's trailing "_"), or an attribute
     # store: the name no longer holds the constructor's tensor
@@ -743,7 +748,11 @@ def test_npu406_tensor_changed_in_place_is_unknown(lint, change):
                                     "buf.requires_grad = True", "other.resize_(128, 512)",
                                     "other.data = buf", "torch.cat([buf, w], dim=0, out=other)",
                                     "def pad(t, m):\n    t.resize_(m, 512)\npad(other, buf)",
-                                    "def fill(t):\n    t.zero_()\nfill(buf)"])
+                                    "def fill(t):\n    t.zero_()\nfill(buf)",
+                                    "holder.buf = buf\nholder.buf.zero_()", "for b in [buf, w]:\n    b.zero_()",
+                                    "out2 = torch.cat([buf, w])\nother.resize_(128, 512)",
+                                    # PyTorch raises: .data/.detach() tensors may not change their sizes
+                                    "buf.data.resize_(128, 512)", "buf.detach().squeeze_(0)"])
 def test_npu406_value_only_in_place_changes_keep_the_shape(lint, change):
     # the violation twin: writing values, or changing another tensor, keeps what buf is
     src = mk("""
