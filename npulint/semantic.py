@@ -242,6 +242,22 @@ def _nested_mutable(literal: cst.CSTNode, depth: int) -> bool:
     return False
 
 
+def _literal_attr_name(call: cst.Call) -> Optional[str]:
+    """The attribute name ``setattr(obj, "name", v)``/``delattr(obj, "name")`` certainly names
+    (a string literal, passed plainly by position), else None."""
+    args = call.args
+    if len(args) < 2 or any(a.star or a.keyword is not None for a in args):
+        return None
+    name = args[1].value
+    if not isinstance(name, (cst.SimpleString, cst.ConcatenatedString)):
+        return None
+    try:
+        value = name.evaluated_value
+    except Exception:
+        return None
+    return value if isinstance(value, str) else None
+
+
 def _stores_object(target: cst.CSTNode) -> bool:
     """Whether assigning to *target* keeps the assigned object itself reachable there: an
     item or an attribute, but not a tensor's ``.data`` (``a.data = b`` gives ``a`` b's
@@ -299,6 +315,7 @@ class Semantic:
         self._unchanged: Dict[Tuple[str, bool, int, int, int], bool] = {}
         self._attr_uses: Dict[str, List[cst.Attribute]] = {}  # see _use_table()
         self._namespace_calls: List[cst.Call] = []  # see _use_table()
+        self._set_names: FrozenSet[str] = frozenset()  # see _use_table(): setattr/delattr's literal names
         self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
         self._in_place: Dict[Tuple[str, bool, int], bool] = {}  # see changed_in_place()
         self._defs: Optional[Dict[str, List[cst.FunctionDef]]] = None  # see _defs_by_name()
@@ -637,8 +654,12 @@ class Semantic:
         if not bl or len(bl) != 1 or bl[0].conditional or bl[0].kind != "assign" or bl[0].site.scope is not cls:
             return None
         table = self._use_table()
-        if table[1]:  # setattr/delattr/vars()/globals() somewhere: attributes may change unseen
+        if table[1]:  # setattr/delattr of a computed name, vars(), globals(): attributes may change unseen
             return None
+        if attr in self._set_names:  # ``setattr(Pool, "ID", 4)``, on any object
+            return None
+        if not via_self and b.site.scope is self.module_scope and self.namespace_changed(base.value)[0]:
+            return None  # the class's name rebound unseen (``setattr(sys.modules[__name__], "Pool", P)``)
         if via_self and sum(1 for s in set(self.scope_of.values()) if s.kind == "class" and attr in s.bindings) != 1:
             return None
         # another module of the run: ``C.attr = v`` (``setattr``...), or, for ``self``/``cls``,
@@ -748,6 +769,7 @@ class Semantic:
             namespace_calls: List[cst.Call] = []
             parent: Dict[cst.CSTNode, cst.CSTNode] = {}
             dynamic = False
+            set_names: Set[str] = set()
             stack: List[cst.CSTNode] = [self.module_scope.node]
             while stack:
                 node = stack.pop()
@@ -759,7 +781,10 @@ class Semantic:
                     attr_uses.setdefault(node.attr.value, []).append(node)
                 if cls is cst.Call and type(node.func) is cst.Name and node.func.value in (
                         "setattr", "delattr", "vars", "globals", "exec", "locals"):
-                    if node.func.value != "locals":
+                    name = _literal_attr_name(node) if node.func.value in ("setattr", "delattr") else None
+                    if name is not None:
+                        set_names.add(name)  # ``setattr(args, "seq_len", v)`` changes that attribute only
+                    elif node.func.value != "locals":
                         dynamic = True
                     if node.func.value == "exec" or (node.func.value != "setattr" and node.func.value != "delattr"
                                                      and not node.args):
@@ -786,6 +811,7 @@ class Semantic:
             self._uses_parent = parent
             self._attr_uses = attr_uses
             self._namespace_calls = namespace_calls
+            self._set_names = frozenset(set_names)
             self._uses = (uses, dynamic)
         return self._uses
 

@@ -167,8 +167,18 @@ def test_class_attribute_assigned_elsewhere_is_unknown():
     assert _values(src) == [UNKNOWN]
     assert _values("class Pool:\n    ID = 3\nPool.ID += 1\nprobe(Pool.ID)\n") == [UNKNOWN]
     assert _values("class Pool:\n    ID = 3\nsetattr(Pool, name, 4)\nprobe(Pool.ID)\n") == [UNKNOWN]
+    assert _values("class Pool:\n    ID = 3\nsetattr(other, 'ID', 4)\nprobe(Pool.ID)\n") == [UNKNOWN]
+    assert _values("class Pool:\n    ID = 3\ndelattr(Pool, 'ID')\nprobe(Pool.ID)\n") == [UNKNOWN]
+    assert _values("import sys\nclass Pool:\n    ID = 3\nsetattr(sys.modules[__name__], 'Pool', P)\n"
+                   "probe(Pool.ID)\n") == [UNKNOWN]
     assert _values("class Pool:\n    if x:\n        ID = 3\nprobe(Pool.ID)\n") == [UNKNOWN]
     assert _values("class Pool:\n    ID = 3\n    ID = 4\nprobe(Pool.ID)\n") == [UNKNOWN]
+
+
+def test_setattr_of_a_literal_name_changes_only_that_attribute():
+    # the clean twin of setattr(Pool, name, 4): another attribute, named by a literal
+    src = "class Pool:\n    ID = 3\ndef patch(args):\n    setattr(args, 'seq_len', 4096)\n    delattr(args, 'x')\n"
+    assert _values(src + "probe(Pool.ID)\n") == [3]
 
 
 def test_self_attribute_overridden_by_a_subclass_is_unknown():
