@@ -820,7 +820,8 @@ class Semantic:
         (``globals()["NAME"] = v``, any other store through ``globals()``, or
         ``vars()``/``locals()`` at the top level, which are ``globals()``; ``.update(...)``,
         passing it on; any ``exec``; a use of ``sys.modules`` other than a plain read such as
-        ``k in sys.modules``: ``setattr(sys.modules[__name__], "NAME", v)``), and whether the object it
+        ``k in sys.modules`` or a read of another module, ``sys.modules["tensorflow"]``,
+        ``sys.modules.get("horovod")``: ``setattr(sys.modules[__name__], "NAME", v)``), and whether the object it
         holds may escape by name (``x = globals()["NAME"]``). Reading (``globals()[k]``,
         ``.get``, ``k in globals()``) changes nothing."""
         if self._namespace is None:
@@ -842,12 +843,42 @@ class Semantic:
                     key = key if isinstance(key, str) else None
                 (rebound if verdict is False else escaped).add(key)
             for a in self._attr_uses.get("modules", ()):
-                if type(a.value) is cst.Name and a.value.value == "sys" and self._use_verdict(a) is not True:
+                if type(a.value) is cst.Name and a.value.value == "sys" and self._use_verdict(a) is not True \
+                        and not self._other_module_read(a):
                     rebound.add(None)  # a module object (``sys.modules[__name__]``) may reach setattr
             self._namespace = (frozenset(rebound), frozenset(escaped))
         rebound, escaped = self._namespace
         hit = None in rebound or name in rebound
         return hit, hit or None in escaped or name in escaped
+
+    def _other_module_read(self, a: cst.Attribute) -> bool:
+        """Whether ``sys.modules`` (*a*) is only read here for another module than this one:
+        ``sys.modules["tensorflow"]`` (not stored or deleted), ``sys.modules.get("horovod")``,
+        with a literal key that cannot name this module (its name, its last part, ``__main__``)."""
+        parent = self._uses_parent
+        p = parent.get(a)
+        if type(p) is cst.Subscript and p.value is a:
+            if len(p.slice) != 1 or not isinstance(p.slice[0].slice, cst.Index) or self._use_verdict(a) is False:
+                return False
+            key = p.slice[0].slice.value
+        elif type(p) is cst.Attribute and p.value is a and p.attr.value == "get":
+            call = parent.get(p)
+            if type(call) is not cst.Call or call.func is not p or not call.args or call.args[0].star or \
+                    call.args[0].keyword is not None:
+                return False
+            key = call.args[0].value
+        else:
+            return False
+        if not isinstance(key, (cst.SimpleString, cst.ConcatenatedString)):
+            return False
+        try:
+            name = key.evaluated_value
+        except Exception:
+            return False
+        if not isinstance(name, str) or self.module_name is None:
+            return False
+        ours = self.module_name
+        return name not in ("__main__", ours) and name.split(".")[-1] != ours.split(".")[-1]
 
     def changed_in_place(self, name: str, attribute: bool = False, within: Optional[cst.CSTNode] = None) -> bool:
         """Whether the object a name (with *attribute*: an attribute of that name, on any

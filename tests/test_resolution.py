@@ -307,6 +307,20 @@ def test_imported_constant_rebound_through_its_module_namespace_is_unknown(lint)
         assert [f.line for f in lint(files, select=["NPU101"])] == found, change
 
 
+def test_sys_modules_read_for_another_module_rebinds_nothing(lint):
+    twice = "with npu_weight_prefetch_scope(0, POOL):\n    pass\nwith npu_weight_prefetch_scope(0, 2048):\n    pass\n"
+    for change, found in (('m = sys.modules.get("horovod")\n', 1),
+                          ('v = getattr(sys.modules["tensorflow"], "__version__", "1")\n', 1),
+                          # this module's object, a store into sys.modules, every module object
+                          ('setattr(sys.modules.get(__name__), "POOL", 2)\n', 0),
+                          ('setattr(sys.modules["__main__"], "POOL", 2)\n', 0),
+                          ('setattr(sys.modules["run"], "POOL", 2)\n', 0),
+                          ('sys.modules["horovod"] = None\n', 0),
+                          ('for m in sys.modules.values():\n    setattr(m, "POOL", 2)\n', 0)):
+        src = SCOPE + "import sys\nPOOL = 1024\n" + change + twice
+        assert len(lint({"run.py": src}, select=["NPU101"])) == found, change
+
+
 def test_imported_name_rebound_through_the_importing_module_namespace_is_unknown(lint):
     # an import binds a module-level name like an assignment does: globals() can rebind it
     for imp in ("from pkg.sizes import POOL\n", "from pkg.sizes import *\n"):
