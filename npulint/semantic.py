@@ -819,7 +819,7 @@ class Semantic:
         """Whether the module-level *name* may be rebound by name, unseen
         (``globals()["NAME"] = v``, any other store through ``globals()``, or
         ``vars()``/``locals()`` at the top level, which are ``globals()``; ``.update(...)``,
-        passing it on; any ``exec``; a use of ``sys.modules`` other than a plain read such as
+        passing it on; ``exec`` but with a globals dict of its own (``exec(code, {})``); a use of ``sys.modules`` other than a plain read such as
         ``k in sys.modules`` or a read of another module, ``sys.modules["tensorflow"]``,
         ``sys.modules.get("horovod")``: ``setattr(sys.modules[__name__], "NAME", v)``), and whether the object it
         holds may escape by name (``x = globals()["NAME"]``). Reading (``globals()[k]``,
@@ -830,7 +830,8 @@ class Semantic:
             escaped: Set[Optional[str]] = set()
             for node in self._namespace_calls:
                 if type(node.func) is cst.Name and node.func.value == "exec":
-                    rebound.add(None)
+                    if not self._exec_confined(node):
+                        rebound.add(None)
                     continue
                 verdict = self._use_verdict(node)
                 if verdict is True:
@@ -850,6 +851,42 @@ class Semantic:
         rebound, escaped = self._namespace
         hit = None in rebound or name in rebound
         return hit, hit or None in escaped or name in escaped
+
+    def _exec_confined(self, call: cst.Call) -> bool:
+        """Whether ``exec(code, ns)`` runs with a globals dict of its own: a literal dict, a
+        ``dict(...)``, or a name only ever bound so in the file (``ns = {}``), none of which
+        can hold ``globals()``, ``vars()``, ``locals()``, a ``__dict__`` or ``sys.modules``
+        (those reach through ``globals()``, ``sys.modules``, ... in namespace_changed too)."""
+        ns = None
+        for i, a in enumerate(call.args):
+            if a.star:
+                return False
+            if (a.keyword is None and i == 1) or (a.keyword is not None and a.keyword.value == "globals"):
+                ns = a.value
+        if ns is None:
+            return False
+        if type(ns) is cst.Name:
+            bl = [b for b in self.all_bindings() if b.name == ns.value]
+            return bool(bl) and all(b.kind == "assign" and not b.index and b.value is not None
+                                    and type(b.value) is not cst.Name and self._own_dict(b.value) for b in bl)
+        return self._own_dict(ns)
+
+    def _own_dict(self, expr: cst.CSTNode) -> bool:
+        """A literal dict or a ``dict(...)`` call that names no namespace (see _exec_confined)."""
+        if type(expr) is cst.Call:
+            if type(expr.func) is not cst.Name or expr.func.value != "dict":
+                return False
+        elif type(expr) is not cst.Dict:
+            return False
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if type(node) is cst.Name and node.value in ("globals", "vars", "locals", "sys"):
+                return False
+            if type(node) is cst.Attribute and node.attr.value == "__dict__":
+                return False
+            stack.extend(node.children)
+        return True
 
     def _other_module_read(self, a: cst.Attribute) -> bool:
         """Whether ``sys.modules`` (*a*) is only read here for another module than this one:

@@ -285,7 +285,9 @@ def test_tuple_items_changed_in_place_are_unknown():
 def test_names_rebound_through_the_module_namespace_are_unknown():
     for change in ('globals()["WS"] = 8\n', 'globals().update(WS=8)\n', 'vars()["WS"] = 8\n',
                    'exec(code)\n', 'setattr(sys.modules[__name__], "WS", 8)\n', 'apply(globals())\n',
-                   'def f():\n    exec("global WS; WS = 8")\n'):
+                   'def f():\n    exec("global WS; WS = 8")\n', 'exec(code, globals())\n',
+                   'ns = globals()\nexec(code, ns)\n', 'exec(code, {"g": globals()})\n', 'def f(ns):\n    exec(code, ns)\n',
+                   'ns = {}\nns = vars()\nexec(code, ns)\n', 'exec(code, {}, locals())\n'):
         assert _values("import sys\nWS = 6\n" + change + "probe(WS)\n") == [UNKNOWN], change
         src = 'import sys\nCFG = {"ws": 6}\n' + change.replace('"WS"', '"CFG"').replace("WS=", "CFG=")
         assert _values(src + 'probe(CFG["ws"])\n') == [UNKNOWN], change
@@ -293,7 +295,9 @@ def test_names_rebound_through_the_module_namespace_are_unknown():
         assert _values('CFG = {"ws": 6}\n' + change + 'probe(CFG["ws"])\n') == [UNKNOWN], change
     # the clean twins: another name stored, or the namespace only read
     for change in ('globals()["OTHER"] = 8\n', 'print(globals()["WS"], "WS" in globals())\n',
-                   'import sys\nprint("torch" in sys.modules)\n'):
+                   'import sys\nprint("torch" in sys.modules)\n',
+                   # exec with a globals dict of its own binds its names there
+                   'exec(code, {})\n', 'def f():\n    ns = {}\n    exec(code, ns)\n', 'exec(code, dict(x=1), {})\n'):
         assert _values('WS = 6\nCFG = {"ws": 6}\n' + change + 'probe(WS)\nprobe(CFG["ws"])\n') == [6, 6], change
 
 
