@@ -422,6 +422,22 @@ def test_star_import_chain_through_npu_init(lint):
     assert [f for f in npu010(lint(files, select=["NPU010"])) if f[0] in files] == [("kept.py", 3)]
 
 
+def test_star_chain_through_a_module_that_may_rebind_its_names(lint):
+    use = "from pkg.env import *\nhccl_ops.allgather(w)\n"
+    base = "from npu_bridge.npu_init import *\n"
+    # what the tree shows cannot rebind env's names: the chain holds
+    for tail in ("# see globals() docs\n", "def parse(args):\n    setattr(args, 'rank_size', 8)\n",
+                 "print(globals().get('x'), 'torch' in sys.modules)\n", "s = 'exec(code)'\n"):
+        files = {"pkg/__init__.py": "", "pkg/env.py": base + tail, "pkg/use.py": use}
+        assert npu010(lint(files, select=["NPU010"])) == [("pkg/use.py", 2)], tail
+    # what may: unknown
+    for tail in ("globals()['hccl_ops'] = shim\n", "globals().update(cfg)\n", "exec(code)\n",
+                 "setattr(sys.modules[__name__], 'hccl_ops', shim)\n", "def f(k, v):\n    setattr(o, k, v)\n",
+                 "__all__.append('x')\n"):
+        files = {"pkg/__init__.py": "", "pkg/env.py": base + tail, "pkg/use.py": use}
+        assert npu010(lint(files, select=["NPU010"])) == [], tail
+
+
 def test_two_files_claiming_one_module_name_are_unknown(lint):
     files = {"a/env.py": ENV, "b/env.py": "def hccl_ops():\n    pass\n",
              "a/use.py": "from env import hccl_ops\nhccl_ops.allgather(w)\n"}
