@@ -637,10 +637,11 @@ def scan(text: str, module: str, is_package: bool,
                 bind(n, (UNKNOWN_ENTRY,))
                 unsure.add(n)
     # ``global x`` in a function (or class) rebinds x at any time; ``globals()``,
-    # ``sys.modules[...]``, ``__all__.append(...)`` change the module's names unseen. Read
-    # from the text (a walk of the whole tree cost more than the compile): a mention in a
-    # comment or string only makes more names unknown.
-    dynamic = _DYNAMIC.search(text) is not None
+    # ``sys.modules[...]``, ``__all__.append(...)`` change the module's names unseen. The text
+    # tells which modules may (a walk of the whole tree costs more than the compile); of those,
+    # the tree tells which do (:func:`touches`): a mention in a comment or a string, a
+    # ``setattr`` of a literal name (an attribute store, like ``args.rank_size = v``) do not.
+    dynamic = _DYNAMIC.search(text) is not None and _rebinds_names(text)
     if ":=" in text:  # a walrus rebinds its target in the module (in an expression statement, a value...)
         unsure.update(_walrus_targets(tree))
     if "global" in text:
@@ -679,6 +680,15 @@ _WORD = re.compile(r"\w+")
 _ANY = frozenset({"*"})
 _DYNAMIC = re.compile(r"\b(?:globals|vars|setattr|delattr|exec)\s*\(|\b__all__\s*\.|\bsys\.modules\b")
 _GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)", re.MULTILINE)
+
+
+def _rebinds_names(text: str) -> bool:
+    """Whether a module may rebind or add its top-level names unseen, or change its
+    ``__all__`` in place: a store through its namespace, ``exec``, a use of ``sys.modules``
+    other than ``k in sys.modules`` (:attr:`Touches.rebound`), ``setattr``/``delattr`` of a
+    computed name, ``vars(...)`` (:attr:`Touches.dynamic`), ``__all__.append(...)``."""
+    t = touches(text)
+    return t is None or bool(t.rebound) or t.dynamic or "__all__" in t.mutated
 
 
 def _walrus_targets(tree: ast.AST) -> Set[str]:

@@ -242,6 +242,29 @@ def _nested_mutable(literal: cst.CSTNode, depth: int) -> bool:
     return False
 
 
+def _literal_attr_name(call: cst.Call) -> Optional[str]:
+    """The attribute name ``setattr(obj, "name", v)``/``delattr(obj, "name")`` certainly names
+    (a string literal, passed plainly by position), else None."""
+    args = call.args
+    if len(args) < 2 or any(a.star or a.keyword is not None for a in args):
+        return None
+    name = args[1].value
+    if not isinstance(name, (cst.SimpleString, cst.ConcatenatedString)):
+        return None
+    try:
+        value = name.evaluated_value
+    except Exception:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def _stores_object(target: cst.CSTNode) -> bool:
+    """Whether assigning to *target* keeps the assigned object itself reachable there: an
+    item or an attribute, but not a tensor's ``.data`` (``a.data = b`` gives ``a`` b's
+    storage and shape, not b)."""
+    return type(target) is cst.Subscript or (type(target) is cst.Attribute and target.attr.value != "data")
+
+
 def dotted(node: cst.CSTNode) -> Optional[str]:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts = []
@@ -292,8 +315,11 @@ class Semantic:
         self._unchanged: Dict[Tuple[str, bool, int, int, int], bool] = {}
         self._attr_uses: Dict[str, List[cst.Attribute]] = {}  # see _use_table()
         self._namespace_calls: List[cst.Call] = []  # see _use_table()
+        self._set_names: FrozenSet[str] = frozenset()  # see _use_table(): setattr/delattr's literal names
         self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
-        self._in_place: Dict[Tuple[str, bool], bool] = {}  # see changed_in_place()
+        self._in_place: Dict[Tuple[str, bool, int], bool] = {}  # see changed_in_place()
+        self._defs: Optional[Dict[str, List[cst.FunctionDef]]] = None  # see _defs_by_name()
+        self._any_change: Optional[bool] = None  # see _changes_anything()
 
     # -- building ---------------------------------------------------------------------
     def site(self) -> Site:
@@ -628,8 +654,12 @@ class Semantic:
         if not bl or len(bl) != 1 or bl[0].conditional or bl[0].kind != "assign" or bl[0].site.scope is not cls:
             return None
         table = self._use_table()
-        if table[1]:  # setattr/delattr/vars()/globals() somewhere: attributes may change unseen
+        if table[1]:  # setattr/delattr of a computed name, vars(), globals(): attributes may change unseen
             return None
+        if attr in self._set_names:  # ``setattr(Pool, "ID", 4)``, on any object
+            return None
+        if not via_self and b.site.scope is self.module_scope and self.namespace_changed(base.value)[0]:
+            return None  # the class's name rebound unseen (``setattr(sys.modules[__name__], "Pool", P)``)
         if via_self and sum(1 for s in set(self.scope_of.values()) if s.kind == "class" and attr in s.bindings) != 1:
             return None
         # another module of the run: ``C.attr = v`` (``setattr``...), or, for ``self``/``cls``,
@@ -739,6 +769,7 @@ class Semantic:
             namespace_calls: List[cst.Call] = []
             parent: Dict[cst.CSTNode, cst.CSTNode] = {}
             dynamic = False
+            set_names: Set[str] = set()
             stack: List[cst.CSTNode] = [self.module_scope.node]
             while stack:
                 node = stack.pop()
@@ -750,7 +781,10 @@ class Semantic:
                     attr_uses.setdefault(node.attr.value, []).append(node)
                 if cls is cst.Call and type(node.func) is cst.Name and node.func.value in (
                         "setattr", "delattr", "vars", "globals", "exec", "locals"):
-                    if node.func.value != "locals":
+                    name = _literal_attr_name(node) if node.func.value in ("setattr", "delattr") else None
+                    if name is not None:
+                        set_names.add(name)  # ``setattr(args, "seq_len", v)`` changes that attribute only
+                    elif node.func.value != "locals":
                         dynamic = True
                     if node.func.value == "exec" or (node.func.value != "setattr" and node.func.value != "delattr"
                                                      and not node.args):
@@ -777,6 +811,7 @@ class Semantic:
             self._uses_parent = parent
             self._attr_uses = attr_uses
             self._namespace_calls = namespace_calls
+            self._set_names = frozenset(set_names)
             self._uses = (uses, dynamic)
         return self._uses
 
@@ -784,8 +819,9 @@ class Semantic:
         """Whether the module-level *name* may be rebound by name, unseen
         (``globals()["NAME"] = v``, any other store through ``globals()``, or
         ``vars()``/``locals()`` at the top level, which are ``globals()``; ``.update(...)``,
-        passing it on; any ``exec``; a use of ``sys.modules`` other than a plain read such as
-        ``k in sys.modules``: ``setattr(sys.modules[__name__], "NAME", v)``), and whether the object it
+        passing it on; ``exec`` but with a globals dict of its own (``exec(code, {})``); a use of ``sys.modules`` other than a plain read such as
+        ``k in sys.modules`` or a read of another module, ``sys.modules["tensorflow"]``,
+        ``sys.modules.get("horovod")``: ``setattr(sys.modules[__name__], "NAME", v)``), and whether the object it
         holds may escape by name (``x = globals()["NAME"]``). Reading (``globals()[k]``,
         ``.get``, ``k in globals()``) changes nothing."""
         if self._namespace is None:
@@ -794,7 +830,8 @@ class Semantic:
             escaped: Set[Optional[str]] = set()
             for node in self._namespace_calls:
                 if type(node.func) is cst.Name and node.func.value == "exec":
-                    rebound.add(None)
+                    if not self._exec_confined(node):
+                        rebound.add(None)
                     continue
                 verdict = self._use_verdict(node)
                 if verdict is True:
@@ -807,54 +844,244 @@ class Semantic:
                     key = key if isinstance(key, str) else None
                 (rebound if verdict is False else escaped).add(key)
             for a in self._attr_uses.get("modules", ()):
-                if type(a.value) is cst.Name and a.value.value == "sys" and self._use_verdict(a) is not True:
+                if type(a.value) is cst.Name and a.value.value == "sys" and self._use_verdict(a) is not True \
+                        and not self._other_module_read(a):
                     rebound.add(None)  # a module object (``sys.modules[__name__]``) may reach setattr
             self._namespace = (frozenset(rebound), frozenset(escaped))
         rebound, escaped = self._namespace
         hit = None in rebound or name in rebound
         return hit, hit or None in escaped or name in escaped
 
-    def changed_in_place(self, name: str, attribute: bool = False) -> bool:
+    def _exec_confined(self, call: cst.Call) -> bool:
+        """Whether ``exec(code, ns)`` runs with a globals dict of its own: a literal dict, a
+        ``dict(...)``, or a name only ever bound so in the file (``ns = {}``), none of which
+        can hold ``globals()``, ``vars()``, ``locals()``, a ``__dict__`` or ``sys.modules``
+        (those reach through ``globals()``, ``sys.modules``, ... in namespace_changed too)."""
+        ns = None
+        for i, a in enumerate(call.args):
+            if a.star:
+                return False
+            if (a.keyword is None and i == 1) or (a.keyword is not None and a.keyword.value == "globals"):
+                ns = a.value
+        if ns is None:
+            return False
+        if type(ns) is cst.Name:
+            bl = [b for b in self.all_bindings() if b.name == ns.value]
+            return bool(bl) and all(b.kind == "assign" and not b.index and b.value is not None
+                                    and type(b.value) is not cst.Name and self._own_dict(b.value) for b in bl)
+        return self._own_dict(ns)
+
+    def _own_dict(self, expr: cst.CSTNode) -> bool:
+        """A literal dict or a ``dict(...)`` call that names no namespace (see _exec_confined)."""
+        if type(expr) is cst.Call:
+            if type(expr.func) is not cst.Name or expr.func.value != "dict":
+                return False
+        elif type(expr) is not cst.Dict:
+            return False
+        stack = [expr]
+        while stack:
+            node = stack.pop()
+            if type(node) is cst.Name and node.value in ("globals", "vars", "locals", "sys"):
+                return False
+            if type(node) is cst.Attribute and node.attr.value == "__dict__":
+                return False
+            stack.extend(node.children)
+        return True
+
+    def _other_module_read(self, a: cst.Attribute) -> bool:
+        """Whether ``sys.modules`` (*a*) is only read here for another module than this one:
+        ``sys.modules["tensorflow"]`` (not stored or deleted), ``sys.modules.get("horovod")``,
+        with a literal key that cannot name this module (its name, its last part, ``__main__``)."""
+        parent = self._uses_parent
+        p = parent.get(a)
+        if type(p) is cst.Subscript and p.value is a:
+            if len(p.slice) != 1 or not isinstance(p.slice[0].slice, cst.Index) or self._use_verdict(a) is False:
+                return False
+            key = p.slice[0].slice.value
+        elif type(p) is cst.Attribute and p.value is a and p.attr.value == "get":
+            call = parent.get(p)
+            if type(call) is not cst.Call or call.func is not p or not call.args or call.args[0].star or \
+                    call.args[0].keyword is not None:
+                return False
+            key = call.args[0].value
+        else:
+            return False
+        if not isinstance(key, (cst.SimpleString, cst.ConcatenatedString)):
+            return False
+        try:
+            name = key.evaluated_value
+        except Exception:
+            return False
+        if not isinstance(name, str) or self.module_name is None:
+            return False
+        ours = self.module_name
+        return name not in ("__main__", ours) and name.split(".")[-1] != ours.split(".")[-1]
+
+    def changed_in_place(self, name: str, attribute: bool = False, within: Optional[cst.CSTNode] = None) -> bool:
         """Whether the object a name (with *attribute*: an attribute of that name, on any
         object: ``self.buf``, ``C.buf``) holds may be changed in place in a way that changes a
         tensor's shape, dtype or layout, anywhere in the file: it is the receiver of an
         in-place method (``buf.resize_(...)``, ``b.squeeze_(0)``, ``c.t_()``: PyTorch names
         them with a trailing ``_``) other than those that only write values
         (:data:`_VALUE_ONLY_INPLACE`), an attribute of it is assigned, augmented or deleted
-        (``a.data = a.data.half()``) other than :data:`_VALUE_ONLY_ATTRS`, or it is passed
-        to ``setattr``/``delattr``; or so is a plain alias of it (``b = buf``)."""
-        key = (name, attribute)
+        (``a.data = a.data.half()``) other than :data:`_VALUE_ONLY_ATTRS`, it is passed
+        to ``setattr``/``delattr``, as a call's ``out=`` (``torch.cat(ts, out=buf)``) or to a
+        parameter that a function of this file changes so (:meth:`_helper_changes`); or so
+        is a plain alias of it (``b = buf``). *within*: the function whose local the name is
+        (its uses elsewhere name other variables)."""
+        key = (name, attribute, id(within))  # (the nodes live as long as the tree)
         hit = self._in_place.get(key)
         if hit is None:
             self._in_place[key] = False  # an alias cycle (a = b; b = a) adds nothing
             uses, _ = self._use_table()
             nodes = self._attr_uses.get(name, ()) if attribute else uses.get(name, ())
-            hit = self._in_place[key] = any(self._changes_receiver(n) for n in nodes)
+            hit = self._in_place[key] = any(self._changes_receiver(n, within) for n in nodes
+                                            if within is None or self._inside(n, within))
         return hit
 
-    def _changes_receiver(self, node: cst.CSTNode) -> bool:
+    def _changes_receiver(self, node: cst.CSTNode, within: Optional[cst.CSTNode] = None) -> bool:
         parent = self._uses_parent
         p = parent.get(node)
+        if self._held_elsewhere(node, p) and self._changes_anything():
+            return True  # ``holder.buf = x; holder.buf.resize_(...)``, ``for b in [x, w]: b.resize_(...)``
         if type(p) is cst.Assign and p.value is node:  # an alias (``b = buf``) changed in place
-            return any(type(t.target) is cst.Name and self.changed_in_place(t.target.value) for t in p.targets)
+            return any(type(t.target) is cst.Name and self.changed_in_place(t.target.value, within=within)
+                       for t in p.targets)
         if type(p) is cst.Attribute and p.value is node:
             attr = p.attr.value
             up = parent.get(p)
             if type(up) is cst.Call and up.func is p:
                 return attr.endswith("_") and not attr.endswith("__") and attr not in _VALUE_ONLY_INPLACE
-            # a store target? (climbing out of tuple/list targets)
-            t, tp = p, up
-            while type(tp) in (cst.Element, cst.StarredElement, cst.Tuple, cst.List):
-                t, tp = tp, parent.get(tp)
-            if (type(tp) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del)
-                    and getattr(tp, "target", None) is t) or (type(tp) is cst.AsName and tp.name is t):
-                return attr not in _VALUE_ONLY_ATTRS
-            return False
+            # (``x.data.resize_(...)``, ``x.detach().squeeze_(0)`` leave x alone: PyTorch does not let
+            # a tensor made by .data or .detach() change its sizes, strides or storage, and raises)
+            return self._is_store_target(p) and attr not in _VALUE_ONLY_ATTRS
+        # ``out=x``, ``out=(values, indices)``: the call writes its result there, resizing it
+        arg, ap = node, p
+        while type(ap) in (cst.Element, cst.Tuple, cst.List):
+            arg, ap = ap, parent.get(ap)
+        if type(ap) is cst.Arg and ap.value is arg and ap.keyword is not None and ap.keyword.value == "out":
+            return True
         if type(p) is cst.Arg and p.value is node:
             call = parent.get(p)
-            return type(call) is cst.Call and type(call.func) is cst.Name and \
-                call.func.value in ("setattr", "delattr") and bool(call.args) and call.args[0] is p
+            if type(call) is not cst.Call:
+                return False
+            if type(call.func) is cst.Name and call.func.value in ("setattr", "delattr"):
+                return bool(call.args) and call.args[0] is p
+            return self._helper_changes(call, p)
         return False
+
+    _STORING = frozenset({"append", "appendleft", "insert", "extend", "extendleft", "add", "setdefault", "update",
+                          "put", "put_nowait"})
+
+    def _held_elsewhere(self, node: cst.CSTNode, p) -> bool:
+        """Whether the object *node* evaluates to may be reached through another reference than
+        a plain name: stored in an attribute or an item (``holder.buf = x``, ``d["k"] = x``),
+        put in a container (``bufs.append(x)``), or an element of a literal container that is
+        bound, stored, extended with or iterated (``bufs = [x, w]``, ``for b in (x, w)``)."""
+        parent = self._uses_parent
+        held, hp = node, p
+        while type(hp) in (cst.Element, cst.StarredElement, cst.DictElement, cst.Tuple, cst.List, cst.Set,
+                           cst.Dict):
+            held, hp = hp, parent.get(hp)
+        in_literal = held is not node
+        tp = type(hp)
+        if tp is cst.Assign and hp.value is held:
+            return in_literal or any(_stores_object(t.target) for t in hp.targets)
+        if tp is cst.AnnAssign and hp.value is held:
+            return in_literal or _stores_object(hp.target)
+        if tp in (cst.AugAssign, cst.NamedExpr) and hp.value is held:
+            return in_literal
+        if tp in (cst.For, cst.CompFor) and hp.iter is held:
+            return in_literal
+        if tp is cst.Arg and hp.value is held:
+            call = parent.get(hp)
+            return type(call) is cst.Call and type(call.func) is cst.Attribute and call.func.attr.value in self._STORING
+        return False
+
+    def _changes_anything(self) -> bool:
+        """Whether the file may change some tensor's shape, dtype or layout in place through
+        a reference other than a plain name: it calls a method that may (``.resize_(...)`` on
+        any receiver), passes ``out=``, stores a ``.data`` or calls ``setattr``/``delattr``."""
+        if self._any_change is None:
+            self._use_table()
+            parent = self._uses_parent
+            hit = False
+            for attr, nodes in self._attr_uses.items():
+                if attr == "data":
+                    hit = any(self._is_store_target(n) for n in nodes)
+                elif attr.endswith("_") and not attr.endswith("__") and attr not in _VALUE_ONLY_INPLACE:
+                    hit = any(type(parent.get(n)) is cst.Call and parent.get(n).func is n for n in nodes)
+                if hit:
+                    break
+            if not hit:
+                uses = self._uses[0]
+                hit = bool(uses.get("setattr") or uses.get("delattr")) or any(
+                    type(n) is cst.Arg and n.keyword is not None and n.keyword.value == "out" for n in parent)
+            self._any_change = hit
+        return self._any_change
+
+    def _is_store_target(self, attr: cst.Attribute) -> bool:
+        """Whether the attribute *attr* is assigned, augmented or deleted (climbing out of
+        tuple/list targets)."""
+        parent = self._uses_parent
+        t, tp = attr, parent.get(attr)
+        while type(tp) in (cst.Element, cst.StarredElement, cst.Tuple, cst.List):
+            t, tp = tp, parent.get(tp)
+        return (type(tp) in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign, cst.For, cst.CompFor, cst.Del)
+                and getattr(tp, "target", None) is t) or (type(tp) is cst.AsName and tp.name is t)
+
+    def _helper_changes(self, call: cst.Call, arg: cst.Arg) -> bool:
+        """Whether *arg* of *call* may reach a parameter that a function of this file changes in
+        place (``def pad(t, m): t.resize_(m, 512)``, then ``pad(x, 128)``): every def of the
+        called name counts (``f(x)``: any def named ``f``; ``obj.f(x)``: any def named ``f``,
+        a method's first parameter being its receiver), so a def the name may not reach only
+        makes more tensors unknown. An argument unpacked with ``*``/``**``, or one that lands
+        in a def's ``*args``/``**kwargs``, is not followed."""
+        func = call.func
+        if type(func) is cst.Name:
+            name, via_attr = func.value, False
+        elif type(func) is cst.Attribute:
+            name, via_attr = func.attr.value, True
+        else:
+            return False
+        defs = self._defs_by_name().get(name)
+        if not defs or arg.star:
+            return False
+        keyword = arg.keyword.value if arg.keyword is not None else None
+        position: Optional[int] = 0
+        if keyword is None:
+            for a in call.args:
+                if a is arg:
+                    break
+                if a.star:
+                    position = None  # after ``*xs``: any positional parameter
+                    break
+                if a.keyword is None:
+                    position += 1
+        for fn in defs:
+            ps = fn.params
+            positional = list(ps.posonly_params) + list(ps.params)
+            if keyword is not None:
+                targets = [q for q in list(ps.params) + list(ps.kwonly_params) if q.name.value == keyword]
+            elif position is None:
+                targets = positional
+            else:
+                site = self.def_site.get(fn)
+                shift = 1 if via_attr and site is not None and site.scope.kind == "class" and not any(
+                    type(d.decorator) is cst.Name and d.decorator.value == "staticmethod" for d in fn.decorators) else 0
+                targets = positional[position + shift:position + shift + 1]
+            if any(self.changed_in_place(q.name.value, within=fn) for q in targets):
+                return True
+        return False
+
+    def _defs_by_name(self) -> Dict[str, List[cst.FunctionDef]]:
+        if self._defs is None:
+            defs: Dict[str, List[cst.FunctionDef]] = {}
+            for node in self.def_site:
+                if type(node) is cst.FunctionDef:
+                    defs.setdefault(node.name.value, []).append(node)
+            self._defs = defs
+        return self._defs
 
     def callee_qualname(self, func: cst.CSTNode, site: Site) -> Optional[str]:
         """The qualified name of what a call's *func* certainly names: a class or function

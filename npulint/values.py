@@ -364,12 +364,14 @@ class Evaluator:
         if not exact:
             # Several imports of the same thing (try/except ImportError) still name one object.
             qs = self.sem.qualnames(e, site)
-            if len(qs) == 1 and LOCAL not in qs:
+            if len(qs) == 1 and LOCAL not in qs and not self._rebound_unseen(e.value, cands):
                 return self._ref(next(iter(qs)))
             return UNKNOWN
         b = cands[0]
         if b.kind == "import":
-            return self._ref(b.qualname) if b.qualname else UNKNOWN
+            if not b.qualname or self._rebound_unseen(e.value, cands):
+                return UNKNOWN  # ``from pkg.const import WS`` then ``globals()["WS"] = 8``
+            return self._ref(b.qualname)
         if b.site.scope is self.sem.module_scope and b.kind in ("assign", "aug"):
             if self.sem.namespace_changed(e.value)[0]:
                 return UNKNOWN  # ``globals()["POOL"] = 1``, ``exec(...)``: rebound unseen
@@ -384,7 +386,8 @@ class Evaluator:
                     else b.site.scope.node):
                 return UNKNOWN  # a list or dict taken whole that may change in place (``s.pop()``, ``f(s)``)
             v = self._bound_value(b, depth)
-            if isinstance(v, Tensor) and self.sem.changed_in_place(e.value):
+            if isinstance(v, Tensor) and self.sem.changed_in_place(
+                    e.value, within=None if top or b.site.scope.kind != "function" else b.site.scope.node):
                 return UNKNOWN  # ``buf.resize_(...)``, ``a.data = ...``: its shape, dtype or layout may change
             return v
         if b.kind == "aug" and isinstance(b.node, cst.AugAssign) and not b.index:
@@ -399,6 +402,13 @@ class Evaluator:
                 return UNKNOWN
             return _safe_binop(op, prev, rhs)
         return UNKNOWN
+
+    def _rebound_unseen(self, name: str, cands) -> bool:
+        """Whether a module-level import binding among *cands* may be rebound by name, unseen
+        (``globals()["WS"] = 8``, ``globals().update(...)``, ``exec(...)``: see
+        :meth:`Semantic.namespace_changed`)."""
+        return any(b.kind == "import" and b.site.scope is self.sem.module_scope for b in cands) and \
+            self.sem.namespace_changed(name)[0]
 
     def _prev(self, name: str, b, depth: int):
         """The value *name* had just before the augmented assignment *b*."""

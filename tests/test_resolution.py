@@ -167,8 +167,18 @@ def test_class_attribute_assigned_elsewhere_is_unknown():
     assert _values(src) == [UNKNOWN]
     assert _values("class Pool:\n    ID = 3\nPool.ID += 1\nprobe(Pool.ID)\n") == [UNKNOWN]
     assert _values("class Pool:\n    ID = 3\nsetattr(Pool, name, 4)\nprobe(Pool.ID)\n") == [UNKNOWN]
+    assert _values("class Pool:\n    ID = 3\nsetattr(other, 'ID', 4)\nprobe(Pool.ID)\n") == [UNKNOWN]
+    assert _values("class Pool:\n    ID = 3\ndelattr(Pool, 'ID')\nprobe(Pool.ID)\n") == [UNKNOWN]
+    assert _values("import sys\nclass Pool:\n    ID = 3\nsetattr(sys.modules[__name__], 'Pool', P)\n"
+                   "probe(Pool.ID)\n") == [UNKNOWN]
     assert _values("class Pool:\n    if x:\n        ID = 3\nprobe(Pool.ID)\n") == [UNKNOWN]
     assert _values("class Pool:\n    ID = 3\n    ID = 4\nprobe(Pool.ID)\n") == [UNKNOWN]
+
+
+def test_setattr_of_a_literal_name_changes_only_that_attribute():
+    # the clean twin of setattr(Pool, name, 4): another attribute, named by a literal
+    src = "class Pool:\n    ID = 3\ndef patch(args):\n    setattr(args, 'seq_len', 4096)\n    delattr(args, 'x')\n"
+    assert _values(src + "probe(Pool.ID)\n") == [3]
 
 
 def test_self_attribute_overridden_by_a_subclass_is_unknown():
@@ -275,7 +285,9 @@ def test_tuple_items_changed_in_place_are_unknown():
 def test_names_rebound_through_the_module_namespace_are_unknown():
     for change in ('globals()["WS"] = 8\n', 'globals().update(WS=8)\n', 'vars()["WS"] = 8\n',
                    'exec(code)\n', 'setattr(sys.modules[__name__], "WS", 8)\n', 'apply(globals())\n',
-                   'def f():\n    exec("global WS; WS = 8")\n'):
+                   'def f():\n    exec("global WS; WS = 8")\n', 'exec(code, globals())\n',
+                   'ns = globals()\nexec(code, ns)\n', 'exec(code, {"g": globals()})\n', 'def f(ns):\n    exec(code, ns)\n',
+                   'ns = {}\nns = vars()\nexec(code, ns)\n', 'exec(code, {}, locals())\n'):
         assert _values("import sys\nWS = 6\n" + change + "probe(WS)\n") == [UNKNOWN], change
         src = 'import sys\nCFG = {"ws": 6}\n' + change.replace('"WS"', '"CFG"').replace("WS=", "CFG=")
         assert _values(src + 'probe(CFG["ws"])\n') == [UNKNOWN], change
@@ -283,7 +295,9 @@ def test_names_rebound_through_the_module_namespace_are_unknown():
         assert _values('CFG = {"ws": 6}\n' + change + 'probe(CFG["ws"])\n') == [UNKNOWN], change
     # the clean twins: another name stored, or the namespace only read
     for change in ('globals()["OTHER"] = 8\n', 'print(globals()["WS"], "WS" in globals())\n',
-                   'import sys\nprint("torch" in sys.modules)\n'):
+                   'import sys\nprint("torch" in sys.modules)\n',
+                   # exec with a globals dict of its own binds its names there
+                   'exec(code, {})\n', 'def f():\n    ns = {}\n    exec(code, ns)\n', 'exec(code, dict(x=1), {})\n'):
         assert _values('WS = 6\nCFG = {"ws": 6}\n' + change + 'probe(WS)\nprobe(CFG["ws"])\n') == [6, 6], change
 
 
@@ -295,6 +309,32 @@ def test_imported_constant_rebound_through_its_module_namespace_is_unknown(lint)
         files = {"pkg/__init__.py": "", "pkg/sizes.py": "POOL = 1024\n" + change,
                  "pkg/a.py": SCOPE + "with npu_weight_prefetch_scope(0, 536870912):\n    pass\n", "pkg/b.py": use}
         assert [f.line for f in lint(files, select=["NPU101"])] == found, change
+
+
+def test_sys_modules_read_for_another_module_rebinds_nothing(lint):
+    twice = "with npu_weight_prefetch_scope(0, POOL):\n    pass\nwith npu_weight_prefetch_scope(0, 2048):\n    pass\n"
+    for change, found in (('m = sys.modules.get("horovod")\n', 1),
+                          ('v = getattr(sys.modules["tensorflow"], "__version__", "1")\n', 1),
+                          # this module's object, a store into sys.modules, every module object
+                          ('setattr(sys.modules.get(__name__), "POOL", 2)\n', 0),
+                          ('setattr(sys.modules["__main__"], "POOL", 2)\n', 0),
+                          ('setattr(sys.modules["run"], "POOL", 2)\n', 0),
+                          ('sys.modules["horovod"] = None\n', 0),
+                          ('for m in sys.modules.values():\n    setattr(m, "POOL", 2)\n', 0)):
+        src = SCOPE + "import sys\nPOOL = 1024\n" + change + twice
+        assert len(lint({"run.py": src}, select=["NPU101"])) == found, change
+
+
+def test_imported_name_rebound_through_the_importing_module_namespace_is_unknown(lint):
+    # an import binds a module-level name like an assignment does: globals() can rebind it
+    for imp in ("from pkg.sizes import POOL\n", "from pkg.sizes import *\n"):
+        for change, found in (('globals()["POOL"] = 2\n', []), ('globals().update(load())\n', []),
+                              ('exec(code)\n', []), ('globals()["OTHER"] = 2\n', [4]), ("", [3])):
+            use = SCOPE + imp + change + "with npu_weight_prefetch_scope(0, POOL):\n    pass\n"
+            files = {"pkg/__init__.py": "", "pkg/sizes.py": "POOL = 1024\n",
+                     "pkg/a.py": SCOPE + "with npu_weight_prefetch_scope(0, 536870912):\n    pass\n",
+                     "pkg/b.py": use}
+            assert [f.line for f in lint(files, select=["NPU101"])] == found, (imp, change)
 
 
 # ======================================================================================
@@ -380,6 +420,22 @@ def test_star_import_chain_through_npu_init(lint):
     files = {"kept.py": "from npu_bridge.hccl import hccl_ops as ops\nfrom pkg.base import *\nops.allgather(w)\n",
              "absent.py": "from pkg.base import ops\nops.allgather(w)\n"}
     assert [f for f in npu010(lint(files, select=["NPU010"])) if f[0] in files] == [("kept.py", 3)]
+
+
+def test_star_chain_through_a_module_that_may_rebind_its_names(lint):
+    use = "from pkg.env import *\nhccl_ops.allgather(w)\n"
+    base = "from npu_bridge.npu_init import *\n"
+    # what the tree shows cannot rebind env's names: the chain holds
+    for tail in ("# see globals() docs\n", "def parse(args):\n    setattr(args, 'rank_size', 8)\n",
+                 "print(globals().get('x'), 'torch' in sys.modules)\n", "s = 'exec(code)'\n"):
+        files = {"pkg/__init__.py": "", "pkg/env.py": base + tail, "pkg/use.py": use}
+        assert npu010(lint(files, select=["NPU010"])) == [("pkg/use.py", 2)], tail
+    # what may: unknown
+    for tail in ("globals()['hccl_ops'] = shim\n", "globals().update(cfg)\n", "exec(code)\n",
+                 "setattr(sys.modules[__name__], 'hccl_ops', shim)\n", "def f(k, v):\n    setattr(o, k, v)\n",
+                 "__all__.append('x')\n"):
+        files = {"pkg/__init__.py": "", "pkg/env.py": base + tail, "pkg/use.py": use}
+        assert npu010(lint(files, select=["NPU010"])) == [], tail
 
 
 def test_two_files_claiming_one_module_name_are_unknown(lint):

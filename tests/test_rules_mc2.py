@@ -721,7 +721,18 @@ def test_npu406_shape_rebound_under_loop_is_unknown(lint):
 
 @pytest.mark.parametrize("change", ["buf.resize_(128, 512)", "buf.squeeze_(0)", "buf.set_(other)",
                                     "buf.data = buf.data.reshape(128, 512)", "setattr(buf, 'data', other)",
-                                    "def g():\n    buf.unsqueeze_(0)", "alias = buf\nalias.squeeze_(0)"])
+                                    "def g():\n    buf.unsqueeze_(0)", "alias = buf\nalias.squeeze_(0)",
+                                    # an out= argument is resized to the call's result
+                                    "torch.cat([a, b], dim=0, out=buf)", "torch.max(a, 0, out=(buf, idx))",
+                                    # a function of the file that resizes the parameter buf reaches
+                                    "def pad(t, m):\n    t.resize_(m, 512)\npad(buf, 128)",
+                                    "def pad(t, m):\n    t.resize_(m, 512)\npad(m=128, t=buf)",
+                                    "class H:\n    def pad(self, t):\n        t.squeeze_(0)\nH().pad(buf)",
+                                    # changed through another reference to it
+                                    "holder.buf = buf\nholder.buf.resize_(128, 512)",
+                                    "for b in [buf, w]:\n    b.squeeze_(0)",
+                                    "bufs.append(buf)\nbufs[0].resize_(128, 512)",
+                                    "cache = {'k': (buf, w)}\nfor a, b in cache.values():\n    a.set_(other)"])
 def test_npu406_tensor_changed_in_place_is_unknown(lint, change):
     # an in-place method that may change the shape (PyTorch's trailing "_"), or an attribute
     # store: the name no longer holds the constructor's tensor
@@ -735,7 +746,13 @@ def test_npu406_tensor_changed_in_place_is_unknown(lint, change):
 
 @pytest.mark.parametrize("change", ["buf.zero_()", "buf.normal_(0, 1)", "buf.requires_grad_()",
                                     "buf.requires_grad = True", "other.resize_(128, 512)",
-                                    "other.data = buf"])
+                                    "other.data = buf", "torch.cat([buf, w], dim=0, out=other)",
+                                    "def pad(t, m):\n    t.resize_(m, 512)\npad(other, buf)",
+                                    "def fill(t):\n    t.zero_()\nfill(buf)",
+                                    "holder.buf = buf\nholder.buf.zero_()", "for b in [buf, w]:\n    b.zero_()",
+                                    "out2 = torch.cat([buf, w])\nother.resize_(128, 512)",
+                                    # PyTorch raises: .data/.detach() tensors may not change their sizes
+                                    "buf.data.resize_(128, 512)", "buf.detach().squeeze_(0)"])
 def test_npu406_value_only_in_place_changes_keep_the_shape(lint, change):
     # the violation twin: writing values, or changing another tensor, keeps what buf is
     src = mk("""
@@ -744,6 +761,26 @@ def test_npu406_value_only_in_place_changes_keep_the_shape(lint, change):
         out = torch_npu.npu_mm_reduce_scatter_base(buf, w, hcom, 8)
     """) + change + "\n"
     assert codes(lint(src, select=SEL)) == ["NPU406"]
+
+
+LOCAL_BUF = """
+def f(hcom):
+    buf = torch.empty(100, 512, dtype=torch.float16)
+    w = torch.randn(512, 64, dtype=torch.float16)
+{change}    return torch_npu.npu_mm_reduce_scatter_base(buf, w, hcom, 8)
+"""
+
+
+@pytest.mark.parametrize("other, found", [
+    # another function's `buf` is another variable
+    ("def g():\n    buf = torch.empty(0)\n    buf.resize_(10, 10)\n", ["NPU406"]),
+    ("def g(buf):\n    buf.squeeze_(0)\n", ["NPU406"]),
+    # a function nested in f sees f's own buf
+    ("", [])])
+def test_npu406_in_place_change_counts_in_the_local_s_own_function(lint, other, found):
+    inner = "    def inner():\n        buf.resize_(128, 512)\n    inner()\n" if not other else ""
+    src = mk("import torch\nimport torch_npu\n") + other + LOCAL_BUF.format(change=inner)
+    assert codes(lint(src, select=SEL)) == found
 
 
 SHAPE_LIST = """
