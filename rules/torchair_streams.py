@@ -20,7 +20,7 @@ from npulint.semantic import Scope, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
-from .torchair_config import ACLGRAPH_MODES, COMPILED
+from .torchair_config import ACLGRAPH_MODES, COMPILED, _Flow
 
 SWITCH = {"torchair.scope.npu_stream_switch", "torchair.ops.NpuStreamSwitch", "torchair.NpuStreamSwitch"}
 WAIT_TENSOR = {"torchair.scope.npu_wait_tensor", "torchair.ops.npu_wait_tensor"}
@@ -62,7 +62,7 @@ _COMPILED_CLASS = (
 class Tables:
     """The facts of every file of a run, folded (the project phase of NPU303, NPU306, NPU308)."""
 
-    instances: Dict[str, int]  # class -> the most instantiations in one process (2 for one in a loop)
+    instances: Dict[str, int]  # class -> 2 when one process certainly makes more than one, else 1 or 0
     total: Dict[str, int]  # the same, a subclass's counted for its bases too
     bases: Dict[str, Tuple[str, ...]]
     # class -> the names its body binds -> (``self.<m>()`` and ``super().<m>()`` its method calls)
@@ -456,6 +456,8 @@ class StreamsAnalysis(Analysis):
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
+        flows: Dict[int, _Flow] = {}
+        branches: Dict[int, int] = {}  # id(branch statement) -> its number in this file
         for call, site in self.calls:
             q = sem.callee_qualname(call.func, site)
             if q is None or q.startswith(("torch.", "torchair.")):
@@ -463,7 +465,23 @@ class StreamsAnalysis(Analysis):
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             owner = sem.enclosing_class(site)
             in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
-            ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main))
+            ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
+                                       self._branches(call, site, flows, branches)))
+
+    @staticmethod
+    def _branches(call: cst.Call, site: Site, flows: Dict[int, _Flow], numbers: Dict[int, int]):
+        """The branches *call* runs under in its function (or module): ``((branch, arms), ...)``
+        with the branch numbered in this file (:class:`_Flow`); None when it never runs."""
+        scope = site.scope
+        while scope.kind == "comprehension" and scope.parent is not None:
+            scope = scope.parent
+        flow = flows.get(id(scope.node))
+        if flow is None:
+            flow = flows[id(scope.node)] = _Flow(scope.node)
+        if id(call) in flow.dead:
+            return None
+        path = flow.paths.get(id(call), {})
+        return tuple(sorted((numbers.setdefault(k, len(numbers)), tuple(sorted(arms))) for k, arms in path.items()))
 
     def _method_calls(self) -> Dict[Scope, Dict[str, Tuple[Set[str], Set[str]]]]:
         """Class -> method -> the names it calls as ``self.<name>(...)`` and as
@@ -605,18 +623,12 @@ def _tables(facts) -> Tables:
     imports: Dict[str, Set[str]] = {}
     used: Set[str] = set()
     torchair: Dict[str, Tuple[str, ...]] = {}
-    in_file: Dict[str, Dict[str, int]] = {}  # path -> class -> instantiations in that file
-    on_import: Dict[str, Dict[str, int]] = {}  # the same, less those under its main guard
+    calls: Dict[str, List[tuple]] = {}  # path -> its calls of named things (:func:`_per_process`)
     for path, fact in facts:
         kind = fact[0]
         if kind == "new":
-            _, q, looped, owner, main = fact
-            n = 2 if looped else 1
-            mine = in_file.setdefault(path, {})
-            mine[q] = mine.get(q, 0) + n
-            if not main:  # the main guard runs only when this file is the script
-                theirs = on_import.setdefault(path, {})
-                theirs[q] = theirs.get(q, 0) + n
+            _, q, looped, owner, main, branches = fact
+            calls.setdefault(path, []).append((q, 2 if looped else 1, main, branches))
             if owner is not None:
                 children.setdefault(owner, set()).add(q)
         elif kind == "class":
@@ -633,24 +645,39 @@ def _tables(facts) -> Tables:
             torchair[path] = fact[1]
         else:
             creations.append((path,) + fact[1:])
-    instances, total = _per_process(in_file, on_import, bases, modules, imports,
+    instances, total = _per_process(calls, bases, modules, imports,
                                     {c[6] for c in creations if c[6] is not None})
     return Tables(instances, total, bases, methods, children, creations, apis, modules, imports, used, torchair)
 
 
-def _per_process(in_file: Dict[str, Dict[str, int]], on_import: Dict[str, Dict[str, int]],
-                 bases: Dict[str, Tuple[str, ...]], modules: Dict[str, str], imports: Dict[str, Set[str]],
+def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
+    """How many instantiations the *sites* ((count, branches), :class:`_Flow`) certainly make
+    in one process: 2 for "more than one" (one site in a loop, or two that may both run:
+    not under disjoint arms of one statement), 1, or 0."""
+    if not sites:
+        return 0
+    if any(n > 1 for n, _ in sites):
+        return 2
+    for i, (_, a) in enumerate(sites):
+        if any(not _Flow.disjoint(a, b) for _, b in sites[i + 1:]):
+            return 2
+    return 1
+
+
+def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]],
+                 modules: Dict[str, str], imports: Dict[str, Set[str]],
                  owners: Set[str]) -> Tuple[Dict[str, int], Dict[str, int]]:
-    """Class -> the most instantiations one process makes (its own, and with those of its
-    subclasses for a class that owns a creation). A process runs one script: the whole file
-    (its main guard too) and the module-level code of every module of the run it imports,
-    directly or through others (RULES.md NPU306: the second creation *in a process* raises).
-    Two entry scripts that instantiate a class once each are two processes, as for two
-    creations of one tag (:func:`_one_process`). Only the classes that own a creation, and
-    their subclasses, are counted."""
+    """Class -> whether one process certainly instantiates it more than once (2), once (1):
+    on its own, and with its subclasses for a class that owns a creation. A process runs one
+    script: the whole file (its main guard too) and the module-level code of every module of
+    the run it imports, directly or through others (RULES.md NPU306: the second creation *in a
+    process* raises). Two entry scripts that instantiate a class once each are two processes,
+    as for two creations of one tag (:func:`_one_process`). Two instantiations under disjoint
+    arms of one statement never both run, and one in dead code never runs (:class:`_Flow`).
+    Only the classes that own a creation, and their subclasses, are counted."""
     wanted: Dict[str, List[str]] = {}  # class -> the owners of creations it runs the methods of
-    for counts in in_file.values():
-        for q in counts:
+    for records in calls.values():
+        for q, *_ in records:
             if q not in wanted:
                 wanted[q] = [b for b in [q] + _ancestors(q, bases) if b in owners]
     wanted = {q: line for q, line in wanted.items() if line}
@@ -664,39 +691,43 @@ def _per_process(in_file: Dict[str, Dict[str, int]], on_import: Dict[str, Dict[s
         for t in targets:
             if t in imports and t != m:
                 importers.setdefault(t, set()).add(m)
-    # the files whose module-level code instantiates a wanted class, and the scripts that reach them
-    reached_by: Dict[str, Set[str]] = {}  # path -> scripts (paths) whose process imports it
-    for path, counts in on_import.items():
-        if path not in modules or not any(q in wanted for q in counts):
-            continue
-        seen, todo = set(), [modules[path]]
+
+    def closure(m: str, edges: Dict[str, Set[str]]) -> Set[str]:
+        seen, todo = set(), [m]
         while todo:
-            m = todo.pop()
-            if m in seen:
+            x = todo.pop()
+            if x in seen:
                 continue
-            seen.add(m)
-            todo.extend(importers.get(m, ()))
-        reached_by[path] = {p for m in seen for p in paths_of.get(m, ()) if p != path}
-    scripts = {p for p, counts in in_file.items() if any(q in wanted for q in counts)}
-    for found in reached_by.values():
-        scripts |= found
+            seen.add(x)
+            todo.extend(y for y in edges.get(x, ()) if y in imports)
+        return seen
+
+    # the scripts: the files that instantiate a wanted class, and those whose process imports one
+    scripts = {p for p, records in calls.items() if any(r[0] in wanted for r in records)}
+    for path in list(scripts):
+        if path in modules:
+            scripts |= {p for m in closure(modules[path], importers) for p in paths_of.get(m, ())}
     instances: Dict[str, int] = {}
     total: Dict[str, int] = {}
     for script in scripts:
-        counts: Dict[str, int] = dict(in_file.get(script, {}))
-        for path, by in reached_by.items():
-            if script in by:
-                for q, n in on_import[path].items():
-                    counts[q] = counts.get(q, 0) + n
-        with_subclasses: Dict[str, int] = {}
-        for q, n in counts.items():
-            if q not in wanted:
-                continue
-            instances[q] = max(instances.get(q, 0), n)
+        others = [p for m in (closure(modules[script], imports) if script in modules else ())
+                  for p in paths_of.get(m, ()) if p != script]
+        counted = [(script, r) for r in calls.get(script, ())]
+        # the main guard runs only when its file is the script
+        counted += [(p, r) for p in others for r in calls.get(p, ()) if not r[2]]
+        own: Dict[str, list] = {}
+        with_subclasses: Dict[str, list] = {}
+        for path, (q, n, _, branches) in counted:
+            if q not in wanted or branches is None:
+                continue  # not a wanted class, or never runs
+            site = (n, {(path, k): frozenset(arms) for k, arms in branches})
+            own.setdefault(q, []).append(site)
             for b in wanted[q]:
-                with_subclasses[b] = with_subclasses.get(b, 0) + n
-        for b, n in with_subclasses.items():
-            total[b] = max(total.get(b, 0), n)
+                with_subclasses.setdefault(b, []).append(site)
+        for q, sites in own.items():
+            instances[q] = max(instances.get(q, 0), _most(sites))
+        for b, sites in with_subclasses.items():
+            total[b] = max(total.get(b, 0), _most(sites))
     return instances, total
 
 
@@ -1071,8 +1102,12 @@ class TaggedEventTagReused(LintRule):
                    "a loop or comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a "
                    "subclass), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` "
                    "in its function, in an operand of `x if c else y`/`and`/`or`, in a comprehension with an `if` "
-                   "clause) is not known to run more than once and is not reported for it. Instantiations count "
-                   "together when they are in one process: "
+                   "clause) is not known to run more than once and is not reported for it. Two instantiations that "
+                   "never both run are one instance: in two arms of one `if`/`elif`/`else`, `match` or "
+                   "`x if c else y`, in a `try` body and its handler, or one in an `if` arm that always ends in "
+                   "`return`/`raise`/`continue`/`break` and one after that `if` (`if small: return Model(1)` then "
+                   "`return Model()`), with no loop around that statement; one after a `return` never runs. "
+                   "Instantiations count together when they are in one process: "
                    "those of one script, and those of the modules of the run it imports (directly or through others) "
                    "outside their `if __name__ == \"__main__\":` guard; two entry scripts "
                    "that do not import each other are two processes, each with its own registry, so one instance in "

@@ -1850,3 +1850,86 @@ def test_npu306_an_instantiation_under_the_main_guard_runs_only_in_its_own_scrip
     assert lint({"model.py": model, "serve.py": serve}, select=["NPU306"]) == []
     twice = model + "    Layer()\n"
     assert codes(lint({"model.py": twice, "serve.py": serve}, select=["NPU306"])) == ["NPU306"]
+
+
+# two instantiations that never both run make one instance per process (RULES.md general
+# semantics: what is certain), whatever arm of the statement the run takes
+@pytest.mark.parametrize("build", [
+    # the arms of one if/else
+    """
+    def build(small):
+        if small:
+            model = Layer(1)
+        else:
+            model = Layer()
+        return model
+    """,
+    # the arms of a conditional expression
+    """
+    def build(small):
+        return Layer(1) if small else Layer()
+    """,
+    # an if arm that returns, and what follows the if
+    """
+    def build(dtype):
+        if dtype is None:
+            return Layer()
+        return Layer(dtype)
+    """,
+    # a subclass in one arm, the base after it
+    """
+    class Big(Layer):
+        pass
+
+    def build(big):
+        if big:
+            return torch.compile(Big())
+        return torch.compile(Layer())
+    """,
+    # after a return: never runs
+    """
+    def build():
+        model = Layer()
+        return model
+        Layer()
+    """,
+])
+def test_npu306_instantiations_that_never_both_run_are_one_instance(lint, build):
+    assert codes(lint(mk(LAYER, build), select=SEL)) == []
+
+
+@pytest.mark.parametrize("build", [
+    # an if after the first: both run
+    """
+    def build(small):
+        model = Layer()
+        if small:
+            model = Layer(1)
+        return model
+    """,
+    # an if arm that does not always end
+    """
+    def build(dtype):
+        if dtype is None:
+            model = Layer()
+            if model:
+                return model
+        return Layer(dtype)
+    """,
+    # or: both run when the first is falsy
+    """
+    def build(dtype):
+        return Layer() or Layer(dtype)
+    """,
+    # the arms of an if in a loop take turns
+    """
+    def build(flags):
+        for flag in flags:
+            model = Layer(1) if flag else Layer()
+        return model
+    """,
+])
+def test_npu306_instantiations_that_may_both_run_clean_twins(lint, build):
+    src = mk(LAYER, build)
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
