@@ -466,7 +466,7 @@ class StreamsAnalysis(Analysis):
             owner = sem.enclosing_class(site)
             in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
-                                       self._branches(call, site, flows, branches)))
+                                       self._branches(call, site, flows, branches), self._runner(site)))
 
     @staticmethod
     def _branches(call: cst.Call, site: Site, flows: Dict[int, _Flow], numbers: Dict[int, int]):
@@ -482,6 +482,16 @@ class StreamsAnalysis(Analysis):
             return None
         path = flow.paths.get(id(call), {})
         return tuple(sorted((numbers.setdefault(k, len(numbers)), tuple(sorted(arms))) for k, arms in path.items()))
+
+    def _runner(self, site: Site) -> Optional[str]:
+        """The function whose runs run the code at *site*: None at module level (in a class
+        body there too), the qualified name of the innermost ``def`` around it, "?" for a lambda
+        or a function that has none."""
+        fn = site.scope.enclosing_function()
+        if fn is None:
+            return None
+        q = self.ctx.sem.qualname_of_def(fn.node) if fn.kind == "function" else None
+        return q if q is not None and not q.startswith("<file>") else "?"
 
     def _method_calls(self) -> Dict[Scope, Dict[str, Tuple[Set[str], Set[str]]]]:
         """Class -> method -> the names it calls as ``self.<name>(...)`` and as
@@ -627,8 +637,8 @@ def _tables(facts) -> Tables:
     for path, fact in facts:
         kind = fact[0]
         if kind == "new":
-            _, q, looped, owner, main, branches = fact
-            calls.setdefault(path, []).append((q, 2 if looped else 1, main, branches))
+            _, q, looped, owner, main, branches, runner = fact
+            calls.setdefault(path, []).append((q, 2 if looped else 1, main, branches, runner))
             if owner is not None:
                 children.setdefault(owner, set()).add(q)
         elif kind == "class":
@@ -645,7 +655,7 @@ def _tables(facts) -> Tables:
             torchair[path] = fact[1]
         else:
             creations.append((path,) + fact[1:])
-    instances, total = _per_process(calls, bases, modules, imports,
+    instances, total = _per_process(calls, bases, methods, modules, imports,
                                     {c[6] for c in creations if c[6] is not None})
     return Tables(instances, total, bases, methods, children, creations, apis, modules, imports, used, torchair)
 
@@ -665,13 +675,17 @@ def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
 
 
 def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]],
+                 methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]],
                  modules: Dict[str, str], imports: Dict[str, Set[str]],
                  owners: Set[str]) -> Tuple[Dict[str, int], Dict[str, int]]:
     """Class -> whether one process certainly instantiates it more than once (2), once (1):
     on its own, and with its subclasses for a class that owns a creation. A process runs one
     script: the whole file (its main guard too) and the module-level code of every module of
     the run it imports, directly or through others (RULES.md NPU306: the second creation *in a
-    process* raises). Two entry scripts that instantiate a class once each are two processes,
+    process* raises), and in those modules the functions that code calls (by name: a function,
+    ``Class.method``, the ``__init__`` of a class it instantiates, and the bases' ``__init__``
+    that one calls through ``super()``), transitively; a call in another function of theirs is
+    not known to run. Two entry scripts that instantiate a class once each are two processes,
     as for two creations of one tag (:func:`_one_process`). Two instantiations under disjoint
     arms of one statement never both run, and one in dead code never runs (:class:`_Flow`).
     Only the classes that own a creation, and their subclasses, are counted."""
@@ -707,17 +721,59 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
     for path in list(scripts):
         if path in modules:
             scripts |= {p for m in closure(modules[path], importers) for p in paths_of.get(m, ())}
+    # what the modules run on import, and what their functions run when called
+    on_import: Dict[str, List[tuple]] = {}
+    in_function: Dict[str, Dict[str, List[tuple]]] = {}  # path -> function -> its calls
+    for path, records in calls.items():
+        for r in records:
+            if r[2]:
+                continue  # the main guard runs only when this file is the script
+            if r[4] is None:
+                on_import.setdefault(path, []).append(r)
+            else:
+                in_function.setdefault(path, {}).setdefault(r[4], []).append(r)
+    mro_memo: Dict[str, Optional[List[str]]] = {}
+
+    def inits(q: str) -> List[str]:
+        """The ``__init__`` methods an instantiation of *q* certainly runs."""
+        out, order = [], _mro(q, bases, mro_memo) or []
+        i = 0
+        while i < len(order):
+            c = order[i]
+            i += 1
+            if c not in methods:
+                if c in _PLAIN_BASES:
+                    continue
+                break  # a class whose methods are unknown: which __init__ runs is unknown
+            if "__init__" not in methods[c]:
+                continue
+            out.append(c + ".__init__")
+            if "__init__" not in methods[c]["__init__"][1]:
+                break  # no super().__init__()
+        return out
+
     instances: Dict[str, int] = {}
     total: Dict[str, int] = {}
     for script in scripts:
         others = [p for m in (closure(modules[script], imports) if script in modules else ())
                   for p in paths_of.get(m, ()) if p != script]
         counted = [(script, r) for r in calls.get(script, ())]
-        # the main guard runs only when its file is the script
-        counted += [(p, r) for p in others for r in calls.get(p, ()) if not r[2]]
+        counted += [(p, r) for p in others for r in on_import.get(p, ())]
+        running: Set[str] = set()
+        todo = [r[0] for _, r in counted]
+        while todo:
+            q = todo.pop()
+            if q in running:
+                continue
+            running.add(q)
+            todo.extend(inits(q))
+            for p in others:
+                for r in in_function.get(p, {}).get(q, ()):
+                    counted.append((p, r))
+                    todo.append(r[0])
         own: Dict[str, list] = {}
         with_subclasses: Dict[str, list] = {}
-        for path, (q, n, _, branches) in counted:
+        for path, (q, n, _, branches, _) in counted:
             if q not in wanted or branches is None:
                 continue  # not a wanted class, or never runs
             site = (n, {(path, k): frozenset(arms) for k, arms in branches})
@@ -1109,7 +1165,10 @@ class TaggedEventTagReused(LintRule):
                    "`return Model()`), with no loop around that statement; one after a `return` never runs. "
                    "Instantiations count together when they are in one process: "
                    "those of one script, and those of the modules of the run it imports (directly or through others) "
-                   "outside their `if __name__ == \"__main__\":` guard; two entry scripts "
+                   "that run there: their module-level code outside their `if __name__ == \"__main__\":` guard, and "
+                   "the functions that code or the script calls by name, transitively (`infer.main()`; a class's "
+                   "`__init__` when it is instantiated, and the bases' `__init__` it calls through `super()`); a call "
+                   "in a function of theirs that nothing there calls is not known to run; two entry scripts "
                    "that do not import each other are two processes, each with its own registry, so one instance in "
                    "each is not reported, and neither are two creations of one tag in them.")
     SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:137-138; "

@@ -1933,3 +1933,35 @@ def test_npu306_instantiations_that_may_both_run_clean_twins(lint, build):
     src = mk(LAYER, build)
     found = lint(src, select=SEL)
     assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+# what an imported module runs in the importer's process: its module-level code, and the functions
+# that code or the script calls (by name, transitively, __init__ on instantiation); not a function
+# nobody calls (RULES.md general semantics: a call not known to run is not counted)
+@pytest.mark.parametrize("helpers, bench, reported", [
+    # bench.py takes parse_args from infer.py, whose main() (never called here) makes a Layer
+    ("def main():\n    return Layer()\n", "from infer import parse_args\nargs = parse_args()\n", False),
+    ("def main():\n    return Layer()\n", "from infer import main\n", False),
+    ("def main():\n    return Layer()\n", "from infer import main\nmain()\n", True),
+    # transitively, through a module attribute
+    ("def helper():\n    return Layer()\n\ndef main():\n    return helper()\n", "import infer\ninfer.main()\n", True),
+    # module-level code of the imported module calls it
+    ("def build():\n    return Layer()\n\nDEFAULT = build()\n", "import infer\n", True),
+    # an instantiation runs the class's __init__, and the bases' it calls through super()
+    ("class Runner:\n    def __init__(self):\n        self.model = Layer()\n", "from infer import Runner\n", False),
+    ("class Runner:\n    def __init__(self):\n        self.model = Layer()\n", "from infer import Runner\nRunner()\n",
+     True),
+    ("class Base:\n    def __init__(self):\n        self.model = Layer()\n\nclass Runner(Base):\n"
+     "    def __init__(self):\n        super().__init__()\n", "from infer import Runner\nRunner()\n", True),
+    ("class Base:\n    def __init__(self):\n        self.model = Layer()\n\nclass Runner(Base):\n"
+     "    def __init__(self):\n        pass\n", "from infer import Runner\nRunner()\n", False),
+])
+def test_npu306_an_imported_module_runs_the_functions_its_process_calls(lint, helpers, bench, reported):
+    layer = mk(LAYER)
+    infer = ("from mypkg.layer import Layer\n\n\ndef parse_args():\n    return None\n\n\n" + helpers
+             + "\n\nif __name__ == \"__main__\":\n    parse_args()\n")
+    files = {"mypkg/__init__.py": "", "mypkg/layer.py": layer, "infer.py": infer,
+             "bench.py": bench + "from mypkg.layer import Layer\nmodel = Layer()\n"}
+    found = lint(files, select=SEL)
+    expected = [("mypkg/layer.py",) + at(layer, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+    assert where(found) == (expected if reported else [])
