@@ -47,8 +47,10 @@ _COMPILED_CLASS = (
     "config, or from the default config when neither is given). Its methods run in the graph: those of its "
     "class and those it inherits (a base's method that the class or a nearer base overrides only when an "
     "overriding method calls it through `super()`; where a base that is not a class of the run comes first "
-    "in the method resolution order, which method runs is unknown); the classes its methods instantiate are "
-    "compiled with it. A compiled bound method other than `forward` (one the class defines in this file: "
+    "in the method resolution order, which method runs is unknown); the classes it instantiates in its "
+    "construction or its graph are compiled with it: in the class body, `__init__` or `forward` of its classes, "
+    "or in a method those name as `self.<m>` or `super().<m>` (called or not), not in another method "
+    "(`def make_draft(self): return Draft()` called from outside). A compiled bound method other than `forward` (one the class defines in this file: "
     "`model.decode = torch.compile(model.decode, backend=...)`) compiles that method and the methods it "
     "calls, unconditionally, as `self.<m>(...)` or `super().<m>(...)`, not the rest of the class. Only calls "
     "that run whenever their method runs are judged: Dynamo traces the branch the run takes, so a call under "
@@ -67,7 +69,8 @@ class Tables:
     bases: Dict[str, Tuple[str, ...]]
     # class -> the names its body binds -> (``self.<m>()`` and ``super().<m>()`` its method calls)
     methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]]
-    children: Dict[str, Set[str]]  # class -> classes its methods instantiate
+    # class -> method (None: the class body) -> classes it instantiates there
+    children: Dict[str, Dict[Optional[str], Set[str]]]
     # (path, tag, line, col, end_line, end_col, owner class, looped, conditional)
     creations: List[tuple]
     apis: List[tuple]  # (path, kind, api, owner class, method, line, col, end_line, end_col)
@@ -75,6 +78,7 @@ class Tables:
     imports: Dict[str, Set[str]]  # module -> modules (and prefixes) it imports
     used: Set[str]  # the tagged-event APIs the run calls
     torchair: Dict[str, Tuple[str, ...]]  # path -> the torchair releases its configuration runs
+    refs: Dict[str, Dict[str, Tuple[str, ...]]]  # class -> method -> the names it takes as self.<m>, super().<m>
 
 
 # A project computation that several rules need, made once per run: (the fact lists it read, value).
@@ -441,6 +445,7 @@ class StreamsAnalysis(Analysis):
                         imported.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
             ctx.fact(StreamsAnalysis, ("module", sem.module_name, tuple(sorted(imported))))
         calls = self._method_calls() if self.classes else {}
+        refs = self._method_refs() if self.classes else {}
         for cls, site in self.classes:
             q = sem.qualname_of_def(cls)
             if q is None:
@@ -451,8 +456,10 @@ class StreamsAnalysis(Analysis):
             own = calls.get(scope, {})
             # every name the class body binds shadows the bases' (a method, or an attribute)
             methods = sorted(scope.bindings) if scope is not None else ()
+            named = refs.get(scope, {})
             ctx.fact(StreamsAnalysis, ("class", q, tuple(bases), tuple(
-                (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set()))) for m in methods)))
+                (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set()))) + (tuple(sorted(named.get(m, ()))),)
+                for m in methods)))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
@@ -527,6 +534,31 @@ class StreamsAnalysis(Analysis):
                 continue
             per = out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set()))
             per[slot].add(func.attr.value)
+        return out
+
+    def _method_refs(self) -> Dict[Scope, Dict[str, Set[str]]]:
+        """Class -> method -> every name it (or a function or lambda nested in it) takes as
+        ``self.<name>`` or ``super().<name>``, called or not, under a condition or not: the
+        methods it may run."""
+        sem = self.ctx.sem
+        out: Dict[Scope, Dict[str, Set[str]]] = {}
+        for node, site in self.loads:
+            if not isinstance(node, cst.Attribute):
+                continue
+            method = site.scope
+            while method is not None and not (method.kind == "function" and method.parent is not None
+                                              and method.parent.kind == "class"):
+                method = method.parent
+            if method is None:
+                continue
+            recv = node.value
+            if isinstance(recv, cst.Name):
+                if self._self_class(site, recv.value) is not method.parent:
+                    continue
+            elif not (isinstance(recv, cst.Call) and isinstance(recv.func, cst.Name)
+                      and sem.qualnames(recv.func, site) == {"builtins.super"}):
+                continue
+            out.setdefault(method.parent, {}).setdefault(method.node.name.value, set()).add(node.attr.value)
         return out
 
     def _api_facts(self, resolved) -> None:
@@ -626,7 +658,8 @@ def _followup_tokens(facts) -> Tuple[Any, ...]:
 def _tables(facts) -> Tables:
     bases: Dict[str, Tuple[str, ...]] = {}
     methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]] = {}
-    children: Dict[str, Set[str]] = {}
+    children: Dict[str, Dict[Optional[str], Set[str]]] = {}
+    refs: Dict[str, Dict[str, Tuple[str, ...]]] = {}
     creations = []
     apis = []
     modules: Dict[str, str] = {}
@@ -639,11 +672,14 @@ def _tables(facts) -> Tables:
         if kind == "new":
             _, q, looped, owner, main, branches, runner = fact
             calls.setdefault(path, []).append((q, 2 if looped else 1, main, branches, runner))
-            if owner is not None:
-                children.setdefault(owner, set()).add(q)
+            if owner is not None and (runner is None or runner.startswith(owner + ".")):
+                # the method of the class that makes it (None: the class body); not one in a lambda
+                method = runner[len(owner) + 1:].split(".", 1)[0] if runner is not None else None
+                children.setdefault(owner, {}).setdefault(method, set()).add(q)
         elif kind == "class":
             bases[fact[1]] = fact[2]
-            methods[fact[1]] = {m: (own, sup) for m, own, sup in fact[3]}
+            methods[fact[1]] = {m: (own, sup) for m, own, sup, _ in fact[3]}
+            refs[fact[1]] = {m: named for m, _, _, named in fact[3]}
         elif kind == "api":
             apis.append((path,) + fact[1:])
         elif kind == "module":
@@ -657,7 +693,8 @@ def _tables(facts) -> Tables:
             creations.append((path,) + fact[1:])
     instances, total = _per_process(calls, bases, methods, modules, imports,
                                     {c[6] for c in creations if c[6] is not None})
-    return Tables(instances, total, bases, methods, children, creations, apis, modules, imports, used, torchair)
+    return Tables(instances, total, bases, methods, children, creations, apis, modules, imports, used, torchair,
+                  refs)
 
 
 def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
@@ -792,7 +829,8 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
     compiled with a known mode. A compiled instance (or its ``forward``) runs the methods its
     class has, its own and those it inherits (not a base's that its class or a nearer base
     overrides, unless an overriding method calls it through ``super()``), and the classes those
-    classes instantiate are compiled with it. A compiled bound method (``torch.compile(model.decode,
+    classes instantiate where its construction or its graph runs are compiled with it
+    (:func:`_children`). A compiled bound method (``torch.compile(model.decode,
     ...)``) runs that method and the methods it calls as ``self.<m>()`` or ``super().<m>()``.
     Where a base whose methods are unknown (not a class of the run) comes first in the method
     resolution order, which method runs is unknown: none is judged."""
@@ -856,8 +894,32 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
             for name in tables.methods[c]:
                 if resolve(q, name) == c:
                     run(q, c, name, mode, where)
-            todo.extend((child, mode, where, None) for child in tables.children.get(c, ()))
+        todo.extend((child, mode, where, None) for child in _children(q, mro(q), tables))
     return modes
+
+
+def _children(q: str, order: List[str], tables: Tables) -> Set[str]:
+    """The classes an instance of *q* compiled whole makes where its construction or its graph
+    runs: in the class bodies and ``__init__`` of the classes of its method resolution order
+    *order*, in ``forward`` (``__call__``), and in the methods those take as ``self.<m>`` or
+    ``super().<m>`` (called or not, under a condition or not), transitively, by name. An instance
+    another method makes (``def make_draft(self): return Draft()``, called from outside) is not
+    compiled with it: that method runs neither in its construction nor in its graph."""
+    names: Set[Optional[str]] = {None, "__init__", "forward", "__call__"}
+    todo = ["__init__", "forward", "__call__"]
+    while todo:
+        n = todo.pop()
+        for c in order:
+            for m in tables.refs.get(c, {}).get(n, ()):
+                if m not in names:
+                    names.add(m)
+                    todo.append(m)
+    out: Set[str] = set()
+    for c in order:
+        for n, made in tables.children.get(c, {}).items():
+            if n in names:
+                out |= made
+    return out
 
 
 def _mro(q: str, bases: Dict[str, Tuple[str, ...]], memo: Dict[str, Optional[List[str]]]) -> Optional[List[str]]:

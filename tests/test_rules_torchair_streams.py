@@ -835,6 +835,32 @@ def test_npu303_submodule_instantiated_in_init_is_compiled(lint):
     assert "Layer" in found[0].message
 
 
+@pytest.mark.parametrize("made, compiled", [
+    # in a method __init__ calls: a submodule
+    ("    def __init__(self):\n        super().__init__()\n        self._build()\n\n"
+     "    def _build(self):\n        self.layer = Layer()\n", True),
+    # in a method forward names (under a condition too): it may run in the graph
+    ("    def forward(self, x):\n        if x is None:\n            return self._draft()(x)\n        return x\n\n"
+     "    def _draft(self):\n        return Layer()\n", True),
+    # in a method neither the construction nor the graph runs (a factory called from outside):
+    # the instance it makes is not a submodule of the compiled one
+    ("    def forward(self, x):\n        return x\n\n    def make_draft(self):\n        return Layer()\n", False),
+])
+def test_npu303_an_instance_made_where_the_compiled_one_runs_is_compiled_with_it(lint, made, compiled):
+    model = mk("""
+        class Layer(torch.nn.Module):
+            def forward(self, x):
+                tng.ops.npu_record_tagged_stream(x, "1")
+                return x
+
+        class Model(torch.nn.Module):
+    """) + made
+    found = lint({"model.py": model, "run.py": RUN_TEMPLATE.format(module="model", mode="max-autotune")},
+                 select=["NPU303"])
+    expected = [("model.py",) + at(model, "tng.ops.npu_record_tagged_stream") + ("NPU303",)]
+    assert where(found) == (expected if compiled else [])
+
+
 def test_npu303_subclass_inherits_the_compiled_methods(lint):
     model = mk(EVENT_MODEL, """
         class Big(Model):
