@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -1008,49 +1008,187 @@ class CustomPoolOverridesFxReuse(LintRule):
 
 
 class _Flow:
-    """Which statements of a function (or module) never run, and which blocks of it never
-    both run (NPU203): the arms of one ``if``/``elif``/``else`` chain, of one ``match``, the
-    body of a ``try`` and its ``except`` handlers, two handlers, a handler and the ``else``."""
+    """Which code of a function (or module, or other scope) never runs, and which calls of it
+    never both run in one run of it (NPU203, and NPU306's instantiations).
+
+    Each call is given the branch statements it runs under, each with the set of its arms
+    under which it runs: the arms of one ``if``/``elif``/``else`` chain (with "no arm taken"
+    when there is no ``else``), of one ``match`` (with "no case matched" unless the last case
+    is a bare capture or ``_``), of a conditional expression ``x if c else y``; a ``try`` body
+    and its ``else`` are one arm, each ``except`` handler another (every ``except*`` handler
+    the same one: several may run). The code after a statement some of whose arms always end
+    (every path of them ends in ``return``, ``raise``, ``continue`` or ``break``) runs only
+    under its other arms: ``if d: return a()`` then ``return b()``. Two calls never both run
+    when they run under disjoint arms of one statement. A statement in a loop (a ``for`` or
+    ``while`` body, a comprehension) gives none: its arms may take turns. ``and``/``or`` are
+    not arms: in ``a() or b()`` both run when ``a()`` is falsy. A ``try`` that ends is not used
+    for what follows it (its body may end half-way into a handler), nor is a ``with`` whose
+    body may end by ``raise`` (its context manager may suppress the exception); code after
+    either that certainly ends is dead all the same."""
 
     _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
+    _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
+    _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 
     def __init__(self, root: cst.CSTNode):
-        self.dead: Set[int] = set()  # every node after a return/raise/continue/break of its block
-        self.arms: Dict[int, Tuple[int, str]] = {}  # id(block node of a Site) -> (id(its statement), role)
-        stack = [root]
-        while stack:
-            node = stack.pop()
-            body = getattr(node, "body", None)
-            if isinstance(body, (list, tuple)):
-                self._statements(body)
-            if isinstance(node, cst.If) and id(node) not in self.arms:
-                cur = node
-                while isinstance(cur, cst.If):
-                    self.arms[id(cur)] = (id(node), "if")
-                    cur = cur.orelse
-                if isinstance(cur, cst.Else):
-                    self.arms[id(cur)] = (id(node), "if")
-            elif isinstance(node, (cst.Try, cst.TryStar)):
-                self.arms[id(node)] = (id(node), "try")
-                for h in node.handlers:
-                    self.arms[id(h)] = (id(node), "except")
-                if node.orelse is not None:
-                    self.arms[id(node.orelse)] = (id(node), "else")
-            elif isinstance(node, cst.Match):
-                for case in node.cases:
-                    self.arms[id(case)] = (id(node), "case")
-            for child in node.children:
-                if child is not root and isinstance(child, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-                    continue  # another scope
-                stack.append(child)
+        self.root = root
+        self.dead: Set[int] = set()  # every node of code that never runs
+        # id(call) -> id(branch statement) -> the arms of it the call runs under
+        self.paths: Dict[int, Dict[int, FrozenSet[int]]] = {}
+        body = getattr(root, "body", None)
+        if isinstance(root, (cst.Module, cst.FunctionDef, cst.ClassDef)) and body is not None:
+            self._suite(body, {}, False)
+        else:
+            self._expr(root.body if isinstance(root, cst.Lambda) else root, {}, False)
 
-    def _statements(self, body) -> None:
-        for i, stmt in enumerate(body):
-            small = getattr(stmt, "body", ()) if isinstance(stmt, cst.SimpleStatementLine) else ()
-            if any(isinstance(x, self._TERMINATORS) for x in small):
-                for later in body[i + 1:]:
+    # -- statements: each returns how it ends (None: some path goes on; "jump": every path ends
+    # in return/continue/break; "raise": every path ends, some by raise)
+    @staticmethod
+    def _all_end(ends) -> Optional[str]:
+        if any(e is None for e in ends):
+            return None
+        return "raise" if "raise" in ends else "jump"
+
+    @staticmethod
+    def _under(conds, key: int, arms, looped: bool):
+        if looped:
+            return conds
+        out = dict(conds)
+        out[key] = frozenset(arms)
+        return out
+
+    def _suite(self, body, conds, looped: bool) -> Optional[str]:
+        if isinstance(body, cst.SimpleStatementSuite):
+            return self._small(body.body, conds, looped)
+        stmts = body.body if isinstance(body, cst.IndentedBlock) else body
+        for i, stmt in enumerate(stmts):
+            end, conds = self._stmt(stmt, conds, looped)
+            if end is not None:
+                for later in stmts[i + 1:]:
                     self._mark(later)
-                return
+                return end
+        return None
+
+    def _small(self, smalls, conds, looped: bool) -> Optional[str]:
+        for i, small in enumerate(smalls):
+            self._expr(small, conds, looped)
+            if isinstance(small, self._TERMINATORS):
+                for later in smalls[i + 1:]:
+                    self._mark(later)
+                return "raise" if isinstance(small, cst.Raise) else "jump"
+        return None
+
+    def _stmt(self, stmt, conds, looped: bool):
+        """How *stmt* ends, and the branches the code after it runs under."""
+        if isinstance(stmt, cst.SimpleStatementLine):
+            return self._small(stmt.body, conds, looped), conds
+        if isinstance(stmt, cst.If):
+            return self._if(stmt, conds, looped)
+        if isinstance(stmt, (cst.Try, cst.TryStar)):
+            return self._try(stmt, conds, looped)
+        if isinstance(stmt, cst.Match):
+            return self._match(stmt, conds, looped)
+        if isinstance(stmt, cst.For):
+            self._expr(stmt.iter, conds, looped)
+            self._expr(stmt.target, conds, True)
+            self._suite(stmt.body, conds, True)
+            if stmt.orelse is not None:
+                self._suite(stmt.orelse.body, conds, looped)
+            return None, conds
+        if isinstance(stmt, cst.While):
+            self._expr(stmt.test, conds, True)
+            self._suite(stmt.body, conds, True)
+            if stmt.orelse is not None:
+                self._suite(stmt.orelse.body, conds, looped)
+            return None, conds
+        if isinstance(stmt, cst.With):
+            for item in stmt.items:
+                self._expr(item, conds, looped)
+            end = self._suite(stmt.body, conds, looped)
+            return ("jump" if end == "jump" else None), conds
+        if isinstance(stmt, self._SCOPES):
+            for decorator in stmt.decorators:  # the rest is another scope
+                self._expr(decorator, conds, looped)
+            return None, conds
+        self._expr(stmt, conds, looped)
+        return None, conds
+
+    def _after(self, conds, key: int, ends, looped: bool):
+        end = self._all_end(ends)
+        if end is not None:
+            return end, conds
+        going_on = [i for i, e in enumerate(ends) if e is None]
+        if looped or len(going_on) == len(ends):
+            return None, conds
+        return None, self._under(conds, key, going_on, looped)
+
+    def _if(self, node: cst.If, conds, looped: bool):
+        chain: List[cst.If] = [node]
+        cur = node.orelse
+        while isinstance(cur, cst.If):
+            chain.append(cur)
+            cur = cur.orelse
+        n, key = len(chain), id(node)  # arm n: the else, or no arm taken
+        ends: List[Optional[str]] = []
+        for j, arm in enumerate(chain):
+            self._expr(arm.test, self._under(conds, key, range(j, n + 1), looped), looped)
+            ends.append(self._suite(arm.body, self._under(conds, key, (j,), looped), looped))
+        ends.append(self._suite(cur.body, self._under(conds, key, (n,), looped), looped)
+                    if isinstance(cur, cst.Else) else None)
+        return self._after(conds, key, ends, looped)
+
+    def _try(self, node, conds, looped: bool):
+        key = id(node)
+        star = isinstance(node, cst.TryStar)
+        body = self._suite(node.body, self._under(conds, key, (0,), looped), looped)
+        ends = []
+        for i, handler in enumerate(node.handlers):
+            arm = self._under(conds, key, (1 if star else i + 1,), looped)
+            if handler.type is not None:
+                self._expr(handler.type, arm, looped)
+            ends.append(self._suite(handler.body, arm, looped))
+        if node.orelse is not None:
+            orelse = self._suite(node.orelse.body, self._under(conds, key, (0,), looped), looped)
+            body = body or orelse
+        if node.finalbody is not None:
+            final = self._suite(node.finalbody.body, conds, looped)
+            if final is not None:
+                return final, conds
+        return self._all_end([body] + ends), conds
+
+    def _match(self, node: cst.Match, conds, looped: bool):
+        self._expr(node.subject, conds, looped)
+        key, n = id(node), len(node.cases)
+        ends: List[Optional[str]] = []
+        for j, case in enumerate(node.cases):
+            tested = self._under(conds, key, range(j, n + 1), looped)
+            self._expr(case.pattern, tested, looped)
+            if case.guard is not None:
+                self._expr(case.guard, tested, looped)
+            ends.append(self._suite(case.body, self._under(conds, key, (j,), looped), looped))
+        last = node.cases[-1] if node.cases else None
+        if last is None or last.guard is not None or not (
+                isinstance(last.pattern, cst.MatchAs) and last.pattern.pattern is None):
+            ends.append(None)  # no case matched
+        return self._after(conds, key, ends, looped)
+
+    def _expr(self, node: cst.CSTNode, conds, looped: bool) -> None:
+        stack = [(node, conds, looped)]
+        while stack:
+            n, c, lp = stack.pop()
+            if isinstance(n, self._SCOPES) and n is not self.root:
+                continue  # another scope
+            if isinstance(n, cst.Call):
+                self.paths[id(n)] = c
+            if isinstance(n, cst.IfExp):
+                key = id(n)
+                stack.append((n.test, c, lp))
+                stack.append((n.body, self._under(c, key, (0,), lp), lp))
+                stack.append((n.orelse, self._under(c, key, (1,), lp), lp))
+                continue
+            if isinstance(n, self._COMPREHENSIONS):
+                lp = True  # (the first iterable runs once: taken as repeated too)
+            stack.extend((child, c, lp) for child in n.children)
 
     def _mark(self, node: cst.CSTNode) -> None:
         stack = [node]
@@ -1059,24 +1197,16 @@ class _Flow:
             self.dead.add(id(n))
             stack.extend(n.children)
 
-    _EXCLUSIVE = {("if", "if"), ("case", "case"), ("try", "except"), ("except", "except"), ("except", "else")}
+    @staticmethod
+    def disjoint(a: Dict[Any, FrozenSet[int]], b: Dict[Any, FrozenSet[int]]) -> bool:
+        """Whether code under the branches *a* and code under *b* never both run: they run
+        under disjoint arms of one statement."""
+        return any(k in b and not (arms & b[k]) for k, arms in a.items())
 
-    def exclusive(self, a: Site, b: Site) -> bool:
-        """Whether the code at *a* and at *b* never both run (one run of their function):
-        the first blocks around them that differ are two arms of one statement, with no loop
-        around that statement (its arms may take turns)."""
-        if a.scope is not b.scope:
-            return False
-        for (x, loop_x), (y, _) in zip(a.blocks, b.blocks):
-            if x is y:
-                if loop_x:
-                    return False
-                continue
-            ax, ay = self.arms.get(id(x)), self.arms.get(id(y))
-            if ax is None or ay is None or ax[0] != ay[0]:
-                return False
-            return (ax[1], ay[1]) in self._EXCLUSIVE or (ay[1], ax[1]) in self._EXCLUSIVE
-        return False
+    def exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
+        """Whether the calls *a* and *b* never both run (one run of this scope)."""
+        pa, pb = self.paths.get(id(a)), self.paths.get(id(b))
+        return pa is not None and pb is not None and self.disjoint(pa, pb)
 
 
 class GraphsWithoutSharedPool(LintRule):
@@ -1093,9 +1223,13 @@ class GraphsWithoutSharedPool(LintRule):
         "known aclgraph mode and `debug.run_eagerly` off, when none of their configs sets `use_custom_pool`. "
         "Compiles in different functions (separate tests, spawned workers) are not known to hold their graphs "
         "at the same time, and with `run_eagerly` torchair captures no graph. Nor do compiles that never both "
-        "run: in two arms of one `if`/`elif`/`else` or of one `match`, in a `try` body and one of its `except` "
-        "handlers (or two handlers, or a handler and the `else`), when no loop around that statement makes the "
-        "arms take turns; a compile after a `return`, `raise`, `continue` or `break` of its block never runs. "
+        "run: in two arms of one `if`/`elif`/`else`, of one `match` or of one `x if c else y`, in a `try` body and "
+        "one of its `except` handlers (or two handlers, or a handler and the `else`), or one in an arm of an `if` "
+        "(or `match`) that always ends in `return`, `raise`, `continue` or `break` and one after that statement "
+        "(`if d: return torch.compile(m.decode, ...)` then `return torch.compile(m, ...)`), when no loop around "
+        "that statement makes the arms take turns (the operands of `and`/`or` are not arms: both may run); a "
+        "compile after a `return`, `raise`, `continue` or `break` of its block, or after a statement whose arms "
+        "all end so, never runs. "
         "A `torch._dynamo.reset()` "
         "(or `torch.compiler.reset()`, or a call of a function of the file that makes one) between two compiles "
         "forgets the graphs compiled before it, so those do not count against the ones after it. "
@@ -1134,13 +1268,12 @@ class GraphsWithoutSharedPool(LintRule):
         """Compiles in one function (or at module level) that certainly capture aclgraphs:
         an aclgraph mode and ``debug.run_eagerly`` certainly off (with it on, torchair runs the
         graph eagerly and captures nothing). Compiles in different functions (separate tests,
-        spawned workers) are not known to hold their graphs at the same time; compiles in two
-        arms of one statement never both run, and one after a ``return`` never runs
-        (:class:`_Flow`)."""
+        spawned workers) are not known to hold their graphs at the same time; compiles under
+        disjoint arms of one statement never both run (an ``if`` arm that returns and the code
+        after the ``if`` too), and one after a ``return`` never runs (:class:`_Flow`)."""
         a = self.ctx.analysis(TorchairConfigAnalysis)
         groups: Dict[object, list] = {}
         scopes: Dict[object, object] = {}
-        sites: Dict[int, Site] = {}
         for c, site, b, _ in a.compiles:
             m = a.mode(b)
             if m not in ACLGRAPH_MODES:
@@ -1151,7 +1284,6 @@ class GraphsWithoutSharedPool(LintRule):
             scope = site.scope.enclosing_function() or site.scope
             groups.setdefault(id(scope), []).append((c, b, m))
             scopes[id(scope)] = scope
-            sites[id(c)] = site
         if not groups:
             return
         resets = self._reset_points(a)
@@ -1166,8 +1298,7 @@ class GraphsWithoutSharedPool(LintRule):
                 # each compile with the first earlier one that may hold its graph at the same time
                 pairs = []
                 for k, item in enumerate(acl):
-                    earlier = next((prev for prev in acl[:k]
-                                    if not flow.exclusive(sites[id(prev[0])], sites[id(item[0])])), None)
+                    earlier = next((prev for prev in acl[:k] if not flow.exclusive(prev[0], item[0])), None)
                     if earlier is not None:
                         pairs.append((item, earlier))
                 if not pairs:

@@ -20,7 +20,7 @@ from npulint.semantic import Scope, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
-from .torchair_config import ACLGRAPH_MODES, COMPILED
+from .torchair_config import ACLGRAPH_MODES, COMPILED, _Flow
 
 SWITCH = {"torchair.scope.npu_stream_switch", "torchair.ops.NpuStreamSwitch", "torchair.NpuStreamSwitch"}
 WAIT_TENSOR = {"torchair.scope.npu_wait_tensor", "torchair.ops.npu_wait_tensor"}
@@ -47,8 +47,10 @@ _COMPILED_CLASS = (
     "config, or from the default config when neither is given). Its methods run in the graph: those of its "
     "class and those it inherits (a base's method that the class or a nearer base overrides only when an "
     "overriding method calls it through `super()`; where a base that is not a class of the run comes first "
-    "in the method resolution order, which method runs is unknown); the classes its methods instantiate are "
-    "compiled with it. A compiled bound method other than `forward` (one the class defines in this file: "
+    "in the method resolution order, which method runs is unknown); the classes it instantiates in its "
+    "construction or its graph are compiled with it: in the class body, `__init__` or `forward` of its classes, "
+    "or in a method those name as `self.<m>` or `super().<m>` (called or not), not in another method "
+    "(`def make_draft(self): return Draft()` called from outside). A compiled bound method other than `forward` (one the class defines in this file: "
     "`model.decode = torch.compile(model.decode, backend=...)`) compiles that method and the methods it "
     "calls, unconditionally, as `self.<m>(...)` or `super().<m>(...)`, not the rest of the class. Only calls "
     "that run whenever their method runs are judged: Dynamo traces the branch the run takes, so a call under "
@@ -62,12 +64,13 @@ _COMPILED_CLASS = (
 class Tables:
     """The facts of every file of a run, folded (the project phase of NPU303, NPU306, NPU308)."""
 
-    instances: Dict[str, int]  # class -> the most instantiations in one process (2 for one in a loop)
+    instances: Dict[str, int]  # class -> 2 when one process certainly makes more than one, else 1 or 0
     total: Dict[str, int]  # the same, a subclass's counted for its bases too
     bases: Dict[str, Tuple[str, ...]]
     # class -> the names its body binds -> (``self.<m>()`` and ``super().<m>()`` its method calls)
     methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]]
-    children: Dict[str, Set[str]]  # class -> classes its methods instantiate
+    # class -> method (None: the class body) -> classes it instantiates there
+    children: Dict[str, Dict[Optional[str], Set[str]]]
     # (path, tag, line, col, end_line, end_col, owner class, looped, conditional)
     creations: List[tuple]
     apis: List[tuple]  # (path, kind, api, owner class, method, line, col, end_line, end_col)
@@ -75,6 +78,7 @@ class Tables:
     imports: Dict[str, Set[str]]  # module -> modules (and prefixes) it imports
     used: Set[str]  # the tagged-event APIs the run calls
     torchair: Dict[str, Tuple[str, ...]]  # path -> the torchair releases its configuration runs
+    refs: Dict[str, Dict[str, Tuple[str, ...]]]  # class -> method -> the names it takes as self.<m>, super().<m>
 
 
 # A project computation that several rules need, made once per run: (the fact lists it read, value).
@@ -441,6 +445,7 @@ class StreamsAnalysis(Analysis):
                         imported.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
             ctx.fact(StreamsAnalysis, ("module", sem.module_name, tuple(sorted(imported))))
         calls = self._method_calls() if self.classes else {}
+        refs = self._method_refs() if self.classes else {}
         for cls, site in self.classes:
             q = sem.qualname_of_def(cls)
             if q is None:
@@ -451,11 +456,15 @@ class StreamsAnalysis(Analysis):
             own = calls.get(scope, {})
             # every name the class body binds shadows the bases' (a method, or an attribute)
             methods = sorted(scope.bindings) if scope is not None else ()
+            named = refs.get(scope, {})
             ctx.fact(StreamsAnalysis, ("class", q, tuple(bases), tuple(
-                (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set()))) for m in methods)))
+                (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set()))) + (tuple(sorted(named.get(m, ()))),)
+                for m in methods)))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
+        flows: Dict[int, _Flow] = {}
+        branches: Dict[int, int] = {}  # id(branch statement) -> its number in this file
         for call, site in self.calls:
             q = sem.callee_qualname(call.func, site)
             if q is None or q.startswith(("torch.", "torchair.")):
@@ -463,7 +472,33 @@ class StreamsAnalysis(Analysis):
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             owner = sem.enclosing_class(site)
             in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
-            ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main))
+            ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
+                                       self._branches(call, site, flows, branches), self._runner(site)))
+
+    @staticmethod
+    def _branches(call: cst.Call, site: Site, flows: Dict[int, _Flow], numbers: Dict[int, int]):
+        """The branches *call* runs under in its function (or module): ``((branch, arms), ...)``
+        with the branch numbered in this file (:class:`_Flow`); None when it never runs."""
+        scope = site.scope
+        while scope.kind == "comprehension" and scope.parent is not None:
+            scope = scope.parent
+        flow = flows.get(id(scope.node))
+        if flow is None:
+            flow = flows[id(scope.node)] = _Flow(scope.node)
+        if id(call) in flow.dead:
+            return None
+        path = flow.paths.get(id(call), {})
+        return tuple(sorted((numbers.setdefault(k, len(numbers)), tuple(sorted(arms))) for k, arms in path.items()))
+
+    def _runner(self, site: Site) -> Optional[str]:
+        """The function whose runs run the code at *site*: None at module level (in a class
+        body there too), the qualified name of the innermost ``def`` around it, "?" for a lambda
+        or a function that has none."""
+        fn = site.scope.enclosing_function()
+        if fn is None:
+            return None
+        q = self.ctx.sem.qualname_of_def(fn.node) if fn.kind == "function" else None
+        return q if q is not None and not q.startswith("<file>") else "?"
 
     def _method_calls(self) -> Dict[Scope, Dict[str, Tuple[Set[str], Set[str]]]]:
         """Class -> method -> the names it calls as ``self.<name>(...)`` and as
@@ -499,6 +534,31 @@ class StreamsAnalysis(Analysis):
                 continue
             per = out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set()))
             per[slot].add(func.attr.value)
+        return out
+
+    def _method_refs(self) -> Dict[Scope, Dict[str, Set[str]]]:
+        """Class -> method -> every name it (or a function or lambda nested in it) takes as
+        ``self.<name>`` or ``super().<name>``, called or not, under a condition or not: the
+        methods it may run."""
+        sem = self.ctx.sem
+        out: Dict[Scope, Dict[str, Set[str]]] = {}
+        for node, site in self.loads:
+            if not isinstance(node, cst.Attribute):
+                continue
+            method = site.scope
+            while method is not None and not (method.kind == "function" and method.parent is not None
+                                              and method.parent.kind == "class"):
+                method = method.parent
+            if method is None:
+                continue
+            recv = node.value
+            if isinstance(recv, cst.Name):
+                if self._self_class(site, recv.value) is not method.parent:
+                    continue
+            elif not (isinstance(recv, cst.Call) and isinstance(recv.func, cst.Name)
+                      and sem.qualnames(recv.func, site) == {"builtins.super"}):
+                continue
+            out.setdefault(method.parent, {}).setdefault(method.node.name.value, set()).add(node.attr.value)
         return out
 
     def _api_facts(self, resolved) -> None:
@@ -598,30 +658,28 @@ def _followup_tokens(facts) -> Tuple[Any, ...]:
 def _tables(facts) -> Tables:
     bases: Dict[str, Tuple[str, ...]] = {}
     methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]] = {}
-    children: Dict[str, Set[str]] = {}
+    children: Dict[str, Dict[Optional[str], Set[str]]] = {}
+    refs: Dict[str, Dict[str, Tuple[str, ...]]] = {}
     creations = []
     apis = []
     modules: Dict[str, str] = {}
     imports: Dict[str, Set[str]] = {}
     used: Set[str] = set()
     torchair: Dict[str, Tuple[str, ...]] = {}
-    in_file: Dict[str, Dict[str, int]] = {}  # path -> class -> instantiations in that file
-    on_import: Dict[str, Dict[str, int]] = {}  # the same, less those under its main guard
+    calls: Dict[str, List[tuple]] = {}  # path -> its calls of named things (:func:`_per_process`)
     for path, fact in facts:
         kind = fact[0]
         if kind == "new":
-            _, q, looped, owner, main = fact
-            n = 2 if looped else 1
-            mine = in_file.setdefault(path, {})
-            mine[q] = mine.get(q, 0) + n
-            if not main:  # the main guard runs only when this file is the script
-                theirs = on_import.setdefault(path, {})
-                theirs[q] = theirs.get(q, 0) + n
-            if owner is not None:
-                children.setdefault(owner, set()).add(q)
+            _, q, looped, owner, main, branches, runner = fact
+            calls.setdefault(path, []).append((q, 2 if looped else 1, main, branches, runner))
+            if owner is not None and (runner is None or runner.startswith(owner + ".")):
+                # the method of the class that makes it (None: the class body); not one in a lambda
+                method = runner[len(owner) + 1:].split(".", 1)[0] if runner is not None else None
+                children.setdefault(owner, {}).setdefault(method, set()).add(q)
         elif kind == "class":
             bases[fact[1]] = fact[2]
-            methods[fact[1]] = {m: (own, sup) for m, own, sup in fact[3]}
+            methods[fact[1]] = {m: (own, sup) for m, own, sup, _ in fact[3]}
+            refs[fact[1]] = {m: named for m, _, _, named in fact[3]}
         elif kind == "api":
             apis.append((path,) + fact[1:])
         elif kind == "module":
@@ -633,24 +691,44 @@ def _tables(facts) -> Tables:
             torchair[path] = fact[1]
         else:
             creations.append((path,) + fact[1:])
-    instances, total = _per_process(in_file, on_import, bases, modules, imports,
+    instances, total = _per_process(calls, bases, methods, modules, imports,
                                     {c[6] for c in creations if c[6] is not None})
-    return Tables(instances, total, bases, methods, children, creations, apis, modules, imports, used, torchair)
+    return Tables(instances, total, bases, methods, children, creations, apis, modules, imports, used, torchair,
+                  refs)
 
 
-def _per_process(in_file: Dict[str, Dict[str, int]], on_import: Dict[str, Dict[str, int]],
-                 bases: Dict[str, Tuple[str, ...]], modules: Dict[str, str], imports: Dict[str, Set[str]],
+def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
+    """How many instantiations the *sites* ((count, branches), :class:`_Flow`) certainly make
+    in one process: 2 for "more than one" (one site in a loop, or two that may both run:
+    not under disjoint arms of one statement), 1, or 0."""
+    if not sites:
+        return 0
+    if any(n > 1 for n, _ in sites):
+        return 2
+    for i, (_, a) in enumerate(sites):
+        if any(not _Flow.disjoint(a, b) for _, b in sites[i + 1:]):
+            return 2
+    return 1
+
+
+def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]],
+                 methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]],
+                 modules: Dict[str, str], imports: Dict[str, Set[str]],
                  owners: Set[str]) -> Tuple[Dict[str, int], Dict[str, int]]:
-    """Class -> the most instantiations one process makes (its own, and with those of its
-    subclasses for a class that owns a creation). A process runs one script: the whole file
-    (its main guard too) and the module-level code of every module of the run it imports,
-    directly or through others (RULES.md NPU306: the second creation *in a process* raises).
-    Two entry scripts that instantiate a class once each are two processes, as for two
-    creations of one tag (:func:`_one_process`). Only the classes that own a creation, and
-    their subclasses, are counted."""
+    """Class -> whether one process certainly instantiates it more than once (2), once (1):
+    on its own, and with its subclasses for a class that owns a creation. A process runs one
+    script: the whole file (its main guard too) and the module-level code of every module of
+    the run it imports, directly or through others (RULES.md NPU306: the second creation *in a
+    process* raises), and in those modules the functions that code calls (by name: a function,
+    ``Class.method``, the ``__init__`` of a class it instantiates, and the bases' ``__init__``
+    that one calls through ``super()``), transitively; a call in another function of theirs is
+    not known to run. Two entry scripts that instantiate a class once each are two processes,
+    as for two creations of one tag (:func:`_one_process`). Two instantiations under disjoint
+    arms of one statement never both run, and one in dead code never runs (:class:`_Flow`).
+    Only the classes that own a creation, and their subclasses, are counted."""
     wanted: Dict[str, List[str]] = {}  # class -> the owners of creations it runs the methods of
-    for counts in in_file.values():
-        for q in counts:
+    for records in calls.values():
+        for q, *_ in records:
             if q not in wanted:
                 wanted[q] = [b for b in [q] + _ancestors(q, bases) if b in owners]
     wanted = {q: line for q, line in wanted.items() if line}
@@ -664,39 +742,85 @@ def _per_process(in_file: Dict[str, Dict[str, int]], on_import: Dict[str, Dict[s
         for t in targets:
             if t in imports and t != m:
                 importers.setdefault(t, set()).add(m)
-    # the files whose module-level code instantiates a wanted class, and the scripts that reach them
-    reached_by: Dict[str, Set[str]] = {}  # path -> scripts (paths) whose process imports it
-    for path, counts in on_import.items():
-        if path not in modules or not any(q in wanted for q in counts):
-            continue
-        seen, todo = set(), [modules[path]]
+
+    def closure(m: str, edges: Dict[str, Set[str]]) -> Set[str]:
+        seen, todo = set(), [m]
         while todo:
-            m = todo.pop()
-            if m in seen:
+            x = todo.pop()
+            if x in seen:
                 continue
-            seen.add(m)
-            todo.extend(importers.get(m, ()))
-        reached_by[path] = {p for m in seen for p in paths_of.get(m, ()) if p != path}
-    scripts = {p for p, counts in in_file.items() if any(q in wanted for q in counts)}
-    for found in reached_by.values():
-        scripts |= found
+            seen.add(x)
+            todo.extend(y for y in edges.get(x, ()) if y in imports)
+        return seen
+
+    # the scripts: the files that instantiate a wanted class, and those whose process imports one
+    scripts = {p for p, records in calls.items() if any(r[0] in wanted for r in records)}
+    for path in list(scripts):
+        if path in modules:
+            scripts |= {p for m in closure(modules[path], importers) for p in paths_of.get(m, ())}
+    # what the modules run on import, and what their functions run when called
+    on_import: Dict[str, List[tuple]] = {}
+    in_function: Dict[str, Dict[str, List[tuple]]] = {}  # path -> function -> its calls
+    for path, records in calls.items():
+        for r in records:
+            if r[2]:
+                continue  # the main guard runs only when this file is the script
+            if r[4] is None:
+                on_import.setdefault(path, []).append(r)
+            else:
+                in_function.setdefault(path, {}).setdefault(r[4], []).append(r)
+    mro_memo: Dict[str, Optional[List[str]]] = {}
+
+    def inits(q: str) -> List[str]:
+        """The ``__init__`` methods an instantiation of *q* certainly runs."""
+        out, order = [], _mro(q, bases, mro_memo) or []
+        i = 0
+        while i < len(order):
+            c = order[i]
+            i += 1
+            if c not in methods:
+                if c in _PLAIN_BASES:
+                    continue
+                break  # a class whose methods are unknown: which __init__ runs is unknown
+            if "__init__" not in methods[c]:
+                continue
+            out.append(c + ".__init__")
+            if "__init__" not in methods[c]["__init__"][1]:
+                break  # no super().__init__()
+        return out
+
     instances: Dict[str, int] = {}
     total: Dict[str, int] = {}
     for script in scripts:
-        counts: Dict[str, int] = dict(in_file.get(script, {}))
-        for path, by in reached_by.items():
-            if script in by:
-                for q, n in on_import[path].items():
-                    counts[q] = counts.get(q, 0) + n
-        with_subclasses: Dict[str, int] = {}
-        for q, n in counts.items():
-            if q not in wanted:
+        others = [p for m in (closure(modules[script], imports) if script in modules else ())
+                  for p in paths_of.get(m, ()) if p != script]
+        counted = [(script, r) for r in calls.get(script, ())]
+        counted += [(p, r) for p in others for r in on_import.get(p, ())]
+        running: Set[str] = set()
+        todo = [r[0] for _, r in counted]
+        while todo:
+            q = todo.pop()
+            if q in running:
                 continue
-            instances[q] = max(instances.get(q, 0), n)
+            running.add(q)
+            todo.extend(inits(q))
+            for p in others:
+                for r in in_function.get(p, {}).get(q, ()):
+                    counted.append((p, r))
+                    todo.append(r[0])
+        own: Dict[str, list] = {}
+        with_subclasses: Dict[str, list] = {}
+        for path, (q, n, _, branches, _) in counted:
+            if q not in wanted or branches is None:
+                continue  # not a wanted class, or never runs
+            site = (n, {(path, k): frozenset(arms) for k, arms in branches})
+            own.setdefault(q, []).append(site)
             for b in wanted[q]:
-                with_subclasses[b] = with_subclasses.get(b, 0) + n
-        for b, n in with_subclasses.items():
-            total[b] = max(total.get(b, 0), n)
+                with_subclasses.setdefault(b, []).append(site)
+        for q, sites in own.items():
+            instances[q] = max(instances.get(q, 0), _most(sites))
+        for b, sites in with_subclasses.items():
+            total[b] = max(total.get(b, 0), _most(sites))
     return instances, total
 
 
@@ -705,7 +829,8 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
     compiled with a known mode. A compiled instance (or its ``forward``) runs the methods its
     class has, its own and those it inherits (not a base's that its class or a nearer base
     overrides, unless an overriding method calls it through ``super()``), and the classes those
-    classes instantiate are compiled with it. A compiled bound method (``torch.compile(model.decode,
+    classes instantiate where its construction or its graph runs are compiled with it
+    (:func:`_children`). A compiled bound method (``torch.compile(model.decode,
     ...)``) runs that method and the methods it calls as ``self.<m>()`` or ``super().<m>()``.
     Where a base whose methods are unknown (not a class of the run) comes first in the method
     resolution order, which method runs is unknown: none is judged."""
@@ -769,8 +894,32 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
             for name in tables.methods[c]:
                 if resolve(q, name) == c:
                     run(q, c, name, mode, where)
-            todo.extend((child, mode, where, None) for child in tables.children.get(c, ()))
+        todo.extend((child, mode, where, None) for child in _children(q, mro(q), tables))
     return modes
+
+
+def _children(q: str, order: List[str], tables: Tables) -> Set[str]:
+    """The classes an instance of *q* compiled whole makes where its construction or its graph
+    runs: in the class bodies and ``__init__`` of the classes of its method resolution order
+    *order*, in ``forward`` (``__call__``), and in the methods those take as ``self.<m>`` or
+    ``super().<m>`` (called or not, under a condition or not), transitively, by name. An instance
+    another method makes (``def make_draft(self): return Draft()``, called from outside) is not
+    compiled with it: that method runs neither in its construction nor in its graph."""
+    names: Set[Optional[str]] = {None, "__init__", "forward", "__call__"}
+    todo = ["__init__", "forward", "__call__"]
+    while todo:
+        n = todo.pop()
+        for c in order:
+            for m in tables.refs.get(c, {}).get(n, ()):
+                if m not in names:
+                    names.add(m)
+                    todo.append(m)
+    out: Set[str] = set()
+    for c in order:
+        for n, made in tables.children.get(c, {}).items():
+            if n in names:
+                out |= made
+    return out
 
 
 def _mro(q: str, bases: Dict[str, Tuple[str, ...]], memo: Dict[str, Optional[List[str]]]) -> Optional[List[str]]:
@@ -1071,10 +1220,17 @@ class TaggedEventTagReused(LintRule):
                    "a loop or comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a "
                    "subclass), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` "
                    "in its function, in an operand of `x if c else y`/`and`/`or`, in a comprehension with an `if` "
-                   "clause) is not known to run more than once and is not reported for it. Instantiations count "
-                   "together when they are in one process: "
+                   "clause) is not known to run more than once and is not reported for it. Two instantiations that "
+                   "never both run are one instance: in two arms of one `if`/`elif`/`else`, `match` or "
+                   "`x if c else y`, in a `try` body and its handler, or one in an `if` arm that always ends in "
+                   "`return`/`raise`/`continue`/`break` and one after that `if` (`if small: return Model(1)` then "
+                   "`return Model()`), with no loop around that statement; one after a `return` never runs. "
+                   "Instantiations count together when they are in one process: "
                    "those of one script, and those of the modules of the run it imports (directly or through others) "
-                   "outside their `if __name__ == \"__main__\":` guard; two entry scripts "
+                   "that run there: their module-level code outside their `if __name__ == \"__main__\":` guard, and "
+                   "the functions that code or the script calls by name, transitively (`infer.main()`; a class's "
+                   "`__init__` when it is instantiated, and the bases' `__init__` it calls through `super()`); a call "
+                   "in a function of theirs that nothing there calls is not known to run; two entry scripts "
                    "that do not import each other are two processes, each with its own registry, so one instance in "
                    "each is not reported, and neither are two creations of one tag in them.")
     SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:137-138; "

@@ -1301,6 +1301,19 @@ def build(model, use_graph, kind):
     "    d = torch.compile(model.decode, backend=backend)\n    return d\n",
     "    if use_graph:\n        m = torch.compile(model, backend=backend)\n        raise SystemExit(m)\n"
     "        d = torch.compile(model.decode, backend=backend)\n",
+    # after an if whose body always ends: only when that body did not run
+    "    if use_graph:\n        return torch.compile(model.decode, backend=backend)\n"
+    "    return torch.compile(model, backend=backend)\n",
+    "    if use_graph:\n        if kind:\n            return torch.compile(model, backend=backend)\n"
+    "        return torch.compile(model.half(), backend=backend)\n    raise ValueError(kind)\n",
+    "    if use_graph:\n        raise ValueError(kind)\n    elif kind:\n"
+    "        return torch.compile(model, backend=backend)\n    m = torch.compile(model.half(), backend=backend)\n",
+    # after an if/else whose arms all end: never runs
+    "    if use_graph:\n        return torch.compile(model, backend=backend)\n    else:\n        raise ValueError(kind)\n"
+    "    d = torch.compile(model.decode, backend=backend)\n",
+    # the two arms of a conditional expression
+    "    m = torch.compile(model, backend=backend) if use_graph else torch.compile(model.half(), backend=backend)\n"
+    "    return m\n",
 ])
 def test_npu203_compiles_that_never_both_run_are_not_compared(lint, body):
     src = BRANCHES.format(body=body)
@@ -1324,6 +1337,23 @@ def test_npu203_compiles_that_never_both_run_are_not_compared(lint, body):
     ("    if use_graph:\n        m = torch.compile(model, backend=backend)\n"
      "        d = torch.compile(model.decode, backend=backend)\n    else:\n"
      "        h = torch.compile(model.half(), backend=backend)\n", "model.decode"),
+    # an if whose body does not always end: what follows may run after it
+    ("    if use_graph:\n        m = torch.compile(model, backend=backend)\n        if kind:\n            return m\n"
+     "    d = torch.compile(model.decode, backend=backend)\n", "model.decode"),
+    # a raise in a with may be suppressed by its context manager
+    ("    if use_graph:\n        with contextlib.suppress(ValueError):\n"
+     "            m = torch.compile(model, backend=backend)\n            raise ValueError(m)\n"
+     "    d = torch.compile(model.decode, backend=backend)\n", "model.decode"),
+    # the operands of or/and are not arms: both run when the first is falsy
+    ("    m = torch.compile(model, backend=backend) or torch.compile(model.decode, backend=backend)\n",
+     "model.decode"),
+    # an early continue in a loop: the next turn may run what follows
+    ("    for k in kind:\n        if k:\n            m = torch.compile(model, backend=backend)\n            continue\n"
+     "        d = torch.compile(model.decode, backend=backend)\n", "model.decode"),
+    # the arms of a conditional expression in a loop take turns
+    ("    for k in kind:\n"
+     "        m = torch.compile(model, backend=backend) if k else torch.compile(model.decode, backend=backend)\n",
+     "model.decode"),
 ])
 def test_npu203_compiles_that_may_both_run_clean_twins(lint, body, second):
     src = BRANCHES.format(body=body)

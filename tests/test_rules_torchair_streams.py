@@ -835,6 +835,32 @@ def test_npu303_submodule_instantiated_in_init_is_compiled(lint):
     assert "Layer" in found[0].message
 
 
+@pytest.mark.parametrize("made, compiled", [
+    # in a method __init__ calls: a submodule
+    ("    def __init__(self):\n        super().__init__()\n        self._build()\n\n"
+     "    def _build(self):\n        self.layer = Layer()\n", True),
+    # in a method forward names (under a condition too): it may run in the graph
+    ("    def forward(self, x):\n        if x is None:\n            return self._draft()(x)\n        return x\n\n"
+     "    def _draft(self):\n        return Layer()\n", True),
+    # in a method neither the construction nor the graph runs (a factory called from outside):
+    # the instance it makes is not a submodule of the compiled one
+    ("    def forward(self, x):\n        return x\n\n    def make_draft(self):\n        return Layer()\n", False),
+])
+def test_npu303_an_instance_made_where_the_compiled_one_runs_is_compiled_with_it(lint, made, compiled):
+    model = mk("""
+        class Layer(torch.nn.Module):
+            def forward(self, x):
+                tng.ops.npu_record_tagged_stream(x, "1")
+                return x
+
+        class Model(torch.nn.Module):
+    """) + made
+    found = lint({"model.py": model, "run.py": RUN_TEMPLATE.format(module="model", mode="max-autotune")},
+                 select=["NPU303"])
+    expected = [("model.py",) + at(model, "tng.ops.npu_record_tagged_stream") + ("NPU303",)]
+    assert where(found) == (expected if compiled else [])
+
+
 def test_npu303_subclass_inherits_the_compiled_methods(lint):
     model = mk(EVENT_MODEL, """
         class Big(Model):
@@ -1850,3 +1876,118 @@ def test_npu306_an_instantiation_under_the_main_guard_runs_only_in_its_own_scrip
     assert lint({"model.py": model, "serve.py": serve}, select=["NPU306"]) == []
     twice = model + "    Layer()\n"
     assert codes(lint({"model.py": twice, "serve.py": serve}, select=["NPU306"])) == ["NPU306"]
+
+
+# two instantiations that never both run make one instance per process (RULES.md general
+# semantics: what is certain), whatever arm of the statement the run takes
+@pytest.mark.parametrize("build", [
+    # the arms of one if/else
+    """
+    def build(small):
+        if small:
+            model = Layer(1)
+        else:
+            model = Layer()
+        return model
+    """,
+    # the arms of a conditional expression
+    """
+    def build(small):
+        return Layer(1) if small else Layer()
+    """,
+    # an if arm that returns, and what follows the if
+    """
+    def build(dtype):
+        if dtype is None:
+            return Layer()
+        return Layer(dtype)
+    """,
+    # a subclass in one arm, the base after it
+    """
+    class Big(Layer):
+        pass
+
+    def build(big):
+        if big:
+            return torch.compile(Big())
+        return torch.compile(Layer())
+    """,
+    # after a return: never runs
+    """
+    def build():
+        model = Layer()
+        return model
+        Layer()
+    """,
+])
+def test_npu306_instantiations_that_never_both_run_are_one_instance(lint, build):
+    assert codes(lint(mk(LAYER, build), select=SEL)) == []
+
+
+@pytest.mark.parametrize("build", [
+    # an if after the first: both run
+    """
+    def build(small):
+        model = Layer()
+        if small:
+            model = Layer(1)
+        return model
+    """,
+    # an if arm that does not always end
+    """
+    def build(dtype):
+        if dtype is None:
+            model = Layer()
+            if model:
+                return model
+        return Layer(dtype)
+    """,
+    # or: both run when the first is falsy
+    """
+    def build(dtype):
+        return Layer() or Layer(dtype)
+    """,
+    # the arms of an if in a loop take turns
+    """
+    def build(flags):
+        for flag in flags:
+            model = Layer(1) if flag else Layer()
+        return model
+    """,
+])
+def test_npu306_instantiations_that_may_both_run_clean_twins(lint, build):
+    src = mk(LAYER, build)
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+# what an imported module runs in the importer's process: its module-level code, and the functions
+# that code or the script calls (by name, transitively, __init__ on instantiation); not a function
+# nobody calls (RULES.md general semantics: a call not known to run is not counted)
+@pytest.mark.parametrize("helpers, bench, reported", [
+    # bench.py takes parse_args from infer.py, whose main() (never called here) makes a Layer
+    ("def main():\n    return Layer()\n", "from infer import parse_args\nargs = parse_args()\n", False),
+    ("def main():\n    return Layer()\n", "from infer import main\n", False),
+    ("def main():\n    return Layer()\n", "from infer import main\nmain()\n", True),
+    # transitively, through a module attribute
+    ("def helper():\n    return Layer()\n\ndef main():\n    return helper()\n", "import infer\ninfer.main()\n", True),
+    # module-level code of the imported module calls it
+    ("def build():\n    return Layer()\n\nDEFAULT = build()\n", "import infer\n", True),
+    # an instantiation runs the class's __init__, and the bases' it calls through super()
+    ("class Runner:\n    def __init__(self):\n        self.model = Layer()\n", "from infer import Runner\n", False),
+    ("class Runner:\n    def __init__(self):\n        self.model = Layer()\n", "from infer import Runner\nRunner()\n",
+     True),
+    ("class Base:\n    def __init__(self):\n        self.model = Layer()\n\nclass Runner(Base):\n"
+     "    def __init__(self):\n        super().__init__()\n", "from infer import Runner\nRunner()\n", True),
+    ("class Base:\n    def __init__(self):\n        self.model = Layer()\n\nclass Runner(Base):\n"
+     "    def __init__(self):\n        pass\n", "from infer import Runner\nRunner()\n", False),
+])
+def test_npu306_an_imported_module_runs_the_functions_its_process_calls(lint, helpers, bench, reported):
+    layer = mk(LAYER)
+    infer = ("from mypkg.layer import Layer\n\n\ndef parse_args():\n    return None\n\n\n" + helpers
+             + "\n\nif __name__ == \"__main__\":\n    parse_args()\n")
+    files = {"mypkg/__init__.py": "", "mypkg/layer.py": layer, "infer.py": infer,
+             "bench.py": bench + "from mypkg.layer import Layer\nmodel = Layer()\n"}
+    found = lint(files, select=SEL)
+    expected = [("mypkg/layer.py",) + at(layer, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+    assert where(found) == (expected if reported else [])
