@@ -40,7 +40,7 @@ from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Fix
-from npulint.semantic import AttrStore, Site, dotted
+from npulint.semantic import AttrStore, Site, child_nodes, dotted
 from npulint.values import UNKNOWN, is_constant
 
 # ======================================================================================
@@ -1188,14 +1188,14 @@ class _Flow:
                 continue
             if isinstance(n, self._COMPREHENSIONS):
                 lp = True  # (the first iterable runs once: taken as repeated too)
-            stack.extend((child, c, lp) for child in n.children)
+            stack.extend((child, c, lp) for child in child_nodes(n))
 
     def _mark(self, node: cst.CSTNode) -> None:
         stack = [node]
         while stack:
             n = stack.pop()
             self.dead.add(id(n))
-            stack.extend(n.children)
+            stack.extend(child_nodes(n))
 
     @staticmethod
     def disjoint(a: Dict[Any, FrozenSet[int]], b: Dict[Any, FrozenSet[int]]) -> bool:
