@@ -1416,9 +1416,18 @@ def child_nodes(node: cst.CSTNode) -> List[cst.CSTNode]:
     for fname, _ in order:
         value = getattr(node, fname)
         if type(value) is tuple or type(value) is list:
-            out.extend(c for c in value if isinstance(c, cst.CSTNode) and type(c) not in _INERT)
-        elif isinstance(value, cst.CSTNode) and type(value) not in _INERT:
-            out.append(value)
+            for c in value:
+                walkable = _WALKABLE.get(type(c))
+                if walkable is None:
+                    walkable = _WALKABLE[type(c)] = isinstance(c, cst.CSTNode) and type(c) not in _INERT
+                if walkable:
+                    out.append(c)
+        else:
+            walkable = _WALKABLE.get(type(value))
+            if walkable is None:
+                walkable = _WALKABLE[type(value)] = isinstance(value, cst.CSTNode) and type(value) not in _INERT
+            if walkable:
+                out.append(value)
     return out
 
 

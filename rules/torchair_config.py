@@ -1173,22 +1173,30 @@ class _Flow:
         return self._after(conds, key, ends, looped)
 
     def _expr(self, node: cst.CSTNode, conds, looped: bool) -> None:
-        stack = [(node, conds, looped)]
+        # (node types by identity: LibCST's node classes are never subclassed, and isinstance
+        # against its ABCs is slow over every node of a scope; the arms of an IfExp and the
+        # body of a comprehension, rare, are walked with their own branches or as looped)
+        scopes, comprehensions, leaves = _FLOW_SCOPE_TYPES, _FLOW_COMPREHENSION_TYPES, _FLOW_LEAF_TYPES
+        paths, root = self.paths, self.root
+        stack = [node]
         while stack:
-            n, c, lp = stack.pop()
-            if isinstance(n, self._SCOPES) and n is not self.root:
-                continue  # another scope
-            if isinstance(n, cst.Call):
-                self.paths[id(n)] = c
-            if isinstance(n, cst.IfExp):
+            n = stack.pop()
+            t = type(n)
+            if t in leaves or (t in scopes and n is not root):
+                continue  # a name or a literal; another scope
+            if t is cst.Call:
+                paths[id(n)] = conds
+            elif t is cst.IfExp:
                 key = id(n)
-                stack.append((n.test, c, lp))
-                stack.append((n.body, self._under(c, key, (0,), lp), lp))
-                stack.append((n.orelse, self._under(c, key, (1,), lp), lp))
+                self._expr(n.test, conds, looped)
+                self._expr(n.body, self._under(conds, key, (0,), looped), looped)
+                self._expr(n.orelse, self._under(conds, key, (1,), looped), looped)
                 continue
-            if isinstance(n, self._COMPREHENSIONS):
-                lp = True  # (the first iterable runs once: taken as repeated too)
-            stack.extend((child, c, lp) for child in child_nodes(n))
+            elif t in comprehensions and not looped:
+                for child in child_nodes(n):  # (the first iterable runs once: taken as repeated too)
+                    self._expr(child, conds, True)
+                continue
+            stack.extend(child_nodes(n))
 
     def _mark(self, node: cst.CSTNode) -> None:
         stack = [node]
@@ -1207,6 +1215,11 @@ class _Flow:
         """Whether the calls *a* and *b* never both run (one run of this scope)."""
         pa, pb = self.paths.get(id(a)), self.paths.get(id(b))
         return pa is not None and pb is not None and self.disjoint(pa, pb)
+
+
+_FLOW_SCOPE_TYPES = frozenset(_Flow._SCOPES)
+_FLOW_COMPREHENSION_TYPES = frozenset(_Flow._COMPREHENSIONS)
+_FLOW_LEAF_TYPES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis})
 
 
 class GraphsWithoutSharedPool(LintRule):
