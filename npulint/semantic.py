@@ -248,11 +248,15 @@ def _literal_attr_name(call: cst.Call) -> Optional[str]:
     args = call.args
     if len(args) < 2 or any(a.star or a.keyword is not None for a in args):
         return None
-    name = args[1].value
-    if not isinstance(name, (cst.SimpleString, cst.ConcatenatedString)):
+    return _literal_str(args[1].value)
+
+
+def _literal_str(node: cst.CSTNode) -> Optional[str]:
+    """The text of a string literal (``"a"``, ``"a" "b"``; not an f-string or bytes), else None."""
+    if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         return None
     try:
-        value = name.evaluated_value
+        value = node.evaluated_value
     except Exception:
         return None
     return value if isinstance(value, str) else None
@@ -906,13 +910,8 @@ class Semantic:
             key = call.args[0].value
         else:
             return False
-        if not isinstance(key, (cst.SimpleString, cst.ConcatenatedString)):
-            return False
-        try:
-            name = key.evaluated_value
-        except Exception:
-            return False
-        if not isinstance(name, str) or self.module_name is None:
+        name = _literal_str(key)
+        if name is None or self.module_name is None:
             return False
         ours = self.module_name
         return name not in ("__main__", ours) and name.split(".")[-1] != ours.split(".")[-1]

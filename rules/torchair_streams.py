@@ -744,14 +744,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
                 importers.setdefault(t, set()).add(m)
 
     def closure(m: str, edges: Dict[str, Set[str]]) -> Set[str]:
-        seen, todo = set(), [m]
-        while todo:
-            x = todo.pop()
-            if x in seen:
-                continue
-            seen.add(x)
-            todo.extend(y for y in edges.get(x, ()) if y in imports)
-        return seen
+        return _closure(m, edges, imports)
 
     # the scripts: the files that instantiate a wanted class, and those whose process imports one
     scripts = {p for p, records in calls.items() if any(r[0] in wanted for r in records)}
@@ -1397,6 +1390,18 @@ def _npu303_releases(releases: Tuple[str, ...], used: Set[str]) -> Optional[Tupl
                     torchair_data()["checks"]["NPU303"]["holds"])
 
 
+def _closure(start: str, edges: Dict[str, Set[str]], modules) -> Set[str]:
+    """*start* and every module of *modules* reached from it along *edges*."""
+    seen, todo = set(), [start]
+    while todo:
+        x = todo.pop()
+        if x in seen:
+            continue
+        seen.add(x)
+        todo.extend(y for y in edges.get(x, ()) if y in modules)
+    return seen
+
+
 def _one_process(a: Optional[str], b: Optional[str], imports: Dict[str, Set[str]]) -> bool:
     """Two modules certainly run in one process when one imports the other (directly or
     through modules of the run) or a third module of the run imports both. Independent entry
@@ -1407,14 +1412,7 @@ def _one_process(a: Optional[str], b: Optional[str], imports: Dict[str, Set[str]
 
     def reachable(m: str) -> Set[str]:
         if m not in reach:
-            seen, todo = set(), [m]
-            while todo:
-                x = todo.pop()
-                if x in seen:
-                    continue
-                seen.add(x)
-                todo.extend(y for y in imports.get(x, ()) if y in imports)
-            reach[m] = seen
+            reach[m] = _closure(m, imports, imports)
         return reach[m]
 
     if b in reachable(a) or a in reachable(b):
