@@ -416,13 +416,19 @@ class StreamsAnalysis(Analysis):
             ctx.fact(StreamsAnalysis, ("uses", q))
         # the releases of this file's own configuration (a nested one may name others than the run's)
         ctx.fact(StreamsAnalysis, ("torchair", _file_releases(ctx.settings)))
+        flows: Dict[int, _Flow] = {}
+        numbers: Dict[int, int] = {}  # id(branch statement) -> its number among this file's creations
         for call, site, _, tag in self.creations():
             if not isinstance(tag, str):
                 continue
+            where = self._branches(call, site, flows, numbers)
+            if where is None:
+                continue  # after a return: never runs
             span = ctx.span(call)
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             ctx.fact(StreamsAnalysis, ("create", tag, span.line, span.column, span.end_line, span.end_column,
-                                       self._class_qualname(site), looped, self.conditional(call, site)))
+                                       self._class_qualname(site), looped, self.conditional(call, site),
+                                       where, self._runner(site)))
         self._facts_for_instances()
 
     def _facts_for_instances(self) -> None:
@@ -1208,7 +1214,8 @@ class TaggedEventTagReused(LintRule):
     EXPLANATION = ("torchair keeps tagged events in a process-wide registry and raises "
                    "`ValueError(\"tagged event tag ... is already in use\")` on the second creation of a tag. "
                    "Reported when two `npu_create_tagged_event` calls use one literal tag (in the files of one run; "
-                   "at the later one), or when a creation with a literal tag runs more than once: in `__init__` or "
+                   "at the later one; not two that never both run: the arms of one `if` or `x if c else y`, an "
+                   "`if` arm that returns and what follows it, code after a `return`), or when a creation with a literal tag runs more than once: in `__init__` or "
                    "another method of a class instantiated more than once in one process (two call sites, or inside "
                    "a loop or comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a "
                    "subclass), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` "
@@ -1255,15 +1262,18 @@ class TaggedEventTagReused(LintRule):
     @classmethod
     def project(cls, facts, report, settings, shared=None) -> None:
         tables = StreamsAnalysis.tables(StreamsAnalysis.facts_in(shared))
-        first_tag: Dict[str, List[Tuple[str, int, int]]] = {}
+        first_tag: Dict[str, List[tuple]] = {}
         modules, imports = tables.modules, tables.imports
-        for path, tag, line, col, end_line, end_col, owner, looped, conditional in tables.creations:
+        for path, tag, line, col, end_line, end_col, owner, looped, conditional, where, runner in tables.creations:
             span = Span(line, col, end_line, end_col)
-            seen = next((t for t in first_tag.get(tag, ()) if t[0] == path or
-                         _one_process(modules.get(t[0]), modules.get(path), imports)), None)
-            first_tag.setdefault(tag, []).append((path, line, col))
+            arms = {k: frozenset(a) for k, a in where}
+            # two creations in disjoint arms of one statement of one function never both run
+            seen = next((t for t in first_tag.get(tag, ()) if (
+                t[0] == path or _one_process(modules.get(t[0]), modules.get(path), imports)) and not (
+                t[0] == path and t[4] == runner and _Flow.disjoint(t[3], arms))), None)
+            first_tag.setdefault(tag, []).append((path, line, col, arms, runner))
             if seen is not None:
-                fpath, fline, fcol = seen
+                fpath, fline, fcol = seen[:3]
                 where = f"line {fline}" if fpath == path else f"{fpath}:{fline}:{fcol}"
                 cls.report_in(report, path, span,
                               f"tagged event tag {tag!r} is already created at {where}: the second "

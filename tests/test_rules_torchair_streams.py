@@ -1300,6 +1300,29 @@ def test_npu306_two_creations_with_one_tag(lint):
     assert says_runtime_and_fix(msg, ("ValueError",), ("own tag",))
 
 
+@pytest.mark.parametrize("body", [
+    "if fast:\n    ev = tng.ops.npu_create_tagged_event(tag='x')\nelse:\n    ev = tng.ops.npu_create_tagged_event(tag='x')\n",
+    "ev = tng.ops.npu_create_tagged_event(tag='x') if fast else tng.ops.npu_create_tagged_event(tag='x')\n",
+    "def make(fast):\n    if fast:\n        return tng.ops.npu_create_tagged_event(tag='x')\n"
+    "    return tng.ops.npu_create_tagged_event(tag='x')\n",
+    "def make():\n    ev = tng.ops.npu_create_tagged_event(tag='x')\n    return ev\n"
+    "    tng.ops.npu_create_tagged_event(tag='x')\n",
+])
+def test_npu306_two_creations_that_never_both_run(lint, body):
+    # the arms of one if or x if c else y, an if arm that returns and what follows, dead code
+    assert codes(lint(mk("import torchair as tng\n") + body, select=SEL)) == []
+
+
+@pytest.mark.parametrize("body", [
+    "if fast:\n    ev = tng.ops.npu_create_tagged_event(tag='x')\nev2 = tng.ops.npu_create_tagged_event(tag='x')\n",
+    "def a():\n    if fast:\n        return tng.ops.npu_create_tagged_event(tag='x')\n\n\n"
+    "def b():\n    if not fast:\n        return tng.ops.npu_create_tagged_event(tag='x')\n",
+])
+def test_npu306_two_creations_that_may_both_run_clean_twin(lint, body):
+    # after an if (not in another arm), or in two functions: both may run
+    assert codes(lint(mk("import torchair as tng\n") + body, select=SEL)) == ["NPU306"]
+
+
 def test_npu306_clean_twin_distinct_tags(lint):
     src = mk("""
         a = tng.ops.npu_create_tagged_event(tag="x")
