@@ -16,7 +16,7 @@ from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
-from npulint.semantic import Scope, Site, dotted
+from npulint.semantic import Scope, Site, child_nodes, dotted
 from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
@@ -52,7 +52,9 @@ _COMPILED_CLASS = (
     "or in a method those name as `self.<m>` or `super().<m>` (called or not), not in another method "
     "(`def make_draft(self): return Draft()` called from outside). A compiled bound method other than `forward` (one the class defines in this file: "
     "`model.decode = torch.compile(model.decode, backend=...)`) compiles that method and the methods it "
-    "calls, unconditionally, as `self.<m>(...)` or `super().<m>(...)`, not the rest of the class. Only calls "
+    "calls, unconditionally, as `self.<m>(...)` or `super().<m>(...)`, and the `forward` of a submodule it calls "
+    "as `self.<attr>(...)` (an attribute `__init__` binds once to an instance of a class of the run: "
+    "`self.attn = Attn()`), not the rest of the class. Only calls "
     "that run whenever their method runs are judged: Dynamo traces the branch the run takes, so a call under "
     "`if`/`else`/`try`/`for`/`while`/`match` in its method, in a comprehension or in an operand of "
     "`x if c else y`/`and`/`or` is not reported.")
@@ -79,6 +81,7 @@ class Tables:
     used: Set[str]  # the tagged-event APIs the run calls
     torchair: Dict[str, Tuple[str, ...]]  # path -> the torchair releases its configuration runs
     refs: Dict[str, Dict[str, Tuple[str, ...]]]  # class -> method -> the names it takes as self.<m>, super().<m>
+    attrs: Dict[str, Dict[str, str]]  # class -> attribute its __init__ binds once to an instance -> its class
 
 
 # A project computation that several rules need, made once per run: (the fact lists it read, value).
@@ -466,6 +469,8 @@ class StreamsAnalysis(Analysis):
             ctx.fact(StreamsAnalysis, ("class", q, tuple(bases), tuple(
                 (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set()))) + (tuple(sorted(named.get(m, ()))),)
                 for m in methods)))
+        for q, attr, child in self._submodules():
+            ctx.fact(StreamsAnalysis, ("attr", q, attr, child))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
@@ -495,6 +500,46 @@ class StreamsAnalysis(Analysis):
             return None
         path = flow.paths.get(id(call), {})
         return tuple(sorted((numbers.setdefault(k, len(numbers)), tuple(sorted(arms))) for k, arms in path.items()))
+
+    def _submodules(self) -> List[Tuple[str, str, str]]:
+        """``(class, attribute, class of the instance it holds)`` for each attribute a class's
+        ``__init__`` binds once, at its top level, to an instance of a named class
+        (``self.attn = Attn(...)``), and that no other statement of the class assigns: a
+        compiled method that calls ``self.attn(...)`` runs ``Attn.forward``."""
+        sem = self.ctx.sem
+        sites = {id(call): site for call, site in self.calls}
+        out = []
+        for cls, _ in self.classes:
+            q = sem.qualname_of_def(cls)
+            init = next((s for s in cls.body.body if isinstance(s, cst.FunctionDef) and s.name.value == "__init__"), None)
+            if q is None or init is None or not init.params.params:
+                continue
+            me = init.params.params[0].name.value
+            stored: Dict[str, int] = {}  # attribute -> how many statements of the class assign it
+            stack: List[cst.CSTNode] = [cls.body]
+            while stack:
+                n = stack.pop()
+                t = type(n)
+                if t in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign):
+                    target = n.target
+                    if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == me:
+                        stored[target.attr.value] = stored.get(target.attr.value, 0) + 1
+                stack.extend(child_nodes(n))
+            for stmt in init.body.body:
+                if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1 or type(stmt.body[0]) is not cst.Assign:
+                    continue
+                a = stmt.body[0]
+                if len(a.targets) != 1 or type(a.value) is not cst.Call:
+                    continue
+                target = a.targets[0].target
+                if type(target) is not cst.Attribute or type(target.value) is not cst.Name or target.value.value != me \
+                        or stored.get(target.attr.value) != 1:
+                    continue
+                site = sites.get(id(a.value))
+                child = sem.callee_qualname(a.value.func, site) if site is not None else None
+                if child is not None and not child.startswith(("torch.", "torchair.")):
+                    out.append((q, target.attr.value, child))
+        return out
 
     def _runner(self, site: Site) -> Optional[str]:
         """The function whose runs run the code at *site*: None at module level (in a class
@@ -666,6 +711,7 @@ def _tables(facts) -> Tables:
     methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]] = {}
     children: Dict[str, Dict[Optional[str], Set[str]]] = {}
     refs: Dict[str, Dict[str, Tuple[str, ...]]] = {}
+    attrs: Dict[str, Dict[str, str]] = {}
     creations = []
     apis = []
     modules: Dict[str, str] = {}
@@ -682,6 +728,8 @@ def _tables(facts) -> Tables:
                 # the method of the class that makes it (None: the class body); not one in a lambda
                 method = runner[len(owner) + 1:].split(".", 1)[0] if runner is not None else None
                 children.setdefault(owner, {}).setdefault(method, set()).add(q)
+        elif kind == "attr":
+            attrs.setdefault(fact[1], {})[fact[2]] = fact[3]
         elif kind == "class":
             bases[fact[1]] = fact[2]
             methods[fact[1]] = {m: (own, sup) for m, own, sup, _ in fact[3]}
@@ -700,7 +748,7 @@ def _tables(facts) -> Tables:
     instances, total = _per_process(calls, bases, methods, modules, imports,
                                     {c[6] for c in creations if c[6] is not None})
     return Tables(instances, total, bases, methods, children, creations, apis, modules, imports, used, torchair,
-                  refs)
+                  refs, attrs)
 
 
 def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
@@ -830,7 +878,9 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
     overrides, unless an overriding method calls it through ``super()``), and the classes those
     classes instantiate where its construction or its graph runs are compiled with it
     (:func:`_children`). A compiled bound method (``torch.compile(model.decode,
-    ...)``) runs that method and the methods it calls as ``self.<m>()`` or ``super().<m>()``.
+    ...)``) runs that method and the methods it calls as ``self.<m>()`` or ``super().<m>()``,
+    and the ``forward`` of a submodule it calls as ``self.<attr>(...)`` (an attribute its
+    class's ``__init__`` binds once to an instance of a class of the run).
     Where a base whose methods are unknown (not a class of the run) comes first in the method
     resolution order, which method runs is unknown: none is judged."""
     modes: Dict[Tuple[str, Optional[str]], Dict[str, Tuple[str, int]]] = {}
@@ -854,6 +904,14 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
         return None
 
     seen: Set[tuple] = set()
+    called: List[tuple] = []  # submodules a compiled method calls (``self.attn(x)``): their forward runs
+
+    def submodule(q: str, attr: str) -> Optional[str]:
+        for c in mro(q):
+            child = tables.attrs.get(c, {}).get(attr)
+            if child is not None:
+                return child
+        return None
 
     def run(q: str, cls: str, name: Optional[str], mode: str, where) -> None:
         """*cls*'s method *name* runs (for an instance of *q*), and what it calls."""
@@ -870,6 +928,10 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
                 if d is None and m == "__call__":  # nn.Module.__call__ runs forward
                     m = "forward"
                     d = resolve(q, m)
+                elif d is None:
+                    child = submodule(q, m)
+                    if child is not None:
+                        called.append((child, mode, where, "forward"))
                 if d:
                     todo.append((d, m))
             todo.extend((d, m) for d, m in ((resolve(q, m, c), m) for m in sup) if d)
@@ -882,6 +944,8 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
             c = resolve(q, method)
             if c:
                 run(q, c, method, mode, where)
+                todo.extend(called)
+                called.clear()
             continue
         if (q, mode) in done:
             continue
@@ -894,6 +958,7 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
                 if resolve(q, name) == c:
                     run(q, c, name, mode, where)
         todo.extend((child, mode, where, None) for child in _children(q, mro(q), tables))
+        called.clear()  # (its submodules are among its children, compiled whole)
     return modes
 
 

@@ -1065,6 +1065,44 @@ def test_npu303_npu308_a_compiled_method_and_the_methods_it_calls(lint):
     ]
 
 
+SUBMODULE = """
+    EV = tng.ops.npu_create_tagged_event(tag="attn")
+
+    class Attn(torch.nn.Module):
+        def forward(self, x):
+            tng.ops.npu_tagged_event_record(EV)
+            return x
+
+    class Model(torch.nn.Module):
+        def __init__(self, big):
+            super().__init__()
+            {init}
+
+        def decode(self, x):
+            return {call}
+
+    def main():
+        model = Model(True)
+        model.decode = torch.compile(model.decode, backend=tng.get_npu_backend(compiler_config=tng.CompilerConfig()))
+"""
+
+
+def test_npu303_a_compiled_method_runs_the_forward_of_the_submodules_it_calls(lint):
+    src = mk(SUBMODULE.format(init="self.attn = Attn()", call="self.attn(x)"))
+    found = lint(src, select=["NPU303"])
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_tagged_event_record") + ("NPU303",)]
+
+
+@pytest.mark.parametrize("init, call", [
+    ("self.attn = Attn()", "x"),  # held, not called by the compiled method
+    ("self.attn = Attn() if big else None", "self.attn(x)"),  # not certainly an Attn
+    ("self.attn = Attn()\n        if big:\n            self.attn = Other()", "self.attn(x)"),  # bound twice
+])
+def test_npu303_a_submodule_the_compiled_method_may_not_run_is_not_judged(lint, init, call):
+    src = mk(SUBMODULE.format(init=init, call=call))
+    assert codes(lint(src, select=["NPU303"])) == []
+
+
 OVERRIDE = """
     class GeAttention(torch.nn.Module):
         def forward(self, x, y):
