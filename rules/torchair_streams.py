@@ -838,6 +838,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
 
     instances: Dict[str, int] = {}
     total: Dict[str, int] = {}
+    lines: Dict[str, List[str]] = {}  # class -> it and its ancestors (see _count)
     for script in scripts:
         others = [p for m in (closure(modules[script], imports) if script in modules else ())
                   for p in paths_of.get(m, ()) if p != script]
@@ -855,20 +856,50 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
                 for r in in_function.get(p, {}).get(q, ()):
                     counted.append((p, r))
                     todo.append(r[0])
-        own: Dict[str, list] = {}
-        with_subclasses: Dict[str, list] = {}
-        for path, (q, n, _, branches, _) in counted:
-            if q not in wanted or branches is None:
-                continue  # not a wanted class, or never runs
-            site = (n, {(path, k): frozenset(arms) for k, arms in branches})
-            own.setdefault(q, []).append(site)
-            for b in wanted[q]:
-                with_subclasses.setdefault(b, []).append(site)
-        for q, sites in own.items():
-            instances[q] = max(instances.get(q, 0), _most(sites))
-        for b, sites in with_subclasses.items():
-            total[b] = max(total.get(b, 0), _most(sites))
+        # a call that runs whenever a class's __init__ runs (at its top level, no branch) runs
+        # once per instance of that class, subclasses' included (``Layer.__init__`` making
+        # ``MoE()``, with ``ModuleList([Layer(i) for i in range(n)])``): it runs more than once
+        # when the class is instantiated more than once; to a fixed point, down the nesting
+        while True:
+            own, with_subclasses = _count(counted, bases, lines)
+            grown = False
+            for i, (path, r) in enumerate(counted):
+                q, n, main, branches, runner = r
+                if n < 2 and branches == () and runner and runner.endswith(".__init__") and \
+                        with_subclasses.get(runner[:-len(".__init__")], 0) > 1:
+                    counted[i] = (path, (q, 2, main, branches, runner))
+                    grown = True
+            if not grown:
+                break
+        for q, n in own.items():
+            if q in wanted:
+                instances[q] = max(instances.get(q, 0), n)
+        for b, n in with_subclasses.items():
+            if b in owners:
+                total[b] = max(total.get(b, 0), n)
     return instances, total
+
+
+def _count(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str]]) -> Tuple[Dict[str, int], Dict[str, int]]:
+    """How many instances of each class one process certainly makes (2: more than one), by the
+    class's own calls, and with its subclasses' (they run its ``__init__``); from *counted*,
+    ``(path, (class, 1 or 2, in the main guard, branches, runner))``. Every class is counted,
+    not only those that own a creation: a class's count tells how often its ``__init__``'s
+    calls run. *lines* memoizes each class with its ancestors."""
+    own: Dict[str, list] = {}
+    with_subclasses: Dict[str, list] = {}
+    for path, (q, n, _, branches, _) in counted:
+        if branches is None:
+            continue  # never runs
+        site = (n, {(path, k): frozenset(arms) for k, arms in branches})
+        own.setdefault(q, []).append(site)
+        line = lines.get(q)
+        if line is None:
+            line = lines[q] = [q] + _ancestors(q, bases)
+        for b in line:
+            with_subclasses.setdefault(b, []).append(site)
+    return ({q: _most(sites) for q, sites in own.items()},
+            {b: _most(sites) for b, sites in with_subclasses.items()})
 
 
 def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str, Tuple[str, int]]]:
@@ -1290,6 +1321,8 @@ class TaggedEventTagReused(LintRule):
                    "`x if c else y`, in a `try` body and its handler, or one in an `if` arm that always ends in "
                    "`return`/`raise`/`continue`/`break` and one after that `if` (`if small: return Model(1)` then "
                    "`return Model()`), with no loop around that statement; one after a `return` never runs. "
+                   "A class made at the top level of another's `__init__` is made once per instance of that one "
+                   "(`ModuleList([Layer(i) for i in range(n)])` whose `Layer.__init__` makes `MoE()` makes n `MoE`s). "
                    "Instantiations count together when they are in one process: "
                    "those of one script, and those of the modules of the run it imports (directly or through others) "
                    "that run there: their module-level code outside their `if __name__ == \"__main__\":` guard, and "

@@ -1361,6 +1361,42 @@ def test_npu306_two_creations_that_may_both_run_clean_twin(lint, body):
     assert codes(lint(mk("import torchair as tng\n") + body, select=SEL)) == ["NPU306"]
 
 
+NESTED = """
+    class MoE(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="moe")
+
+    class Layer(torch.nn.Module):
+        def __init__(self, i):
+            super().__init__()
+            {make}
+
+    class Big(Layer):
+        pass
+
+    {build}
+"""
+
+
+@pytest.mark.parametrize("build", [
+    "layers = torch.nn.ModuleList([Layer(i) for i in range(4)])",
+    "a = Layer(0)\n    b = Big(1)",  # a subclass runs the base's __init__
+])
+def test_npu306_a_class_made_once_per_instance_of_a_class_made_twice(lint, build):
+    src = mk(NESTED.format(make="self.moe = MoE()", build=build))
+    found = lint(src, select=["NPU306"])
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+@pytest.mark.parametrize("make, build", [
+    ("self.moe = MoE()", "layer = Layer(0)"),  # one Layer: one MoE
+    ("if i == 0:\n                self.moe = MoE()", "layers = [Layer(i) for i in range(4)]"),  # may run once
+])
+def test_npu306_a_class_made_once_per_instance_clean_twins(lint, make, build):
+    assert codes(lint(mk(NESTED.format(make=make, build=build)), select=["NPU306"])) == []
+
+
 def test_npu306_clean_twin_distinct_tags(lint):
     src = mk("""
         a = tng.ops.npu_create_tagged_event(tag="x")
