@@ -515,6 +515,22 @@ class StreamsAnalysis(Analysis):
             if q is None or init is None or not init.params.params:
                 continue
             me = init.params.params[0].name.value
+            candidates = []  # (attribute, class) of __init__'s top-level self.<attr> = Class(...)
+            for stmt in init.body.body:
+                if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1 or type(stmt.body[0]) is not cst.Assign:
+                    continue
+                a = stmt.body[0]
+                if len(a.targets) != 1 or type(a.value) is not cst.Call:
+                    continue
+                target = a.targets[0].target
+                if type(target) is not cst.Attribute or type(target.value) is not cst.Name or target.value.value != me:
+                    continue
+                site = sites.get(id(a.value))
+                child = sem.callee_qualname(a.value.func, site) if site is not None else None
+                if child is not None and not child.startswith(("torch.", "torchair.")):
+                    candidates.append((target.attr.value, child))
+            if not candidates:
+                continue
             stored: Dict[str, int] = {}  # attribute -> how many statements of the class assign it
             stack: List[cst.CSTNode] = [cls.body]
             while stack:
@@ -525,20 +541,7 @@ class StreamsAnalysis(Analysis):
                     if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == me:
                         stored[target.attr.value] = stored.get(target.attr.value, 0) + 1
                 stack.extend(child_nodes(n))
-            for stmt in init.body.body:
-                if type(stmt) is not cst.SimpleStatementLine or len(stmt.body) != 1 or type(stmt.body[0]) is not cst.Assign:
-                    continue
-                a = stmt.body[0]
-                if len(a.targets) != 1 or type(a.value) is not cst.Call:
-                    continue
-                target = a.targets[0].target
-                if type(target) is not cst.Attribute or type(target.value) is not cst.Name or target.value.value != me \
-                        or stored.get(target.attr.value) != 1:
-                    continue
-                site = sites.get(id(a.value))
-                child = sem.callee_qualname(a.value.func, site) if site is not None else None
-                if child is not None and not child.startswith(("torch.", "torchair.")):
-                    out.append((q, target.attr.value, child))
+            out.extend((q, attr, child) for attr, child in candidates if stored.get(attr) == 1)
         return out
 
     def _runner(self, site: Site) -> Optional[str]:
