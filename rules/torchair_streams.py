@@ -82,6 +82,8 @@ class Tables:
     torchair: Dict[str, Tuple[str, ...]]  # path -> the torchair releases its configuration runs
     refs: Dict[str, Dict[str, Tuple[str, ...]]]  # class -> method -> the names it takes as self.<m>, super().<m>
     attrs: Dict[str, Dict[str, str]]  # class -> attribute its __init__ binds once to an instance -> its class
+    # per process: class that owns a creation -> the branches of each instantiation (its subclasses' too)
+    together: List[Dict[str, list]]
 
 
 # A project computation that several rules need, made once per run: (the fact lists it read, value).
@@ -748,10 +750,11 @@ def _tables(facts) -> Tables:
             torchair[path] = fact[1]
         else:
             creations.append((path,) + fact[1:])
+    together: List[Dict[str, list]] = []
     instances, total = _per_process(calls, bases, methods, modules, imports,
-                                    {c[6] for c in creations if c[6] is not None})
+                                    {c[6] for c in creations if c[6] is not None}, together)
     return Tables(instances, total, bases, methods, children, creations, apis, modules, imports, used, torchair,
-                  refs, attrs)
+                  refs, attrs, together)
 
 
 def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
@@ -771,7 +774,7 @@ def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
 def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]],
                  methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]],
                  modules: Dict[str, str], imports: Dict[str, Set[str]],
-                 owners: Set[str]) -> Tuple[Dict[str, int], Dict[str, int]]:
+                 owners: Set[str], together: Optional[List[Dict[str, list]]] = None) -> Tuple[Dict[str, int], Dict[str, int]]:
     """Class -> whether one process certainly instantiates it more than once (2), once (1):
     on its own, and with its subclasses for a class that owns a creation. A process runs one
     script: the whole file (its main guard too) and the module-level code of every module of
@@ -789,6 +792,8 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
             if q not in wanted:
                 wanted[q] = [b for b in [q] + _ancestors(q, bases) if b in owners]
     wanted = {q: line for q, line in wanted.items() if line}
+    if together is None:
+        together = []
     if not wanted:
         return {}, {}
     paths_of: Dict[str, List[str]] = {}
@@ -880,6 +885,14 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
         for b, n in with_subclasses.items():
             if b in owners:
                 total[b] = max(total.get(b, 0), n)
+        # the sites of each owner's instances in this process (for two owners' creations of one tag)
+        sites = {}
+        for path, (q, n, _, branches, _) in counted:
+            if branches is not None:
+                for b in lines.get(q) or [q] + _ancestors(q, bases):
+                    if b in owners:
+                        sites.setdefault(b, []).append({(path, k): frozenset(arms) for k, arms in branches})
+        together.append(sites)
     return instances, total
 
 
@@ -1314,7 +1327,9 @@ class TaggedEventTagReused(LintRule):
                    "`ValueError(\"tagged event tag ... is already in use\")` on the second creation of a tag. "
                    "Reported when two `npu_create_tagged_event` calls use one literal tag (in the files of one run; "
                    "at the later one; not two that never both run: the arms of one `if` or `x if c else y`, an "
-                   "`if` arm that returns and what follows it, code after a `return`), or when a creation with a literal tag runs more than once: in `__init__` or "
+                   "`if` arm that returns and what follows it, code after a `return`; a creation in a method of a "
+                   "class runs only where the class is instantiated, so two classes' creations count only where one "
+                   "process may make both), or when a creation with a literal tag runs more than once: in `__init__` or "
                    "another method of a class instantiated more than once in one process (two call sites, or inside "
                    "a loop or comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a "
                    "subclass), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` "
@@ -1371,8 +1386,9 @@ class TaggedEventTagReused(LintRule):
             # two creations in disjoint arms of one statement of one function never both run
             seen = next((t for t in first_tag.get(tag, ()) if (
                 t[0] == path or _one_process(modules.get(t[0]), modules.get(path), imports)) and not (
-                t[0] == path and t[4] == runner and _Flow.disjoint(t[3], arms))), None)
-            first_tag.setdefault(tag, []).append((path, line, col, arms, runner))
+                t[0] == path and t[4] == runner and _Flow.disjoint(t[3], arms))
+                and _both_made(t[5], owner, tables)), None)
+            first_tag.setdefault(tag, []).append((path, line, col, arms, runner, owner))
             if seen is not None:
                 fpath, fline, fcol = seen[:3]
                 where = f"line {fline}" if fpath == path else f"{fpath}:{fline}:{fcol}"
@@ -1499,6 +1515,20 @@ def _npu303_releases(releases: Tuple[str, ...], used: Set[str]) -> Optional[Tupl
     apis = _release_apis()
     return holds_on("torchair", releases, (apis[q] for q in used if q in apis),
                     torchair_data()["checks"]["NPU303"]["holds"])
+
+
+def _both_made(a: Optional[str], b: Optional[str], tables: Tables) -> bool:
+    """Whether the creations in methods of the classes *a* and *b* (None: not in a class) may
+    both run: a class's creation runs only where the class is instantiated, and two classes'
+    only where one process certainly instantiates both, not under disjoint arms of one
+    statement (``if variant == "deepseek": DeepseekMoE() else: QwenMoE()``)."""
+    owners = [o for o in (a, b) if o is not None]
+    if not owners:
+        return True
+    if len(owners) == 1 or a == b:
+        return any(owners[0] in sites for sites in tables.together)
+    return any(not _Flow.disjoint(x, y) for sites in tables.together
+               for x in sites.get(a, ()) for y in sites.get(b, ()))
 
 
 def _closure(start: str, edges: Dict[str, Set[str]], modules) -> Set[str]:

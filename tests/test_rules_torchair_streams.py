@@ -1397,6 +1397,35 @@ def test_npu306_a_class_made_once_per_instance_clean_twins(lint, make, build):
     assert codes(lint(mk(NESTED.format(make=make, build=build)), select=["NPU306"])) == []
 
 
+VARIANTS = """
+    class DeepseekMoE(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="shared_expert")
+
+    class QwenMoE(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="shared_expert")
+
+    {build}
+"""
+
+
+@pytest.mark.parametrize("build", [
+    "if __name__ == '__main__':\n        if sys.argv[1] == 'deepseek':\n            m = DeepseekMoE()\n"
+    "        else:\n            m = QwenMoE()",  # one of the two per run
+    "",  # a library: neither class is made here
+])
+def test_npu306_one_tag_in_two_classes_never_both_made(lint, build):
+    assert codes(lint(mk(VARIANTS.format(build=build)), select=["NPU306"])) == []
+
+
+def test_npu306_one_tag_in_two_classes_both_made_clean_twin(lint):
+    src = mk(VARIANTS.format(build="a = DeepseekMoE()\n    b = QwenMoE()"))
+    assert codes(lint(src, select=["NPU306"])) == ["NPU306"]
+
+
 def test_npu306_clean_twin_distinct_tags(lint):
     src = mk("""
         a = tng.ops.npu_create_tagged_event(tag="x")
@@ -1416,6 +1445,8 @@ def test_npu306_same_tag_in_two_files_reported_in_the_later_file(lint):
             def __init__(self):
                 super().__init__()
                 self.ev = mk_ev("shared")
+
+        m = M()
     """)
     # z_model.py imports a_model.py: one process. z_model.py is written first here, but
     # a_model.py comes first in sorted path order
