@@ -50,7 +50,9 @@ _COMPILED_CLASS = (
     "in the method resolution order, which method runs is unknown); the classes it instantiates in its "
     "construction or its graph are compiled with it: in the class body, `__init__` or `forward` of its classes, "
     "or in a method those name as `self.<m>` or `super().<m>` (called or not), not in another method "
-    "(`def make_draft(self): return Draft()` called from outside). A compiled bound method other than `forward` (one the class defines in this file: "
+    "(`def make_draft(self): return Draft()` called from outside), nor a submodule `__init__` holds "
+    "(`self.mtp = MTP()`) that no method of the class calls as `self.mtp(...)` (a drafter compiled on its own, "
+    "a sampler called from outside). A compiled bound method other than `forward` (one the class defines in this file: "
     "`model.decode = torch.compile(model.decode, backend=...)`) compiles that method and the methods it "
     "calls, unconditionally, as `self.<m>(...)` or `super().<m>(...)`, and the `forward` of a submodule it calls "
     "as `self.<attr>(...)` (an attribute `__init__` binds once to an instance of a class of the run: "
@@ -1004,7 +1006,7 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
             for name in tables.methods[c]:
                 if resolve(q, name) == c:
                     run(q, c, name, mode, where)
-        todo.extend((child, mode, where, None) for child in _children(q, mro(q), tables))
+        todo.extend((child, mode, where, None) for child in _children(q, mro(q), tables) - _idle(q, mro(q), tables))
         called.clear()  # (its submodules are among its children, compiled whole)
     return modes
 
@@ -1031,6 +1033,22 @@ def _children(q: str, order: List[str], tables: Tables) -> Set[str]:
             if n in names:
                 out |= made
     return out
+
+
+def _idle(q: str, order: List[str], tables: Tables) -> Set[str]:
+    """The classes of the submodules an instance of *q* holds (``self.mtp = MTP()``, once, in
+    ``__init__``: :attr:`Tables.attrs`) that no method of its classes calls as
+    ``self.<attr>(...)``: the graph does not run them (a drafter compiled on its own, a sampler
+    called from outside). A submodule reached otherwise (``self.mtp.forward(h)``, passed on) is
+    left out too: its calls are then not judged in this graph."""
+    called: Set[str] = set()
+    held: Dict[str, Set[str]] = {}
+    for c in order:
+        for own, _ in tables.methods.get(c, {}).values():
+            called.update(own)
+        for attr, child in tables.attrs.get(c, {}).items():
+            held.setdefault(child, set()).add(attr)
+    return {child for child, names in held.items() if not names & called}
 
 
 def _mro(q: str, bases: Dict[str, Tuple[str, ...]], memo: Dict[str, Optional[List[str]]]) -> Optional[List[str]]:

@@ -1103,6 +1103,40 @@ def test_npu303_a_submodule_the_compiled_method_may_not_run_is_not_judged(lint, 
     assert codes(lint(src, select=["NPU303"])) == []
 
 
+HELD = """
+    class Sampler(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="sample")
+
+        def forward(self, logits):
+            tng.ops.npu_tagged_event_record(self.ev)
+            return logits
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.sampler = Sampler()
+
+        def forward(self, x):
+            return {body}
+
+    model = Model()
+    compiled = torch.compile(model, backend=tng.get_npu_backend(compiler_config=tng.CompilerConfig()))
+"""
+
+
+def test_npu303_a_submodule_the_compiled_model_never_calls_is_not_in_its_graph(lint):
+    # held as self.sampler, called from outside (model.sampler(logits)), never by Model's code
+    assert codes(lint(mk(HELD.format(body="x")), select=["NPU303"])) == []
+
+
+def test_npu303_a_submodule_the_compiled_model_calls_is_in_its_graph(lint):
+    src = mk(HELD.format(body="self.sampler(x)"))
+    assert where(lint(src, select=["NPU303"])) == [
+        ("t.py",) + at(src, "tng.ops.npu_tagged_event_record") + ("NPU303",)]
+
+
 OVERRIDE = """
     class GeAttention(torch.nn.Module):
         def forward(self, x, y):
