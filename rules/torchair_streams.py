@@ -68,8 +68,9 @@ _COMPILED_CLASS = (
 class Tables:
     """The facts of every file of a run, folded (the project phase of NPU303, NPU306, NPU308)."""
 
-    instances: Dict[str, int]  # class -> 2 when one process certainly makes more than one, else 1 or 0
-    total: Dict[str, int]  # the same, a subclass's counted for its bases too
+    # class that owns a creation -> 2 when one process certainly makes more than one (its
+    # subclasses' instances counted too: they run its __init__), else 1 or 0
+    total: Dict[str, int]
     bases: Dict[str, Tuple[str, ...]]
     # class -> the names its body binds -> (``self.<m>()`` and ``super().<m>()`` its method calls)
     methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]]
@@ -752,10 +753,9 @@ def _tables(facts) -> Tables:
             torchair[path] = fact[1]
         else:
             creations.append((path,) + fact[1:])
-    together: List[Dict[str, list]] = []
-    instances, total = _per_process(calls, bases, methods, modules, imports,
-                                    {c[6] for c in creations if c[6] is not None}, together)
-    return Tables(instances, total, bases, methods, children, creations, apis, modules, imports, used, torchair,
+    total, together = _per_process(calls, bases, methods, modules, imports,
+                                   {c[6] for c in creations if c[6] is not None})
+    return Tables(total, bases, methods, children, creations, apis, modules, imports, used, torchair,
                   refs, attrs, together)
 
 
@@ -776,7 +776,7 @@ def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
 def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]],
                  methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]],
                  modules: Dict[str, str], imports: Dict[str, Set[str]],
-                 owners: Set[str], together: Optional[List[Dict[str, list]]] = None) -> Tuple[Dict[str, int], Dict[str, int]]:
+                 owners: Set[str]) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
     """Class -> whether one process certainly instantiates it more than once (2), once (1):
     on its own, and with its subclasses for a class that owns a creation. A process runs one
     script: the whole file (its main guard too) and the module-level code of every module of
@@ -794,10 +794,8 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
             if q not in wanted:
                 wanted[q] = [b for b in [q] + _ancestors(q, bases) if b in owners]
     wanted = {q: line for q, line in wanted.items() if line}
-    if together is None:
-        together = []
     if not wanted:
-        return {}, {}
+        return {}, []
     paths_of: Dict[str, List[str]] = {}
     for path, m in modules.items():
         paths_of.setdefault(m, []).append(path)
@@ -846,9 +844,9 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
                 break  # no super().__init__()
         return out
 
-    instances: Dict[str, int] = {}
     total: Dict[str, int] = {}
-    lines: Dict[str, List[str]] = {}  # class -> it and its ancestors (see _count)
+    together: List[Dict[str, list]] = []  # per process: owner -> the branches of each instance
+    lines: Dict[str, List[str]] = {}  # class -> it and its ancestors (see _sites)
     for script in scripts:
         others = [p for m in (closure(modules[script], imports) if script in modules else ())
                   for p in paths_of.get(m, ()) if p != script]
@@ -871,53 +869,40 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
         # ``MoE()``, with ``ModuleList([Layer(i) for i in range(n)])``): it runs more than once
         # when the class is instantiated more than once; to a fixed point, down the nesting
         while True:
-            own, with_subclasses = _count(counted, bases, lines)
+            sites = _sites(counted, bases, lines)
             grown = False
             for i, (path, r) in enumerate(counted):
                 q, n, main, branches, runner = r
                 if n < 2 and branches == () and runner and runner.endswith(".__init__") and \
-                        with_subclasses.get(runner[:-len(".__init__")], 0) > 1:
+                        _most(sites.get(runner[:-len(".__init__")], ())) > 1:
                     counted[i] = (path, (q, 2, main, branches, runner))
                     grown = True
             if not grown:
                 break
-        for q, n in own.items():
-            if q in wanted:
-                instances[q] = max(instances.get(q, 0), n)
-        for b, n in with_subclasses.items():
-            if b in owners:
-                total[b] = max(total.get(b, 0), n)
-        # the sites of each owner's instances in this process (for two owners' creations of one tag)
-        sites = {}
-        for path, (q, n, _, branches, _) in counted:
-            if branches is not None:
-                for b in lines.get(q) or [q] + _ancestors(q, bases):
-                    if b in owners:
-                        sites.setdefault(b, []).append({(path, k): frozenset(arms) for k, arms in branches})
-        together.append(sites)
-    return instances, total
+        for b in owners & sites.keys():
+            total[b] = max(total.get(b, 0), _most(sites[b]))
+        # (for two owners' creations of one tag: whether one process makes both)
+        together.append({b: [branches for _, branches in sites[b]] for b in owners & sites.keys()})
+    return total, together
 
 
-def _count(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str]]) -> Tuple[Dict[str, int], Dict[str, int]]:
-    """How many instances of each class one process certainly makes (2: more than one), by the
-    class's own calls, and with its subclasses' (they run its ``__init__``); from *counted*,
-    ``(path, (class, 1 or 2, in the main guard, branches, runner))``. Every class is counted,
-    not only those that own a creation: a class's count tells how often its ``__init__``'s
-    calls run. *lines* memoizes each class with its ancestors."""
-    own: Dict[str, list] = {}
-    with_subclasses: Dict[str, list] = {}
+def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str]]) -> Dict[str, list]:
+    """Class -> the instantiations that run its ``__init__`` in one process, its own and its
+    subclasses', each ``(1 or 2, branches)`` (:func:`_most` counts them); from *counted*,
+    ``(path, (class, 1 or 2, in the main guard, branches, runner))``. Every class, not only
+    those that own a creation: a class's count tells how often its ``__init__``'s calls run.
+    *lines* memoizes each class with its ancestors."""
+    out: Dict[str, list] = {}
     for path, (q, n, _, branches, _) in counted:
         if branches is None:
             continue  # never runs
         site = (n, {(path, k): frozenset(arms) for k, arms in branches})
-        own.setdefault(q, []).append(site)
         line = lines.get(q)
         if line is None:
             line = lines[q] = [q] + _ancestors(q, bases)
         for b in line:
-            with_subclasses.setdefault(b, []).append(site)
-    return ({q: _most(sites) for q, sites in own.items()},
-            {b: _most(sites) for b, sites in with_subclasses.items()})
+            out.setdefault(b, []).append(site)
+    return out
 
 
 def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str, Tuple[str, int]]]:
