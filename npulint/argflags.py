@@ -760,13 +760,6 @@ _LITERAL_CALL = re.compile(r"""add_argument\s*\(\s*((?:[rRuU]?(['"])-[-\w.]*\2\s
 _LITERAL = re.compile(r"""(['"])(-[-\w.]*)\1""")
 
 
-def flags_in_text(text: str, tree=None) -> Optional[Dict[str, int]]:
-    """The flags a module's ``add_argument`` calls certainly register (see :func:`read_text`);
-    None when it does not compile."""
-    read = read_text(text, tree)
-    return None if read is None else read[0]
-
-
 def read_text(text: str, tree=None) -> Optional[Tuple[Dict[str, int], List[str]]]:
     """``({flag: first line}, [pattern])``: the flags a module's ``add_argument`` calls
     certainly register, and what the option strings that are not certain may be (regular
@@ -968,13 +961,6 @@ def reaches_megatron(imports: Iterable[Tuple[str, int]], importer: Optional[str]
         queue.extend((sub, line, name, is_package) for sub, _ in imported_modules(tree, name, is_package)
                      if sub not in seen)
     return None
-
-
-def own_parser(tree: ast.AST) -> Optional[int]:
-    """The line where a module parses its own command line without Megatron, or None (see
-    :func:`entry_parser`)."""
-    kind, line = entry_parser(tree)
-    return line if kind == OWN else None
 
 
 def _megatron_side(module: str) -> bool:

@@ -369,9 +369,9 @@ def flags(src):
     return set(argflags.flags_in_tree(ast.parse(textwrap.dedent(src)))[0])
 
 
-def text_flags(src):
-    found = argflags.flags_in_text(textwrap.dedent(src))
-    return None if found is None else set(found)
+def text_flags(src, tree=None):
+    read = argflags.read_text(textwrap.dedent(src), tree)  # ({flag: line}, patterns), or None
+    return None if read is None else set(read[0])
 
 
 READ = [
@@ -449,7 +449,7 @@ def test_argflags_a_large_file_is_not_parsed_whole_for_a_name():
     assert text_flags(src) == {"--literal", "--by-name"}
     big = src + "# " + "x" * argflags.WHOLE_MAX + "\n"  # over the limit; one comment: cheap to parse here
     assert text_flags(big) == {"--literal"}
-    assert set(argflags.flags_in_text(big, ast.parse(big))) == {"--literal", "--by-name"}  # parsed anyway
+    assert text_flags(big, ast.parse(big)) == {"--literal", "--by-name"}  # parsed anyway
 
 
 @pytest.mark.parametrize("src, own", [
@@ -465,7 +465,7 @@ def test_argflags_a_large_file_is_not_parsed_whole_for_a_name():
     ("from pretrain_gpt import main\nmain()\n", False),
 ])
 def test_own_parser(src, own):
-    assert (argflags.own_parser(ast.parse(src)) is not None) is own
+    assert (argflags.entry_parser(ast.parse(src))[0] == argflags.OWN) is own
 
 
 @pytest.mark.parametrize("src, kind", [
