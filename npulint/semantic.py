@@ -313,7 +313,7 @@ class Semantic:
         # the module-level ``if __name__ == "__main__":`` statements whose body is straight-line code
         self.main_guards: set = set()
         # the attribute names assigned, augmented or deleted anywhere in the file (``x.ID = 1``)
-        self.stored_attrs: set = set()
+        self.stored_attrs: Dict[str, int] = {}  # attribute name -> how many stores of it (any object, any form)
         self._uses = None  # see _use_table(): made on demand
         self._uses_parent: Dict[cst.CSTNode, cst.CSTNode] = {}
         self._unchanged: Dict[Tuple[str, bool, int, int, int], bool] = {}
@@ -406,7 +406,7 @@ class Semantic:
         return fn.parent
 
     def bind_attribute(self, target: cst.Attribute, kind: str, node, value=None) -> None:
-        self.stored_attrs.add(target.attr.value)
+        self.stored_attrs[target.attr.value] = self.stored_attrs.get(target.attr.value, 0) + 1
         chain = dotted(target)
         if chain is not None:
             root, *path = chain.split(".")
@@ -622,7 +622,7 @@ class Semantic:
         """Attribute chains changed without a plain value: inside tuple/list/starred targets,
         ``for``/``with ... as`` targets, ``del a.b``. Recorded with kind "opaque"."""
         if isinstance(target, cst.Attribute):
-            self.stored_attrs.add(target.attr.value)
+            self.stored_attrs[target.attr.value] = self.stored_attrs.get(target.attr.value, 0) + 1
             chain = dotted(target)
             if chain is not None:
                 root, *path = chain.split(".")
@@ -672,6 +672,20 @@ class Semantic:
         if run is not None and run.files and run.touched(attr, "class" if via_self else "store", self.module_name):
             return None
         return bl[0]
+
+    def attribute_stored_once(self, attr: str) -> bool:
+        """Whether the attribute name *attr* is assigned exactly once in this file (on any
+        object: ``x.attr = v``, ``+=``, ``del``, a tuple or ``for`` target) and nowhere else:
+        no ``setattr``/``delattr`` of it or of a computed name, ``vars()``, and no store of it in
+        another module of the run. Then the one store is what the attribute holds, wherever the
+        object is."""
+        if self.stored_attrs.get(attr) != 1:
+            return False
+        table = self._use_table()
+        if table[1] or attr in self._set_names:
+            return False
+        run = _modules.active()
+        return not (run is not None and run.files and run.touched(attr, "store", self.module_name))
 
     _READING = frozenset({"get", "keys", "values", "items", "copy", "index", "count"})
     _READERS = frozenset({"len", "print", "sorted", "str", "repr", "isinstance", "bool", "any", "all", "max", "min",

@@ -16,7 +16,7 @@ from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
-from npulint.semantic import Scope, Site, child_nodes, dotted
+from npulint.semantic import Scope, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
@@ -508,8 +508,9 @@ class StreamsAnalysis(Analysis):
 
     def _submodules(self) -> List[Tuple[str, str, str]]:
         """``(class, attribute, class of the instance it holds)`` for each attribute a class's
-        ``__init__`` binds once, at its top level, to an instance of a named class
-        (``self.attn = Attn(...)``), and that no other statement of the class assigns: a
+        ``__init__`` binds at its top level to an instance of a named class
+        (``self.attn = Attn(...)``), and that nothing else assigns (:meth:`Semantic.attribute_stored_once`:
+        no other store of the name in the file, on any object, nor in another module): a
         compiled method that calls ``self.attn(...)`` runs ``Attn.forward``."""
         sem = self.ctx.sem
         sites = {id(call): site for call, site in self.calls}
@@ -534,19 +535,7 @@ class StreamsAnalysis(Analysis):
                 child = sem.callee_qualname(a.value.func, site) if site is not None else None
                 if child is not None and not child.startswith(("torch.", "torchair.")):
                     candidates.append((target.attr.value, child))
-            if not candidates:
-                continue
-            stored: Dict[str, int] = {}  # attribute -> how many statements of the class assign it
-            stack: List[cst.CSTNode] = [cls.body]
-            while stack:
-                n = stack.pop()
-                t = type(n)
-                if t in (cst.AssignTarget, cst.AugAssign, cst.AnnAssign):
-                    target = n.target
-                    if type(target) is cst.Attribute and type(target.value) is cst.Name and target.value.value == me:
-                        stored[target.attr.value] = stored.get(target.attr.value, 0) + 1
-                stack.extend(child_nodes(n))
-            out.extend((q, attr, child) for attr, child in candidates if stored.get(attr) == 1)
+            out.extend((q, attr, child) for attr, child in candidates if sem.attribute_stored_once(attr))
         return out
 
     def _runner(self, site: Site) -> Optional[str]:

@@ -1103,6 +1103,15 @@ def test_npu303_a_submodule_the_compiled_method_may_not_run_is_not_judged(lint, 
     assert codes(lint(src, select=["NPU303"])) == []
 
 
+@pytest.mark.parametrize("elsewhere", ["model.attn = Other()", "model.attn, n = Other(), 1", "del model.attn",
+                                       "setattr(model, 'attn', Other())"])
+def test_npu303_a_submodule_attribute_assigned_elsewhere_is_not_known(lint, elsewhere):
+    # any other store of the attribute name in the file, on any object: the holder may hold another
+    src = mk(SUBMODULE.format(init="self.attn = Attn()", call="self.attn(x)")) + \
+        f"\n\ndef swap(model):\n    {elsewhere}\n"
+    assert codes(lint(src, select=["NPU303"])) == []
+
+
 HELD = """
     class Sampler(torch.nn.Module):
         def __init__(self):
