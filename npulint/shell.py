@@ -979,19 +979,18 @@ class _Walker:
                 return self.text(tokens[i])
             return None
 
-        def expr():
-            r = conj()
-            while op(pos[0]) == "||":
+        def chain(operator, operand):  # operand (operator operand)*, left to right
+            r = operand()
+            while op(pos[0]) == operator:
                 pos[0] += 1
-                r = self._cond_logic("||", r, conj)
+                r = self._cond_logic(operator, r, operand)
             return r
 
+        def expr():
+            return chain("||", conj)
+
         def conj():
-            r = term()
-            while op(pos[0]) == "&&":
-                pos[0] += 1
-                r = self._cond_logic("&&", r, term)
-            return r
+            return chain("&&", term)
 
         def term(depth=0):
             i = pos[0]

@@ -1088,15 +1088,12 @@ class _Flow:
             return self._try(stmt, conds, looped)
         if isinstance(stmt, cst.Match):
             return self._match(stmt, conds, looped)
-        if isinstance(stmt, cst.For):
-            self._expr(stmt.iter, conds, looped)
-            self._expr(stmt.target, conds, True)
-            self._suite(stmt.body, conds, True)
-            if stmt.orelse is not None:
-                self._suite(stmt.orelse.body, conds, looped)
-            return None, conds
-        if isinstance(stmt, cst.While):
-            self._expr(stmt.test, conds, True)
+        if isinstance(stmt, (cst.For, cst.While)):
+            if isinstance(stmt, cst.For):
+                self._expr(stmt.iter, conds, looped)  # (evaluated once)
+                self._expr(stmt.target, conds, True)
+            else:
+                self._expr(stmt.test, conds, True)
             self._suite(stmt.body, conds, True)
             if stmt.orelse is not None:
                 self._suite(stmt.orelse.body, conds, looped)
