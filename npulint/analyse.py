@@ -85,6 +85,28 @@ def _token_prefixes(checker_classes: Tuple[type, ...], language: str) -> Tuple[T
 
 
 @functools.lru_cache(maxsize=16)
+def _wanting(checker_classes: Tuple[type, ...], language: str) -> Tuple[Tuple[type, FrozenSet[type]], ...]:
+    """*language*'s checkers in groups that ``wants`` answers alike for: those that keep the
+    engine's own ``wants`` and share what it reads (their tokens, and the analyses they
+    defer to), one per group, so that the prefilter asks each group once per file (the
+    eight torchair config rules read one analysis); a checker with a ``wants`` of its own is
+    a group alone."""
+    from npulint.checker import Checker
+    from npulint.lintrule import LintRule
+
+    engine_own = (Checker.wants.__func__, LintRule.wants.__func__)  # type: ignore[attr-defined]
+    groups: Dict[tuple, List[type]] = {}
+    for c in checker_classes:
+        if c.language != language:
+            continue
+        func = c.wants.__func__
+        key = ((func, getattr(c, "ENGINE", False), getattr(c, "_tokens_from_uses", False),
+                tuple(getattr(c, "uses", ())), c.tokens) if func in engine_own else (c,))
+        groups.setdefault(key, []).append(c)
+    return tuple((members[0], frozenset(members)) for members in groups.values())
+
+
+@functools.lru_cache(maxsize=16)
 def _scanners(checker_classes: Tuple[type, ...], language: str) -> Tuple[type, ...]:
     """The checkers of *language* that read facts from the text of files nobody parses."""
     from npulint.checker import Checker
@@ -235,7 +257,11 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
         if prefix not in text:  # none of the tokens that start with it can be there
             for token in members:
                 present[token] = False
-    candidates = [c for c in checker_classes if c.language == language and c.wants(text, path, present)]
+    wanted: Set[type] = set()
+    for asked, group in _wanting(classes, language):
+        if asked.wants(text, path, present):
+            wanted |= group
+    candidates = [c for c in checker_classes if c in wanted] if wanted else []
     active = [c for c in candidates if c in needed]
     active += [c for c in force if c not in active]
     if not active and not (candidates and ("NPU001" in enabled or (language != PYTHON and (

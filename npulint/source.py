@@ -16,6 +16,7 @@ import io
 import os
 import re
 import stat
+import sys
 import tokenize
 import warnings
 from typing import Dict, FrozenSet, List, Optional, Tuple
@@ -363,13 +364,20 @@ def noqa_directives(text: str, language: str) -> List[Tuple[int, int, int, Optio
     1-based columns (end exclusive) of the directive itself, its codes as written (None for a
     blanket one), and the range to delete to drop it whole: the directive with the blanks
     before it when it is all of its comment, else just the directive (leaving ``#``)."""
-    out = []
     if "noqa" not in text.lower():
-        return out
-    for lineno, col, comment, before in _comments(text, language):
+        return []
+    if language == PYTHON:
+        comments = _python_noqa_comments(text)
+    else:
+        comments = [c for c in _comments(text, language) if _NOQA.search(c[2])]
+    return _directives(comments)
+
+
+def _directives(comments) -> List[Tuple[int, int, int, Optional[Tuple[str, ...]], int, int]]:
+    """The directives of *comments*, ``# noqa`` comments as :func:`_comments` gives them."""
+    out = []
+    for lineno, col, comment, before in comments:
         m = _NOQA.search(comment)
-        if not m:
-            continue
         codes = m.group("codes")
         names = tuple(c.upper() for c in re.split(r"[,\s]+", codes) if c) if codes else None
         start, end = col + m.start() + 1, col + m.end() + 1
@@ -395,13 +403,99 @@ def noqa_map(text: str, language: str, directives=None) -> NoqaMap:
     return result
 
 
+def _python_noqa_comments(text: str):
+    """The comments of *text* that hold a ``noqa``, as :func:`_comments` gives them: from
+    :func:`_scan_python_comments` where its answer cannot differ from that, else tokenize's."""
+    scanned = _scan_python_comments(text, _NOQA)
+    if scanned is not None:
+        # tokenize would agree with the scan, or fail and leave the line-based reading, which
+        # gives these same comments: either way the answer is this one
+        if scanned == _fallback_noqa_comments(text):
+            return scanned
+    return [c for c in _comments(text, PYTHON) if _NOQA.search(c[2])]
+
+
+def _fallback_noqa_comments(text: str):
+    """What :func:`_comments`' line-based reading gives, restricted to comments holding a
+    ``noqa`` (so to the lines that have one)."""
+    out = []
+    lines = None
+    for lineno in sorted({text.count("\n", 0, m.start()) + 1 for m in _NOQA_WORD.finditer(text)}):
+        if lines is None:
+            lines = python_lines(text)
+        line = lines[lineno - 1].rstrip("\r\n")
+        idx = line.find("#")
+        while idx != -1:
+            if idx == 0 or line[idx - 1] in " \t;":
+                if _NOQA.search(line, idx):
+                    out.append((lineno, idx, line[idx:], line[:idx]))
+                break
+            idx = line.find("#", idx + 1)
+    return out
+
+
+_NOQA_WORD = re.compile(r"(?i)noqa")
+
+# What the comment scanner passes over at once: code that is neither a comment nor a string,
+# and whole strings, in tokenize's own forms (its Single3/Double3 and ContStr: a backslash
+# escapes any character, a line break too; three quotes always start a triple-quoted string).
+# It stops at a comment, at a quote that starts no whole string, and at the end.
+_STRING_FORMS = (
+    r"'{3}[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'{3}",
+    r'"{3}[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"{3}',
+    r"(?!'{3})'[^\n'\\]*(?:(?:\\\r\n|\\.)[^\n'\\]*)*'",
+    r'(?!"{3})"[^\n"\\]*(?:(?:\\\r\n|\\.)[^\n"\\]*)*"',
+)
+_PY_SKIP = re.compile(r"""(?:[^#'"]+|%s)*""" % "|".join(_STRING_FORMS), re.S)
+_PY_COMMENT = re.compile(r"#[^\r\n]*")
+_LONE_CR = re.compile(r"\r(?!\n)")
+# PEP 701 (3.12): an f-string's replacement field may hold quotes and comments
+_FSTRING = re.compile(r"""(?i)f[rb]?['"]""") if sys.version_info >= (3, 12) else None
+
+
+def _scan_python_comments(text: str, want=None):
+    """The comments tokenize finds in *text*, ``(line, column0, comment, before)`` (only those
+    *want*, a compiled pattern, finds something in, when given), read by regular expressions
+    over the strings and comments alone; None where that reading could differ from
+    tokenize's: a triple-quoted string that does not end (tokenize fails), a quote that
+    starts no string after a backslash (tokenize's continued strings), a carriage return
+    that ends no line, and on Python 3.12 and later any f-string."""
+    if "\r" in text and _LONE_CR.search(text):
+        return None
+    if _FSTRING is not None and _FSTRING.search(text):
+        return None
+    out = []
+    n = len(text)
+    skip = _PY_SKIP.match
+    line, counted = 1, 0
+    pos = skip(text).end()
+    while pos < n:
+        if text[pos] == "#":
+            end = _PY_COMMENT.match(text, pos).end()
+            if want is None or want.search(text, pos, end):
+                line += text.count("\n", counted, pos)
+                counted = pos
+                start = text.rfind("\n", 0, pos) + 1
+                out.append((line, pos - start, text[pos:end], text[start:pos]))
+            pos = end
+        elif text.startswith(text[pos] * 3, pos):
+            return None  # a triple-quoted string that does not end
+        else:  # tokenize's error token: the quote alone, unless a backslash may continue it
+            eol = text.find("\n", pos)
+            if "\\" in (text[pos:] if eol < 0 else text[pos:eol]):
+                return None
+            pos += 1
+        pos = skip(text, pos).end()
+    return out
+
+
 def _python_comments(text: str):
     out = []
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
             if tok.type == tokenize.COMMENT:
                 out.append((tok.start[0], tok.start[1], tok.string, tok.line[:tok.start[1]]))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
+    except (tokenize.TokenError, SyntaxError, ValueError):  # ValueError: from 3.12, text with a lone surrogate
         return None
     return out
 
