@@ -424,7 +424,10 @@ def _bash_accepts(data: bytes) -> bool:
     if bash is None:
         return False
     try:
-        r = subprocess.run([bash, "-n"], input=data, capture_output=True, timeout=10)
+        # only the status is read; without close_fds (npulint's own descriptors are not
+        # inheritable anyway) the child is spawned, not forked from this large process
+        r = subprocess.run([bash, "-n"], input=data, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=10, close_fds=False)
     except (OSError, subprocess.SubprocessError):
         return False
     return r.returncode == 0
