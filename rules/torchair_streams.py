@@ -69,7 +69,9 @@ class Tables:
     """The facts of every file of a run, folded (the project phase of NPU303, NPU306, NPU308)."""
 
     # class that owns a creation -> 2 when one process certainly makes more than one (its
-    # subclasses' instances counted too: they run its __init__), else 1 or 0
+    # subclasses' instances counted too), else 1 or 0; and "<class>.__init__" -> the same for
+    # the instantiations that run that class's __init__ (a subclass's runs it only when it
+    # defines no __init__ or its __init__ calls super().__init__() or Base.__init__(self))
     total: Dict[str, int]
     bases: Dict[str, Tuple[str, ...]]
     # class -> the names its body binds -> (``self.<m>()`` and ``super().<m>()`` its method calls)
@@ -85,7 +87,8 @@ class Tables:
     torchair: Dict[str, Tuple[str, ...]]  # path -> the torchair releases its configuration runs
     refs: Dict[str, Dict[str, Tuple[str, ...]]]  # class -> method -> the names it takes as self.<m>, super().<m>
     attrs: Dict[str, Dict[str, str]]  # class -> attribute its __init__ binds once to an instance -> its class
-    # per process: class that owns a creation -> the branches of each instantiation (its subclasses' too)
+    # per process: class that owns a creation -> the branches of each instantiation (its
+    # subclasses' too); "<class>.__init__" -> those of the instantiations that run its __init__
     together: List[Dict[str, list]]
 
 
@@ -472,8 +475,8 @@ class StreamsAnalysis(Analysis):
             methods = sorted(scope.bindings) if scope is not None else ()
             named = refs.get(scope, {})
             ctx.fact(StreamsAnalysis, ("class", q, tuple(bases), tuple(
-                (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set()))) + (tuple(sorted(named.get(m, ()))),)
-                for m in methods)))
+                (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set(), set()))) +
+                (tuple(sorted(named.get(m, ()))),) for m in methods)))
         for q, attr, child in self._submodules():
             ctx.fact(StreamsAnalysis, ("attr", q, attr, child))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
@@ -548,13 +551,16 @@ class StreamsAnalysis(Analysis):
         q = self.ctx.sem.qualname_of_def(fn.node) if fn.kind == "function" else None
         return q if q is not None and not q.startswith("<file>") else "?"
 
-    def _method_calls(self) -> Dict[Scope, Dict[str, Tuple[Set[str], Set[str]]]]:
+    def _method_calls(self) -> Dict[Scope, Dict[str, Tuple[Set[str], Set[str], Set[str]]]]:
         """Class -> method -> the names it calls as ``self.<name>(...)`` and as
-        ``super().<name>(...)``, where the call runs whenever the method runs (not under
-        ``if``/``for``/``try``..., not in a nested function): what a compiled method certainly
-        brings into its graph, and which overridden methods of a base still run."""
+        ``super().<name>(...)``, and the classes whose ``__init__`` it calls on its instance
+        (``Base.__init__(self, ...)``, by qualified name), where the call runs whenever the method
+        runs (not under ``if``/``for``/``try``..., not in a nested function): what a compiled
+        method certainly brings into its graph, and which overridden methods of a base still
+        run (a subclass's ``__init__`` that calls neither ``super().__init__()`` nor
+        ``Base.__init__(self)`` does not run the base's)."""
         sem = self.ctx.sem
-        out: Dict[Scope, Dict[str, Tuple[Set[str], Set[str]]]] = {}
+        out: Dict[Scope, Dict[str, Tuple[Set[str], Set[str], Set[str]]]] = {}
         for call, site in self.calls:
             fn = site.scope
             func = call.func
@@ -562,11 +568,19 @@ class StreamsAnalysis(Analysis):
                 continue
             if isinstance(func, cst.Name) and sem.self_class(fn, func.value) is fn.parent:
                 # ``self(x)``: the instance's ``__call__`` (an nn.Module's runs ``forward``)
-                out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set()))[0].add("__call__")
+                out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set(), set()))[0].add("__call__")
                 continue
             if not isinstance(func, cst.Attribute):
                 continue
             recv = func.value
+            if isinstance(recv, cst.Name) and func.attr.value == "__init__" and call.args and \
+                    isinstance(call.args[0].value, cst.Name) and not call.args[0].keyword and \
+                    not call.args[0].star and sem.self_class(fn, call.args[0].value.value) is fn.parent:
+                # ``Base.__init__(self, ...)``: that class's __init__ runs on this instance
+                base = sem.callee_qualname(recv, site)
+                if base is not None:
+                    out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set(), set()))[2].add(base)
+                continue
             if isinstance(recv, cst.Name):
                 if sem.self_class(fn, recv.value) is not fn.parent:
                     continue
@@ -580,7 +594,7 @@ class StreamsAnalysis(Analysis):
                 slot = 1
             else:
                 continue
-            per = out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set()))
+            per = out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set(), set()))
             per[slot].add(func.attr.value)
         return out
 
@@ -709,6 +723,7 @@ def _tables(facts) -> Tables:
     children: Dict[str, Dict[Optional[str], Set[str]]] = {}
     refs: Dict[str, Dict[str, Tuple[str, ...]]] = {}
     attrs: Dict[str, Dict[str, str]] = {}
+    explicit_inits: Dict[str, Tuple[str, ...]] = {}
     creations = []
     apis = []
     modules: Dict[str, str] = {}
@@ -729,8 +744,9 @@ def _tables(facts) -> Tables:
             attrs.setdefault(fact[1], {})[fact[2]] = fact[3]
         elif kind == "class":
             bases[fact[1]] = fact[2]
-            methods[fact[1]] = {m: (own, sup) for m, own, sup, _ in fact[3]}
-            refs[fact[1]] = {m: named for m, _, _, named in fact[3]}
+            methods[fact[1]] = {m: (own, sup) for m, own, sup, _, _ in fact[3]}
+            explicit_inits[fact[1]] = next((ex for m, _, _, ex, _ in fact[3] if m == "__init__"), ())
+            refs[fact[1]] = {m: named for m, _, _, _, named in fact[3]}
         elif kind == "api":
             apis.append((path,) + fact[1:])
         elif kind == "module":
@@ -742,7 +758,7 @@ def _tables(facts) -> Tables:
             torchair[path] = fact[1]
         else:
             creations.append((path,) + fact[1:])
-    total, together = _per_process(calls, bases, methods, modules, imports,
+    total, together = _per_process(calls, bases, methods, explicit_inits, modules, imports,
                                    {c[6] for c in creations if c[6] is not None})
     return Tables(total, bases, methods, children, creations, apis, modules, imports, used, torchair,
                   refs, attrs, together)
@@ -764,6 +780,7 @@ def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
 
 def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]],
                  methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]],
+                 explicit_inits: Dict[str, Tuple[str, ...]],
                  modules: Dict[str, str], imports: Dict[str, Set[str]],
                  owners: Set[str]) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
     """Class -> whether one process certainly instantiates it more than once (2), once (1):
@@ -772,11 +789,12 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
     the run it imports, directly or through others (RULES.md NPU306: the second creation *in a
     process* raises), and in those modules the functions that code calls (by name: a function,
     ``Class.method``, the ``__init__`` of a class it instantiates, and the bases' ``__init__``
-    that one calls through ``super()``), transitively; a call in another function of theirs is
-    not known to run. Two entry scripts that instantiate a class once each are two processes,
+    that one calls through ``super()`` or as ``Base.__init__(self)``), transitively; a call in
+    another function of theirs is not known to run. Two entry scripts that instantiate a class once each are two processes,
     as for two creations of one tag (:func:`_one_process`). Two instantiations under disjoint
     arms of one statement never both run, and one in dead code never runs (:class:`_Flow`).
-    Only the classes that own a creation, and their subclasses, are counted."""
+    Only the classes that own a creation, and their subclasses, are counted; for a class's
+    ``__init__`` ("<class>.__init__"), only the instantiations that run it."""
     wanted: Dict[str, List[str]] = {}  # class -> the owners of creations it runs the methods of
     for records in calls.values():
         for q, *_ in records:
@@ -815,22 +833,40 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
                 in_function.setdefault(path, {}).setdefault(r[4], []).append(r)
     mro_memo: Dict[str, Optional[List[str]]] = {}
 
+    inits_memo: Dict[str, List[str]] = {}
+
     def inits(q: str) -> List[str]:
-        """The ``__init__`` methods an instantiation of *q* certainly runs."""
-        out, order = [], _mro(q, bases, mro_memo) or []
-        i = 0
-        while i < len(order):
-            c = order[i]
-            i += 1
-            if c not in methods:
-                if c in _PLAIN_BASES:
-                    continue
-                break  # a class whose methods are unknown: which __init__ runs is unknown
-            if "__init__" not in methods[c]:
+        """The ``__init__`` methods an instantiation of *q* certainly runs: the first one of
+        its method resolution order, and from each that runs, the next one of the order when it
+        calls ``super().__init__()``, and the one ``Base.__init__(self)`` names (found in
+        ``Base``'s order, its own ``super()`` going on in *q*'s)."""
+        if q in inits_memo:
+            return inits_memo[q]
+        out: List[str] = []
+        order = _mro(q, bases, mro_memo) or []
+
+        def first(line: List[str]) -> Optional[str]:
+            for c in line:
+                if c not in methods:
+                    if c in _PLAIN_BASES:
+                        continue
+                    return None  # a class whose methods are unknown: which __init__ runs is unknown
+                if "__init__" in methods[c]:
+                    return c
+            return None
+
+        todo = [first(order)]
+        while todo:
+            c = todo.pop()
+            if c is None or c + ".__init__" in out:
                 continue
             out.append(c + ".__init__")
-            if "__init__" not in methods[c]["__init__"][1]:
-                break  # no super().__init__()
+            if "__init__" in methods[c]["__init__"][1]:  # super().__init__()
+                todo.append(first(order[order.index(c) + 1:]) if c in order else None)
+            for b in explicit_inits.get(c, ()):  # Base.__init__(self)
+                d = first(_mro(b, bases, mro_memo) or [])
+                todo.append(d if d in order else None)
+        inits_memo[q] = out
         return out
 
     total: Dict[str, int] = {}
@@ -858,29 +894,32 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
         # ``MoE()``, with ``ModuleList([Layer(i) for i in range(n)])``): it runs more than once
         # when the class is instantiated more than once; to a fixed point, down the nesting
         while True:
-            sites = _sites(counted, bases, lines)
+            sites = _sites(counted, bases, lines, inits)
             grown = False
             for i, (path, r) in enumerate(counted):
                 q, n, main, branches, runner = r
                 if n < 2 and branches == () and runner and runner.endswith(".__init__") and \
-                        _most(sites.get(runner[:-len(".__init__")], ())) > 1:
+                        _most(sites.get(runner, ())) > 1:
                     counted[i] = (path, (q, 2, main, branches, runner))
                     grown = True
             if not grown:
                 break
-        for b in owners & sites.keys():
+        keys = (owners | {b + ".__init__" for b in owners}) & sites.keys()
+        for b in keys:
             total[b] = max(total.get(b, 0), _most(sites[b]))
         # (for two owners' creations of one tag: whether one process makes both)
-        together.append({b: [branches for _, branches in sites[b]] for b in owners & sites.keys()})
+        together.append({b: [branches for _, branches in sites[b]] for b in keys})
     return total, together
 
 
-def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str]]) -> Dict[str, list]:
-    """Class -> the instantiations that run its ``__init__`` in one process, its own and its
-    subclasses', each ``(1 or 2, branches)`` (:func:`_most` counts them); from *counted*,
-    ``(path, (class, 1 or 2, in the main guard, branches, runner))``. Every class, not only
-    those that own a creation: a class's count tells how often its ``__init__``'s calls run.
-    *lines* memoizes each class with its ancestors."""
+def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str]],
+           inits: Callable[[str], List[str]]) -> Dict[str, list]:
+    """Class -> its instantiations in one process, its own and its subclasses', and
+    "<class>.__init__" -> those that run that ``__init__`` (*inits*), each ``(1 or 2,
+    branches)`` (:func:`_most` counts them); from *counted*, ``(path, (class, 1 or 2, in the
+    main guard, branches, runner))``. Every class, not only those that own a creation: the count
+    of a class's ``__init__`` tells how often its calls run. *lines* memoizes each class with its
+    ancestors and the ``__init__`` methods it runs."""
     out: Dict[str, list] = {}
     for path, (q, n, _, branches, _) in counted:
         if branches is None:
@@ -888,7 +927,7 @@ def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str
         site = (n, {(path, k): frozenset(arms) for k, arms in branches})
         line = lines.get(q)
         if line is None:
-            line = lines[q] = [q] + _ancestors(q, bases)
+            line = lines[q] = [q] + _ancestors(q, bases) + inits(q)
         for b in line:
             out.setdefault(b, []).append(site)
     return out
@@ -1324,7 +1363,9 @@ class TaggedEventTagReused(LintRule):
                    "process may make both), or when a creation with a literal tag runs more than once: in `__init__` or "
                    "another method of a class instantiated more than once in one process (two call sites, or inside "
                    "a loop or comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a "
-                   "subclass), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` "
+                   "subclass: for a creation in `__init__`, one that runs it, as Python does only when the "
+                   "subclass defines no `__init__` or its `__init__` calls `super().__init__()` or "
+                   "`Base.__init__(self)`), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` "
                    "in its function, in an operand of `x if c else y`/`and`/`or`, in a comprehension with an `if` "
                    "clause) is not known to run more than once and is not reported for it. Two instantiations that "
                    "never both run are one instance: in two arms of one `if`/`elif`/`else`, `match` or "
@@ -1337,7 +1378,8 @@ class TaggedEventTagReused(LintRule):
                    "those of one script, and those of the modules of the run it imports (directly or through others) "
                    "that run there: their module-level code outside their `if __name__ == \"__main__\":` guard, and "
                    "the functions that code or the script calls by name, transitively (`infer.main()`; a class's "
-                   "`__init__` when it is instantiated, and the bases' `__init__` it calls through `super()`); a call "
+                   "`__init__` when it is instantiated, and the bases' `__init__` it calls through `super()` or as "
+                   "`Base.__init__(self)`); a call "
                    "in a function of theirs that nothing there calls is not known to run; two entry scripts "
                    "that do not import each other are two processes, each with its own registry, so one instance in "
                    "each is not reported, and neither are two creations of one tag in them.")
@@ -1375,12 +1417,15 @@ class TaggedEventTagReused(LintRule):
         for path, tag, line, col, end_line, end_col, owner, looped, conditional, where, runner in tables.creations:
             span = Span(line, col, end_line, end_col)
             arms = {k: frozenset(a) for k, a in where}
+            # a creation in a class's __init__ runs for the instances that run that __init__
+            # (not a subclass's whose own __init__ does not call it); in another method, for any
+            key = runner if owner is not None and runner == owner + ".__init__" else owner
             # two creations in disjoint arms of one statement of one function never both run
             seen = next((t for t in first_tag.get(tag, ()) if (
                 t[0] == path or _one_process(modules.get(t[0]), modules.get(path), imports)) and not (
                 t[0] == path and t[4] == runner and _Flow.disjoint(t[3], arms))
-                and _both_made(t[5], owner, tables)), None)
-            first_tag.setdefault(tag, []).append((path, line, col, arms, runner, owner))
+                and _both_made(t[5], key, tables)), None)
+            first_tag.setdefault(tag, []).append((path, line, col, arms, runner, key))
             if seen is not None:
                 fpath, fline, fcol = seen[:3]
                 where = f"line {fline}" if fpath == path else f"{fpath}:{fline}:{fcol}"
@@ -1396,7 +1441,7 @@ class TaggedEventTagReused(LintRule):
                               f"npu_create_tagged_event(tag={tag!r}) runs in a loop: the second creation raises "
                               f"ValueError('tagged event tag {tag} is already in use'); create it once or give each "
                               "its own tag")
-            elif owner is not None and tables.total.get(owner, 0) > 1:
+            elif owner is not None and tables.total.get(key, 0) > 1:
                 cls.report_in(report, path, span,
                               f"npu_create_tagged_event(tag={tag!r}) runs once per instance of "
                               f"{owner.rsplit('.', 1)[-1]}, which is instantiated more than once: the second "
@@ -1510,8 +1555,9 @@ def _npu303_releases(releases: Tuple[str, ...], used: Set[str]) -> Optional[Tupl
 
 
 def _both_made(a: Optional[str], b: Optional[str], tables: Tables) -> bool:
-    """Whether the creations in methods of the classes *a* and *b* (None: not in a class) may
-    both run: a class's creation runs only where the class is instantiated, and two classes'
+    """Whether the creations in methods of the classes *a* and *b* (None: not in a class;
+    "<class>.__init__": in that ``__init__``, which runs only for the instantiations that run
+    it) may both run: a class's creation runs only where the class is instantiated, and two classes'
     only where one process certainly instantiates both, not under disjoint arms of one
     statement (``if variant == "deepseek": DeepseekMoE() else: QwenMoE()``)."""
     owners = [o for o in (a, b) if o is not None]

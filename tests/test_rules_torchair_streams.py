@@ -1582,6 +1582,69 @@ def test_npu306_subclass_instance_runs_the_base_init(lint):
     assert pos(found[0]) == at(src, "tng.ops.npu_create_tagged_event")
 
 
+SKIPS_INIT = """
+    class Sub(Layer):
+        def __init__(self):
+            {init}
+            self.w = 1
+
+    a = Sub()
+    b = Layer()
+"""
+
+
+@pytest.mark.parametrize("init", ["super().__init__()", "Layer.__init__(self)", "super(Sub, self).__init__()"])
+def test_npu306_a_subclass_init_that_calls_the_base_init_runs_it(lint, init):
+    src = mk(LAYER, SKIPS_INIT.format(init=init))
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+@pytest.mark.parametrize("init", ["torch.nn.Module.__init__(self)", "pass",
+                                  "if big:\n                super().__init__()"])
+def test_npu306_a_subclass_init_that_does_not_call_the_base_init_does_not_run_it(lint, init):
+    # Python runs Layer.__init__ for a Sub only when Sub.__init__ calls it: one Layer creation
+    src = mk("big = 1\n", LAYER, SKIPS_INIT.format(init=init))
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu306_a_class_made_in_a_base_init_that_a_subclass_skips(lint):
+    # Layer.__init__ makes an MoE; Dense(Layer) instances do not run it: one MoE in all
+    src = mk(NESTED.format(make="self.moe = MoE()", build="""class Dense(Layer):
+        def __init__(self):
+            {init}
+
+    first = Layer(0)
+    layers = torch.nn.ModuleList([Dense() for _ in range(3)])"""))
+    assert codes(lint(src.format(init="torch.nn.Module.__init__(self)"), select=["NPU306"])) == []
+    found = lint(src.format(init="Layer.__init__(self, 0)"), select=["NPU306"])
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+def test_npu306_one_tag_in_a_base_init_a_subclass_skips_and_in_another_class(lint):
+    src = mk("""
+        class Base(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="x")
+
+        class Plain(Base):
+            def __init__(self):
+                {init}
+
+        class Other(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev2 = tng.ops.npu_create_tagged_event(tag="x")
+
+        a = Plain()
+        b = Other()
+    """)
+    assert codes(lint(src.format(init="torch.nn.Module.__init__(self)"), select=["NPU306"])) == []
+    found = lint(src.format(init="super().__init__()"), select=["NPU306"])
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event(tag=\"x\")\n", 1) + ("NPU306",)]
+
+
 def test_npu306_class_instantiated_once_is_clean(lint):
     src = mk(LAYER, """
         class Model(torch.nn.Module):
