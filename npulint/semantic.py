@@ -679,7 +679,13 @@ class Semantic:
         no ``setattr``/``delattr`` of it or of a computed name, ``vars()``, and no store of it in
         another module of the run. Then the one store is what the attribute holds, wherever the
         object is."""
-        if self.stored_attrs.get(attr) != 1:
+        return self.attribute_stored_only(attr, 1)
+
+    def attribute_stored_only(self, attr: str, count: int) -> bool:
+        """Whether the attribute name *attr* is assigned exactly *count* times in this file (as
+        :meth:`attribute_stored_once` counts) and nowhere else: when the caller has seen
+        *count* stores of it, those are all that the attribute may hold."""
+        if self.stored_attrs.get(attr) != count:
             return False
         table = self._use_table()
         if table[1] or attr in self._set_names:

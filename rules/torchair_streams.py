@@ -29,6 +29,11 @@ RECORD = "torchair.ops.npu_tagged_event_record"
 WAIT = "torchair.ops.npu_tagged_event_wait"
 RECORD_STREAM = "torchair.ops.npu_record_tagged_stream"
 API = SWITCH | WAIT_TENSOR | {CREATE, RECORD, WAIT, RECORD_STREAM}
+# What a class's __init__ may hold its submodules in (:meth:`StreamsAnalysis._held`): a
+# Sequential calls each element when it is called; the others are indexed or iterated.
+_SEQUENTIAL = {"torch.nn.Sequential", "torch.nn.modules.container.Sequential"}
+_CONTAINERS = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.modules.container.ModuleList",
+               "torch.nn.modules.container.ModuleDict", "builtins.list", "builtins.tuple", "builtins.dict"}
 # Base classes that share no tagged-event attributes with their subclasses.
 _PLAIN_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "builtins.object"}
 
@@ -48,11 +53,16 @@ _COMPILED_CLASS = (
     "class and those it inherits (a base's method that the class or a nearer base overrides only when an "
     "overriding method calls it through `super()`; where a base that is not a class of the run comes first "
     "in the method resolution order, which method runs is unknown); the classes it instantiates in its "
-    "construction or its graph are compiled with it: in the class body, `__init__` or `forward` of its classes, "
-    "or in a method those name as `self.<m>` or `super().<m>` (called or not), not in another method "
-    "(`def make_draft(self): return Draft()` called from outside), nor a submodule `__init__` holds "
-    "(`self.mtp = MTP()`) that no method of the class calls as `self.mtp(...)` (a drafter compiled on its own, "
-    "a sampler called from outside). A compiled bound method other than `forward` (one the class defines in this file: "
+    "graph are compiled with it: in `forward` of its classes or in a method it names as `self.<m>` or "
+    "`super().<m>` (called or not), and, of those its construction makes (the class body, `__init__` and the "
+    "methods it names), the ones its graph certainly calls (`forward` and the methods it certainly calls): a "
+    "submodule held as `self.attn = Attn()` (also under `if`, or `A() if c else B()`) called as `self.attn(x)`; "
+    "held in `self.layers = nn.ModuleList([...])` (a `ModuleDict`, a list, `.append(...)`) whose elements it "
+    "calls (`for layer in self.layers: x = layer(x)`, or `self.layers[i](x)` when they are all of one class); "
+    "in `self.body = nn.Sequential(...)` called as `self.body(x)`. Not a submodule the graph does not certainly "
+    "call (`self.mtp = MTP()`, a drafter compiled on its own; a sampler called from outside; layers passed on "
+    "or called under `if`), nor an instance another method makes (`def make_draft(self): return Draft()` "
+    "called from outside). A compiled bound method other than `forward` (one the class defines in this file: "
     "`model.decode = torch.compile(model.decode, backend=...)`) compiles that method and the methods it "
     "calls, unconditionally, as `self.<m>(...)` or `super().<m>(...)`, and the `forward` of a submodule it calls "
     "as `self.<attr>(...)` (an attribute `__init__` binds once to an instance of a class of the run: "
@@ -69,13 +79,16 @@ class Tables:
     """The facts of every file of a run, folded (the project phase of NPU303, NPU306, NPU308)."""
 
     # class that owns a creation -> 2 when one process certainly makes more than one (its
-    # subclasses' instances counted too: they run its __init__), else 1 or 0
+    # subclasses' instances counted too), else 1 or 0; and "<class>.__init__" -> the same for
+    # the instantiations that run that class's __init__ (a subclass's runs it only when it
+    # defines no __init__ or its __init__ calls super().__init__() or Base.__init__(self))
     total: Dict[str, int]
     bases: Dict[str, Tuple[str, ...]]
     # class -> the names its body binds -> (``self.<m>()`` and ``super().<m>()`` its method calls)
     methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]]
-    # class -> method (None: the class body) -> classes it instantiates there
-    children: Dict[str, Dict[Optional[str], Set[str]]]
+    # class -> method (None: the class body) -> classes it instantiates there, each with where
+    # the class holds the instance (:meth:`StreamsAnalysis._held`; None: unknown)
+    children: Dict[str, Dict[Optional[str], Set[Tuple[str, Optional[str]]]]]
     # (path, tag, line, col, end_line, end_col, owner class, looped, conditional)
     creations: List[tuple]
     apis: List[tuple]  # (path, kind, api, owner class, method, line, col, end_line, end_col)
@@ -85,7 +98,8 @@ class Tables:
     torchair: Dict[str, Tuple[str, ...]]  # path -> the torchair releases its configuration runs
     refs: Dict[str, Dict[str, Tuple[str, ...]]]  # class -> method -> the names it takes as self.<m>, super().<m>
     attrs: Dict[str, Dict[str, str]]  # class -> attribute its __init__ binds once to an instance -> its class
-    # per process: class that owns a creation -> the branches of each instantiation (its subclasses' too)
+    # per process: class that owns a creation -> the branches of each instantiation (its
+    # subclasses' too); "<class>.__init__" -> those of the instantiations that run its __init__
     together: List[Dict[str, list]]
 
 
@@ -472,8 +486,8 @@ class StreamsAnalysis(Analysis):
             methods = sorted(scope.bindings) if scope is not None else ()
             named = refs.get(scope, {})
             ctx.fact(StreamsAnalysis, ("class", q, tuple(bases), tuple(
-                (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set()))) + (tuple(sorted(named.get(m, ()))),)
-                for m in methods)))
+                (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set(), set()))) +
+                (tuple(sorted(named.get(m, ()))),) for m in methods)))
         for q, attr, child in self._submodules():
             ctx.fact(StreamsAnalysis, ("attr", q, attr, child))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
@@ -481,6 +495,7 @@ class StreamsAnalysis(Analysis):
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
         flows: Dict[int, _Flow] = {}
         branches: Dict[int, int] = {}  # id(branch statement) -> its number in this file
+        held = self._held() if self.classes else {}
         for call, site in self.calls:
             q = sem.callee_qualname(call.func, site)
             if q is None or q.startswith(("torch.", "torchair.")):
@@ -489,7 +504,8 @@ class StreamsAnalysis(Analysis):
             owner = sem.enclosing_class(site)
             in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
-                                       self._branches(call, site, flows, branches), self._runner(site)))
+                                       self._branches(call, site, flows, branches), self._runner(site),
+                                       held.get(id(call))))
 
     @staticmethod
     def _branches(call: cst.Call, site: Site, flows: Dict[int, _Flow], numbers: Dict[int, int]):
@@ -538,6 +554,140 @@ class StreamsAnalysis(Analysis):
             out.extend((q, attr, child) for attr, child in candidates if sem.attribute_stored_once(attr))
         return out
 
+    def _held(self) -> Dict[int, str]:
+        """id(instantiation) -> where the instance its class's construction makes is held, by the
+        name a method calls it with: ``"attn"`` for ``self.attn = Attn()`` (also under ``if``, or
+        ``Attn() if c else None``; ``self.attn(x)`` calls it), ``"body"`` for an element of
+        ``self.body = nn.Sequential(A(), B())`` (``self.body(x)`` calls them all), ``"layers[]"``
+        for an element of ``self.layers = nn.ModuleList([...])`` (``ModuleDict``, a list, tuple
+        or dict display or comprehension; or added by ``self.layers.append(Layer())``,
+        ``.extend``, ``.insert``, ``self.layers[k] = ...``): iterating over ``self.layers`` and
+        calling the item calls each, ``self.layers[i](x)`` one of them. In the class's
+        construction: ``__init__`` and the methods of the class it names (``self._build()``),
+        transitively; and only where every store of the attribute name in the run is one of
+        theirs (:meth:`Semantic.attribute_stored_only`): then nothing rebinds it after."""
+        sem = self.ctx.sem
+        sites = {id(call): site for call, site in self.calls}
+        out: Dict[int, str] = {}
+        refs = self._method_refs()
+
+        def kind(call: cst.Call) -> Optional[str]:
+            site = sites.get(id(call))
+            q = sem.callee_qualname(call.func, site) if site is not None else None
+            if q in _SEQUENTIAL:
+                return "sequential"
+            if q in _CONTAINERS:
+                return "container"
+            return None if q is None or q.startswith(("torch.", "torchair.")) else "instance"
+
+        def instance(e, key: str, found: Dict[int, str]) -> None:
+            """*e* is the value held under *key*."""
+            if isinstance(e, cst.IfExp):
+                instance(e.body, key, found)
+                instance(e.orelse, key, found)
+            elif isinstance(e, cst.Call) and kind(e) == "instance":
+                found[id(e)] = key
+
+        def elements(e, key: str, found: Dict[int, str]) -> None:
+            """*e* is a collection whose elements are held under *key*."""
+            if isinstance(e, (cst.List, cst.Tuple, cst.Set)):
+                for el in e.elements:
+                    if isinstance(el, cst.StarredElement):
+                        elements(el.value, key, found)
+                    else:
+                        instance(el.value, key, found)
+            elif isinstance(e, (cst.ListComp, cst.GeneratorExp, cst.SetComp)):
+                instance(e.elt, key, found)
+            elif isinstance(e, cst.DictComp):
+                instance(e.value, key, found)
+            elif isinstance(e, cst.Dict):
+                for el in e.elements:
+                    if isinstance(el, cst.DictElement):
+                        instance(el.value, key, found)
+
+        def value(v, attr: str, found: Dict[int, str]) -> bool:
+            """``self.<attr> = v``; whether *v* is a container (its elements are held)."""
+            if isinstance(v, cst.Call) and kind(v) == "sequential":
+                for a in v.args:
+                    if a.star == "*":
+                        elements(a.value, attr, found)
+                    elif not a.keyword and not a.star:
+                        instance(a.value, attr, found)
+                return False
+            if isinstance(v, cst.Call) and kind(v) == "container":
+                if v.args and not v.args[0].keyword and not v.args[0].star:
+                    elements(v.args[0].value, attr + "[]", found)
+                return True
+            if isinstance(v, (cst.List, cst.Tuple, cst.ListComp, cst.GeneratorExp, cst.Dict, cst.DictComp)):
+                elements(v, attr + "[]", found)
+                return True
+            instance(v, attr, found)
+            return False
+
+        def statements(body, me: str):
+            for stmt in body:
+                if isinstance(stmt, cst.SimpleStatementLine):
+                    yield from stmt.body
+                elif isinstance(stmt, cst.BaseSmallStatement):  # ``if c: self.a = A()``
+                    yield stmt
+                elif isinstance(stmt, (cst.FunctionDef, cst.ClassDef)):
+                    continue
+                else:
+                    for block in _blocks(stmt):
+                        yield from statements(block, me)
+
+        def on_self(e, me: str) -> Optional[str]:
+            if isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and e.value.value == me:
+                return e.attr.value
+            return None
+
+        for cls, _ in self.classes:
+            stores: Dict[str, int] = {}  # attribute -> its stores in the class's methods
+            found: Dict[str, Dict[int, str]] = {}  # attribute -> the instances it holds
+            containers: Set[str] = set()
+            added: List[Tuple[str, cst.CSTNode, bool]] = []  # (attribute, what .append/[k] = adds, .extend)
+            # the construction: __init__ and the methods of the class it names as self.<m>, transitively
+            named = refs.get(sem.scope_of.get(cls), {})
+            construction, todo = {"__init__"}, ["__init__"]
+            while todo:
+                for m in named.get(todo.pop(), ()):
+                    if m not in construction:
+                        construction.add(m)
+                        todo.append(m)
+            smalls = []  # (the method's instance parameter, a simple statement of the method)
+            for fn in cls.body.body:
+                if isinstance(fn, cst.FunctionDef) and fn.name.value in construction and fn.params.params and \
+                        not fn.decorators:
+                    me = fn.params.params[0].name.value
+                    smalls.extend((me, small) for small in statements(fn.body.body, me))
+            for me, small in smalls:
+                if isinstance(small, (cst.Assign, cst.AnnAssign)) and small.value is not None:
+                    targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else [small.target]
+                    if len(targets) != 1:
+                        continue
+                    attr = on_self(targets[0], me)
+                    if attr is not None:
+                        stores[attr] = stores.get(attr, 0) + 1
+                        if value(small.value, attr, found.setdefault(attr, {})):
+                            containers.add(attr)
+                    elif isinstance(targets[0], cst.Subscript):
+                        attr = on_self(targets[0].value, me)
+                        if attr is not None:
+                            added.append((attr, small.value, False))
+                elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and \
+                        isinstance(small.value.func, cst.Attribute) and small.value.args:
+                    attr = on_self(small.value.func.value, me)
+                    method = small.value.func.attr.value
+                    if attr is not None and method in ("append", "extend", "insert"):
+                        added.append((attr, small.value.args[-1].value, method == "extend"))
+            for attr, v, many in added:
+                if attr in containers:
+                    (elements if many else instance)(v, attr + "[]", found[attr])
+            for attr, held in found.items():
+                if held and sem.attribute_stored_only(attr, stores[attr]):
+                    out.update(held)
+        return out
+
     def _runner(self, site: Site) -> Optional[str]:
         """The function whose runs run the code at *site*: None at module level (in a class
         body there too), the qualified name of the innermost ``def`` around it, "?" for a lambda
@@ -548,25 +698,43 @@ class StreamsAnalysis(Analysis):
         q = self.ctx.sem.qualname_of_def(fn.node) if fn.kind == "function" else None
         return q if q is not None and not q.startswith("<file>") else "?"
 
-    def _method_calls(self) -> Dict[Scope, Dict[str, Tuple[Set[str], Set[str]]]]:
+    def _method_calls(self) -> Dict[Scope, Dict[str, Tuple[Set[str], Set[str], Set[str]]]]:
         """Class -> method -> the names it calls as ``self.<name>(...)`` and as
-        ``super().<name>(...)``, where the call runs whenever the method runs (not under
-        ``if``/``for``/``try``..., not in a nested function): what a compiled method certainly
-        brings into its graph, and which overridden methods of a base still run."""
+        ``super().<name>(...)``, and the classes whose ``__init__`` it calls on its instance
+        (``Base.__init__(self, ...)``, by qualified name), where the call runs whenever the method
+        runs (not under ``if``/``for``/``try``..., not in a nested function): what a compiled
+        method certainly brings into its graph, and which overridden methods of a base still
+        run (a subclass's ``__init__`` that calls neither ``super().__init__()`` nor
+        ``Base.__init__(self)`` does not run the base's)."""
         sem = self.ctx.sem
-        out: Dict[Scope, Dict[str, Tuple[Set[str], Set[str]]]] = {}
+        out: Dict[Scope, Dict[str, Tuple[Set[str], Set[str], Set[str]]]] = {}
         for call, site in self.calls:
             fn = site.scope
             func = call.func
-            if site.conditional or fn.kind != "function" or fn.parent is None or fn.parent.kind != "class":
+            if fn.kind != "function" or fn.parent is None or fn.parent.kind != "class":
+                continue
+            if all(loop for _, loop in site.blocks):
+                element = self._element_call(call, site)
+                if element is not None:
+                    out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set(), set()))[0].add(element)
+                    continue
+            if site.conditional:
                 continue
             if isinstance(func, cst.Name) and sem.self_class(fn, func.value) is fn.parent:
                 # ``self(x)``: the instance's ``__call__`` (an nn.Module's runs ``forward``)
-                out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set()))[0].add("__call__")
+                out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set(), set()))[0].add("__call__")
                 continue
             if not isinstance(func, cst.Attribute):
                 continue
             recv = func.value
+            if isinstance(recv, cst.Name) and func.attr.value == "__init__" and call.args and \
+                    isinstance(call.args[0].value, cst.Name) and not call.args[0].keyword and \
+                    not call.args[0].star and sem.self_class(fn, call.args[0].value.value) is fn.parent:
+                # ``Base.__init__(self, ...)``: that class's __init__ runs on this instance
+                base = sem.callee_qualname(recv, site)
+                if base is not None:
+                    out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set(), set()))[2].add(base)
+                continue
             if isinstance(recv, cst.Name):
                 if sem.self_class(fn, recv.value) is not fn.parent:
                     continue
@@ -580,9 +748,53 @@ class StreamsAnalysis(Analysis):
                 slot = 1
             else:
                 continue
-            per = out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set()))
+            per = out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set(), set()))
             per[slot].add(func.attr.value)
         return out
+
+    def _element_call(self, call: cst.Call, site: Site) -> Optional[str]:
+        """For a call in a method of an element of a collection its instance holds (see
+        :meth:`_held`): ``"layers[]"`` when it calls every element, ``for layer in self.layers:
+        x = layer(x)`` (also ``enumerate(self.layers)``, ``self.layers.values()``/``.items()``),
+        ``"layers[i]"`` when it calls one or some (``self.layers[i](x)``, ``layer =
+        self.layers[i]`` then ``layer(x)``, ``for layer in self.layers[a:b]``); else None. The
+        loop variable or name must be bound once in the method, and the call be in that loop."""
+        sem = self.ctx.sem
+        fn = site.scope
+
+        def held(e) -> Optional[str]:  # ``self.<attr>``
+            if isinstance(e, cst.Attribute) and isinstance(e.value, cst.Name) and \
+                    sem.self_class(fn, e.value.value) is fn.parent:
+                return e.attr.value
+            return None
+
+        func = call.func
+        if isinstance(func, cst.Subscript):
+            attr = held(func.value)
+            return attr + "[i]" if attr is not None else None
+        if not isinstance(func, cst.Name):
+            return None
+        bl = fn.bindings.get(func.value, ())
+        if len(bl) != 1:
+            return None
+        b = bl[0]
+        if b.kind == "assign" and isinstance(b.value, cst.Subscript) and held(b.value.value) is not None:
+            return held(b.value.value) + "[i]"
+        if b.kind != "loop" or not isinstance(b.node, cst.For) or (b.node, True) not in site.blocks:
+            return None
+        it, index = b.node.iter, b.index
+        if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and it.func.value == "enumerate" and \
+                sem.qualnames(it.func, site) == {"builtins.enumerate"} and len(it.args) == 1 and index == (1,):
+            it, index = it.args[0].value, ()
+        elif isinstance(it, cst.Call) and isinstance(it.func, cst.Attribute) and not it.args and \
+                (it.func.attr.value, index) in (("values", ()), ("items", (1,))):
+            it, index = it.func.value, ()
+        if index != ():
+            return None
+        if isinstance(it, cst.Subscript) and held(it.value) is not None:
+            return held(it.value) + "[i]"  # a slice: some of them
+        attr = held(it)
+        return attr + "[]" if attr is not None else None
 
     def _method_refs(self) -> Dict[Scope, Dict[str, Set[str]]]:
         """Class -> method -> every name it (or a function or lambda nested in it) takes as
@@ -664,6 +876,24 @@ class StreamsAnalysis(Analysis):
         return _once_per_run("modes", (facts, compiled), lambda: _modes(cls.tables(facts), compiled))
 
 
+def _blocks(stmt: cst.CSTNode) -> List[Sequence[cst.CSTNode]]:
+    """The statement lists of a compound statement (its body, ``elif``/``else`` arms, handlers...)."""
+    out: List[Sequence[cst.CSTNode]] = []
+    todo = [stmt]
+    while todo:
+        n = todo.pop()
+        body = getattr(n, "body", None)
+        if isinstance(body, (cst.IndentedBlock, cst.SimpleStatementSuite)):
+            out.append(body.body)
+        for field in ("orelse", "finalbody"):
+            extra = getattr(n, field, None)
+            if extra is not None:
+                todo.append(extra)
+        todo.extend(getattr(n, "handlers", ()))
+        todo.extend(getattr(n, "cases", ()))
+    return out
+
+
 def _comprehension_guarded(scope: Scope) -> bool:
     """Whether a comprehension's element may not be evaluated on some run of the code around
     it: the comprehension (or one it is nested in) has an ``if`` clause, or stands in an
@@ -706,9 +936,10 @@ def _followup_tokens(facts) -> Tuple[Any, ...]:
 def _tables(facts) -> Tables:
     bases: Dict[str, Tuple[str, ...]] = {}
     methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]] = {}
-    children: Dict[str, Dict[Optional[str], Set[str]]] = {}
+    children: Dict[str, Dict[Optional[str], Set[Tuple[str, Optional[str]]]]] = {}
     refs: Dict[str, Dict[str, Tuple[str, ...]]] = {}
     attrs: Dict[str, Dict[str, str]] = {}
+    explicit_inits: Dict[str, Tuple[str, ...]] = {}
     creations = []
     apis = []
     modules: Dict[str, str] = {}
@@ -719,18 +950,19 @@ def _tables(facts) -> Tables:
     for path, fact in facts:
         kind = fact[0]
         if kind == "new":
-            _, q, looped, owner, main, branches, runner = fact
+            _, q, looped, owner, main, branches, runner, held = fact
             calls.setdefault(path, []).append((q, 2 if looped else 1, main, branches, runner))
             if owner is not None and (runner is None or runner.startswith(owner + ".")):
                 # the method of the class that makes it (None: the class body); not one in a lambda
                 method = runner[len(owner) + 1:].split(".", 1)[0] if runner is not None else None
-                children.setdefault(owner, {}).setdefault(method, set()).add(q)
+                children.setdefault(owner, {}).setdefault(method, set()).add((q, held))
         elif kind == "attr":
             attrs.setdefault(fact[1], {})[fact[2]] = fact[3]
         elif kind == "class":
             bases[fact[1]] = fact[2]
-            methods[fact[1]] = {m: (own, sup) for m, own, sup, _ in fact[3]}
-            refs[fact[1]] = {m: named for m, _, _, named in fact[3]}
+            methods[fact[1]] = {m: (own, sup) for m, own, sup, _, _ in fact[3]}
+            explicit_inits[fact[1]] = next((ex for m, _, _, ex, _ in fact[3] if m == "__init__"), ())
+            refs[fact[1]] = {m: named for m, _, _, _, named in fact[3]}
         elif kind == "api":
             apis.append((path,) + fact[1:])
         elif kind == "module":
@@ -742,7 +974,7 @@ def _tables(facts) -> Tables:
             torchair[path] = fact[1]
         else:
             creations.append((path,) + fact[1:])
-    total, together = _per_process(calls, bases, methods, modules, imports,
+    total, together = _per_process(calls, bases, methods, explicit_inits, modules, imports,
                                    {c[6] for c in creations if c[6] is not None})
     return Tables(total, bases, methods, children, creations, apis, modules, imports, used, torchair,
                   refs, attrs, together)
@@ -764,6 +996,7 @@ def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
 
 def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]],
                  methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]],
+                 explicit_inits: Dict[str, Tuple[str, ...]],
                  modules: Dict[str, str], imports: Dict[str, Set[str]],
                  owners: Set[str]) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
     """Class -> whether one process certainly instantiates it more than once (2), once (1):
@@ -772,11 +1005,12 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
     the run it imports, directly or through others (RULES.md NPU306: the second creation *in a
     process* raises), and in those modules the functions that code calls (by name: a function,
     ``Class.method``, the ``__init__`` of a class it instantiates, and the bases' ``__init__``
-    that one calls through ``super()``), transitively; a call in another function of theirs is
-    not known to run. Two entry scripts that instantiate a class once each are two processes,
+    that one calls through ``super()`` or as ``Base.__init__(self)``), transitively; a call in
+    another function of theirs is not known to run. Two entry scripts that instantiate a class once each are two processes,
     as for two creations of one tag (:func:`_one_process`). Two instantiations under disjoint
     arms of one statement never both run, and one in dead code never runs (:class:`_Flow`).
-    Only the classes that own a creation, and their subclasses, are counted."""
+    Only the classes that own a creation, and their subclasses, are counted; for a class's
+    ``__init__`` ("<class>.__init__"), only the instantiations that run it."""
     wanted: Dict[str, List[str]] = {}  # class -> the owners of creations it runs the methods of
     for records in calls.values():
         for q, *_ in records:
@@ -815,22 +1049,40 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
                 in_function.setdefault(path, {}).setdefault(r[4], []).append(r)
     mro_memo: Dict[str, Optional[List[str]]] = {}
 
+    inits_memo: Dict[str, List[str]] = {}
+
     def inits(q: str) -> List[str]:
-        """The ``__init__`` methods an instantiation of *q* certainly runs."""
-        out, order = [], _mro(q, bases, mro_memo) or []
-        i = 0
-        while i < len(order):
-            c = order[i]
-            i += 1
-            if c not in methods:
-                if c in _PLAIN_BASES:
-                    continue
-                break  # a class whose methods are unknown: which __init__ runs is unknown
-            if "__init__" not in methods[c]:
+        """The ``__init__`` methods an instantiation of *q* certainly runs: the first one of
+        its method resolution order, and from each that runs, the next one of the order when it
+        calls ``super().__init__()``, and the one ``Base.__init__(self)`` names (found in
+        ``Base``'s order, its own ``super()`` going on in *q*'s)."""
+        if q in inits_memo:
+            return inits_memo[q]
+        out: List[str] = []
+        order = _mro(q, bases, mro_memo) or []
+
+        def first(line: List[str]) -> Optional[str]:
+            for c in line:
+                if c not in methods:
+                    if c in _PLAIN_BASES:
+                        continue
+                    return None  # a class whose methods are unknown: which __init__ runs is unknown
+                if "__init__" in methods[c]:
+                    return c
+            return None
+
+        todo = [first(order)]
+        while todo:
+            c = todo.pop()
+            if c is None or c + ".__init__" in out:
                 continue
             out.append(c + ".__init__")
-            if "__init__" not in methods[c]["__init__"][1]:
-                break  # no super().__init__()
+            if "__init__" in methods[c]["__init__"][1]:  # super().__init__()
+                todo.append(first(order[order.index(c) + 1:]) if c in order else None)
+            for b in explicit_inits.get(c, ()):  # Base.__init__(self)
+                d = first(_mro(b, bases, mro_memo) or [])
+                todo.append(d if d in order else None)
+        inits_memo[q] = out
         return out
 
     total: Dict[str, int] = {}
@@ -858,29 +1110,32 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
         # ``MoE()``, with ``ModuleList([Layer(i) for i in range(n)])``): it runs more than once
         # when the class is instantiated more than once; to a fixed point, down the nesting
         while True:
-            sites = _sites(counted, bases, lines)
+            sites = _sites(counted, bases, lines, inits)
             grown = False
             for i, (path, r) in enumerate(counted):
                 q, n, main, branches, runner = r
                 if n < 2 and branches == () and runner and runner.endswith(".__init__") and \
-                        _most(sites.get(runner[:-len(".__init__")], ())) > 1:
+                        _most(sites.get(runner, ())) > 1:
                     counted[i] = (path, (q, 2, main, branches, runner))
                     grown = True
             if not grown:
                 break
-        for b in owners & sites.keys():
+        keys = (owners | {b + ".__init__" for b in owners}) & sites.keys()
+        for b in keys:
             total[b] = max(total.get(b, 0), _most(sites[b]))
         # (for two owners' creations of one tag: whether one process makes both)
-        together.append({b: [branches for _, branches in sites[b]] for b in owners & sites.keys()})
+        together.append({b: [branches for _, branches in sites[b]] for b in keys})
     return total, together
 
 
-def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str]]) -> Dict[str, list]:
-    """Class -> the instantiations that run its ``__init__`` in one process, its own and its
-    subclasses', each ``(1 or 2, branches)`` (:func:`_most` counts them); from *counted*,
-    ``(path, (class, 1 or 2, in the main guard, branches, runner))``. Every class, not only
-    those that own a creation: a class's count tells how often its ``__init__``'s calls run.
-    *lines* memoizes each class with its ancestors."""
+def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str]],
+           inits: Callable[[str], List[str]]) -> Dict[str, list]:
+    """Class -> its instantiations in one process, its own and its subclasses', and
+    "<class>.__init__" -> those that run that ``__init__`` (*inits*), each ``(1 or 2,
+    branches)`` (:func:`_most` counts them); from *counted*, ``(path, (class, 1 or 2, in the
+    main guard, branches, runner))``. Every class, not only those that own a creation: the count
+    of a class's ``__init__`` tells how often its calls run. *lines* memoizes each class with its
+    ancestors and the ``__init__`` methods it runs."""
     out: Dict[str, list] = {}
     for path, (q, n, _, branches, _) in counted:
         if branches is None:
@@ -888,7 +1143,7 @@ def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str
         site = (n, {(path, k): frozenset(arms) for k, arms in branches})
         line = lines.get(q)
         if line is None:
-            line = lines[q] = [q] + _ancestors(q, bases)
+            line = lines[q] = [q] + _ancestors(q, bases) + inits(q)
         for b in line:
             out.setdefault(b, []).append(site)
     return out
@@ -959,6 +1214,30 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
                     todo.append((d, m))
             todo.extend((d, m) for d, m in ((resolve(q, m, c), m) for m in sup) if d)
 
+    def graph_calls(q: str) -> Set[str]:
+        """What the graph of a compiled instance of *q* certainly calls as ``self.<name>(...)``
+        (and the elements of the collections it holds, :meth:`StreamsAnalysis._element_call`):
+        in its ``forward`` (its ``__call__`` where its classes define one) and, transitively,
+        the methods that one certainly calls as ``self.<m>()`` or ``super().<m>()``."""
+        out: Set[str] = set()
+        start = resolve(q, "__call__")
+        todo = [(start, "__call__")] if start else [(resolve(q, "forward"), "forward")]
+        visited: Set[Tuple[str, str]] = set()
+        while todo:
+            c, n = todo.pop()
+            if not c or (c, n) in visited:
+                continue
+            visited.add((c, n))
+            own, sup = tables.methods.get(c, {}).get(n, ((), ()))
+            out.update(own)
+            for m in own:
+                d = resolve(q, m)
+                if d is None and m == "__call__":
+                    m, d = "forward", resolve(q, "forward")
+                todo.append((d, m))
+            todo.extend((resolve(q, m, c), m) for m in sup)
+        return out
+
     done: Set[Tuple[str, str]] = set()
     todo = [(q, mode, (path, line), method) for path, (q, mode, line, method) in compiled]
     while todo:
@@ -980,49 +1259,58 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
             for name in tables.methods[c]:
                 if resolve(q, name) == c:
                     run(q, c, name, mode, where)
-        todo.extend((child, mode, where, None) for child in _children(q, mro(q), tables) - _idle(q, mro(q), tables))
+        todo.extend((child, mode, where, None) for child in _children(q, mro(q), tables, graph_calls(q)))
         called.clear()  # (its submodules are among its children, compiled whole)
     return modes
 
 
-def _children(q: str, order: List[str], tables: Tables) -> Set[str]:
-    """The classes an instance of *q* compiled whole makes where its construction or its graph
-    runs: in the class bodies and ``__init__`` of the classes of its method resolution order
-    *order*, in ``forward`` (``__call__``), and in the methods those take as ``self.<m>`` or
-    ``super().<m>`` (called or not, under a condition or not), transitively, by name. An instance
-    another method makes (``def make_draft(self): return Draft()``, called from outside) is not
-    compiled with it: that method runs neither in its construction nor in its graph."""
-    names: Set[Optional[str]] = {None, "__init__", "forward", "__call__"}
-    todo = ["__init__", "forward", "__call__"]
-    while todo:
-        n = todo.pop()
-        for c in order:
-            for m in tables.refs.get(c, {}).get(n, ()):
-                if m not in names:
-                    names.add(m)
-                    todo.append(m)
+def _children(q: str, order: List[str], tables: Tables, called: Set[str]) -> Set[str]:
+    """The classes an instance of *q* compiled whole makes where its graph runs them: in
+    ``forward`` (``__call__``) of the classes of its method resolution order *order*, and in the
+    methods those take as ``self.<m>`` or ``super().<m>`` (called or not, under a condition or
+    not), transitively, by name; and those its construction makes (in the class bodies,
+    ``__init__`` and the methods it names, where not in the graph's) that its graph certainly
+    calls, *called* (``graph_calls`` in :func:`_modes`): held by its ``__init__`` as
+    ``self.attn = Attn()`` (also under ``if``) and called as ``self.attn(x)``, held in
+    ``self.layers = nn.ModuleList([...])`` (a ``ModuleDict``, list, ``.append``...) whose
+    elements it calls (``for layer in self.layers: x = layer(x)``; ``self.layers[i](x)`` when
+    they are all of one class), in ``self.body = nn.Sequential(...)`` called as ``self.body(x)``
+    (:meth:`StreamsAnalysis._held`). One its construction makes that the graph does not
+    certainly call is not compiled with it: a drafter held as ``self.mtp`` and compiled on its
+    own, a sampler called from outside, the layers of a list the graph passes on
+    (``run(self.layers, x)``) or calls under ``if``; and neither is an instance another
+    method makes (``def make_draft(self): return Draft()``, called from outside): that method
+    runs neither in its construction nor in its graph."""
+
+    def closure(start: Set[Optional[str]]) -> Set[Optional[str]]:
+        names, todo = set(start), [n for n in start if n is not None]
+        while todo:
+            n = todo.pop()
+            for c in order:
+                for m in tables.refs.get(c, {}).get(n, ()):
+                    if m not in names:
+                        names.add(m)
+                        todo.append(m)
+        return names
+
+    graph = closure({"forward", "__call__"})
+    construction = closure({None, "__init__"})
     out: Set[str] = set()
     for c in order:
-        for n, made in tables.children.get(c, {}).items():
-            if n in names:
-                out |= made
+        made_by = tables.children.get(c, {})
+        held: Dict[str, Set[str]] = {}  # where the class holds them -> the classes
+        for made in made_by.values():
+            for child, key in made:
+                if key is not None:
+                    held.setdefault(key, set()).add(child)
+        for n, made in made_by.items():
+            for child, key in made:
+                if n in graph:
+                    out.add(child)
+                elif n in construction and key is not None and (key in called or (
+                        key.endswith("[]") and key[:-2] + "[i]" in called and len(held[key]) == 1)):
+                    out.add(child)
     return out
-
-
-def _idle(q: str, order: List[str], tables: Tables) -> Set[str]:
-    """The classes of the submodules an instance of *q* holds (``self.mtp = MTP()``, once, in
-    ``__init__``: :attr:`Tables.attrs`) that no method of its classes calls as
-    ``self.<attr>(...)``: the graph does not run them (a drafter compiled on its own, a sampler
-    called from outside). A submodule reached otherwise (``self.mtp.forward(h)``, passed on) is
-    left out too: its calls are then not judged in this graph."""
-    called: Set[str] = set()
-    held: Dict[str, Set[str]] = {}
-    for c in order:
-        for own, _ in tables.methods.get(c, {}).values():
-            called.update(own)
-        for attr, child in tables.attrs.get(c, {}).items():
-            held.setdefault(child, set()).add(attr)
-    return {child for child, names in held.items() if not names & called}
 
 
 def _mro(q: str, bases: Dict[str, Tuple[str, ...]], memo: Dict[str, Optional[List[str]]]) -> Optional[List[str]]:
@@ -1324,7 +1612,9 @@ class TaggedEventTagReused(LintRule):
                    "process may make both), or when a creation with a literal tag runs more than once: in `__init__` or "
                    "another method of a class instantiated more than once in one process (two call sites, or inside "
                    "a loop or comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a "
-                   "subclass), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` "
+                   "subclass: for a creation in `__init__`, one that runs it, as Python does only when the "
+                   "subclass defines no `__init__` or its `__init__` calls `super().__init__()` or "
+                   "`Base.__init__(self)`), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` "
                    "in its function, in an operand of `x if c else y`/`and`/`or`, in a comprehension with an `if` "
                    "clause) is not known to run more than once and is not reported for it. Two instantiations that "
                    "never both run are one instance: in two arms of one `if`/`elif`/`else`, `match` or "
@@ -1337,7 +1627,8 @@ class TaggedEventTagReused(LintRule):
                    "those of one script, and those of the modules of the run it imports (directly or through others) "
                    "that run there: their module-level code outside their `if __name__ == \"__main__\":` guard, and "
                    "the functions that code or the script calls by name, transitively (`infer.main()`; a class's "
-                   "`__init__` when it is instantiated, and the bases' `__init__` it calls through `super()`); a call "
+                   "`__init__` when it is instantiated, and the bases' `__init__` it calls through `super()` or as "
+                   "`Base.__init__(self)`); a call "
                    "in a function of theirs that nothing there calls is not known to run; two entry scripts "
                    "that do not import each other are two processes, each with its own registry, so one instance in "
                    "each is not reported, and neither are two creations of one tag in them.")
@@ -1375,12 +1666,15 @@ class TaggedEventTagReused(LintRule):
         for path, tag, line, col, end_line, end_col, owner, looped, conditional, where, runner in tables.creations:
             span = Span(line, col, end_line, end_col)
             arms = {k: frozenset(a) for k, a in where}
+            # a creation in a class's __init__ runs for the instances that run that __init__
+            # (not a subclass's whose own __init__ does not call it); in another method, for any
+            key = runner if owner is not None and runner == owner + ".__init__" else owner
             # two creations in disjoint arms of one statement of one function never both run
             seen = next((t for t in first_tag.get(tag, ()) if (
                 t[0] == path or _one_process(modules.get(t[0]), modules.get(path), imports)) and not (
                 t[0] == path and t[4] == runner and _Flow.disjoint(t[3], arms))
-                and _both_made(t[5], owner, tables)), None)
-            first_tag.setdefault(tag, []).append((path, line, col, arms, runner, owner))
+                and _both_made(t[5], key, tables)), None)
+            first_tag.setdefault(tag, []).append((path, line, col, arms, runner, key))
             if seen is not None:
                 fpath, fline, fcol = seen[:3]
                 where = f"line {fline}" if fpath == path else f"{fpath}:{fline}:{fcol}"
@@ -1396,7 +1690,7 @@ class TaggedEventTagReused(LintRule):
                               f"npu_create_tagged_event(tag={tag!r}) runs in a loop: the second creation raises "
                               f"ValueError('tagged event tag {tag} is already in use'); create it once or give each "
                               "its own tag")
-            elif owner is not None and tables.total.get(owner, 0) > 1:
+            elif owner is not None and tables.total.get(key, 0) > 1:
                 cls.report_in(report, path, span,
                               f"npu_create_tagged_event(tag={tag!r}) runs once per instance of "
                               f"{owner.rsplit('.', 1)[-1]}, which is instantiated more than once: the second "
@@ -1510,8 +1804,9 @@ def _npu303_releases(releases: Tuple[str, ...], used: Set[str]) -> Optional[Tupl
 
 
 def _both_made(a: Optional[str], b: Optional[str], tables: Tables) -> bool:
-    """Whether the creations in methods of the classes *a* and *b* (None: not in a class) may
-    both run: a class's creation runs only where the class is instantiated, and two classes'
+    """Whether the creations in methods of the classes *a* and *b* (None: not in a class;
+    "<class>.__init__": in that ``__init__``, which runs only for the instantiations that run
+    it) may both run: a class's creation runs only where the class is instantiated, and two classes'
     only where one process certainly instantiates both, not under disjoint arms of one
     statement (``if variant == "deepseek": DeepseekMoE() else: QwenMoE()``)."""
     owners = [o for o in (a, b) if o is not None]

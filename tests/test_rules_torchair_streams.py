@@ -836,9 +836,14 @@ def test_npu303_submodule_instantiated_in_init_is_compiled(lint):
 
 
 @pytest.mark.parametrize("made, compiled", [
-    # in a method __init__ calls: a submodule
+    # in a method __init__ calls: a submodule, which the graph calls
     ("    def __init__(self):\n        super().__init__()\n        self._build()\n\n"
-     "    def _build(self):\n        self.layer = Layer()\n", True),
+     "    def _build(self):\n        self.layer = Layer()\n\n"
+     "    def forward(self, x):\n        return self.layer(x)\n", True),
+    # a submodule the graph never calls (held for a caller outside) is not in it
+    ("    def __init__(self):\n        super().__init__()\n        self._build()\n\n"
+     "    def _build(self):\n        self.layer = Layer()\n\n"
+     "    def forward(self, x):\n        return x\n", False),
     # in a method forward names (under a condition too): it may run in the graph
     ("    def forward(self, x):\n        if x is None:\n            return self._draft()(x)\n        return x\n\n"
      "    def _draft(self):\n        return Layer()\n", True),
@@ -1144,6 +1149,89 @@ def test_npu303_a_submodule_the_compiled_model_calls_is_in_its_graph(lint):
     src = mk(HELD.format(body="self.sampler(x)"))
     assert where(lint(src, select=["NPU303"])) == [
         ("t.py",) + at(src, "tng.ops.npu_tagged_event_record") + ("NPU303",)]
+
+
+HOLDS = """
+    EV = tng.ops.npu_create_tagged_event(tag="layer")
+
+    class Layer(torch.nn.Module):
+        def forward(self, x):
+            tng.ops.npu_tagged_event_record(EV)
+            return x
+
+    class Dense(torch.nn.Module):
+        def forward(self, x):
+            return x
+
+    class Model(torch.nn.Module):
+        def __init__(self, cfg, n=4):
+            super().__init__()
+            {init}
+
+        def forward(self, x, i=0):
+            {body}
+            return x
+
+    model = Model(object())
+    compiled = torch.compile(model, backend=tng.get_npu_backend(compiler_config=tng.CompilerConfig()))
+"""
+
+
+def holds(init, body, template=HOLDS):
+    """HOLDS with *init* and *body*, whose later lines are indented as in a method body."""
+    return mk(template.format(init=init.replace("\n", "\n    "), body=body.replace("\n", "\n    ")))
+
+
+LIST = "self.layers = torch.nn.ModuleList([Layer() for _ in range(n)])"
+APPENDED = "self.layers = torch.nn.ModuleList()\n        for k in range(n):\n            self.layers.append(Layer())"
+CALLED = [  # (how __init__ holds Layers, how forward calls them)
+    (LIST, "for layer in self.layers:\n            x = layer(x)"),
+    (LIST, "for k, layer in enumerate(self.layers):\n            x = layer(x)"),
+    (LIST, "x = self.layers[0](x)"),
+    (LIST, "for k in range(n):\n            x = self.layers[k](x)"),
+    (LIST, "layer = self.layers[i]\n        x = layer(x)"),
+    ("self.layers = [Layer() for _ in range(n)]", "for layer in self.layers[1:]:\n            x = layer(x)"),
+    (APPENDED, "for layer in self.layers:\n            x = layer(x)"),
+    ("self.heads = torch.nn.ModuleDict({'a': Layer()})", "x = self.heads['a'](x)"),
+    ("self.heads = torch.nn.ModuleDict({'a': Layer()})", "for head in self.heads.values():\n            x = head(x)"),
+    ("self.body = torch.nn.Sequential(Layer(), Dense())", "x = self.body(x)"),
+    ("if cfg.extra:\n            self.extra = Layer()", "x = self.extra(x)"),
+    ("self.mlp = Layer() if cfg.moe else Dense()", "x = self.mlp(x)"),
+    ("if cfg.moe:\n            self.mlp = Layer()\n        else:\n            self.mlp = Dense()", "x = self.mlp(x)"),
+    ("self.layers = torch.nn.ModuleList([Layer() if k % 2 else Dense() for k in range(n)])",
+     "for layer in self.layers:\n            x = layer(x)"),
+]
+
+
+@pytest.mark.parametrize("init, body", CALLED)
+def test_npu303_a_submodule_its_graph_calls_through_what_holds_it_is_compiled_with_the_model(lint, init, body):
+    src = holds(init, body)
+    assert where(lint(src, select=["NPU303"])) == [
+        ("t.py",) + at(src, "tng.ops.npu_tagged_event_record") + ("NPU303",)]
+
+
+@pytest.mark.parametrize("init, body", [(init, "x = x + 1") for init in dict.fromkeys(init for init, _ in CALLED)] + [
+    (LIST, "if cfg.deep:\n            x = self.layers[0](x)"),  # the branch the run takes: unknown
+    (LIST, "x = run_all(self.layers, x)"),  # passed on: whether they run is unknown
+    (LIST, "for layer in self.layers:\n            x = layer.norm(x)"),  # another attribute, not its forward
+    # which element self.layers[0] is (a Layer or a Dense) is unknown
+    ("self.layers = torch.nn.ModuleList([Layer() if k % 2 else Dense() for k in range(n)])",
+     "x = self.layers[0](x)"),
+    # stored again elsewhere: what the attribute holds when called is unknown
+    ("self.extra = Layer()", "self.extra = Dense()\n        x = self.extra(x)"),
+])
+def test_npu303_a_submodule_its_graph_does_not_certainly_call_is_not_compiled_with_the_model(lint, init, body):
+    # a drafter or sampler held for callers outside, layers the graph never runs: not in its graph
+    assert codes(lint(holds(init, body), select=["NPU303"])) == []
+
+
+def test_npu308_shares_what_a_compiled_model_runs_of_its_submodules(lint):
+    acl = HOLDS.replace("tng.ops.npu_tagged_event_record(EV)", "x = tng.scope.npu_wait_tensor(x, x)").replace(
+        "compiler_config=tng.CompilerConfig()", "compiler_config=cfg").replace(
+        "model = Model(", "cfg = tng.CompilerConfig()\n    cfg.mode = 'reduce-overhead'\n    model = Model(")
+    assert codes(lint(holds(LIST, "x = x + 1", acl), select=["NPU308"])) == []
+    called = holds(LIST, "for layer in self.layers:\n            x = layer(x)", acl)
+    assert where(lint(called, select=["NPU308"])) == [("t.py",) + at(called, "tng.scope.npu_wait_tensor") + ("NPU308",)]
 
 
 OVERRIDE = """
@@ -1582,6 +1670,69 @@ def test_npu306_subclass_instance_runs_the_base_init(lint):
     assert pos(found[0]) == at(src, "tng.ops.npu_create_tagged_event")
 
 
+SKIPS_INIT = """
+    class Sub(Layer):
+        def __init__(self):
+            {init}
+            self.w = 1
+
+    a = Sub()
+    b = Layer()
+"""
+
+
+@pytest.mark.parametrize("init", ["super().__init__()", "Layer.__init__(self)", "super(Sub, self).__init__()"])
+def test_npu306_a_subclass_init_that_calls_the_base_init_runs_it(lint, init):
+    src = mk(LAYER, SKIPS_INIT.format(init=init))
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+@pytest.mark.parametrize("init", ["torch.nn.Module.__init__(self)", "pass",
+                                  "if big:\n                super().__init__()"])
+def test_npu306_a_subclass_init_that_does_not_call_the_base_init_does_not_run_it(lint, init):
+    # Python runs Layer.__init__ for a Sub only when Sub.__init__ calls it: one Layer creation
+    src = mk("big = 1\n", LAYER, SKIPS_INIT.format(init=init))
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu306_a_class_made_in_a_base_init_that_a_subclass_skips(lint):
+    # Layer.__init__ makes an MoE; Dense(Layer) instances do not run it: one MoE in all
+    src = mk(NESTED.format(make="self.moe = MoE()", build="""class Dense(Layer):
+        def __init__(self):
+            {init}
+
+    first = Layer(0)
+    layers = torch.nn.ModuleList([Dense() for _ in range(3)])"""))
+    assert codes(lint(src.format(init="torch.nn.Module.__init__(self)"), select=["NPU306"])) == []
+    found = lint(src.format(init="Layer.__init__(self, 0)"), select=["NPU306"])
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+def test_npu306_one_tag_in_a_base_init_a_subclass_skips_and_in_another_class(lint):
+    src = mk("""
+        class Base(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag="x")
+
+        class Plain(Base):
+            def __init__(self):
+                {init}
+
+        class Other(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev2 = tng.ops.npu_create_tagged_event(tag="x")
+
+        a = Plain()
+        b = Other()
+    """)
+    assert codes(lint(src.format(init="torch.nn.Module.__init__(self)"), select=["NPU306"])) == []
+    found = lint(src.format(init="super().__init__()"), select=["NPU306"])
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event(tag=\"x\")\n", 1) + ("NPU306",)]
+
+
 def test_npu306_class_instantiated_once_is_clean(lint):
     src = mk(LAYER, """
         class Model(torch.nn.Module):
@@ -1953,6 +2104,11 @@ def test_npu308_cross_file_submodule_and_subclass(lint):
             def __init__(self, n):
                 super().__init__()
                 self.layers = torch.nn.ModuleList([Layer() for _ in range(n)])
+
+            def forward(self, x, y):
+                for layer in self.layers:
+                    x = layer(x, y)
+                return x
 
         class Big(Model):
             pass
