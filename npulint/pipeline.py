@@ -409,8 +409,10 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
 # can gain (docs/benchmarks.md, "Measurements behind the engine's constants").
 FIRST_PASS_PARALLEL_FILES = 2000
 
-# Shares per worker: files are not all alike (a share may hold the big ones), so each
-# worker takes several, one after the other.
+# Shares per worker: files are not all alike, so each worker takes several, one after the
+# other, and a share is every k-th file of the list, not a run of neighbours: the files that
+# cost most cluster in folders (a test folder of large files was one share of torchair's
+# sixteen, 2.6 of its 4.4 CPU-seconds, and its worker ran alone for most of the run).
 FIRST_PASS_SHARES_PER_JOB = 8
 
 
@@ -424,10 +426,10 @@ def _first_pass_jobs(n_inputs: int, options: RunOptions) -> int:
 _FORKED_FIRST_PASS: Optional[tuple] = None
 
 
-def _first_pass_share(lo: int, hi: int):
-    """In a worker: the first pass over ``inputs[lo:hi]``, analysing in this process."""
+def _first_pass_share(first: int, step: int):
+    """In a worker: the first pass over ``inputs[first::step]``, analysing in this process."""
     inputs, checkers, cache, modnames, options = _FORKED_FIRST_PASS  # type: ignore[misc]
-    share = inputs[lo:hi]
+    share = inputs[first::step]
     notes: List[str] = []
     changed: List[str] = []
     one = dataclasses.replace(options, jobs=1)
@@ -437,38 +439,39 @@ def _first_pass_share(lo: int, hi: int):
 
 def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnames, options: RunOptions,
                         notes: List[str], changed: Optional[List[str]], jobs: int) -> List[FileResult]:
-    """The first pass in *jobs* worker processes, over contiguous shares of *inputs* (so a
-    folder's files stay together), merged in input order. A share whose worker failed (a
-    crash in native code) is done again here, file by file where it parses."""
+    """The first pass in *jobs* worker processes, over interleaved shares of *inputs* (every
+    k-th file), merged in share order (the run sorts the results by path). A share whose worker
+    failed (a crash in native code) is done again here, file by file where it parses."""
     global _FORKED_FIRST_PASS
     checkers.get()  # loaded once, before the fork
     n = len(inputs)
     k = min(n, jobs * FIRST_PASS_SHARES_PER_JOB)
-    bounds = [(i * n // k, (i + 1) * n // k) for i in range(k)]
     results: List[FileResult] = []
-    failed: List[Tuple[int, int]] = []
+    failed: List[int] = []
+    pool_notes: List[str] = []
     _FORKED_FIRST_PASS = (inputs, checkers, cache, modnames, options)
     try:
         with _gc_tuned():
             with _forked_pool(jobs) as pool:
-                futures = [(lo, hi, pool.submit(_first_pass_share, lo, hi)) for lo, hi in bounds]
-                for lo, hi, fut in futures:
+                futures = [(first, pool.submit(_first_pass_share, first, k)) for first in range(k)]
+                for first, fut in futures:
                     try:
                         share_results, share_notes, share_changed, cacheable = fut.result()
                     except Exception:  # the worker died, or its results would not pickle
-                        failed.append((lo, hi))
+                        failed.append(first)
                         continue
                     results.extend(share_results)
-                    notes.extend(share_notes)
+                    pool_notes.extend(share_notes)
                     if changed is not None:
                         changed.extend(share_changed)
-                    for inp, ok in zip(inputs[lo:hi], cacheable):
+                    for inp, ok in zip(inputs[first::k], cacheable):
                         inp.cacheable = inp.cacheable and ok
     finally:
         _FORKED_FIRST_PASS = None
+    notes.extend(sorted(pool_notes))  # (each names its file first: in the order of the paths, whatever the shares)
     # again with the prefilter here and the analysis in pools that retry a crashing file alone
-    for lo, hi in failed:
-        results.extend(_first_pass(inputs[lo:hi], checkers, cache, modnames, options, notes, changed, split=False,
+    for first in failed:
+        results.extend(_first_pass(inputs[first::k], checkers, cache, modnames, options, notes, changed, split=False,
                                    isolate=True))
     return results
 

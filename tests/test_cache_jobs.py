@@ -315,14 +315,15 @@ def test_the_first_pass_in_shares_finds_exactly_what_one_process_finds(tmp_path,
     split = []
     real = pipeline._first_pass_in_pool
     monkeypatch.setattr(pipeline, "_first_pass_in_pool", lambda *a: split.append(a[-1]) or real(*a))
-    corpus = dict(_corpus(), **{"big.py": INVALID_ID + "# " + "x" * 300_000 + "\n"})
+    big = INVALID_ID + "# " + "x" * 300_000 + "\n"
+    corpus = dict(_corpus(), **{"big.py": big, "a_big.py": big, "m10_big.py": big})  # (m10_big.py in a share before big.py's)
     one = _lint(tmp_path, corpus, jobs=1)
     assert split == []
     two = _lint(tmp_path, corpus, jobs=2)
     assert split == [2]
     assert one.findings == two.findings and one.parsed == two.parsed and one.files == two.files
     assert [f.fix for f in one.findings] == [f.fix for f in two.findings]
-    assert one.notes == two.notes and any("big.py" in n for n in one.notes)
+    assert one.notes == two.notes and len([n for n in one.notes if "big.py" in n]) == 3
     assert {f.code for f in two.findings} >= {"NPU103", "NPU306", "NPU001"}
     cache = cache_mod.Cache(str(tmp_path / "cache"))
     cold = _lint(tmp_path, corpus, jobs=2, cache=cache)
