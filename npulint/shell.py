@@ -420,17 +420,34 @@ def _first_error(node):
 def _bash_accepts(data: bytes) -> bool:
     """``bash -n`` (parse only, nothing runs) as a second opinion where tree-sitter-bash
     finds an error; without bash, the tree-sitter verdict stands."""
+    import threading
+
     bash = shutil.which("bash")
     if bash is None:
         return False
     try:
         # only the status is read; without close_fds (npulint's own descriptors are not
         # inheritable anyway) the child is spawned, not forked from this large process
-        r = subprocess.run([bash, "-n"], input=data, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           timeout=10, close_fds=False)
-    except (OSError, subprocess.SubprocessError):
+        proc = subprocess.Popen([bash, "-n"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, close_fds=False)
+    except OSError:
         return False
-    return r.returncode == 0
+    # A blocking wait, and a timer that ends bash if it takes too long: Popen's own time-out
+    # polls, sleeping 0.5, 1, 2... ms between looks, longer than ``bash -n`` itself takes.
+    timer = threading.Timer(BASH_TIMEOUT, proc.kill)
+    timer.start()
+    try:
+        proc.communicate(data)
+    except OSError:
+        proc.kill()
+        proc.wait()
+        return False
+    finally:
+        timer.cancel()
+    return proc.returncode == 0
+
+
+BASH_TIMEOUT = 10.0  # seconds
 
 
 _EXPANSION_TYPES = {"simple_expansion", "expansion"}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -393,3 +394,33 @@ def test_a_script_is_parsed_once_for_its_launches_and_its_comments(lint, monkeyp
     found = lint({"run.sh": src}, select=["NPU5", "NPU003"])
     assert sorted(f.code for f in found) == ["NPU003", "NPU504"]
     assert len(calls) == 1
+
+
+def _fake_bash(tmp_path, monkeypatch, body):
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    fake = folder / "bash"
+    fake.write_text("#!/bin/sh\n" + body + "\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(folder))
+
+
+def test_bash_n_decides_by_its_status(tmp_path, monkeypatch):
+    from npulint import shell
+
+    _fake_bash(tmp_path, monkeypatch, f"{shutil.which('cat')} >/dev/null; exit 0")
+    assert shell._bash_accepts(b"x=<y>\n")
+    monkeypatch.setenv("PATH", "")
+    assert not shell._bash_accepts(b"x=<y>\n")  # no bash: tree-sitter's verdict stands
+
+
+def test_bash_n_that_takes_too_long_is_ended(tmp_path, monkeypatch):
+    import time
+
+    from npulint import shell
+
+    _fake_bash(tmp_path, monkeypatch, f"exec {shutil.which('sleep')} 30")
+    monkeypatch.setattr(shell, "BASH_TIMEOUT", 0.2)
+    start = time.monotonic()
+    assert not shell._bash_accepts(b"x=1\n")
+    assert 0.2 <= time.monotonic() - start < 10
