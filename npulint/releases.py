@@ -60,14 +60,22 @@ def known(framework: str) -> Tuple[str, ...]:
 
 
 def _versions(framework: str) -> Dict[str, Tuple[str, ...]]:
-    """Declared package version -> the releases that declare it."""
+    """Declared package version -> the releases a tree declaring it may run: those that declare it,
+    and for a version upstream master declared for a while, the releases branched from master
+    while it did, their neighbours (the last branched before, the first after: a master snapshot
+    between two branch points may behave like either) and master while it still declares it
+    (``master_versions``, from master's history of the version file)."""
     out: Dict[str, List[str]] = {}
     if framework == "torchair":
         return {}
-    for stack, version in mindspeed_data().get("versions", {}).items():
+    data = mindspeed_data()
+    for stack, version in data.get("versions", {}).items():
         fw, _, rel = stack.partition("@")
         if fw == framework:
             out.setdefault(version, []).append(rel)
+    for version, history in data.get("master_versions", {}).get(framework, {}).items():
+        rels = out.setdefault(version, [])
+        rels.extend(r for r in history["releases"] if r not in rels)
     order = known(framework)
     return {v: tuple(sorted(rs, key=lambda r: order.index(r) if r in order else len(order)))
             for v, rs in out.items()}
