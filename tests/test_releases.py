@@ -286,7 +286,7 @@ def test_mindspeed_stack_is_an_alias(tmp_path):
 
 
 def test_a_changed_pin_is_a_new_run_not_a_cached_one(project, cli_run):
-    src = CREATED
+    src = RECORD_ONLY  # (CREATED calls an API 7.1.0 lacks: it contradicts a 7.1.0 pin)
     root = project({"m.py": src, "requirements.txt": "torchair==7.1.0\n"})
     first = cli_run([".", "--select", "NPU303", "--format", "json"], cwd=root)
     assert json.loads(first.stdout) == []
@@ -375,6 +375,30 @@ def test_a_master_snapshot_declaring_0_0_1_reports_what_its_launch_s_releases_re
     tree = dict(MASTER_001, **{"pretrain_moe.sh": MOE.format(" --moe-tp-extend-ep --ckpt-format torch --beta-fast 32")})
     (f,) = lint(tree, select=["NPU5"])
     assert f.code == "NPU501" and "does not support --moe-tp-extend-ep" in f.message
+
+
+# --enable-hf2mg-convert exists from MindSpeed-LLM 2.3.0 on: the launch cannot run on 2.2.0
+CONTRADICTED = MOE.format(" --moe-tp-extend-ep --enable-hf2mg-convert")
+
+
+def test_inferred_releases_the_launch_rules_out_are_doubted_not_trusted(lint):
+    tree = {"mindspeed_llm/__init__.py": "", "setup.py": "__version__ = '2.2.0'\n", "pretrain_moe.sh": CONTRADICTED}
+    # judged on every release its flags allow (MindSpeed-LLM 2.3.0 to master), which all reject it
+    (f,) = lint(tree, select=["NPU5"])
+    assert f.code == "NPU501" and "does not support --moe-tp-extend-ep" in f.message
+
+
+def test_configured_releases_the_launch_rules_out_stay_silent(lint):
+    config = _releases_config(**{"mindspeed-llm": "2.2.0"})
+    assert lint({"pretrain_moe.sh": CONTRADICTED}, select=["NPU5"], config=config) == []
+
+
+def test_a_torchair_pin_the_code_rules_out_is_doubted(project, cli_run):
+    # npu_create_tagged_event exists from 7.2.0 on: a 7.1.0 pin is contradicted, and NPU303 holds
+    # on every release the code can run on; configured, 7.1.0 stands (test_npu303_release_pair)
+    root = project({"m.py": CREATED, "requirements.txt": "torchair==7.1.0\n"})
+    r = cli_run([".", "--select", "NPU303", "--format", "json", "--no-cache"], cwd=root)
+    assert [f["code"] for f in json.loads(r.stdout)] == ["NPU303"]
 
 
 def test_a_nested_configuration_names_the_releases_of_its_files(project, cli_run):
