@@ -60,14 +60,22 @@ def known(framework: str) -> Tuple[str, ...]:
 
 
 def _versions(framework: str) -> Dict[str, Tuple[str, ...]]:
-    """Declared package version -> the releases that declare it."""
+    """Declared package version -> the releases a tree declaring it may run: those that declare it,
+    and for a version upstream master declared for a while, the releases branched from master
+    while it did, their neighbours (the last branched before, the first after: a master snapshot
+    between two branch points may behave like either) and master while it still declares it
+    (``master_versions``, from master's history of the version file)."""
     out: Dict[str, List[str]] = {}
     if framework == "torchair":
         return {}
-    for stack, version in mindspeed_data().get("versions", {}).items():
+    data = mindspeed_data()
+    for stack, version in data.get("versions", {}).items():
         fw, _, rel = stack.partition("@")
         if fw == framework:
             out.setdefault(version, []).append(rel)
+    for version, history in data.get("master_versions", {}).get(framework, {}).items():
+        rels = out.setdefault(version, [])
+        rels.extend(r for r in history["releases"] if r not in rels)
     order = known(framework)
     return {v: tuple(sorted(rs, key=lambda r: order.index(r) if r in order else len(order)))
             for v, rs in out.items()}
@@ -97,20 +105,44 @@ class Releases:
     def torchair(self) -> Tuple[str, ...]:
         return self.of("torchair") or known("torchair")
 
+    def inferred(self, framework: str) -> bool:
+        """Whether *framework*'s releases were inferred from the project (not configured, not
+        the ``mindspeed-stack`` alias)."""
+        return any(fw == framework and how.startswith("inferred") for fw, _, how in self.chosen)
+
+    def fallback(self, framework: str) -> Tuple[str, ...]:
+        """The releases to judge code on when its own evidence (the APIs it calls, the options it
+        sets) rules out every one of *framework*'s releases: when those were inferred, the
+        inference is contradicted and every release npulint knows is judged; configured
+        releases stand (nothing: code they exclude is not judged)."""
+        return known(framework) if self.inferred(framework) else ()
+
+    def mindspeed_fallback(self) -> FrozenSet[str]:
+        """:meth:`fallback` for a launch: every stack release npulint knows when the MindSpeed
+        frameworks' releases were inferred (the launch's flags rule out every one of
+        :meth:`mindspeed_stacks`: the inference is contradicted), else none."""
+        if any(self.inferred(fw) for fw in MINDSPEED_FRAMEWORKS):
+            return frozenset(f"{fw}@{r}" for fw in MINDSPEED_FRAMEWORKS for r in known(fw))
+        return frozenset()
+
     def key(self) -> Tuple:
         return self.chosen
 
 
 def holds_on(framework: str, releases: Sequence[str], evidence: Iterable[FrozenSet[str]],
-             holds: Mapping[str, str]) -> Optional[Tuple[str, str]]:
+             holds: Mapping[str, str], fallback: Sequence[str] = ()) -> Optional[Tuple[str, str]]:
     """RULES.md "Releases" for one framework's check: the code may run on those of *releases*
     (configured, inferred, else every known one) that each set of *evidence* contains (the
-    releases that have an API it calls, an option it sets); *holds* maps the releases the check
-    holds on to its upstream line there. When it holds on every release the code may run on:
-    every release it holds on as text (as the NPU5xx messages name an entry's releases) and the
-    line at the newest release the code may run on; else None."""
+    releases that have an API it calls, an option it sets), or, when the evidence rules out
+    every one of them, on those of *fallback* it allows (:meth:`Releases.fallback`: every known
+    release when *releases* were inferred); *holds* maps the releases the check holds on to its
+    upstream line there. When it holds on every release the code may run on: every release it
+    holds on as text (as the NPU5xx messages name an entry's releases) and the line at the
+    newest release the code may run on; else None."""
     evidence = list(evidence)
     may_run = [r for r in releases if all(r in e for e in evidence)]
+    if not may_run:
+        may_run = [r for r in fallback if all(r in e for e in evidence)]
     if not may_run or not all(r in holds for r in may_run):
         return None
     return describe(f"{framework}@{r}" for r in holds), holds[may_run[-1]]
@@ -391,16 +423,22 @@ def _release_flags() -> Tuple[Dict[str, int], Dict[str, int]]:
     return flags, stacks
 
 
-def runs_on(flags: Iterable[str], stacks: FrozenSet[str]) -> FrozenSet[str]:
+def runs_on(flags: Iterable[str], stacks: FrozenSet[str],
+            fallback: FrozenSet[str] = frozenset()) -> FrozenSet[str]:
     """The stack releases among *stacks* whose argument parsers register every one of *flags*
     that some release registers: on the others Megatron's ``parse_args`` rejects the launch
     before any check runs. A flag no release registers (a typo, the project's own) says nothing
-    here."""
+    here. When the flags rule out every one of *stacks*: those of *fallback* they allow
+    (:meth:`Releases.mindspeed_fallback`: every known stack release when *stacks* were
+    inferred)."""
     known_flags, masks = _release_flags()
     need = [known_flags[f] for f in flags if f in known_flags]
     if not need:
         return stacks
-    return frozenset(s for s in stacks if s not in masks or all(m & masks[s] for m in need))
+    out = frozenset(s for s in stacks if s not in masks or all(m & masks[s] for m in need))
+    if not out and fallback:
+        return runs_on(flags, fallback)
+    return out
 
 
 def effective(settings) -> Releases:

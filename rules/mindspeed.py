@@ -277,9 +277,12 @@ def _falsy(text: str) -> bool:
         return False
 
 
-def check_launch(launch: Launch, stacks: FrozenSet[str]) -> List[Tuple[str, Optional[Span], str]]:
+def check_launch(launch: Launch, stacks: FrozenSet[str],
+                 fallback: FrozenSet[str] = frozenset()) -> List[Tuple[str, Optional[Span], str]]:
     """(code, span, message) for one launch command that may run on any of *stacks* (stack
-    releases, ``framework@release``): a catalog entry is checked only if it holds on all of them."""
+    releases, ``framework@release``), or on any of *fallback* when its flags rule out every one
+    of *stacks* (inferred releases the launch contradicts): a catalog entry is checked only if it
+    holds on all of those its flags allow."""
     if not is_training_entry(launch.entry):
         return []
     cmd = Cmd(launch)
@@ -290,7 +293,7 @@ def check_launch(launch: Launch, stacks: FrozenSet[str]) -> List[Tuple[str, Opti
         return _unknown_flags(cmd)
     seen_pairs = set()
     # only the releases whose parsers take every flag of the command can run it
-    entries, index = catalog_index(runs_on(cmd.by_flag, stacks))
+    entries, index = catalog_index(runs_on(cmd.by_flag, stacks, fallback))
     for at in sorted({i for flag in cmd.by_flag for i in index.get(flag, ())}):  # (catalog order)
         applicable = entries[at]
         e = applicable.entry
@@ -509,7 +512,7 @@ class ShellLaunches(Analysis):
                        f"not checked: {script.limit}; nothing else is reported for this script")
             return
         # past MAX_PATHS branch paths later commands were not recorded: nothing is said of them
-        stacks = _stacks(ctx.settings)
+        stacks, fallback = _stacks(ctx.settings)
         seen = set()
         amo_done = False
         for command in script.commands:
@@ -518,7 +521,7 @@ class ShellLaunches(Analysis):
             if launch is None:
                 continue
             found = []
-            for code, span, message in check_launch(launch, stacks):
+            for code, span, message in check_launch(launch, stacks, fallback):
                 key = (code, span, message, command.noqa_lines)
                 if key in seen or span is None:
                     continue
@@ -536,11 +539,13 @@ class ShellLaunches(Analysis):
                     ctx.fact(AMO_TOPIC, (amo.line, amo.column))
 
 
-def _stacks(settings) -> FrozenSet[str]:
-    """The stack releases the run's launches may run on (npulint.releases)."""
+def _stacks(settings) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The stack releases the run's launches may run on, and those to judge a launch on when its
+    flags rule out every one of them (npulint.releases: every known one when they were inferred)."""
     from npulint.releases import effective
 
-    return effective(settings).mindspeed_stacks()
+    releases = effective(settings)
+    return releases.mindspeed_stacks(), releases.mindspeed_fallback()
 
 
 def _printable(message: str) -> str:
@@ -760,7 +765,7 @@ class PythonLaunches(Analysis):
             launch = find_launch(words)
             if launch is None:
                 return
-        fact = launch_fact(self.ctx, launch, check_launch(launch, _stacks(self.ctx.settings)))
+        fact = launch_fact(self.ctx, launch, check_launch(launch, *_stacks(self.ctx.settings)))
         if fact is not None:
             self.ctx.fact(LAUNCH_TOPIC, fact)
         amo = amo_occ(launch)

@@ -342,8 +342,8 @@ def holds_with_options(ctx: FileContext, evidence: Sequence["Store"],
                        needed: Sequence[Tuple[str, ...]]) -> Optional[Tuple[str, str]]:
     """RULES.md "Releases": a check whose premise or advice names torchair options (*needed*)
     holds on the releases that define them. The code may run on the releases of its
-    configuration (configured or inferred, else every release npulint knows) that define every
-    option of *evidence*: stores that certainly run before the code judged (the caller picks
+    configuration (configured or inferred, else every release npulint knows; every one when
+    inferred releases define none of *evidence*'s options) that define every option of *evidence*: stores that certainly run before the code judged (the caller picks
     them: straight-line, on the judged configs; a store under ``if``/``try`` may be a version
     guard). Returns the releases the check holds for (text) and where the first needed option is
     defined at the newest release the code may run on, when every release it may run on defines
@@ -354,7 +354,9 @@ def holds_with_options(ctx: FileContext, evidence: Sequence["Store"],
     used = {s.option_path for s in evidence if s.w.status == "ok" and ".".join(s.option_path) in options}
     first = options.get(".".join(needed[0]), {})
     holds = {r: where for r, where in first.items() if all(r in option_releases(n) for n in needed)}
-    return holds_on("torchair", effective(ctx.settings).torchair(), (option_releases(p) for p in used), holds)
+    releases = effective(ctx.settings)
+    return holds_on("torchair", releases.torchair(), (option_releases(p) for p in used), holds,
+                    releases.fallback("torchair"))
 
 
 POOL = ("aclgraph_config", "use_custom_pool")

@@ -95,7 +95,9 @@ class Tables:
     modules: Dict[str, str]  # path -> module name
     imports: Dict[str, Set[str]]  # module -> modules (and prefixes) it imports
     used: Set[str]  # the tagged-event APIs the run calls
-    torchair: Dict[str, Tuple[str, ...]]  # path -> the torchair releases its configuration runs
+    # path -> the torchair releases its configuration runs, and those to judge on when the code
+    # rules out every one of them (every one when they were inferred)
+    torchair: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]
     refs: Dict[str, Dict[str, Tuple[str, ...]]]  # class -> method -> the names it takes as self.<m>, super().<m>
     attrs: Dict[str, Dict[str, str]]  # class -> attribute its __init__ binds once to an instance -> its class
     # per process: class that owns a creation -> the branches of each instantiation (its
@@ -437,7 +439,7 @@ class StreamsAnalysis(Analysis):
         for q in sorted({q for _, _, q in resolved if q in _release_apis()}):
             ctx.fact(StreamsAnalysis, ("uses", q))
         # the releases of this file's own configuration (a nested one may name others than the run's)
-        ctx.fact(StreamsAnalysis, ("torchair", _file_releases(ctx.settings)))
+        ctx.fact(StreamsAnalysis, ("torchair",) + _file_releases(ctx.settings))
         flows: Dict[int, _Flow] = {}
         numbers: Dict[int, int] = {}  # id(branch statement) -> its number among this file's creations
         for call, site, _, tag in self.creations():
@@ -945,7 +947,7 @@ def _tables(facts) -> Tables:
     modules: Dict[str, str] = {}
     imports: Dict[str, Set[str]] = {}
     used: Set[str] = set()
-    torchair: Dict[str, Tuple[str, ...]] = {}
+    torchair: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
     calls: Dict[str, List[tuple]] = {}  # path -> its calls of named things (:func:`_per_process`)
     for path, fact in facts:
         kind = fact[0]
@@ -971,7 +973,7 @@ def _tables(facts) -> Tables:
         elif kind == "uses":
             used.add(fact[1])
         elif kind == "torchair":
-            torchair[path] = fact[1]
+            torchair[path] = (fact[1], fact[2])
         else:
             creations.append((path,) + fact[1:])
     total, together = _per_process(calls, bases, methods, explicit_inits, modules, imports,
@@ -1783,24 +1785,27 @@ def _release_apis() -> Dict[str, FrozenSet[str]]:
     return {q: frozenset(where) for q, where in torchair_data()["apis"].items()}
 
 
-def _file_releases(settings) -> Tuple[str, ...]:
-    """The torchair releases a configuration runs (configured or inferred, else every one)."""
+def _file_releases(settings) -> Tuple[Tuple[str, ...], Tuple[str, ...]]:
+    """The torchair releases a configuration runs (configured or inferred, else every one), and
+    those to judge on when the code rules out every one of them (``Releases.fallback``)."""
     from npulint.releases import effective
 
-    return tuple(effective(settings).torchair())
+    releases = effective(settings)
+    return tuple(releases.torchair()), tuple(releases.fallback("torchair"))
 
 
-def _npu303_releases(releases: Tuple[str, ...], used: Set[str]) -> Optional[Tuple[str, str]]:
+def _npu303_releases(releases: Tuple[Tuple[str, ...], Tuple[str, ...]], used: Set[str]) -> Optional[Tuple[str, str]]:
     """NPU303 holds where torchair's GE converter raises for the tagged-event ops (7.2.0 on), not
-    where it drops them (7.1.0). The code may run on *releases* (those of its configuration,
-    configured or inferred, else every release npulint knows) that define every tagged-event API
-    the run calls. Returns the releases NPU303 holds on (text) and the upstream line at the
-    newest, when it holds on every release the code may run on; None otherwise."""
+    where it drops them (7.1.0). The code may run on those of *releases* (those of its
+    configuration, configured or inferred, else every release npulint knows; with the releases to
+    judge on when the code rules out every one of them) that define every tagged-event API the
+    run calls. Returns the releases NPU303 holds on (text) and the upstream line at the newest,
+    when it holds on every release the code may run on; None otherwise."""
     from npulint.releases import holds_on, torchair_data
 
     apis = _release_apis()
-    return holds_on("torchair", releases, (apis[q] for q in used if q in apis),
-                    torchair_data()["checks"]["NPU303"]["holds"])
+    return holds_on("torchair", releases[0], (apis[q] for q in used if q in apis),
+                    torchair_data()["checks"]["NPU303"]["holds"], releases[1])
 
 
 def _both_made(a: Optional[str], b: Optional[str], tables: Tables) -> bool:

@@ -227,6 +227,18 @@ def test_a_version_several_releases_declare_infers_all_of_them(tmp_path):
     assert set(_resolve(tmp_path).of("mindspeed-llm")) >= {"2.0.0", "2.1.0"}
 
 
+def test_a_version_master_declared_names_the_releases_branched_while_it_did(tmp_path):
+    # Ascend/MindSpeed-LLM master declared 0.0.1 until 310711e9 (2026-01-22): 2.0.0 to 2.3.0 were
+    # branched from it meanwhile, 26.0.0 next (a snapshot before it may behave like it)
+    (tmp_path / "mindspeed_llm").mkdir()
+    (tmp_path / "mindspeed_llm" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text("__version__ = '0.0.1'\n")
+    assert _resolve(tmp_path).of("mindspeed-llm") == ("2.0.0", "2.1.0", "2.2.0", "2.3.0", "26.0.0")
+    # a version only a release branch declared still names that release alone
+    (tmp_path / "setup.py").write_text("__version__ = '2.3.0'\n")
+    assert _resolve(tmp_path).of("mindspeed-llm") == ("2.3.0",)
+
+
 def test_an_unknown_version_leaves_every_release_of_that_framework(tmp_path):
     (tmp_path / "mindspeed_llm").mkdir()
     (tmp_path / "mindspeed_llm" / "__init__.py").write_text("")
@@ -274,7 +286,7 @@ def test_mindspeed_stack_is_an_alias(tmp_path):
 
 
 def test_a_changed_pin_is_a_new_run_not_a_cached_one(project, cli_run):
-    src = CREATED
+    src = RECORD_ONLY  # (CREATED calls an API 7.1.0 lacks: it contradicts a 7.1.0 pin)
     root = project({"m.py": src, "requirements.txt": "torchair==7.1.0\n"})
     first = cli_run([".", "--select", "NPU303", "--format", "json"], cwd=root)
     assert json.loads(first.stdout) == []
@@ -340,6 +352,53 @@ def test_the_linted_tree_being_mindspeed_llm_judges_its_scripts_by_its_release(l
             "examples/run.sh": "torchrun posttrain_gpt.py --neat-pack --reset-attention-mask\n"}
     (f,) = lint(tree, select=["NPU5"])
     assert "--neat-pack needs --reset-position-ids" in f.message
+
+
+# a MindSpeed-LLM master snapshot of the feature-manager era (KevinC259/MindSpeed-LLM@4e626e76):
+# master still declared 0.0.1, as the 2.0.0 and 2.1.0 branches do
+MASTER_001 = {"mindspeed_llm/__init__.py": "from mindspeed_llm.tasks import megatron_adaptor_v2 as megatron_adaptor\n",
+              "setup.py": "__version__ = '0.0.1'\n"}
+
+
+def test_a_master_snapshot_declaring_0_0_1_is_not_judged_as_llm_2_0_or_2_1(lint):
+    tree = dict(MASTER_001, **{"tune_pack.sh": (
+        "torchrun posttrain_gpt.py --finetune --stage sft --reset-attention-mask --neat-pack \\\n"
+        "    --moe-token-dispatcher-type alltoall_seq --moe-expert-capacity-factor 1.1\n")})
+    # --neat-pack needs --reset-position-ids (2.0.0 to 2.2.0) and the capacity factor needs the
+    # alltoall dispatcher (2.0.0, 2.1.0): neither holds on 2.3.0 or 26.0.0
+    assert lint(tree, select=["NPU5"]) == []
+
+
+def test_a_master_snapshot_declaring_0_0_1_reports_what_its_launch_s_releases_reject(lint):
+    # --ckpt-format and --beta-fast exist from MindSpeed-LLM 2.2.0 on: of the releases 0.0.1 may
+    # name, the launch runs on 2.2.0 to 26.0.0, which all reject --moe-tp-extend-ep here
+    tree = dict(MASTER_001, **{"pretrain_moe.sh": MOE.format(" --moe-tp-extend-ep --ckpt-format torch --beta-fast 32")})
+    (f,) = lint(tree, select=["NPU5"])
+    assert f.code == "NPU501" and "does not support --moe-tp-extend-ep" in f.message
+
+
+# --enable-hf2mg-convert exists from MindSpeed-LLM 2.3.0 on: the launch cannot run on 2.2.0
+CONTRADICTED = MOE.format(" --moe-tp-extend-ep --enable-hf2mg-convert")
+
+
+def test_inferred_releases_the_launch_rules_out_are_doubted_not_trusted(lint):
+    tree = {"mindspeed_llm/__init__.py": "", "setup.py": "__version__ = '2.2.0'\n", "pretrain_moe.sh": CONTRADICTED}
+    # judged on every release its flags allow (MindSpeed-LLM 2.3.0 to master), which all reject it
+    (f,) = lint(tree, select=["NPU5"])
+    assert f.code == "NPU501" and "does not support --moe-tp-extend-ep" in f.message
+
+
+def test_configured_releases_the_launch_rules_out_stay_silent(lint):
+    config = _releases_config(**{"mindspeed-llm": "2.2.0"})
+    assert lint({"pretrain_moe.sh": CONTRADICTED}, select=["NPU5"], config=config) == []
+
+
+def test_a_torchair_pin_the_code_rules_out_is_doubted(project, cli_run):
+    # npu_create_tagged_event exists from 7.2.0 on: a 7.1.0 pin is contradicted, and NPU303 holds
+    # on every release the code can run on; configured, 7.1.0 stands (test_npu303_release_pair)
+    root = project({"m.py": CREATED, "requirements.txt": "torchair==7.1.0\n"})
+    r = cli_run([".", "--select", "NPU303", "--format", "json", "--no-cache"], cwd=root)
+    assert [f["code"] for f in json.loads(r.stdout)] == ["NPU303"]
 
 
 def test_a_nested_configuration_names_the_releases_of_its_files(project, cli_run):

@@ -36,7 +36,8 @@ def stacks(data):
 
 def test_shape(data):
     assert data["generated_by"] == "tools/gen_releases.py"
-    assert set(data) == {"generated_by", "repos", "releases", "pairs", "versions", "validators", "entries"}
+    assert set(data) == {"generated_by", "repos", "releases", "pairs", "versions", "branch_points", "master_versions",
+                         "validators", "entries"}
     assert set(data["releases"]) == {"mindspeed", "mindspeed-llm", "mindspeed-mm"}
     assert data["releases"]["mindspeed"] == ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0", "2.1.0_core_r0.12.1",
                                              "2.2.0_core_r0.12.1", "2.3.0_core_r0.12.1", "26.0.0_core_r0.12.1",
@@ -180,3 +181,29 @@ def test_versions(data):
     v = data["versions"]
     assert v["mindspeed-llm@2.2.0"] == "2.2.0" and v["mindspeed-llm@2.3.0"] == "2.3.0"
     assert v["mindspeed@master"] == "0.12.1" and v["mindspeed@2.0.0_core_r0.8.0"] == "0.8.0"
+
+
+def test_master_versions(data):
+    """Every version master declared, with the periods it did and the releases a tree declaring it
+    may run (tools/gen_releases.py master_history)."""
+    mv = data["master_versions"]
+    assert set(mv) == {"mindspeed", "mindspeed-llm", "mindspeed-mm"}
+    for fam, by_version in mv.items():
+        for version, got in by_version.items():
+            assert got["releases"] and set(got["releases"]) <= set(data["releases"][fam]), (fam, version)
+            for p in got["periods"]:
+                assert re.fullmatch(r"Ascend/MindSpeed(-LLM|-MM)?@[0-9a-f]{8} \S+:\d+", p["set"]), p
+                assert (p["until"] is None) == (p["to"] is None)
+        current = [v for v, got in by_version.items() if any(p["until"] is None for p in got["periods"])]
+        assert current == [data["versions"][f"{fam}@master"]], fam  # master still declares its own
+        assert "master" in by_version[current[0]]["releases"]
+    # MindSpeed-LLM master declared 0.0.1 until 310711e9 (2026-01-22), while 2.0.0 to 2.3.0 were branched
+    llm = mv["mindspeed-llm"]["0.0.1"]
+    assert llm["periods"][-1]["until"] == "Ascend/MindSpeed-LLM@310711e9 setup.py:25"
+    assert llm["releases"] == ["2.0.0", "2.1.0", "2.2.0", "2.3.0", "26.0.0"]
+    assert "2.2.0" not in mv["mindspeed-llm"] and "2.3.0" not in mv["mindspeed-llm"]  # release branches only
+    # MindSpeed master declared 0.8.0 from 49588a3e (2024-11-30) to f1c1789a (2025-02-06)
+    ms = mv["mindspeed"]["0.8.0"]
+    assert [p["set"] for p in ms["periods"]] == ["Ascend/MindSpeed@49588a3e setup.py:12"]
+    assert ms["releases"] == ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0", "2.1.0_core_r0.12.1"]
+    assert set(data["branch_points"]) == {s for s in stacks(data) if not s.endswith("@master")}

@@ -31,6 +31,14 @@ How it works
    evidence citations are located by ``EVIDENCE`` patterns (so a line move is followed) and written
    into the output's ``validators`` section.
 
+4. *Versions.*  ``versions`` is what each release declares (``setup.py`` ``__version__`` of MindSpeed and
+   MindSpeed-LLM, ``pyproject.toml`` ``version`` of MindSpeed-MM).  ``master_versions`` adds master's
+   history of that file (``git log --first-parent``: the periods during which master declared each
+   version) and ``branch_points`` each release's ``git merge-base`` with master: a tree declaring a
+   version may also run the releases branched while master declared it, the neighbours branched
+   last before and first after the period, and master while it still declares it
+   (:func:`master_history`).
+
 Activation facts (verified from the source; line numbers are recomputed on every run, see the
 JSON ``validators.*.evidence``):
 
@@ -688,6 +696,87 @@ def grep_line(repo, commit, path, pattern):
     return None
 
 
+# ------------------------------------------------------------------------------ master's versions
+# The file that declares each framework's version, and the declaration.
+VERSION_FILES = {
+    "mindspeed": (MS, "setup.py", r"__version__\s*=\s*['\"]([^'\"]+)"),
+    "mindspeed-llm": (LLM, "setup.py", r"__version__\s*=\s*['\"]([^'\"]+)"),
+    "mindspeed-mm": (MM, "pyproject.toml", r"(?m)^version\s*=\s*['\"]([^'\"]+)"),
+}
+RELEASES = {"mindspeed": MS_RELEASES, "mindspeed-llm": LLM_RELEASES, "mindspeed-mm": MM_RELEASES}
+
+
+def commit_time(repo, commit):
+    """(unix time, ISO date) of the commit's committer date."""
+    ts, iso = git(repo, "log", "-1", "--format=%ct %cI", commit).split()
+    return int(ts), iso
+
+
+def master_periods(repo, master, path, rx):
+    """The periods during which master (its first-parent history up to *master*) declared one
+    version: [(version, set_commit, set_line, set_time, set_date, end_commit or None, end_line,
+    end_time, end_date)], oldest first (a line is None where the file declares no version); a
+    period without a declaration is left out."""
+    log = git(repo, "log", "--first-parent", "--reverse", "--format=%H", master, "--", path).split()
+    changes = []
+    for commit in log:
+        text = show(repo, commit, path) or ""
+        m = re.search(rx, text)
+        version = m.group(1) if m else None
+        if changes and changes[-1][0] == version:
+            continue
+        line = text.count("\n", 0, m.start()) + 1 if m else None
+        changes.append((version, commit, line) + commit_time(repo, commit))
+    out = []
+    for i, (version, commit, line, ts, date) in enumerate(changes):
+        nxt = changes[i + 1] if i + 1 < len(changes) else None
+        if version is not None:
+            out.append((version, commit, line, ts, date) + (nxt[1:] if nxt else (None,) * 4))
+    return out
+
+
+def master_history(repos, versions):
+    """For every version master ever declared, the releases a tree declaring it may run: the releases
+    that declare it; for each period master declared it, the releases branched from master during the
+    period, the one(s) branched last before it began and first after it ended (a master snapshot
+    between two branch points may behave like either neighbour), and master while it still declares
+    it.  A release's branch point is ``git merge-base master <release>`` (its committer date orders
+    it).  Returns (master_versions, branch_points) for the JSON."""
+    master_versions, branch_points = {}, {}
+    for fam, (repo, path, rx) in VERSION_FILES.items():
+        master = repos[repo]["master"]
+        points = {}
+        for r in RELEASES[fam]:
+            if r == "master":
+                continue
+            base = git(repo, "merge-base", master, repos[repo][r]).strip()
+            ts, date = commit_time(repo, base)
+            points[r] = ts
+            branch_points[f"{fam}@{r}"] = f"{short(repo, base)} {date}"
+        order = RELEASES[fam]
+        out = {}
+        for version, commit, line, ts, date, end, end_line, end_ts, end_date in master_periods(repo, master, path, rx):
+            entry = out.setdefault(version, {"releases": set(), "periods": []})
+            rels = entry["releases"]
+            rels.update(r for r in order if versions[f"{fam}@{r}"] == version)
+            rels.update(r for r, t in points.items() if ts <= t and (end_ts is None or t < end_ts))
+            before = [t for t in points.values() if t < ts]
+            if before:
+                rels.update(r for r, t in points.items() if t == max(before))
+            after = [t for t in points.values() if end_ts is not None and t >= end_ts]
+            if after:
+                rels.update(r for r, t in points.items() if t == min(after))
+            if end is None:
+                rels.add("master")
+            entry["periods"].append({
+                "set": f"{short(repo, commit)} {path}:{line}", "from": date,
+                "until": (f"{short(repo, end)} {path}" + (f":{end_line}" if end_line else "")) if end else None,
+                "to": end_date})
+        master_versions[fam] = {v: {"releases": [r for r in order if r in e["releases"]], "periods": e["periods"]}
+                                for v, e in out.items()}
+    return master_versions, branch_points
+
+
 # ------------------------------------------------------------------------------------------- main
 def build(report=False):
     log = (lambda *a: print(*a, file=sys.stderr)) if report else (lambda *a: None)
@@ -718,12 +807,10 @@ def build(report=False):
         stacks[f"mindspeed-mm@{r}"] = {MM: repos[MM][r], MS: repos[MS][ms], MEG: repos[MEG][meg_for(ms)]}
 
     # versions: setup.py __version__ (MindSpeed, MindSpeed-LLM), pyproject.toml version (MindSpeed-MM)
-    for r in MS_RELEASES:
-        versions[f"mindspeed@{r}"] = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", show(MS, repos[MS][r], "setup.py")).group(1)
-    for r in LLM_RELEASES:
-        versions[f"mindspeed-llm@{r}"] = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", show(LLM, repos[LLM][r], "setup.py")).group(1)
-    for r in MM_RELEASES:
-        versions[f"mindspeed-mm@{r}"] = re.search(r"(?m)^version\s*=\s*['\"]([^'\"]+)", show(MM, repos[MM][r], "pyproject.toml")).group(1)
+    for fam, (repo, path, rx) in VERSION_FILES.items():
+        for r in RELEASES[fam]:
+            versions[f"{fam}@{r}"] = re.search(rx, show(repo, repos[repo][r], path)).group(1)
+    master_versions, branch_points = master_history(repos, versions)
 
     built = {}
     for name, commits in stacks.items():
@@ -790,6 +877,8 @@ def build(report=False):
         "releases": {"mindspeed": MS_RELEASES, "mindspeed-llm": LLM_RELEASES, "mindspeed-mm": MM_RELEASES},
         "pairs": pairs_out,
         "versions": versions,
+        "branch_points": branch_points,
+        "master_versions": master_versions,
         "validators": validators,
         "entries": entries,
     }
