@@ -407,7 +407,7 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
 # the worker processes, each on a share of the files, and each analysing the files of its share
 # that the prefilter selects: over many files that serial part would bound what a second process
 # can gain (docs/benchmarks.md, "Measurements behind the engine's constants").
-FIRST_PASS_PARALLEL_FILES = 2000
+FIRST_PASS_PARALLEL_FILES = 500
 
 # Shares per worker: files are not all alike, so each worker takes several, one after the
 # other, and a share is every k-th file of the list, not a run of neighbours: the files that
