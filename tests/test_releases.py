@@ -228,12 +228,16 @@ def test_a_version_several_releases_declare_infers_all_of_them(tmp_path):
 
 
 def test_a_version_master_declared_names_the_releases_branched_while_it_did(tmp_path):
-    # Ascend/MindSpeed-LLM master declared 0.0.1 until 310711e9 (2026-01-22): 2.0.0 to 2.3.0 were
-    # branched from it meanwhile, 26.0.0 next (a snapshot before it may behave like it)
+    # Ascend/MindSpeed-LLM master declares 26.0.0dev0 since 310711e9 (2026-01-22): 26.0.0 and 26.1.0
+    # were branched from it since, and 2.3.0 last before (a snapshot between may behave like it)
     (tmp_path / "mindspeed_llm").mkdir()
     (tmp_path / "mindspeed_llm" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text("__version__ = '26.0.0dev0'\n")
+    assert _resolve(tmp_path).of("mindspeed-llm") == ("2.3.0", "26.0.0", "26.1.0", "master")
+    # master declared 0.0.1 from 2023, before any release npulint knows was branched (2.0.0: 2025):
+    # such a snapshot is older than all of them, and the version names every release
     (tmp_path / "setup.py").write_text("__version__ = '0.0.1'\n")
-    assert _resolve(tmp_path).of("mindspeed-llm") == ("2.0.0", "2.1.0", "2.2.0", "2.3.0", "26.0.0")
+    assert _resolve(tmp_path).of("mindspeed-llm") == releases.known("mindspeed-llm")
     # a version only a release branch declared still names that release alone
     (tmp_path / "setup.py").write_text("__version__ = '2.3.0'\n")
     assert _resolve(tmp_path).of("mindspeed-llm") == ("2.3.0",)

@@ -197,13 +197,18 @@ def test_master_versions(data):
         current = [v for v, got in by_version.items() if any(p["until"] is None for p in got["periods"])]
         assert current == [data["versions"][f"{fam}@master"]], fam  # master still declares its own
         assert "master" in by_version[current[0]]["releases"]
-    # MindSpeed-LLM master declared 0.0.1 until 310711e9 (2026-01-22), while 2.0.0 to 2.3.0 were branched
+    # MindSpeed-LLM master declared 0.0.1 until 310711e9 (2026-01-22), from 2023, before any release
+    # npulint knows was branched (2.0.0, 2025-03-18): every release
     llm = mv["mindspeed-llm"]["0.0.1"]
     assert llm["periods"][-1]["until"] == "Ascend/MindSpeed-LLM@310711e9 setup.py:25"
-    assert llm["releases"] == ["2.0.0", "2.1.0", "2.2.0", "2.3.0", "26.0.0"]
+    assert llm["releases"] == data["releases"]["mindspeed-llm"]
+    # since then 26.0.0dev0: 26.0.0 and 26.1.0 branched meanwhile, 2.3.0 last before, and master
+    assert mv["mindspeed-llm"]["26.0.0dev0"]["releases"] == ["2.3.0", "26.0.0", "26.1.0", "master"]
     assert "2.2.0" not in mv["mindspeed-llm"] and "2.3.0" not in mv["mindspeed-llm"]  # release branches only
-    # MindSpeed master declared 0.8.0 from 49588a3e (2024-11-30) to f1c1789a (2025-02-06)
+    # MindSpeed master declared 0.8.0 from 49588a3e (2024-11-30), before the core_r0.8.0 releases were
+    # branched (4b71802c, 2025-01-22): every release; 0.9.0 (from 2025-02-06) only their neighbours
     ms = mv["mindspeed"]["0.8.0"]
     assert [p["set"] for p in ms["periods"]] == ["Ascend/MindSpeed@49588a3e setup.py:12"]
-    assert ms["releases"] == ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0", "2.1.0_core_r0.12.1"]
+    assert ms["releases"] == data["releases"]["mindspeed"]
+    assert mv["mindspeed"]["0.9.0"]["releases"] == ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0", "2.1.0_core_r0.12.1"]
     assert set(data["branch_points"]) == {s for s in stacks(data) if not s.endswith("@master")}

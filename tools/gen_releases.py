@@ -36,8 +36,9 @@ How it works
    history of that file (``git log --first-parent``: the periods during which master declared each
    version) and ``branch_points`` each release's ``git merge-base`` with master: a tree declaring a
    version may also run the releases branched while master declared it, the neighbours branched
-   last before and first after the period, and master while it still declares it
-   (:func:`master_history`).
+   last before and first after the period, and master while it still declares it; a version master
+   declared before any known release was branched names every release (such a snapshot is older
+   than all of them) (:func:`master_history`).
 
 Activation facts (verified from the source; line numbers are recomputed on every run, see the
 JSON ``validators.*.evidence``):
@@ -763,6 +764,11 @@ def master_history(repos, versions):
             before = [t for t in points.values() if t < ts]
             if before:
                 rels.update(r for r, t in points.items() if t == max(before))
+            else:
+                # master declared it before any release npulint knows was branched: such a snapshot
+                # is older than every one of them and its checks are unknown, so the version names
+                # every release (RULES.md: a launch is reported only where all of them reject it)
+                rels.update(order)
             after = [t for t in points.values() if end_ts is not None and t >= end_ts]
             if after:
                 rels.update(r for r, t in points.items() if t == min(after))
