@@ -133,7 +133,9 @@ class RunModules:
           object bound to it may be used there (a ``setattr`` whose name we cannot read is not
           counted: it replaces a value, it does not use one).
 
-        A file is read and compiled only when *name* occurs in its text."""
+        A file is read and compiled only when *name* occurs in its text (for ``"store"``, in
+        text that may store it: :func:`_store_pattern`), and the search ends at the second file
+        found (a cached result's dependency is then on those files: see :meth:`digest`)."""
         self._deps.add(f"{_TOUCHED}{name}\0{kind}\0{exclude or ''}")  # a cached result holds while the answer does
         return bool(self._touching(name, kind, exclude))
 
@@ -152,6 +154,9 @@ class RunModules:
                     continue
                 if name not in text and (kind in ("element", "use") or not self._sets_by_name(path, text)):
                     continue
+                if kind == "store" and not self._sets_by_name(path, text) and \
+                        _store_pattern(name).search(text) is None:
+                    continue  # no text that can store the attribute: not compiled
                 t = self._touch(path, text)
                 if t is None:
                     continue
@@ -164,6 +169,8 @@ class RunModules:
                         kind == "container" and name in t.mutated)
                 if hit:
                     found.append(path)
+                    if len(found) == 2:  # the answer is known: one of two is not the excluded module's
+                        break
             hits = self._touched[key] = tuple(found)
         return tuple(p for p in hits if p != skip)
 
@@ -671,6 +678,24 @@ def scan(text: str, module: str, is_package: bool,
 
 _TOUCHED = "\0touched\0"  # the dependency key of a RunModules.touched answer
 _SETS_BY_NAME = re.compile(r"\b(?:setattr|delattr|vars)\b")
+
+
+@functools.lru_cache(maxsize=256)
+def _store_pattern(name: str) -> "re.Pattern[str]":
+    """Text that may store or delete the attribute *name*: ``.NAME`` (blanks, line
+    continuations and, inside brackets, comments may stand around the dot) followed by what
+    may follow a target (``=`` but not ``==``, an augmented ``+=``..., ``,``, ``)``, ``]``,
+    ``:``, ``;``, ``in``, a comment, the end of the line or of the text): ``x.NAME = v``,
+    ``x.NAME: T = v``, ``x.NAME += 1``, ``del x.NAME``, ``a, x.NAME = t``, ``for x.NAME in t``,
+    ``with f() as x.NAME:``. A file without such text stores no attribute of that name (but for
+    ``setattr``/``delattr``/``vars``, looked for apart), so it is not compiled to find out:
+    names as common as a held submodule's (``attn``, ``layers``) are in the text of most files
+    of a large run (docs/benchmarks.md, session 12)."""
+    gap = r"(?:\s|\\|#[^\n]*\n)*"
+    return re.compile(r"\." + gap + re.escape(name) + r"(?!\w)(?:\s|\\)*"
+                      r"(?:=(?!=)|(?:[-+*/%@&|^]|//|\*\*|>>|<<)=|[,)\]:;#\r\n]|in(?!\w)|\Z)")
+
+
 _STAR = re.compile(r"\bimport\s*\*")
 _REBINDS = re.compile(r"\b(?:globals|locals|vars|exec)\s*\(|\bmodules\b")  # see Touches.rebound
 # an import statement's names: parenthesized, or up to the end of the line and its backslash continuations

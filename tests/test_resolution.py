@@ -4,7 +4,11 @@ re-exports and star-import chains, honouring ``__all__``), class attributes boun
 literal dict/tuple lookups, and the body of ``if __name__ == "__main__":`` as straight-line
 code. Each case has its violation, its clean twin and the unknown case that stays silent."""
 
+import ast
+import pathlib
 import textwrap
+
+import pytest
 
 from conftest import probe_values
 
@@ -728,3 +732,55 @@ def test_a_name_used_before_its_binding_in_the_exporting_module_is_unknown(lint)
     settings = "from site_defaults import *\n\nPOOL_BYTES = 0\nDEFAULT_POOL = POOL_BYTES\n"
     found = lint({"settings.py": settings, "train.py": use}, select=["NPU103"])
     assert [(f.code, f.path) for f in found] == [("NPU103", "train.py")]
+
+
+STORES = ["x.a = 1", "x.a: int = 1", "x.a: int", "x.a += 1", "x.a //= 2", "x.a @= m", "del x.a", "del x.a  # c",
+          "del (x.a)", "del x.a, y", "x.a, y = t", "(x.a, y) = t", "[x.a] = t", "for x.a in t: pass",
+          "with f() as x.a: pass", "x . a = 1", "x.\\\na = 1", "x.a\\\n= 1", "(x.  # c\n a) = 1", "*x.a, y = t",
+          "[1 for x.a in t]", "b = x.a = 1", "del x.a; y = 1", "x.a = (\n 1)"]
+
+
+@pytest.mark.parametrize("text", STORES)
+def test_text_that_may_store_an_attribute(text):
+    from npulint import modules
+
+    tree = ast.parse(text)
+    assert any(isinstance(n, ast.Attribute) and n.attr == "a" and not isinstance(n.ctx, ast.Load)
+               for n in ast.walk(tree))  # (each is a store of x.a, as CPython reads it)
+    assert modules._store_pattern("a").search(text)
+
+
+@pytest.mark.parametrize("text", ["x.a(1)", "x.a.b = 1", "x.ab = 1", "x.a[0] = 1", "x.a == 1", "x.a <= 1",
+                                  "f(x.a + 1)", "x.a.append(1)"])
+def test_text_that_cannot_store_an_attribute_is_not_compiled(text):
+    from npulint import modules
+
+    assert modules._store_pattern("a").search(text) is None
+    run = modules.RunModules.from_files([("/p/m.py", "m", False)], {"/p/m.py": text + "\n"}.get)
+    assert not run.touched("a", "store")
+    assert run._touches == {}  # decided from the text
+
+
+def test_every_attribute_this_repository_stores_is_found_by_the_store_text():
+    from npulint import modules
+
+    root = pathlib.Path(__file__).resolve().parent.parent
+    checked = 0
+    for path in sorted(root.glob("*/**/*.py")):
+        if ".venv" in path.parts or "build" in path.parts:
+            continue
+        text = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
+                checked += 1
+                assert modules._store_pattern(node.attr).search(text), (path, node.attr, node.lineno)
+    assert checked > 500
+
+
+def test_the_search_for_stores_ends_at_the_second_file_found():
+    from npulint import modules
+
+    texts = {f"/p/m{i}.py": "def f(x):\n    x.attn = 1\n" for i in range(6)}
+    run = modules.RunModules.from_files([(p, p[3:-3], False) for p in sorted(texts)], texts.get)
+    assert run.touched("attn", "store", exclude="m0") and len(run._touches) == 2
+    assert run.touched("attn", "store", exclude="m1")  # m1 is one of the two: m0 still stores it
