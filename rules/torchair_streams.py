@@ -16,7 +16,7 @@ from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
-from npulint.semantic import Scope, Site, dotted
+from npulint.semantic import Scope, Site, child_nodes, dotted
 from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
@@ -498,10 +498,17 @@ class StreamsAnalysis(Analysis):
         flows: Dict[int, _Flow] = {}
         branches: Dict[int, int] = {}  # id(branch statement) -> its number in this file
         held = self._held() if self.classes else {}
+        plain: Dict[int, bool] = {}  # id(function scope) -> whether a call runs its body as written
         for call, site in self.calls:
             q = sem.callee_qualname(call.func, site)
             if q is None or q.startswith(("torch.", "torchair.")):
                 continue
+            fn = site.scope.enclosing_function()
+            if fn is not None and fn.kind == "function" and id(fn) not in plain:
+                plain[id(fn)] = _plain_function(fn.node)
+                runner = self._runner(site)
+                if plain[id(fn)] and runner not in (None, "?"):
+                    ctx.fact(StreamsAnalysis, ("plain", runner))
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             owner = sem.enclosing_class(site)
             in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
@@ -949,6 +956,7 @@ def _tables(facts) -> Tables:
     used: Set[str] = set()
     torchair: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
     calls: Dict[str, List[tuple]] = {}  # path -> its calls of named things (:func:`_per_process`)
+    plain: Set[str] = set()  # functions a call runs the body of then and there (:func:`_plain_function`)
     for path, fact in facts:
         kind = fact[0]
         if kind == "new":
@@ -972,14 +980,32 @@ def _tables(facts) -> Tables:
             imports[fact[1]] = set(fact[2])
         elif kind == "uses":
             used.add(fact[1])
+        elif kind == "plain":
+            plain.add(fact[1])
         elif kind == "torchair":
             torchair[path] = (fact[1], fact[2])
         else:
             creations.append((path,) + fact[1:])
     total, together = _per_process(calls, bases, methods, explicit_inits, modules, imports,
-                                   {c[6] for c in creations if c[6] is not None})
+                                   {c[6] for c in creations if c[6] is not None}, plain)
     return Tables(total, bases, methods, children, creations, apis, modules, imports, used, torchair,
                   refs, attrs, together)
+
+
+def _plain_function(fn: cst.FunctionDef) -> bool:
+    """Whether a call of *fn* runs its body then and there: no decorator (``lru_cache`` may run
+    it once for many calls), not ``async``, not a generator (a ``yield`` of its own)."""
+    if fn.decorators or fn.asynchronous is not None:
+        return False
+    stack: List[cst.CSTNode] = [fn.body]
+    while stack:
+        node = stack.pop()
+        if type(node) is cst.Yield:
+            return False
+        if type(node) in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
+            continue  # their yields are their own
+        stack.extend(child_nodes(node))
+    return True
 
 
 def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
@@ -1000,7 +1026,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
                  methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]],
                  explicit_inits: Dict[str, Tuple[str, ...]],
                  modules: Dict[str, str], imports: Dict[str, Set[str]],
-                 owners: Set[str]) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
+                 owners: Set[str], plain: FrozenSet[str] = frozenset()) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
     """Class -> whether one process certainly instantiates it more than once (2), once (1):
     on its own, and with its subclasses for a class that owns a creation. A process runs one
     script: the whole file (its main guard too) and the module-level code of every module of
@@ -1109,14 +1135,16 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
                     todo.append(r[0])
         # a call that runs whenever a class's __init__ runs (at its top level, no branch) runs
         # once per instance of that class, subclasses' included (``Layer.__init__`` making
-        # ``MoE()``, with ``ModuleList([Layer(i) for i in range(n)])``): it runs more than once
-        # when the class is instantiated more than once; to a fixed point, down the nesting
+        # ``MoE()``, with ``ModuleList([Layer(i) for i in range(n)])``), and one at the top level
+        # of a function once per call of it (``make()`` returning ``Layer()``, called in a
+        # comprehension): it runs more than once when the class is instantiated, or the function
+        # called, more than once; to a fixed point, down the nesting
         while True:
             sites = _sites(counted, bases, lines, inits)
             grown = False
             for i, (path, r) in enumerate(counted):
                 q, n, main, branches, runner = r
-                if n < 2 and branches == () and runner and runner.endswith(".__init__") and \
+                if n < 2 and branches == () and runner and (runner.endswith(".__init__") or runner in plain) and \
                         _most(sites.get(runner, ())) > 1:
                     counted[i] = (path, (q, 2, main, branches, runner))
                     grown = True
@@ -1624,7 +1652,9 @@ class TaggedEventTagReused(LintRule):
                    "`return`/`raise`/`continue`/`break` and one after that `if` (`if small: return Model(1)` then "
                    "`return Model()`), with no loop around that statement; one after a `return` never runs. "
                    "A class made at the top level of another's `__init__` is made once per instance of that one "
-                   "(`ModuleList([Layer(i) for i in range(n)])` whose `Layer.__init__` makes `MoE()` makes n `MoE`s). "
+                   "(`ModuleList([Layer(i) for i in range(n)])` whose `Layer.__init__` makes `MoE()` makes n `MoE`s), "
+                   "and one made at the top level of a function once per call of it (`[make() for _ in range(n)]` "
+                   "where `make()` returns `MoE()`; not a function with a decorator, `async` or a generator). "
                    "Instantiations count together when they are in one process: "
                    "those of one script, and those of the modules of the run it imports (directly or through others) "
                    "that run there: their module-level code outside their `if __name__ == \"__main__\":` guard, and "

@@ -1528,6 +1528,43 @@ def test_npu306_a_class_made_once_per_instance_clean_twins(lint, make, build):
     assert codes(lint(mk(NESTED.format(make=make, build=build)), select=["NPU306"])) == []
 
 
+
+FACTORY = """
+    class MoE(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ev = tng.ops.npu_create_tagged_event(tag="moe")
+
+    {factory}
+
+    {build}
+"""
+
+
+@pytest.mark.parametrize("factory, build", [
+    ("def make():\n        return MoE()", "layers = torch.nn.ModuleList([make() for _ in range(4)])"),
+    ("def make(i):\n        m = MoE()\n        return m", "for i in range(2):\n        make(i)"),
+    ("def make():\n        return MoE()\n\n    def build():\n        return [make(), make()]", "net = build()"),
+])
+def test_npu306_a_class_made_in_a_function_called_more_than_once(lint, factory, build):
+    src = mk(FACTORY.format(factory=factory, build=build))
+    found = lint(src, select=["NPU306"])
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+@pytest.mark.parametrize("factory, build", [
+    ("def make():\n        return MoE()", "layer = make()"),  # called once
+    ("def make(i):\n        if i == 0:\n            return MoE()", "layers = [make(i) for i in range(4)]"),  # may run once
+    ("@functools.lru_cache(maxsize=None)\n    def make():\n        return MoE()",
+     "layers = [make() for _ in range(4)]"),  # a decorator may run it once for many calls
+    ("def make():\n        yield MoE()", "gens = [make() for _ in range(4)]"),  # a generator runs when iterated
+    ("async def make():\n        return MoE()", "coros = [make() for _ in range(4)]"),  # a coroutine when awaited
+])
+def test_npu306_a_class_made_in_a_function_called_more_than_once_clean_twins(lint, factory, build):
+    src = mk(FACTORY.format(factory=factory, build=build), header=HEADER + "import functools\n")
+    assert codes(lint(src, select=["NPU001", "NPU306"])) == []
+
+
 VARIANTS = """
     class DeepseekMoE(torch.nn.Module):
         def __init__(self):
