@@ -84,6 +84,7 @@ class RunModules:
         self._touches: Dict[str, Optional["Touches"]] = {}
         self._touched: Dict[Tuple[str, str, Optional[str]], Tuple[str, ...]] = {}
         self._dynamic_text: Dict[str, bool] = {}  # whether a file's text names setattr/delattr/vars
+        self._nfkc_texts: Dict[str, str] = {}  # a non-ASCII file's text, its identifiers as CPython reads them
         self._read = read
         self._tables: Dict[str, Optional[ModuleTable]] = {}
         self._digests: Dict[str, Optional[str]] = {}
@@ -148,16 +149,18 @@ class RunModules:
         hits = self._touched.get(key)
         if hits is None:
             found = []
+            name = _nfkc(name)  # as CPython reads identifiers (``a.ＰＯＯＬ = 3`` stores ``POOL``)
             for path in (self._may_reach(name, exclude) if kind == "use" else self.files):
-                text = self._text(path)
-                if text is None:
+                source = self._text(path)
+                if source is None:
                     continue
+                text = self._identifiers_text(path, source)  # (for the text tests only)
                 if name not in text and (kind in ("element", "use") or not self._sets_by_name(path, text)):
                     continue
                 if kind == "store" and not self._sets_by_name(path, text) and \
                         _store_pattern(name).search(text) is None:
                     continue  # no text that can store the attribute: not compiled
-                t = self._touch(path, text)
+                t = self._touch(path, source)
                 if t is None:
                     continue
                 if kind == "element":
@@ -209,6 +212,16 @@ class RunModules:
                     found.add(os.path.basename(os.path.dirname(p)) if stem == "__init__" else stem)
             new, first = found - stems, False
         return sorted(p for p, t in texts if p in reach and name in t)
+
+    def _identifiers_text(self, path: str, text: str) -> str:
+        """*text* with its identifiers as CPython reads them (NFKC), for the text tests of
+        :meth:`_touching`: the text itself when it is ASCII."""
+        if text.isascii():
+            return text
+        norm = self._nfkc_texts.get(path)
+        if norm is None:
+            norm = self._nfkc_texts[path] = _nfkc(text)
+        return norm
 
     def _sets_by_name(self, path: str, text: str) -> bool:
         hit = self._dynamic_text.get(path)
@@ -680,6 +693,14 @@ _TOUCHED = "\0touched\0"  # the dependency key of a RunModules.touched answer
 _SETS_BY_NAME = re.compile(r"\b(?:setattr|delattr|vars)\b")
 
 
+def _nfkc(text: str) -> str:
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return unicodedata.normalize("NFKC", text)
+
+
 @functools.lru_cache(maxsize=256)
 def _store_pattern(name: str) -> "re.Pattern[str]":
     """Text that may store or delete the attribute *name*: ``.NAME`` (blanks, line
@@ -691,7 +712,7 @@ def _store_pattern(name: str) -> "re.Pattern[str]":
     ``setattr``/``delattr``/``vars``, looked for apart), so it is not compiled to find out:
     names as common as a held submodule's (``attn``, ``layers``) are in the text of most files
     of a large run (docs/benchmarks.md, session 12)."""
-    gap = r"(?:\s|\\|#[^\n]*\n)*"
+    gap = r"(?:\s|\\|#[^\r\n]*(?:\r\n?|\n))*"  # (a comment ends at any line break)
     return re.compile(r"\." + gap + re.escape(name) + r"(?!\w)(?:\s|\\)*"
                       r"(?:=(?!=)|(?:[-+*/%@&|^]|//|\*\*|>>|<<)=|[,)\]:;#\r\n]|in(?!\w)|\Z)")
 

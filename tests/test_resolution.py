@@ -737,7 +737,8 @@ def test_a_name_used_before_its_binding_in_the_exporting_module_is_unknown(lint)
 STORES = ["x.a = 1", "x.a: int = 1", "x.a: int", "x.a += 1", "x.a //= 2", "x.a @= m", "del x.a", "del x.a  # c",
           "del (x.a)", "del x.a, y", "x.a, y = t", "(x.a, y) = t", "[x.a] = t", "for x.a in t: pass",
           "with f() as x.a: pass", "x . a = 1", "x.\\\na = 1", "x.a\\\n= 1", "(x.  # c\n a) = 1", "*x.a, y = t",
-          "[1 for x.a in t]", "b = x.a = 1", "del x.a; y = 1", "x.a = (\n 1)"]
+          "[1 for x.a in t]", "b = x.a = 1", "del x.a; y = 1", "x.a = (\n 1)", "(x.  # c\ra) = 1",
+          "(x.  # c\r\na) = 1"]
 
 
 @pytest.mark.parametrize("text", STORES)
@@ -784,3 +785,16 @@ def test_the_search_for_stores_ends_at_the_second_file_found():
     run = modules.RunModules.from_files([(p, p[3:-3], False) for p in sorted(texts)], texts.get)
     assert run.touched("attn", "store", exclude="m0") and len(run._touches) == 2
     assert run.touched("attn", "store", exclude="m1")  # m1 is one of the two: m0 still stores it
+
+
+@pytest.mark.parametrize("store, reported", [
+    ("a.POOL = 3\n", False),
+    ("a.\uff30\uff2f\uff2f\uff2c = 3\n", False),  # fullwidth letters: CPython reads POOL (NFKC)
+    ("(a.  # c\rPOOL) = 3\n", False),  # a comment ends at a lone carriage return
+    ("print(a.POOL)\n", True),
+])
+def test_a_store_of_a_module_constant_from_another_module_leaves_it_unknown(lint, store, reported):
+    files = {"a.py": "from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n\nPOOL = -1\n\n\n"
+                     "def build(x):\n    with npu_weight_prefetch_scope(buffer_pool_id=POOL):\n        return x\n",
+             "b.py": "import a  # sets POOL\n\n" + store}
+    assert bool(lint(files, select=["NPU103"])) is reported
