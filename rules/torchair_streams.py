@@ -512,9 +512,14 @@ class StreamsAnalysis(Analysis):
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             owner = sem.enclosing_class(site)
             in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
+            where = self._branches(call, site, flows, branches)
+            if where == () and id(call) in self.guarded:
+                # an operand of ``and``/``or`` (``_m = _m or make()``) or a filtered comprehension,
+                # which the flow does not split: it may not run, so it runs under a branch of its
+                # own (one no other call shares: it excludes nothing)
+                where = ((branches.setdefault(id(call), len(branches)), (0,)),)
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
-                                       self._branches(call, site, flows, branches), self._runner(site),
-                                       held.get(id(call))))
+                                       where, self._runner(site), held.get(id(call))))
 
     @staticmethod
     def _branches(call: cst.Call, site: Site, flows: Dict[int, _Flow], numbers: Dict[int, int]):
@@ -714,14 +719,21 @@ class StreamsAnalysis(Analysis):
         runs (not under ``if``/``for``/``try``..., not in a nested function): what a compiled
         method certainly brings into its graph, and which overridden methods of a base still
         run (a subclass's ``__init__`` that calls neither ``super().__init__()`` nor
-        ``Base.__init__(self)`` does not run the base's)."""
+        ``Base.__init__(self)`` does not run the base's); not after an ``if`` arm that may end the
+        method (``if skip: return x``)."""
         sem = self.ctx.sem
         out: Dict[Scope, Dict[str, Tuple[Set[str], Set[str], Set[str]]]] = {}
+        flows: Dict[int, _Flow] = {}
         for call, site in self.calls:
             fn = site.scope
             func = call.func
             if fn.kind != "function" or fn.parent is None or fn.parent.kind != "class":
                 continue
+            flow = flows.get(id(fn.node))
+            if flow is None:
+                flow = flows[id(fn.node)] = _Flow(fn.node)
+            if id(call) in flow.dead or flow.paths.get(id(call)):
+                continue  # after a return (or raise...) that may end the method first: ``if skip: return x``
             if all(loop for _, loop in site.blocks):
                 element = self._element_call(call, site)
                 if element is not None:

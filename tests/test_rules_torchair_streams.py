@@ -1145,6 +1145,25 @@ def test_npu303_a_submodule_the_compiled_model_never_calls_is_not_in_its_graph(l
     assert codes(lint(mk(HELD.format(body="x")), select=["NPU303"])) == []
 
 
+@pytest.mark.parametrize("body", [
+    "x if skip else self.sampler(x)",  # (an operand that may not run)
+    "x\n        return self.sampler(x)",  # after a return: never runs
+])
+def test_npu303_a_submodule_the_compiled_model_may_not_call_is_not_judged(lint, body):
+    src = mk(HELD.format(body=body).replace("def forward(self, x):", "def forward(self, x, skip=True):"))
+    assert codes(lint(src, select=["NPU001", "NPU303"])) == []
+
+
+def test_npu303_a_submodule_called_after_an_arm_that_may_end_the_method_is_not_judged(lint):
+    src = mk(HELD.format(body="self.sampler(x)").replace(
+        "def forward(self, x):", "def forward(self, x, skip=True):\n            if skip:\n                return x"))
+    assert codes(lint(src, select=["NPU001", "NPU303"])) == []
+    # the clean twin's violation: the arm does not end the method
+    src = mk(HELD.format(body="self.sampler(x)").replace(
+        "def forward(self, x):", "def forward(self, x, skip=True):\n            if skip:\n                x = x + 1"))
+    assert codes(lint(src, select=["NPU001", "NPU303"])) == ["NPU303"]
+
+
 def test_npu303_a_submodule_the_compiled_model_calls_is_in_its_graph(lint):
     src = mk(HELD.format(body="self.sampler(x)"))
     assert where(lint(src, select=["NPU303"])) == [
@@ -1559,6 +1578,11 @@ def test_npu306_a_class_made_in_a_function_called_more_than_once(lint, factory, 
      "layers = [make() for _ in range(4)]"),  # a decorator may run it once for many calls
     ("def make():\n        yield MoE()", "gens = [make() for _ in range(4)]"),  # a generator runs when iterated
     ("async def make():\n        return MoE()", "coros = [make() for _ in range(4)]"),  # a coroutine when awaited
+    ("_m = None\n\n    def make():\n        return MoE()\n\n    def get():\n        global _m\n"
+     "        _m = _m or make()\n        return _m", "a = get()\n    b = get()"),  # an operand of or may not run
+    ("SHARED = {}\n\n    class Layer(torch.nn.Module):\n        def __init__(self):\n            super().__init__()\n"
+     "            self.moe = SHARED.get('moe') or SHARED.setdefault('moe', MoE())",
+     "layers = torch.nn.ModuleList([Layer() for _ in range(4)])"),  # (in an __init__ too)
 ])
 def test_npu306_a_class_made_in_a_function_called_more_than_once_clean_twins(lint, factory, build):
     src = mk(FACTORY.format(factory=factory, build=build), header=HEADER + "import functools\n")
