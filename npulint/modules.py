@@ -84,7 +84,7 @@ class RunModules:
         self._touches: Dict[str, Optional["Touches"]] = {}
         self._touched: Dict[Tuple[str, str, Optional[str]], Tuple[str, ...]] = {}
         self._dynamic_text: Dict[str, bool] = {}  # whether a file's text names setattr/delattr/vars
-        self._nfkc_texts: Dict[str, str] = {}  # a non-ASCII file's text, its identifiers as CPython reads them
+        self._spellings: Dict[str, FrozenSet[str]] = {}  # see _other_spellings
         self._read = read
         self._tables: Dict[str, Optional[ModuleTable]] = {}
         self._digests: Dict[str, Optional[str]] = {}
@@ -151,16 +151,17 @@ class RunModules:
             found = []
             name = _nfkc(name)  # as CPython reads identifiers (``a.ＰＯＯＬ = 3`` stores ``POOL``)
             for path in (self._may_reach(name, exclude) if kind == "use" else self.files):
-                source = self._text(path)
-                if source is None:
+                text = self._text(path)
+                if text is None:
                     continue
-                text = self._identifiers_text(path, source)  # (for the text tests only)
-                if name not in text and (kind in ("element", "use") or not self._sets_by_name(path, text)):
+                other = name in self._other_spellings(path, text)  # ``x.ＰＯＯＬ``, as CPython reads it
+                if name not in text and not other and (kind in ("element", "use") or
+                                                       not self._sets_by_name(path, text)):
                     continue
-                if kind == "store" and not self._sets_by_name(path, text) and \
+                if kind == "store" and not other and not self._sets_by_name(path, text) and \
                         _store_pattern(name).search(text) is None:
                     continue  # no text that can store the attribute: not compiled
-                t = self._touch(path, source)
+                t = self._touch(path, text)
                 if t is None:
                     continue
                 if kind == "element":
@@ -213,15 +214,18 @@ class RunModules:
             new, first = found - stems, False
         return sorted(p for p, t in texts if p in reach and name in t)
 
-    def _identifiers_text(self, path: str, text: str) -> str:
-        """*text* with its identifiers as CPython reads them (NFKC), for the text tests of
-        :meth:`_touching`: the text itself when it is ASCII."""
-        if text.isascii():
-            return text
-        norm = self._nfkc_texts.get(path)
-        if norm is None:
-            norm = self._nfkc_texts[path] = _nfkc(text)
-        return norm
+    def _other_spellings(self, path: str, text: str) -> FrozenSet[str]:
+        """The attribute names *text* writes after a dot in another Unicode form than CPython
+        reads them in (``a.ＰＯＯＬ`` is ``a.POOL``: identifiers are NFKC-normalized), as
+        CPython reads them: the text tests of :meth:`_touching` look for those too."""
+        found = self._spellings.get(path)
+        if found is None:
+            found = frozenset()
+            if not text.isascii():
+                runs = {m.group(1) for m in _DOTTED_NON_ASCII.finditer(text)}
+                found = frozenset(n for n in map(_nfkc, runs) if n.isascii())
+            self._spellings[path] = found
+        return found
 
     def _sets_by_name(self, path: str, text: str) -> bool:
         hit = self._dynamic_text.get(path)
@@ -691,6 +695,10 @@ def scan(text: str, module: str, is_package: bool,
 
 _TOUCHED = "\0touched\0"  # the dependency key of a RunModules.touched answer
 _SETS_BY_NAME = re.compile(r"\b(?:setattr|delattr|vars)\b")
+
+
+# a dot, then a name with a character that is not ASCII (blanks, continuations and comments between)
+_DOTTED_NON_ASCII = re.compile(r"\.(?:\s|\\|#[^\r\n]*(?:\r\n?|\n))*(\w*[^\x00-\x7f]\w*)")
 
 
 def _nfkc(text: str) -> str:
