@@ -212,3 +212,21 @@ def test_master_versions(data):
     assert ms["releases"] == data["releases"]["mindspeed"]
     assert mv["mindspeed"]["0.9.0"]["releases"] == ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0", "2.1.0_core_r0.12.1"]
     assert set(data["branch_points"]) == {s for s in stacks(data) if not s.endswith("@master")}
+
+
+def test_the_releases_a_master_period_names():
+    """tools/gen_releases.py period_releases: the releases branched during the period, the
+    neighbours before and after, master while it still declares the version or when nothing was
+    branched since, and every release for a period older than all of them."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_releases", os.path.join(REPO, "tools", "gen_releases.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    points = {"1.0": 10, "2.0": 20, "3.0": 30}
+    order = ["1.0", "2.0", "3.0", "master"]
+    assert gen.period_releases(points, order, 15, 25) == {"1.0", "2.0", "3.0"}
+    assert gen.period_releases(points, order, 12, 18) == {"1.0", "2.0"}  # nothing branched meanwhile
+    assert gen.period_releases(points, order, 25, None) == {"2.0", "3.0", "master"}  # still declared
+    assert gen.period_releases(points, order, 32, 40) == {"3.0", "master"}  # nothing branched since
+    assert gen.period_releases(points, order, 5, 12) == set(order)  # older than every release

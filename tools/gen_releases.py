@@ -736,6 +736,27 @@ def master_periods(repo, master, path, rx):
     return out
 
 
+def period_releases(points, order, start, end):
+    """The releases a master snapshot from the period *start* to *end* (unix times; *end* None:
+    master still declares it) may behave like: those branched during it, the one(s) branched last
+    before it began and first after it ended (a snapshot between two branch points may behave like
+    either neighbour), and master while it still declares it or when no release was branched since.
+    A period that began before any release of *points* ({release: branch time}) was branched holds
+    snapshots older than all of them, whose checks are unknown: every release of *order*."""
+    rels = {r for r, t in points.items() if start <= t and (end is None or t < end)}
+    before = [t for t in points.values() if t < start]
+    if not before:
+        # (RULES.md: a launch is then reported only where every release rejects it)
+        return set(order)
+    rels.update(r for r, t in points.items() if t == max(before))
+    after = [t for t in points.values() if end is not None and t >= end]
+    if after:
+        rels.update(r for r, t in points.items() if t == min(after))
+    else:
+        rels.add("master")
+    return rels
+
+
 def master_history(repos, versions):
     """For every version master ever declared, the releases a tree declaring it may run: the releases
     that declare it; for each period master declared it, the releases branched from master during the
@@ -760,20 +781,7 @@ def master_history(repos, versions):
             entry = out.setdefault(version, {"releases": set(), "periods": []})
             rels = entry["releases"]
             rels.update(r for r in order if versions[f"{fam}@{r}"] == version)
-            rels.update(r for r, t in points.items() if ts <= t and (end_ts is None or t < end_ts))
-            before = [t for t in points.values() if t < ts]
-            if before:
-                rels.update(r for r, t in points.items() if t == max(before))
-            else:
-                # master declared it before any release npulint knows was branched: such a snapshot
-                # is older than every one of them and its checks are unknown, so the version names
-                # every release (RULES.md: a launch is reported only where all of them reject it)
-                rels.update(order)
-            after = [t for t in points.values() if end_ts is not None and t >= end_ts]
-            if after:
-                rels.update(r for r, t in points.items() if t == min(after))
-            if end is None:
-                rels.add("master")
+            rels.update(period_releases(points, order, ts, end_ts))
             entry["periods"].append({
                 "set": f"{short(repo, commit)} {path}:{line}", "from": date,
                 "until": (f"{short(repo, end)} {path}" + (f":{end_line}" if end_line else "")) if end else None,
