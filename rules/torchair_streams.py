@@ -499,6 +499,7 @@ class StreamsAnalysis(Analysis):
         branches: Dict[int, int] = {}  # id(branch statement) -> its number in this file
         held = self._held() if self.classes else {}
         plain: Dict[int, bool] = {}  # id(function scope) -> whether a call runs its body as written
+        header = _header_calls(sem)  # calls in a def's defaults, annotations, decorators
         for call, site in self.calls:
             q = sem.callee_qualname(call.func, site)
             if q is None or q.startswith(("torch.", "torchair.")):
@@ -518,8 +519,9 @@ class StreamsAnalysis(Analysis):
                 # which the flow does not split: it may not run, so it runs under a branch of its
                 # own (one no other call shares: it excludes nothing)
                 where = ((branches.setdefault(id(call), len(branches)), (0,)),)
+            runner = self._runner(site) if id(call) not in header else "?"  # (evaluated where the def runs)
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
-                                       where, self._runner(site), held.get(id(call))))
+                                       where, runner, held.get(id(call))))
 
     @staticmethod
     def _branches(call: cst.Call, site: Site, flows: Dict[int, _Flow], numbers: Dict[int, int]):
@@ -594,6 +596,11 @@ class StreamsAnalysis(Analysis):
                 return "container"
             return None if q is None or q.startswith(("torch.", "torchair.")) else "instance"
 
+        classes: Dict[str, Set[Optional[str]]] = {}  # key -> the classes instantiated under it
+        sequentials: Set[str] = set()  # attributes holding an nn.Sequential (a call runs every element)
+
+        unread: Set[str] = set()  # keys holding something other than instances we can name
+
         def instance(e, key: str, found: Dict[int, str]) -> None:
             """*e* is the value held under *key*."""
             if isinstance(e, cst.IfExp):
@@ -601,6 +608,10 @@ class StreamsAnalysis(Analysis):
                 instance(e.orelse, key, found)
             elif isinstance(e, cst.Call) and kind(e) == "instance":
                 found[id(e)] = key
+                site = sites.get(id(e))
+                classes.setdefault(key, set()).add(sem.callee_qualname(e.func, site) if site is not None else None)
+            elif key.endswith("[]"):
+                unread.add(key)  # an element we cannot name (``layers.append(block)``): which class it is is unknown
 
         def elements(e, key: str, found: Dict[int, str]) -> None:
             """*e* is a collection whose elements are held under *key*."""
@@ -618,10 +629,15 @@ class StreamsAnalysis(Analysis):
                 for el in e.elements:
                     if isinstance(el, cst.DictElement):
                         instance(el.value, key, found)
+                    else:
+                        unread.add(key)  # ``{**other}``
+            else:
+                unread.add(key)  # ``ModuleList(list(self.layers) + [Dense()])``, ``ModuleList(blocks)``
 
         def value(v, attr: str, found: Dict[int, str]) -> bool:
             """``self.<attr> = v``; whether *v* is a container (its elements are held)."""
             if isinstance(v, cst.Call) and kind(v) == "sequential":
+                sequentials.add(attr)
                 for a in v.args:
                     if a.star == "*":
                         elements(a.value, attr, found)
@@ -698,6 +714,11 @@ class StreamsAnalysis(Analysis):
                 if attr in containers:
                     (elements if many else instance)(v, attr + "[]", found[attr])
             for attr, held in found.items():
+                if attr in unread or attr + "[]" in unread:
+                    continue
+                held_classes = set().union(*(classes.get(k, set()) for k in set(held.values())))
+                if len(held_classes) > 1 and (stores[attr] > 1 or attr not in containers | sequentials):
+                    continue  # ``self.mlp = MoE() if c else Dense()``, or two stores: which one it holds is unknown
                 if held and sem.attribute_stored_only(attr, stores[attr]):
                     out.update(held)
         return out
@@ -737,6 +758,10 @@ class StreamsAnalysis(Analysis):
             if all(loop for _, loop in site.blocks):
                 element = self._element_call(call, site)
                 if element is not None:
+                    if site.blocks and (element.endswith("[i]") or _loop_may_end(site)):
+                        # one of them in a loop that may not run (``for i in range(k)``), or a loop
+                        # a ``continue``/``break``/``return``/``raise`` may leave before the call
+                        continue
                     out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set(), set()))[0].add(element)
                     continue
             if site.conditional:
@@ -1004,19 +1029,61 @@ def _tables(facts) -> Tables:
                   refs, attrs, together)
 
 
+def _header_calls(sem) -> Set[int]:
+    """id() of the calls in the headers of the file's functions (parameter defaults and
+    annotations, decorators, the return annotation): they run where the ``def`` runs, not when
+    the function is called."""
+    out: Set[int] = set()
+    for scope in set(sem.scope_of.values()):
+        node = scope.node
+        if scope.kind != "function" or not isinstance(node, cst.FunctionDef):
+            continue
+        stack: List[cst.CSTNode] = [node.params, *node.decorators] + ([node.returns] if node.returns else [])
+        while stack:
+            n = stack.pop()
+            if type(n) is cst.Call:
+                out.add(id(n))
+            stack.extend(child_nodes(n))
+    return out
+
+
+_ENDS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
+
+
+def _loop_may_end(site: Site) -> bool:
+    """Whether a loop around *site* holds a ``return``, ``raise``, ``break`` or ``continue`` (not in
+    a function or class of its own): one may leave an iteration before the call at *site*."""
+    for body, loop in site.blocks:
+        if not loop:
+            continue
+        stack: List[cst.CSTNode] = [body]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _ENDS):
+                return True
+            if type(node) in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
+                continue
+            stack.extend(child_nodes(node))
+    return False
+
+
 def _plain_function(fn: cst.FunctionDef) -> bool:
     """Whether a call of *fn* runs its body then and there: no decorator (``lru_cache`` may run
-    it once for many calls), not ``async``, not a generator (a ``yield`` of its own)."""
+    it once for many calls), not ``async``, not a generator (a ``yield`` of its own), and no
+    ``return``/``raise`` in a loop (which the flow does not follow)."""
     if fn.decorators or fn.asynchronous is not None:
         return False
-    stack: List[cst.CSTNode] = [fn.body]
+    stack: List[Tuple[cst.CSTNode, bool]] = [(fn.body, False)]
     while stack:
-        node = stack.pop()
+        node, in_loop = stack.pop()
         if type(node) is cst.Yield:
             return False
+        if in_loop and type(node) in (cst.Return, cst.Raise):
+            return False  # ``for m in registry: return m``: what follows the loop may not run
         if type(node) in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
-            continue  # their yields are their own
-        stack.extend(child_nodes(node))
+            continue  # their yields and returns are their own
+        loop = in_loop or type(node) in (cst.For, cst.While)
+        stack.extend((child, loop) for child in child_nodes(node))
     return True
 
 
@@ -1153,11 +1220,20 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
         # called, more than once; to a fixed point, down the nesting
         while True:
             sites = _sites(counted, bases, lines, inits)
+            # a function's calls by the code they are in (one function, or a module's top level):
+            # only calls in one such body certainly run together, not two in functions that may
+            # never both run (``train()`` and ``eval()`` each calling ``build()``)
+            together_calls: Dict[str, Dict[Tuple[str, Optional[str]], list]] = {}
+            for path, (q, n, _, branches, runner) in counted:
+                if q in plain and branches is not None:
+                    together_calls.setdefault(q, {}).setdefault((path, runner), []).append(
+                        (n, {(path, k): frozenset(arms) for k, arms in branches}))
             grown = False
             for i, (path, r) in enumerate(counted):
                 q, n, main, branches, runner = r
-                if n < 2 and branches == () and runner and (runner.endswith(".__init__") or runner in plain) and \
-                        _most(sites.get(runner, ())) > 1:
+                if n < 2 and branches == () and runner and (
+                        (runner.endswith(".__init__") and _most(sites.get(runner, ())) > 1) or
+                        (runner in plain and any(_most(c) > 1 for c in together_calls.get(runner, {}).values()))):
                     counted[i] = (path, (q, 2, main, branches, runner))
                     grown = True
             if not grown:

@@ -1207,16 +1207,12 @@ CALLED = [  # (how __init__ holds Layers, how forward calls them)
     (LIST, "for layer in self.layers:\n            x = layer(x)"),
     (LIST, "for k, layer in enumerate(self.layers):\n            x = layer(x)"),
     (LIST, "x = self.layers[0](x)"),
-    (LIST, "for k in range(n):\n            x = self.layers[k](x)"),
     (LIST, "layer = self.layers[i]\n        x = layer(x)"),
-    ("self.layers = [Layer() for _ in range(n)]", "for layer in self.layers[1:]:\n            x = layer(x)"),
     (APPENDED, "for layer in self.layers:\n            x = layer(x)"),
     ("self.heads = torch.nn.ModuleDict({'a': Layer()})", "x = self.heads['a'](x)"),
     ("self.heads = torch.nn.ModuleDict({'a': Layer()})", "for head in self.heads.values():\n            x = head(x)"),
     ("self.body = torch.nn.Sequential(Layer(), Dense())", "x = self.body(x)"),
     ("if cfg.extra:\n            self.extra = Layer()", "x = self.extra(x)"),
-    ("self.mlp = Layer() if cfg.moe else Dense()", "x = self.mlp(x)"),
-    ("if cfg.moe:\n            self.mlp = Layer()\n        else:\n            self.mlp = Dense()", "x = self.mlp(x)"),
     ("self.layers = torch.nn.ModuleList([Layer() if k % 2 else Dense() for k in range(n)])",
      "for layer in self.layers:\n            x = layer(x)"),
 ]
@@ -1238,6 +1234,21 @@ def test_npu303_a_submodule_its_graph_calls_through_what_holds_it_is_compiled_wi
      "x = self.layers[0](x)"),
     # stored again elsewhere: what the attribute holds when called is unknown
     ("self.extra = Layer()", "self.extra = Dense()\n        x = self.extra(x)"),
+    # one class or the other: which one the attribute holds is unknown
+    ("self.mlp = Layer() if cfg.moe else Dense()", "x = self.mlp(x)"),
+    ("if cfg.moe:\n            self.mlp = Layer()\n        else:\n            self.mlp = Dense()", "x = self.mlp(x)"),
+    ("self.mlp = Layer()\n        if not cfg.moe:\n            self.mlp = Dense()", "x = self.mlp(x)"),
+    # a loop that may not run (range(k), a slice) or may leave an iteration before the call
+    (LIST, "for k in range(n):\n            x = self.layers[k](x)"),
+    ("self.layers = [Layer() for _ in range(n)]", "for layer in self.layers[1:]:\n            x = layer(x)"),
+    (LIST, "for layer in self.layers:\n            if not cfg.moe:\n                continue\n            x = layer(x)"),
+    (LIST, "for layer in self.layers:\n            if x is None:\n                return x\n            x = layer(x)"),
+    (LIST, "for k, layer in enumerate(self.layers):\n            if k > cfg.stop:\n                break\n"
+           "            x = layer(x)"),
+    # stored again from what we cannot read: which class self.layers[0] is, is unknown
+    (LIST + "\n        self.layers = torch.nn.ModuleList([Dense()] + list(self.layers))", "x = self.layers[0](x)"),
+    ("blocks = [Layer() for _ in range(n)]\n        self.layers = torch.nn.ModuleList(blocks)",
+     "x = self.layers[0](x)"),
 ])
 def test_npu303_a_submodule_its_graph_does_not_certainly_call_is_not_compiled_with_the_model(lint, init, body):
     # a drafter or sampler held for callers outside, layers the graph never runs: not in its graph
@@ -1583,6 +1594,12 @@ def test_npu306_a_class_made_in_a_function_called_more_than_once(lint, factory, 
     ("SHARED = {}\n\n    class Layer(torch.nn.Module):\n        def __init__(self):\n            super().__init__()\n"
      "            self.moe = SHARED.get('moe') or SHARED.setdefault('moe', MoE())",
      "layers = torch.nn.ModuleList([Layer() for _ in range(4)])"),  # (in an __init__ too)
+    # two functions that each call it, which may never both run (train or eval, a helper nobody calls)
+    ("def make():\n        return MoE()\n\n    def train():\n        return make()\n\n    def evaluate():\n"
+     "        return make()", "if __name__ == '__main__':\n        train()"),
+    ("def make(m=MoE()):\n        return m", "a = make()\n    b = make()"),  # a default: made once, at def
+    ("REG = []\n\n    def make():\n        for m in REG:\n            return m\n        m = MoE()\n"
+     "        REG.append(m)\n        return m", "a = make()\n    b = make()"),  # the second call returns the first
 ])
 def test_npu306_a_class_made_in_a_function_called_more_than_once_clean_twins(lint, factory, build):
     src = mk(FACTORY.format(factory=factory, build=build), header=HEADER + "import functools\n")
