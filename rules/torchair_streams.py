@@ -713,15 +713,55 @@ class StreamsAnalysis(Analysis):
             for attr, v, many in added:
                 if attr in containers:
                     (elements if many else instance)(v, attr + "[]", found[attr])
+            replaced = None  # (once per class) whether the file replaces submodules by name
             for attr, held in found.items():
                 if attr in unread or attr + "[]" in unread:
                     continue
+                if replaced is None:
+                    replaced = _replaces_submodules(sem)
+                if replaced or ((attr in containers or attr in sequentials) and
+                                not self._container_kept(attr, construction, cls)):
+                    continue  # changed where we do not follow it: what it holds when called is unknown
                 held_classes = set().union(*(classes.get(k, set()) for k in set(held.values())))
                 if len(held_classes) > 1 and (stores[attr] > 1 or attr not in containers | sequentials):
                     continue  # ``self.mlp = MoE() if c else Dense()``, or two stores: which one it holds is unknown
                 if held and sem.attribute_stored_only(attr, stores[attr]):
                     out.update(held)
         return out
+
+    def _container_kept(self, attr: str, construction: Set[str], cls: cst.ClassDef) -> bool:
+        """Whether every use of ``<x>.<attr>`` in the file reads the container (a call, iteration,
+        an item read, ``len``/``enumerate``/``list``..., a reading method, a store of the attribute
+        itself), or is one of the additions the construction of *cls* makes (``.append`` and item
+        stores in its methods); and no other module of the run may change it in place or take it
+        (``m.layers.append(Dense())`` later, ``add_first(self.layers)``, ``m.layers[0] = Dense()``)."""
+        sem = self.ctx.sem
+        uses, _ = sem._use_table()
+        parent = sem._uses_parent
+        sites = self._load_sites()
+        for a in sem._attr_uses.get(attr, ()):
+            p = parent.get(a)
+            site = sites.get(id(a))
+            fn = site.scope.enclosing_function() if site is not None else None
+            in_construction = fn is not None and fn.parent is not None and fn.parent.node is cls and \
+                isinstance(fn.node, cst.FunctionDef) and fn.node.name.value in construction
+            if _reads_container(a, p, parent):
+                continue
+            if in_construction and (isinstance(p, cst.AssignTarget) or (
+                    isinstance(p, cst.Attribute) and p.value is a and p.attr.value in ("append", "extend", "insert")) or (
+                    isinstance(p, cst.Subscript) and p.value is a and isinstance(parent.get(p), cst.AssignTarget))):
+                continue
+            if isinstance(p, cst.AssignTarget):
+                continue  # a store of the attribute: counted by attribute_stored_only
+            return False
+        run = _modules.active()
+        return not (run is not None and run.files and run.touched(attr, "container", sem.module_name))
+
+    def _load_sites(self) -> Dict[int, Site]:
+        found = self._memo.get("load_sites")
+        if found is None:
+            found = self._memo["load_sites"] = {id(n): site for n, site in self.loads}
+        return found
 
     def _runner(self, site: Site) -> Optional[str]:
         """The function whose runs run the code at *site*: None at module level (in a class
@@ -1045,6 +1085,40 @@ def _header_calls(sem) -> Set[int]:
                 out.add(id(n))
             stack.extend(child_nodes(n))
     return out
+
+
+_CONTAINER_READERS = frozenset({"len", "enumerate", "list", "tuple", "iter", "reversed", "zip", "sorted", "print",
+                                "isinstance", "id", "repr", "str", "bool"})
+_CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
+                                 "popitem", "add_module", "register_module", "__setitem__", "__delitem__",
+                                 "__iadd__"})
+
+
+def _reads_container(a: cst.Attribute, p, parent) -> bool:
+    """Whether the use *a* (``<x>.<attr>``, its parent *p*) only reads the container it holds."""
+    if isinstance(p, cst.Call) and p.func is a:
+        return True  # calls it (a Sequential runs its elements; a ModuleList is not callable)
+    if isinstance(p, cst.Subscript) and p.value is a:
+        up = parent.get(p)
+        return not isinstance(up, (cst.AssignTarget, cst.Del, cst.AugAssign)) and not (
+            isinstance(up, cst.Attribute) and up.value is p and up.attr.value in _CONTAINER_MUTATORS)
+    if isinstance(p, cst.Attribute) and p.value is a:
+        return p.attr.value not in _CONTAINER_MUTATORS and not p.attr.value.startswith("_")
+    if isinstance(p, (cst.For, cst.CompFor)) and p.iter is a:
+        return True
+    if isinstance(p, cst.Arg) and p.value is a:
+        call = parent.get(p)
+        return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _CONTAINER_READERS
+    return isinstance(p, (cst.If, cst.IfExp, cst.While, cst.Comparison, cst.ComparisonTarget, cst.UnaryOperation,
+                          cst.BooleanOperation, cst.Assert))
+
+
+def _replaces_submodules(sem) -> bool:
+    """Whether the file may replace a module's submodules by name, other than by an attribute
+    store: ``m.register_module("moe", Dense())``, ``add_module``, ``m._modules[...]``."""
+    sem._use_table()
+    return bool(sem._attr_uses.get("register_module") or sem._attr_uses.get("add_module") or
+                sem._attr_uses.get("_modules"))
 
 
 _ENDS = (cst.Return, cst.Raise, cst.Break, cst.Continue)

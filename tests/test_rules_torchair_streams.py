@@ -1225,6 +1225,19 @@ def test_npu303_a_submodule_its_graph_calls_through_what_holds_it_is_compiled_wi
         ("t.py",) + at(src, "tng.ops.npu_tagged_event_record") + ("NPU303",)]
 
 
+@pytest.mark.parametrize("init, body, after", [
+    (LIST, "x = self.layers[0](x)", "model.layers[0] = Dense()"),  # an item replaced after construction
+    (LIST, "x = self.layers[0](x)", "def grow(m):\n    m.layers.insert(0, Dense())"),  # changed elsewhere
+    (LIST, "for layer in self.layers:\n            x = layer(x)", "prune(model.layers)"),  # passed on: anything
+    ("self.extra = Layer()", "x = self.extra(x)", "model.register_module('extra', Dense())"),  # replaced by name
+])
+def test_npu303_a_held_submodule_changed_after_construction_is_not_judged(lint, init, body, after):
+    src = holds(init, body)
+    assert where(lint(src, select=["NPU303"])) == [
+        ("t.py",) + at(src, "tng.ops.npu_tagged_event_record") + ("NPU303",)]  # (the twin, unchanged)
+    assert codes(lint(src + after + "\n", select=["NPU001", "NPU303"])) == []
+
+
 @pytest.mark.parametrize("init, body", [(init, "x = x + 1") for init in dict.fromkeys(init for init, _ in CALLED)] + [
     (LIST, "if cfg.deep:\n            x = self.layers[0](x)"),  # the branch the run takes: unknown
     (LIST, "x = run_all(self.layers, x)"),  # passed on: whether they run is unknown
