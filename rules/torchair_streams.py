@@ -143,6 +143,20 @@ class StreamsAnalysis(Analysis):
         self._memo: Dict[str, Any] = {}
         self._choices = 0  # conditional expressions and and/or operations open at this point
         self.guarded: Set[int] = set()  # calls under one, or in a guarded comprehension (see conditional())
+        self._not_plain: Set[int] = set()  # id() of function scopes: see visit_Yield
+
+    # a function whose calls may not run its body as written (see _plain_function): a generator,
+    # or a return/raise in a loop; noted on the way, not by walking each function again
+    def visit_Yield(self, node: cst.Yield) -> None:
+        self._not_plain.add(id(self.ctx.site().scope))
+
+    def visit_Return(self, node: cst.Return) -> None:
+        site = self.ctx.site()
+        if site.in_loop:
+            self._not_plain.add(id(site.scope))
+
+    def visit_Raise(self, node: cst.Raise) -> None:
+        self.visit_Return(node)  # (the same test)
 
     def visit_Call(self, node: cst.Call) -> None:
         site = self.ctx.site()
@@ -506,7 +520,7 @@ class StreamsAnalysis(Analysis):
                 continue
             fn = site.scope.enclosing_function()
             if fn is not None and fn.kind == "function" and id(fn) not in plain:
-                plain[id(fn)] = _plain_function(fn.node)
+                plain[id(fn)] = id(fn) not in self._not_plain and _plain_function(fn.node)
                 runner = self._runner(site)
                 if plain[id(fn)] and runner not in (None, "?"):
                     ctx.fact(StreamsAnalysis, ("plain", runner))
@@ -715,10 +729,10 @@ class StreamsAnalysis(Analysis):
                     (elements if many else instance)(v, attr + "[]", found[attr])
             replaced = None  # (once per class) whether the file replaces submodules by name
             for attr, held in found.items():
-                if attr in unread or attr + "[]" in unread:
+                if not held or attr in unread or attr + "[]" in unread:
                     continue
                 if replaced is None:
-                    replaced = _replaces_submodules(sem)
+                    replaced = _replaces_submodules(self.ctx.text)
                 if replaced or ((attr in containers or attr in sequentials) and
                                 not self._container_kept(attr, construction, cls)):
                     continue  # changed where we do not follow it: what it holds when called is unknown
@@ -790,15 +804,18 @@ class StreamsAnalysis(Analysis):
             func = call.func
             if fn.kind != "function" or fn.parent is None or fn.parent.kind != "class":
                 continue
-            flow = flows.get(id(fn.node))
-            if flow is None:
-                flow = flows[id(fn.node)] = _Flow(fn.node)
-            if id(call) in flow.dead or flow.paths.get(id(call)):
-                continue  # after a return (or raise...) that may end the method first: ``if skip: return x``
+
+            def after_an_end() -> bool:
+                """after a return (or raise...) that may end the method first: ``if skip: return x``"""
+                flow = flows.get(id(fn.node))
+                if flow is None:
+                    flow = flows[id(fn.node)] = _Flow(fn.node)
+                return id(call) in flow.dead or bool(flow.paths.get(id(call)))
+
             if all(loop for _, loop in site.blocks):
                 element = self._element_call(call, site)
                 if element is not None:
-                    if site.blocks and (element.endswith("[i]") or _loop_may_end(site)):
+                    if site.blocks and (element.endswith("[i]") or _loop_may_end(site)) or after_an_end():
                         # one of them in a loop that may not run (``for i in range(k)``), or a loop
                         # a ``continue``/``break``/``return``/``raise`` may leave before the call
                         continue
@@ -808,6 +825,8 @@ class StreamsAnalysis(Analysis):
                 continue
             if isinstance(func, cst.Name) and sem.self_class(fn, func.value) is fn.parent:
                 # ``self(x)``: the instance's ``__call__`` (an nn.Module's runs ``forward``)
+                if after_an_end():
+                    continue
                 out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set(), set()))[0].add("__call__")
                 continue
             if not isinstance(func, cst.Attribute):
@@ -818,7 +837,7 @@ class StreamsAnalysis(Analysis):
                     not call.args[0].star and sem.self_class(fn, call.args[0].value.value) is fn.parent:
                 # ``Base.__init__(self, ...)``: that class's __init__ runs on this instance
                 base = sem.callee_qualname(recv, site)
-                if base is not None:
+                if base is not None and not after_an_end():
                     out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set(), set()))[2].add(base)
                 continue
             if isinstance(recv, cst.Name):
@@ -833,6 +852,8 @@ class StreamsAnalysis(Analysis):
                     continue  # super(Other, self): another class's next method
                 slot = 1
             else:
+                continue
+            if after_an_end():
                 continue
             per = out.setdefault(fn.parent, {}).setdefault(fn.node.name.value, (set(), set(), set()))
             per[slot].add(func.attr.value)
@@ -1113,12 +1134,11 @@ def _reads_container(a: cst.Attribute, p, parent) -> bool:
                           cst.BooleanOperation, cst.Assert))
 
 
-def _replaces_submodules(sem) -> bool:
+def _replaces_submodules(text: str) -> bool:
     """Whether the file may replace a module's submodules by name, other than by an attribute
-    store: ``m.register_module("moe", Dense())``, ``add_module``, ``m._modules[...]``."""
-    sem._use_table()
-    return bool(sem._attr_uses.get("register_module") or sem._attr_uses.get("add_module") or
-                sem._attr_uses.get("_modules"))
+    store: ``m.register_module("moe", Dense())``, ``add_module``, ``m._modules[...]`` (its text
+    names one of them)."""
+    return "register_module" in text or "add_module" in text or "_modules" in text
 
 
 _ENDS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
@@ -1143,22 +1163,10 @@ def _loop_may_end(site: Site) -> bool:
 
 def _plain_function(fn: cst.FunctionDef) -> bool:
     """Whether a call of *fn* runs its body then and there: no decorator (``lru_cache`` may run
-    it once for many calls), not ``async``, not a generator (a ``yield`` of its own), and no
-    ``return``/``raise`` in a loop (which the flow does not follow)."""
-    if fn.decorators or fn.asynchronous is not None:
-        return False
-    stack: List[Tuple[cst.CSTNode, bool]] = [(fn.body, False)]
-    while stack:
-        node, in_loop = stack.pop()
-        if type(node) is cst.Yield:
-            return False
-        if in_loop and type(node) in (cst.Return, cst.Raise):
-            return False  # ``for m in registry: return m``: what follows the loop may not run
-        if type(node) in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
-            continue  # their yields and returns are their own
-        loop = in_loop or type(node) in (cst.For, cst.While)
-        stack.extend((child, loop) for child in child_nodes(node))
-    return True
+    it once for many calls), not ``async``; and (noted in the traversal, see
+    ``StreamsAnalysis.visit_Yield``) not a generator, no ``return``/``raise`` in a loop
+    (``for m in registry: return m``: what follows the loop may not run)."""
+    return not fn.decorators and fn.asynchronous is None
 
 
 def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
