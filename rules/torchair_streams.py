@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import re
 from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -732,14 +733,11 @@ class StreamsAnalysis(Analysis):
             for attr, v, many in added:
                 if attr in containers:
                     (elements if many else instance)(v, attr + "[]", found[attr])
-            replaced = None  # (once per class) whether the file replaces submodules by name
             for attr, held in found.items():
                 if not held or attr in unread or attr + "[]" in unread:
                     continue
-                if replaced is None:
-                    replaced = _replaces_submodules(self.ctx.text)
-                if replaced or ((attr in containers or attr in sequentials) and
-                                not self._container_kept(attr, construction, cls)):
+                if self._replaced_by_name(attr) or ((attr in containers or attr in sequentials) and
+                                                    not self._container_kept(attr, construction, cls)):
                     continue  # changed where we do not follow it: what it holds when called is unknown
                 held_classes = set().union(*(classes.get(k, set()) for k in set(held.values())))
                 if len(held_classes) > 1 and (stores[attr] > 1 or attr not in containers | sequentials):
@@ -766,15 +764,26 @@ class StreamsAnalysis(Analysis):
                 isinstance(fn.node, cst.FunctionDef) and fn.node.name.value in construction
             if _reads_container(a, p, parent):
                 continue
-            if in_construction and (isinstance(p, cst.AssignTarget) or (
-                    isinstance(p, cst.Attribute) and p.value is a and p.attr.value in ("append", "extend", "insert")) or (
-                    isinstance(p, cst.Subscript) and p.value is a and isinstance(parent.get(p), cst.AssignTarget))):
-                continue
-            if isinstance(p, cst.AssignTarget):
+            if isinstance(p, cst.AssignTarget) or (isinstance(p, cst.AnnAssign) and p.target is a):
                 continue  # a store of the attribute: counted by attribute_stored_only
-            return False
-        run = _modules.active()
-        return not (run is not None and run.files and run.touched(attr, "container", sem.module_name))
+            if in_construction and isinstance(p, cst.Attribute) and p.value is a and \
+                    p.attr.value in ("append", "extend", "insert"):
+                continue  # an addition the construction makes (see _held)
+            return False  # (an item stored, even in the construction: which element is there is unknown)
+        return not self._changed_in_other_modules(attr)
+
+    def _replaced_by_name(self, attr: str) -> bool:
+        """Whether a file of the run may replace the submodule *attr* by name: ``register_module``,
+        ``add_module`` or ``_modules[...]`` with that name, or with a name we cannot read."""
+        if _by_name_pattern(attr).search(self.ctx.text) is not None:
+            return True
+        names, any_name = _run_changes(self.ctx.path)[1:]
+        return any_name or attr in names
+
+    def _changed_in_other_modules(self, attr: str) -> bool:
+        """Whether another Python file of the run may change the container held as *attr* in
+        place (:data:`_CHANGED_TEXT`): what it does to it we do not follow."""
+        return attr in _run_changes(self.ctx.path)[0]
 
     def _load_sites(self) -> Dict[int, Site]:
         found = self._memo.get("load_sites")
@@ -883,7 +892,22 @@ class StreamsAnalysis(Analysis):
         func = call.func
         if isinstance(func, cst.Subscript):
             attr = held(func.value)
-            return attr + "[i]" if attr is not None else None
+            if attr is None:
+                return None
+            # ``for i in range(len(self.layers)): self.layers[i](x)``: every element, as iterating
+            sl = func.slice
+            index = sl[0].slice.value if len(sl) == 1 and isinstance(sl[0].slice, cst.Index) else None
+            if isinstance(index, cst.Name):
+                bl = fn.bindings.get(index.value, ())
+                loop = bl[0].node if len(bl) == 1 and bl[0].kind == "loop" and bl[0].index == () else None
+                it = loop.iter if isinstance(loop, cst.For) and (loop, True) in site.blocks else None
+                if isinstance(it, cst.Call) and isinstance(it.func, cst.Name) and len(it.args) == 1 and \
+                        sem.qualnames(it.func, site) == {"builtins.range"}:
+                    n = it.args[0].value
+                    if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and len(n.args) == 1 and \
+                            sem.qualnames(n.func, site) == {"builtins.len"} and held(n.args[0].value) == attr:
+                        return attr + "[]"
+            return attr + "[i]"
         if not isinstance(func, cst.Name):
             return None
         bl = fn.bindings.get(func.value, ())
@@ -1126,6 +1150,9 @@ def _reads_container(a: cst.Attribute, p, parent) -> bool:
         return True  # calls it (a Sequential runs its elements; a ModuleList is not callable)
     if isinstance(p, cst.Subscript) and p.value is a:
         up = parent.get(p)
+        if isinstance(up, (cst.Element, cst.StarredElement)) or (isinstance(up, (cst.For, cst.CompFor))
+                                                                 and up.target is p):
+            return False  # (possibly) a target: ``m.layers[0], m.layers[1] = ...``, ``for m.layers[0] in``
         return not isinstance(up, (cst.AssignTarget, cst.Del, cst.AugAssign)) and not (
             isinstance(up, cst.Attribute) and up.value is p and up.attr.value in _CONTAINER_MUTATORS)
     if isinstance(p, cst.Attribute) and p.value is a:
@@ -1136,14 +1163,60 @@ def _reads_container(a: cst.Attribute, p, parent) -> bool:
         call = parent.get(p)
         return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value in _CONTAINER_READERS
     return isinstance(p, (cst.If, cst.IfExp, cst.While, cst.Comparison, cst.ComparisonTarget, cst.UnaryOperation,
-                          cst.BooleanOperation, cst.Assert))
+                          cst.BooleanOperation, cst.Assert, cst.FormattedStringExpression))
 
 
-def _replaces_submodules(text: str) -> bool:
-    """Whether the file may replace a module's submodules by name, other than by an attribute
-    store: ``m.register_module("moe", Dense())``, ``add_module``, ``m._modules[...]`` (its text
-    names one of them)."""
-    return "register_module" in text or "add_module" in text or "_modules" in text
+@functools.lru_cache(maxsize=256)
+def _by_name_pattern(attr: str) -> "re.Pattern[str]":
+    """Text that may replace the submodule *attr* by name, other than by an attribute store:
+    ``m.register_module("moe", Dense())``, ``add_module``, ``m._modules["moe"] = ...``, with
+    that name or one that is not a literal."""
+    name = re.escape(attr)
+    return re.compile(r"\.(?:\s|\\)*(?:register_module|add_module)(?:\s|\\)*\((?:\s|\\)*(?:(?!['\"])|['\"]%s['\"])"
+                      r"|\._modules(?:\s|\\)*\[(?:\s|\\)*(?:(?!['\"])|['\"]%s['\"])" % (name, name))
+
+
+# In another module's text: an attribute changed in place (``x.NAME[k] = v``, ``+=``,
+# ``x.NAME.append(v)`` and the other mutators, ``del x.NAME[k]``; not the container passed to a
+# function there: ``len(model.layers)`` and the like are too common to read as changes), and a
+# submodule replaced by name (``register_module``, ``add_module``, ``_modules[...]``: the name, or
+# "" for one that is not a literal).
+_GAP = r"(?:\s|\\)*"
+_CHANGED_TEXT = re.compile(r"\." + _GAP + r"(\w+)" + _GAP + r"(?:\[[^\]\n]*\]" + _GAP + r"(?:=(?!=)|[-+*/%@&|^]=)|\."
+                           + _GAP + r"(?:" + "|".join(sorted(_CONTAINER_MUTATORS)) + r")\b)"
+                           r"|del\b[^\n]*\." + _GAP + r"(\w+)" + _GAP + r"\[")
+_BY_NAME_TEXT = re.compile(r"\." + _GAP + r"(?:register_module|add_module)" + _GAP + r"\(" + _GAP + r"(?:['\"](\w+)['\"])?"
+                           r"|\._modules" + _GAP + r"\[" + _GAP + r"(?:['\"](\w+)['\"])?")
+_RUN_CHANGES: Dict[Any, Tuple[Any, Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]]]] = {}
+
+
+def _run_changes(own: str) -> Tuple[FrozenSet[str], FrozenSet[str], bool]:
+    """What the run's Python files other than *own* may change by the texts above: the attribute
+    names changed in place, those replaced by name, and whether one is replaced by a name that is
+    not a literal. Read once per run (per process), from the run's texts."""
+    run = _modules.active()
+    if run is None or not run.files:
+        return frozenset(), frozenset(), False
+    memo = _RUN_CHANGES.get("run")
+    if memo is None or memo[0] is not run:
+        per: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
+        for path in run.files:
+            text = run._text(path)
+            if not text or ("[" not in text and "." not in text):
+                continue
+            changed = frozenset(a or b for a, b in _CHANGED_TEXT.findall(text))
+            named = frozenset((a or b or "") for a, b in _BY_NAME_TEXT.findall(text)) if (
+                "_module" in text) else frozenset()
+            if changed or named:
+                per[path] = (changed, named)
+        memo = _RUN_CHANGES["run"] = (run, per)
+    changed: Set[str] = set()
+    named: Set[str] = set()
+    for path, (c, n) in memo[1].items():
+        if path != own:
+            changed |= c
+            named |= n
+    return frozenset(changed), frozenset(named - {""}), "" in named
 
 
 _ENDS = (cst.Return, cst.Raise, cst.Break, cst.Continue)

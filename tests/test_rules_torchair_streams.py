@@ -1215,6 +1215,10 @@ CALLED = [  # (how __init__ holds Layers, how forward calls them)
     ("if cfg.extra:\n            self.extra = Layer()", "x = self.extra(x)"),
     ("self.layers = torch.nn.ModuleList([Layer() if k % 2 else Dense() for k in range(n)])",
      "for layer in self.layers:\n            x = layer(x)"),
+    (LIST, "for k in range(len(self.layers)):\n            x = self.layers[k](x)"),  # every element
+    ("self.layers: torch.nn.ModuleList = torch.nn.ModuleList([Layer() for _ in range(n)])",
+     "for layer in self.layers:\n            x = layer(x)"),
+    (LIST, "print(f'{self.layers}')\n        for layer in self.layers:\n            x = layer(x)"),  # reads it
 ]
 
 
@@ -1227,15 +1231,39 @@ def test_npu303_a_submodule_its_graph_calls_through_what_holds_it_is_compiled_wi
 
 @pytest.mark.parametrize("init, body, after", [
     (LIST, "x = self.layers[0](x)", "model.layers[0] = Dense()"),  # an item replaced after construction
+    (LIST, "x = self.layers[0](x)", "model.layers[0], model.layers[1] = Dense(), Dense()"),
+    (LIST + "\n        if cfg.dense:\n            self.layers[0] = Dense()", "for layer in self.layers:\n            x = layer(x)",
+     ""),  # replaced in the construction itself, or not
     (LIST, "x = self.layers[0](x)", "def grow(m):\n    m.layers.insert(0, Dense())"),  # changed elsewhere
     (LIST, "for layer in self.layers:\n            x = layer(x)", "prune(model.layers)"),  # passed on: anything
     ("self.extra = Layer()", "x = self.extra(x)", "model.register_module('extra', Dense())"),  # replaced by name
 ])
 def test_npu303_a_held_submodule_changed_after_construction_is_not_judged(lint, init, body, after):
     src = holds(init, body)
-    assert where(lint(src, select=["NPU303"])) == [
-        ("t.py",) + at(src, "tng.ops.npu_tagged_event_record") + ("NPU303",)]  # (the twin, unchanged)
+    if after:
+        assert where(lint(src, select=["NPU303"])) == [
+            ("t.py",) + at(src, "tng.ops.npu_tagged_event_record") + ("NPU303",)]  # (the twin, unchanged)
     assert codes(lint(src + after + "\n", select=["NPU001", "NPU303"])) == []
+
+
+@pytest.mark.parametrize("after", [
+    "names = [n for n, _ in model.named_modules()]",  # reads only
+    "target_modules = ['q_proj', 'v_proj']",
+    "model.add_module('other', Dense())",  # another name
+])
+def test_npu303_reading_or_naming_other_submodules_keeps_the_held_one_judged(lint, after):
+    src = holds("self.extra = Layer()", "x = self.extra(x)") + after + "\n"
+    assert where(lint(src, select=["NPU303"])) == [("t.py",) + at(src, "tng.ops.npu_tagged_event_record") + ("NPU303",)]
+
+
+@pytest.mark.parametrize("other, reported", [
+    ("def shrink(model):\n    model.layers.pop()\n", False),  # changed in place there
+    ("def swap(model):\n    model.register_module('layers', None)\n", False),  # replaced by name there
+    ("def count(model):\n    return len(model.layers)\n", True),  # only read there
+])
+def test_npu303_a_held_container_another_module_changes(lint, other, reported):
+    files = {"t.py": holds(LIST, "for layer in self.layers:\n            x = layer(x)"), "other.py": other}
+    assert bool(lint(files, select=["NPU303"])) is reported
 
 
 @pytest.mark.parametrize("init, body", [(init, "x = x + 1") for init in dict.fromkeys(init for init, _ in CALLED)] + [
