@@ -36,7 +36,7 @@ import ast
 import functools
 import os
 import re
-from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
 
 from npulint.cache import blake2b
 from npulint.paths import absolute_module
@@ -84,6 +84,7 @@ class RunModules:
         self._touches: Dict[str, Optional["Touches"]] = {}
         self._touched: Dict[Tuple[str, str, Optional[str]], Tuple[str, ...]] = {}
         self._dynamic_text: Dict[str, bool] = {}  # whether a file's text names setattr/delattr/vars
+        self._text_facts: Dict[str, Dict[str, Any]] = {}  # see text_facts()
         self._spellings: Dict[str, FrozenSet[str]] = {}  # see _other_spellings
         self._read = read
         self._tables: Dict[str, Optional[ModuleTable]] = {}
@@ -139,6 +140,27 @@ class RunModules:
         found (a cached result's dependency is then on those files: see :meth:`digest`)."""
         self._deps.add(f"{_TOUCHED}{name}\0{kind}\0{exclude or ''}")  # a cached result holds while the answer does
         return bool(self._touching(name, kind, exclude))
+
+    def text_facts(self, key: str) -> Dict[str, Any]:
+        """Path -> what the extractor registered under *key* (:func:`register_text_facts`) finds in
+        that file's text, for the files of the run where it finds something. A cached result that
+        asked holds while the answer is the same (a dependency, as for :meth:`touched`)."""
+        self._deps.add(_TEXT_FACTS + key)
+        return self._facts_of_texts(key)
+
+    def _facts_of_texts(self, key: str) -> Dict[str, Any]:
+        hit = self._text_facts.get(key)
+        if hit is None:
+            extract = _EXTRACTORS[key]
+            hit = {}
+            for path in self.files:
+                text = self._text(path)
+                if text:
+                    found = extract(text)
+                    if found:
+                        hit[path] = found
+            self._text_facts[key] = hit
+        return hit
 
     def _touching(self, name: str, kind: str, exclude: Optional[str]) -> Tuple[str, ...]:
         skip = None
@@ -251,6 +273,13 @@ class RunModules:
         return all(self.digest(m) == d for m, d in deps)
 
     def digest(self, module: str) -> Optional[str]:
+        if module.startswith(_TEXT_FACTS):  # a dependency on what an extractor finds in the run's texts
+            if module not in self._digests:
+                key = module[len(_TEXT_FACTS):]
+                self._digests[module] = None if key not in _EXTRACTORS else blake2b(
+                    repr(sorted(self._facts_of_texts(key).items())).encode("utf-8", "surrogateescape"),
+                    digest_size=16).hexdigest()
+            return self._digests[module]
         if module.startswith(_TOUCHED):  # a dependency on what the files of the run change (touched)
             if module not in self._digests:
                 name, kind, exclude = module[len(_TOUCHED):].split("\0")
@@ -694,6 +723,14 @@ def scan(text: str, module: str, is_package: bool,
 
 
 _TOUCHED = "\0touched\0"  # the dependency key of a RunModules.touched answer
+_TEXT_FACTS = "\0text\0"  # the dependency key of a RunModules.text_facts answer
+_EXTRACTORS: Dict[str, Callable[[str], Any]] = {}
+
+
+def register_text_facts(key: str, extract: Callable[[str], Any]) -> None:
+    """Make *extract* (a file's text -> a value whose ``repr`` is stable from run to run, or a
+    false value for nothing) available to :meth:`RunModules.text_facts` under *key*."""
+    _EXTRACTORS[key] = extract
 _SETS_BY_NAME = re.compile(r"\b(?:setattr|delattr|vars)\b")
 
 

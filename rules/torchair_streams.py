@@ -1187,35 +1187,34 @@ _CHANGED_TEXT = re.compile(r"\." + _GAP + r"(\w+)" + _GAP + r"(?:\[[^\]\n]*\]" +
                            r"|del\b[^\n]*\." + _GAP + r"(\w+)" + _GAP + r"\[")
 _BY_NAME_TEXT = re.compile(r"\." + _GAP + r"(?:register_module|add_module)" + _GAP + r"\(" + _GAP + r"(?:['\"](\w+)['\"])?"
                            r"|\._modules" + _GAP + r"\[" + _GAP + r"(?:['\"](\w+)['\"])?")
-_RUN_CHANGES: Dict[Any, Tuple[Any, Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]]]] = {}
+
+
+def _change_texts(text: str) -> Optional[Tuple[Tuple[str, ...], Tuple[str, ...]]]:
+    """The attribute names a file's text may change in place, and those it may replace by name
+    ("" for a name that is not a literal), each sorted; None for neither."""
+    if "[" not in text and "." not in text:
+        return None
+    changed = tuple(sorted({a or b for a, b in _CHANGED_TEXT.findall(text)}))
+    named = tuple(sorted({a or b or "" for a, b in _BY_NAME_TEXT.findall(text)})) if "_module" in text else ()
+    return (changed, named) if changed or named else None
+
+
+_modules.register_text_facts("torchair_streams.changes", _change_texts)
 
 
 def _run_changes(own: str) -> Tuple[FrozenSet[str], FrozenSet[str], bool]:
     """What the run's Python files other than *own* may change by the texts above: the attribute
     names changed in place, those replaced by name, and whether one is replaced by a name that is
-    not a literal. Read once per run (per process), from the run's texts."""
+    not a literal (read once per run from its texts; a cached result depends on them)."""
     run = _modules.active()
     if run is None or not run.files:
         return frozenset(), frozenset(), False
-    memo = _RUN_CHANGES.get("run")
-    if memo is None or memo[0] is not run:
-        per: Dict[str, Tuple[FrozenSet[str], FrozenSet[str]]] = {}
-        for path in run.files:
-            text = run._text(path)
-            if not text or ("[" not in text and "." not in text):
-                continue
-            changed = frozenset(a or b for a, b in _CHANGED_TEXT.findall(text))
-            named = frozenset((a or b or "") for a, b in _BY_NAME_TEXT.findall(text)) if (
-                "_module" in text) else frozenset()
-            if changed or named:
-                per[path] = (changed, named)
-        memo = _RUN_CHANGES["run"] = (run, per)
     changed: Set[str] = set()
     named: Set[str] = set()
-    for path, (c, n) in memo[1].items():
+    for path, (c, n) in run.text_facts("torchair_streams.changes").items():
         if path != own:
-            changed |= c
-            named |= n
+            changed.update(c)
+            named.update(n)
     return frozenset(changed), frozenset(named - {""}), "" in named
 
 
