@@ -1928,17 +1928,10 @@ class _Walker:
         value = fields[k][0]
         if not value.text or UNKNOWN in value.text or fields[k][1]:
             return
-        data = value.text.encode("utf-8", "surrogateescape")
-        root = _parser().parse(data).root_node
-        if root.has_error:
+        sub = self._sub_script(value)
+        if sub is None:
             return
-        offmap: Dict[int, Optional[int]] = {}
-        b = 0
-        for ch, o in zip(value.text, value.offs):
-            offmap[b] = o
-            b += len(ch.encode("utf-8", "surrogateescape"))
-        inner = Script(value.text)
-        inner.source = _MappedSource(self.s.source, offmap)
+        root, inner = sub
         _Walker(inner, self.depth + 1, command.noqa_lines).run(root)
         if inner.limit is not None:
             raise _Limit(inner.limit)
