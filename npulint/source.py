@@ -347,16 +347,20 @@ def _comments(text: str, language: str, fallback: bool = True):
         return comments(text)
     comments = _python_comments(text)
     if comments is None and fallback:
-        comments = []
-        for lineno, line in enumerate(python_lines(text), 1):
-            line = line.rstrip("\r\n")
-            idx = line.find("#")
-            while idx != -1:
-                if idx == 0 or line[idx - 1] in " \t;":
-                    comments.append((lineno, idx, line[idx:], line[:idx]))
-                    break
-                idx = line.find("#", idx + 1)
+        comments = [c for c in (_line_comment(n, line) for n, line in enumerate(python_lines(text), 1)) if c]
     return comments
+
+
+def _line_comment(lineno: int, line: str):
+    """The line-based reading of one line where tokenize fails: its first '#' at the start or
+    after a blank or ';' begins a comment, ``(line, column0, comment, before)``; else None."""
+    line = line.rstrip("\r\n")
+    idx = line.find("#")
+    while idx != -1:
+        if idx == 0 or line[idx - 1] in " \t;":
+            return lineno, idx, line[idx:], line[:idx]
+        idx = line.find("#", idx + 1)
+    return None
 
 
 def noqa_directives(text: str, language: str) -> List[Tuple[int, int, int, Optional[Tuple[str, ...]], int, int]]:
@@ -423,14 +427,9 @@ def _fallback_noqa_comments(text: str):
     for lineno in sorted({text.count("\n", 0, m.start()) + 1 for m in _NOQA_WORD.finditer(text)}):
         if lines is None:
             lines = python_lines(text)
-        line = lines[lineno - 1].rstrip("\r\n")
-        idx = line.find("#")
-        while idx != -1:
-            if idx == 0 or line[idx - 1] in " \t;":
-                if _NOQA.search(line, idx):
-                    out.append((lineno, idx, line[idx:], line[:idx]))
-                break
-            idx = line.find("#", idx + 1)
+        c = _line_comment(lineno, lines[lineno - 1])
+        if c is not None and _NOQA.search(c[2]):
+            out.append(c)
     return out
 
 
