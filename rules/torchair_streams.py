@@ -150,6 +150,9 @@ class StreamsAnalysis(Analysis):
         self._choices = 0  # conditional expressions and and/or operations open at this point
         self.guarded: Set[int] = set()  # calls under one, or in a guarded comprehension (see conditional())
         self._not_plain: Set[int] = set()  # id() of function scopes: see visit_Yield
+        self._header = 0  # parameter lists and decorators open at this point
+        self.header_calls: Set[int] = set()  # calls there: they run where the ``def`` runs, not in its calls
+        self._ending_loops: Set[int] = set()  # id() of loop bodies a return/raise/break/continue may leave
 
     # a function whose calls may not run its body as written (see _plain_function): a generator,
     # or a return/raise in a loop; noted on the way, not by walking each function again
@@ -160,13 +163,43 @@ class StreamsAnalysis(Analysis):
         site = self.ctx.site()
         if site.in_loop:
             self._not_plain.add(id(site.scope))
+            self._ends_loops(site)
 
     def visit_Raise(self, node: cst.Raise) -> None:
         self.visit_Return(node)  # (the same test)
 
+    def visit_Break(self, node: cst.Break) -> None:
+        self._ends_loops(self.ctx.site())
+
+    def visit_Continue(self, node: cst.Continue) -> None:
+        self._ends_loops(self.ctx.site())
+
+    def _ends_loops(self, site: Site) -> None:
+        self._ending_loops.update(id(body) for body, loop in site.blocks if loop)
+
+    def _loop_may_end(self, site: Site) -> bool:
+        """Whether a loop around *site* holds a ``return``, ``raise``, ``break`` or ``continue``
+        (not in a function of its own): one may leave an iteration before the call at *site*."""
+        return any(loop and id(body) in self._ending_loops for body, loop in site.blocks)
+
+    # a def's parameters (their defaults) and decorators run where the def runs
+    def visit_Parameters(self, node: cst.Parameters) -> None:
+        self._header += 1
+
+    def leave_Parameters(self, original_node: cst.Parameters) -> None:
+        self._header -= 1
+
+    def visit_Decorator(self, node: cst.Decorator) -> None:
+        self._header += 1
+
+    def leave_Decorator(self, original_node: cst.Decorator) -> None:
+        self._header -= 1
+
     def visit_Call(self, node: cst.Call) -> None:
         site = self.ctx.site()
         self.calls.append((node, site))
+        if self._header:
+            self.header_calls.add(id(node))
         if self._choices or (site.scope.kind == "comprehension" and _comprehension_guarded(site.scope)):
             self.guarded.add(id(node))
 
@@ -519,7 +552,6 @@ class StreamsAnalysis(Analysis):
         branches: Dict[int, int] = {}  # id(branch statement) -> its number in this file
         held = self._held() if self.classes else {}
         plain: Dict[int, bool] = {}  # id(function scope) -> whether a call runs its body as written
-        header = _header_calls(sem)  # calls in a def's defaults, annotations, decorators
         for call, site in self.calls:
             q = sem.callee_qualname(call.func, site)
             if q is None or q.startswith(("torch.", "torchair.")):
@@ -539,7 +571,7 @@ class StreamsAnalysis(Analysis):
                 # which the flow does not split: it may not run, so it runs under a branch of its
                 # own (one no other call shares: it excludes nothing)
                 where = ((branches.setdefault(id(call), len(branches)), (0,)),)
-            runner = self._runner(site) if id(call) not in header else "?"  # (evaluated where the def runs)
+            runner = self._runner(site) if id(call) not in self.header_calls else "?"  # (evaluated where the def runs)
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
                                        where, runner, held.get(id(call))))
 
@@ -829,7 +861,7 @@ class StreamsAnalysis(Analysis):
             if all(loop for _, loop in site.blocks):
                 element = self._element_call(call, site)
                 if element is not None:
-                    if site.blocks and (element.endswith("[i]") or _loop_may_end(site)) or after_an_end():
+                    if site.blocks and (element.endswith("[i]") or self._loop_may_end(site)) or after_an_end():
                         # one of them in a loop that may not run (``for i in range(k)``), or a loop
                         # a ``continue``/``break``/``return``/``raise`` may leave before the call
                         continue
@@ -1119,24 +1151,6 @@ def _tables(facts) -> Tables:
                   refs, attrs, together)
 
 
-def _header_calls(sem) -> Set[int]:
-    """id() of the calls in the headers of the file's functions (parameter defaults and
-    annotations, decorators, the return annotation): they run where the ``def`` runs, not when
-    the function is called."""
-    out: Set[int] = set()
-    for scope in set(sem.scope_of.values()):
-        node = scope.node
-        if scope.kind != "function" or not isinstance(node, cst.FunctionDef):
-            continue
-        stack: List[cst.CSTNode] = [node.params, *node.decorators] + ([node.returns] if node.returns else [])
-        while stack:
-            n = stack.pop()
-            if type(n) is cst.Call:
-                out.add(id(n))
-            stack.extend(child_nodes(n))
-    return out
-
-
 _CONTAINER_READERS = frozenset({"len", "enumerate", "list", "tuple", "iter", "reversed", "zip", "sorted", "print",
                                 "isinstance", "id", "repr", "str", "bool"})
 _CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
@@ -1218,24 +1232,6 @@ def _run_changes(own: str) -> Tuple[FrozenSet[str], FrozenSet[str], bool]:
     return frozenset(changed), frozenset(named - {""}), "" in named
 
 
-_ENDS = (cst.Return, cst.Raise, cst.Break, cst.Continue)
-
-
-def _loop_may_end(site: Site) -> bool:
-    """Whether a loop around *site* holds a ``return``, ``raise``, ``break`` or ``continue`` (not in
-    a function or class of its own): one may leave an iteration before the call at *site*."""
-    for body, loop in site.blocks:
-        if not loop:
-            continue
-        stack: List[cst.CSTNode] = [body]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, _ENDS):
-                return True
-            if type(node) in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
-                continue
-            stack.extend(child_nodes(node))
-    return False
 
 
 def _plain_function(fn: cst.FunctionDef) -> bool:
