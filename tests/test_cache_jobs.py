@@ -402,41 +402,17 @@ def test_a_file_changed_after_its_digest_does_not_go_into_the_cache(tmp_path, mo
     assert result.findings == [] and puts == ["stats"]
 
 
-HELD_MODEL = '''import torch
-import torchair as tng
-
-
-class Layer(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ev = tng.ops.npu_create_tagged_event(tag="k")
-
-    def forward(self, x):
-        tng.ops.npu_tagged_event_record(self.ev)
-        return x
-
-
-class Model(torch.nn.Module):
-    def __init__(self, n):
-        super().__init__()
-        self.layers = torch.nn.ModuleList([Layer() for _ in range(n)])
-
-    def forward(self, x):
-        for layer in self.layers:
-            x = layer(x)
-        return x
-
-
-model = torch.compile(Model(2), backend=tng.get_npu_backend(compiler_config=tng.CompilerConfig()))
-'''
 
 
 def test_a_cached_result_holds_only_while_what_other_modules_change_is_the_same(tmp_path):
     """NPU303 judges a held container's elements only while no other module of the run changes
     it in place (rules/torchair_streams.py _run_changes): a cached result of the model's file must
     not outlive a change of another file that starts changing it."""
+    from test_rules_torchair_streams import LIST, holds
+
     cache = cache_mod.Cache(str(tmp_path / "cache"))
-    files = {"model.py": HELD_MODEL, "other.py": "def count(m):\n    return len(m.layers)\n"}
+    model = holds(LIST, "for layer in self.layers:\n            x = layer(x)")
+    files = {"model.py": model, "other.py": "def count(m):\n    return len(m.layers)\n"}
     first = _lint(tmp_path, files, jobs=1, cache=cache)
     assert [f.code for f in first.findings if f.code == "NPU303"] == ["NPU303"]
     files["other.py"] = "def shrink(m):\n    m.layers.pop()\n"
