@@ -317,11 +317,9 @@ def _add_noqa_run(lint, files, quiet: bool, max_file_size: int = 0) -> int:
     does (atomically, only if it still holds the bytes that were linted). Exit 0; 2 when a file
     could not be written."""
     from npulint import fixes as fx
-    from npulint import pipeline
     from npulint.noqa import add_noqa
     from npulint.source import Unreadable, decode
 
-    cwd = os.getcwd()
     limit = max_file_size or (1 << 62)
     linted = {}
     for path, _, _ in files:
@@ -332,17 +330,17 @@ def _add_noqa_run(lint, files, quiet: bool, max_file_size: int = 0) -> int:
         if data is not None:
             linted[path] = data
     result = lint(overrides=dict(linted))
-    where = {pipeline.display_path(p, cwd): (p, lang) for p, lang, _ in files}
-    by_path = {}
-    for f in result.findings:
-        by_path.setdefault(f.path, []).append(f)
+    language_of = {p: lang for p, lang, _ in files}
+    by_file = {}
+    for f in result.findings:  # by the file the run read (a finding's displayed path may differ)
+        by_file.setdefault(f.file, []).append(f)
     added, failed = 0, False
     with fx.removing_temps_on_signals():
-        for display, found in sorted(by_path.items()):
-            path, language = where.get(display, (None, None))
+        for path, found in sorted(by_file.items()):
             data = linted.get(path)
             if data is None:
                 continue
+            language, display = language_of[path], found[0].path
             try:
                 text = decode(data, language)
             except Unreadable:

@@ -100,9 +100,8 @@ def _lint(path: str, text: str):
 
     result = pipeline.run([], settings, checkers, resolver.all_enabled(), (path, data),
                           settings_for=resolver.for_path)
-    shown = pipeline.display_path(path)
     policy = FixPolicy.of(settings)
-    findings = resolve_fixes([f for f in result.findings if f.path == shown], lambda _: policy)
+    findings = resolve_fixes([f for f in result.findings if f.file == path], lambda _: policy)
     return (findings, {r.code: r for r in rules}, language,
             settings.config_path)
 
