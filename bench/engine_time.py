@@ -22,7 +22,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from npulint import pipeline, registry  # noqa: E402
+from npulint import registry  # noqa: E402
+from npulint.analyse import _cpython_check, _parse, _prefilter  # noqa: E402
+from npulint.inputs import DEFAULT_MAX_FILE_SIZE  # noqa: E402
 from npulint.config import Settings  # noqa: E402
 from npulint.source import PYTHON  # noqa: E402
 
@@ -33,7 +35,7 @@ def _files(root: str):
         for name in sorted(names):
             if name.endswith(".py"):
                 path = os.path.join(folder, name)
-                if os.path.getsize(path) <= pipeline.DEFAULT_MAX_FILE_SIZE:
+                if os.path.getsize(path) <= DEFAULT_MAX_FILE_SIZE:
                     yield path
 
 
@@ -53,7 +55,6 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args(argv)
 
-    import libcst as cst
     from libcst._batched_visitor import BatchableCSTVisitor, visit_batched
 
     from npulint.checker import FileContext
@@ -68,28 +69,28 @@ def main(argv=None) -> int:
     for path in _files(args.tree):
         with open(path, encoding="utf-8", errors="surrogateescape") as fh:
             text = fh.read()
-        _, active = pipeline._prefilter(path, path, PYTHON, text, checkers, enabled)
-        if active and pipeline._cpython_check(text) is None:
+        _, active = _prefilter(path, path, PYTHON, text, checkers, enabled)
+        if active and _cpython_check(text) is None:
             parsed.append((path, text, active))
     lines = sum(t.count("\n") for _, t, _ in parsed)
     print(f"{args.tree}: {len(parsed)} files parsed ({lines} lines); CPU seconds, best of {args.rounds}")
 
     def compile_all():
         for _, text, _ in parsed:
-            pipeline._cpython_check(text, [])
+            _cpython_check(text, [])
 
     modules = []
 
     def parse_all():
         modules.clear()
         for _, text, _ in parsed:
-            modules.append(pipeline._parse(text, python_accepts=True))
+            modules.append(_parse(text, python_accepts=True))
 
     def analyse(own_walk: bool):
         def run():
             for (path, text, active), module in zip(parsed, modules):
                 top = []
-                pipeline._cpython_check(text, top)
+                _cpython_check(text, top)
                 ctx = FileContext(path, path, text, module, settings, enabled, top_lines=top)
                 cs, hooks = file_checkers(ctx, active)  # as the pipeline makes them
                 w = Walker(ctx.sem, hooks, lambda *a: None)

@@ -1,7 +1,7 @@
 """One file's analysis: the prefilter (which rules a file's text can matter to), CPython's
 check (syntax errors, nesting, the analysis bounds), one LibCST parse and one traversal with
-every active rule and shared analysis, and the ``# noqa`` map of the file. ``lint_text`` is the
-per-file core that the pipeline, the language server and ``npulint.core.lint_source`` share."""
+every active rule and shared analysis, and the ``# noqa`` map of the file.
+:func:`npulint.core.analyse_file` puts them together: every run takes each file through it."""
 
 from __future__ import annotations
 
@@ -221,25 +221,6 @@ def _deeper_than(tree, limit: int):
         for child in children(node):
             stack.append((child, depth + 1))
     return None
-
-
-def lint_text(path: str, display: str, language: str, text: str, settings: Settings,
-              checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = (),
-              module: Optional[Tuple[Optional[str], bool]] = None) -> FileResult:
-    """One file's findings and facts, before the project phase and suppression. *module*: the
-    file's module name and whether it is a package's ``__init__`` (default: from *path* and the
-    folders' ``__init__.py`` files on disk)."""
-    result = _lint_text(path, display, language, text, settings, checker_classes, enabled, force, module)
-    return _with_directives(result, text, enabled)
-
-
-def _lint_text(path: str, display: str, language: str, text: str, settings: Settings,
-               checker_classes: Sequence[type], enabled: Set[str], force: Sequence[type] = (),
-               module: Optional[Tuple[Optional[str], bool]] = None) -> FileResult:
-    result, active = _prefilter(path, display, language, text, checker_classes, enabled, force)
-    if active is None:
-        return result
-    return _analyse(result, text, settings, active, enabled, module)
 
 
 def _prefilter(path: str, display: str, language: str, text: str, checker_classes: Sequence[type],

@@ -1,19 +1,28 @@
-"""The pure core: ``lint_source(path, text, settings) -> findings``.
+"""The pure core: ``lint_source(path, text, settings) -> findings``, and the per-file step under it.
 
 No file is read or written and nothing is cached: the caller gives the text and the settings
 (the configuration it loaded, and the releases it resolved: ``settings.effective_releases``).
-The CLI and the language server reach the same per-file analysis (``npulint.analyse``) through
-the pipeline, which adds reading, the cache, workers and the follow-up phase over many files; the tests use this
-function directly (Fixit's ``fixit_bytes`` plays the same part).
+The one thing outside the process it may do: a shell script that tree-sitter-bash cannot parse
+is given to ``bash -n`` on its standard input (parse only, nothing runs) for a second opinion.
+
+:func:`analyse_file` is one file's step, before the project phase and suppression: the prefilter,
+then CPython's check, the LibCST parse and the one traversal with every active rule
+(``npulint.analyse``). Every run takes each file through it: the pipeline (``npulint.pipeline``,
+which the CLI and the language server run) in this process or in its workers, with reading, the
+cache and the phases over many files around it, and :func:`lint_source`, which adds the project
+phase and suppression for the one file (Fixit's ``fixit_bytes`` plays its part; the tests use it).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Iterable, List, Optional, Tuple
+from typing import TYPE_CHECKING, Iterable, List, Optional, Sequence, Set, Tuple
 
 from npulint.config import Settings, enabled_codes
 from npulint.model import Finding
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npulint.analyse import FileResult
 
 
 def lint_source(path: str, text: str, settings: Settings, *, language: Optional[str] = None,
@@ -41,8 +50,34 @@ def lint_source(path: str, text: str, settings: Settings, *, language: Optional[
     if module is None:
         stem = os.path.splitext(os.path.basename(path))[0]
         module = (None, True) if stem == "__init__" else (stem if stem.isidentifier() else None, False)
-    result = analyse._in_big_stack(lambda: analyse.lint_text(path, display, language, text, settings, checkers,
-                                                             enabled, module=module))
+    from npulint import modules
+
+    old = modules.activate(None)  # the file alone: no other run's modules resolve its names
+    try:
+        result = analyse._in_big_stack(lambda: analyse_file(path, display, language, text, settings, checkers,
+                                                            enabled, module=module))
+    finally:
+        modules.activate(old)
     project._project_phase([result], checkers, enabled, settings)
     out = suppress._suppress([result], {path: (settings, enabled)}, enabled)
     return sorted(set(out), key=Finding.sort_key)
+
+
+def analyse_file(path: str, display: str, language: str, text: str, settings: Settings,
+                 checkers: Sequence[type], enabled: Set[str], *, active: Optional[Sequence[type]] = None,
+                 module: Optional[Tuple[Optional[str], bool]] = None) -> "FileResult":
+    """One file's findings, facts and ``# noqa`` map, before the project phase and suppression.
+    *active*: the checkers to run, when the caller's prefilter chose them already (the
+    pipeline's first pass does, before its cache and its workers); else the prefilter chooses
+    them from *checkers* here. *module*: the file's module name and whether it is a package's
+    ``__init__`` (default: from *path* and the folders' ``__init__.py`` files on disk)."""
+    from npulint import analyse
+
+    if active is None:
+        result, active = analyse._prefilter(path, display, language, text, checkers, enabled)
+        if active is None:
+            return analyse._with_directives(result, text, enabled)
+    else:
+        result = analyse.FileResult(path, display, language,
+                                    lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
+    return analyse._with_directives(analyse._analyse(result, text, settings, active, enabled, module), text, enabled)

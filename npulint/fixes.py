@@ -124,7 +124,7 @@ def parses(text: str, language: str) -> bool:
     except (SyntaxError, ValueError, MemoryError, RecursionError):
         return False
     try:  # and LibCST, whose tree the rules read, must read it too
-        from npulint.pipeline import _parse
+        from npulint.analyse import _parse
 
         _parse(text, python_accepts=True)
     except Exception:

@@ -5,23 +5,21 @@ then the follow-up and project-wide phases (``npulint.project``), then suppressi
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
-import sys
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
+from npulint.analyse import FileResult, _in_big_stack, _prefilter, _with_directives
 from npulint.config import Settings
+from npulint.inputs import (_FINGERPRINTS, RunOptions, _Checkers, _digest, _file_key_parts, _Input, _read, _too_big,
+                            _too_big_note)
 from npulint.model import Finding
 from npulint.paths import module_name, normal_abs
+from npulint.project import _deps_fresh, _follow_up, _project_phase
 from npulint.source import PYTHON, Unreadable, decode
 from npulint.stat_index import StatIndex
-
-from npulint.analyse import (  # noqa: F401 - re-exported: callers and tests name them on pipeline
-    MAX_LITERAL_ITEMS, MAX_SYNTAX_NODES, UNUSED_NOQA, FileResult, _analyse, _cpython_check, _in_big_stack,
-    _needed_checkers, _parse, _prefilter, _with_directives, lint_text)
-from npulint.project import _deps_fresh, _follow_up, _project_phase  # noqa: F401
-from npulint.suppress import PerFileIgnores, _suppress  # noqa: F401
+from npulint.suppress import _suppress
+from npulint.workers import _can_fork, _cpu_count, _execute, _forked_pool, _gc_tuned
 
 
 # LibCST, the checker context and the resolver are imported only when a file has to be
@@ -35,22 +33,6 @@ def __getattr__(name: str):
 
         return libcst
     raise AttributeError(name)
-
-
-# Files larger than this (bytes) are not parsed: most are generated (torchair's op table) and
-# LibCST's tree and the positions need hundreds of bytes of memory per byte of source, so one
-# such file would blow the memory budget of a whole run; almost all hand-written modules are
-# smaller (docs/benchmarks.md, "Measurements behind the engine's constants").
-DEFAULT_MAX_FILE_SIZE = 256 * 1024
-
-
-def _human(n: int) -> str:
-    return f"{n / 1024 ** 2:.1f} MB" if n >= 1024 ** 2 else f"{n / 1024:.0f} KB"
-
-
-def _too_big_note(display: str, size: int, limit: int) -> str:
-    return (f"{display}: not analysed: {_human(size)} is more than --max-file-size ({_human(limit)}); "
-            "no finding is reported for it")
 
 
 @dataclasses.dataclass
@@ -77,16 +59,6 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
     if rel.startswith(".." + os.sep) or rel == "..":
         return path
     return rel
-
-
-@dataclasses.dataclass
-class RunOptions:
-    """How to run, not what to find: none of these changes a finding (except that a file
-    above *max_file_size* is not analysed)."""
-
-    cache: Optional[Any] = None  # an npulint.cache.Cache, or None for no cache
-    jobs: Optional[int] = 1  # worker processes; None or 0: automatic
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes; 0: no limit
 
 
 def run(files: Sequence[Tuple[str, str, bool]], settings: Settings, checker_classes,
@@ -144,87 +116,6 @@ def _stdin_language(path: str, data: bytes) -> Optional[str]:
     from npulint.source import detect_language
 
     return detect_language(path, data[:256]) or PYTHON
-
-
-class _Checkers:
-    """The checker classes, loaded on first use."""
-
-    def __init__(self, source):
-        self._source = source
-        self._value: Optional[Tuple[type, ...]] = None
-
-    def get(self) -> Tuple[type, ...]:
-        if self._value is None:
-            src = self._source
-            self._value = tuple(src() if callable(src) and not isinstance(src, (list, tuple)) else src)
-        return self._value
-
-
-@dataclasses.dataclass
-class _Input:
-    path: str
-    display: str
-    language: str
-    explicit: bool
-    settings: Settings
-    enabled: Set[str]
-    data: Optional[bytes] = None
-    error: Optional[str] = None  # why the file could not be read
-    cacheable: bool = True
-    digest: Optional[str] = None  # of data, for cache keys
-    on_disk: bool = True  # data is the file's bytes on disk (not an override, not stdin)
-
-
-# A file over --max-file-size is still read (up to this) so that the prefilter can say whether
-# any rule would look at it: only those are named. Past this it is named without being read.
-READ_CAP = 64 << 20
-
-
-def _read(path: str, limit: int = 0, index=None) -> Tuple[Optional[bytes], Optional[str]]:
-    """``(bytes, None)``, or ``(None, why)``: only a regular file is read, by a bounded read
-    (:func:`npulint.source.read_regular`); one larger than ``max(limit, READ_CAP)`` (*limit*
-    0: no limit) gives ``(None, TOO_BIG + size)``. A file read is recorded in *index* (a
-    :class:`npulint.stat_index.StatIndex`) with what ``fstat`` said of it just before."""
-    from npulint.source import TooBig, read_regular_stat
-
-    try:
-        when = index.now() if index is not None else 0
-        data, st = read_regular_stat(path, max(limit, READ_CAP) if limit else 0)
-        if index is not None:
-            index.record(path, st, when, _digest(data))
-        return data, None
-    except TooBig as exc:
-        return None, f"{TOO_BIG}{exc.size}"
-    except OSError as exc:
-        return None, exc.strerror or str(exc)
-
-
-TOO_BIG = "\0too big:"  # an _Input.error that is not an error: the file is over max(--max-file-size, READ_CAP), unread
-
-
-def _too_big(inp) -> Optional[int]:
-    error = inp.error
-    return int(error[len(TOO_BIG):]) if error is not None and error.startswith(TOO_BIG) else None
-
-
-def _digest(data: bytes) -> str:
-    from npulint.cache import blake2b
-
-    return blake2b(data, digest_size=20).hexdigest()
-
-
-def _file_key_parts(inp: _Input, modname: Tuple[Optional[str], bool]) -> Tuple:
-    if inp.digest is None:
-        inp.digest = _digest(inp.data or b"")
-    s = inp.settings
-    fp = _FINGERPRINTS.get((id(s), id(inp.enabled)))
-    if fp is None or fp[0] is not s or fp[1] is not inp.enabled:
-        fp = _FINGERPRINTS[(id(s), id(inp.enabled))] = (s, inp.enabled,
-                                                        repr((s.root, s.fingerprint(), tuple(sorted(inp.enabled)))))
-    return (inp.path, inp.display, inp.language, inp.explicit, modname, fp[2], inp.error, inp.digest)
-
-
-_FINGERPRINTS: Dict[Tuple[int, int], Tuple[Settings, Set[str], str]] = {}
 
 
 def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrides, options: RunOptions) -> RunResult:
@@ -484,194 +375,3 @@ def _let_go(inp: _Input) -> None:
     if inp.on_disk:
         inp.data = None
 
-
-def _task(inp: _Input, text: str, active: Sequence[type]) -> FileResult:
-    import gc
-
-    result = FileResult(inp.path, inp.display, inp.language,
-                        lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
-    # No cyclic collection while one file is analysed (its tree and tables are freed by
-    # reference counting when it is done; collections would only walk them), then one of
-    # the youngest generation, which holds what the file left: its result and any cycle.
-    enabled = gc.isenabled()
-    if enabled:
-        gc.disable()
-    try:
-        return _with_directives(_analyse(result, text, inp.settings, active, inp.enabled), text, inp.enabled)
-    finally:
-        if enabled:
-            gc.enable()
-            gc.collect(0)
-
-
-# ----------------------------------------------------------------------------- parallelism
-
-# Automatic --jobs: one worker per this many bytes of source to parse (a few tenths of a
-# second of work on one core, well above what starting a forked worker costs), up to the number
-# of CPUs; below it the run stays in this process and pays no process start-up
-# (docs/benchmarks.md, "Measurements behind the engine's constants").
-AUTO_JOBS_BYTES = 256 * 1024
-
-
-def auto_jobs(parse_bytes: int, n_tasks: int, cpus: Optional[int] = None) -> int:
-    cpus = cpus or _cpu_count()
-    # rounded, not floored: nearly two workers' worth of work gets two (docs/benchmarks.md)
-    return max(1, min(cpus, n_tasks, (parse_bytes + AUTO_JOBS_BYTES // 2) // AUTO_JOBS_BYTES))
-
-
-def _cpu_count() -> int:
-    try:
-        return len(os.sched_getaffinity(0))  # type: ignore[attr-defined]
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def _can_fork() -> bool:
-    import multiprocessing
-
-    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
-
-
-def _execute(tasks, options: RunOptions, isolate: bool = False) -> List[FileResult]:
-    """The results of *tasks*, in order: here, or in worker processes (largest files first;
-    always there with *isolate*, where a native crash cannot take this process down)."""
-    if not tasks:
-        return []
-    total = sum(len(t[1]) for t in tasks)
-    jobs = options.jobs if options.jobs else auto_jobs(total, len(tasks))
-    jobs = min(jobs, len(tasks))
-    with _gc_tuned():
-        if isolate and _can_fork():
-            return _execute_in_pool(tasks, max(1, jobs))
-        if jobs <= 1 or not _can_fork():
-            return [_task(inp, text, active) for inp, text, active, _ in tasks]
-        return _execute_in_pool(tasks, jobs)
-
-
-# The cyclic collector's first threshold during the analysis phase (between files; within
-# one file it does not run at all, see _task). At CPython's default a run spends a large share
-# of its time in collections, each older-generation one walking the whole live tree of the file
-# at hand; the trees are freed by reference counting (no cycle holds them: see Checker.release
-# and shell._Source), so fewer collections cost nothing in memory (docs/benchmarks.md,
-# "Measurements behind the engine's constants").
-GC_THRESHOLD = 50_000
-
-
-@contextlib.contextmanager
-def _gc_tuned():
-    """Rarer collections in the analysis phase (between files: within one, _task turns the
-    collector off), and what was allocated before (LibCST's and the rules' modules) frozen out
-    of them, which also spares the forked workers copying those pages; undone afterwards."""
-    import gc
-
-    old = gc.get_threshold()
-    freeze = gc.get_freeze_count() == 0
-    if freeze:
-        gc.freeze()
-    gc.set_threshold(max(old[0], GC_THRESHOLD), old[1], old[2])
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
-        if freeze:
-            gc.unfreeze()
-
-
-# Work sent to a worker process at once: files are grouped up to this many bytes of source
-# (a larger file goes alone), so 400 small launch scripts are some 30 round trips, not 400.
-BATCH_BYTES = 64 * 1024
-
-
-# The tasks of the run in progress, for the forked workers: they inherit this list and are
-# sent only indices, never the texts and settings.
-_FORKED_TASKS: Optional[list] = None
-
-
-def _worker(indices: Sequence[int]) -> List[FileResult]:
-    tasks = _FORKED_TASKS
-    assert tasks is not None
-    # the big-stack thread and recursion limit hold in the worker too
-    return _in_big_stack(lambda: [_task(tasks[i][0], tasks[i][1], tasks[i][2]) for i in indices])
-
-
-def _batches(tasks, order: Sequence[int]) -> List[List[int]]:
-    out: List[List[int]] = []
-    size = 0
-    for i in order:
-        n = len(tasks[i][1])
-        if not out or size + n > BATCH_BYTES:
-            out.append([])
-            size = 0
-        out[-1].append(i)
-        size += n
-    return out
-
-
-def _execute_in_pool(tasks, jobs: int) -> List[FileResult]:
-    """Largest files first, in batches; a batch whose worker failed is done again one file
-    per worker, so a crash (in native code) costs only the file that caused it."""
-    global _FORKED_TASKS
-
-    order = sorted(range(len(tasks)), key=lambda i: -len(tasks[i][1]))
-    out: List[Optional[FileResult]] = [None] * len(tasks)
-    _FORKED_TASKS = tasks
-    try:
-        pending = _run_batches(_batches(tasks, order), jobs, out)
-        while pending:
-            # a crash breaks the whole pool and every batch still queued fails with it:
-            # again file by file, and if no file gets through, each in a pool of its own
-            again = _run_batches([[i] for i in pending], jobs, out)
-            if len(again) < len(pending):
-                pending = again
-                continue
-            for i in pending:
-                errors: Dict[int, BaseException] = {}
-                if _run_batches([[i]], 1, out, errors):
-                    out[i] = _worker_failed(tasks[i][0], errors[i])
-            break
-    finally:
-        _FORKED_TASKS = None
-    return out  # type: ignore[return-value]
-
-
-def _run_batches(batches: List[List[int]], jobs: int, out: List[Optional[FileResult]],
-                 errors: Optional[Dict[int, BaseException]] = None) -> List[int]:
-    """Run *batches* on *jobs* workers into *out*; return the indices of batches that failed
-    (recording the error of each in *errors*)."""
-    failed: List[int] = []
-    with _forked_pool(jobs) as pool:
-        futures = [(batch, pool.submit(_worker, batch)) for batch in batches]
-        for batch, fut in futures:
-            try:
-                for i, r in zip(batch, fut.result()):
-                    out[i] = r
-            except Exception as exc:  # the worker died (a crash in native code) or its result would not pickle
-                failed.extend(batch)
-                if errors is not None:
-                    for i in batch:
-                        errors[i] = exc
-    return failed
-
-
-@contextlib.contextmanager
-def _forked_pool(jobs: int):
-    """A pool of *jobs* forked worker processes (they inherit the run's state: see
-    _FORKED_TASKS and _FORKED_FIRST_PASS)."""
-    import multiprocessing
-    import warnings
-    from concurrent.futures import ProcessPoolExecutor
-
-    with warnings.catch_warnings():
-        # forking while this thread's parent waits is safe here: the workers only lint
-        warnings.simplefilter("ignore", DeprecationWarning)
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            yield pool
-
-
-def _worker_failed(inp: _Input, exc: BaseException) -> FileResult:
-    r = FileResult(inp.path, inp.display, inp.language)
-    if "NPU000" in inp.enabled:
-        r.findings.append(Finding(inp.display, 1, 1, "NPU000",
-                                  f"internal error: the worker process analysing this file failed: "
-                                  f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
-    return r

@@ -5,7 +5,7 @@ pass's facts name, analysed for the rules that asked) and the project-wide phase
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from npulint.config import Settings
 from npulint.model import Finding
@@ -13,9 +13,8 @@ from npulint.paths import module_name
 from npulint.source import PYTHON, Unreadable, decode
 
 from npulint.analyse import FileResult, _prefilter
-
-if TYPE_CHECKING:  # pragma: no cover
-    from npulint.pipeline import RunOptions, _Input
+from npulint.inputs import RunOptions, _Checkers, _digest, _file_key_parts, _Input, _read, _too_big_note
+from npulint.workers import _execute
 
 
 def _project_phase(results: List[FileResult], checker_classes: Sequence[type], enabled: Set[str],
@@ -73,8 +72,6 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
     """Files the prefilter skipped that contain a token some checker asks for after the
     first pass: parse them once, for those checkers, and merge what they find. True when a
     file read again (see :func:`_let_go`) had changed since the first pass."""
-    from npulint.pipeline import RunOptions, _Checkers, _Input, _digest, _execute, _file_key_parts, _read, _too_big_note  # (pipeline imports this module)
-
     changed = False
     exported = any(getattr(r, "exports", ()) for r in results)
     if not any(r.facts for r in results) and not exported:

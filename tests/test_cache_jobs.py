@@ -15,7 +15,9 @@ import pytest
 from conftest import parse
 
 from npulint import cache as cache_mod
-from npulint import pipeline, registry
+from npulint import pipeline, registry, workers
+from npulint.analyse import FileResult
+from npulint.inputs import _file_key_parts
 from npulint.config import Settings, enabled_codes
 from npulint.model import Edit, Finding, Fix
 
@@ -219,7 +221,7 @@ def _corpus():
     return files
 
 
-@pytest.mark.skipif(not pipeline._can_fork(), reason="worker processes need fork")
+@pytest.mark.skipif(not workers._can_fork(), reason="worker processes need fork")
 def test_two_jobs_find_exactly_what_one_finds(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     one = _lint(tmp_path, _corpus(), jobs=1)
@@ -231,12 +233,12 @@ def test_two_jobs_find_exactly_what_one_finds(tmp_path, monkeypatch):
 
 
 def test_auto_jobs_stays_in_process_for_small_runs():
-    assert pipeline.auto_jobs(10_000, 50, cpus=8) == 1
-    assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 2, 50, cpus=2) == 2
-    assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 14 // 10, 50, cpus=2) == 1  # rounded to the nearest
-    assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 19 // 10, 50, cpus=2) == 2
-    assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 100, 3, cpus=8) == 3
-    assert pipeline.auto_jobs(pipeline.AUTO_JOBS_BYTES * 100, 300, cpus=2) == 2
+    assert workers.auto_jobs(10_000, 50, cpus=8) == 1
+    assert workers.auto_jobs(workers.AUTO_JOBS_BYTES * 2, 50, cpus=2) == 2
+    assert workers.auto_jobs(workers.AUTO_JOBS_BYTES * 14 // 10, 50, cpus=2) == 1  # rounded to the nearest
+    assert workers.auto_jobs(workers.AUTO_JOBS_BYTES * 19 // 10, 50, cpus=2) == 2
+    assert workers.auto_jobs(workers.AUTO_JOBS_BYTES * 100, 3, cpus=8) == 3
+    assert workers.auto_jobs(workers.AUTO_JOBS_BYTES * 100, 300, cpus=2) == 2
 
 
 def test_jobs_option_is_validated(run, cli_run, project):
@@ -250,7 +252,7 @@ def test_jobs_option_is_validated(run, cli_run, project):
 def test_results_and_fixes_pickle():
     f = Finding("a.py", 1, 2, "NPU202", "m", 1, 3, (("b.py", 1, 1),),
                 Fix("d", (Edit(1, 1, 1, 2, "x"),)))
-    r = pipeline.FileResult("/a.py", "a.py", "python", findings=[f], facts={"T": [("x", 1)]}, noqa={3: None})
+    r = FileResult("/a.py", "a.py", "python", findings=[f], facts={"T": [("x", 1)]}, noqa={3: None})
     back = pickle.loads(pickle.dumps(r))
     assert back == r and back.findings[0].fix == f.fix
 
@@ -276,7 +278,7 @@ def test_a_big_file_no_rule_looks_at_costs_nothing(run, project):
     assert parse(r.stdout) == [("good.py", 2, 6, "NPU103")] and "not analysed" not in r.stderr
 
 
-@pytest.mark.skipif(not pipeline._can_fork(), reason="worker processes need fork")
+@pytest.mark.skipif(not workers._can_fork(), reason="worker processes need fork")
 @pytest.mark.parametrize("where", ["batch", "share"])
 def test_a_worker_crash_costs_only_the_file_that_caused_it(tmp_path, monkeypatch, where):
     """Files go to the workers in batches (or, over many files, the workers take shares of
@@ -284,12 +286,12 @@ def test_a_worker_crash_costs_only_the_file_that_caused_it(tmp_path, monkeypatch
     breaks the pool, and the files of every failed batch or share are done again, so only
     the file that crashes its worker is reported (NPU000), once."""
     if where == "batch":
-        monkeypatch.setattr(pipeline, "BATCH_BYTES", 10 ** 9)  # everything in one batch
+        monkeypatch.setattr(workers, "BATCH_BYTES", 10 ** 9)  # everything in one batch
     else:
         monkeypatch.setattr(pipeline, "FIRST_PASS_PARALLEL_FILES", 4)
     corpus = _corpus()
     crash = "bad.py"  # a syntax error: no facts, so the other files' findings stay the same
-    real_task = pipeline._task
+    real_task = workers._task
 
     def task(inp, text, active):
         if inp.path.endswith(crash) and os.getpid() != parent:
@@ -297,7 +299,7 @@ def test_a_worker_crash_costs_only_the_file_that_caused_it(tmp_path, monkeypatch
         return real_task(inp, text, active)
 
     parent = os.getpid()
-    monkeypatch.setattr(pipeline, "_task", task)
+    monkeypatch.setattr(workers, "_task", task)
     one = _lint(tmp_path, corpus, jobs=1)
     two = _lint(tmp_path, corpus, jobs=2)
     crashed = [f for f in two.findings if f.code == "NPU000"]
@@ -307,7 +309,7 @@ def test_a_worker_crash_costs_only_the_file_that_caused_it(tmp_path, monkeypatch
         [f for f in one.findings if not f.path.endswith(crash)]
 
 
-@pytest.mark.skipif(not pipeline._can_fork(), reason="worker processes need fork")
+@pytest.mark.skipif(not workers._can_fork(), reason="worker processes need fork")
 def test_the_first_pass_in_shares_finds_exactly_what_one_process_finds(tmp_path, monkeypatch):
     """Over many files the workers read, prefilter and analyse shares of the files (the
     main process only merges): same findings, fixes, notes, cross-file facts and cache."""
@@ -367,7 +369,7 @@ def test_a_file_changed_between_the_passes_does_not_go_into_the_cache(tmp_path, 
 
     def first_pass(inputs, *a, **kw):
         for inp in inputs:  # as a cached run would have: every file's digest
-            pipeline._file_key_parts(inp, (None, False))
+            _file_key_parts(inp, (None, False))
         out = real(inputs, *a, **kw)
         (tmp_path / "run.py").write_text("from layers import Layer\na = Layer()\n")
         return out

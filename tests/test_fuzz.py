@@ -23,7 +23,9 @@ from hypothesis import HealthCheck, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from npulint import fixes as fx  # noqa: E402
-from npulint import pipeline, registry  # noqa: E402
+from npulint import registry  # noqa: E402
+from npulint.analyse import _in_big_stack  # noqa: E402
+from npulint.core import analyse_file  # noqa: E402
 from npulint.config import Settings  # noqa: E402
 from npulint.source import PYTHON  # noqa: E402
 
@@ -44,7 +46,7 @@ VALUES = st.sampled_from(["0", "1", "-1", "2", "1024", "None", "True", "False", 
 
 
 def lint(text: str):
-    result = pipeline._in_big_stack(lambda: pipeline.lint_text("/fuzz/t.py", "t.py", PYTHON, text,
+    result = _in_big_stack(lambda: analyse_file("/fuzz/t.py", "t.py", PYTHON, text,
                                                                 Settings(root="/fuzz"), CHECKERS, ENABLED))
     return result.findings
 
@@ -166,7 +168,7 @@ def shell_scripts(draw, depth=0):
 def test_generated_shell_scripts_never_break_npulint(script):
     from npulint.source import SHELL
 
-    result = pipeline._in_big_stack(lambda: pipeline.lint_text("/fuzz/run.sh", "run.sh", SHELL, script,
+    result = _in_big_stack(lambda: analyse_file("/fuzz/run.sh", "run.sh", SHELL, script,
                                                                 Settings(root="/fuzz"), CHECKERS, ENABLED))
     internal = [f for f in result.findings if f.code == "NPU000"]
     assert not internal, internal[0].message

@@ -70,12 +70,12 @@ def test_a_character_device_is_never_read(cli_run, tmp_path):
 
 
 def test_a_file_far_over_the_size_limit_is_named_and_not_read(tmp_path, monkeypatch):
-    from npulint import pipeline
+    from npulint import inputs, pipeline
 
-    monkeypatch.setattr(pipeline, "READ_CAP", 4096)
+    monkeypatch.setattr(inputs, "READ_CAP", 4096)
     (tmp_path / "big.py").write_text("# " + "x" * 5000 + "\n")  # over the cap: named though it names no API
     (tmp_path / "near.py").write_text("# " + "x" * 2000 + "\n")  # over the limit, under the cap, no API: silent
-    real = pipeline._read
+    real = inputs._read
     sizes = []
 
     def spy(path, limit=0):
@@ -83,7 +83,7 @@ def test_a_file_far_over_the_size_limit_is_named_and_not_read(tmp_path, monkeypa
         sizes.append(len(data or b""))
         return data, error
 
-    monkeypatch.setattr(pipeline, "_read", spy)
+    monkeypatch.setattr(pipeline, "_read", spy)  # the first pass's reader
     code = _main(["--no-cache", "-j", "1", "--max-file-size", "1K", "."], tmp_path, monkeypatch)
     assert code == 0
     assert max(sizes) < 4096  # the big one was never read

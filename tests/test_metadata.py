@@ -132,7 +132,7 @@ def _engine_context(text: str):
     from npulint.checker import FileContext
     from npulint.config import Settings
     from npulint.metadata import EngineMetadata
-    from npulint.pipeline import _cpython_check
+    from npulint.analyse import _cpython_check
     from npulint.semantic import Walker
 
     lines = []

@@ -11,7 +11,8 @@ import libcst as cst
 import pytest
 
 from conftest import REPO, codes
-from npulint import pipeline, project, registry
+from npulint import analyse as analyse_module, inputs, pipeline, project, registry, workers
+from npulint.core import analyse_file
 from npulint.checker import Checker
 from npulint.config import Settings, enabled_codes
 from npulint.model import Rule
@@ -279,15 +280,15 @@ def test_findings_at_one_place_come_in_the_same_order_whatever_the_hash_seed(tmp
 
 
 def test_parse_skips_node_validation_only_while_parsing():
-    """pipeline._parse builds the tree without LibCST's per-node validation (the parser's
+    """analyse._parse builds the tree without LibCST's per-node validation (the parser's
     nodes come from accepted source); the tree is the one a validated parse gives, and every
     node built afterwards, also after a failed parse, is validated again."""
     text = "import torchair as tng\nwith tng.scope.npu_stream_switch('1', 3):\n    x = f(a, *b, k=1)  # c\n"
-    assert pipeline._parse(text, True).deep_equals(cst.parse_module(text))
+    assert analyse_module._parse(text, True).deep_equals(cst.parse_module(text))
     with pytest.raises(cst.CSTValidationError):
         cst.Name("two words")
     with pytest.raises(cst.ParserSyntaxError):
-        pipeline._parse("x = (\n", False)
+        analyse_module._parse("x = (\n", False)
     with pytest.raises(cst.CSTValidationError):
         cst.Name("two words")
 
@@ -315,7 +316,7 @@ def test_a_linted_file_leaves_no_cycle_holding_its_tree():
     gc.collect()
     gc.disable()
     try:
-        result = pipeline.lint_text("/t/m.py", "m.py", "python", text, Settings(root="/t"), checkers, enabled)
+        result = analyse_file("/t/m.py", "m.py", "python", text, Settings(root="/t"), checkers, enabled)
         assert result.facts  # the file was analysed (the compile is a cross-file fact)
         gc.set_debug(gc.DEBUG_SAVEALL)
         gc.collect()
@@ -357,15 +358,15 @@ def test_the_collector_is_off_within_a_file_and_back_on_after_it(tmp_path, monke
 
     states = []
 
-    def analyse(result, text, settings, active, enabled):
+    def analyse(result, text, settings, active, enabled, module=None):
         states.append(gc.isenabled())
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(pipeline, "_analyse", analyse)
-    inp = pipeline._Input(str(tmp_path / "m.py"), "m.py", "python", True, Settings(root=str(tmp_path)), set())
+    monkeypatch.setattr(analyse_module, "_analyse", analyse)
+    inp = inputs._Input(str(tmp_path / "m.py"), "m.py", "python", True, Settings(root=str(tmp_path)), set())
     assert gc.isenabled()
     with pytest.raises(RuntimeError):
-        pipeline._task(inp, "x = 1\n", [])
+        workers._task(inp, "x = 1\n", [])
     assert states == [False] and gc.isenabled()
 
 

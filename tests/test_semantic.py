@@ -720,7 +720,7 @@ def _walked_context(source: str, tour: str):
     compile the tour)."""
     from npulint.checker import FileContext
     from npulint.config import Settings
-    from npulint.pipeline import _cpython_check
+    from npulint.analyse import _cpython_check
 
     text = tour.encode().decode("unicode_escape") if source == "tour" else _source_text(source)
     lines = []
@@ -804,7 +804,7 @@ def test_tuple_spans_leave_their_parentheses_out_and_messages_quote_them():
 def test_lines_are_counted_as_python_counts_them():
     from npulint.checker import FileContext
     from npulint.config import Settings
-    from npulint.pipeline import _cpython_check
+    from npulint.analyse import _cpython_check
 
     text = "a = 1\x0c\nb = 'x\\u2028'\rc = f(\r\n1)\n"
     lines = []
