@@ -12,16 +12,16 @@ import sys
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from npulint.config import Settings
-from npulint.model import Finding
+from npulint.model import Finding, Span
 from npulint.paths import module_name, normal_abs
 from npulint.source import PYTHON, Unreadable, decode
 from npulint.stat_index import StatIndex
 
-from npulint.analyse import (  # noqa: F401 - re-exported: callers and tests name them on pipeline
-    MAX_LITERAL_ITEMS, MAX_SYNTAX_NODES, UNUSED_NOQA, FileResult, _analyse, _cpython_check, _in_big_stack,
-    _needed_checkers, _parse, _prefilter, _with_directives, lint_text)
-from npulint.project import _deps_fresh, _follow_up, _project_phase  # noqa: F401
-from npulint.suppress import PerFileIgnores, _suppress  # noqa: F401
+from npulint.analyse import (  # noqa: F401 - _cpython_check, _parse, lint_text: callers and tests name them on pipeline
+    FileResult, _analyse, _cpython_check, _in_big_stack, _parse, _prefilter, _with_directives, lint_text)
+from npulint.project import _deps_fresh, _follow_up, _project_phase
+from npulint.registry import engine
+from npulint.suppress import _suppress
 
 
 # LibCST, the checker context and the resolver are imported only when a file has to be
@@ -360,9 +360,10 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
             result.skipped = True
             results.append(result)
             continue
+        unreadable = engine().UnreadableFile
         if inp.error is not None:
-            if "NPU002" in inp.enabled:
-                result.findings.append(Finding(inp.display, 1, 1, "NPU002", f"cannot read file: {inp.error}", 1, 1))
+            if unreadable.enabled_in(inp.enabled):
+                result.findings.append(unreadable.finding(inp.display, Span.at(1, 1), f"cannot read file: {inp.error}"))
             results.append(result)
             continue
         try:
@@ -370,9 +371,8 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
         except Unreadable as exc:
             if exc.binary and not inp.explicit:
                 result.skipped = True
-            elif "NPU002" in inp.enabled:
-                result.findings.append(Finding(inp.display, exc.line, exc.column, "NPU002", str(exc),
-                                               exc.line, exc.column))
+            elif unreadable.enabled_in(inp.enabled):
+                result.findings.append(unreadable.finding(inp.display, Span.at(exc.line, exc.column), str(exc)))
             results.append(result)
             continue
         result, active = _prefilter(inp.path, inp.display, inp.language, text, checkers.get(), inp.enabled)
@@ -670,8 +670,9 @@ def _forked_pool(jobs: int):
 
 def _worker_failed(inp: _Input, exc: BaseException) -> FileResult:
     r = FileResult(inp.path, inp.display, inp.language)
-    if "NPU000" in inp.enabled:
-        r.findings.append(Finding(inp.display, 1, 1, "NPU000",
-                                  f"internal error: the worker process analysing this file failed: "
-                                  f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
+    internal = engine().InternalError
+    if internal.enabled_in(inp.enabled):
+        r.findings.append(internal.finding(inp.display, Span.at(1, 1),
+                                           f"internal error: the worker process analysing this file failed: "
+                                           f"{type(exc).__name__}: {exc} (please report this)"))
     return r
