@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Sequence
 
 from npulint.config import Settings
 from npulint.model import Finding, Span
+from npulint.registry import engine
 from npulint.source import PYTHON, NoqaMap, is_skip_file, noqa_directives, noqa_map
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,9 +49,6 @@ class FileResult:
     # the framework APIs the module binds at its top level by import, (name, qualified name):
     # the follow-up parses the files that import those names from it (npulint.modules.api_exports)
     exports: Tuple[Tuple[str, str], ...] = ()
-
-
-UNUSED_NOQA = "NPU003"
 
 
 _PyCF_ONLY_AST = 0x400
@@ -100,8 +98,8 @@ def _wanting(checker_classes: Tuple[type, ...], language: str) -> Tuple[Tuple[ty
         if c.language != language:
             continue
         func = c.wants.__func__
-        key = ((func, getattr(c, "ENGINE", False), getattr(c, "_tokens_from_uses", False),
-                tuple(getattr(c, "uses", ())), c.tokens) if func in engine_own else (c,))
+        key = ((func, getattr(c, "_tokens_from_uses", False), tuple(getattr(c, "uses", ())), c.tokens)
+               if func in engine_own else (c,))
         groups.setdefault(key, []).append(c)
     return tuple((members[0], frozenset(members)) for members in groups.values())
 
@@ -245,8 +243,9 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
     candidates = [c for c in checker_classes if c in wanted] if wanted else []
     active = [c for c in candidates if c in needed]
     active += [c for c in force if c not in active]
-    if not active and not (candidates and ("NPU001" in enabled or (language != PYTHON and (
-            "NPU004" in enabled or "NPU005" in enabled)))):
+    rules = engine()
+    if not active and not (candidates and (rules.SyntaxErrorInFile.enabled_in(enabled) or (language != PYTHON and (
+            rules.ShellCrlf.enabled_in(enabled) or rules.AnalysisLimit.enabled_in(enabled))))):
         # nothing here any enabled rule looks at (NPU001 alone still parses what rules would);
         # checkers that would piggyback on a parse read their facts from the text instead
         for c in _scanners(classes, language):
@@ -279,8 +278,9 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
         kind, line, col, msg = problem
         if kind == "limit":
             result.unjudged = True
-            if "NPU005" in enabled:
-                result.findings.append(Finding(result.display, 1, 1, "NPU005", f"not checked: {msg}", 1, 1))
+            limit = engine().AnalysisLimit
+            if limit.enabled_in(enabled):
+                result.findings.append(limit.finding(result.display, Span.at(1, 1), f"not checked: {msg}"))
             return _with_noqa(result, text)
         return _syntax_error(result, text, enabled, line, col, msg)
     try:
@@ -301,7 +301,13 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     errors: List[Finding] = []
 
     def on_error(checker: Checker, exc: BaseException, node: Optional[cst.CSTNode]) -> None:
-        errors.append(_internal_error(ctx, checker, exc, node))
+        span = Span.at(1, 1)
+        if node is not None:
+            try:
+                span = ctx.span(node)
+            except Exception:
+                pass
+        errors.append(_internal_error(display, span, type(checker), exc))
 
     from npulint.lintrule import Analysis
 
@@ -333,13 +339,14 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
         return _nested_too_deep(result, text, enabled)
     except Exception as exc:  # an engine bug: keep going with the other files
         _release(ctx, checkers)
-        if "NPU000" in enabled:
-            errors.append(Finding(display, 1, 1, "NPU000", f"internal error in npulint's engine: "
-                                  f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
+        internal = engine().InternalError
+        if internal.enabled_in(enabled):
+            errors.append(internal.finding(display, Span.at(1, 1), f"internal error in npulint's engine: "
+                                           f"{type(exc).__name__}: {exc} (please report this)"))
         result.findings.extend(errors)
         return _with_noqa(result, text)
     result.findings.extend(ctx.findings)
-    if "NPU000" in enabled:
+    if engine().InternalError.enabled_in(enabled):
         result.findings.extend(errors)
     result.facts = ctx.facts
     if run_modules is not None:
@@ -396,18 +403,11 @@ def _lint_other(result: FileResult, text: str, settings: Settings, active: Seque
                 ctx.analyses[cls] = checker
             checker.finish()
         except RecursionError:
-            if "NPU001" in enabled:
-                ctx.findings.append(Finding(result.display, 1, 1, "NPU001",
-                                            "file is nested too deeply to analyse (recursion limit)", 1, 1))
+            if engine().SyntaxErrorInFile.enabled_in(enabled):
+                ctx.findings.append(_too_deep(result.display))
         except Exception as exc:
-            if "NPU000" in enabled:
-                tb = traceback.extract_tb(exc.__traceback__)
-                where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
-                codes = ", ".join(sorted(cls.codes()))
-                ctx.findings.append(Finding(result.display, 1, 1, "NPU000",
-                                            f"internal error in {cls.__name__} ({codes}): {type(exc).__name__}: "
-                                            f"{exc}{where} (this file's other findings are still reported; "
-                                            "please report this)", 1, 1))
+            if engine().InternalError.enabled_in(enabled):
+                ctx.findings.append(_internal_error(result.display, Span.at(1, 1), cls, exc))
     result.findings.extend(ctx.findings)
     result.facts = ctx.facts
     result.unjudged = ctx.unjudged
@@ -472,17 +472,22 @@ def _parser_nodes_unvalidated():
 
 def _syntax_error(result: FileResult, text: str, enabled: Set[str], line: int, col: int, msg: str) -> FileResult:
     result.unjudged = True
-    if "NPU001" in enabled:
-        result.findings.append(Finding(result.display, line, col, "NPU001", f"syntax error: {msg}", line, col))
+    syntax = engine().SyntaxErrorInFile
+    if syntax.enabled_in(enabled):
+        result.findings.append(syntax.finding(result.display, Span.at(line, col), f"syntax error: {msg}"))
     return _with_noqa(result, text)
 
 
 def _nested_too_deep(result: FileResult, text: str, enabled: Set[str]) -> FileResult:
     result.unjudged = True
-    if "NPU001" in enabled:
-        result.findings.append(Finding(result.display, 1, 1, "NPU001",
-                                       "file is nested too deeply to analyse (recursion limit)", 1, 1))
+    if engine().SyntaxErrorInFile.enabled_in(enabled):
+        result.findings.append(_too_deep(result.display))
     return _with_noqa(result, text)
+
+
+def _too_deep(display: str) -> Finding:
+    return engine().SyntaxErrorInFile.finding(display, Span.at(1, 1),
+                                              "file is nested too deeply to analyse (recursion limit)")
 
 
 def _codes_using(analysis: type) -> Set[str]:
@@ -492,20 +497,14 @@ def _codes_using(analysis: type) -> Set[str]:
     return {code for c in registry.load()[1] if analysis in c.uses for code in c.codes()}
 
 
-def _internal_error(ctx: FileContext, checker: Checker, exc: BaseException, node) -> Finding:
-    span = Span(1, 1, 1, 1)
-    if node is not None:
-        try:
-            span = ctx.span(node)
-        except Exception:
-            pass
-    codes = ", ".join(sorted(type(checker).codes() or _codes_using(type(checker))))
+def _internal_error(display: str, span: Span, cls: type, exc: BaseException) -> Finding:
+    """NPU000 for the checker *cls*, which raised *exc*."""
+    codes = ", ".join(sorted(cls.codes() or _codes_using(cls)))
     tb = traceback.extract_tb(exc.__traceback__)
     where = f" at {os.path.basename(tb[-1].filename)}:{tb[-1].lineno}" if tb else ""
-    return Finding(ctx.display, span.line, span.column, "NPU000",
-                   f"internal error in {type(checker).__name__} ({codes}): {type(exc).__name__}: {exc}{where} "
-                   "(this file's other findings are still reported; please report this)",
-                   span.end_line, span.end_column)
+    return engine().InternalError.finding(
+        display, span, f"internal error in {cls.__name__} ({codes}): {type(exc).__name__}: {exc}{where} "
+        "(this file's other findings are still reported; please report this)")
 
 
 def _with_noqa(result: FileResult, text: str) -> FileResult:
@@ -515,7 +514,7 @@ def _with_noqa(result: FileResult, text: str) -> FileResult:
 
 
 def _with_directives(result: FileResult, text: str, enabled: Set[str]) -> FileResult:
-    if UNUSED_NOQA in enabled and not result.skipped:
+    if engine().UnusedNoqa.enabled_in(enabled) and not result.skipped:
         result.directives = noqa_directives(text, result.language)
         if result.directives and not result.noqa:
             result.noqa = noqa_map(text, result.language, result.directives)

@@ -1,8 +1,8 @@
 """A rule is one class (Fixit's ``LintRule`` is the model): its code, name, severity, summary,
-explanation (the class docstring), source, how to fix it, its ``VALID``/``INVALID`` examples,
-the prefilter names it needs, and its ``visit_*``/``leave_*`` hooks over the LibCST tree. It
-reports with itself, ``self.report(node, message, fix=...)``, so no code string can be
-misspelled.
+explanation (the class docstring), source, how to fix it, its ``VALID``/``INVALID`` examples
+(:class:`npulint.rulebase.RuleBase`), the prefilter names it needs, and its
+``visit_*``/``leave_*`` hooks over the LibCST tree. It reports with itself,
+``self.report(node, message, fix=...)``, so no code string can be misspelled.
 
 A family's shared analysis (the CompilerConfig tracking of NPU2xx, the event table of NPU3xx,
 the launch reader of NPU5xx) is an :class:`Analysis`: the rules that need it name it in ``uses``;
@@ -10,40 +10,20 @@ the engine makes one instance per file, walks it in the same single traversal, b
 rules (so its state at a node is up to date when a rule's hook for that node runs), and hands it
 to them as ``self.ctx.analysis(ThatAnalysis)``. An analysis reports nothing.
 
-Rules are discovered: every concrete subclass of :class:`LintRule` (one with a ``CODE``) in the
-``rules`` package is a rule (``npulint.registry``).
+Rules are discovered: every concrete subclass of :class:`RuleBase` (one with a ``CODE``) in the
+``rules`` package is a rule (``npulint.registry``); those that are not a :class:`LintRule` are
+the ones the engine reports itself (``rules/engine.py``).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
-from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, ClassVar, Dict, List, Optional, Sequence, Tuple
 
-from npulint.checker import Checker, ProjectReporter
-from npulint.model import Fix, Rule, Span
+from npulint.checker import Checker
+from npulint.model import Fix, Rule
+from npulint.rulebase import Invalid, RuleBase, discovered  # noqa: F401 - the rules' API
 
-_RULES: List[type] = []
 _MISSING = object()
-
-
-@dataclasses.dataclass(frozen=True)
-class Invalid:
-    """An ``INVALID`` example with what it must give: the first finding's range
-    ``(line, column, end_line, end_column)`` (1-based), its exact message, and (for a rule with a
-    fix) the source after ``--fix``. ``None``: not stated."""
-
-    code: str
-    range: Optional[Tuple[int, int, int, int]] = None
-    message: Optional[str] = None
-    fixed: Optional[str] = None
-
-
-Example = Union[str, Invalid]
-
-
-def example_text(example: Example) -> str:
-    return example.code if isinstance(example, Invalid) else example
 
 
 class Analysis(Checker):
@@ -54,27 +34,10 @@ class Analysis(Checker):
     rules: ClassVar[Tuple[Rule, ...]] = ()
 
 
-class LintRule(Checker):
-    """One rule. Subclasses set the metadata below; ``EXPLANATION`` defaults to the class
-    docstring."""
+class LintRule(RuleBase, Checker):
+    """One rule a checker runs over files: the metadata of :class:`RuleBase` and the hooks
+    of :class:`Checker`."""
 
-    CODE: ClassVar[str] = ""
-    NAME: ClassVar[str] = ""
-    SEVERITY: ClassVar[str] = "error"
-    SUMMARY: ClassVar[str] = ""
-    EXPLANATION: ClassVar[str] = ""
-    SOURCE: ClassVar[str] = ""
-    HOW_TO_FIX: ClassVar[str] = ""
-    AUTOFIX: ClassVar[bool] = False
-    # "unsafe": the fixes change run-time behaviour (ruff's applicability), applied only with
-    # --unsafe-fixes
-    FIX_APPLICABILITY: ClassVar[str] = "safe"
-    VALID: ClassVar[Tuple[str, ...]] = ()
-    INVALID: ClassVar[Tuple[Example, ...]] = ()
-    EXAMPLE_LANGUAGE: ClassVar[str] = "python"
-    EXAMPLE_CONFIG: ClassVar[str] = ""
-    # Reported by the engine itself (NPU000-NPU005): metadata only, never run over a file.
-    ENGINE: ClassVar[bool] = False
     # The shared analyses this rule reads (Analysis subclasses).
     uses: ClassVar[Tuple[type, ...]] = ()
     # LibCST metadata providers the rule reads with get_metadata (npulint.metadata's, and
@@ -86,27 +49,14 @@ class LintRule(Checker):
         super().__init_subclass__(**kwargs)
         if not cls.__dict__.get("CODE"):
             return
-        if not cls.__dict__.get("EXPLANATION"):
-            cls.EXPLANATION = inspect.cleandoc(cls.__doc__ or "")
         cls.rules = (cls.meta(),)
         # without tokens of its own, a rule wants the files the analyses it reads want
         cls._tokens_from_uses = "tokens" not in cls.__dict__ and bool(cls.uses)
         if cls._tokens_from_uses:
             cls.tokens = tuple(dict.fromkeys(g for a in cls.uses for g in a.tokens))
-        _RULES.append(cls)
-
-    @classmethod
-    def meta(cls) -> Rule:
-        return Rule(code=cls.CODE, name=cls.NAME, severity=cls.SEVERITY, summary=cls.SUMMARY,
-                    explanation=cls.EXPLANATION, source=cls.SOURCE,
-                    invalid=tuple(example_text(e) for e in cls.INVALID), valid=tuple(cls.VALID),
-                    fix=cls.HOW_TO_FIX, autofix=cls.AUTOFIX, example_language=cls.EXAMPLE_LANGUAGE,
-                    example_config=cls.EXAMPLE_CONFIG, fix_applicability=cls.FIX_APPLICABILITY)
 
     @classmethod
     def wants(cls, text: str, path: str = "", present: Optional[Dict[str, bool]] = None) -> bool:
-        if cls.ENGINE:
-            return False
         if cls._tokens_from_uses:
             # an analysis serves several rules: its answer for the file is kept in *present*
             # (keyed by the class) and asked once
@@ -136,19 +86,7 @@ class LintRule(Checker):
     def report(self, where: Any, message: str, *, fix: Optional[Fix] = None,
                related: Sequence[Tuple[str, int, int]] = ()) -> None:
         """Report this rule at *where* (a LibCST node, or a :class:`Span`)."""
-        self.ctx.report(self.CODE, where, message, related=related, fix=fix)
-
-    @classmethod
-    def report_in(cls, report: ProjectReporter, path: str, span: Span, message: str, *,
-                  fix: Optional[Fix] = None, related: Sequence[Tuple[str, int, int]] = (),
-                  noqa_lines: Tuple[int, ...] = ()) -> None:
-        """Report this rule from the project phase (``project()``), in the file *path*."""
-        report.report(path, span, cls.CODE, message, related=related, fix=fix, noqa_lines=noqa_lines)
-
-
-def discovered() -> List[type]:
-    """Every rule class defined so far (import the rule modules first)."""
-    return list(_RULES)
+        self.report_to(self.ctx, where, message, fix=fix, related=related)
 
 
 def with_analyses(classes: Sequence[type]) -> List[type]:

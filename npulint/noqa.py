@@ -17,10 +17,6 @@ from npulint.model import Edit, Finding, Fix
 
 _BREAK = re.compile(r"\r\n|\r|\n")
 
-# Reported by the engine about a whole file (an internal error, a syntax error, an unreadable
-# file, an unused noqa, CRLF line endings, an analysis bound): --add-noqa adds nothing for them.
-ENGINE_CODES = frozenset({"NPU000", "NPU001", "NPU002", "NPU003", "NPU004", "NPU005"})
-
 
 def text_lines(text: str) -> List[str]:
     """The lines of *text* without their line breaks (``\\r\\n``, ``\\r``, ``\\n``); a text ending
@@ -98,13 +94,17 @@ def add_noqa(text: str, language: str, findings: Sequence[Finding]) -> Tuple[str
     :func:`noqa_works`, and the whole text still parsing. Returns the text and the number of
     directives added or extended."""
     from npulint.fixes import apply_fixes, parses
+    from npulint.registry import engine_codes
     from npulint.source import noqa_directives
 
     lines = text_lines(text)
     directives = noqa_directives(text, language)
+    # reported by the engine about a whole file (an internal error, a syntax error, an unreadable
+    # file, an unused noqa, CRLF line endings, an analysis bound): nothing is added for them
+    engine = engine_codes()
     groups: Dict[Tuple[int, int, int, int], Tuple[int, int, List[str]]] = {}
     for f in findings:
-        if f.code in ENGINE_CODES:
+        if f.code in engine:
             continue
         one = noqa_edit(text, language, f.line, f.column, [f.code], lines, directives)
         if one is None:
@@ -131,4 +131,4 @@ def add_noqa(text: str, language: str, findings: Sequence[Finding]) -> Tuple[str
     return new, len(applied)
 
 
-__all__ = ["ENGINE_CODES", "add_noqa", "noqa_edit", "noqa_works", "text_lines"]
+__all__ = ["add_noqa", "noqa_edit", "noqa_works", "text_lines"]

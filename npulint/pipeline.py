@@ -13,9 +13,10 @@ from npulint.analyse import FileResult, _in_big_stack, _prefilter, _with_directi
 from npulint.config import Settings
 from npulint.inputs import (_FINGERPRINTS, RunOptions, _Checkers, _digest, _file_key_parts, _Input, _read, _too_big,
                             _too_big_note)
-from npulint.model import Finding
+from npulint.model import Finding, Span
 from npulint.paths import module_name, normal_abs
 from npulint.project import _deps_fresh, _follow_up, _project_phase
+from npulint.registry import engine
 from npulint.source import PYTHON, Unreadable, decode
 from npulint.stat_index import StatIndex
 from npulint.suppress import _suppress
@@ -251,9 +252,10 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
             result.skipped = True
             results.append(result)
             continue
+        unreadable = engine().UnreadableFile
         if inp.error is not None:
-            if "NPU002" in inp.enabled:
-                result.findings.append(Finding(inp.display, 1, 1, "NPU002", f"cannot read file: {inp.error}", 1, 1))
+            if unreadable.enabled_in(inp.enabled):
+                result.findings.append(unreadable.finding(inp.display, Span.at(1, 1), f"cannot read file: {inp.error}"))
             results.append(result)
             continue
         try:
@@ -261,9 +263,8 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
         except Unreadable as exc:
             if exc.binary and not inp.explicit:
                 result.skipped = True
-            elif "NPU002" in inp.enabled:
-                result.findings.append(Finding(inp.display, exc.line, exc.column, "NPU002", str(exc),
-                                               exc.line, exc.column))
+            elif unreadable.enabled_in(inp.enabled):
+                result.findings.append(unreadable.finding(inp.display, Span.at(exc.line, exc.column), str(exc)))
             results.append(result)
             continue
         result, active = _prefilter(inp.path, inp.display, inp.language, text, checkers.get(), inp.enabled)

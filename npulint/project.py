@@ -8,8 +8,9 @@ import re
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from npulint.config import Settings
-from npulint.model import Finding
+from npulint.model import Span
 from npulint.paths import module_name
+from npulint.registry import engine
 from npulint.source import PYTHON, Unreadable, decode
 
 from npulint.analyse import FileResult, _prefilter
@@ -38,11 +39,10 @@ def _project_phase(results: List[FileResult], checker_classes: Sequence[type], e
             try:
                 cls.project(facts, reporter, settings, shared)
             except Exception as exc:
-                if "NPU000" in enabled:
-                    where = facts[0][0] if facts else next(p for v in shared.values() for p, _ in v)
-                    reporter.findings.append(Finding(where, 1, 1, "NPU000",
-                                                     f"internal error in {cls.__name__}.project: "
-                                                     f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
+                where = facts[0][0] if facts else next(p for v in shared.values() for p, _ in v)
+                engine().InternalError.report_in(reporter, where, Span.at(1, 1),
+                                                 f"internal error in {cls.__name__}.project: "
+                                                 f"{type(exc).__name__}: {exc} (please report this)")
     by_display = {r.display: r for r in results}
     for f in reporter.findings:
         r = by_display.get(f.path)

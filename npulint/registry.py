@@ -6,7 +6,7 @@ import importlib
 import importlib.util
 import os
 import sys
-from typing import Dict, List, Tuple
+from typing import Dict, FrozenSet, List, Tuple
 
 from npulint.model import Rule
 
@@ -43,20 +43,39 @@ def _import_rule_modules(pkg) -> None:
 
 def load() -> Tuple[List[Rule], List[type]]:
     """All rules (sorted by code) and the classes the engine runs over a file: the rule classes
-    (discovered: every :class:`npulint.lintrule.LintRule` subclass with a code in the rules
-    package) with the shared analyses they use. An analysis is listed so that the prefilter
-    knows it: one that ``provides`` a fact topic runs whenever a consumer of the topic is on,
-    even with none of its own rules on."""
+    (discovered: every :class:`npulint.rulebase.RuleBase` subclass with a code in the rules
+    package) that are checkers (:class:`npulint.lintrule.LintRule`), with the shared analyses
+    they use. An analysis is listed so that the prefilter knows it: one that ``provides`` a
+    fact topic runs whenever a consumer of the topic is on, even with none of its own rules on."""
     if "rules" not in _CACHE:
-        from npulint.lintrule import discovered, with_analyses
+        from npulint.lintrule import LintRule, with_analyses
+        from npulint.rulebase import discovered
 
         pkg = _load_rules_package()
         _import_rule_modules(pkg)
         classes = discovered()
         rules = sorted((c.meta() for c in classes), key=lambda r: r.code)
         codes = [r.code for r in rules]
-        if len(set(codes)) != len(codes):  # pragma: no cover - a packaging bug
-            raise RuntimeError("duplicate rule codes")
+        twice = sorted({c for c in codes if codes.count(c) > 1})
+        if twice:
+            raise RuntimeError(f"duplicate rule codes: {', '.join(twice)}")
         _CACHE["rules"] = rules
-        _CACHE["checkers"] = with_analyses([c for c in classes if not c.ENGINE])
+        _CACHE["checkers"] = with_analyses([c for c in classes if issubclass(c, LintRule)])
     return _CACHE["rules"], _CACHE["checkers"]  # type: ignore[return-value]
+
+
+def engine():
+    """``rules/engine.py``, the module of the rules the engine reports itself (their classes
+    make its findings), imported alone: it needs neither LibCST nor the other rule modules, so
+    that a run answered from the cache can report NPU003 with it."""
+    if "engine" not in _CACHE:
+        _CACHE["engine"] = importlib.import_module(f"{_load_rules_package().__name__}.engine")
+    return _CACHE["engine"]
+
+
+def engine_codes() -> FrozenSet[str]:
+    """The codes of the rules the engine reports itself: the rule classes of ``rules/engine.py``."""
+    from npulint.rulebase import RuleBase
+
+    return frozenset(c.CODE for c in vars(engine()).values()
+                     if isinstance(c, type) and issubclass(c, RuleBase) and c.CODE)

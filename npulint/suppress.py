@@ -10,7 +10,8 @@ from typing import Dict, List, Set, Tuple
 from npulint.config import Settings
 from npulint.model import Finding
 from npulint.source import suppressed
-from npulint.analyse import UNUSED_NOQA, FileResult
+from npulint.analyse import FileResult
+from npulint.registry import engine
 
 
 class PerFileIgnores:
@@ -61,8 +62,8 @@ def _suppress(results: List[FileResult], configs, enabled: Set[str]) -> List[Fin
             if hit:
                 continue
             out.append(dataclasses.replace(f, file=r.path) if f.path == r.display and not f.file else f)
-        if r.directives and UNUSED_NOQA in fe and not r.unjudged and not any(UNUSED_NOQA.startswith(c)
-                                                                            for c in ignored):
+        if r.directives and engine().UnusedNoqa.enabled_in(fe) and not r.unjudged \
+                and not any(engine().UnusedNoqa.CODE.startswith(c) for c in ignored):
             out.extend(dataclasses.replace(f, file=r.path) for f in _unused_noqa(r, fe, used))
     return out
 
@@ -71,14 +72,15 @@ def _unused_noqa(r: FileResult, enabled: Set[str], used: Set[Tuple[int, str]]) -
     """``# noqa: NPU…`` codes that suppressed nothing in this run. Only npulint's own codes
     that are enabled for the file count: other tools' codes and blanket ``# noqa`` are
     not ours to judge, and a disabled rule could not have fired."""
-    from npulint.model import Edit, Fix
+    from npulint.model import Edit, Fix, Span
 
+    unused_noqa = engine().UnusedNoqa
     out = []
     for line, start, end, codes, cut_start, cut_end in r.directives:
         if not codes:
             continue
-        unused = [c for c in codes if c.startswith("NPU") and c != UNUSED_NOQA and (line, c) not in used
-                  and any(e.startswith(c) for e in enabled if e != UNUSED_NOQA)]
+        unused = [c for c in codes if c.startswith("NPU") and c != unused_noqa.CODE and (line, c) not in used
+                  and any(e.startswith(c) for e in enabled if e != unused_noqa.CODE)]
         if not unused:
             continue
         keep = [c for c in codes if c not in unused]
@@ -87,7 +89,8 @@ def _unused_noqa(r: FileResult, enabled: Set[str], used: Set[Tuple[int, str]]) -
         else:
             edit = Edit(line, cut_start, line, cut_end, "")
         what = ", ".join(unused)
-        out.append(Finding(r.display, line, start, UNUSED_NOQA,
-                           f"unused `noqa` directive: {what} suppressed nothing on this line", line, end, (),
-                           Fix(f"Remove unused noqa code{'s' if len(unused) > 1 else ''} {what}", (edit,))))
+        out.append(unused_noqa.finding(r.display, Span(line, start, line, end),
+                                       f"unused `noqa` directive: {what} suppressed nothing on this line",
+                                       fix=Fix(f"Remove unused noqa code{'s' if len(unused) > 1 else ''} {what}",
+                                               (edit,))))
     return out

@@ -11,7 +11,8 @@ from typing import Dict, List, Optional, Sequence
 
 from npulint.analyse import FileResult, _in_big_stack
 from npulint.inputs import RunOptions, _Input
-from npulint.model import Finding
+from npulint.model import Span
+from npulint.registry import engine
 
 
 def _task(inp: _Input, text: str, active: Sequence[type]) -> FileResult:
@@ -201,8 +202,9 @@ def _forked_pool(jobs: int):
 
 def _worker_failed(inp: _Input, exc: BaseException) -> FileResult:
     r = FileResult(inp.path, inp.display, inp.language)
-    if "NPU000" in inp.enabled:
-        r.findings.append(Finding(inp.display, 1, 1, "NPU000",
-                                  f"internal error: the worker process analysing this file failed: "
-                                  f"{type(exc).__name__}: {exc} (please report this)", 1, 1))
+    internal = engine().InternalError
+    if internal.enabled_in(inp.enabled):
+        r.findings.append(internal.finding(inp.display, Span.at(1, 1),
+                                           f"internal error: the worker process analysing this file failed: "
+                                           f"{type(exc).__name__}: {exc} (please report this)"))
     return r

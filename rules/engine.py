@@ -1,9 +1,12 @@
-"""NPU000-NPU005: what the engine itself reports about a file."""
+"""NPU000-NPU005: what the engine itself reports about a file. These rules run over no file
+(they are :class:`RuleBase`, not checkers): the engine makes their findings through their
+classes (``SyntaxErrorInFile.finding(...)``), and this module imports nothing heavy, so that a
+run answered from the cache can report NPU003."""
 
-from npulint.lintrule import LintRule
+from npulint.rulebase import Invalid, RuleBase
 
 
-class InternalError(LintRule):
+class InternalError(RuleBase):
     CODE = "NPU000"
     NAME = "internal-error"
     SEVERITY = "error"
@@ -15,10 +18,9 @@ class InternalError(LintRule):
     )
     SOURCE = "npulint engine"
     HOW_TO_FIX = "Report the bug; suppress with `# noqa: NPU000` on the reported line meanwhile."
-    ENGINE = True
 
 
-class SyntaxErrorInFile(LintRule):
+class SyntaxErrorInFile(RuleBase):
     CODE = "NPU001"
     NAME = "syntax-error"
     SEVERITY = "error"
@@ -32,13 +34,15 @@ class SyntaxErrorInFile(LintRule):
         "statements under 3.11, say) is reported too; run npulint with the Python your code targets."
     )
     SOURCE = "npulint engine"
-    INVALID = ("from npu_bridge.hccl import hccl_ops\nprint 'hello'\n",)
-    VALID = ("from npu_bridge.hccl import hccl_ops\nprint('hello')\n",)
+    # a merge left unresolved: CPython says plain "invalid syntax" (for a Python 2 `print 'x'`
+    # it suggests a fix, worded differently before 3.10)
+    INVALID = (Invalid("from npu_bridge.hccl import hccl_ops\n<<<<<<< HEAD\nrank = 0\n=======\nrank = 1\n"
+                       ">>>>>>> main\n", range=(2, 1, 2, 1), message="syntax error: invalid syntax"),)
+    VALID = ("from npu_bridge.hccl import hccl_ops\nrank = 0\n",)
     HOW_TO_FIX = "Fix the syntax error; the file does not run as it is."
-    ENGINE = True
 
 
-class UnreadableFile(LintRule):
+class UnreadableFile(RuleBase):
     CODE = "NPU002"
     NAME = "unreadable-file"
     SEVERITY = "error"
@@ -55,10 +59,9 @@ class UnreadableFile(LintRule):
     )
     SOURCE = "npulint engine; PEP 263"
     HOW_TO_FIX = "Save the file as UTF-8, or declare its encoding with `# -*- coding: <name> -*-`."
-    ENGINE = True
 
 
-class UnusedNoqa(LintRule):
+class UnusedNoqa(RuleBase):
     CODE = "NPU003"
     NAME = "unused-noqa"
     SEVERITY = "info"
@@ -75,14 +78,15 @@ class UnusedNoqa(LintRule):
         "removes the unused codes, or the whole directive."
     )
     SOURCE = "npulint engine (after ruff RUF100)"
-    INVALID = ("import torchair\nx = 1  # noqa: NPU304\n",)
+    INVALID = (Invalid("import torchair\nx = 1  # noqa: NPU304\n", range=(2, 8, 2, 22),
+                       message="unused `noqa` directive: NPU304 suppressed nothing on this line",
+                       fixed="import torchair\nx = 1\n"),)
     VALID = ("import torchair as tng\nwith tng.scope.npu_stream_switch('1', 2):  # noqa: NPU304\n    pass\n",)
     HOW_TO_FIX = "Remove the unused code from the comment (`npulint --fix --extend-select NPU003` does it)."
     AUTOFIX = True
-    ENGINE = True
 
 
-class ShellCrlf(LintRule):
+class ShellCrlf(RuleBase):
     CODE = "NPU004"
     NAME = "shell-crlf-line-endings"
     SEVERITY = "error"
@@ -99,16 +103,18 @@ class ShellCrlf(LintRule):
     )
     SOURCE = ("npulint engine; bash(1) DEFINITIONS (`newline` ends a command; a backslash-newline pair is a line "
            "continuation)")
-    INVALID = ("torchrun pretrain_gpt.py --bf16 \\\r\n    --reuse-fp32-param\r\n",)
+    INVALID = (Invalid("torchrun pretrain_gpt.py --bf16 \\\r\n    --reuse-fp32-param\r\n", range=(1, 34, 1, 35),
+                       message="CRLF (Windows) line endings on 2 lines: bash reads the carriage return as part of "
+                       "each line's last word (`--bf16` becomes `--bf16\\r`) and `\\` before CRLF does not continue "
+                       "the command; convert the file to LF line endings"),)
     VALID = ("torchrun pretrain_gpt.py --bf16 \\\n    --reuse-fp32-param\n",
            "# written on Windows\r\ntorchrun pretrain_gpt.py --bf16 --reuse-fp32-param\n")
     EXAMPLE_LANGUAGE = "shell"
     HOW_TO_FIX = ("Convert the file to LF line endings (`dos2unix run.sh`, `sed -i 's/\\r$//' run.sh`, or "
         "`git config core.autocrlf input` and check the file out again).")
-    ENGINE = True
 
 
-class AnalysisLimit(LintRule):
+class AnalysisLimit(RuleBase):
     CODE = "NPU005"
     NAME = "analysis-limit-exceeded"
     SEVERITY = "warning"
@@ -131,9 +137,10 @@ class AnalysisLimit(LintRule):
         "standard error."
     )
     SOURCE = "npulint engine (bounded work on hostile input)"
-    INVALID = ("V0=--bf16\n" + "".join(f'V{i}="$V{i - 1} $V{i - 1}"\n' for i in range(1, 18))
-             + "torchrun pretrain_gpt.py $V17\n",)
+    INVALID = (Invalid("V0=--bf16\n" + "".join(f'V{i}="$V{i - 1} $V{i - 1}"\n' for i in range(1, 18))
+                       + "torchrun pretrain_gpt.py $V17\n", range=(1, 1, 1, 1),
+                       message="not checked: a value longer than 65536 characters (MAX_VALUE); nothing else is "
+                       "reported for this script"),)
     VALID = ("V0=--bf16\nV1=\"$V0 $V0\"\ntorchrun pretrain_gpt.py $V1\n",)
     EXAMPLE_LANGUAGE = "shell"
     HOW_TO_FIX = "Split the script, or write the values out; suppress with `# noqa: NPU005` on line 1."
-    ENGINE = True

@@ -98,12 +98,30 @@ def test_rules_load_from_a_source_checkout_without_installing():
     code = (
         "import sys; sys.path.insert(0, sys.argv[1]); import npulint, os; "
         "assert os.path.dirname(npulint.__file__) == os.path.join(sys.argv[1], 'npulint'), npulint.__file__; "
-        "from npulint import registry; rules, checkers = registry.load(); print(len(rules), len(checkers))"
+        "from npulint import registry; engine = registry.engine_codes(); rules, checkers = registry.load(); "
+        "print(len(rules), len(checkers), len(engine))"
     )
     out = subprocess.run([sys.executable, "-c", code, str(REPO)], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
-    n_rules, n_checkers = map(int, out.stdout.split())
+    n_rules, n_checkers, n_engine = map(int, out.stdout.split())
     assert n_rules == len(registry.load()[0]) and n_checkers == len(registry.load()[1])
+    assert n_engine == len(registry.engine_codes()) > 0
+
+
+def test_a_warm_run_reports_unused_noqa_without_libcst_or_the_checkers(cli_run, project):
+    # NPU003 is made on every run (suppression), from the cached directives: its class comes
+    # from rules/engine.py alone. (--unfixable: npulint.fixes looks up the rules whose fixes
+    # are unsafe in the whole rule table, another matter.)
+    args = [".", "--extend-select", "NPU003", "--unfixable", "NPU003"]
+    root = project({"a.py": "import torch_npu\nx = 1  # noqa: NPU101\n"})
+    assert cli_run(args, root).stdout.startswith("a.py:2:8: NPU003 ")
+    code = ("import sys\nfrom npulint.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+            "heavy = sorted(m for m in sys.modules if m == 'libcst' or m == 'npulint.lintrule'\n"
+            "               or (m.startswith('npulint.rules.') and m != 'npulint.rules.engine'))\n"
+            "print('HEAVY', heavy, file=sys.stderr)\n")
+    r = subprocess.run([sys.executable, "-c", code, *args], cwd=str(root), capture_output=True, text=True, timeout=120)
+    assert r.stdout.startswith("a.py:2:8: NPU003 "), r.stdout + r.stderr
+    assert "HEAVY []" in r.stderr, r.stderr
 
 
 def test_display_paths_are_relative_under_cwd(tmp_path):

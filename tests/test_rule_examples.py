@@ -1,5 +1,7 @@
-"""Every rule's own examples hold: each ``invalid`` example produces the rule's code,
-each ``valid`` example does not; and every rule is fully described."""
+"""Every rule's own examples hold: each ``invalid`` example produces the rule's code, at the
+range and with the message it states (and, for a rule with a fix, the fixed source), each
+``valid`` example does not; and every rule is fully described. The rules the engine reports
+itself (rules/engine.py) are held to the same, through the pure core."""
 
 import re
 
@@ -12,7 +14,7 @@ from npulint import registry
 from npulint.config import Settings, apply_table
 from npulint.core import lint_source
 from npulint.fixes import fix_text
-from npulint.lintrule import Invalid, discovered, example_text
+from npulint.rulebase import Invalid, RuleBase, discovered
 
 RULES = registry.load()[0]
 RULE_CLASSES = {c.CODE: c for c in discovered()}
@@ -54,6 +56,20 @@ def _stated():
     return out
 
 
+# Until helper torchrel's branch states their messages (it owns rules/signature.py), NPU010's
+# INVALID #3 and #4 give their range only; the lead removes this exemption at the merge.
+_PENDING = {("NPU010", 3), ("NPU010", 4)}
+
+
+def _every_invalid():
+    out = []
+    for code, cls in sorted(RULE_CLASSES.items()):
+        for i, ex in enumerate(cls.INVALID):
+            marks = [pytest.mark.skip(reason="stated by helper torchrel's branch")] if (code, i) in _PENDING else []
+            out.append(pytest.param(code, ex, id=f"{code}-invalid-{i}", marks=marks))
+    return out
+
+
 def _select(rule):
     # NPU003 judges `# noqa` codes of the rules that are on: its examples run with every rule
     return ["NPU"] if rule.code == "NPU003" else [rule.code]
@@ -62,8 +78,13 @@ def _select(rule):
 @pytest.mark.parametrize("rule, src", _examples("invalid"))
 def test_invalid_example_produces_the_code(rule, src):
     found = _lint(rule, src)
-    assert rule.code in codes(found), f"{rule.code} invalid example gave {codes(found)}:\n{src}"
-    assert set(codes(found)) == {rule.code}
+    assert set(codes(found)) == {rule.code}, f"{rule.code} invalid example gave {codes(found)}:\n{src}"
+
+
+@pytest.mark.parametrize("code, example", _every_invalid())
+def test_every_invalid_example_states_its_range_and_message(code, example):
+    assert isinstance(example, Invalid), f"{code}: write the example as Invalid(code, range=..., message=...)"
+    assert example.range is not None and example.message is not None, f"{code}: state the range and the message"
 
 
 @pytest.mark.parametrize("rule, example", _stated())
@@ -88,10 +109,9 @@ def test_invalid_example_gives_its_stated_range_message_and_fix(rule, example):
         assert text == example.fixed
 
 
-def test_rules_with_a_fix_state_the_fixed_source_of_an_example():
-    for code, cls in RULE_CLASSES.items():
-        if cls.AUTOFIX and not cls.ENGINE:
-            assert any(isinstance(e, Invalid) and e.fixed is not None for e in cls.INVALID), code
+@pytest.mark.parametrize("code", sorted(c for c, cls in RULE_CLASSES.items() if cls.AUTOFIX))
+def test_rules_with_a_fix_state_the_fixed_source_of_an_example(code):
+    assert any(isinstance(e, Invalid) and e.fixed is not None for e in RULE_CLASSES[code].INVALID), code
 
 
 @pytest.mark.parametrize("rule, src", _examples("valid"))
@@ -104,7 +124,6 @@ def test_valid_example_does_not_produce_the_code(rule, src):
 def test_rule_is_fully_described(rule):
     assert re.fullmatch(r"NPU\d{3}", rule.code)
     assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", rule.name), rule.name
-    assert rule.severity in ("error", "warning", "info")
     assert rule.summary.strip()
     assert rule.explanation.strip()
     assert rule.source.strip()
@@ -127,18 +146,41 @@ def test_examples_are_python_that_parses(rule):
             cst.parse_module(src)
 
 
-def test_codes_are_unique():
-    all_codes = [r.code for r in RULES]
-    assert len(all_codes) == len(set(all_codes))
-
-
 def test_names_are_unique():
     names = [r.name for r in RULES]
     assert len(names) == len(set(names))
 
 
-def test_rules_are_sorted_by_code():
-    assert [r.code for r in RULES] == sorted(r.code for r in RULES)
+@pytest.fixture
+def fresh_registry(monkeypatch):
+    """registry.load() over the rules defined from here on alone (the rule modules are imported
+    already: loading them again defines nothing)."""
+    from npulint import rulebase
+
+    monkeypatch.setattr(rulebase, "_RULES", [])
+    monkeypatch.setattr(registry, "_CACHE", {})
+
+
+def test_the_registry_sorts_the_rules_by_code(fresh_registry):
+    for code in ("NPU901", "NPU900", "NPU902"):
+        type(f"Rule{code}", (RuleBase,), {"CODE": code, "NAME": code.lower(), "SUMMARY": "s", "SOURCE": "s"})
+    rules, checkers = registry.load()
+    assert [r.code for r in rules] == ["NPU900", "NPU901", "NPU902"]
+    assert checkers == []  # rules that are not LintRule are the engine's: never run over a file
+
+
+def test_the_registry_refuses_two_rules_with_one_code(fresh_registry):
+    for name in ("first", "second"):
+        type(name, (RuleBase,), {"CODE": "NPU900", "NAME": name, "SUMMARY": "s", "SOURCE": "s"})
+    with pytest.raises(RuntimeError, match="duplicate rule codes: NPU900"):
+        registry.load()
+
+
+def test_the_engine_codes_are_its_rule_classes():
+    from npulint.lintrule import LintRule
+
+    engine = {c.CODE for c in discovered() if not issubclass(c, LintRule)}
+    assert engine and registry.engine_codes() == engine
 
 
 def test_every_implemented_non_engine_rule_has_examples():

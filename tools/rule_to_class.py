@@ -4,7 +4,9 @@ classes (``class Name(LintRule): CODE = ...``), keeping each value's source text
 transform). A migration aid for moving a family to one class per rule; the hooks still have to
 be moved into the classes by hand.
 
-    python tools/rule_to_class.py rules/engine.py [--engine] [--base LintRule]
+    python tools/rule_to_class.py rules/prefetch.py [--base LintRule]
+
+(``--base RuleBase`` for rules the engine reports itself, as in ``rules/engine.py``.)
 """
 
 from __future__ import annotations
@@ -25,8 +27,7 @@ def class_name(var: str) -> str:
 
 
 class ToClasses(cst.CSTTransformer):
-    def __init__(self, engine: bool, base: str):
-        self.engine = engine
+    def __init__(self, base: str):
         self.base = base
         self.renamed = {}
 
@@ -53,9 +54,6 @@ class ToClasses(cst.CSTTransformer):
                 value = value.with_changes(lpar=[cst.LeftParen()], rpar=[cst.RightParen()])
             body.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name(FIELDS[key]))],
                                                             value)]))
-        if self.engine:
-            body.append(cst.SimpleStatementLine([cst.Assign([cst.AssignTarget(cst.Name("ENGINE"))],
-                                                            cst.Name("True"))]))
         return cst.ClassDef(name=cst.Name(name), bases=[cst.Arg(cst.Name(self.base))],
                             body=cst.IndentedBlock(body), leading_lines=updated.leading_lines)
 
@@ -84,12 +82,11 @@ def _tidy(code: str, classes) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("path")
-    ap.add_argument("--engine", action="store_true", help="rules the engine reports (ENGINE = True)")
     ap.add_argument("--base", default="LintRule")
     args = ap.parse_args(argv)
     with open(args.path, encoding="utf-8") as fh:
         module = cst.parse_module(fh.read())
-    t = ToClasses(args.engine, args.base)
+    t = ToClasses(args.base)
     out = module.visit(t)
     with open(args.path, "w", encoding="utf-8") as fh:
         fh.write(_tidy(out.code, set(t.renamed.values())))
