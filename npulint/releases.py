@@ -2,7 +2,9 @@
 
 Configured (``[tool.npulint.releases]``: one key per framework), else inferred where that is
 unambiguous (the linted tree is the framework itself; a pinned requirement), else every release
-npulint knows: a release-dependent rule then reports only what every one of them rejects.
+npulint knows: a release-dependent rule then reports only what every one of them rejects. A
+release the project names (a pin, its own tree) that npulint has no data for is *unknown*: the
+framework's releases are then none (``()``), and its release-dependent rules say nothing.
 
 The release data are generated from the upstream sources (``tools/gen_releases.py``,
 ``tools/gen_torchair_releases.py``) into ``rules/*_releases.json``; see ``docs/releases.md``.
@@ -52,6 +54,10 @@ def torchair_data() -> dict:
     return _load("torchair_releases.json")
 
 
+def _data(framework: str) -> dict:
+    return torchair_data() if framework == "torchair" else mindspeed_data()
+
+
 def known(framework: str) -> Tuple[str, ...]:
     """The releases of *framework* npulint has data for, oldest first."""
     if framework == "torchair":
@@ -66,10 +72,11 @@ def _versions(framework: str) -> Dict[str, Tuple[str, ...]]:
     between two branch points may behave like either) and master while it still declares it
     (``master_versions``, from master's history of the version file)."""
     out: Dict[str, List[str]] = {}
-    if framework == "torchair":
-        return {}
-    data = mindspeed_data()
-    for stack, version in data.get("versions", {}).items():
+    data = _data(framework)
+    declared = data.get("versions", {})
+    if framework == "torchair":  # one framework: keyed by release
+        declared = {f"torchair@{r}": v for r, v in declared.items()}
+    for stack, version in declared.items():
         fw, _, rel = stack.partition("@")
         if fw == framework:
             out.setdefault(version, []).append(rel)
@@ -96,19 +103,28 @@ class Releases:
 
     def mindspeed_stacks(self) -> FrozenSet[str]:
         """The stack releases (``framework@release``) a launch may run on: those of the
-        MindSpeed frameworks chosen, else every one npulint knows."""
+        MindSpeed frameworks chosen, else every one npulint knows; none when one of them is
+        unknown (a stack runs MindSpeed-LLM or -MM on a MindSpeed)."""
+        if any(self.unknown(fw) for fw in MINDSPEED_FRAMEWORKS):
+            return frozenset()
         out = {f"{fw}@{r}" for fw, rels, _ in self.chosen if fw in MINDSPEED_FRAMEWORKS for r in rels}
         if out:
             return frozenset(out)
         return frozenset(f"{fw}@{r}" for fw in MINDSPEED_FRAMEWORKS for r in known(fw))
 
     def torchair(self) -> Tuple[str, ...]:
-        return self.of("torchair") or known("torchair")
+        """The torchair releases in effect: none when the project's is unknown."""
+        rels = self.of("torchair")
+        return known("torchair") if rels is None else rels
+
+    def unknown(self, framework: str) -> bool:
+        """Whether the project names a release of *framework* npulint has no data for."""
+        return self.of(framework) == ()
 
     def inferred(self, framework: str) -> bool:
         """Whether *framework*'s releases were inferred from the project (not configured, not
-        the ``mindspeed-stack`` alias)."""
-        return any(fw == framework and how.startswith("inferred") for fw, _, how in self.chosen)
+        the ``mindspeed-stack`` alias) and are known."""
+        return any(fw == framework and rels and how.startswith("inferred") for fw, rels, how in self.chosen)
 
     def fallback(self, framework: str) -> Tuple[str, ...]:
         """The releases to judge code on when its own evidence (the APIs it calls, the options it
@@ -120,7 +136,10 @@ class Releases:
     def mindspeed_fallback(self) -> FrozenSet[str]:
         """:meth:`fallback` for a launch: every stack release npulint knows when the MindSpeed
         frameworks' releases were inferred (the launch's flags rule out every one of
-        :meth:`mindspeed_stacks`: the inference is contradicted), else none."""
+        :meth:`mindspeed_stacks`: the inference is contradicted), else none; none when one of
+        them is unknown (nothing can contradict what npulint has no data for)."""
+        if any(self.unknown(fw) for fw in MINDSPEED_FRAMEWORKS):
+            return frozenset()
         if any(self.inferred(fw) for fw in MINDSPEED_FRAMEWORKS):
             return frozenset(f"{fw}@{r}" for fw in MINDSPEED_FRAMEWORKS for r in known(fw))
         return frozenset()
@@ -217,14 +236,19 @@ def check_config(value, where: str) -> Dict[str, Tuple[str, ...]]:
 
 # -- inference --------------------------------------------------------------------------------
 
-_MARKERS = (".git", "setup.py", "pyproject.toml", "setup.cfg", "requirements.txt")
+_MARKERS = (".git", "setup.py", "pyproject.toml", "setup.cfg", "requirements.txt",
+            "python/torchair/__init__.py")  # torchair's own tree: its setup.py is in python/
 _READ_LIMIT = 1 << 20
-# a package's identity in its own tree: framework -> (a file of the package, the file that
-# declares its version, the pattern of the declaration)
+# a package's identity in its own tree: framework -> (the folder of the package, a file of the
+# package, the file that declares its version, the pattern of the declaration), the two files in
+# that folder (torchair: python/, the root of the tree or the folder a run is rooted at)
+_SETUP_VERSION = r"\bversion\s*=\s*['\"]([^'\"]+)['\"]"
 _IDENTITY = (
-    ("mindspeed-llm", "mindspeed_llm/__init__.py", "setup.py", r"__version__\s*=\s*['\"]([^'\"]+)['\"]"),
-    ("mindspeed-mm", "mindspeed_mm/__init__.py", "pyproject.toml", r"(?m)^version\s*=\s*['\"]([^'\"]+)['\"]"),
-    ("mindspeed", "mindspeed/megatron_adaptor.py", "setup.py", r"__version__\s*=\s*['\"]([^'\"]+)['\"]"),
+    ("mindspeed-llm", "", "mindspeed_llm/__init__.py", "setup.py", r"__version__\s*=\s*['\"]([^'\"]+)['\"]"),
+    ("mindspeed-mm", "", "mindspeed_mm/__init__.py", "pyproject.toml", r"(?m)^version\s*=\s*['\"]([^'\"]+)['\"]"),
+    ("mindspeed", "", "mindspeed/megatron_adaptor.py", "setup.py", r"__version__\s*=\s*['\"]([^'\"]+)['\"]"),
+    ("torchair", "python", "torchair/__init__.py", "setup.py", _SETUP_VERSION),
+    ("torchair", "", "torchair/__init__.py", "setup.py", _SETUP_VERSION),
 )
 _PIN_NAMES = {"mindspeed": "mindspeed", "mindspeed_llm": "mindspeed-llm", "mindspeed-llm": "mindspeed-llm",
               "mindspeed_mm": "mindspeed-mm", "mindspeed-mm": "mindspeed-mm", "torchair": "torchair"}
@@ -305,31 +329,49 @@ def _inferred(settings, files: Sequence[str]) -> Dict[str, Tuple[Tuple[str, ...]
     return out
 
 
-def _to_releases(framework: str, value: str) -> Tuple[str, ...]:
+def _to_releases(framework: str, value: str, package: Optional[str] = None) -> Tuple[str, ...]:
+    """The releases a pinned or declared *value* (a release name or a version) names; () when
+    it names a release npulint has no data for: none it knows, or a version that a release it
+    does not model declares too (``unmodelled``: every torchair release declares 0.1) -- unless
+    *package*, the folder of the framework's own package in the linted tree, holds the
+    ``marker`` file, which every modelled release has and no unmodelled one."""
     names = known(framework)
     if value in names:
         return (value,)
-    return _versions(framework).get(value, ())
+    rels = _versions(framework).get(value, ())
+    data = _data(framework)
+    if rels and any(v.get("version") == value for v in data.get("unmodelled", {}).values()):
+        marker = data["marker"]["path"].split("/", 1)[1]  # python/torchair/... -> torchair/...
+        if package is None or not os.path.isfile(os.path.join(package, marker)):
+            return ()
+    return rels
 
 
 def infer(root: Optional[str]) -> Dict[str, Tuple[Tuple[str, ...], str]]:
     """framework -> (releases, evidence) inferred from the project at *root*: the tree being the
-    framework itself (its package and declared version; an unknown version leaves every release
-    of that framework), or pinned requirements naming a release or a version that maps to
-    releases. Nothing is inferred from what could name several frameworks' releases at once."""
+    framework itself (its package and declared version; a package without a version leaves every
+    release of that framework), or pinned requirements naming a release or a version that maps to
+    releases. Nothing is inferred from what could name several frameworks' releases at once. A
+    version or pin that names a release npulint has no data for (:func:`_to_releases`) gives
+    none: the framework's release is unknown."""
     out: Dict[str, Tuple[Tuple[str, ...], str]] = {}
     if not root or not os.path.isdir(root):
         return out
-    for fw, package_file, version_file, pattern in _IDENTITY:
-        if os.path.isfile(os.path.join(root, package_file)):
-            text = _read(os.path.join(root, version_file)) or ""
+    for fw, base, package_file, version_file, pattern in _IDENTITY:
+        folder = os.path.join(root, base) if base else root
+        if fw not in out and os.path.isfile(os.path.join(folder, package_file)):
+            text = _read(os.path.join(folder, version_file)) or ""
             m = re.search(pattern, text)
-            rels = _to_releases(fw, m.group(1)) if m else ()
-            where = os.path.join(root, version_file if rels else package_file)
-            out[fw] = (rels or known(fw), f"inferred from {where}" + (f" (version {m.group(1)})" if rels else ""))
+            if m is None:  # no version: every release
+                out[fw] = (known(fw), f"inferred from {os.path.join(folder, package_file)}")
+                continue
+            rels = _to_releases(fw, m.group(1), folder)
+            out[fw] = (rels, f"inferred from {os.path.join(folder, version_file)} (version {m.group(1)}"
+                             f"{'' if rels else ', a release npulint has no data for'})")
     if out:
         return out
     pins: Dict[str, set] = {}
+    unknown: set = set()
     evidence: Dict[str, str] = {}
     try:
         names = sorted(os.listdir(root))
@@ -351,15 +393,18 @@ def infer(root: Optional[str]) -> Dict[str, Tuple[Tuple[str, ...], str]]:
                 if fw is None:
                     continue
                 rels = _to_releases(fw, m.group(2))
-                if rels:
-                    pins.setdefault(fw, set()).update(rels)
-                    evidence.setdefault(fw, f"inferred from {os.path.join(root, name)} ({m.group(0).strip()})")
+                pins.setdefault(fw, set()).update(rels)
+                if not rels:  # the project may run a release npulint has no data for
+                    unknown.add(fw)
+                    evidence[fw] = f"inferred from {os.path.join(root, name)} ({m.group(0).strip()}, " \
+                                   "a release npulint has no data for)"
+                evidence.setdefault(fw, f"inferred from {os.path.join(root, name)} ({m.group(0).strip()})")
     for fw, rels in pins.items():
         order = known(fw)
-        out[fw] = (tuple(r for r in order if r in rels), evidence[fw])
+        out[fw] = (() if fw in unknown else tuple(r for r in order if r in rels), evidence[fw])
     # MindSpeed pinned alone: the project may run it under MindSpeed-LLM or MindSpeed-MM, on the
     # releases of those that pair with it (a pin does not say which framework launches run)
-    if "mindspeed" in out:
+    if out.get("mindspeed", ((),))[0]:
         pinned = {f"mindspeed@{r}" for r in out["mindspeed"][0]}
         pairs = mindspeed_data().get("pairs", {})
         for fw in ("mindspeed-llm", "mindspeed-mm"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List
+from typing import Dict, List, Tuple
 
 import libcst as cst
 
@@ -50,24 +50,26 @@ SIGNATURE_TEXT.update({
         "comm_mode=None)",
 })
 
-# torchair multi-stream APIs: Ascend/torchair@fced8842 (master) python/torchair/scope/__init__.py
-# L5-27, python/torchair/ops/__init__.py L20-39; the legacy NpuStreamSwitch names from torchair's history.
+# the legacy torchair NpuStreamSwitch / ops.npu_wait_tensor names from torchair's history (no
+# release npulint models defines them)
 SIGNATURE_TEXT.update({
-    "torchair.scope.npu_stream_switch": "npu_stream_switch(stream_tag, stream_priority=0, enable_inner_parallel=True)",
     "torchair.ops.NpuStreamSwitch": "NpuStreamSwitch(stream_tag, stream_priority=0)",
     "torchair.NpuStreamSwitch": "NpuStreamSwitch(stream_tag, stream_priority=0)",
-    "torchair.scope.npu_wait_tensor": "npu_wait_tensor(self, dependency)",
     "torchair.ops.npu_wait_tensor": "npu_wait_tensor(self, dependency)",
-    "torchair.ops.npu_create_tagged_event": "npu_create_tagged_event(tag)",
-    "torchair.ops.npu_tagged_event_record": "npu_tagged_event_record(event)",
-    "torchair.ops.npu_tagged_event_wait": "npu_tagged_event_wait(event)",
-    "torchair.ops.npu_record_tagged_stream": "npu_record_tagged_stream(input, tagged_stream)",
-    # keyword-only in every branch: python/torchair/npu_fx_compiler.py L890 (master fced8842)
-    "torchair.get_npu_backend": "get_npu_backend(*, compiler_config=None, custom_decompositions={})",
-    "torchair.npu_fx_compiler.get_npu_backend": "get_npu_backend(*, compiler_config=None, custom_decompositions={})",
-    "torchair.CompilerConfig": "CompilerConfig()",
-    "torchair.configs.compiler_config.CompilerConfig": "CompilerConfig()",
 })
+
+
+def _torchair_signatures() -> Dict[str, Dict[str, Tuple[Signature, str, str]]]:
+    """The torchair APIs by release: qualified name -> release -> (signature, its text, where it
+    is defined), from rules/torchair_releases.json (tools/gen_torchair_releases.py reads each
+    release's definition: npu_stream_switch gains enable_inner_parallel on master)."""
+    from npulint.releases import torchair_data
+
+    return {q: {r: (Signature.parse(e["text"]), e["text"], e["source"]) for r, e in by_release.items()}
+            for q, by_release in torchair_data()["signatures"].items()}
+
+
+TORCHAIR = _torchair_signatures()
 
 # MindSpeed adaptive memory optimization: Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0)
 # mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112, positional only.
@@ -75,6 +77,17 @@ SIGNATURE_TEXT["mindspeed.core.memory.adaptive_memory.adaptive_memory_function.a
     "adapt_mem_func_wrapper(fc_class, *args)"
 
 SIGNATURES: Dict[str, Signature] = {q: Signature.parse(t) for q, t in SIGNATURE_TEXT.items()}
+
+
+
+def _newest(by_release: Dict[str, Tuple[Signature, str, str]]) -> Signature:
+    from npulint.releases import known
+
+    return by_release[max(by_release, key=known("torchair").index)][0]
+
+
+# the rules that read a torchair call's arguments by name (NPU304, ...) bind them to the newest release's
+SIGNATURES.update({q: _newest(by_release) for q, by_release in TORCHAIR.items()})
 
 
 _ALLGATHER_SIG = "(signature: allgather(tensor, rank_size, group='hccl_world_group', fusion=0, fusion_id=-1))"
@@ -105,17 +118,23 @@ class ApiSignatureMismatch(LintRule):
         "`npu_mm_all_reduce_base(x1, x2, hcom, *, reduce_op='sum', bias=None, ...)`, which has no `world_size`: "
         "every parameter after `world_size` (after `hcom` for all-reduce) is keyword-only; the torchair APIs "
         "`get_npu_backend(*, compiler_config=None, custom_decompositions={})` (keyword-only), `CompilerConfig()`, "
-        "`scope.npu_stream_switch(stream_tag, stream_priority=0, enable_inner_parallel=True)` (legacy "
-        "`ops.NpuStreamSwitch(stream_tag, stream_priority=0)`), `scope.npu_wait_tensor(self, dependency)`, "
+        "`scope.npu_stream_switch(stream_tag, stream_priority=0)` (master adds `enable_inner_parallel=True`; "
+        "legacy `ops.NpuStreamSwitch(stream_tag, stream_priority=0)`), `scope.npu_wait_tensor(self, dependency)`, "
         "`ops.npu_create_tagged_event(tag)`, `ops.npu_tagged_event_record(event)`, "
         "`ops.npu_tagged_event_wait(event)`, `ops.npu_record_tagged_stream(input, tagged_stream)`; MindSpeed's "
-        "`adapt_mem_func_wrapper(fc_class, *args)` (no keywords)."
+        "`adapt_mem_func_wrapper(fc_class, *args)` (no keywords).\n\n"
+        "torchair's signatures are each release's own (`rules/torchair_releases.json`, generated from every "
+        "release npulint models): a call is reported only when every release the project may run (configured "
+        "in `[tool.npulint.releases]`, inferred from a pin or the tree itself, else every one; of those, the "
+        "releases that define the API) rejects it, and the message names those releases and cites the "
+        "signature at the newest. A torchair release npulint has no data for (a pin to 6.0.rc1) makes them "
+        "unknown: nothing is said."
     )
     SOURCE = ("hicann/tensorflow@82957b92 tf_adapter/python/npu_bridge/hccl/hccl_ops.py:31-245 and "
               "tf_adapter/python/npu_bridge/estimator/npu/npu_scope.py:120; Ascend/op-plugin@517f2e7d "
-              "op_plugin/config/op_plugin_functions.yaml:5879,6538,6555; Ascend/torchair@fced8842 "
-              "python/torchair/scope/__init__.py:5-27, python/torchair/ops/__init__.py:20-39, "
-              "python/torchair/npu_fx_compiler.py:890; Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
+              "op_plugin/config/op_plugin_functions.yaml:5879,6538,6555; torchair: each release's definition "
+              "(rules/torchair_releases.json `signatures`, e.g. Ascend/torchair@fced8842 "
+              "python/torchair/scope/__init__.py:22, python/torchair/npu_fx_compiler.py:890); Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
               "mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112")
     INVALID = (
         Invalid("from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w)\n", range=(2, 7, 2, 28),
@@ -131,14 +150,27 @@ class ApiSignatureMismatch(LintRule):
                         "when it runs (signature: npu_weight_prefetch_scope(buffer_pool_id=0, "
                         "buffer_pool_size=536870912))"),
         Invalid("import torch_npu\nout = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, 'sum')\n",
-                range=(2, 7, 2, 65)),
+                range=(2, 7, 2, 65),
+                message="npu_mm_reduce_scatter_base() takes 4 positional arguments; reduce_op, bias, x1_scale, "
+                        "x2_scale, ... are keyword-only: the call raises TypeError when it runs (signature: "
+                        + SIGNATURE_TEXT["torch_npu.npu_mm_reduce_scatter_base"] + ")"),
         Invalid("import torch_npu\nout = torch_npu.npu_mm_all_reduce_base(x, w, hcom, world_size=8)\n",
-                range=(2, 7, 2, 65)),
+                range=(2, 7, 2, 65),
+                message="npu_mm_all_reduce_base() got an unexpected keyword argument 'world_size': the call raises "
+                        "TypeError when it runs (signature: " + SIGNATURE_TEXT["torch_npu.npu_mm_all_reduce_base"] + ")"),
+        Invalid("import torchair\nbackend = torchair.get_npu_backend(aot_config=aot)\n", range=(2, 11, 2, 51),
+                message="get_npu_backend() got an unexpected keyword argument 'aot_config': the call raises "
+                        "TypeError when it runs (signature: get_npu_backend(*, compiler_config=None, "
+                        "custom_decompositions={}); torchair 7.1.0 to master: Ascend/torchair@fced8842 "
+                        "python/torchair/npu_fx_compiler.py:890)"),
     )
     VALID = (
         "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w, 8)\n",
         "def allgather(x):\n    return x\nout = allgather(w)\n",
         "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(*args)\n",
+        # master's npu_stream_switch takes enable_inner_parallel; 7.1.0 to 26.0.0 do not: not every release rejects it
+        "from torchair.scope import npu_stream_switch\nwith npu_stream_switch('1', 0, enable_inner_parallel=False):\n"
+        "    pass\n",
     )
     HOW_TO_FIX = "Pass the arguments the signature requires, by the names it defines."
     tokens = (("npu_weight_prefetch_scope",), ("hccl_ops",), ("npu_init",), ("npu_mm_reduce_scatter_base",),
@@ -160,9 +192,33 @@ class ApiSignatureMismatch(LintRule):
             q = self.get_metadata(ResolverProvider, call).resolve(None, SIGNATURES)
             if q is None:
                 continue
+            name = short_name(q)
+            if q in TORCHAIR:
+                message = self._torchair(q, call)
+                if message is not None:
+                    self.report(call, f"{name}() {message}")
+                continue
             bound = self.ctx.bind(SIGNATURES[q], call)
             if bound.error is None:
                 continue
-            name = short_name(q)
             self.report(call, f"{name}() {bound.error}: the call raises TypeError when it runs "
                               f"(signature: {SIGNATURE_TEXT[q]})")
+
+    def _torchair(self, q: str, call: cst.Call):
+        """RULES.md "Releases": the call is reported when every torchair release it may run on
+        (of those the project runs, that define the API) rejects it; the message names the
+        releases that reject it and cites the signature at the newest release it may run on."""
+        from npulint.releases import effective, holds_on
+
+        by_release = TORCHAIR[q]
+        errors = {r: self.ctx.bind(sig, call).error for r, (sig, _, _) in by_release.items()}
+        holds = {r: by_release[r][2] for r, e in errors.items() if e is not None}
+        releases = effective(self.ctx.settings)
+        got = holds_on("torchair", releases.torchair(), (frozenset(by_release),), holds,
+                       releases.fallback("torchair"))
+        if got is None:
+            return None
+        runs, where = got
+        rel = next(r for r, s in holds.items() if s == where)
+        return (f"{errors[rel]}: the call raises TypeError when it runs (signature: {by_release[rel][1]}; "
+                f"{runs}: {where})")

@@ -1678,22 +1678,28 @@ class UnknownConfigOption(LintRule):
         "that none of the torchair releases the project runs defines (those configured in "
         "`[tool.npulint.releases]` or inferred; with neither, every release npulint knows, master among them, "
         "so nothing is said) is reported too, naming the release that brought it "
-        "(`rules/torchair_releases.json`).")
+        "(`rules/torchair_releases.json`). Every message names the releases it holds for; a name master's "
+        "schema lacks but a release the project may run defines is not reported, and where the project runs a "
+        "torchair release npulint has no data for (a pin to 6.0.rc1, a torchair tree older than 7.1.0) nothing "
+        "is said.")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:221-232, "
               "configs/compiler_config.py:24-45 and the sub-config modules (configs/debug_config.py, "
               "aclgraph_config.py, experimental_config.py)")
     INVALID = (
         Invalid(_ex("config.debug.aclgraph.clone_inputs = False"), range=(4, 1, 4, 35),
-                message="`config.debug.aclgraph.clone_inputs` is not a torchair config option: torchair's "
+                message="`config.debug.aclgraph.clone_inputs` is not a torchair config option (torchair 7.1.0 to "
+                        "master): torchair's "
                         "_AclGraphDebugConfig has no option 'clone_inputs' and raises ValueError at this "
                         "assignment; did you mean `config.debug.aclgraph.clone_input`?"),
         Invalid(_ex("config.aclgraph_config.use_custom_pools = torch.npu.graph_pool_handle()"), range=(4, 1, 4, 40),
-                message="`config.aclgraph_config.use_custom_pools` is not a torchair config option: "
+                message="`config.aclgraph_config.use_custom_pools` is not a torchair config option (torchair 7.2.0 "
+                        "to master): "
                         "`config.aclgraph_config` (_AclGraphConfig) accepts any attribute, so the value is silently "
                         "stored and ignored; did you mean `config.aclgraph_config.use_custom_pool`?"),
         Invalid(_ex("config.aclgraph_config = None"), range=(4, 1, 4, 23),
                 message="`config.aclgraph_config` cannot be assigned: CompilerConfig has no option "
-                        "'aclgraph_config' (it is not in its option list) and torchair raises ValueError at this "
+                        "'aclgraph_config' (it is not in its option list; torchair 7.1.0 to master) and torchair raises "
+                        "ValueError at this "
                         "assignment; set `config.aclgraph_config.use_custom_pool` instead"),
     )
     VALID = (_ex("config.debug.aclgraph.clone_input = False",
@@ -1705,24 +1711,30 @@ class UnknownConfigOption(LintRule):
     uses = (TorchairConfigAnalysis,)
 
     def finish(self) -> None:
+        from npulint.releases import effective
+
+        scope = set(effective(self.ctx.settings).torchair())
+        if not scope:
+            return  # the project's torchair is one npulint has no data for: its options are unknown
         a = self.ctx.analysis(TorchairConfigAnalysis)
         for s in a.checked_stores():
             if s.w.status in ("unknown", "unassignable", "readonly"):
-                self.report(s.node, self._unknown_message(s))
+                message = self._unknown_message(s, scope)
             elif s.w.status == "ok" and not s.conditional:  # under if/try: maybe a version guard
-                message = self._release_message(s)
-                if message is not None:
-                    self.report(s.node, message)
+                message = self._release_message(s, scope)
+            else:
+                continue
+            if message is not None:
+                self.report(s.node, message)
 
-    def _release_message(self, s: Store) -> Optional[str]:
+    def _release_message(self, s: Store, scope: Set[str]) -> Optional[str]:
         """An option of master's schema that no torchair release the project runs defines
         (RULES.md "Releases": those configured or inferred, else every release npulint knows,
         which include master: then nothing is said). Where the first missing part is a
         sub-config, reading it raises AttributeError; a missing option of a torchair config
         raises ValueError; one of a plain object is stored and ignored."""
-        from npulint.releases import describe, effective, torchair_data
+        from npulint.releases import describe, torchair_data
 
-        scope = set(effective(self.ctx.settings).torchair())
         path = s.w.option_path
         for i in range(1, len(path) + 1):
             defined = option_releases(path[:i])
@@ -1746,21 +1758,33 @@ class UnknownConfigOption(LintRule):
                     "set it only where the project runs a torchair that has it")
         return None
 
-    def _unknown_message(self, s: Store) -> str:
+    def _unknown_message(self, s: Store, scope: Set[str]) -> Optional[str]:
+        """Why the store fails. A name master's schema lacks is reported only when no release in
+        *scope* defines it, and the message names the releases in *scope* that define the
+        object it is set on (where the stated effect holds); none: nothing is said."""
+        from npulint.releases import describe
+
         w = s.w
         path = ".".join(s.path)
+        if w.status == "unknown" and option_releases(s.path[:w.index + 1]) & scope:
+            return None  # a release the project may run defines it
+        holds = scope if w.index == 0 else scope & option_releases(s.path[:w.index])
+        if not holds:
+            return None
+        runs = describe(f"torchair@{r}" for r in holds)
         if w.status == "unassignable":
             name = s.path[-1]
             hint = " set `config.aclgraph_config.use_custom_pool` instead" if name == "aclgraph_config" else \
                 " set its attributes instead"
             return (f"`config.{path}` cannot be assigned: CompilerConfig has no option {name!r} (it is not in its "
-                    f"option list) and torchair raises ValueError at this assignment;{hint}")
+                    f"option list; {runs}) and torchair raises ValueError at this assignment;{hint}")
         name = s.path[w.index]
         parent = w.parent
         where = ".".join(s.path[:w.index])
         owner = f"`config.{where}`" if where else "`config`"
         if w.status == "readonly":
-            return (f"`config.{path}`: {name!r} is a read-only property of the option object {owner}; Python raises "
+            return (f"`config.{path}`: {name!r} is a read-only property of the option object {owner} ({runs}); "
+                    "Python raises "
                     f"AttributeError at this assignment; assign `config.{where}` (or `.value`) instead")
         last = w.index == len(s.path) - 1
         if parent is not None and parent.kind == "option":
@@ -1781,7 +1805,7 @@ class UnknownConfigOption(LintRule):
         else:
             effect = (f"{owner} ({parent.cls if parent else 'object'}) accepts any attribute, so the value is "
                       "silently stored and ignored")
-        return f"`config.{path}` is not a torchair config option: {effect}{hint}"
+        return f"`config.{path}` is not a torchair config option ({runs}): {effect}{hint}"
 
 
 class InvalidCompileMode(LintRule):

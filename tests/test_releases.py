@@ -172,6 +172,13 @@ def test_torchair_options_by_release_are_generated_data():
     assert options["debug.graph_dump._path"]["master"].endswith("debug_config.py:18")  # from the base class
 
 
+def test_torchair_versions_and_unmodelled_releases_are_generated_data():
+    data = releases.torchair_data()
+    assert set(data["versions"].values()) == {"0.1"}  # python/setup.py, every release
+    assert {"6.0.rc1", "7.0.0"} <= set(data["unmodelled"]) and not set(data["unmodelled"]) & set(data["releases"])
+    assert data["marker"]["path"].startswith("python/torchair/")
+
+
 # -- configuration ------------------------------------------------------------------------------
 
 
@@ -243,13 +250,16 @@ def test_a_version_master_declared_names_the_releases_branched_while_it_did(tmp_
     assert _resolve(tmp_path).of("mindspeed-llm") == ("2.3.0",)
 
 
-def test_an_unknown_version_leaves_every_release_of_that_framework(tmp_path):
+def test_an_unknown_version_makes_the_release_unknown(tmp_path):
     (tmp_path / "mindspeed_llm").mkdir()
     (tmp_path / "mindspeed_llm" / "__init__.py").write_text("")
     (tmp_path / "setup.py").write_text("__version__ = '99.0'\n")
     got = _resolve(tmp_path)
-    assert got.of("mindspeed-llm") == releases.known("mindspeed-llm")
-    assert all(s.startswith("mindspeed-llm@") for s in got.mindspeed_stacks())
+    assert got.of("mindspeed-llm") == () and got.unknown("mindspeed-llm")
+    assert got.mindspeed_stacks() == frozenset() and got.mindspeed_fallback() == frozenset()
+    # without a version: nothing is inferred from the version, every release stays
+    (tmp_path / "setup.py").write_text("setup(name='mindspeed_llm')\n")
+    assert _resolve(tmp_path).of("mindspeed-llm") == releases.known("mindspeed-llm")
 
 
 @pytest.mark.parametrize("name, text, framework, expected", [
@@ -264,12 +274,112 @@ def test_pinned_requirements(tmp_path, name, text, framework, expected):
     assert _resolve(tmp_path).of(framework) == expected
 
 
-def test_unpinned_or_unknown_pins_infer_nothing(tmp_path):
-    (tmp_path / "requirements.txt").write_text("mindspeed-llm>=2.2.0\ntorchair==1.0\nnot-mindspeed==2.2.0\n")
+def test_unpinned_requirements_infer_nothing(tmp_path):
+    (tmp_path / "requirements.txt").write_text("mindspeed-llm>=2.2.0\ntorchair>=7.1.0\nnot-mindspeed==2.2.0\n")
     got = _resolve(tmp_path)
     assert got.chosen == ()
+    assert got.torchair() == releases.known("torchair")
     assert got.mindspeed_stacks() == {f"{fw}@{r}" for fw in releases.MINDSPEED_FRAMEWORKS
                                       for r in releases.known(fw)}
+
+
+@pytest.mark.parametrize("pin", [
+    "torchair==6.0.rc1",  # a release branch older than the oldest npulint models (7.1.0)
+    "torchair==1.0",  # no release declares it
+    "torchair==27.0.0",  # newer than the newest release: master may differ from it, so not master
+    "torchair==0.1",  # every release declares it, 6.0.rc1 to 7.0.0 too
+    "torchair==7.3.0\ntorchair==6.0.rc1",  # one of the project's pins is unknown
+])
+def test_a_torchair_pin_npulint_has_no_data_for_is_unknown(tmp_path, pin):
+    (tmp_path / "requirements.txt").write_text(pin + "\n")
+    got = _resolve(tmp_path)
+    assert got.of("torchair") == () and got.torchair() == () and got.fallback("torchair") == ()
+    assert "a release npulint has no data for" in dict((fw, how) for fw, _, how in got.chosen)["torchair"]
+
+
+def test_a_mindspeed_pin_npulint_has_no_data_for_is_unknown(tmp_path):
+    (tmp_path / "requirements.txt").write_text("mindspeed-llm==1.0.0\n")
+    got = _resolve(tmp_path)
+    assert got.unknown("mindspeed-llm")
+    assert got.mindspeed_stacks() == frozenset() and got.mindspeed_fallback() == frozenset()
+    # MindSpeed pinned to an unknown release: no MindSpeed-LLM/-MM release is paired with it
+    (tmp_path / "requirements.txt").write_text("mindspeed==1.0.0\n")
+    got = _resolve(tmp_path)
+    assert got.unknown("mindspeed") and got.of("mindspeed-llm") is None and got.mindspeed_stacks() == frozenset()
+
+
+def test_a_launch_on_an_unknown_mindspeed_release_is_not_judged(project, cli_run):
+    launch = "torchrun pretrain_gpt.py --adaptive-memory-optimization --recompute-granularity full\n"
+    root = project({"run.sh": launch, "requirements.txt": "mindspeed-mm==2.1.0\n"})
+    r = cli_run([".", "--select", "NPU5", "--format", "json", "--no-cache"], cwd=root)
+    assert [f["code"] for f in json.loads(r.stdout)] == ["NPU501"]
+    (root / "requirements.txt").write_text("mindspeed-mm==1.0.0\n")
+    r = cli_run([".", "--select", "NPU5", "--format", "json", "--no-cache"], cwd=root)
+    assert json.loads(r.stdout) == []
+
+
+def _torchair_tree(root, marker: bool):
+    (root / "python" / "torchair").mkdir(parents=True)
+    (root / "python" / "torchair" / "__init__.py").write_text("")
+    (root / "python" / "setup.py").write_text("setup(name='torchair',\n      version='0.1',\n)\n")
+    if marker:
+        path = root / releases.torchair_data()["marker"]["path"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+
+
+def test_a_torchair_tree_is_recognised_as_itself(tmp_path):
+    # every torchair release declares version 0.1 (python/setup.py), 6.0.rc1 to 7.0.0 too: without
+    # the file every modelled release has and no older one, the tree may be one of those
+    _torchair_tree(tmp_path, marker=False)
+    got = _resolve(tmp_path)
+    assert got.of("torchair") == ()
+    assert _resolve(tmp_path / "python").of("torchair") == ()  # its python/ folder, rooted at its setup.py
+    (tmp_path / "examples").mkdir()
+    s = Settings(root=str(tmp_path))
+    got = releases.resolve(s, [str(tmp_path / "examples" / "a.py"), str(tmp_path / "python" / "torchair" / "b.py")])
+    assert got.of("torchair") == ()  # a file in a folder without a project marker belongs to the tree
+
+
+def test_a_torchair_tree_with_the_marker_is_a_modelled_release(tmp_path):
+    _torchair_tree(tmp_path, marker=True)
+    assert _resolve(tmp_path).of("torchair") == releases.known("torchair")
+
+
+UNKNOWN_OPTION = TA + "config = tng.CompilerConfig()\nconfig.experimental_config.enable_single_stream = True\n"
+
+
+def test_npu206_names_the_releases_that_lack_the_option(lint):
+    (f,) = lint(UNKNOWN_OPTION, select=["NPU206"])
+    assert f.message.startswith("`config.experimental_config.enable_single_stream` is not a torchair config "
+                                "option (torchair 7.1.0 to master): torchair's _ExperimentalConfig has no option")
+    (f,) = lint(UNKNOWN_OPTION, select=["NPU206"], config=_releases_config(torchair="7.3.0"))
+    assert "option (torchair 7.3.0):" in f.message
+
+
+@pytest.mark.parametrize("pin", ["torchair==6.0.rc1", "torchair==7.3.0"])
+def test_npu206_and_npu010_say_nothing_on_a_torchair_release_npulint_has_no_data_for(project, cli_run, pin):
+    # torchair 6.0.rc1 has experimental_config.enable_single_stream (Ascend/torchair@3fddbaad
+    # python/torchair/configs/experimental_config.py:16) and get_npu_backend(*, compiler_config=None,
+    # aot_config=None, custom_decompositions={}) (npu_fx_compiler.py:509-510)
+    src = UNKNOWN_OPTION + "backend = tng.get_npu_backend(compiler_config=config, aot_config=None)\n"
+    root = project({"m.py": src, "requirements.txt": pin + "\n"})
+    r = cli_run([".", "--select", "NPU206,NPU010", "--format", "json", "--no-cache"], cwd=root)
+    got = [f["code"] for f in json.loads(r.stdout)]
+    assert got == ([] if pin.endswith("6.0.rc1") else ["NPU206", "NPU010"])
+
+
+def test_release_dependent_torchair_rules_say_nothing_in_a_torchair_tree_of_an_older_release(project, cli_run):
+    src = UNKNOWN_OPTION + "backend = tng.get_npu_backend(compiler_config=config, aot_config=None)\n"
+    root = project({"examples/m.py": src})
+    _torchair_tree(root, marker=False)
+    r = cli_run([".", "--select", "NPU206,NPU010", "--format", "json", "--no-cache"], cwd=root)
+    assert json.loads(r.stdout) == []
+    path = root / releases.torchair_data()["marker"]["path"]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("")
+    r = cli_run([".", "--select", "NPU206,NPU010", "--format", "json", "--no-cache"], cwd=root)
+    assert sorted(f["code"] for f in json.loads(r.stdout)) == ["NPU010", "NPU206"]
 
 
 def test_configured_wins_over_inferred(tmp_path):

@@ -425,3 +425,43 @@ def test_npu010_compiler_config_takes_no_arguments(lint):
         cfg = CompilerConfig(mode="reduce-overhead")
     """, select=["NPU010"])
     assert [(f.code, f.line) for f in found] == [("NPU010", 3)]
+
+
+SWITCH = """
+    from torchair.scope import npu_stream_switch as switch
+    with switch("1", 0, enable_inner_parallel=False):
+        pass
+"""
+
+
+def _torchair_releases(*names):
+    return "[tool.npulint.releases]\ntorchair = [" + ", ".join(f'"{n}"' for n in names) + "]\n"
+
+
+def test_npu010_torchair_signature_by_release(lint):
+    # master's npu_stream_switch takes enable_inner_parallel; 7.1.0 to 26.0.0 do not
+    assert lint(SWITCH, select=["NPU010"]) == []  # every release: master accepts it
+    assert lint(SWITCH, select=["NPU010"], config=_torchair_releases("master")) == []
+    (f,) = lint(SWITCH, select=["NPU010"], config=_torchair_releases("7.2.0", "26.0.0"))
+    assert f.message == (
+        "scope.npu_stream_switch() got an unexpected keyword argument 'enable_inner_parallel': the call raises "
+        "TypeError when it runs (signature: npu_stream_switch(stream_tag, stream_priority=0); torchair 7.1.0 to "
+        "26.0.0: Ascend/torchair@7c6c754b python/torchair/scope/__init__.py:22)")
+    assert lint(SWITCH, select=["NPU010"], config=_torchair_releases("26.0.0", "master")) == []
+
+
+def test_npu010_a_call_every_release_rejects_names_them(lint):
+    (f,) = lint("import torchair as tng\nb = tng.npu_fx_compiler.get_npu_backend(aot_config=None)\n",
+                select=["NPU010"])
+    assert f.message.endswith("(signature: get_npu_backend(*, compiler_config=None, custom_decompositions={}); "
+                              "torchair 7.1.0 to master: Ascend/torchair@fced8842 python/torchair/npu_fx_compiler.py:890)")
+
+
+def test_npu010_torchair_signatures_are_each_release_s_own():
+    from rules.signature import TORCHAIR
+    from npulint.releases import known
+
+    assert set(TORCHAIR["torchair.get_npu_backend"]) == set(known("torchair"))
+    texts = {r: t for r, (_, t, _) in TORCHAIR["torchair.scope.npu_stream_switch"].items()}
+    assert texts["master"].endswith("enable_inner_parallel=True)") and "enable_inner" not in texts["7.3.0"]
+    assert "7.1.0" not in TORCHAIR["torchair.ops.npu_create_tagged_event"]  # 7.2.0 on

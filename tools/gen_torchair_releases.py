@@ -24,6 +24,14 @@ Releases before 7.1.0 have none of these APIs and are not listed.
   sub-config classes (not into the option value classes of ``_option_base.py``). A rule whose
   premise or advice names an option holds only on the releases that define it (NPU201, NPU202,
   NPU203).
+* the NPU010 signatures (``SIGNATURES``: qualified name -> the file and the ``def``/``class``
+  that define it; a class's ``__init__`` without ``self``), rendered without annotations, with
+  their defaults (``signatures``: name -> release -> text and ``Repo@sha file:line``);
+* ``python/setup.py``: the package version each release declares (``versions``), and the same for
+  every other release branch of the mirror (``unmodelled``: a branch named like a release,
+  ``6.0.rc1``, ``7.0.0``, that is not in ``RELEASES``). Every one declares ``0.1``, so a tree's
+  version cannot tell its release; ``marker`` is a file every modelled release has and no
+  unmodelled release has, which tells a torchair tree of a modelled release from an older one.
 """
 
 from __future__ import annotations
@@ -39,6 +47,23 @@ RELEASES = ("7.1.0", "7.2.0", "7.3.0", "26.0.0", "master")
 APIS = ("npu_create_tagged_external_event", "npu_create_tagged_event", "npu_tagged_event_record",
         "npu_tagged_event_wait", "npu_record_tagged_stream")
 RAISING_OPS = ("tagged_event_record", "tagged_event_wait", "record_tagged_stream")
+
+
+# NPU010's torchair signatures: qualified name -> (the file that defines it, the def or class)
+SIGNATURES = {
+    "torchair.get_npu_backend": ("python/torchair/npu_fx_compiler.py", "get_npu_backend"),
+    "torchair.npu_fx_compiler.get_npu_backend": ("python/torchair/npu_fx_compiler.py", "get_npu_backend"),
+    "torchair.CompilerConfig": ("python/torchair/configs/compiler_config.py", "CompilerConfig"),
+    "torchair.configs.compiler_config.CompilerConfig": ("python/torchair/configs/compiler_config.py",
+                                                        "CompilerConfig"),
+    "torchair.scope.npu_stream_switch": ("python/torchair/scope/__init__.py", "npu_stream_switch"),
+    "torchair.scope.npu_wait_tensor": ("python/torchair/scope/__init__.py", "npu_wait_tensor"),
+    **{f"torchair.ops.{name}": ("python/torchair/ops/__init__.py", name)
+       for name in ("npu_create_tagged_event", "npu_tagged_event_record", "npu_tagged_event_wait",
+                    "npu_record_tagged_stream")},
+}
+RELEASE_BRANCH = re.compile(r"^\d+\.\d+\.(\d+|rc\d+)$")
+SETUP = "python/setup.py"
 
 
 def git(mirror: str, *args: str) -> str:
@@ -119,14 +144,50 @@ def config_options(mirror: str, rev: str, short: str) -> dict:
     return out
 
 
+def signature(mirror: str, rev: str, short: str, path: str, name: str):
+    """The text of the top-level ``def name`` (or ``class name``'s ``__init__`` without ``self``)
+    in *path* at *rev*, annotations dropped, and where it is; None where it is not defined."""
+    try:
+        tree = ast.parse(show(mirror, rev, path))
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            args, line = node.args, node.lineno
+        elif isinstance(node, ast.ClassDef) and node.name == name:
+            init = next((f for f in node.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
+            if init is None:
+                args, line = ast.arguments([], [], None, [], [], None, []), node.lineno
+            else:
+                args, line = init.args, init.lineno
+                args.args = args.args[1:]
+        else:
+            continue
+        for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg):
+            if a is not None:
+                a.annotation = None
+        return {"text": f"{name}({ast.unparse(args)})", "source": f"{REPO}@{short} {path}:{line}"}
+    return None
+
+
+def version(mirror: str, rev: str) -> str:
+    m = re.search(r"\bversion\s*=\s*['\"]([^'\"]+)['\"]", show(mirror, rev, SETUP))
+    return m.group(1) if m else ""
+
+
 def main(mirror: str) -> dict:
     commits = {r: git(mirror, "rev-parse", r).strip() for r in RELEASES}
     apis = {f"torchair.ops.{name}": {} for name in APIS}
     raises = {}
     ignores = {}
     options = {}
+    signatures = {}
     for rel in RELEASES:
         short = commits[rel][:8]
+        for qual, (path, name) in SIGNATURES.items():
+            found = signature(mirror, rel, short, path, name)
+            if found is not None:
+                signatures.setdefault(qual, {})[rel] = found
         for name, where in config_options(mirror, rel, short).items():
             options.setdefault(name, {})[rel] = where
         init = show(mirror, rel, "python/torchair/ops/__init__.py")
@@ -150,6 +211,13 @@ def main(mirror: str) -> dict:
             if conv:
                 ignores[rel] = (f"{REPO}@{short} python/torchair/ops/_external_event.py:{conv[0]}-{conv[-1] + 4} "
                                 "(the GE converters return None)")
+    branches = git(mirror, "for-each-ref", "--format=%(refname:short)", "refs/heads/").split()
+    unmodelled = {b: {"commit": git(mirror, "rev-parse", b).strip(), "version": version(mirror, b)}
+                  for b in branches if RELEASE_BRANCH.match(b) and b not in RELEASES}
+    files = [set(git(mirror, "ls-tree", "-r", "--name-only", r, "python/torchair/").split()) for r in RELEASES]
+    older = set().union(*(git(mirror, "ls-tree", "-r", "--name-only", b, "python/torchair/").split()
+                          for b in unmodelled))
+    marker = min(set.intersection(*files) - older)
     return {
         "generated_by": "tools/gen_torchair_releases.py",
         "repo": REPO,
@@ -158,6 +226,10 @@ def main(mirror: str) -> dict:
         "apis": apis,
         "checks": {"NPU303": {"holds": raises, "does_not_hold": ignores}},
         "options": options,
+        "signatures": signatures,
+        "versions": {r: version(mirror, r) for r in RELEASES},
+        "unmodelled": unmodelled,
+        "marker": {"path": marker, "source": f"{REPO}@{commits[RELEASES[0]][:8]} {marker}"},
     }
 
 
