@@ -56,17 +56,11 @@ def _stated():
     return out
 
 
-# Until helper torchrel's branch states their messages (it owns rules/signature.py), NPU010's
-# INVALID #3 and #4 give their range only; the lead removes this exemption at the merge.
-_PENDING = {("NPU010", 3), ("NPU010", 4)}
-
-
 def _every_invalid():
     out = []
     for code, cls in sorted(RULE_CLASSES.items()):
         for i, ex in enumerate(cls.INVALID):
-            marks = [pytest.mark.skip(reason="stated by helper torchrel's branch")] if (code, i) in _PENDING else []
-            out.append(pytest.param(code, ex, id=f"{code}-invalid-{i}", marks=marks))
+            out.append(pytest.param(code, ex, id=f"{code}-invalid-{i}"))
     return out
 
 
