@@ -6,9 +6,9 @@ Shared analyses (they report no rule of their own): :class:`ShellLaunches` and
 lists, built from parts with ``+``, ``*`` and ``shlex.split`` too, ``os.execl*`` arguments, and
 ``sys.argv``) and record, per launch of a training entry, what the launch rules find in its
 command given the catalog entries that hold on the releases it may run on (:func:`launch_found`),
-and whether it enables AMO; :class:`FlagFacts` records the flags the linted files register and
-whose parser reads each linted entry script's command line, made once per run into
-:class:`RunFlags`; :class:`FunctionClasses` knows
+and whether it enables AMO; :class:`FlagFacts` records the flags the linted files register
+(with the choices of those the catalog has choices for) and whose parser reads each linted entry
+script's command line, made once per run into :class:`RunFlags`; :class:`FunctionClasses` knows
 a file's classes and which subclass ``torch.autograd.Function``, and records their bases for the
 project phase. The rules: NPU501 (``conflict`` entries), NPU504 (``requires``, ``choices`` and
 ``range`` entries) and NPU502 (flags no release registers) each check a launch command
@@ -40,7 +40,7 @@ from npulint.source import SHELL
 from npulint.releases import runs_on
 
 from .engine import AnalysisLimit, ShellCrlf, SyntaxErrorInFile
-from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, Applicable, catalog_index
+from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, catalog_index
 
 _SRC = ("MindSpeed's adaptive memory optimization page, Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
         "docs/features/adaptive-memory.md:32-40")
@@ -57,6 +57,9 @@ MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 LAUNCH_TOPIC = "mindspeed.launch"
 AMO_TOPIC = "mindspeed.amo"
 ARGPARSE_TOPIC = "mindspeed.argparse"
+# the flags the catalog has ``choices`` for: their registrations in the linted files judge a
+# value outside them (MindSpeedMissingRequirement.judge)
+CHOICE_FLAGS = tuple(sorted({e.a[1] for e in CATALOG if e.kind == "choices"}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -828,8 +831,9 @@ def subclass_of(facts) -> Any:
 
 class FlagFacts(Analysis):
     """Records, for the project phase, the ``--flags`` each linted Python file registers with
-    ``add_argument`` and, for each training entry script (``pretrain_*.py``, ...), whose parser
-    reads its command line (:func:`npulint.argflags.entry_parser`); with the launches' facts (see :func:`launch_fact`)
+    ``add_argument`` (and the choices of the registrations of :data:`CHOICE_FLAGS`) and, for
+    each training entry script (``pretrain_*.py``, ...), whose parser reads its command line
+    (:func:`npulint.argflags.entry_parser`); with the launches' facts (see :func:`launch_fact`)
     they make the run's :class:`RunFlags`, once per run (:meth:`of_run`), from which NPU501,
     NPU502 and NPU504 report.
 
@@ -886,12 +890,15 @@ class RunFlags:
       script that does not visibly use it, itself or through the modules of the run it imports
       (:class:`_Followed`), is left out: its own parser, or one npulint cannot read, judges it;
     * ``registered``: every flag an ``add_argument`` of the linted files registers, and
-      ``maybe(flag)``: whether one whose option strings are not certain may register it."""
+      ``maybe(flag)``: whether one whose option strings are not certain may register it;
+    * ``choices``: flag -> ``[(path, line, choices)]``, the linted registrations of the flags
+      the catalog has ``choices`` for (:func:`npulint.argflags.choices_in_text`)."""
 
     def __init__(self, launches, argparse):
         self.launches: List[Tuple[str, dict]] = []
         self.registered: FrozenSet[str] = frozenset()
         self.maybe = None
+        self.choices: Dict[str, List[Tuple[str, int, Optional[Tuple[str, ...]]]]] = {}
         self._known: Dict[Tuple[str, ...], FrozenSet[str]] = {}
         if not launches:
             return
@@ -899,9 +906,11 @@ class RunFlags:
         patterns = set()
         entries = {}  # path of a linted entry script -> whose parser reads its command line
         imports = {}  # path of an entry script judged "unknown" by itself -> the modules it imports
-        for _, f in argparse:
+        for display, f in argparse:
             registered.update(f["flags"])
             patterns.update(f["unknown"])
+            for flag, line, values in f["choices"]:
+                self.choices.setdefault(flag, []).append((display, line, values))
             if f["entry"] is not None:
                 entries[f["path"]] = f["entry"][0]
                 if f.get("imports"):
@@ -939,9 +948,11 @@ def _is_entry_path(path: str) -> bool:
 
 
 def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
-    """``{"path", "flags", "unknown", "entry", "imports"}`` for a Python file: the flags it
-    registers, what the option strings it registers that are not certain may be (regular
-    expressions, :func:`npulint.argflags.call_patterns`), and for a training entry script whose parser reads
+    """``{"path", "flags", "unknown", "entry", "imports", "choices"}`` for a Python file: the flags
+    it registers, what the option strings it registers that are not certain may be (regular
+    expressions, :func:`npulint.argflags.call_patterns`), the registrations of the flags the
+    catalog has ``choices`` for (:data:`CHOICE_FLAGS`: ``(flag, line, choices)``, as
+    :func:`npulint.argflags.choices_in_text` reads them), and for a training entry script whose parser reads
     its command line (``(kind, line)`` of
     :func:`npulint.argflags.entry_parser`; ``("unknown", None)`` for one CPython cannot compile:
     it never gets to parse anything) and, for one that shows no parser itself, the modules it
@@ -951,13 +962,15 @@ def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
     # a file the engine did not parse is read whole only up to argflags.WHOLE_MAX (read_text)
     readable = whole if tree is not None or len(text) <= argflags.WHOLE_MAX else None
     entry = _is_entry_path(path)
-    flags, patterns = {}, []
+    flags, patterns, choices = {}, [], []
     if "add_argument" in text:
         found = argflags.read_text(text, readable)
         if found is None:  # CPython cannot compile it: it never runs
             return {"path": path, "flags": (), "unknown": (), "entry": (argflags.UNKNOWN, None),
-                    "imports": ()} if entry else None
+                    "imports": (), "choices": ()} if entry else None
         flags, patterns = found
+        if readable is not None:
+            choices = argflags.choices_in_text(text, CHOICE_FLAGS, readable)
     judged = None
     imports = ()
     if entry:
@@ -968,7 +981,7 @@ def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
     if not flags and not patterns and judged is None:
         return None
     return {"path": path, "flags": tuple(sorted(flags)), "unknown": tuple(patterns), "entry": judged,
-            "imports": imports}
+            "imports": imports, "choices": tuple(choices)}
 
 
 def _once(make):
@@ -1448,7 +1461,12 @@ class MindSpeedMissingRequirement(_LaunchRule):
         "and a virtual pipeline (`--num-layers-per-virtual-pipeline-stage`); `--fsdp2-config-path` needs "
         "`--use-torch-fsdp2`; `--reuse-fp32-param` needs `--bf16`; `--use-ascend-mc2` needs "
         "`--sequence-parallel` and TP > 1. Absent flags take MindSpeed's defaults (pipeline size 1). Also a "
-        "value outside the flag's allowed choices or range. Nothing is reported when part of the command is "
+        "value outside the flag's allowed choices or range. A value outside the catalog's choices is judged by the "
+        "linted files' own registrations of the flag where there are some (a Megatron fork's parser in the tree, "
+        "e.g. AscendSpeed's `--recompute-method`, which takes `custom`): nothing is reported when one of them takes "
+        "the value or does not say for certain which values it takes (no `choices`, choices that are not literal "
+        "strings or names bound to them, a `type` other than `str`); otherwise the message names their choices and "
+        "the first of them. Nothing is reported when part of the command is "
         "unknown (a variable the script does not set may hold the companion; in a Python launch list, a part "
         "that does not resolve, such as `+ sys.argv[1:]` or `shlex.split(line)`).")
     SOURCE = ("the checks MindSpeed runs at start-up: Ascend/MindSpeed@028de58c (master) mindspeed/features_manager/ "
@@ -1468,13 +1486,14 @@ class MindSpeedMissingRequirement(_LaunchRule):
     EXAMPLE_LANGUAGE = "shell"
 
     @classmethod
-    def check(cls, cmd: Cmd, entries: Sequence[Applicable]) -> List[Tuple[Optional[Span], str]]:
-        """``(span, message)``: a ``requires`` entry whose first condition holds on a flag the
-        command writes and whose second is false with nothing unknown that could make it hold; a
-        written value outside a ``choices`` entry's or a ``range`` entry's (not gated by ``("on", flag)``: that condition
+    def check(cls, cmd: Cmd, entries: Sequence[Applicable]) -> List[tuple]:
+        """``(span, message, choice)``: a ``requires`` entry whose first condition holds on a
+        flag the command writes and whose second is false with nothing unknown that could make
+        it hold; a written value outside a ``choices`` entry's (*choice*: ``(flag, value)``, for
+        :meth:`judge`) or a ``range`` entry's (not gated by ``("on", flag)``: that condition
         leaves a zero value unknown, since for a switch-like int flag 0 means off, but a range
         compares the literal number, and 0 may be out of range)."""
-        out: List[Tuple[Optional[Span], str]] = []
+        out: List[tuple] = []
         for applicable in entries:
             e = applicable.entry
             where = f"{applicable.releases}: {applicable.citation}"
@@ -1488,7 +1507,7 @@ class MindSpeedMissingRequirement(_LaunchRule):
                 except (TypeError, ValueError):
                     continue
                 if (lo is not None and num < lo) or (hi is not None and num > hi):
-                    out.append((occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})"))
+                    out.append((occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})", None))
                 continue
             if e.kind not in ("requires", "choices"):
                 continue
@@ -1498,12 +1517,38 @@ class MindSpeedMissingRequirement(_LaunchRule):
             if e.kind == "requires":
                 b, _ = cmd.holds(e.b)
                 if b is False and not cmd.has_unknown_for(e.b):
-                    out.append((occ_a.word.span, f"{occ_a.flag}: {e.message} ({where})"))
+                    out.append((occ_a.word.span, f"{occ_a.flag}: {e.message} ({where})", None))
                 continue
             known, value, occ = cmd.value(occ_a.flag)
             if known and occ is not None and occ.value is not None and str(value) not in tuple(map(str, e.b[2])):
-                out.append((occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})"))
+                out.append((occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})",
+                            (occ.flag, str(value))))
         return out
+
+    @classmethod
+    def judge(cls, item: tuple, launch: dict, run: "RunFlags") -> Optional[Tuple[Span, str]]:
+        """A value outside a ``choices`` entry's is judged by the linted files' registrations of
+        the flag where there are some (a Megatron fork's parser in the tree: AscendSpeed's
+        ``--recompute-method`` takes ``custom``): nothing when one of them takes the value or
+        does not say for certain which values it takes (no ``choices``, or choices npulint
+        cannot read); when every one excludes it, the finding names their choices and the
+        first of them."""
+        span, message, choice = item
+        if choice is None:
+            return span, message
+        flag, value = choice
+        registrations = run.choices.get(flag)
+        if not registrations:
+            return span, message
+        allowed: Dict[str, None] = {}
+        for _, _, values in registrations:
+            if values is None or value in values:
+                return None
+            allowed.update(dict.fromkeys(values))
+        path, line, _ = registrations[0]
+        return span, f"{flag} {value}: {flag} must be one of {', '.join(allowed)} (the parser in the linted files: " \
+                     f"{path}:{line})"
+
 
 class AdaptMemWrapperMisuse(LintRule):
     CODE = "NPU505"
