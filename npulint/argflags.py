@@ -656,21 +656,28 @@ def call_patterns(call: ast.Call, resolver: _Resolver) -> List[str]:
 
 
 def call_choices(call: ast.Call, resolver: _Resolver) -> Optional[Tuple[str, ...]]:
-    """The values an ``add_argument`` call certainly accepts, where that is certain: the
-    strings of its ``choices`` (a literal sequence, or a name bound to one), each item one
-    certain string, with no ``type`` other than ``str`` (a conversion such as ``int`` or
-    ``str.lower`` changes what is compared). None when it has no ``choices`` (any value) or
-    they are not certain."""
+    """The values an ``add_argument`` call certainly accepts, where that is certain, as text:
+    the strings of its ``choices`` (a literal sequence, or a name bound to one), each item one
+    certain string, with no ``type`` other than ``str``; or with ``type=int``, its integer
+    literals (``"2"`` for ``2``: a value compares as the integer it spells). None when it has no
+    ``choices`` (any value) or they are not certain (another conversion, such as ``float`` or
+    ``str.lower``, changes what is compared)."""
     found = None
+    kind = "str"
     for kw in call.keywords:
         if kw.arg is None:
             return None  # **kwargs: choices or a type may be in it
-        if kw.arg == "type" and not (type(kw.value) is ast.Name and kw.value.id == "str"):
-            return None
+        if kw.arg == "type":
+            kind = kw.value.id if type(kw.value) is ast.Name and kw.value.id in ("str", "int") else None
         if kw.arg == "choices":
             found = kw.value
-    if found is None:
+    if found is None or kind is None:
         return None
+    if kind == "int":
+        items = resolver._items(found, 0)
+        if items is None or not all(type(i) is ast.Constant and type(i.value) is int for i in items):
+            return None
+        return tuple(dict.fromkeys(str(i.value) for i in items))
     items = resolver.sequence(found)
     if items is None or any(len(s) != 1 for s in items):
         return None

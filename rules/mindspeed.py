@@ -1464,10 +1464,10 @@ class MindSpeedMissingRequirement(_LaunchRule):
         "value outside the flag's allowed choices or range. A value outside the catalog's choices is judged by the "
         "linted files' own registrations of the flag where there are some (a Megatron fork's parser in the tree, "
         "e.g. AscendSpeed's `--recompute-method`, which takes `custom`): nothing is reported when one of them takes "
-        "the value or does not say for certain which values it takes (no `choices`, choices that are not literal "
-        "strings or names bound to them, a `type` other than `str`); otherwise the message names their choices and "
-        "the first of them. Nothing is reported when part of the command is "
-        "unknown (a variable the script does not set may hold the companion; in a Python launch list, a part "
+        "the value or does not say for certain which values it takes (no `choices`; choices that are neither "
+        "literal strings nor, with `type=int`, integers, nor a name bound to such; a `type` other than `str` or "
+        "`int`); otherwise the message names their choices and the first of them. Nothing is reported when part "
+        "of the command is unknown (a variable the script does not set may hold the companion; in a Python launch list, a part "
         "that does not resolve, such as `+ sys.argv[1:]` or `shlex.split(line)`).")
     SOURCE = ("the checks MindSpeed runs at start-up: Ascend/MindSpeed@028de58c (master) mindspeed/features_manager/ "
               "and mindspeed/arguments.py (validate_args_wrapper); Ascend/MindSpeed-LLM@c77308a1 (master) "
@@ -1531,7 +1531,8 @@ class MindSpeedMissingRequirement(_LaunchRule):
         the flag where there are some (a Megatron fork's parser in the tree: AscendSpeed's
         ``--recompute-method`` takes ``custom``): nothing when one of them takes the value or
         does not say for certain which values it takes (no ``choices``, or choices npulint
-        cannot read); when every one excludes it, the finding names their choices and the
+        cannot read; integer choices are compared with the integer the value spells); when every
+        one excludes it, the finding names their choices and the
         first of them."""
         span, message, choice = item
         if choice is None:
@@ -1541,8 +1542,9 @@ class MindSpeedMissingRequirement(_LaunchRule):
         if not registrations:
             return span, message
         allowed: Dict[str, None] = {}
+        as_int = _int_text(value)
         for _, _, values in registrations:
-            if values is None or value in values:
+            if values is None or value in values or as_int in values:
                 return None
             allowed.update(dict.fromkeys(values))
         path, line, _ = registrations[0]
@@ -1656,6 +1658,14 @@ class AdaptMemWrapperMisuse(LintRule):
 def _wrapper_message(what: str) -> str:
     return (f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its first argument, not {what}: "
             "it raises TypeError")
+
+
+def _int_text(value: str) -> Optional[str]:
+    """*value* as ``int()`` reads it, written back (``" 02"`` -> ``"2"``), or None."""
+    try:
+        return str(int(value))
+    except ValueError:
+        return None
 
 
 # the launch rules, in the order of their codes (launch_found)

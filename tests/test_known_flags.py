@@ -674,6 +674,22 @@ def test_call_choices():
     assert choices("p.add_argument('--m', choices=['a', 'b', 'a'])") == ("a", "b")
     assert choices("C = ('a', 'b')\np.add_argument('--m', type=str, choices=C)") == ("a", "b")
     assert choices("p.add_argument('--m', choices=['a', *MORE])") is None
-    assert choices("p.add_argument('--m', type=int, choices=[1, 2])") is None
+    assert choices("p.add_argument('--m', type=int, choices=[0, 2])") == ("0", "2")
+    assert choices("p.add_argument('--m', type=float, choices=[0, 2])") is None
+    assert choices("p.add_argument('--m', type=int, choices=[-1, 2])") is None
+    assert choices("p.add_argument('--m', choices=[0, 2])") is None
     assert choices("p.add_argument('--m')") is None
     assert choices("C = ['a']\nC.append('b')\np.add_argument('--m', choices=C)") is None
+
+
+def test_integer_choices_of_a_linted_parser(lint):
+    # MindSpeed's own parser (Ascend/MindSpeed@028de58c features_manager/transformer/flash_attention/
+    # alibi_feature.py): type=int, choices=[0, 2]; the catalog's choices are "0", "2"
+    master = '[tool.npulint.releases]\nmindspeed = "master"\n'
+    feature = ("import argparse\np = argparse.ArgumentParser()\n"
+               "p.add_argument('--alibi-fusion-attn-type', type=int, choices=[0, 2])\n")
+    launch = "torchrun pretrain_gpt.py --alibi-fusion-attn-type {}\n"
+    found = npu5(lint, {"run.sh": launch.format(1), "alibi_feature.py": feature}, config=master)
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(launch.format(1), "1")
+    assert found[0].message.endswith("must be one of 0, 2 (the parser in the linted files: alibi_feature.py:3)")
+    assert npu5(lint, {"run.sh": launch.format(2), "alibi_feature.py": feature}, config=master) == []
