@@ -655,6 +655,58 @@ def call_patterns(call: ast.Call, resolver: _Resolver) -> List[str]:
     return sorted({pattern_regex(p) for p in found})
 
 
+def call_choices(call: ast.Call, resolver: _Resolver) -> Optional[Tuple[str, ...]]:
+    """The values an ``add_argument`` call certainly accepts, where that is certain, as text:
+    the strings of its ``choices`` (a literal sequence, or a name bound to one), each item one
+    certain string, with no ``type`` other than ``str``; or with ``type=int``, its integer
+    literals (``"2"`` for ``2``: a value compares as the integer it spells). None when it has no
+    ``choices`` (any value) or they are not certain (another conversion, such as ``float`` or
+    ``str.lower``, changes what is compared)."""
+    found = None
+    kind = "str"
+    for kw in call.keywords:
+        if kw.arg is None:
+            return None  # **kwargs: choices or a type may be in it
+        if kw.arg == "type":
+            kind = kw.value.id if type(kw.value) is ast.Name and kw.value.id in ("str", "int") else None
+        if kw.arg == "choices":
+            found = kw.value
+    if found is None or kind is None:
+        return None
+    if kind == "int":
+        items = resolver._items(found, 0)
+        if items is None or not all(type(i) is ast.Constant and type(i.value) is int for i in items):
+            return None
+        return tuple(dict.fromkeys(str(i.value) for i in items))
+    items = resolver.sequence(found)
+    if items is None or any(len(s) != 1 for s in items):
+        return None
+    return tuple(dict.fromkeys(next(iter(s)) for s in items))
+
+
+def choices_in_text(text: str, flags: Iterable[str], tree=None) -> List[Tuple[str, int, Optional[Tuple[str, ...]]]]:
+    """``[(flag, line, choices)]``: each ``add_argument`` call of a module that registers one of
+    *flags* (its option strings read as :func:`registrations` reads them), with
+    :func:`call_choices`. Only a module whose text names one of *flags* is parsed (*tree*: as
+    for :func:`read_text`); a flag assembled from parts there is not seen."""
+    wanted = [f for f in flags if f in text]
+    if not wanted:
+        return []
+    tree = (tree() if callable(tree) else tree) if tree is not None else parse(text)
+    if tree is None:
+        return []
+    resolver = _Resolver(_Scopes(tree))
+    out = []
+    for node in ast.walk(tree):
+        if _is_add_argument(node):
+            registered, _ = call_flags(node, resolver)
+            hits = [f for f in wanted if f in registered]
+            if hits:
+                values = call_choices(node, resolver)
+                out.extend((f, node.lineno, values) for f in hits)
+    return sorted(out, key=lambda x: (x[1], x[0]))
+
+
 def flags_in_tree(tree: ast.AST) -> Tuple[Dict[str, int], List[int]]:
     """``({flag: first line}, [lines of add_argument calls whose options are not all certain])``."""
     found, uncertain = registrations(tree)

@@ -4,12 +4,16 @@ checked against the catalog in :mod:`mindspeed_catalog`; AMO and ``adapt_mem_fun
 Shared analyses (they report no rule of their own): :class:`ShellLaunches` and
 :class:`PythonLaunches` read the launch commands (of shell scripts; of ``subprocess``/``os.exec*``
 lists, built from parts with ``+``, ``*`` and ``shlex.split`` too, ``os.execl*`` arguments, and
-``sys.argv``) and record, per launch, the catalog's findings and whether it enables
-AMO; :class:`FlagFacts` records the flags the linted files register and whose parser reads
-each linted entry script's command line, and folds the launches' findings once per run
-(:meth:`FlagFacts.launch_findings`); :class:`FunctionClasses` knows a file's classes and which
-subclass ``torch.autograd.Function``, and records their bases for the project phase. The rules:
-NPU501, NPU502 and NPU504 report the launches' findings in the project phase; NPU503 records its
+``sys.argv``) and record, per launch of a training entry, what the launch rules find in its
+command given the catalog entries that hold on the releases it may run on (:func:`launch_found`),
+and whether it enables AMO; :class:`FlagFacts` records the flags the linted files register
+(with the choices of those the catalog has choices for) and whose parser reads each linted entry
+script's command line, made once per run into :class:`RunFlags`; :class:`FunctionClasses` knows
+a file's classes and which subclass ``torch.autograd.Function``, and records their bases for the
+project phase. The rules: NPU501 (``conflict`` entries), NPU504 (``requires``, ``choices`` and
+``range`` entries) and NPU502 (flags no release registers) each check a launch command
+(``check``) and report in the project phase what they keep of it given the linted files
+(``judge``: the launches Megatron's parser reads, their registrations); NPU503 records its
 ``X.apply(...)`` calls (with their fixes) and reports them in the project phase when a launch
 enables AMO; NPU505 checks the file's ``adapt_mem_func_wrapper`` calls, those naming a class of
 another module in the project phase."""
@@ -36,7 +40,7 @@ from npulint.source import SHELL
 from npulint.releases import runs_on
 
 from .engine import AnalysisLimit, ShellCrlf, SyntaxErrorInFile
-from .mindspeed_catalog import DEFAULTS, TRAINING_ENTRIES, catalog_index
+from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, catalog_index
 
 _SRC = ("MindSpeed's adaptive memory optimization page, Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
         "docs/features/adaptive-memory.md:32-40")
@@ -53,6 +57,9 @@ MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 LAUNCH_TOPIC = "mindspeed.launch"
 AMO_TOPIC = "mindspeed.amo"
 ARGPARSE_TOPIC = "mindspeed.argparse"
+# the flags the catalog has ``choices`` for: their registrations in the linted files judge a
+# value outside them (MindSpeedMissingRequirement.judge)
+CHOICE_FLAGS = tuple(sorted({e.a[1] for e in CATALOG if e.kind == "choices"}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,80 +284,35 @@ def _falsy(text: str) -> bool:
         return False
 
 
-def check_launch(launch: Launch, stacks: FrozenSet[str],
-                 fallback: FrozenSet[str] = frozenset()) -> List[Tuple[str, Optional[Span], str]]:
-    """(code, span, message) for one launch command that may run on any of *stacks* (stack
+def catalog_entries(cmd: Cmd, stacks: FrozenSet[str], fallback: FrozenSet[str] = frozenset()) -> Tuple[Applicable, ...]:
+    """The catalog entries to check in a launch command that may run on any of *stacks* (stack
     releases, ``framework@release``), or on any of *fallback* when its flags rule out every one
-    of *stacks* (inferred releases the launch contradicts): a catalog entry is checked only if it
-    holds on all of those its flags allow."""
-    if not is_training_entry(launch.entry):
-        return []
-    cmd = Cmd(launch)
-    out: List[Tuple[str, Optional[Span], str]] = []
+    of *stacks* (inferred releases the launch contradicts): those that hold on all of the
+    releases whose parsers take every flag of the command, and that name a flag it writes
+    (:func:`mindspeed_catalog.catalog_index`), in catalog order. None when Megatron takes the
+    arguments from a YAML file (``--yaml-cfg``, MEG@0.12.1 megatron/training/arguments.py:87-91):
+    then only the spelling of the flags can be checked."""
     if "--yaml-cfg" in cmd.by_flag:
-        # Megatron then takes the arguments from the YAML file (MEG@0.12.1
-        # megatron/training/arguments.py:87-91): only the spelling of the flags can be checked
-        return _unknown_flags(cmd)
-    seen_pairs = set()
-    # only the releases whose parsers take every flag of the command can run it
+        return ()
     entries, index = catalog_index(runs_on(cmd.by_flag, stacks, fallback))
-    for at in sorted({i for flag in cmd.by_flag for i in index.get(flag, ())}):  # (catalog order)
-        applicable = entries[at]
-        e = applicable.entry
-        where = f"{applicable.releases}: {applicable.citation}"
-        if e.kind == "range":
-            finding = _out_of_range(cmd, e, where)
-            if finding:
-                out.append(finding)
-            continue
-        a, occ_a = cmd.holds(e.a)
-        if a is not True or occ_a is None:
-            continue
-        if e.kind == "conflict":
-            b, occ_b = cmd.holds(e.b)
-            if b is not True or occ_b is None:
-                continue  # a default value never conflicts: only flags written in the command
-            pair = frozenset((occ_a.flag, occ_b.flag))
-            if pair in seen_pairs:
-                continue
-            seen_pairs.add(pair)
-            later = occ_a if occ_a.index > occ_b.index else occ_b
-            other = occ_b if later is occ_a else occ_a
-            out.append((MindSpeedIncompatibleFlags.CODE, later.word.span,
-                        f"{later.flag} conflicts with {other.flag}: {e.message}; rejected at start-up "
-                        f"({where})"))
-        elif e.kind == "requires":
-            b, _ = cmd.holds(e.b)
-            if b is False and not cmd.has_unknown_for(e.b):
-                out.append((MindSpeedMissingRequirement.CODE, occ_a.word.span, f"{occ_a.flag}: {e.message} ({where})"))
-        elif e.kind == "choices":
-            known, value, occ = cmd.value(occ_a.flag)
-            if known and occ is not None and occ.value is not None and str(value) not in tuple(map(str, e.b[2])):
-                out.append((MindSpeedMissingRequirement.CODE, occ.value.span or occ.word.span,
-                            f"{occ.flag} {value}: {e.message} ({where})"))
-    out.extend(_unknown_flags(cmd))
+    return tuple(entries[at] for at in sorted({i for flag in cmd.by_flag for i in index.get(flag, ())}))
+
+
+def launch_found(launch: Launch, stacks: FrozenSet[str],
+                 fallback: FrozenSet[str] = frozenset()) -> Dict[str, list]:
+    """What each launch rule finds in one launch command of a training entry, by code
+    (:meth:`_LaunchRule.check`: its candidates, plain data), given the command and the catalog
+    entries that apply to it (:func:`catalog_entries`); empty for another command."""
+    if not is_training_entry(launch.entry):
+        return {}
+    cmd = Cmd(launch)
+    entries = catalog_entries(cmd, stacks, fallback)
+    out = {}
+    for rule in LAUNCH_RULES:
+        found = rule.check(cmd, entries)
+        if found:
+            out[rule.CODE] = found
     return out
-
-
-def _out_of_range(cmd: Cmd, e, where: str) -> Optional[Tuple[str, Optional[Span], str]]:
-    """A ``range`` entry: the flag's written value, when known and numeric, against [lo, hi]. Not
-    gated by ``("on", flag)``: that condition leaves a zero value unknown (for a switch-like int
-    flag 0 means off), but a range compares the literal number, and 0 may be out of range."""
-    flag, lo, hi = e.b
-    known, value, occ = cmd.value(flag)
-    if not known or occ is None or occ.value is None:
-        return None
-    try:
-        num = float(value)
-    except (TypeError, ValueError):
-        return None
-    if (lo is not None and num < lo) or (hi is not None and num > hi):
-        return (MindSpeedMissingRequirement.CODE, occ.value.span or occ.word.span,
-                f"{occ.flag} {value}: {e.message} ({where})")
-    return None
-
-
-
 
 
 @functools.lru_cache(maxsize=1)
@@ -425,40 +387,21 @@ def _near(flag: str, limit: int) -> List[str]:
         if need > 0 else [k for k in flags if abs(len(k) - n_flag) <= limit]
 
 
-def _unknown_flags(cmd: Cmd):
-    """NPU502's candidates: ``("NPU502", span, flag)`` for each flag no release registers (the
-    third item is the flag, not a message: whether the linted files register it, and so the
-    message, is settled in the project phase, see :meth:`FlagFacts.launch_findings`)."""
-    known = known_flags()
-    out = []
-    for o in cmd.occs:
-        if "_" in o.flag or "." in o.flag:  # launcher-style or dotted (YAML override) options
-            continue
-        if o.flag not in known:
-            out.append((MindSpeedUnknownFlag.CODE, o.word.span, o.flag))
-    return out
-
-
-def launch_fact(ctx, launch: Launch, found) -> Optional[dict]:
-    """What the project phase needs to report a launch's findings (``found``, from
-    :func:`check_launch`): the findings are held back until it is known whether the entry
-    script is a linted file that parses its own arguments."""
-    declared = ctx.settings.extend_known_flags
-    unknown, rest = [], []
-    for item in found:
-        code, span, message = item[:3]
-        noqa_lines = item[3] if len(item) > 3 else ()  # a shell command's ``# noqa`` lines above it
-        if span is None:
-            continue
-        if code == MindSpeedUnknownFlag.CODE:
-            if message not in declared:
-                unknown.append((message, span, noqa_lines))
-        else:
-            rest.append((code, span, message, noqa_lines))
-    if not unknown and not rest:
+def launch_fact(ctx, launch: Launch, found: Dict[str, list], noqa_lines: Tuple[int, ...] = ()) -> Optional[dict]:
+    """A launch's ``mindspeed.launch`` fact: its entry, what each launch rule found in it
+    (:func:`launch_found`, less what has no place in the file), the ``# noqa`` lines above its
+    command (a shell script's) and the flags the configuration declares. The rules report from
+    it in the project phase (:class:`_LaunchRule`), once it is known whether the entry script is
+    a linted file that parses its own arguments."""
+    kept = {}
+    for code, items in found.items():
+        placed = [item for item in items if item[0] is not None]
+        if placed:
+            kept[code] = placed
+    if not kept:
         return None
-    return {"entry": launch.entry.text, "found": rest, "unknown": unknown, "declared": tuple(declared)}
-
+    return {"entry": launch.entry.text, "found": kept, "noqa": tuple(noqa_lines),
+            "declared": tuple(ctx.settings.extend_known_flags)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -467,14 +410,14 @@ def launch_fact(ctx, launch: Launch, found) -> Optional[dict]:
 
 class ShellLaunches(Analysis):
     """The launch commands of a shell script (read as bash reads it: variables, arrays, appends,
-    branches as alternatives): per launch of a training entry, the catalog's findings (a
-    ``mindspeed.launch`` fact, see :func:`launch_fact`), and the first launch that enables AMO
+    branches as alternatives): per launch of a training entry, what the launch rules find in it
+    (a ``mindspeed.launch`` fact, see :func:`launch_fact`), and the first launch that enables AMO
     (a ``mindspeed.amo`` fact). A script it cannot read is the engine's NPU001 (a syntax error),
     NPU004 (CRLF line endings) or NPU005 (past a bound of the analysis), which it reports
     since it is what reads shell scripts."""
 
     language = SHELL
-    # A launch matters when it runs a training entry (check_launch) or enables AMO (the fact):
+    # A launch matters when it runs a training entry (launch_found) or enables AMO (the fact):
     # the script then names the entry or the flag (a value from a sourced file is unknown).
     tokens = tuple((launcher, word) for launcher in ("torchrun", "python", "msrun")
                    for word in (*ENTRY_PREFIXES, AMO_FLAG))
@@ -520,16 +463,17 @@ class ShellLaunches(Analysis):
             launch = find_launch(words)
             if launch is None:
                 continue
-            found = []
-            for code, span, message in check_launch(launch, stacks, fallback):
-                key = (code, span, message, command.noqa_lines)
-                if key in seen or span is None:
-                    continue
-                seen.add(key)
-                # NPU502's "message" is the flag, compared with the known ones in the project phase
-                found.append((code, span, message if code == MindSpeedUnknownFlag.CODE else _printable(message),
-                              command.noqa_lines))
-            fact = launch_fact(ctx, launch, found)
+            found = {}
+            for code, items in launch_found(launch, stacks, fallback).items():
+                # a finding another command of the script (another branch) had already: once
+                fresh = []
+                for item in items:
+                    if (code, item, command.noqa_lines) not in seen:
+                        seen.add((code, item, command.noqa_lines))
+                        fresh.append(item)
+                if fresh:
+                    found[code] = fresh
+            fact = launch_fact(ctx, launch, found, command.noqa_lines)
             if fact is not None:
                 ctx.fact(LAUNCH_TOPIC, fact)
             if not amo_done:
@@ -592,7 +536,7 @@ class PythonLaunches(Analysis):
     :class:`ShellLaunches` records them); and the file's ``adapt_mem_func_wrapper(...)`` calls
     (``wrapper_calls``, for NPU505).
 
-    A launch list matters only when it launches a training entry (check_launch) or enables AMO
+    A launch list matters only when it launches a training entry (launch_found) or enables AMO
     (the ``mindspeed.amo`` fact), and the resolver knows only this file's string values: so the
     file's text names the entry or the flag (an entry name assembled from pieces, "pre" +
     "train_gpt.py", is missed); or, for ``sys.argv = [...]`` without an entry, the file is itself
@@ -765,7 +709,7 @@ class PythonLaunches(Analysis):
             launch = find_launch(words)
             if launch is None:
                 return
-        fact = launch_fact(self.ctx, launch, check_launch(launch, *_stacks(self.ctx.settings)))
+        fact = launch_fact(self.ctx, launch, launch_found(launch, *_stacks(self.ctx.settings)))
         if fact is not None:
             self.ctx.fact(LAUNCH_TOPIC, fact)
         amo = amo_occ(launch)
@@ -887,14 +831,11 @@ def subclass_of(facts) -> Any:
 
 class FlagFacts(Analysis):
     """Records, for the project phase, the ``--flags`` each linted Python file registers with
-    ``add_argument`` and, for each training entry script (``pretrain_*.py``, ...), whose parser
-    reads its command line (:func:`npulint.argflags.entry_parser`); then folds the launches'
-    findings (see :func:`launch_fact`) once per run (:meth:`launch_findings`), for NPU501,
-    NPU502 and NPU504 to report: NPU502 only for flags no release and no linted file registers
-    and the configuration does not declare, and nothing for a launch of a linted entry script
-    that does not visibly use Megatron's parser, itself or through the modules of the run it
-    imports (:class:`_Followed`; its own parser, or one npulint cannot read, judges its command
-    line).
+    ``add_argument`` (and the choices of the registrations of :data:`CHOICE_FLAGS`) and, for
+    each training entry script (``pretrain_*.py``, ...), whose parser reads its command line
+    (:func:`npulint.argflags.entry_parser`); with the launches' facts (see :func:`launch_fact`)
+    they make the run's :class:`RunFlags`, once per run (:meth:`of_run`), from which NPU501,
+    NPU502 and NPU504 report.
 
     It never selects a file for parsing: it joins files parsed anyway, and reads the rest from
     their text (:meth:`scan`: each ``add_argument(...)`` call parsed alone)."""
@@ -922,70 +863,79 @@ class FlagFacts(Analysis):
         fact = _argparse_fact(path, text, None)
         return {ARGPARSE_TOPIC: [fact]} if fact is not None else None
 
-    # the last run's fold: (its launch facts, its argparse facts, the findings), the lists
+    # the last run's facts: (its launch facts, its argparse facts, the RunFlags), the lists
     # themselves kept so that their identity cannot be reused by another run's
-    _folded: Optional[Tuple[list, list, Dict[str, list]]] = None
+    _folded: Optional[Tuple[list, list, "RunFlags"]] = None
 
     @classmethod
-    def launch_findings(cls, shared) -> Dict[str, List[Tuple[str, Span, str, Tuple[int, ...]]]]:
-        """The launches' findings, by code: ``(path, span, message, noqa_lines)``, one per
-        place and message. Computed once per run for NPU501, NPU502 and NPU504 (the project
-        phase hands each of them the same lists of facts)."""
+    def of_run(cls, shared) -> "RunFlags":
+        """The run's launches and registrations (:class:`RunFlags`), made once per run for
+        NPU501, NPU502 and NPU504 (the project phase hands each of them the same lists of
+        facts)."""
         launches = shared.get(LAUNCH_TOPIC, [])
         argparse = shared.get(ARGPARSE_TOPIC, [])
         folded = cls._folded
         if folded is not None and folded[0] is launches and folded[1] is argparse:
             return folded[2]
-        out = cls._fold(launches, argparse)
+        out = RunFlags(launches, argparse)
         cls._folded = (launches, argparse, out)
         return out
 
-    @staticmethod
-    def _fold(launches, argparse) -> Dict[str, List[Tuple[str, Span, str, Tuple[int, ...]]]]:
-        out: Dict[str, List[Tuple[str, Span, str, Tuple[int, ...]]]] = {}
+
+class RunFlags:
+    """What the linted files say about the run's launches (facts, for the launch rules):
+
+    * ``launches``: ``(path, launch fact)`` of the launches whose entry script Megatron's parser
+      reads, as far as the linted files show (:func:`launch_fact`); a launch of a linted entry
+      script that does not visibly use it, itself or through the modules of the run it imports
+      (:class:`_Followed`), is left out: its own parser, or one npulint cannot read, judges it;
+    * ``registered``: every flag an ``add_argument`` of the linted files registers, and
+      ``maybe(flag)``: whether one whose option strings are not certain may register it;
+    * ``choices``: flag -> ``[(path, line, choices)]``, the linted registrations of the flags
+      the catalog has ``choices`` for (:func:`npulint.argflags.choices_in_text`)."""
+
+    def __init__(self, launches, argparse):
+        self.launches: List[Tuple[str, dict]] = []
+        self.registered: FrozenSet[str] = frozenset()
+        self.maybe = None
+        self.choices: Dict[str, List[Tuple[str, int, Optional[Tuple[str, ...]]]]] = {}
+        self._known: Dict[Tuple[str, ...], FrozenSet[str]] = {}
         if not launches:
-            return out
+            return
         registered = set()
         patterns = set()
         entries = {}  # path of a linted entry script -> whose parser reads its command line
         imports = {}  # path of an entry script judged "unknown" by itself -> the modules it imports
-        for _, f in argparse:
+        for display, f in argparse:
             registered.update(f["flags"])
             patterns.update(f["unknown"])
+            for flag, line, values in f["choices"]:
+                self.choices.setdefault(flag, []).append((display, line, values))
             if f["entry"] is not None:
                 entries[f["path"]] = f["entry"][0]
                 if f.get("imports"):
                     imports[f["path"]] = f["imports"]
         followed = _Followed(imports)
-        extra = frozenset(registered)
+        self.registered = frozenset(registered)
         # an add_argument whose option strings are not certain may register any flag they may
         # be: such a flag is not known to be unknown (the linted files' flags count for every
         # launch, so do these)
-        maybe = re.compile("|".join(f"(?:{p})" for p in sorted(patterns))).fullmatch if patterns else None
-        seen = set()
-        unknown_code = MindSpeedUnknownFlag.CODE
+        if patterns:
+            self.maybe = re.compile("|".join(f"(?:{p})" for p in sorted(patterns))).fullmatch
         for display, f in launches:
             if entries and any(entries[p] != argflags.MEGATRON and not followed.megatron(p)
                                for p in _linted_entries(f["entry"], entries)):
                 continue  # not visibly Megatron's parser: its own (or one we cannot read) judges
-            known = extra | frozenset(f["declared"]) if f["declared"] else extra
-            for code, span, message, noqa_lines in f["found"]:
-                # one finding per place and message; a command covered by a ``# noqa`` line and
-                # another that is not (two calls of one function) are two
-                if (display, code, span, message, noqa_lines) not in seen:
-                    seen.add((display, code, span, message, noqa_lines))
-                    out.setdefault(code, []).append((display, span, message, noqa_lines))
-            for flag, span, noqa_lines in f["unknown"]:
-                if flag in known or (maybe is not None and maybe(flag)):
-                    continue
-                s = _suggestion_cached(flag, known)
-                if s is None:
-                    continue
-                message = f"unknown flag {flag}: did you mean {s}? Megatron rejects unknown arguments at start-up"
-                if (display, unknown_code, span, message, noqa_lines) not in seen:
-                    seen.add((display, unknown_code, span, message, noqa_lines))
-                    out.setdefault(unknown_code, []).append((display, span, _printable(message), noqa_lines))
-        return out
+            self.launches.append((display, f))
+
+    def known(self, declared: Tuple[str, ...]) -> FrozenSet[str]:
+        """The flags the linted files register and those the configuration declares."""
+        if not declared:
+            return self.registered
+        found = self._known.get(declared)
+        if found is None:
+            found = self._known[declared] = self.registered | frozenset(declared)
+        return found
 
 
 @functools.lru_cache(maxsize=4096)
@@ -998,40 +948,51 @@ def _is_entry_path(path: str) -> bool:
 
 
 def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
-    """``{"path", "flags", "unknown", "entry", "imports"}`` for a Python file: the flags it registers,
-    what the option strings it registers that are not certain may be (regular expressions,
-    :func:`npulint.argflags.call_patterns`), and for a training entry script whose parser reads
+    """``{"path", "flags", "unknown", "entry", "imports", "choices"}`` for a Python file: the flags
+    it registers, what the option strings it registers that are not certain may be (regular
+    expressions, :func:`npulint.argflags.call_patterns`), the registrations of the flags the
+    catalog has ``choices`` for (:data:`CHOICE_FLAGS`: ``(flag, line, choices)``, as
+    :func:`npulint.argflags.choices_in_text` reads them), and for a training entry script whose parser reads
     its command line (``(kind, line)`` of
     :func:`npulint.argflags.entry_parser`; ``("unknown", None)`` for one CPython cannot compile:
     it never gets to parse anything) and, for one that shows no parser itself, the modules it
     imports (:func:`npulint.argflags.imported_modules`), or None. *tree*: None, or for a file
     the engine parsed, a function that gives CPython's tree of it (made once, when needed)."""
-    if tree is not None:
-        make, box = tree, []
-
-        def tree():
-            if not box:
-                box.append(make())
-            return box[0]
+    whole = _once(tree if tree is not None else lambda: argflags.parse(text))
+    # a file the engine did not parse is read whole only up to argflags.WHOLE_MAX (read_text)
+    readable = whole if tree is not None or len(text) <= argflags.WHOLE_MAX else None
     entry = _is_entry_path(path)
-    flags, patterns = {}, []
+    flags, patterns, choices = {}, [], []
     if "add_argument" in text:
-        found = argflags.read_text(text, tree)
+        found = argflags.read_text(text, readable)
         if found is None:  # CPython cannot compile it: it never runs
             return {"path": path, "flags": (), "unknown": (), "entry": (argflags.UNKNOWN, None),
-                    "imports": ()} if entry else None
+                    "imports": (), "choices": ()} if entry else None
         flags, patterns = found
+        if readable is not None:
+            choices = argflags.choices_in_text(text, CHOICE_FLAGS, readable)
     judged = None
     imports = ()
     if entry:
-        tree = tree() if tree is not None else argflags.parse(text)
-        judged = argflags.entry_parser(tree) if tree is not None else (argflags.UNKNOWN, None)
-        if judged[0] == argflags.UNKNOWN and tree is not None:
-            imports = argflags.imported_modules(tree)  # followed in the modules of the run (_Followed)
+        module = whole()
+        judged = argflags.entry_parser(module) if module is not None else (argflags.UNKNOWN, None)
+        if judged[0] == argflags.UNKNOWN and module is not None:
+            imports = argflags.imported_modules(module)  # followed in the modules of the run (_Followed)
     if not flags and not patterns and judged is None:
         return None
     return {"path": path, "flags": tuple(sorted(flags)), "unknown": tuple(patterns), "entry": judged,
-            "imports": imports}
+            "imports": imports, "choices": tuple(choices)}
+
+
+def _once(make):
+    """*make*, called once, when first needed."""
+    box = []
+
+    def made():
+        if not box:
+            box.append(make())
+        return box[0]
+    return made
 
 
 class _Followed:
@@ -1173,9 +1134,11 @@ class _Shift(cst.CSTTransformer):
 
 
 class _LaunchRule(LintRule):
-    """NPU501, NPU502 and NPU504: a launch's findings, which the launch readers record and
-    :meth:`FlagFacts.launch_findings` folds once per run; each rule reports those of its code in
-    the project phase. Never run over a file itself: its analyses do the reading."""
+    """NPU501, NPU502 and NPU504: each checks one launch command in :meth:`check` (given the
+    command and the catalog entries that apply to it: the launch readers call it for every
+    launch of a training entry and keep what it finds in the launch's fact, :func:`launch_found`),
+    and reports in the project phase what :meth:`judge` keeps of that, given what the linted
+    files say (:class:`RunFlags`). Never run over a file itself: its analyses do the reading."""
 
     uses = (ShellLaunches, PythonLaunches, FlagFacts)
     consumes = (LAUNCH_TOPIC, ARGPARSE_TOPIC)
@@ -1185,9 +1148,30 @@ class _LaunchRule(LintRule):
         return False
 
     @classmethod
+    def check(cls, cmd: Cmd, entries: Sequence[Applicable]) -> list:
+        """This rule's candidates in a launch command: tuples of plain data, the first item
+        the place (a Span, or None when the word has none)."""
+        raise NotImplementedError
+
+    @classmethod
+    def judge(cls, item: tuple, launch: dict, run: "RunFlags") -> Optional[Tuple[Span, str]]:
+        """``(span, message)`` for a candidate of :meth:`check` in *launch* (its fact), or None."""
+        return item[0], item[1]
+
+    @classmethod
     def project(cls, facts, report, settings, shared=None) -> None:
-        for path, span, message, noqa_lines in FlagFacts.launch_findings(shared or {}).get(cls.CODE, ()):
-            cls.report_in(report, path, span, message, noqa_lines=noqa_lines)
+        run = FlagFacts.of_run(shared or {})
+        seen = set()
+        for display, launch in run.launches:
+            noqa_lines = launch["noqa"]
+            for item in launch["found"].get(cls.CODE, ()):
+                found = cls.judge(item, launch, run)
+                # one finding per place and message; a command covered by a ``# noqa`` line and
+                # another that is not (two calls of one function) are two
+                if found is None or (display, found, noqa_lines) in seen:
+                    continue
+                seen.add((display, found, noqa_lines))
+                cls.report_in(report, display, found[0], _printable(found[1]), noqa_lines=noqa_lines)
 
 
 class MindSpeedIncompatibleFlags(_LaunchRule):
@@ -1232,6 +1216,32 @@ class MindSpeedIncompatibleFlags(_LaunchRule):
     EXAMPLE_LANGUAGE = "shell"
     EXAMPLE_CONFIG = '[tool.npulint.releases]\nmindspeed = "2.1.0_core_r0.8.0"\n'
 
+    @classmethod
+    def check(cls, cmd: Cmd, entries: Sequence[Applicable]) -> List[Tuple[Optional[Span], str]]:
+        """The ``conflict`` entries whose two conditions hold on flags the command writes (a
+        default value never conflicts): one finding per pair of flags, at the later one."""
+        out = []
+        pairs = set()
+        for applicable in entries:
+            e = applicable.entry
+            if e.kind != "conflict":
+                continue
+            a, occ_a = cmd.holds(e.a)
+            if a is not True or occ_a is None:
+                continue
+            b, occ_b = cmd.holds(e.b)
+            if b is not True or occ_b is None:
+                continue
+            pair = frozenset((occ_a.flag, occ_b.flag))
+            if pair in pairs:
+                continue
+            pairs.add(pair)
+            later = occ_a if occ_a.index > occ_b.index else occ_b
+            other = occ_b if later is occ_a else occ_a
+            out.append((later.word.span, f"{later.flag} conflicts with {other.flag}: {e.message}; rejected at "
+                                         f"start-up ({applicable.releases}: {applicable.citation})"))
+        return out
+
 
 class MindSpeedUnknownFlag(_LaunchRule):
     CODE = "NPU502"
@@ -1264,6 +1274,26 @@ class MindSpeedUnknownFlag(_LaunchRule):
     VALID = ("torchrun pretrain_gpt.py --tensor-model-parallel-size 2\n",)
     HOW_TO_FIX = "Use the flag's correct spelling."
     EXAMPLE_LANGUAGE = "shell"
+
+    @classmethod
+    def check(cls, cmd: Cmd, entries: Sequence[Applicable]) -> List[Tuple[Optional[Span], str]]:
+        """``(span, flag)`` for each flag no release registers (launcher-style and dotted
+        options, ``--a_b`` and ``--a.b``, aside): whether the linted files register it, and
+        what it is close to, is settled in :meth:`judge`."""
+        known = known_flags()
+        return [(o.word.span, o.flag) for o in cmd.occs
+                if "_" not in o.flag and "." not in o.flag and o.flag not in known]
+
+    @classmethod
+    def judge(cls, item: tuple, launch: dict, run: "RunFlags") -> Optional[Tuple[Span, str]]:
+        span, flag = item
+        known = run.known(launch["declared"])
+        if flag in known or (run.maybe is not None and run.maybe(flag)):
+            return None
+        near = _suggestion_cached(flag, known)
+        if near is None:
+            return None
+        return span, f"unknown flag {flag}: did you mean {near}? Megatron rejects unknown arguments at start-up"
 
 
 class AutogradApplyBypassesAmo(LintRule):
@@ -1431,8 +1461,13 @@ class MindSpeedMissingRequirement(_LaunchRule):
         "and a virtual pipeline (`--num-layers-per-virtual-pipeline-stage`); `--fsdp2-config-path` needs "
         "`--use-torch-fsdp2`; `--reuse-fp32-param` needs `--bf16`; `--use-ascend-mc2` needs "
         "`--sequence-parallel` and TP > 1. Absent flags take MindSpeed's defaults (pipeline size 1). Also a "
-        "value outside the flag's allowed choices or range. Nothing is reported when part of the command is "
-        "unknown (a variable the script does not set may hold the companion; in a Python launch list, a part "
+        "value outside the flag's allowed choices or range. A value outside the catalog's choices is judged by the "
+        "linted files' own registrations of the flag where there are some (a Megatron fork's parser in the tree, "
+        "e.g. AscendSpeed's `--recompute-method`, which takes `custom`): nothing is reported when one of them takes "
+        "the value or does not say for certain which values it takes (no `choices`; choices that are neither "
+        "literal strings nor, with `type=int`, integers, nor a name bound to such; a `type` other than `str` or "
+        "`int`); otherwise the message names their choices and the first of them. Nothing is reported when part "
+        "of the command is unknown (a variable the script does not set may hold the companion; in a Python launch list, a part "
         "that does not resolve, such as `+ sys.argv[1:]` or `shlex.split(line)`).")
     SOURCE = ("the checks MindSpeed runs at start-up: Ascend/MindSpeed@028de58c (master) mindspeed/features_manager/ "
               "and mindspeed/arguments.py (validate_args_wrapper); Ascend/MindSpeed-LLM@c77308a1 (master) "
@@ -1449,6 +1484,72 @@ class MindSpeedMissingRequirement(_LaunchRule):
              "torchrun pretrain_gpt.py --reuse-fp32-param $EXTRA_ARGS\n")
     HOW_TO_FIX = "Add the companion flag, or drop the flag that needs it."
     EXAMPLE_LANGUAGE = "shell"
+
+    @classmethod
+    def check(cls, cmd: Cmd, entries: Sequence[Applicable]) -> List[tuple]:
+        """``(span, message, choice)``: a ``requires`` entry whose first condition holds on a
+        flag the command writes and whose second is false with nothing unknown that could make
+        it hold; a written value outside a ``choices`` entry's (*choice*: ``(flag, value)``, for
+        :meth:`judge`) or a ``range`` entry's (not gated by ``("on", flag)``: that condition
+        leaves a zero value unknown, since for a switch-like int flag 0 means off, but a range
+        compares the literal number, and 0 may be out of range)."""
+        out: List[tuple] = []
+        for applicable in entries:
+            e = applicable.entry
+            where = f"{applicable.releases}: {applicable.citation}"
+            if e.kind == "range":
+                flag, lo, hi = e.b
+                known, value, occ = cmd.value(flag)
+                if not known or occ is None or occ.value is None:
+                    continue
+                try:
+                    num = float(value)
+                except (TypeError, ValueError):
+                    continue
+                if (lo is not None and num < lo) or (hi is not None and num > hi):
+                    out.append((occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})", None))
+                continue
+            if e.kind not in ("requires", "choices"):
+                continue
+            a, occ_a = cmd.holds(e.a)
+            if a is not True or occ_a is None:
+                continue
+            if e.kind == "requires":
+                b, _ = cmd.holds(e.b)
+                if b is False and not cmd.has_unknown_for(e.b):
+                    out.append((occ_a.word.span, f"{occ_a.flag}: {e.message} ({where})", None))
+                continue
+            known, value, occ = cmd.value(occ_a.flag)
+            if known and occ is not None and occ.value is not None and str(value) not in tuple(map(str, e.b[2])):
+                out.append((occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})",
+                            (occ.flag, str(value))))
+        return out
+
+    @classmethod
+    def judge(cls, item: tuple, launch: dict, run: "RunFlags") -> Optional[Tuple[Span, str]]:
+        """A value outside a ``choices`` entry's is judged by the linted files' registrations of
+        the flag where there are some (a Megatron fork's parser in the tree: AscendSpeed's
+        ``--recompute-method`` takes ``custom``): nothing when one of them takes the value or
+        does not say for certain which values it takes (no ``choices``, or choices npulint
+        cannot read; integer choices are compared with the integer the value spells); when every
+        one excludes it, the finding names their choices and the
+        first of them."""
+        span, message, choice = item
+        if choice is None:
+            return span, message
+        flag, value = choice
+        registrations = run.choices.get(flag)
+        if not registrations:
+            return span, message
+        allowed: Dict[str, None] = {}
+        as_int = _int_text(value)
+        for _, _, values in registrations:
+            if values is None or value in values or as_int in values:
+                return None
+            allowed.update(dict.fromkeys(values))
+        path, line, _ = registrations[0]
+        return span, f"{flag} {value}: {flag} must be one of {', '.join(allowed)} (the parser in the linted files: " \
+                     f"{path}:{line})"
 
 
 class AdaptMemWrapperMisuse(LintRule):
@@ -1557,3 +1658,15 @@ class AdaptMemWrapperMisuse(LintRule):
 def _wrapper_message(what: str) -> str:
     return (f"adapt_mem_func_wrapper() needs a torch.autograd.Function subclass as its first argument, not {what}: "
             "it raises TypeError")
+
+
+def _int_text(value: str) -> Optional[str]:
+    """*value* as ``int()`` reads it, written back (``" 02"`` -> ``"2"``), or None."""
+    try:
+        return str(int(value))
+    except ValueError:
+        return None
+
+
+# the launch rules, in the order of their codes (launch_found)
+LAUNCH_RULES = (MindSpeedIncompatibleFlags, MindSpeedUnknownFlag, MindSpeedMissingRequirement)

@@ -595,3 +595,101 @@ def test_generator_is_deterministic_and_reads_every_ref(tmp_path):
     assert _gen(bare, one, "--check").returncode == 1
     where = _gen(bare, one, "--where=--new-flag")
     assert where.returncode == 0 and "pkg/args.py:6" in where.stdout
+
+
+# -- a parser in the linted files judges a value outside the catalog's choices ------------------
+# (rw14 B: AscendSpeed's own parser, Ascend/MindSpeed-LLM@866ffe6c ascendspeed/arguments.py:708-709,
+# takes --recompute-method custom; the catalog's choices are upstream Megatron's, uniform/block)
+
+CUSTOM = "torchrun --nproc_per_node 8 pretrain_llama.py --recompute-method custom\n"
+ENTRY_LLAMA = "from ascendspeed import parse_args\n\nif __name__ == '__main__':\n    parse_args()\n"
+
+
+def vendored(choices: str, package: str = "ascendspeed", before: str = "") -> dict:
+    return {"run.sh": CUSTOM, "pretrain_llama.py": ENTRY_LLAMA.replace("ascendspeed", package),
+            f"{package.replace('.', '/')}/__init__.py": "from .arguments import parse_args\n",
+            f"{package.replace('.', '/')}/arguments.py":
+                f"import argparse\n{before}\n\ndef parse_args():\n    parser = argparse.ArgumentParser()\n"
+                f"    parser.add_argument('--recompute-method', type=str, default=None{choices})\n"
+                "    return parser.parse_args()\n"}
+
+
+def test_catalog_choices_without_a_linted_parser(lint):
+    found = npu5(lint, {"run.sh": CUSTOM})
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(CUSTOM, "custom")
+    assert "must be one of uniform, block (MindSpeed" in found[0].message
+
+
+@pytest.mark.parametrize("package", ["ascendspeed", "megatron.training"])
+def test_a_vendored_parser_that_takes_the_value(lint, package):
+    assert npu5(lint, vendored(", choices=['uniform', 'block', \"custom\"]", package)) == []
+
+
+@pytest.mark.parametrize("package", ["ascendspeed", "megatron.training"])
+def test_a_vendored_parser_that_excludes_the_value(lint, package):
+    found = npu5(lint, vendored(", choices=('uniform', 'block')", package))
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(CUSTOM, "custom")
+    where = package.replace(".", "/") + "/arguments.py:6"
+    assert found[0].message == ("--recompute-method custom: --recompute-method must be one of uniform, block "
+                                f"(the parser in the linted files: {where})")
+
+
+def test_a_vendored_parser_without_choices_says_nothing(lint):
+    assert npu5(lint, vendored("")) == []
+
+
+def test_vendored_choices_through_a_constant(lint):
+    const = "METHODS = ['uniform', 'block', 'custom']"
+    assert npu5(lint, vendored(", choices=METHODS", before=const)) == []
+    found = npu5(lint, vendored(", choices=METHODS", before=const.replace(", 'custom'", "")))
+    assert codes(found) == ["NPU504"] and "must be one of uniform, block (the parser" in found[0].message
+
+
+@pytest.mark.parametrize("choices", [", choices=methods()", ", choices=('uniform', 'block'), type=str.lower",
+                                     ", choices=('uniform', 'block'), **extra", ", choices=[M for M in 'ab']"])
+def test_vendored_choices_that_are_not_certain_say_nothing(lint, choices):
+    assert npu5(lint, vendored(choices, before="extra = {}")) == []
+
+
+def test_every_linted_registration_must_exclude_the_value(lint):
+    files = vendored(", choices=('uniform', 'block')")
+    files["tools/other.py"] = ("import argparse\np = argparse.ArgumentParser()\n"
+                               "p.add_argument('--recompute-method', choices=['custom'])\n")
+    assert npu5(lint, files) == []
+
+
+def test_a_linted_parser_cannot_add_a_choices_finding(lint):
+    # the catalog takes `block`: a linted registration without it does not make a finding
+    files = vendored(", choices=('uniform',)")
+    files["run.sh"] = CUSTOM.replace("custom", "block")
+    assert npu5(lint, files) == []
+
+
+def test_call_choices():
+    def choices(src):
+        tree = ast.parse(src)
+        call = next(n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "add_argument")
+        return argflags.call_choices(call, argflags._Resolver(argflags._Scopes(tree)))
+
+    assert choices("p.add_argument('--m', choices=['a', 'b', 'a'])") == ("a", "b")
+    assert choices("C = ('a', 'b')\np.add_argument('--m', type=str, choices=C)") == ("a", "b")
+    assert choices("p.add_argument('--m', choices=['a', *MORE])") is None
+    assert choices("p.add_argument('--m', type=int, choices=[0, 2])") == ("0", "2")
+    assert choices("p.add_argument('--m', type=float, choices=[0, 2])") is None
+    assert choices("p.add_argument('--m', type=int, choices=[-1, 2])") is None
+    assert choices("p.add_argument('--m', choices=[0, 2])") is None
+    assert choices("p.add_argument('--m')") is None
+    assert choices("C = ['a']\nC.append('b')\np.add_argument('--m', choices=C)") is None
+
+
+def test_integer_choices_of_a_linted_parser(lint):
+    # MindSpeed's own parser (Ascend/MindSpeed@028de58c features_manager/transformer/flash_attention/
+    # alibi_feature.py): type=int, choices=[0, 2]; the catalog's choices are "0", "2"
+    master = '[tool.npulint.releases]\nmindspeed = "master"\n'
+    feature = ("import argparse\np = argparse.ArgumentParser()\n"
+               "p.add_argument('--alibi-fusion-attn-type', type=int, choices=[0, 2])\n")
+    launch = "torchrun pretrain_gpt.py --alibi-fusion-attn-type {}\n"
+    found = npu5(lint, {"run.sh": launch.format(1), "alibi_feature.py": feature}, config=master)
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(launch.format(1), "1")
+    assert found[0].message.endswith("must be one of 0, 2 (the parser in the linted files: alibi_feature.py:3)")
+    assert npu5(lint, {"run.sh": launch.format(2), "alibi_feature.py": feature}, config=master) == []

@@ -888,7 +888,7 @@ def test_flags_of_older_releases_are_known(lint):
 
 
 def test_a_launch_is_checked_against_the_entries_of_its_own_flags_only():
-    """check_launch looks only at the catalog entries whose first condition names a flag the
+    """launch_found looks only at the catalog entries whose first condition names a flag the
     launch writes (mindspeed_catalog.catalog_index): what every entry would say, on launches
     that write, for each entry, each subset of the flags of its first condition with the values
     its conditions compare, and the flags of its second."""
@@ -937,14 +937,14 @@ def test_a_launch_is_checked_against_the_entries_of_its_own_flags_only():
         for n in range(1, len(a) + 1):
             for chosen in itertools.combinations(a, n):
                 one = launch(list(chosen) + [p for p in b if p[0] not in dict(chosen)])
-                fast = mindspeed.check_launch(one, stacks)
+                fast = mindspeed.launch_found(one, stacks)
                 original = mc.catalog_index
                 mc.catalog_index = mindspeed.catalog_index = brute
                 try:
-                    slow = mindspeed.check_launch(one, stacks)
+                    slow = mindspeed.launch_found(one, stacks)
                 finally:
                     mc.catalog_index = mindspeed.catalog_index = original
                 assert fast == slow, e
                 checked += 1
-                found += sum(1 for code, _, _ in fast if code != "NPU502")
+                found += sum(len(items) for code, items in fast.items() if code != "NPU502")
     assert checked > len(mc.CATALOG) and found > 100  # the launches do break the catalog's rules
