@@ -225,8 +225,9 @@ class FileContext:
         s = self.span(node)
         return _slice(self.lines(), s)
     def span(self, node: cst.CSTNode) -> Span:
-        """Where *node* is. Positions come from LibCST's code generation, which costs about
-        two parses for a whole file: so only the statement holding *node* (a top-level one, or
+        """Where *node* is. Positions come from LibCST's code generation, which for a whole
+        file costs more than its parse (docs/benchmarks.md, "Figures behind the engine's
+        comments"): so only the statement holding *node* (a top-level one, or
         one of a top-level class: a test method) is generated, and CPython's line of that
         statement places it in the file."""
         if type(node) is Span:
@@ -827,7 +828,8 @@ def _codegen_order(cls: type):
 def _positions(module: cst.Module):
     """Every node's position. ``MetadataWrapper.resolve`` runs the provider's code generation
     and then, for the batchable providers of which there are none here, a full (node
-    rebuilding) visit of the tree: about 40% of the cost. The provider alone does the first."""
+    rebuilding) visit of the tree, which nothing here needs (docs/benchmarks.md, "Figures
+    behind the engine's comments"). The provider alone does the first."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     gen = getattr(PositionProvider, "_gen", None)
     if gen is None or PositionProvider.METADATA_DEPENDENCIES:  # pragma: no cover - another LibCST
