@@ -71,9 +71,9 @@ def _needed_checkers(checker_classes: Tuple[type, ...], enabled: FrozenSet[str])
 def _token_prefixes(checker_classes: Tuple[type, ...], language: str) -> Tuple[Tuple[str, Tuple[str, ...]], ...]:
     """The prefilter tokens of *language*'s checkers that share a first four characters, in
     groups with their common prefix: one substring test of the prefix settles every token of
-    a group in the files that lack it, which is most files (``npu_``: 8 of the 17 Python
-    tokens; on 2M synthetic lines the token tests were a quarter of a two-process run, all
-    of it in the main process)."""
+    a group in the files that lack it, which is most files. Many tokens share a prefix
+    (``npu_``), and the tests run on every file read, in the process that reads it
+    (docs/benchmarks.md, "Figures behind the engine's comments")."""
     tokens = sorted({t for c in checker_classes if c.language == language for g in c.tokens for t in g})
     heads: Dict[str, List[str]] = {}
     for t in tokens:

@@ -225,8 +225,9 @@ class FileContext:
         s = self.span(node)
         return _slice(self.lines(), s)
     def span(self, node: cst.CSTNode) -> Span:
-        """Where *node* is. Positions come from LibCST's code generation, which costs about
-        two parses for a whole file: so only the statement holding *node* (a top-level one, or
+        """Where *node* is. Positions come from LibCST's code generation, which for a whole
+        file costs more than its parse (docs/benchmarks.md, "Figures behind the engine's
+        comments"): so only the statement holding *node* (a top-level one, or
         one of a top-level class: a test method) is generated, and CPython's line of that
         statement places it in the file."""
         if type(node) is Span:
@@ -442,19 +443,7 @@ class FileContext:
         newline = first.group() if first else "\n"
         if written != old or any(b != newline for b in _LINE_BREAK.findall(code)):
             return None
-        # the edit leaves out the start and the end the new text shares with the old one
-        p, n = 0, min(len(old), len(code))
-        while p < n and old[p] == code[p]:
-            p += 1
-        q = 0
-        while q < n - p and old[-1 - q] == code[-1 - q]:
-            q += 1
-        if 0 < p < len(old) and old[p - 1:p + 1] == "\r\n":
-            p -= 1  # not between the two characters of a line break
-        if 0 < q < len(old) and old[-1 - q:len(old) - q + 1] == "\r\n":
-            q -= 1
-        (a, b), (c, d) = _advance(start, old[:p]), _advance(start, old[:len(old) - q])
-        return Edit(a, b, c, d, code[p:len(code) - q])
+        return _minimal_edit(start, old, code)
 
     def remove_arg(self, call: cst.Call, arg: cst.Arg) -> Optional[Edit]:
         """An edit that drops *arg* from *call*: the call without it (:func:`without_arg`),
@@ -488,43 +477,50 @@ class FileContext:
             new = None
         return self.replace_with_node(line, new)
 
-    def import_edit(self, module: str, name: str) -> Optional[Edit]:
-        """An edit that adds ``from <module> import <name>`` at module level (after the
-        docstring, ``__future__`` imports and the leading imports), or None when the module
-        already has that import."""
+    def import_edits(self, module: str, name: str) -> Optional[Tuple[Edit, ...]]:
+        """The edits that add ``from <module> import <name>`` where LibCST's ``AddImportsVisitor``
+        puts it (libcst 1.9.0, ``codemod/visitors/_add_imports.py``; a test compares the two):
+        the imports that open the module (after its docstring or ``__strict__``, each on a line
+        of its own) are its import block; the name joins the block's first ``from <module>
+        import ...``, or a new statement follows the block, with an empty line before the
+        next statement unless one is there. () when the block imports the name (or ``*``) from
+        *module* already; None when LibCST does not write the text it changes as the file
+        has it. The nodes are LibCST's, written by LibCST; the visitor itself is not run
+        (importing it loads ``libcst.matchers``: docs/benchmarks.md, "Figures behind the
+        engine's comments")."""
         body = self.module.body
-        insert_before = None
-        for index, stmt in enumerate(body):
-            if isinstance(stmt, cst.SimpleStatementLine):
-                small = stmt.body
-                if index == 0 and len(small) == 1 and isinstance(small[0], cst.Expr) \
-                        and isinstance(small[0].value, (cst.SimpleString, cst.ConcatenatedString)):
-                    continue  # the docstring
-                if all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in small):
-                    for s in small:
-                        if isinstance(s, cst.ImportFrom) and not s.relative and s.module is not None \
-                                and cst.helpers.get_full_name_for_node(s.module) == module \
-                                and not isinstance(s.names, cst.ImportStar) \
-                                and any(a.asname is None and cst.helpers.get_full_name_for_node(a.name) == name
-                                        for a in s.names):
-                            return None
-                    continue
-            insert_before = stmt
-            break
-        line = f"from {module} import {name}\n"
-        if insert_before is not None:
-            s = self.span(insert_before)
-            # above the statement's own leading comments, which LibCST keeps with it
-            first = s.line - len(getattr(insert_before, "leading_lines", ()))
-            return Edit(first, 1, first, 1, line)
-        # only imports (or nothing): append at the end
-        lines = self.lines()
-        if not lines:
-            return Edit(1, 1, 1, 1, line)
-        last = lines[-1]
-        if last.endswith(("\n", "\r")):
-            return Edit(len(lines) + 1, 1, len(lines) + 1, 1, line)
-        return Edit(len(lines), len(last) + 1, len(lines), len(last) + 1, "\n" + line)
+        k = 1 if body and _docstring_or_strict(body[0]) else 0
+        merge_into = None
+        while k < len(body) and _import_line(body[k]):
+            imp = body[k].body[0]
+            if isinstance(imp, cst.ImportFrom) and not imp.relative and imp.module is not None \
+                    and cst.helpers.get_full_name_for_node(imp.module) == module:
+                if isinstance(imp.names, cst.ImportStar) or any(
+                        a.asname is None and cst.helpers.get_full_name_for_node(a.name) == name for a in imp.names):
+                    return ()
+                if merge_into is None:
+                    merge_into = body[k]
+            k += 1
+        alias = cst.ImportAlias(cst.Name(name))
+        if merge_into is not None:
+            imp = merge_into.body[0]
+            edit = self.replace_with_node(merge_into, merge_into.with_changes(
+                body=(imp.with_changes(names=(alias, *imp.names)),)))
+            return None if edit is None else (edit,)
+        line = cst.SimpleStatementLine((cst.ImportFrom(module=_dotted(module), names=(alias,)),))
+        if k == len(body):  # the module is its import block: the statement goes last
+            old, new = self.module.code, self.module.with_changes(body=(*body, line)).code
+            if old != self.text:
+                return None
+        else:  # before the next statement's comment lines, which LibCST keeps with it
+            render = self.module.code_for_node
+            old = "".join(render(n) for n in (*self.module.header, *body[:k]))
+            lead = body[k].leading_lines
+            blank = (cst.EmptyLine(),) if not lead or lead[0].comment is not None else ()
+            new = old + "".join(render(n) for n in (line, *blank))
+            if not self.text.startswith(old):
+                return None
+        return (_minimal_edit((1, 1), old, new),)
 
     def analysis(self, cls: type):
         """The file's instance of the shared analysis *cls* (a rule names it in ``uses``)."""
@@ -607,6 +603,50 @@ def _bare(node: cst.CSTNode) -> cst.CSTNode:
     if isinstance(node, cst.SimpleStatementSuite):
         return node.with_changes(leading_whitespace=cst.SimpleWhitespace(""))
     return node.with_changes(lpar=(), rpar=())
+
+
+def _minimal_edit(start: Tuple[int, int], old: str, code: str) -> Edit:
+    """The edit that turns *old*, written from the position *start*, into *code*: it leaves out
+    the start and the end the two share (never splitting a ``\\r\\n``)."""
+    p, n = 0, min(len(old), len(code))
+    while p < n and old[p] == code[p]:
+        p += 1
+    q = 0
+    while q < n - p and old[-1 - q] == code[-1 - q]:
+        q += 1
+    if 0 < p < len(old) and old[p - 1:p + 1] == "\r\n":
+        p -= 1  # not between the two characters of a line break
+    if 0 < q < len(old) and old[-1 - q:len(old) - q + 1] == "\r\n":
+        q -= 1
+    (a, b), (c, d) = _advance(start, old[:p]), _advance(start, old[:len(old) - q])
+    return Edit(a, b, c, d, code[p:len(code) - q])
+
+
+def _docstring_or_strict(stmt: cst.BaseStatement) -> bool:
+    """*stmt* is a module's first statement that its imports follow (``AddImportsVisitor``'s
+    ``_skip_first``): a docstring (one plain string) or a ``__strict__`` assignment."""
+    if not (isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1):
+        return False
+    small = stmt.body[0]
+    if isinstance(small, cst.Expr):
+        return isinstance(small.value, cst.SimpleString)
+    return isinstance(small, cst.Assign) and len(small.targets) == 1 \
+        and isinstance(small.targets[0].target, cst.Name) and small.targets[0].target.value == "__strict__"
+
+
+def _import_line(stmt: cst.BaseStatement) -> bool:
+    """*stmt* is a line of one import statement (of a module's import block)."""
+    return isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1 \
+        and isinstance(stmt.body[0], (cst.Import, cst.ImportFrom))
+
+
+def _dotted(name: str) -> cst.BaseExpression:
+    """The node of the dotted name *name* (``a.b.c``)."""
+    parts = name.split(".")
+    node: cst.BaseExpression = cst.Name(parts[0])
+    for part in parts[1:]:
+        node = cst.Attribute(node, cst.Name(part))
+    return node
 
 
 def _advance(at: Tuple[int, int], text: str) -> Tuple[int, int]:
@@ -827,7 +867,8 @@ def _codegen_order(cls: type):
 def _positions(module: cst.Module):
     """Every node's position. ``MetadataWrapper.resolve`` runs the provider's code generation
     and then, for the batchable providers of which there are none here, a full (node
-    rebuilding) visit of the tree: about 40% of the cost. The provider alone does the first."""
+    rebuilding) visit of the tree, which nothing here needs (docs/benchmarks.md, "Figures
+    behind the engine's comments"). The provider alone does the first."""
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     gen = getattr(PositionProvider, "_gen", None)
     if gen is None or PositionProvider.METADATA_DEPENDENCIES:  # pragma: no cover - another LibCST

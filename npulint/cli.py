@@ -10,6 +10,7 @@ import click
 
 from npulint import __version__
 from npulint.config import ConfigError, ConfigResolver, check_codes
+from npulint.reporters import FORMATS
 
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -32,7 +33,7 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--unfixable", multiple=True, metavar="CODES", help="Rules whose fixes are never applied.")
 @click.option("--extend-fixable", multiple=True, metavar="CODES", help="Rules whose fixes may be applied, in addition.")
 @click.option("--format", "--output-format", "output_format",
-              type=click.Choice(["text", "full", "json", "json-lines", "junit", "gitlab", "github", "sarif"]),
+              type=click.Choice(FORMATS),
               default="text", show_default=True, metavar="FORMAT",
               help="Output format: text (path:line:col: CODE message), full (with the source line), json, "
                    "json-lines, junit (JUnit XML), gitlab (Code Quality), github (Actions annotations), "

@@ -303,8 +303,8 @@ FIRST_PASS_PARALLEL_FILES = 500
 
 # Shares per worker: files are not all alike, so each worker takes several, one after the
 # other, and a share is every k-th file of the list, not a run of neighbours: the files that
-# cost most cluster in folders (a test folder of large files was one share of torchair's
-# sixteen, 2.6 of its 4.4 CPU-seconds, and its worker ran alone for most of the run).
+# cost most cluster in folders, so a run of neighbours can hold most of a tree's work, and its
+# worker then runs alone (docs/benchmarks.md, "Figures behind the engine's comments").
 FIRST_PASS_SHARES_PER_JOB = 8
 
 

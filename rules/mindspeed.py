@@ -1398,9 +1398,9 @@ class AutogradApplyBypassesAmo(LintRule):
         ctx = self.ctx
         if any(a.keyword is not None for a in node.args) or any(a.star == "**" for a in node.args):
             return None  # the wrapper takes no keywords
-        edit_import = ctx.import_edit(WRAPPER_MODULE, WRAPPER_NAME)
-        if edit_import is not None and re.search(rf"\b{WRAPPER_NAME}\b", ctx.text):
-            return None  # the name is taken by something else here
+        import_edits = ctx.import_edits(WRAPPER_MODULE, WRAPPER_NAME)  # () when imported already
+        if import_edits is None or import_edits and re.search(rf"\b{WRAPPER_NAME}\b", ctx.text):
+            return None  # the import cannot be added, or the name is taken by something else here
         module = ctx.module
         if "\n" in module.code_for_node(node.func.value):
             return None
@@ -1423,9 +1423,7 @@ class AutogradApplyBypassesAmo(LintRule):
         code = render_in_block(module, wrapped_call(node, own_line, shift, column, indent), indent)
         if code is None:
             return None
-        edits = [ctx.replace(node, code)]
-        if edit_import is not None:
-            edits.insert(0, edit_import)
+        edits = [*import_edits, ctx.replace(node, code)]
         return Fix("call through adapt_mem_func_wrapper so adaptive memory optimization manages it", tuple(edits))
 
     @classmethod

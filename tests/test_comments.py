@@ -72,8 +72,9 @@ def _python_files():
 
 
 def test_the_scan_agrees_with_tokenize_on_this_repository():
-    answered = 0
+    answered = files = 0
     for path in _python_files():
+        files += 1
         text = path.read_text(encoding="utf-8")
         scanned = source._scan_python_comments(text)
         if scanned is None:
@@ -81,7 +82,7 @@ def test_the_scan_agrees_with_tokenize_on_this_repository():
         answered += 1
         assert scanned == source._python_comments(text), path
     if sys.version_info < (3, 12):  # from 3.12 on, a file with an f-string goes to tokenize
-        assert answered > 100
+        assert answered > 0.9 * files > 50  # the scan answers nearly every file itself
 
 
 def test_a_byte_that_is_not_utf8_in_a_comment():

@@ -132,26 +132,83 @@ def _ctx(text):
     return FileContext("/nowhere/t.py", "t.py", text, module, Settings(root="/nowhere"), set()), module
 
 
-@pytest.mark.parametrize("text, expected", [
+# (text, the text with ``from m import g`` added): where LibCST's AddImportsVisitor puts it
+IMPORTS = [
     ("import os\n\nx = 1\n", "import os\nfrom m import g\n\nx = 1\n"),
-    ('"""Doc."""\nx = 1\n', '"""Doc."""\nfrom m import g\nx = 1\n'),
+    # an empty line before the next statement unless one is there
+    ('"""Doc."""\nx = 1\n', '"""Doc."""\nfrom m import g\n\nx = 1\n'),
     ("from __future__ import annotations\n# about x\nx = 1\n",
-     "from __future__ import annotations\nfrom m import g\n# about x\nx = 1\n"),
+     "from __future__ import annotations\nfrom m import g\n\n# about x\nx = 1\n"),
     ("import os\n", "import os\nfrom m import g\n"),
-    ("import os", "import os\nfrom m import g\n"),
-    ("", "from m import g\n"),
-])
-def test_import_edit(text, expected):
+    ("import os", "import os\nfrom m import g"),  # the file keeps its missing last line break
+    ("", "from m import g"),
+    ('"""Doc."""\n', '"""Doc."""\nfrom m import g\n'),
+    ("__strict__ = True\nx = 1\n", "__strict__ = True\nfrom m import g\n\nx = 1\n"),
+    # the shebang and coding lines (the module's header) stay first
+    ("#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nx = 1\n",
+     "#!/usr/bin/env python\n# -*- coding: utf-8 -*-\nfrom m import g\n\nx = 1\n"),
+    # before the comment lines and the decorators of the next statement, not between them
+    ("import os\n\n# c\n@dec\nclass A:\n    pass\n",
+     "import os\nfrom m import g\n\n# c\n@dec\nclass A:\n    pass\n"),
+    ("import os\n@dec\ndef f():\n    pass\n", "import os\nfrom m import g\n\n@dec\ndef f():\n    pass\n"),
+    # comments between and after the imports stay where they are
+    ("# head\n\nimport os  # os\n# between\nimport sys\n# after\nx = 1\n",
+     "# head\n\nimport os  # os\n# between\nimport sys\nfrom m import g\n\n# after\nx = 1\n"),
+    ("import os\n# end\n", "import os\nfrom m import g\n# end\n"),
+    # the name joins the block's first from-import of the module
+    ("from m import a\nx = 1\n", "from m import g, a\nx = 1\n"),
+    ("import os\nfrom m import a  # why\nfrom m import b\n", "import os\nfrom m import g, a  # why\nfrom m import b\n"),
+    ("from m import (\n    a,\n    b,\n)\nx = 1\n", "from m import (\n    g, a,\n    b,\n)\nx = 1\n"),
+    ("from m import a as g\n", "from m import g, a as g\n"),
+    # not into a relative import, nor into one after the block
+    ("from .m import a\nx = 1\nfrom m import b\n", "from .m import a\nfrom m import g\n\nx = 1\nfrom m import b\n"),
+    # a line of several statements ends the block (here, before it starts)
+    ("import os; import sys\nx = 1\n", "from m import g\n\nimport os; import sys\nx = 1\n"),
+    ("x = 1\r\ny = 2\r\n", "from m import g\r\n\r\nx = 1\r\ny = 2\r\n"),
+    # a concatenated string is not a docstring to LibCST
+    ('"a" "b"\nx = 1\n', 'from m import g\n\n"a" "b"\nx = 1\n'),
+    # imported already: nothing to add
+    ("from m import g\nx = g\n", "from m import g\nx = g\n"),
+    ("import os\nfrom m import a, g\n", "import os\nfrom m import a, g\n"),
+    ("from m import *\n", "from m import *\n"),
+]
+
+
+@pytest.mark.parametrize("text, expected", IMPORTS)
+def test_import_edits(text, expected):
     ctx, _ = _ctx(text)
-    new, _ = fx.apply_fixes(text, [Fix("i", (ctx.import_edit("m", "g"),))])
+    edits = ctx.import_edits("m", "g")
+    new, _ = fx.apply_fixes(text, [Fix("i", edits)]) if edits else (text, [])
     assert new == expected
 
 
-def test_import_edit_when_already_imported():
-    ctx, _ = _ctx("from m import g\nx = g\n")
-    assert ctx.import_edit("m", "g") is None
-    ctx, _ = _ctx("from m import g as h\n")
-    assert ctx.import_edit("m", "g") is not None
+@pytest.mark.parametrize("text, expected", IMPORTS)
+def test_import_edits_place_the_import_as_libcst_does(text, expected):
+    """The spec of the placement: the module AddImportsVisitor writes is the expected text."""
+    from libcst.codemod import CodemodContext
+    from libcst.codemod.visitors import AddImportsVisitor, ImportItem
+
+    assert cst.parse_module(text).visit(AddImportsVisitor(CodemodContext(), [ImportItem("m", "g")])).code == expected
+
+
+def test_import_edits_are_minimal():
+    assert _ctx("import os\n\nx = 1\n")[0].import_edits("m", "g") == (Edit(2, 1, 2, 1, "from m import g\n"),)
+    assert _ctx('"""Doc."""\nx = 1\n')[0].import_edits("m", "g") == (Edit(2, 1, 2, 1, "from m import g\n\n"),)
+    assert _ctx("import os\nfrom m import (\n    a,\n)\n")[0].import_edits("m", "g") == (Edit(3, 5, 3, 5, "g, "),)
+    assert _ctx("import os")[0].import_edits("m", "g") == (Edit(1, 10, 1, 10, "\nfrom m import g"),)
+
+
+def test_import_edits_when_imported_already():
+    assert _ctx("from m import g\nx = g\n")[0].import_edits("m", "g") == ()
+    assert _ctx("from m import g as h\n")[0].import_edits("m", "g")
+    assert _ctx("x = 1\nfrom m import g\n")[0].import_edits("m", "g")  # after the block: LibCST adds it again
+    assert _ctx("from .m import g\n")[0].import_edits("m", "g")
+
+
+def test_import_edits_none_where_libcst_writes_another_line_break():
+    """The from-import to join ends with a line break other than the file's: no edit (the
+    rule then gives no fix), never the () of an import already there."""
+    assert _ctx("import os\nfrom m import a\r\nx = 1\n")[0].import_edits("m", "g") is None
 
 
 @pytest.mark.parametrize("text, index, expected", [

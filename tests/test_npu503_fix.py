@@ -160,3 +160,57 @@ def test_the_edit_replaces_exactly_the_call(lint):
     assert (call_edit.line, call_edit.column, call_edit.end_line, call_edit.end_column) == \
         (f.line, f.column, f.end_line, f.end_column) == (14, 17, 15, 29)
     assert call_edit == Edit(14, 17, 15, 29, "adapt_mem_func_wrapper(Fn, x,\n                                       xs)")
+
+
+MODULE = "mindspeed.core.memory.adaptive_memory.adaptive_memory_function"
+BODY, FIXED_BODY = "        return Fn.apply(x)\n", "        return adapt_mem_func_wrapper(Fn, x)\n"
+
+
+def test_the_import_joins_a_from_import_of_the_wrappers_module(cli_run, project):
+    head = HEAD.replace("import torch\n", f"import torch\nfrom {MODULE} import FunctionCtxMgr  # the context\n", 1)
+    assert _fix_twice(cli_run, project, head + BODY) == head.replace(
+        "import FunctionCtxMgr", "import adapt_mem_func_wrapper, FunctionCtxMgr") + FIXED_BODY
+
+
+def test_the_import_joins_a_parenthesized_from_import(cli_run, project):
+    head = HEAD.replace("import torch\n", f"import torch\nfrom {MODULE} import (\n    FunctionCtxMgr,\n)\n", 1)
+    assert _fix_twice(cli_run, project, head + BODY) == head.replace(
+        "    FunctionCtxMgr,", "    adapt_mem_func_wrapper, FunctionCtxMgr,") + FIXED_BODY
+
+
+def test_a_relative_import_of_the_wrappers_module_is_not_joined(cli_run, project):
+    head = HEAD.replace("import torch\n", "import torch\nfrom .adaptive_memory_function import FunctionCtxMgr\n", 1)
+    assert _fix_twice(cli_run, project, head + BODY) == head.replace(
+        "FunctionCtxMgr\n", "FunctionCtxMgr\n" + IMPORT, 1) + FIXED_BODY
+
+
+def test_the_import_follows_the_docstring_future_imports_and_comments(cli_run, project):
+    top = ('#!/usr/bin/env python\n# -*- coding: utf-8 -*-\n"""The model."""\n# the imports\n'
+           "from __future__ import annotations\n\nimport torch  # the framework\n# the Functions\n")
+    head = HEAD.replace("import torch\n", top, 1)
+    # after the last import, before the comment above the first class (an empty line between)
+    assert _fix_twice(cli_run, project, head + BODY) == head.replace(
+        "import torch  # the framework\n", "import torch  # the framework\n" + IMPORT + "\n", 1) + FIXED_BODY
+
+
+def test_an_import_already_there_is_not_added_again(cli_run, project):
+    head = HEAD.replace("import torch\n", "import torch\n" + IMPORT, 1)
+    assert _fix_twice(cli_run, project, head + BODY) == head + FIXED_BODY
+
+
+@pytest.mark.parametrize("other", [
+    "adapt_mem_func_wrapper = None\n",  # the name bound to something else: no fix
+    f"from {MODULE} import adapt_mem_func_wrapper as w\nadapt_mem_func_wrapper = w\n",
+])
+def test_no_fix_where_the_name_is_taken(lint, other):
+    text = HEAD.replace("class Fn", other + "\n\nclass Fn", 1) + BODY
+    found = lint({"model.py": text, "run.sh": AMO}, select=["NPU503"])
+    assert [f.code for f in found] == ["NPU503"] and found[0].fix is None
+
+
+def test_no_fix_where_libcst_would_write_the_import_line_otherwise(lint):
+    """The from-import to join ends with ``\\r\\n`` in a ``\\n`` file: the edit cannot be
+    made as LibCST writes it, so there is no fix (never one without its import)."""
+    text = HEAD.replace("import torch\n", f"import torch\nfrom {MODULE} import FunctionCtxMgr\r\n", 1) + BODY
+    found = lint({"model.py": text, "run.sh": AMO}, select=["NPU503"])
+    assert [f.code for f in found] == ["NPU503"] and found[0].fix is None
