@@ -57,9 +57,9 @@ MODULE_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module"}
 LAUNCH_TOPIC = "mindspeed.launch"
 AMO_TOPIC = "mindspeed.amo"
 ARGPARSE_TOPIC = "mindspeed.argparse"
-# the flags the catalog has ``choices`` for: their registrations in the linted files judge a
-# value outside them (MindSpeedMissingRequirement.judge)
-CHOICE_FLAGS = tuple(sorted({e.a[1] for e in CATALOG if e.kind == "choices"}))
+# the flags the catalog has a parser's ``choices`` for: their registrations in the linted files
+# judge a value outside them (MindSpeedMissingRequirement.judge)
+CHOICE_FLAGS = tuple(sorted({e.a[1] for e in CATALOG if e.kind == "choices" and e.checked_by == "parser"}))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1459,7 +1459,8 @@ class MindSpeedMissingRequirement(_LaunchRule):
         "and a virtual pipeline (`--num-layers-per-virtual-pipeline-stage`); `--fsdp2-config-path` needs "
         "`--use-torch-fsdp2`; `--reuse-fp32-param` needs `--bf16`; `--use-ascend-mc2` needs "
         "`--sequence-parallel` and TP > 1. Absent flags take MindSpeed's defaults (pipeline size 1). Also a "
-        "value outside the flag's allowed choices or range. A value outside the catalog's choices is judged by the "
+        "value outside the flag's allowed choices or range. A value outside the choices a parser declares "
+        "(`choices=` in the flag's registration, not a validator's check) is judged by the "
         "linted files' own registrations of the flag where there are some (a Megatron fork's parser in the tree, "
         "e.g. AscendSpeed's `--recompute-method`, which takes `custom`): nothing is reported when one of them takes "
         "the value or does not say for certain which values it takes (no `choices`; choices that are neither "
@@ -1520,7 +1521,7 @@ class MindSpeedMissingRequirement(_LaunchRule):
             known, value, occ = cmd.value(occ_a.flag)
             if known and occ is not None and occ.value is not None and str(value) not in tuple(map(str, e.b[2])):
                 out.append((occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})",
-                            (occ.flag, str(value))))
+                            (occ.flag, str(value)) if e.checked_by == "parser" else None))
         return out
 
     @classmethod

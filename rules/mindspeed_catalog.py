@@ -63,6 +63,10 @@ class Entry:
     b: Optional[tuple]
     message: str
     source: str
+    # a ``choices`` entry: "parser" when it is the ``choices=`` of the flag's registration (a
+    # parser in the linted files then judges the value instead: AscendSpeed's own), "validator"
+    # when a validator checks the value whatever the registration says
+    checked_by: str = "parser"
 
     @property
     def key(self) -> str:
@@ -80,9 +84,9 @@ def requires(a, b, message, source):
     return Entry("requires", a, b, message, source)
 
 
-def choices(flag, values, source):
+def choices(flag, values, source, checked_by="parser"):
     return Entry("choices", ("on", flag), ("in", flag, tuple(values)),
-                 f"{flag} must be one of {', '.join(map(str, values))}", source)
+                 f"{flag} must be one of {', '.join(map(str, values))}", source, checked_by)
 
 
 def value_range(flag, lo, hi, source):
@@ -585,7 +589,8 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     choices("--moe-zero-memory", ("disable", "level0", "level1"), f"{_FM}moe/moe_zero_memory.py"),
     choices("--recompute-granularity", ("full", "selective"), "MEG@0.12.1 megatron/training/arguments.py:1533-1534"),
     choices("--recompute-method", ("uniform", "block"), "MEG@0.12.1 megatron/training/arguments.py:1554-1555"),
-    choices("--alibi-fusion-attn-type", ("0", "2"), f"{_FM}transformer/flash_attention/alibi_feature.py:73"),
+    choices("--alibi-fusion-attn-type", ("0", "2"), f"{_FM}transformer/flash_attention/alibi_feature.py:73",
+            checked_by="validator"),  # validate_args; the registration has no choices
     value_range("--context-parallel-cache-interval", 0, None,
                 f"{_FM}context_parallel/context_parallel_kv_cache.py:40,49-50"),
     value_range("--moe-zero-memory-num-layers", 0, None, f"{_FM}moe/moe_zero_memory.py:27-30"),
