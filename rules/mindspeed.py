@@ -969,8 +969,9 @@ def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
             return {"path": path, "flags": (), "unknown": (), "entry": (argflags.UNKNOWN, None),
                     "imports": (), "choices": ()} if entry else None
         flags, patterns = found
-        if readable is not None:
-            choices = argflags.choices_in_text(text, CHOICE_FLAGS, readable)
+        registered = [f for f in CHOICE_FLAGS if f in flags]  # (only a certain registration has choices to read)
+        if registered and readable is not None:
+            choices = argflags.choices_in_text(text, registered, readable)
     judged = None
     imports = ()
     if entry:
