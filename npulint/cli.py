@@ -273,8 +273,9 @@ def _settings_text(resolver, path: str, rules) -> str:
             value = {k: list(v) for k, v in value.items()}
         lines.append(f"{key} = {json.dumps(value)}")
     policy = FixPolicy.of(settings)
-    fixable = [r.code for r in rules if r.autofix and policy.is_fixable(r.code)]
-    unsafe = [c for c in fixable if policy.applicability(c, Fix("", ())) == "unsafe"]
+    fixable = [r for r in rules if r.autofix and policy.is_fixable(r.code)]
+    unsafe = [r.code for r in fixable if policy.applicability(r.code, Fix("", (), r.fix_applicability)) == "unsafe"]
+    fixable = [r.code for r in fixable]
     lines += ["", "# resolved", f"enabled = {json.dumps(sorted(enabled))}",
               f"fixable-rules = {json.dumps(fixable)}", f"unsafe-fix-rules = {json.dumps(unsafe)}"]
     return "\n".join(lines) + "\n"

@@ -165,15 +165,6 @@ def fixes_by_path(findings: Sequence[Finding], unsafe: bool = False) -> Dict[str
 
 # -- fix safety (ruff's applicability) -------------------------------------------------------
 
-def unsafe_fix_rules() -> frozenset:
-    """The rules whose fixes are unsafe whatever the fix itself says: those whose class sets
-    ``FIX_APPLICABILITY = "unsafe"`` (NPU503: its rewrite makes adaptive memory optimization
-    manage the Function from then on, a change of run-time behaviour)."""
-    from npulint import registry
-
-    return frozenset(r.code for r in registry.load()[0] if r.fix_applicability == "unsafe")
-
-
 def applicable(fix: Optional[Fix], unsafe: bool = False) -> bool:
     """*fix* has edits and ``--fix`` applies it (an unsafe one only with *unsafe*)."""
     return fix is not None and bool(fix.edits) and (unsafe or fix.applicability == "safe")
@@ -210,7 +201,7 @@ class FixPolicy:
     def applicability(self, code: str, fix: Fix) -> str:
         from npulint.config import _match_len
 
-        level = "unsafe" if code in unsafe_fix_rules() else fix.applicability
+        level = fix.applicability  # (unsafe when the rule's fixes are: RuleBase._as_reported)
         safe, unsafe = _match_len(code, self.extend_safe_fixes), _match_len(code, self.extend_unsafe_fixes)
         if unsafe >= 0 and unsafe >= safe:
             return "unsafe"
@@ -224,7 +215,7 @@ DEFAULT_POLICY = FixPolicy()
 
 def resolve_fixes(findings: Sequence[Finding], policy_for=None) -> List[Finding]:
     """*findings* with their fixes as the engine and the configuration make them: the rule's
-    default applicability (:func:`unsafe_fix_rules`), ``extend-safe-fixes`` and
+    default applicability (which the fix carries), ``extend-safe-fixes`` and
     ``extend-unsafe-fixes``, and no fix at all for an ``unfixable`` rule. *policy_for(path)*
     gives the :class:`FixPolicy` of a finding's (displayed) path; default: the rules' defaults
     alone. Resolving resolved findings again changes nothing."""
@@ -578,6 +569,6 @@ def unified_diff(path: str, before: str, after: str) -> str:
     return "".join(out)
 
 
-__all__ = ["Changed", "Edit", "Fix", "FixLoop", "FixPolicy", "unsafe_fix_rules", "applicable", "resolve_fixes", "MAX_ROUNDS", "fix_loop", "write_all", "apply_fixes", "fix_text", "parses", "encode_like",
+__all__ = ["Changed", "Edit", "Fix", "FixLoop", "FixPolicy", "applicable", "resolve_fixes", "MAX_ROUNDS", "fix_loop", "write_all", "apply_fixes", "fix_text", "parses", "encode_like",
            "write_atomic", "write_fixed", "remove_stale_temps", "removing_temps_on_signals", "unified_diff",
            "fixes_by_path", "newline_of"]

@@ -87,7 +87,8 @@ class RuleBase:
     def finding(cls, path: str, span: Span, message: str, *, fix: Optional[Fix] = None) -> Finding:
         """A finding of this rule in the file displayed as *path* (what the engine reports
         outside any traversal: its caller has checked that the rule is enabled)."""
-        return Finding(path, span.line, span.column, cls.CODE, message, span.end_line, span.end_column, (), fix)
+        return Finding(path, span.line, span.column, cls.CODE, message, span.end_line, span.end_column, (),
+                       cls._as_reported(fix))
 
     @classmethod
     def report_to(cls, ctx, where, message: str, *, fix: Optional[Fix] = None,
@@ -96,14 +97,24 @@ class RuleBase:
         which drop it when the rule is not enabled) at *where* (a LibCST node, or a
         :class:`Span`): how a rule reports itself, and how a checker reports a rule that is not
         its own (the launch reader's syntax errors, NPU001)."""
-        ctx.report(cls.CODE, where, message, related=related, fix=fix)
+        ctx.report(cls.CODE, where, message, related=related, fix=cls._as_reported(fix))
 
     @classmethod
     def report_in(cls, report: "ProjectReporter", path: str, span: Span, message: str, *,
                   fix: Optional[Fix] = None, related: Sequence[Tuple[str, int, int]] = (),
                   noqa_lines: Tuple[int, ...] = ()) -> None:
         """Report this rule from the project phase (``project()``), in the file *path*."""
-        report.report(path, span, cls.CODE, message, related=related, fix=fix, noqa_lines=noqa_lines)
+        report.report(path, span, cls.CODE, message, related=related, fix=cls._as_reported(fix),
+                      noqa_lines=noqa_lines)
+
+    @classmethod
+    def _as_reported(cls, fix: Optional[Fix]) -> Optional[Fix]:
+        """*fix* as this rule reports it: unsafe when the rule's fixes are (``FIX_APPLICABILITY``),
+        whatever the fix says. The finding carries it (and so does the cache), so that deciding
+        what ``--fix`` may apply never needs the rule table."""
+        if fix is not None and cls.FIX_APPLICABILITY == "unsafe" and fix.applicability != "unsafe":
+            return dataclasses.replace(fix, applicability="unsafe")
+        return fix
 
 
 def discovered() -> List[type]:

@@ -110,9 +110,9 @@ def test_rules_load_from_a_source_checkout_without_installing():
 
 def test_a_warm_run_reports_unused_noqa_without_libcst_or_the_checkers(cli_run, project):
     # NPU003 is made on every run (suppression), from the cached directives: its class comes
-    # from rules/engine.py alone. (--unfixable: npulint.fixes looks up the rules whose fixes
-    # are unsafe in the whole rule table, another matter.)
-    args = [".", "--extend-select", "NPU003", "--unfixable", "NPU003"]
+    # from rules/engine.py alone; and its fix (remove the code) is resolved without the rule
+    # table (a fix carries its rule's applicability)
+    args = [".", "--extend-select", "NPU003"]
     root = project({"a.py": "import torch_npu\nx = 1  # noqa: NPU101\n"})
     assert cli_run(args, root).stdout.startswith("a.py:2:8: NPU003 ")
     code = ("import sys\nfrom npulint.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
