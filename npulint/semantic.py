@@ -12,11 +12,13 @@ every binding is known).
 
 from __future__ import annotations
 
-from typing import Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
 from npulint import modules as _modules
+from npulint import flow as _flow
+from npulint.flow import FlowRecorder
 from npulint.paths import absolute_module
 
 # A binding that is not an import (a def, a class, an assignment of something else, a
@@ -304,6 +306,8 @@ class Semantic:
         self._use_memo: Dict[Tuple[int, int], Tuple[cst.CSTNode, Site, FrozenSet[str]]] = {}
         self._last_site: Optional[Site] = None
         self.complete = False  # the traversal is over: every binding is known (Walker.walk)
+        # which calls never run, or run under which branches: recorded by the traversal
+        self.flows = FlowRecorder()
         # every walked node -> the statement holding it whose positions are computed alone (see
         # FileContext.span): i for ``module.body[i]``, (i, j) for the j-th statement of a
         # top-level class ``module.body[i]``
@@ -1232,6 +1236,7 @@ class Walker(cst.CSTVisitor):
     # (the node classes are tested by type, not isinstance: LibCST's are never subclassed, and
     # these two run for every field that opens a block or a scope)
     def on_visit_attribute(self, node: cst.CSTNode, attribute: str) -> None:
+        self.sem.flows.visit_attribute(node, attribute)
         t = type(node)
         if (attribute == "body" and t in _BLOCK_OWNER_TYPES and t is not cst.While) or (
                 attribute == "test" and t is cst.While):  # a while test runs on every iteration
@@ -1249,6 +1254,7 @@ class Walker(cst.CSTVisitor):
             self.sem.push("class", node)
 
     def on_leave_attribute(self, original_node: cst.CSTNode, attribute: str) -> None:
+        self.sem.flows.leave_attribute(original_node, attribute)
         if attribute == "body":
             t = type(original_node)
             if t in _BLOCK_OWNER_TYPES:
@@ -1387,7 +1393,7 @@ _IDENTIFIER_FIELDS: Dict[type, FrozenSet[str]] = {
 _WALKABLE: Dict[type, bool] = {}
 
 # The attributes whose visit the engine tracks (``on_visit_attribute``).
-_ATTR_CALLBACKS = frozenset({"body", "params", "test"})
+_ATTR_CALLBACKS = frozenset({"body", "params", "test", "orelse", "iter", "bases"})
 
 # Node types that hold only whitespace, comments or fixed tokens: never walked into.
 _INERT_BASES = (cst.BaseParenthesizableWhitespace, cst.EmptyLine, cst.TrailingWhitespace, cst.Newline, cst.Comment,
@@ -1610,7 +1616,7 @@ def _v_match_name(sem: Semantic, node) -> None:
         sem.bind(name.value, "other", node)
 
 
-_ENGINE_VISIT = {
+_ENGINE_VISIT_BASE = {
     "Import": _v_import,
     "ImportFrom": _v_import_from,
     "FunctionDef": _v_def,
@@ -1627,7 +1633,7 @@ _ENGINE_VISIT = {
     "MatchAs": _v_match_name, "MatchStar": _v_match_name, "MatchMapping": _v_match_name,
 }
 
-_ENGINE_LEAVE = {
+_ENGINE_LEAVE_BASE = {
     "With": _l_with,
     "WithItem": _l_with_item,
     "Assign": _l_assign,
@@ -1636,3 +1642,20 @@ _ENGINE_LEAVE = {
     "NamedExpr": _l_named_expr,
     "ListComp": _l_comp, "SetComp": _l_comp, "DictComp": _l_comp, "GeneratorExp": _l_comp,
 }
+
+
+def _with_flow(base: Dict[str, Callable], flow: Dict[type, Callable]) -> Dict[str, Callable]:
+    """The engine's handlers by node class name: Semantic's, then the flow recorder's."""
+    out = dict(base)
+    for cls, record in flow.items():
+        name = cls.__name__
+        own = base.get(name)
+        if own is None:
+            out[name] = lambda sem, node, record=record: record(sem.flows, node)
+        else:
+            out[name] = lambda sem, node, own=own, record=record: (own(sem, node), record(sem.flows, node))
+    return out
+
+
+_ENGINE_VISIT = _with_flow(_ENGINE_VISIT_BASE, {**_flow._VISIT, cst.Call: FlowRecorder.call})
+_ENGINE_LEAVE = _with_flow(_ENGINE_LEAVE_BASE, _flow._LEAVE)

@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -40,7 +40,7 @@ from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Fix
-from npulint.semantic import AttrStore, Site, child_nodes, dotted
+from npulint.semantic import AttrStore, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
 # ======================================================================================
@@ -1009,218 +1009,6 @@ class CustomPoolOverridesFxReuse(LintRule):
         return last if sets_pool(self.ctx, last.raw.value, last.site) is True else None
 
 
-class _Flow:
-    """Which code of a function (or module, or other scope) never runs, and which calls of it
-    never both run in one run of it (NPU203, and NPU306's instantiations).
-
-    Each call is given the branch statements it runs under, each with the set of its arms
-    under which it runs: the arms of one ``if``/``elif``/``else`` chain (with "no arm taken"
-    when there is no ``else``), of one ``match`` (with "no case matched" unless the last case
-    is a bare capture or ``_``), of a conditional expression ``x if c else y``; a ``try`` body
-    and its ``else`` are one arm, each ``except`` handler another (every ``except*`` handler
-    the same one: several may run). The code after a statement some of whose arms always end
-    (every path of them ends in ``return``, ``raise``, ``continue`` or ``break``) runs only
-    under its other arms: ``if d: return a()`` then ``return b()``. Two calls never both run
-    when they run under disjoint arms of one statement. A statement in a loop (a ``for`` or
-    ``while`` body, a comprehension) gives none: its arms may take turns. ``and``/``or`` are
-    not arms: in ``a() or b()`` both run when ``a()`` is falsy. A ``try`` that ends is not used
-    for what follows it (its body may end half-way into a handler), nor is a ``with`` whose
-    body may end by ``raise`` (its context manager may suppress the exception); code after
-    either that certainly ends is dead all the same."""
-
-    _TERMINATORS = (cst.Return, cst.Raise, cst.Continue, cst.Break)
-    _COMPREHENSIONS = (cst.ListComp, cst.SetComp, cst.DictComp, cst.GeneratorExp)
-    _SCOPES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
-
-    def __init__(self, root: cst.CSTNode):
-        self.root = root
-        self.dead: Set[int] = set()  # every node of code that never runs
-        # id(call) -> id(branch statement) -> the arms of it the call runs under
-        self.paths: Dict[int, Dict[int, FrozenSet[int]]] = {}
-        body = getattr(root, "body", None)
-        if isinstance(root, (cst.Module, cst.FunctionDef, cst.ClassDef)) and body is not None:
-            self._suite(body, {}, False)
-        else:
-            self._expr(root.body if isinstance(root, cst.Lambda) else root, {}, False)
-
-    # -- statements: each returns how it ends (None: some path goes on; "jump": every path ends
-    # in return/continue/break; "raise": every path ends, some by raise)
-    @staticmethod
-    def _all_end(ends) -> Optional[str]:
-        if any(e is None for e in ends):
-            return None
-        return "raise" if "raise" in ends else "jump"
-
-    @staticmethod
-    def _under(conds, key: int, arms, looped: bool):
-        if looped:
-            return conds
-        out = dict(conds)
-        out[key] = frozenset(arms)
-        return out
-
-    def _suite(self, body, conds, looped: bool) -> Optional[str]:
-        if isinstance(body, cst.SimpleStatementSuite):
-            return self._small(body.body, conds, looped)
-        stmts = body.body if isinstance(body, cst.IndentedBlock) else body
-        for i, stmt in enumerate(stmts):
-            end, conds = self._stmt(stmt, conds, looped)
-            if end is not None:
-                for later in stmts[i + 1:]:
-                    self._mark(later)
-                return end
-        return None
-
-    def _small(self, smalls, conds, looped: bool) -> Optional[str]:
-        for i, small in enumerate(smalls):
-            self._expr(small, conds, looped)
-            if isinstance(small, self._TERMINATORS):
-                for later in smalls[i + 1:]:
-                    self._mark(later)
-                return "raise" if isinstance(small, cst.Raise) else "jump"
-        return None
-
-    def _stmt(self, stmt, conds, looped: bool):
-        """How *stmt* ends, and the branches the code after it runs under."""
-        if isinstance(stmt, cst.SimpleStatementLine):
-            return self._small(stmt.body, conds, looped), conds
-        if isinstance(stmt, cst.If):
-            return self._if(stmt, conds, looped)
-        if isinstance(stmt, (cst.Try, cst.TryStar)):
-            return self._try(stmt, conds, looped)
-        if isinstance(stmt, cst.Match):
-            return self._match(stmt, conds, looped)
-        if isinstance(stmt, (cst.For, cst.While)):
-            if isinstance(stmt, cst.For):
-                self._expr(stmt.iter, conds, looped)  # (evaluated once)
-                self._expr(stmt.target, conds, True)
-            else:
-                self._expr(stmt.test, conds, True)
-            self._suite(stmt.body, conds, True)
-            if stmt.orelse is not None:
-                self._suite(stmt.orelse.body, conds, looped)
-            return None, conds
-        if isinstance(stmt, cst.With):
-            for item in stmt.items:
-                self._expr(item, conds, looped)
-            end = self._suite(stmt.body, conds, looped)
-            return ("jump" if end == "jump" else None), conds
-        if isinstance(stmt, self._SCOPES):
-            for decorator in stmt.decorators:  # the rest is another scope
-                self._expr(decorator, conds, looped)
-            return None, conds
-        self._expr(stmt, conds, looped)
-        return None, conds
-
-    def _after(self, conds, key: int, ends, looped: bool):
-        end = self._all_end(ends)
-        if end is not None:
-            return end, conds
-        going_on = [i for i, e in enumerate(ends) if e is None]
-        if looped or len(going_on) == len(ends):
-            return None, conds
-        return None, self._under(conds, key, going_on, looped)
-
-    def _if(self, node: cst.If, conds, looped: bool):
-        chain: List[cst.If] = [node]
-        cur = node.orelse
-        while isinstance(cur, cst.If):
-            chain.append(cur)
-            cur = cur.orelse
-        n, key = len(chain), id(node)  # arm n: the else, or no arm taken
-        ends: List[Optional[str]] = []
-        for j, arm in enumerate(chain):
-            self._expr(arm.test, self._under(conds, key, range(j, n + 1), looped), looped)
-            ends.append(self._suite(arm.body, self._under(conds, key, (j,), looped), looped))
-        ends.append(self._suite(cur.body, self._under(conds, key, (n,), looped), looped)
-                    if isinstance(cur, cst.Else) else None)
-        return self._after(conds, key, ends, looped)
-
-    def _try(self, node, conds, looped: bool):
-        key = id(node)
-        star = isinstance(node, cst.TryStar)
-        body = self._suite(node.body, self._under(conds, key, (0,), looped), looped)
-        ends = []
-        for i, handler in enumerate(node.handlers):
-            arm = self._under(conds, key, (1 if star else i + 1,), looped)
-            if handler.type is not None:
-                self._expr(handler.type, arm, looped)
-            ends.append(self._suite(handler.body, arm, looped))
-        if node.orelse is not None:
-            orelse = self._suite(node.orelse.body, self._under(conds, key, (0,), looped), looped)
-            body = body or orelse
-        if node.finalbody is not None:
-            final = self._suite(node.finalbody.body, conds, looped)
-            if final is not None:
-                return final, conds
-        return self._all_end([body] + ends), conds
-
-    def _match(self, node: cst.Match, conds, looped: bool):
-        self._expr(node.subject, conds, looped)
-        key, n = id(node), len(node.cases)
-        ends: List[Optional[str]] = []
-        for j, case in enumerate(node.cases):
-            tested = self._under(conds, key, range(j, n + 1), looped)
-            self._expr(case.pattern, tested, looped)
-            if case.guard is not None:
-                self._expr(case.guard, tested, looped)
-            ends.append(self._suite(case.body, self._under(conds, key, (j,), looped), looped))
-        last = node.cases[-1] if node.cases else None
-        if last is None or last.guard is not None or not (
-                isinstance(last.pattern, cst.MatchAs) and last.pattern.pattern is None):
-            ends.append(None)  # no case matched
-        return self._after(conds, key, ends, looped)
-
-    def _expr(self, node: cst.CSTNode, conds, looped: bool) -> None:
-        # (node types by identity: LibCST's node classes are never subclassed, and isinstance
-        # against its ABCs is slow over every node of a scope; the arms of an IfExp and the
-        # body of a comprehension, rare, are walked with their own branches or as looped)
-        scopes, comprehensions, leaves = _FLOW_SCOPE_TYPES, _FLOW_COMPREHENSION_TYPES, _FLOW_LEAF_TYPES
-        paths, root = self.paths, self.root
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            t = type(n)
-            if t in leaves or (t in scopes and n is not root):
-                continue  # a name or a literal; another scope
-            if t is cst.Call:
-                paths[id(n)] = conds
-            elif t is cst.IfExp:
-                key = id(n)
-                self._expr(n.test, conds, looped)
-                self._expr(n.body, self._under(conds, key, (0,), looped), looped)
-                self._expr(n.orelse, self._under(conds, key, (1,), looped), looped)
-                continue
-            elif t in comprehensions and not looped:
-                for child in child_nodes(n):  # (the first iterable runs once: taken as repeated too)
-                    self._expr(child, conds, True)
-                continue
-            stack.extend(child_nodes(n))
-
-    def _mark(self, node: cst.CSTNode) -> None:
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            self.dead.add(id(n))
-            stack.extend(child_nodes(n))
-
-    @staticmethod
-    def disjoint(a: Dict[Any, FrozenSet[int]], b: Dict[Any, FrozenSet[int]]) -> bool:
-        """Whether code under the branches *a* and code under *b* never both run: they run
-        under disjoint arms of one statement."""
-        return any(k in b and not (arms & b[k]) for k, arms in a.items())
-
-    def exclusive(self, a: cst.CSTNode, b: cst.CSTNode) -> bool:
-        """Whether the calls *a* and *b* never both run (one run of this scope)."""
-        pa, pb = self.paths.get(id(a)), self.paths.get(id(b))
-        return pa is not None and pb is not None and self.disjoint(pa, pb)
-
-
-_FLOW_SCOPE_TYPES = frozenset(_Flow._SCOPES)
-_FLOW_COMPREHENSION_TYPES = frozenset(_Flow._COMPREHENSIONS)
-_FLOW_LEAF_TYPES = frozenset({cst.Name, cst.Integer, cst.Float, cst.Imaginary, cst.SimpleString, cst.Ellipsis})
-
-
 class GraphsWithoutSharedPool(LintRule):
     CODE = "NPU203"
     NAME = "graphs-without-shared-pool"
@@ -1282,7 +1070,7 @@ class GraphsWithoutSharedPool(LintRule):
         graph eagerly and captures nothing). Compiles in different functions (separate tests,
         spawned workers) are not known to hold their graphs at the same time; compiles under
         disjoint arms of one statement never both run (an ``if`` arm that returns and the code
-        after the ``if`` too), and one after a ``return`` never runs (:class:`_Flow`)."""
+        after the ``if`` too), and one after a ``return`` never runs (:mod:`npulint.flow`)."""
         a = self.ctx.analysis(TorchairConfigAnalysis)
         groups: Dict[object, list] = {}
         scopes: Dict[object, object] = {}
@@ -1305,7 +1093,7 @@ class GraphsWithoutSharedPool(LintRule):
                 if len(acl) < 2:
                     continue
                 if flow is None:
-                    flow = _Flow(scopes[key].node)
+                    flow = self.ctx.sem.flows.flow(scopes[key].node)
                 acl = [item for item in acl if id(item[0]) not in flow.dead]  # after a return: never runs
                 # each compile with the first earlier one that may hold its graph at the same time
                 pairs = []

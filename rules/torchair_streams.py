@@ -17,11 +17,13 @@ from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
-from npulint.semantic import Scope, Site, child_nodes, dotted
+from npulint.semantic import Scope, Semantic, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
-from .torchair_config import ACLGRAPH_MODES, COMPILED, _Flow
+from npulint.flow import Flow
+
+from .torchair_config import ACLGRAPH_MODES, COMPILED
 
 SWITCH = {"torchair.scope.npu_stream_switch", "torchair.ops.NpuStreamSwitch", "torchair.NpuStreamSwitch"}
 WAIT_TENSOR = {"torchair.scope.npu_wait_tensor", "torchair.ops.npu_wait_tensor"}
@@ -493,12 +495,11 @@ class StreamsAnalysis(Analysis):
             ctx.fact(StreamsAnalysis, ("uses", q))
         # the releases of this file's own configuration (a nested one may name others than the run's)
         ctx.fact(StreamsAnalysis, ("torchair",) + _file_releases(ctx.settings))
-        flows: Dict[int, _Flow] = {}
         numbers: Dict[int, int] = {}  # id(branch statement) -> its number among this file's creations
         for call, site, _, tag in self.creations():
             if not isinstance(tag, str):
                 continue
-            where = self._branches(call, site, flows, numbers)
+            where = self._branches(call, site, ctx.sem, numbers)
             if where is None:
                 continue  # after a return: never runs
             span = ctx.span(call)
@@ -548,7 +549,6 @@ class StreamsAnalysis(Analysis):
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
-        flows: Dict[int, _Flow] = {}
         branches: Dict[int, int] = {}  # id(branch statement) -> its number in this file
         held = self._held() if self.classes else {}
         plain: Dict[int, bool] = {}  # id(function scope) -> whether a call runs its body as written
@@ -565,7 +565,7 @@ class StreamsAnalysis(Analysis):
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             owner = sem.enclosing_class(site)
             in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
-            where = self._branches(call, site, flows, branches)
+            where = self._branches(call, site, sem, branches)
             if where == () and id(call) in self.guarded:
                 # an operand of ``and``/``or`` (``_m = _m or make()``) or a filtered comprehension,
                 # which the flow does not split: it may not run, so it runs under a branch of its
@@ -576,15 +576,13 @@ class StreamsAnalysis(Analysis):
                                        where, runner, held.get(id(call))))
 
     @staticmethod
-    def _branches(call: cst.Call, site: Site, flows: Dict[int, _Flow], numbers: Dict[int, int]):
+    def _branches(call: cst.Call, site: Site, sem: Semantic, numbers: Dict[int, int]):
         """The branches *call* runs under in its function (or module): ``((branch, arms), ...)``
-        with the branch numbered in this file (:class:`_Flow`); None when it never runs."""
+        with the branch numbered in this file (:mod:`npulint.flow`); None when it never runs."""
         scope = site.scope
         while scope.kind == "comprehension" and scope.parent is not None:
             scope = scope.parent
-        flow = flows.get(id(scope.node))
-        if flow is None:
-            flow = flows[id(scope.node)] = _Flow(scope.node)
+        flow = sem.flows.flow(scope.node)
         if id(call) in flow.dead:
             return None
         path = flow.paths.get(id(call), {})
@@ -844,7 +842,6 @@ class StreamsAnalysis(Analysis):
         method (``if skip: return x``)."""
         sem = self.ctx.sem
         out: Dict[Scope, Dict[str, Tuple[Set[str], Set[str], Set[str]]]] = {}
-        flows: Dict[int, _Flow] = {}
         for call, site in self.calls:
             fn = site.scope
             func = call.func
@@ -853,9 +850,7 @@ class StreamsAnalysis(Analysis):
 
             def after_an_end() -> bool:
                 """after a return (or raise...) that may end the method first: ``if skip: return x``"""
-                flow = flows.get(id(fn.node))
-                if flow is None:
-                    flow = flows[id(fn.node)] = _Flow(fn.node)
+                flow = sem.flows.flow(fn.node)
                 return id(call) in flow.dead or bool(flow.paths.get(id(call)))
 
             if all(loop for _, loop in site.blocks):
@@ -1243,7 +1238,7 @@ def _plain_function(fn: cst.FunctionDef) -> bool:
 
 
 def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
-    """How many instantiations the *sites* ((count, branches), :class:`_Flow`) certainly make
+    """How many instantiations the *sites* ((count, branches), :mod:`npulint.flow`) certainly make
     in one process: 2 for "more than one" (one site in a loop, or two that may both run:
     not under disjoint arms of one statement), 1, or 0."""
     if not sites:
@@ -1251,7 +1246,7 @@ def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
     if any(n > 1 for n, _ in sites):
         return 2
     for i, (_, a) in enumerate(sites):
-        if any(not _Flow.disjoint(a, b) for _, b in sites[i + 1:]):
+        if any(not Flow.disjoint(a, b) for _, b in sites[i + 1:]):
             return 2
     return 1
 
@@ -1270,7 +1265,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
     that one calls through ``super()`` or as ``Base.__init__(self)``), transitively; a call in
     another function of theirs is not known to run. Two entry scripts that instantiate a class once each are two processes,
     as for two creations of one tag (:func:`_one_process`). Two instantiations under disjoint
-    arms of one statement never both run, and one in dead code never runs (:class:`_Flow`).
+    arms of one statement never both run, and one in dead code never runs (:mod:`npulint.flow`).
     Only the classes that own a creation, and their subclasses, are counted; for a class's
     ``__init__`` ("<class>.__init__"), only the instantiations that run it."""
     wanted: Dict[str, List[str]] = {}  # class -> the owners of creations it runs the methods of
@@ -1947,7 +1942,7 @@ class TaggedEventTagReused(LintRule):
             # two creations in disjoint arms of one statement of one function never both run
             seen = next((t for t in first_tag.get(tag, ()) if (
                 t[0] == path or _one_process(modules.get(t[0]), modules.get(path), imports)) and not (
-                t[0] == path and t[4] == runner and _Flow.disjoint(t[3], arms))
+                t[0] == path and t[4] == runner and Flow.disjoint(t[3], arms))
                 and _both_made(t[5], key, tables)), None)
             first_tag.setdefault(tag, []).append((path, line, col, arms, runner, key))
             if seen is not None:
@@ -2092,7 +2087,7 @@ def _both_made(a: Optional[str], b: Optional[str], tables: Tables) -> bool:
         return True
     if len(owners) == 1 or a == b:
         return any(owners[0] in sites for sites in tables.together)
-    return any(not _Flow.disjoint(x, y) for sites in tables.together
+    return any(not Flow.disjoint(x, y) for sites in tables.together
                for x in sites.get(a, ()) for y in sites.get(b, ()))
 
 
