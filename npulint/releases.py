@@ -309,9 +309,12 @@ def _nearest_marked(folder: str, memo: Optional[Dict[str, Optional[str]]] = None
 
 def _inferred(settings, files: Sequence[str]) -> Dict[str, Tuple[Tuple[str, ...], str]]:
     """What :func:`infer` finds for the files' project. Without a configuration, the files may
-    belong to several projects (each its nearest folder with a project marker): a framework's
-    releases are inferred only when every one of those projects gives the same, so the pin of
-    one project never decides for another's files (a parent's requirements and a sub-project's)."""
+    belong to several projects (each its nearest folder with a project marker). A project that
+    says nothing of a framework takes what the nearest project above it says (``docs/`` with its
+    own ``requirements.txt`` runs in the repository's environment); then a framework's releases
+    are inferred when every project gives the same, unknown when one of them names a release
+    npulint has no data for (its files must not be judged by another's), and not inferred
+    otherwise, so the pin of one project never decides for another's files."""
     if getattr(settings, "config_path", None) or len(files) < 2:
         return infer(project_root(settings, files))
     memo: Dict[str, Optional[str]] = {}
@@ -321,11 +324,25 @@ def _inferred(settings, files: Sequence[str]) -> Dict[str, Tuple[Tuple[str, ...]
     roots = {root or folder for folder, root in marked.items()}
     if len(roots) == 1:
         return infer(roots.pop())
-    found = [infer(root) for root in sorted(roots)]
+    said: Dict[str, Dict[str, Tuple[Tuple[str, ...], str]]] = {}  # project -> what it (or one above it) says
+
+    def says(root: str) -> Dict[str, Tuple[Tuple[str, ...], str]]:
+        if root not in said:
+            own = infer(root)
+            parent = os.path.dirname(root)
+            above = _nearest_marked(parent, memo) if parent != root else None
+            said[root] = {**(says(above) if above else {}), **own}
+        return said[root]
+
+    found = [says(root) for root in sorted(roots)]
     out: Dict[str, Tuple[Tuple[str, ...], str]] = {}
-    for fw, first in found[0].items():
-        if all(fw in other and other[fw][0] == first[0] for other in found[1:]):
-            out[fw] = first
+    for fw in FRAMEWORKS:
+        given = [f[fw] for f in found if fw in f]
+        unknown = next((g for g in given if not g[0]), None)
+        if unknown is not None:
+            out[fw] = unknown
+        elif len(given) == len(found) and all(g[0] == given[0][0] for g in given):
+            out[fw] = given[0]
     return out
 
 

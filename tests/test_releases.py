@@ -163,6 +163,36 @@ def test_pins_of_two_projects_in_one_run_decide_for_neither(tmp_path, cli_run):
     assert both.returncode == 0, both.stdout  # the two pins disagree: nothing is inferred
 
 
+AOT = "import torchair\nbackend = torchair.get_npu_backend(aot_config=None)\n"  # 6.0.rc1 takes it
+INNER = "from torchair.scope import npu_stream_switch\nwith npu_stream_switch('1', 0, enable_inner_parallel=False):\n    pass\n"
+
+
+@pytest.mark.parametrize("pin, source, expected", [("torchair==6.0.rc1", AOT, 0), ("torchair==7.2.0", INNER, 1)])
+def test_a_sub_project_that_says_nothing_takes_the_pin_above_it(tmp_path, cli_run, pin, source, expected):
+    # rw14 review: docs/ with its own requirements.txt (sphinx) runs in the repository's
+    # environment; it must not cancel the repository's pin, known (7.2.0 has no
+    # enable_inner_parallel) or unknown (6.0.rc1 takes aot_config: nothing to say)
+    (tmp_path / "requirements.txt").write_text(pin + "\n")
+    (tmp_path / "model.py").write_text(source)
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "requirements.txt").write_text("sphinx\n")
+    (tmp_path / "docs" / "conf.py").write_text("project = 'x'\n")
+    r = cli_run(["--select", "NPU010", "--no-cache", "."], tmp_path)
+    assert r.stdout.count("NPU010") == expected, r.stdout
+
+
+def test_one_project_on_a_release_npulint_has_no_data_for_silences_the_run(tmp_path, cli_run):
+    # a parent linted with a sub-project pinned to 6.0.rc1: the sub-project's code must not be
+    # judged by the releases npulint knows (its get_npu_backend takes aot_config)
+    (tmp_path / "top.py").write_text("import torch\nx = 1\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "requirements.txt").write_text("torchair==6.0.rc1\n")
+    (tmp_path / "sub" / "legacy.py").write_text(AOT)
+    assert cli_run(["--select", "NPU010", "--no-cache", "."], tmp_path).stdout == ""
+    (tmp_path / "sub" / "requirements.txt").write_text("torchair\n")  # the twin: no release named
+    assert cli_run(["--select", "NPU010", "--no-cache", "."], tmp_path).stdout.count("NPU010") == 1
+
+
 def test_torchair_options_by_release_are_generated_data():
     options = releases.torchair_data()["options"]
     assert sorted(options["aclgraph_config.use_custom_pool"]) == ["26.0.0", "7.2.0", "7.3.0", "master"]
