@@ -1,6 +1,7 @@
 """One file's analysis: the prefilter (which rules a file's text can matter to), CPython's
 check (syntax errors, nesting, the analysis bounds), one LibCST parse and one traversal with
-every active rule and shared analysis, and the ``# noqa`` map of the file.
+every active rule and shared analysis, and the ``# noqa`` map of the file; for a shell script,
+one read as bash reads it (CRLF line ends, syntax errors, the analysis bounds) before its checkers.
 :func:`npulint.core.analyse_file` puts them together: every run takes each file through it."""
 
 from __future__ import annotations
@@ -256,8 +257,7 @@ def _prefilter(path: str, display: str, language: str, text: str, checker_classe
     # parsed anyway: checkers that only piggyback on a parse join cheaply
     active += [c for c in checker_classes if c in needed and c.piggyback and c.language == language
                and c not in active and c.joins(text, path)]
-    if language != PYTHON and not active:
-        active = candidates  # NPU001/NPU004/NPU005 alone: shell checkers read the script themselves (they report only what is on)
+    # empty: the engine's NPU001 (and a shell script's NPU004/NPU005) alone, read for them alone
     return result, active
 
 
@@ -277,11 +277,7 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     if problem is not None:  # CPython decides what is a syntax error (NPU001), with its positions
         kind, line, col, msg = problem
         if kind == "limit":
-            result.unjudged = True
-            limit = engine().AnalysisLimit
-            if limit.enabled_in(enabled):
-                result.findings.append(limit.finding(result.display, Span.at(1, 1), f"not checked: {msg}"))
-            return _with_noqa(result, text)
+            return _analysis_limit(result, text, enabled, msg)
         return _syntax_error(result, text, enabled, line, col, msg)
     try:
         tree = _parse(text, python_accepts=True)
@@ -339,10 +335,8 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
         return _nested_too_deep(result, text, enabled)
     except Exception as exc:  # an engine bug: keep going with the other files
         _release(ctx, checkers)
-        internal = engine().InternalError
-        if internal.enabled_in(enabled):
-            errors.append(internal.finding(display, Span.at(1, 1), f"internal error in npulint's engine: "
-                                           f"{type(exc).__name__}: {exc} (please report this)"))
+        if engine().InternalError.enabled_in(enabled):
+            errors.append(_engine_error(display, exc))
         result.findings.extend(errors)
         return _with_noqa(result, text)
     result.findings.extend(ctx.findings)
@@ -388,17 +382,44 @@ def _release(ctx: "FileContext", checkers: Sequence["Checker"]) -> None:
 
 def _lint_other(result: FileResult, text: str, settings: Settings, active: Sequence[type],
                 enabled: Set[str]) -> FileResult:
-    """Files that are not Python (shell scripts): each checker parses the text itself, in
-    ``finish()``, and reports NPU001 for what it cannot parse."""
+    """Files that are not Python (shell scripts): the engine reads the script once, as bash
+    reads it (:func:`npulint.shell.parse_script`), and the checkers take it from their context
+    (``ShellContext.script``) and do their work in ``finish()``. A script bash would not run as
+    it shows is the engine's finding and no checker runs: CRLF line endings (NPU004), a script
+    bash cannot parse (NPU001), one past a bound of the analysis (NPU005); another shell's
+    script (zsh, csh, fish...) is not read with bash's grammar, and nothing is said."""
     from npulint.checker import ShellContext
+    from npulint.shell import crlf_lines, parse_script
+    from npulint.source import is_bash_script
 
-    ctx = ShellContext(result.path, result.display, text, settings, enabled)
     result.parsed = True
+    if not is_bash_script(text):
+        result.unjudged = True
+        return _with_noqa(result, text)
+    try:
+        crlf = crlf_lines(text)
+        if crlf:
+            return _shell_crlf(result, text, enabled, crlf)
+        script, error = parse_script(text)
+    except RecursionError:
+        return _nested_too_deep(result, text, enabled)
+    except Exception as exc:  # an engine bug: keep going with the other files
+        result.unjudged = True
+        if engine().InternalError.enabled_in(enabled):
+            result.findings.append(_engine_error(result.display, exc))
+        return _with_noqa(result, text)
+    if error is not None:
+        return _syntax_error(result, text, enabled, error.line, error.column, error.message)
+    if script.limit is not None:  # past a bound of the analysis: one finding, nothing else
+        return _analysis_limit(result, text, enabled, f"{script.limit}; nothing else is reported for this script")
+    ctx = ShellContext(result.path, result.display, text, settings, enabled, script)
     from npulint.lintrule import Analysis, with_analyses
 
+    checkers = []
     for cls in with_analyses(active):
         try:
             checker = cls(ctx)
+            checkers.append(checker)
             if isinstance(checker, Analysis):
                 ctx.analyses[cls] = checker
             checker.finish()
@@ -410,7 +431,24 @@ def _lint_other(result: FileResult, text: str, settings: Settings, active: Seque
                 ctx.findings.append(_internal_error(result.display, Span.at(1, 1), cls, exc))
     result.findings.extend(ctx.findings)
     result.facts = ctx.facts
-    result.unjudged = ctx.unjudged
+    _release(ctx, checkers)
+    return _with_noqa(result, text)
+
+
+def _shell_crlf(result: FileResult, text: str, enabled: Set[str], crlf: List[Tuple[int, int]]) -> FileResult:
+    """NPU004 at the first of the script's *crlf* line ends (:func:`npulint.shell.crlf_lines`):
+    bash reads the ``\\r`` as part of the line's last word, so the words, and the commands that
+    continuation lines were meant to build, are not what the script shows."""
+    result.unjudged = True
+    rule = engine().ShellCrlf
+    if rule.enabled_in(enabled):
+        n = len(crlf)
+        line, col = crlf[0]
+        result.findings.append(rule.finding(
+            result.display, Span(line, col, line, col + 1),
+            f"CRLF (Windows) line endings{f' on {n} lines' if n > 1 else ''}: bash reads the carriage return as "
+            "part of each line's last word (`--bf16` becomes `--bf16\\r`) and `\\` before CRLF does not continue "
+            "the command; convert the file to LF line endings"))
     return _with_noqa(result, text)
 
 
@@ -478,6 +516,15 @@ def _syntax_error(result: FileResult, text: str, enabled: Set[str], line: int, c
     return _with_noqa(result, text)
 
 
+def _analysis_limit(result: FileResult, text: str, enabled: Set[str], msg: str) -> FileResult:
+    """NPU005: the file is past a bound of the analysis (*msg* names it), and nothing else is said."""
+    result.unjudged = True
+    limit = engine().AnalysisLimit
+    if limit.enabled_in(enabled):
+        result.findings.append(limit.finding(result.display, Span.at(1, 1), f"not checked: {msg}"))
+    return _with_noqa(result, text)
+
+
 def _nested_too_deep(result: FileResult, text: str, enabled: Set[str]) -> FileResult:
     result.unjudged = True
     if engine().SyntaxErrorInFile.enabled_in(enabled):
@@ -488,6 +535,12 @@ def _nested_too_deep(result: FileResult, text: str, enabled: Set[str]) -> FileRe
 def _too_deep(display: str) -> Finding:
     return engine().SyntaxErrorInFile.finding(display, Span.at(1, 1),
                                               "file is nested too deeply to analyse (recursion limit)")
+
+
+def _engine_error(display: str, exc: BaseException) -> Finding:
+    """NPU000 for an exception of the engine itself (not of a checker)."""
+    return engine().InternalError.finding(display, Span.at(1, 1), f"internal error in npulint's engine: "
+                                          f"{type(exc).__name__}: {exc} (please report this)")
 
 
 def _codes_using(analysis: type) -> Set[str]:

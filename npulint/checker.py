@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 import libcst.helpers
@@ -16,6 +16,9 @@ from npulint.semantic import _INERT, Semantic, Site, _field_order
 from npulint.signatures import Bound, Signature, bind
 from npulint.source import PYTHON, python_lines
 from npulint.values import TORCH_FLOAT32, UNKNOWN, Evaluator
+
+if TYPE_CHECKING:  # pragma: no cover
+    from npulint.shell import Script
 
 
 class Checker:
@@ -877,19 +880,22 @@ def _positions(module: cst.Module):
 
 
 class ShellContext:
-    """The context of a checker whose ``language`` is shell: the file's text, no tree. A shell
-    checker does its work in ``finish()`` (parsing the text itself) and reports at spans."""
+    """The context of a checker whose ``language`` is shell: the file's text and ``script``, the
+    script as the engine read it once (:class:`npulint.shell.Script`: its launch commands), no
+    tree. A shell checker does its work in ``finish()`` and reports at spans. The engine runs
+    shell checkers only on a script it could read: one it cannot is the engine's finding
+    (NPU001, NPU004, NPU005: ``npulint.analyse._lint_other``)."""
 
-    def __init__(self, path: str, display: str, text: str, settings, enabled: Set[str]):
+    def __init__(self, path: str, display: str, text: str, settings, enabled: Set[str], script: "Script"):
         self.path = path
         self.display = display
         self.text = text
         self.settings = settings
         self.enabled = enabled
+        self.script: Optional["Script"] = script
         self.findings: List[Finding] = []
         self.facts: Dict[str, List[Any]] = {}
         self.analyses: Dict[type, Any] = {}  # the file's shared analyses (see analysis())
-        self.unjudged = False  # a checker could not read the script (NPU001, NPU004, another shell)
 
     def wants(self, code: str) -> bool:
         return code in self.enabled
@@ -911,6 +917,7 @@ class ShellContext:
 
     def release(self) -> None:
         self.analyses = {}
+        self.script = None
 
 
 class ProjectReporter:

@@ -8,9 +8,7 @@ A family's shared analysis (the CompilerConfig tracking of NPU2xx, the event tab
 the launch reader of NPU5xx) is an :class:`Analysis`: the rules that need it name it in ``uses``;
 the engine makes one instance per file, walks it in the same single traversal, before the
 rules (so its state at a node is up to date when a rule's hook for that node runs), and hands it
-to them as ``self.ctx.analysis(ThatAnalysis)``. An analysis reports nothing of its own
-(the reader of launch scripts, ``ShellLaunches``, reports the engine's NPU001, NPU004 and NPU005
-for a script it cannot read).
+to them as ``self.ctx.analysis(ThatAnalysis)``. An analysis reports nothing of its own.
 
 Rules are discovered: every concrete subclass of :class:`RuleBase` (one with a ``CODE``) in the
 ``rules`` package is a rule (``npulint.registry``); those that are not a :class:`LintRule` are

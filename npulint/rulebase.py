@@ -95,8 +95,7 @@ class RuleBase:
                   related: Sequence[Tuple[str, int, int]] = ()) -> None:
         """Report this rule through the file context *ctx* (``FileContext`` or ``ShellContext``,
         which drop it when the rule is not enabled) at *where* (a LibCST node, or a
-        :class:`Span`): how a rule reports itself, and how a checker reports a rule that is not
-        its own (the launch reader's syntax errors, NPU001)."""
+        :class:`Span`): how a rule reports itself."""
         ctx.report(cls.CODE, where, message, related=related, fix=cls._as_reported(fix))
 
     @classmethod

@@ -39,7 +39,6 @@ from npulint.source import SHELL
 
 from npulint.releases import runs_on
 
-from .engine import AnalysisLimit, ShellCrlf, SyntaxErrorInFile
 from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, catalog_index
 
 _SRC = ("MindSpeed's adaptive memory optimization page, Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
@@ -412,9 +411,9 @@ class ShellLaunches(Analysis):
     """The launch commands of a shell script (read as bash reads it: variables, arrays, appends,
     branches as alternatives): per launch of a training entry, what the launch rules find in it
     (a ``mindspeed.launch`` fact, see :func:`launch_fact`), and the first launch that enables AMO
-    (a ``mindspeed.amo`` fact). A script it cannot read is the engine's NPU001 (a syntax error),
-    NPU004 (CRLF line endings) or NPU005 (past a bound of the analysis), which it reports
-    since it is what reads shell scripts."""
+    (a ``mindspeed.amo`` fact). It reads the script the engine parsed (``ShellContext.script``),
+    which runs it only on a script it could read (a syntax error, CRLF line endings or a script
+    past a bound of the analysis is the engine's NPU001, NPU004 or NPU005)."""
 
     language = SHELL
     # A launch matters when it runs a training entry (launch_found) or enables AMO (the fact):
@@ -424,41 +423,12 @@ class ShellLaunches(Analysis):
     provides = (AMO_TOPIC, LAUNCH_TOPIC)
 
     def finish(self) -> None:
-        from npulint.shell import crlf_lines, parse_script
-        from npulint.source import is_bash_script
-
         ctx = self.ctx
-        if not is_bash_script(ctx.text):
-            ctx.unjudged = True
-            return  # another shell's script (zsh, csh, fish...): not read with bash's grammar
-        crlf = crlf_lines(ctx.text)
-        if crlf:
-            ctx.unjudged = True
-            # bash reads the \r as part of the line's last word: the words, and the commands
-            # that continuation lines were meant to build, are not what the script shows
-            n = len(crlf)
-            line, col = crlf[0]
-            ctx.report(ShellCrlf.CODE, Span(line, col, line, col + 1),
-                       f"CRLF (Windows) line endings{f' on {n} lines' if n > 1 else ''}: bash reads the "
-                       "carriage return as part of each line's last word (`--bf16` becomes `--bf16\\r`) and "
-                       "`\\` before CRLF does not continue the command; convert the file to LF line endings")
-            return
-        script, error = parse_script(ctx.text)
-        if error is not None:
-            ctx.unjudged = True
-            ctx.report(SyntaxErrorInFile.CODE, Span(error.line, error.column, error.line, error.column),
-                       f"syntax error: {error.message}")
-            return
-        if script.limit is not None:  # past a bound of the analysis: one finding, nothing else
-            ctx.unjudged = True
-            ctx.report(AnalysisLimit.CODE, Span(1, 1, 1, 1),
-                       f"not checked: {script.limit}; nothing else is reported for this script")
-            return
         # past MAX_PATHS branch paths later commands were not recorded: nothing is said of them
         stacks, fallback = _stacks(ctx.settings)
         seen = set()
         amo_done = False
-        for command in script.commands:
+        for command in ctx.script.commands:
             words = [Word(a.text, a.lazy_span, a.known, a.splat) for a in command.words]
             launch = find_launch(words)
             if launch is None:

@@ -156,3 +156,10 @@ def test_python_syntax_nodes_just_under_and_just_over_the_bound(lint, monkeypatc
     assert f.code == "NPU005" and f"more than {nodes - 1:,} syntax nodes" in f.message
     # NPU005 off: nothing at all, never a guess from part of the file
     assert lint({"t.py": src}, select=["NPU1"]) == []
+
+
+def test_npu005_of_a_script_alone_and_suppressed_on_line_1(lint):
+    src = "V0=--bf16\n" + "".join(f'V{i}="$V{i - 1} $V{i - 1}"\n' for i in range(1, 18)) + "torchrun pretrain_gpt.py $V17\n"
+    assert [(f.code, f.line, f.column) for f in lint({"run.sh": src}, select=["NPU005"])] == [("NPU005", 1, 1)]
+    assert lint({"run.sh": src}, select=["NPU001", "NPU004"]) == []
+    assert lint({"run.sh": "# noqa: NPU005\n" + src}, select=["NPU0", "NPU5"]) == []

@@ -115,6 +115,39 @@ def test_npu004_selected_alone(lint):
     src = "torchrun pretrain_gpt.py --bf16\r\n"
     assert codes(sh(lint, src, select=["NPU004"])) == ["NPU004"]
     assert sh(lint, src, select=["NPU5"]) == []
+    # the script's one finding is NPU004: NPU001 or NPU005 alone say nothing about it, not even
+    # where bash cannot parse it (`then\r` is no keyword)
+    for alone in ("NPU001", "NPU005"):
+        assert sh(lint, src, select=[alone]) == []
+        assert sh(lint, "if true; then\r\n  torchrun pretrain_gpt.py --bf16\r\nfi\r\n", select=[alone]) == []
+    assert sh(lint, src.replace("\r\n", "\n"), select=["NPU004"]) == []  # the clean twin
+
+
+def test_npu001_selected_alone(lint):
+    src = "torchrun pretrain_gpt.py --bf16\necho )\n"
+    assert [(f.code, f.line, f.column) for f in sh(lint, src, select=["NPU001"])] == [("NPU001", 2, 6)]
+    assert sh(lint, src, select=["NPU004"]) == [] and sh(lint, src, select=["NPU005"]) == []
+    assert sh(lint, src.replace("echo )", "echo ')'"), select=["NPU001"]) == []  # the clean twin
+
+
+def test_the_engine_reads_only_the_scripts_a_launch_rule_would(lint):
+    # no launch in it (the prefilter's tokens): its CRLF line endings and its syntax error are
+    # not looked at, whichever codes are on
+    assert sh(lint, "echo hi\r\nif then fi (\r\n", select=["ALL"]) == []
+    assert sh(lint, "echo hi\nif then fi (\n", select=["ALL"]) == []
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --bf16\nif then fi (\n", select=["ALL"])) == ["NPU001"]
+
+
+def test_noqa_npu004_on_line_1_is_a_comment_s_line(lint):
+    # a comment's own carriage return is harmless and not counted: NPU004 is reported at the first
+    # line bash reads one on (line 2), which a `# noqa: NPU004` on line 1 does not cover; whether
+    # the directive is used is unknown (NPU003 says nothing)
+    src = "# noqa: NPU004\r\ntorchrun pretrain_gpt.py --bf16\r\n"
+    assert [(f.code, f.line, f.column) for f in sh(lint, src, select=["NPU0"])] == [("NPU004", 2, 32)]
+    # a launch line that ends in the directive has its own carriage return inside the comment
+    assert sh(lint, "torchrun pretrain_gpt.py --bf16  # noqa: NPU004\r\n", select=["NPU004"]) == []
+    # what silences it: per-file-ignores (or LF line endings)
+    assert lint({"run.sh": src}, select=["NPU0"], config="[tool.npulint.per-file-ignores]\n'run.sh' = ['NPU004']\n") == []
 
 
 # -------------------------------------------------------------------- extensionless scripts
@@ -373,6 +406,17 @@ def test_npu003_still_judges_a_script_that_reads(cli, project):
     root = project({"ok.sh": "torchrun pretrain_gpt.py --bf16  # noqa: NPU502\n"})
     r = cli(root, ["--extend-select", "NPU003", "--no-cache", "ok.sh"])
     assert [c for _, _, _, c in parse(r.stdout)] == ["NPU003"]
+
+
+@pytest.mark.parametrize("select", [["NPU5", "NPU0"], ["NPU001"], ["NPU5"]])
+def test_the_engine_reads_a_script_once_for_its_own_findings_and_the_launch_rules(lint, monkeypatch, select):
+    from npulint import shell
+
+    calls = []
+    real = shell.parse_script
+    monkeypatch.setattr(shell, "parse_script", lambda text: calls.append(text) or real(text))
+    found = sh(lint, f"torchrun pretrain_gpt.py {REUSE}\n", select=select)
+    assert codes(found) == (["NPU504"] if select != ["NPU001"] else []) and len(calls) == 1
 
 
 def test_a_script_is_parsed_once_for_its_launches_and_its_comments(lint, monkeypatch):
