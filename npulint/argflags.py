@@ -29,7 +29,7 @@ _MAX_DEPTH = 12
 # Modules through which a script reaches Megatron's argument parser (or MindSpeed's, which
 # wraps it): Megatron except megatron.core (the model library has no command-line parser),
 # and MindSpeed and the frameworks built on it (their entry points call initialize_megatron).
-_MEGATRON_TOPS = {"megatron", "mindspeed", "mindspeed_llm", "mindspeed_mm", "mindspeed_rl", "modellink",
+MEGATRON_TOPS = {"megatron", "mindspeed", "mindspeed_llm", "mindspeed_mm", "mindspeed_rl", "modellink",
                   "ascendspeed"}
 
 
@@ -1017,7 +1017,7 @@ def reaches_megatron(imports: Iterable[Tuple[str, int]], importer: Optional[str]
 
 def _megatron_side(module: str) -> bool:
     parts = module.split(".")
-    if parts[0] not in _MEGATRON_TOPS:
+    if parts[0] not in MEGATRON_TOPS:
         return False
     if parts[0] == "megatron":
         return len(parts) == 1 or parts[1] != "core"

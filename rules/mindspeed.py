@@ -861,14 +861,20 @@ class RunFlags:
       (:class:`_Followed`), is left out: its own parser, or one npulint cannot read, judges it;
     * ``registered``: every flag an ``add_argument`` of the linted files registers, and
       ``maybe(flag)``: whether one whose option strings are not certain may register it;
-    * ``choices``: flag -> ``[(path, line, choices)]``, the linted registrations of the flags
-      the catalog has ``choices`` for (:func:`npulint.argflags.choices_in_text`)."""
+    * ``choices``: flag -> ``[(path, line, choices, file)]``, the linted registrations of the
+      flags the catalog has ``choices`` for (:func:`npulint.argflags.choices_in_text`) that may
+      be the parser of a launch: in a package of Megatron's family (a folder named ``megatron``,
+      ``ascendspeed``, ``modellink``, ``mindspeed``...: a vendored parser), or in a training entry
+      script (:meth:`parsers` keeps these for the launches of that script only); a tool's own
+      parser elsewhere in the tree reads no launch of a training entry;
+    * ``entries``: the linted training entry scripts (path -> whose parser reads them)."""
 
     def __init__(self, launches, argparse):
         self.launches: List[Tuple[str, dict]] = []
         self.registered: FrozenSet[str] = frozenset()
         self.maybe = None
-        self.choices: Dict[str, List[Tuple[str, int, Optional[Tuple[str, ...]]]]] = {}
+        self.choices: Dict[str, List[Tuple[str, int, Optional[Tuple[str, ...]], str]]] = {}
+        self.entries: Dict[str, str] = {}
         self._known: Dict[Tuple[str, ...], FrozenSet[str]] = {}
         if not launches:
             return
@@ -879,13 +885,15 @@ class RunFlags:
         for display, f in argparse:
             registered.update(f["flags"])
             patterns.update(f["unknown"])
-            for flag, line, values in f["choices"]:
-                self.choices.setdefault(flag, []).append((display, line, values))
+            if f["choices"] and (f["entry"] is not None or _in_megatron_family(f["path"])):
+                for flag, line, values in f["choices"]:
+                    self.choices.setdefault(flag, []).append((display, line, values, f["path"]))
             if f["entry"] is not None:
                 entries[f["path"]] = f["entry"][0]
                 if f.get("imports"):
                     imports[f["path"]] = f["imports"]
         followed = _Followed(imports)
+        self.entries = entries
         self.registered = frozenset(registered)
         # an add_argument whose option strings are not certain may register any flag they may
         # be: such a flag is not known to be unknown (the linted files' flags count for every
@@ -897,6 +905,16 @@ class RunFlags:
                                for p in _linted_entries(f["entry"], entries)):
                 continue  # not visibly Megatron's parser: its own (or one we cannot read) judges
             self.launches.append((display, f))
+
+    def parsers(self, flag: str, launch: dict) -> List[Tuple[str, int, Optional[Tuple[str, ...]], str]]:
+        """The linted registrations of *flag* that may be in the parser reading *launch*: those
+        of Megatron-family packages, and those of the entry script it runs."""
+        found = self.choices.get(flag)
+        if not found:
+            return []
+        entries = self.entries
+        mine = set(_linted_entries(launch["entry"], entries)) if entries else set()
+        return [r for r in found if r[3] not in entries or r[3] in mine]
 
     def known(self, declared: Tuple[str, ...]) -> FrozenSet[str]:
         """The flags the linted files register and those the configuration declares."""
@@ -911,6 +929,11 @@ class RunFlags:
 @functools.lru_cache(maxsize=4096)
 def _suggestion_cached(flag: str, extra: FrozenSet[str]) -> Optional[str]:
     return suggestion(flag, extra)
+
+
+def _in_megatron_family(path: str) -> bool:
+    """*path* is in a folder named as a package of Megatron's family (a vendored parser)."""
+    return any(part in argflags.MEGATRON_TOPS for part in os.path.dirname(path).replace("\\", "/").split("/"))
 
 
 def _is_entry_path(path: str) -> bool:
@@ -1498,8 +1521,9 @@ class MindSpeedMissingRequirement(_LaunchRule):
     @classmethod
     def judge(cls, item: tuple, launch: dict, run: "RunFlags") -> Optional[Tuple[Span, str]]:
         """A value outside a ``choices`` entry's is judged by the linted files' registrations of
-        the flag where there are some (a Megatron fork's parser in the tree: AscendSpeed's
-        ``--recompute-method`` takes ``custom``): nothing when one of them takes the value or
+        the flag that may be the launch's parser (:meth:`RunFlags.parsers`) where there are some
+        (a Megatron fork's parser in the tree: AscendSpeed's ``--recompute-method`` takes
+        ``custom``): nothing when one of them takes the value or
         does not say for certain which values it takes (no ``choices``, or choices npulint
         cannot read; integer choices are compared with the integer the value spells); when every
         one excludes it, the finding names their choices and the
@@ -1508,16 +1532,16 @@ class MindSpeedMissingRequirement(_LaunchRule):
         if choice is None:
             return span, message
         flag, value = choice
-        registrations = run.choices.get(flag)
+        registrations = run.parsers(flag, launch)
         if not registrations:
             return span, message
         allowed: Dict[str, None] = {}
         as_int = _int_text(value)
-        for _, _, values in registrations:
+        for _, _, values, _ in registrations:
             if values is None or value in values or as_int in values:
                 return None
             allowed.update(dict.fromkeys(values))
-        path, line, _ = registrations[0]
+        path, line, _, _ = registrations[0]
         return span, f"{flag} {value}: {flag} must be one of {', '.join(allowed)} (the parser in the linted files: " \
                      f"{path}:{line})"
 

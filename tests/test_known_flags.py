@@ -653,9 +653,32 @@ def test_vendored_choices_that_are_not_certain_say_nothing(lint, choices):
 
 def test_every_linted_registration_must_exclude_the_value(lint):
     files = vendored(", choices=('uniform', 'block')")
-    files["tools/other.py"] = ("import argparse\np = argparse.ArgumentParser()\n"
-                               "p.add_argument('--recompute-method', choices=['custom'])\n")
+    files["megatron/training/arguments.py"] = ("import argparse\np = argparse.ArgumentParser()\n"
+                                               "p.add_argument('--recompute-method', choices=['custom'])\n")
     assert npu5(lint, files) == []
+
+
+@pytest.mark.parametrize("choices", ["", ", choices=['uniform', 'block', 'custom']"])
+def test_a_tool_s_own_parser_does_not_judge_a_training_launch(lint, choices):
+    # review of rw14's fix: tools/preprocess_data.py registers its own --recompute-method; it is
+    # not the parser of a pretrain_gpt.py launch, so the catalog's check stands
+    files = {"run.sh": CUSTOM.replace("pretrain_llama.py", "pretrain_gpt.py"),
+             "tools/preprocess_data.py": ("import argparse\np = argparse.ArgumentParser()\n"
+                                          f"p.add_argument('--recompute-method'{choices})\n")}
+    found = npu5(lint, files)
+    assert codes(found) == ["NPU504"] and "must be one of uniform, block (MindSpeed" in found[0].message
+
+
+def test_an_entry_script_s_registration_judges_only_its_own_launches(lint):
+    # a training entry script that adds the flag to Megatron's parser with other choices judges
+    # the launches of that script, not those of another entry
+    entry = ("import argparse\nfrom megatron.training import pretrain\n\ndef extra(parser):\n"
+             "    parser.add_argument('--recompute-method', choices=['uniform', 'block', 'custom'])\n"
+             "    return parser\n\nif __name__ == '__main__':\n    pretrain(extra_args_provider=extra)\n")
+    files = {"pretrain_custom.py": entry, "run.sh": CUSTOM.replace("pretrain_llama.py", "pretrain_custom.py"),
+             "other.sh": CUSTOM.replace("pretrain_llama.py", "pretrain_gpt.py")}
+    found = npu5(lint, files)
+    assert [(f.path, f.code) for f in found] == [("other.sh", "NPU504")]
 
 
 def test_a_linted_parser_cannot_add_a_choices_finding(lint):
