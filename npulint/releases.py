@@ -250,6 +250,10 @@ _IDENTITY = (
     ("torchair", "python", "torchair/__init__.py", "setup.py", _SETUP_VERSION),
     ("torchair", "", "torchair/__init__.py", "setup.py", _SETUP_VERSION),
 )
+# the name the framework's own setup.py gives its distribution, where its package name alone
+# could be a project's own (a ``torchair/`` shim package): every torchair release's python/setup.py
+# says ``name='torchair'`` (Ascend/torchair, the release branches 6.0.rc1 to 26.0.0 and master)
+_IDENTITY_NAME = {"torchair": re.compile(r"""\bname\s*=\s*['"]torchair['"]""")}
 _PIN_NAMES = {"mindspeed": "mindspeed", "mindspeed_llm": "mindspeed-llm", "mindspeed-llm": "mindspeed-llm",
               "mindspeed_mm": "mindspeed-mm", "mindspeed-mm": "mindspeed-mm", "torchair": "torchair"}
 _PIN = re.compile(r"(?i)(?<![\w.-])(mindspeed[-_]llm|mindspeed[-_]mm|mindspeed|torchair)\s*===?\s*([A-Za-z0-9_.+-]+)")
@@ -378,6 +382,8 @@ def infer(root: Optional[str]) -> Dict[str, Tuple[Tuple[str, ...], str]]:
         folder = os.path.join(root, base) if base else root
         if fw not in out and os.path.isfile(os.path.join(folder, package_file)):
             text = _read(os.path.join(folder, version_file)) or ""
+            if fw in _IDENTITY_NAME and not _IDENTITY_NAME[fw].search(text):
+                continue  # a package of that name, not the framework's own tree
             m = re.search(pattern, text)
             if m is None:  # no version: every release
                 out[fw] = (known(fw), f"inferred from {os.path.join(folder, package_file)}")

@@ -358,6 +358,17 @@ def _torchair_tree(root, marker: bool):
         path.write_text("")
 
 
+def test_a_project_s_own_torchair_package_is_not_torchair_s_tree(tmp_path):
+    # review of rw14's fix: a shim package named torchair in a project whose setup.py names
+    # another distribution; its version is the project's, not a torchair release
+    (tmp_path / "torchair").mkdir()
+    (tmp_path / "torchair" / "__init__.py").write_text("")
+    (tmp_path / "setup.py").write_text('setup(name="myproj", version="1.0.0", packages=["torchair"])\n')
+    assert "torchair" not in releases.infer(str(tmp_path))
+    (tmp_path / "setup.py").write_text('setup(name="torchair", version="1.0.0")\n')  # the twin
+    assert releases.infer(str(tmp_path))["torchair"][0] == ()
+
+
 def test_a_torchair_tree_is_recognised_as_itself(tmp_path):
     # every torchair release declares version 0.1 (python/setup.py), 6.0.rc1 to 7.0.0 too: without
     # the file every modelled release has and no older one, the tree may be one of those
