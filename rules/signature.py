@@ -208,7 +208,7 @@ class ApiSignatureMismatch(LintRule):
         """RULES.md "Releases": the call is reported when every torchair release it may run on
         (of those the project runs, that define the API) rejects it; the message names the
         releases that reject it and cites the signature at the newest release it may run on."""
-        from npulint.releases import effective, holds_on
+        from npulint.releases import describe, effective, holds_on
 
         by_release = TORCHAIR[q]
         errors = {r: self.ctx.bind(sig, call).error for r, (sig, _, _) in by_release.items()}
@@ -218,7 +218,11 @@ class ApiSignatureMismatch(LintRule):
                        releases.fallback("torchair"))
         if got is None:
             return None
-        runs, where = got
+        _, where = got
         rel = next(r for r, s in holds.items() if s == where)
+        # the releases whose definition gives this very error: the message quotes it for them alone
+        same = [r for r in holds if errors[r] == errors[rel] and by_release[r][1] == by_release[rel][1]]
+        others = [r for r in holds if r not in same]
+        also = f"; {describe('torchair@' + r for r in others)} rejects it too (another signature)" if others else ""
         return (f"{errors[rel]}: the call raises TypeError when it runs (signature: {by_release[rel][1]}; "
-                f"{runs}: {where})")
+                f"{describe('torchair@' + r for r in same)}: {where}{also})")

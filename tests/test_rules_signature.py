@@ -457,6 +457,19 @@ def test_npu010_a_call_every_release_rejects_names_them(lint):
                               "torchair 7.1.0 to master: Ascend/torchair@fced8842 python/torchair/npu_fx_compiler.py:890)")
 
 
+def test_npu010_quotes_an_error_only_for_the_releases_that_give_it(lint):
+    # review of rw14's fix: four positionals: master takes at most 3, 7.1.0 to 26.0.0 at most 2
+    code = "import torchair\nwith torchair.scope.npu_stream_switch('1', 0, True, 4):\n    pass\n"
+    (f,) = lint(code, select=["NPU010"])  # every release
+    assert f.message.startswith("scope.npu_stream_switch() takes at most 3 positional arguments")
+    assert "; torchair master: Ascend/torchair@fced8842" in f.message
+    assert f.message.endswith("; torchair 7.1.0 to 26.0.0 rejects it too (another signature))")
+    (f,) = lint(code, select=["NPU010"], config=_torchair_releases("7.3.0"))
+    assert f.message.startswith("scope.npu_stream_switch() takes at most 2 positional arguments")
+    assert "; torchair 7.1.0 to 26.0.0: Ascend/torchair@" in f.message
+    assert f.message.endswith("; torchair master rejects it too (another signature))")
+
+
 def test_npu010_torchair_signatures_are_each_release_s_own():
     from rules.signature import TORCHAIR
     from npulint.releases import known
