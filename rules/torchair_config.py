@@ -1515,15 +1515,16 @@ class UnknownConfigOption(LintRule):
             if message is not None:
                 self.report(s.node, message)
 
-    def _release_message(self, s: Store, scope: Set[str]) -> Optional[str]:
+    def _release_message(self, s: Store, scope: Set[str], path: Optional[Tuple[str, ...]] = None) -> Optional[str]:
         """An option of master's schema that no torchair release the project runs defines
         (RULES.md "Releases": those configured or inferred, else every release npulint knows,
         which include master: then nothing is said). Where the first missing part is a
         sub-config, reading it raises AttributeError; a missing option of a torchair config
-        raises ValueError; one of a plain object is stored and ignored."""
+        raises ValueError; one of a plain object is stored and ignored. *path*: the part of the
+        store's path to look at (default: the option it sets)."""
         from npulint.releases import describe, torchair_data
 
-        path = s.w.option_path
+        path = s.w.option_path if path is None else path
         for i in range(1, len(path) + 1):
             defined = option_releases(path[:i])
             if not defined:
@@ -1534,7 +1535,8 @@ class UnknownConfigOption(LintRule):
             order = [r for r in torchair_data()["releases"] if r in defined]
             first = order[0]
             where = torchair_data()["options"][".".join(missing)][first]
-            if i < len(path) or s.w.via is not None:  # read first: the sub-config, or the option's `.value`
+            # read first: the sub-config, the option's `.value`, or the object a deeper store is on
+            if i < len(path) or s.w.via is not None or len(path) < len(s.path):
                 effect = f"reading `config.{'.'.join(missing)}` raises AttributeError"
             elif getattr(walk(path[:-1]).node, "kind", None) == "config":
                 effect = "torchair raises ValueError at this assignment"
@@ -1557,8 +1559,8 @@ class UnknownConfigOption(LintRule):
         if w.status == "unknown" and option_releases(s.path[:w.index + 1]) & scope:
             return None  # a release the project may run defines it
         holds = scope if w.index == 0 else scope & option_releases(s.path[:w.index])
-        if not holds:
-            return None
+        if not holds:  # the object it is set on is missing too: reading it is what fails first
+            return self._release_message(s, scope, s.path[:w.index]) if w.index else None
         runs = describe(f"torchair@{r}" for r in holds)
         if w.status == "unassignable":
             name = s.path[-1]
@@ -1581,12 +1583,16 @@ class UnknownConfigOption(LintRule):
             candidates = parent.names() if parent is not None else []
         if not name.startswith("_"):
             candidates = [c for c in candidates if not c.startswith("_")]
+        # only a name some release in scope defines (one the release data does not know: master's)
+        candidates = [c for c in candidates if _defined_in(s.path[:w.index] + (c,), scope)]
         close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
         hint = f"; did you mean `config.{'.'.join(s.path[:w.index] + (close[0],))}`?" if close else ""
         if not last or s.raw.kind != "assign":
             effect = f"{owner} has no attribute {name!r}, so Python raises AttributeError here"
         elif parent is not None and parent.kind == "config":
-            effect = (f"torchair's {parent.cls} has no option {name!r} and raises ValueError at this assignment")
+            # the class as master names it (an older release may name it otherwise: then its path)
+            cls = parent.cls if "master" in scope else owner
+            effect = (f"torchair's {cls} has no option {name!r} and raises ValueError at this assignment")
         elif parent is not None and parent.kind == "option":
             effect = (f"{owner} is an option value object: the attribute is stored on it and never read, so the "
                       "assignment has no effect")
@@ -1594,6 +1600,13 @@ class UnknownConfigOption(LintRule):
             effect = (f"{owner} ({parent.cls if parent else 'object'}) accepts any attribute, so the value is "
                       "silently stored and ignored")
         return f"`config.{path}` is not a torchair config option ({runs}): {effect}{hint}"
+
+
+def _defined_in(path: Tuple[str, ...], scope: Set[str]) -> bool:
+    """Whether one of the releases *scope* names defines the option *path* (or the release data
+    does not know it)."""
+    defined = option_releases(path)
+    return not defined or bool(defined & scope)
 
 
 class InvalidCompileMode(LintRule):

@@ -390,6 +390,25 @@ def test_a_torchair_tree_with_the_marker_is_a_modelled_release(tmp_path):
 UNKNOWN_OPTION = TA + "config = tng.CompilerConfig()\nconfig.experimental_config.enable_single_stream = True\n"
 
 
+def test_npu206_on_an_older_release_suggests_and_names_only_what_it_has(project, cli_run):
+    # review of rw14's fix (torchair 7.1.0): clone_input exists from 7.3.0 on, so it is no
+    # suggestion for clone_inputs; 7.1.0's class is not master's _AclGraphDebugConfig; and a typo
+    # under aclgraph_config (7.2.0 on) fails first where aclgraph_config is read
+    code = ("import torchair\nconfig = torchair.CompilerConfig()\n"
+            "config.aclgraph_config.use_custom_pools = None\nconfig.debug.aclgraph.clone_inputs = False\n")
+    root = project({"m.py": code, "requirements.txt": "torchair==7.1.0\n"})
+    out = cli_run(["--select", "NPU206", "--no-cache", "-q", "."], root).stdout.splitlines()
+    assert len(out) == 2, out
+    assert out[0].startswith("m.py:3:1: NPU206 ") and "torchair 7.1.0 has no option `aclgraph_config`" in out[0]
+    assert "reading `config.aclgraph_config` raises AttributeError" in out[0]
+    assert out[1].startswith("m.py:4:1: NPU206 ") and "torchair's `config.debug.aclgraph` has no option" in out[1]
+    assert "did you mean" not in out[1]
+    (root / "requirements.txt").write_text("torchair\n")  # every release, master among them
+    out = cli_run(["--select", "NPU206", "--no-cache", "-q", "."], root).stdout.splitlines()
+    assert len(out) == 2 and "_AclGraphDebugConfig has no option 'clone_inputs'" in out[1], out
+    assert out[1].endswith("did you mean `config.debug.aclgraph.clone_input`?")
+
+
 def test_npu206_names_the_releases_that_lack_the_option(lint):
     (f,) = lint(UNKNOWN_OPTION, select=["NPU206"])
     assert f.message.startswith("`config.experimental_config.enable_single_stream` is not a torchair config "
