@@ -14,7 +14,8 @@ from typing import Dict, List, Optional, TextIO
 
 from npulint.model import Finding, Rule
 
-FORMATS = ("text", "full", "json", "json-lines", "junit", "gitlab", "github", "sarif")
+# ("concise": ruff's name for the one-line format, which is "text" here)
+FORMATS = ("text", "concise", "full", "json", "json-lines", "junit", "gitlab", "github", "sarif")
 
 
 def _fixable(f: Finding, unsafe: bool) -> bool:

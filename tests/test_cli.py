@@ -97,6 +97,8 @@ def test_text_line_format_matches_json(cli_run, project):
                 f"{'[*] ' if i['fix'] and i['fix']['applicability'] == 'safe' else ''}{i['message']}" for i in items]
     assert text.stdout.splitlines() == expected
     assert [(i["line"], i["column"], i["code"]) for i in items] == [(4, 6, "NPU101"), (6, 6, "NPU103")]
+    # ruff's name for the one-line format
+    assert cli_run(["a.py", "--output-format", "concise"], cwd=root).stdout == text.stdout
 
 
 def test_json_fields(cli_run, project):
