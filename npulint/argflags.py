@@ -692,6 +692,9 @@ def choices_in_text(text: str, flags: Iterable[str], tree=None) -> List[Tuple[st
     wanted = [f for f in flags if f in text]
     if not wanted:
         return []
+    by_call = _choices_by_call(text, wanted)
+    if by_call is not None:
+        return by_call
     tree = (tree() if callable(tree) else tree) if tree is not None else parse(text)
     if tree is None:
         return []
@@ -704,6 +707,34 @@ def choices_in_text(text: str, flags: Iterable[str], tree=None) -> List[Tuple[st
             if hits:
                 values = call_choices(node, resolver)
                 out.extend((f, node.lineno, values) for f in hits)
+    return sorted(out, key=lambda x: (x[1], x[0]))
+
+
+_RECEIVER = re.compile(r"[ \t]*[A-Za-z_][\w.]*\.\Z")
+
+
+def _choices_by_call(text: str, wanted: List[str]) -> Optional[List[Tuple[str, int, Optional[Tuple[str, ...]]]]]:
+    """What :func:`choices_in_text` finds, read call by call (each call that registers a wanted
+    flag parsed alone), where that gives what the module's tree would: every ``add_argument``
+    call's options are literal strings (:data:`_LITERAL_CALL`), its receiver starts on the call's
+    line, and a registration's choices are literal or absent; else None."""
+    literal = _Resolver(None)
+    out = []
+    for line, m in _calls(text):
+        fast = _LITERAL_CALL.match(text, m.start())
+        if fast is None:
+            return None  # options the module's names decide
+        hits = [f for f in wanted if f in {flag for _, flag in _LITERAL.findall(fast.group(1)) if is_flag(flag)}]
+        if not hits:
+            continue
+        start = text.rfind("\n", 0, m.start()) + 1
+        call = _parse_call(text, m)
+        if call is None or not _RECEIVER.match(text, start, m.start()):
+            return None
+        values = call_choices(call, literal)
+        if values is None and any(kw.arg == "choices" for kw in call.keywords):
+            return None  # choices through a name: the module decides
+        out.extend((f, line, values) for f in hits)
     return sorted(out, key=lambda x: (x[1], x[0]))
 
 

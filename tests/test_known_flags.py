@@ -688,6 +688,26 @@ def test_a_linted_parser_cannot_add_a_choices_finding(lint):
     assert npu5(lint, files) == []
 
 
+@pytest.mark.parametrize("src", [
+    "p.add_argument('--recompute-method', choices=['uniform', 'block'])\n",
+    "p.add_argument('--recompute-method', type=str, default=None)\n",
+    "M = ('a', 'b')\np.add_argument('--recompute-method', choices=M)\n",  # through a name
+    "F = '--recompute-method'\np.add_argument(F, choices=['x'])\n",  # options through a name
+    "p.add_argument('--other')\np.add_argument(\n    '--recompute-method',\n    choices=['uniform'],\n)\n",
+    "(p\n .add_argument('--recompute-method', choices=['a']))\n",  # the call starts a line above
+    "p.add_argument('--recompute-method', **kw)\n",
+])
+def test_choices_read_call_by_call_are_those_of_the_module_s_tree(src):
+    text = "import argparse\np = argparse.ArgumentParser()\n" + src
+    tree = ast.parse(text)
+    resolver = argflags._Resolver(argflags._Scopes(tree))
+    whole = sorted(((f, n.lineno, argflags.call_choices(n, resolver)) for n in ast.walk(tree)
+                    if argflags._is_add_argument(n)
+                    for f in argflags.call_flags(n, resolver)[0] if f == "--recompute-method"),
+                   key=lambda x: (x[1], x[0]))
+    assert argflags.choices_in_text(text, ["--recompute-method"]) == whole
+
+
 def test_call_choices():
     def choices(src):
         tree = ast.parse(src)
