@@ -181,11 +181,6 @@ class FlowRecorder:
             top.conds = conds
 
     # -- events (called by the walker) ----------------------------------------------------
-    def visit(self, node) -> None:
-        handler = _VISIT.get(type(node))
-        if handler is not None:
-            handler(self, node)
-
     def call(self, node) -> None:
         root = self._roots[-1]
         top = root.stack[-1]
@@ -195,11 +190,6 @@ class FlowRecorder:
             root.paths[id(node)] = top.conds
         for outer in root.dead_outers:
             outer.dead.add(id(node))
-
-    def leave(self, node) -> None:
-        handler = _LEAVE.get(type(node))
-        if handler is not None:
-            handler(self, node)
 
     def visit_attribute(self, node, attribute: str) -> None:
         handler = _VISIT_ATTR.get((type(node), attribute))
@@ -212,12 +202,6 @@ class FlowRecorder:
             handler(self, node)
 
     # -- roots --------------------------------------------------------------------------
-    def _v_module(self, node: cst.Module) -> None:
-        self._start(node, _ids(node.body))
-
-    def _l_module(self, node) -> None:
-        self._end()
-
     def _no_record(self, node) -> None:  # a def's parameters and return annotation, a class's bases
         top = self._top()
         self._push(top.conds, top.looped, record=False)
@@ -268,15 +252,16 @@ class FlowRecorder:
         if type(cur) is cst.Else:
             self._elses[id(cur)] = ("if", branch)
 
-    def _v_if_test(self, node) -> None:
+    def _v_tested(self, node) -> None:
+        """An ``if``/``elif`` test or a ``case`` pattern and guard: run unless an earlier arm ran."""
         branch, j = self._arms[id(node)]
         self._push(_under(branch.conds, branch.key, range(j, branch.n), branch.looped), branch.looped)
 
-    def _v_if_body(self, node) -> None:
+    def _v_arm_body(self, node) -> None:
         branch, j = self._arms[id(node)]
         self._block(node.body, _under(branch.conds, branch.key, (j,), branch.looped), branch.looped)
 
-    def _l_if_body(self, node) -> None:
+    def _l_arm_body(self, node) -> None:
         branch, j = self._arms[id(node)]
         branch.ends[j] = self._pop().end
 
@@ -319,9 +304,6 @@ class FlowRecorder:
     def _looped_block(self, node) -> None:
         self._block(node.body, self._top().conds, True)
 
-    def _pop_block(self, node) -> None:
-        self._pop()
-
     def _v_while(self, node: cst.While) -> None:
         if node.orelse is not None:
             top = self._top()
@@ -361,10 +343,6 @@ class FlowRecorder:
         top = self._top()
         self._block(node.body, top.conds, top.looped)
 
-    def _l_handler_body(self, node) -> None:
-        branch, i = self._arms[id(node)]
-        branch.ends[i] = self._pop().end
-
     def _v_finally_body(self, node) -> None:
         _, branch = self._elses[id(node)]
         self._block(node.body, branch.conds, branch.looped)
@@ -402,21 +380,10 @@ class FlowRecorder:
         last = node.cases[-1] if node.cases else None
         open_ended = last is None or last.guard is not None or not (
             type(last.pattern) is cst.MatchAs and last.pattern.pattern is None)
-        branch = self._branches[id(node)] = _Branch(self._top(), id(node), n + 1, extra=open_ended)  # arm n: no case matched
+        # arm n: no case matched
+        branch = self._branches[id(node)] = _Branch(self._top(), id(node), n + 1, extra=open_ended)
         for j, case in enumerate(node.cases):
             self._arms[id(case)] = (branch, j)
-
-    def _v_case(self, node) -> None:
-        branch, j = self._arms[id(node)]
-        self._push(_under(branch.conds, branch.key, range(j, branch.n), branch.looped), branch.looped)
-
-    def _v_case_body(self, node) -> None:
-        branch, j = self._arms[id(node)]
-        self._block(node.body, _under(branch.conds, branch.key, (j,), branch.looped), branch.looped)
-
-    def _l_case_body(self, node) -> None:
-        branch, j = self._arms[id(node)]
-        branch.ends[j] = self._pop().end
 
     def _l_match(self, node) -> None:
         branch = self._branches[id(node)]
@@ -440,7 +407,7 @@ def _v_ifexp_orelse(rec: FlowRecorder, node) -> None:
 
 R = FlowRecorder
 _VISIT = {
-    cst.Module: R._v_module,
+    cst.Module: R._body_root,
     cst.SimpleStatementLine: R._v_line,
     cst.If: R._v_if,
     cst.For: R._v_for,
@@ -448,11 +415,11 @@ _VISIT = {
     cst.Try: R._v_try, cst.TryStar: R._v_try,
     cst.ExceptHandler: R._v_handler, cst.ExceptStarHandler: R._v_handler,
     cst.Match: R._v_match,
-    cst.MatchCase: R._v_case,
+    cst.MatchCase: R._v_tested,
     cst.ListComp: R._v_comp, cst.SetComp: R._v_comp, cst.DictComp: R._v_comp, cst.GeneratorExp: R._v_comp,
 }
 _LEAVE = {
-    cst.Module: R._l_module,
+    cst.Module: R._end_root,
     cst.SimpleStatementLine: R._l_line,
     cst.Return: R._l_jump, cst.Continue: R._l_jump, cst.Break: R._l_jump,
     cst.Raise: R._l_raise,
@@ -469,8 +436,8 @@ _VISIT_ATTR = {
     (cst.FunctionDef, "params"): R._no_record, (cst.Lambda, "params"): R._no_record,
     (cst.ClassDef, "bases"): R._no_record,
     (cst.FunctionDef, "body"): R._body_root, (cst.ClassDef, "body"): R._body_root, (cst.Lambda, "body"): R._body_root,
-    (cst.If, "test"): R._v_if_test,
-    (cst.If, "body"): R._v_if_body,
+    (cst.If, "test"): R._v_tested,
+    (cst.If, "body"): R._v_arm_body,
     (cst.Else, "body"): R._v_else_body,
     (cst.For, "iter"): R._v_for_iter,
     (cst.For, "body"): R._looped_block,
@@ -480,23 +447,23 @@ _VISIT_ATTR = {
     (cst.ExceptHandler, "body"): R._v_handler_body, (cst.ExceptStarHandler, "body"): R._v_handler_body,
     (cst.Finally, "body"): R._v_finally_body,
     (cst.With, "body"): R._v_with_body,
-    (cst.MatchCase, "body"): R._v_case_body,
+    (cst.MatchCase, "body"): R._v_arm_body,
     (cst.IfExp, "body"): _v_ifexp_body,
     (cst.IfExp, "orelse"): _v_ifexp_orelse,
 }
 _LEAVE_ATTR = {
     (cst.FunctionDef, "body"): R._end_root, (cst.ClassDef, "body"): R._end_root, (cst.Lambda, "body"): R._end_root,
     (cst.If, "test"): R._pop_node,
-    (cst.If, "body"): R._l_if_body,
+    (cst.If, "body"): R._l_arm_body,
     (cst.Else, "body"): R._l_else_body,
-    (cst.For, "body"): R._pop_block,
+    (cst.For, "body"): R._pop_node,
     (cst.While, "test"): R._pop_node,
-    (cst.While, "body"): R._pop_block,
+    (cst.While, "body"): R._pop_node,
     (cst.Try, "body"): R._l_try_body, (cst.TryStar, "body"): R._l_try_body,
-    (cst.ExceptHandler, "body"): R._l_handler_body, (cst.ExceptStarHandler, "body"): R._l_handler_body,
+    (cst.ExceptHandler, "body"): R._l_arm_body, (cst.ExceptStarHandler, "body"): R._l_arm_body,
     (cst.Finally, "body"): R._l_finally_body,
     (cst.With, "body"): R._l_with_body,
-    (cst.MatchCase, "body"): R._l_case_body,
+    (cst.MatchCase, "body"): R._l_arm_body,
     (cst.IfExp, "body"): R._pop_node,
     (cst.IfExp, "orelse"): R._pop_node,
 }
