@@ -339,7 +339,8 @@ class FlowRecorder:
         arm = 1 if branch.extra[0] else i + 1
         self._push(_under(branch.conds, branch.key, (arm,), branch.looped), branch.looped)
 
-    def _v_handler_body(self, node) -> None:
+    def _block_here(self, node) -> None:
+        """A body that runs where its statement's context is (a handler's arm, a ``with``)."""
         top = self._top()
         self._block(node.body, top.conds, top.looped)
 
@@ -362,10 +363,6 @@ class FlowRecorder:
         self._ended(node, _all_end([body] + branch.ends))
 
     # -- with ---------------------------------------------------------------------------
-    def _v_with_body(self, node) -> None:
-        top = self._top()
-        self._block(node.body, top.conds, top.looped)
-
     def _l_with_body(self, node) -> None:
         end = self._pop().end
         self._with_ends[id(node)] = end
@@ -444,9 +441,9 @@ _VISIT_ATTR = {
     (cst.While, "test"): R._v_while_test,
     (cst.While, "body"): R._looped_block,
     (cst.Try, "body"): R._v_try_body, (cst.TryStar, "body"): R._v_try_body,
-    (cst.ExceptHandler, "body"): R._v_handler_body, (cst.ExceptStarHandler, "body"): R._v_handler_body,
+    (cst.ExceptHandler, "body"): R._block_here, (cst.ExceptStarHandler, "body"): R._block_here,
     (cst.Finally, "body"): R._v_finally_body,
-    (cst.With, "body"): R._v_with_body,
+    (cst.With, "body"): R._block_here,
     (cst.MatchCase, "body"): R._v_arm_body,
     (cst.IfExp, "body"): _v_ifexp_body,
     (cst.IfExp, "orelse"): _v_ifexp_orelse,
