@@ -233,6 +233,9 @@ def decode(data: bytes, language: str) -> str:
             # lines is not UTF-8, which CPython accepts in a comment: it has the last word
             where = _cpython_decode_error(data)
             if where is not None:
+                if _cookie(data) is None and not data.startswith(codecs.BOM_UTF8):  # no declaration to blame
+                    raise Unreadable(f"cannot decode as utf-8: {where[2]} (add a PEP 263 coding declaration or "
+                                     "save as UTF-8)", line=where[0], column=where[1])
                 raise Unreadable(f"bad encoding declaration: {where[2]}", line=where[0], column=where[1])
             encoding = _cookie(data) or ("utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8")
             text = data.decode(encoding, "surrogateescape")

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 
+import json
+
 import pytest
 
 from conftest import parse
@@ -126,6 +128,21 @@ def test_non_utf8_bytes_outside_comments_are_npu002(run, project, data, line, co
     root = project({"bad.py": data})
     r = run(root, ["bad.py"])
     assert parse(r.stdout) == [("bad.py", line, col, "NPU002")]
+
+
+@pytest.mark.parametrize("data, message", [
+    # no declaration: the bytes are not UTF-8, nothing declares another encoding
+    (b"x = '\xff\xfe'\n" + TOKEN.encode(), "cannot decode as utf-8: invalid start byte (byte 0xff outside a "
+                                            "comment) (add a PEP 263 coding declaration or save as UTF-8)"),
+    # a declaration CPython cannot use
+    (b"# -*- coding: klingon -*-\n" + TOKEN.encode(), "bad encoding declaration: unknown encoding: klingon"),
+])
+def test_an_undecodable_head_is_blamed_on_a_declaration_only_when_there_is_one(cli_run, project, data, message):
+    # rw14's review: a binary file named on the command line was "bad encoding declaration"
+    root = project({"bad.py": data})
+    r = cli_run(["bad.py", "--format", "json"], cwd=root)
+    (f,) = json.loads(r.stdout)
+    assert (f["code"], f["message"]) == ("NPU002", message)
 
 
 def test_non_utf8_comment_with_a_syntax_error_is_npu001(run, project):
