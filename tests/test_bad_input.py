@@ -4,9 +4,8 @@ files, binary files, pathological nesting (NPU001, never a crash or a hang)."""
 
 from __future__ import annotations
 
-import os
-
 import json
+import os
 
 import pytest
 
