@@ -444,11 +444,18 @@ def _shell_crlf(result: FileResult, text: str, enabled: Set[str], crlf: List[Tup
     if rule.enabled_in(enabled):
         n = len(crlf)
         line, col = crlf[0]
-        result.findings.append(rule.finding(
+        finding = rule.finding(
             result.display, Span(line, col, line, col + 1),
             f"CRLF (Windows) line endings{f' on {n} lines' if n > 1 else ''}: bash reads the carriage return as "
             "part of each line's last word (`--bf16` becomes `--bf16\\r`) and `\\` before CRLF does not continue "
-            "the command; convert the file to LF line endings"))
+            "the command; convert the file to LF line endings")
+        # a finding about the whole script, whose line moves with every comment added to it: a
+        # ``# noqa: NPU004`` anywhere in it suppresses it (not a blanket ``# noqa``)
+        result.noqa = noqa_map(text, result.language)
+        lines = tuple(ln for ln, codes in sorted(result.noqa.items())
+                      if codes and any(rule.CODE.startswith(c) for c in codes) and ln != line)
+        result.findings.append(dataclasses.replace(finding, noqa_lines=lines) if lines else finding)
+        return result
     return _with_noqa(result, text)
 
 

@@ -98,7 +98,8 @@ class ShellCrlf(RuleBase):
         "lines after it run as commands of their own. Reported once per script, at the first such line (a "
         "carriage return that ends a comment is harmless and not counted); the script's launch commands are "
         "then not checked (NPU5xx), since bash would not run the command the script shows. Like NPU001, only "
-        "for scripts some rule reads (launch scripts). In the example, `^M` marks the carriage return "
+        "for scripts some rule reads (launch scripts). A `# noqa: NPU004` anywhere in the script suppresses it "
+        "(the line it is reported at moves as comments are added). In the example, `^M` marks the carriage return "
         "(as `cat -v` shows it)."
     )
     SOURCE = ("npulint engine; bash(1) DEFINITIONS (`newline` ends a command; a backslash-newline pair is a line "

@@ -138,15 +138,18 @@ def test_the_engine_reads_only_the_scripts_a_launch_rule_would(lint):
     assert codes(sh(lint, "torchrun pretrain_gpt.py --bf16\nif then fi (\n", select=["ALL"])) == ["NPU001"]
 
 
-def test_noqa_npu004_on_line_1_is_a_comment_s_line(lint):
+def test_noqa_npu004_anywhere_in_the_script_suppresses_it(lint):
     # a comment's own carriage return is harmless and not counted: NPU004 is reported at the first
-    # line bash reads one on (line 2), which a `# noqa: NPU004` on line 1 does not cover; whether
-    # the directive is used is unknown (NPU003 says nothing)
-    src = "# noqa: NPU004\r\ntorchrun pretrain_gpt.py --bf16\r\n"
-    assert [(f.code, f.line, f.column) for f in sh(lint, src, select=["NPU0"])] == [("NPU004", 2, 32)]
-    # a launch line that ends in the directive has its own carriage return inside the comment
-    assert sh(lint, "torchrun pretrain_gpt.py --bf16  # noqa: NPU004\r\n", select=["NPU004"]) == []
-    # what silences it: per-file-ignores (or LF line endings)
+    # line bash reads one on (line 2), and adding a comment to that line would move it to the next;
+    # so a `# noqa: NPU004` anywhere in the script suppresses the script's one finding
+    src = "torchrun pretrain_gpt.py --bf16\r\ntorchrun pretrain_gpt.py --fp16\r\n"
+    assert [(f.code, f.line, f.column) for f in sh(lint, src, select=["NPU0"])] == [("NPU004", 1, 32)]
+    assert sh(lint, "# noqa: NPU004\r\n" + src, select=["NPU0"]) == []
+    assert sh(lint, src + "# noqa: NPU0\r\n", select=["NPU0"]) == []  # a prefix of the code
+    # the twins: a blanket `# noqa`, or one for another code, elsewhere does not
+    assert codes(sh(lint, "# noqa\r\n" + src, select=["NPU0"])) == ["NPU004"]
+    assert codes(sh(lint, "# noqa: NPU501\r\n" + src, select=["NPU0"])) == ["NPU004"]
+    # per-file-ignores too (or LF line endings)
     assert lint({"run.sh": src}, select=["NPU0"], config="[tool.npulint.per-file-ignores]\n'run.sh' = ['NPU004']\n") == []
 
 
