@@ -1428,35 +1428,6 @@ def _field_order(cls: type):
     return order
 
 
-def child_nodes(node: cst.CSTNode) -> List[cst.CSTNode]:
-    """*node*'s children that are not only whitespace, comments or fixed tokens, in source
-    order: LibCST's ``children`` without its visitor (the fields :func:`_field_order`
-    reads), for walks over many nodes."""
-    cls = type(node)
-    order = _FIELD_ORDER.get(cls)
-    if order is None:
-        order = _field_order(cls)
-    if order is False:
-        return [c for c in node.children if type(c) not in _INERT]
-    out: List[cst.CSTNode] = []
-    for fname, _ in order:
-        value = getattr(node, fname)
-        if type(value) is tuple or type(value) is list:
-            for c in value:
-                walkable = _WALKABLE.get(type(c))
-                if walkable is None:
-                    walkable = _WALKABLE[type(c)] = isinstance(c, cst.CSTNode) and type(c) not in _INERT
-                if walkable:
-                    out.append(c)
-        else:
-            walkable = _WALKABLE.get(type(value))
-            if walkable is None:
-                walkable = _WALKABLE[type(value)] = isinstance(value, cst.CSTNode) and type(value) not in _INERT
-            if walkable:
-                out.append(value)
-    return out
-
-
 # -- the engine's own bookkeeping, by node type --------------------------------------
 
 def _foreign(sem: Semantic, module: Optional[str]) -> bool:
