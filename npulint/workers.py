@@ -188,7 +188,7 @@ def _run_batches(batches: List[List[int]], jobs: int, out: List[Optional[FileRes
 @contextlib.contextmanager
 def _forked_pool(jobs: int):
     """A pool of *jobs* forked worker processes (they inherit the run's state: see
-    _FORKED_TASKS and _FORKED_FIRST_PASS)."""
+    _FORKED_TASKS and pipeline._FORKED_FIRST_PASS)."""
     import multiprocessing
     import warnings
     from concurrent.futures import ProcessPoolExecutor

@@ -15,14 +15,13 @@ import libcst as cst
 
 from npulint import modules as _modules
 from npulint.checker import FileContext
+from npulint.flow import Flow
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
 from npulint.semantic import Scope, Semantic, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
-from npulint.flow import Flow
-
 from .torchair_config import ACLGRAPH_MODES, COMPILED
 
 SWITCH = {"torchair.scope.npu_stream_switch", "torchair.ops.NpuStreamSwitch", "torchair.NpuStreamSwitch"}

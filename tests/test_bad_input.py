@@ -137,7 +137,8 @@ def test_non_utf8_bytes_outside_comments_are_npu002(run, project, data, line, co
     (b"# -*- coding: klingon -*-\n" + TOKEN.encode(), "bad encoding declaration: unknown encoding: klingon"),
 ])
 def test_an_undecodable_head_is_blamed_on_a_declaration_only_when_there_is_one(cli_run, project, data, message):
-    # rw14's review: a binary file named on the command line was "bad encoding declaration"
+    # a file that declares no encoding is not blamed on a declaration (a binary file named on the
+    # command line was "bad encoding declaration")
     root = project({"bad.py": data})
     r = cli_run(["bad.py", "--format", "json"], cwd=root)
     (f,) = json.loads(r.stdout)

@@ -183,7 +183,7 @@ def test_import_edits(text, expected):
 
 
 @pytest.mark.parametrize("text, expected", IMPORTS)
-def test_import_edits_place_the_import_as_libcst_does(text, expected):
+def test_the_expected_placements_are_what_libcst_s_add_imports_visitor_writes(text, expected):
     """The spec of the placement: the module AddImportsVisitor writes is the expected text."""
     from libcst.codemod import CodemodContext
     from libcst.codemod.visitors import AddImportsVisitor, ImportItem

@@ -598,7 +598,7 @@ def test_generator_is_deterministic_and_reads_every_ref(tmp_path):
 
 
 # -- a parser in the linted files judges a value outside the catalog's choices ------------------
-# (rw14 B: AscendSpeed's own parser, Ascend/MindSpeed-LLM@866ffe6c ascendspeed/arguments.py:708-709,
+# (AscendSpeed's own parser, Ascend/MindSpeed-LLM@866ffe6c ascendspeed/arguments.py:708-709,
 # takes --recompute-method custom; the catalog's choices are upstream Megatron's, uniform/block)
 
 CUSTOM = "torchrun --nproc_per_node 8 pretrain_llama.py --recompute-method custom\n"
@@ -660,7 +660,7 @@ def test_every_linted_registration_must_exclude_the_value(lint):
 
 @pytest.mark.parametrize("choices", ["", ", choices=['uniform', 'block', 'custom']"])
 def test_a_tool_s_own_parser_does_not_judge_a_training_launch(lint, choices):
-    # review of rw14's fix: tools/preprocess_data.py registers its own --recompute-method; it is
+    # tools/preprocess_data.py registers its own --recompute-method; it is
     # not the parser of a pretrain_gpt.py launch, so the catalog's check stands
     files = {"run.sh": CUSTOM.replace("pretrain_llama.py", "pretrain_gpt.py"),
              "tools/preprocess_data.py": ("import argparse\np = argparse.ArgumentParser()\n"

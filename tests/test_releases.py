@@ -169,7 +169,7 @@ INNER = "from torchair.scope import npu_stream_switch\nwith npu_stream_switch('1
 
 @pytest.mark.parametrize("pin, source, expected", [("torchair==6.0.rc1", AOT, 0), ("torchair==7.2.0", INNER, 1)])
 def test_a_sub_project_that_says_nothing_takes_the_pin_above_it(tmp_path, cli_run, pin, source, expected):
-    # rw14 review: docs/ with its own requirements.txt (sphinx) runs in the repository's
+    # docs/ with its own requirements.txt (sphinx) runs in the repository's
     # environment; it must not cancel the repository's pin, known (7.2.0 has no
     # enable_inner_parallel) or unknown (6.0.rc1 takes aot_config: nothing to say)
     (tmp_path / "requirements.txt").write_text(pin + "\n")
@@ -359,7 +359,7 @@ def _torchair_tree(root, marker: bool):
 
 
 def test_a_project_s_own_torchair_package_is_not_torchair_s_tree(tmp_path):
-    # review of rw14's fix: a shim package named torchair in a project whose setup.py names
+    # a shim package named torchair in a project whose setup.py names
     # another distribution; its version is the project's, not a torchair release
     (tmp_path / "torchair").mkdir()
     (tmp_path / "torchair" / "__init__.py").write_text("")
@@ -391,7 +391,7 @@ UNKNOWN_OPTION = TA + "config = tng.CompilerConfig()\nconfig.experimental_config
 
 
 def test_npu206_on_an_older_release_suggests_and_names_only_what_it_has(project, cli_run):
-    # review of rw14's fix (torchair 7.1.0): clone_input exists from 7.3.0 on, so it is no
+    # torchair 7.1.0: clone_input exists from 7.3.0 on, so it is no
     # suggestion for clone_inputs; 7.1.0's class is not master's _AclGraphDebugConfig; and a typo
     # under aclgraph_config (7.2.0 on) fails first where aclgraph_config is read
     code = ("import torchair\nconfig = torchair.CompilerConfig()\n"

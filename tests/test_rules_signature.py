@@ -458,7 +458,7 @@ def test_npu010_a_call_every_release_rejects_names_them(lint):
 
 
 def test_npu010_quotes_an_error_only_for_the_releases_that_give_it(lint):
-    # review of rw14's fix: four positionals: master takes at most 3, 7.1.0 to 26.0.0 at most 2
+    # four positionals: master takes at most 3, 7.1.0 to 26.0.0 at most 2
     code = "import torchair\nwith torchair.scope.npu_stream_switch('1', 0, True, 4):\n    pass\n"
     (f,) = lint(code, select=["NPU010"])  # every release
     assert f.message.startswith("scope.npu_stream_switch() takes at most 3 positional arguments")
