@@ -222,11 +222,16 @@ def _deeper_than(tree, limit: int):
     return None
 
 
+def new_result(path: str, display: str, language: str, text: str) -> FileResult:
+    """An empty result for the file *text* (its line count set)."""
+    return FileResult(path, display, language, lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
+
+
 def _prefilter(path: str, display: str, language: str, text: str, checker_classes: Sequence[type],
                enabled: Set[str], force: Sequence[type] = ()) -> Tuple[FileResult, Optional[List[type]]]:
     """The file's result so far and the checkers to run on it, or None when nothing has to
     be parsed (cheap: substring tests on the text)."""
-    result = FileResult(path, display, language, lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
+    result = new_result(path, display, language, text)
     if is_skip_file(text, language):
         result.skipped = True
         return result, None

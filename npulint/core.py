@@ -78,6 +78,5 @@ def analyse_file(path: str, display: str, language: str, text: str, settings: Se
         if active is None:
             return analyse._with_directives(result, text, enabled)
     else:
-        result = analyse.FileResult(path, display, language,
-                                    lines=text.count("\n") + (1 if text and not text.endswith("\n") else 0))
+        result = analyse.new_result(path, display, language, text)
     return analyse._with_directives(analyse._analyse(result, text, settings, active, enabled, module), text, enabled)

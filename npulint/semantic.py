@@ -1232,6 +1232,9 @@ class Walker(cst.CSTVisitor):
         if handler is not None:
             self.sem.seq += 1
             handler(self.sem, original_node)
+        record = _flow.LEAVE.get(type(original_node))
+        if record is not None:
+            record(self.sem.flows, original_node)
 
     # (the node classes are tested by type, not isinstance: LibCST's are never subclassed, and
     # these two run for every field that opens a block or a scope)
@@ -1287,7 +1290,7 @@ class Walker(cst.CSTVisitor):
             order = tuple(f for f in order if f[0] not in skipped)
         t = cls.__name__
         plan = self._plans[cls] = (order, _ENGINE_VISIT.get(t), self.visit_hooks.get(t), self.leave_hooks.get(t),
-                                   _ENGINE_LEAVE.get(t))
+                                   _ENGINE_LEAVE.get(t), _flow.LEAVE.get(cls))
         return plan
 
     def _walk(self, node: cst.CSTNode) -> None:
@@ -1298,7 +1301,7 @@ class Walker(cst.CSTVisitor):
         plan = self._plans.get(cls)
         if plan is None:
             plan = self._plan(cls)
-        order, engine_visit, visit_hooks, leave_hooks, engine_leave = plan
+        order, engine_visit, visit_hooks, leave_hooks, engine_leave, flow_leave = plan
         if order is False:  # no readable field order: LibCST walks this subtree
             node.visit(self)
             return
@@ -1346,6 +1349,8 @@ class Walker(cst.CSTVisitor):
             if engine_leave is not None:
                 sem.seq += 1
                 engine_leave(sem, node)
+            if flow_leave is not None:  # (no step of its own: the resolver's order is as without it)
+                flow_leave(sem.flows, node)
         else:
             self.on_leave(node)
 
@@ -1604,7 +1609,7 @@ _ENGINE_VISIT_BASE = {
     "MatchAs": _v_match_name, "MatchStar": _v_match_name, "MatchMapping": _v_match_name,
 }
 
-_ENGINE_LEAVE_BASE = {
+_ENGINE_LEAVE = {
     "With": _l_with,
     "WithItem": _l_with_item,
     "Assign": _l_assign,
@@ -1628,5 +1633,4 @@ def _with_flow(base: Dict[str, Callable], flow: Dict[type, Callable]) -> Dict[st
     return out
 
 
-_ENGINE_VISIT = _with_flow(_ENGINE_VISIT_BASE, {**_flow._VISIT, cst.Call: FlowRecorder.call})
-_ENGINE_LEAVE = _with_flow(_ENGINE_LEAVE_BASE, _flow._LEAVE)
+_ENGINE_VISIT = _with_flow(_ENGINE_VISIT_BASE, {**_flow.VISIT, cst.Call: FlowRecorder.call})
