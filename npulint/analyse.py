@@ -313,15 +313,19 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     from npulint.lintrule import Analysis
 
     checkers, hooks = file_checkers(ctx, active)
-    walker = Walker(ctx.sem, hooks, on_error)
+    analyses = [c for c in checkers if isinstance(c, Analysis)]
+    rules = [c for c in checkers if not isinstance(c, Analysis)]
+    # the analyses' hooks run in the walk; the rules', once the analyses are complete (replay)
+    walker = Walker(ctx.sem, [h for h in hooks if h not in rules], on_error, deferred=rules)
     try:
         walker.walk(tree)
         failed = set()  # shared analyses that raised: their rules would judge from a partial state
-        for checker in checkers:
+
+        def finish(checker: Checker) -> None:
             if checker in walker.disabled or any(a in failed for a in type(checker).uses):
                 if isinstance(checker, Analysis):
                     failed.add(type(checker))
-                continue
+                return
             try:
                 checker.finish()
             except RecursionError:
@@ -330,6 +334,17 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
                 on_error(checker, exc, None)
                 if isinstance(checker, Analysis):
                     failed.add(type(checker))
+
+        for checker in analyses:
+            finish(checker)
+        walker.disabled.update(r for r in rules if any(a in failed for a in type(r).uses))
+        ctx.site = walker.replayed_site
+        try:
+            walker.replay()
+        finally:
+            ctx.site = ctx.sem.site
+        for checker in rules:
+            finish(checker)
         if failed:  # nothing of the rules that read a failed analysis is reported, nor its facts used
             dropped = {r.code for c in checkers if any(a in failed for a in type(c).uses) for r in type(c).rules}
             ctx.findings[:] = [f for f in ctx.findings if f.code not in dropped]
@@ -357,8 +372,9 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
 
 def file_checkers(ctx: "FileContext", active: Sequence[type]) -> Tuple[List["Checker"], List[Any]]:
     """The checkers of one file (*active* and the analyses they use, analyses first: their
-    hooks run before their rules'), and what the traversal calls: the checkers, after the
-    recorder of the LibCST metadata the rules declare (npulint.metadata), if any does."""
+    hooks run before their rules'), and their hooks' owners in the order they are called: the
+    recorder of the LibCST metadata the rules declare (npulint.metadata), if any does, then the
+    checkers."""
     from npulint.lintrule import Analysis, with_analyses
 
     checkers = []

@@ -28,9 +28,11 @@ class Checker:
     * ``tokens``: prefilter. The file is parsed for this checker only if, for some group
       in ``tokens``, every string of the group occurs in the file's text. An empty
       ``tokens`` means "always".
-    * ``visit_<Node>``/``leave_<Node>`` hooks are called during the file's one traversal;
-      ``finish()`` at its end, when every binding is known; ``project()`` once per run
-      with the facts every file recorded through :meth:`FileContext.fact`.
+    * ``visit_<Node>``/``leave_<Node>`` hooks: an analysis's are called during the file's one
+      traversal; a rule's after it, once the analyses are complete, in the traversal's order
+      (:mod:`npulint.lintrule`); ``finish()`` at the end, when every binding is known;
+      ``project()`` once per run with the facts every file recorded through
+      :meth:`FileContext.fact`.
     """
 
     rules: ClassVar[Tuple[Rule, ...]] = ()

@@ -6,9 +6,17 @@ explanation (the class docstring), source, how to fix it, its ``VALID``/``INVALI
 
 A family's shared analysis (the CompilerConfig tracking of NPU2xx, the event table of NPU3xx,
 the launch reader of NPU5xx) is an :class:`Analysis`: the rules that need it name it in ``uses``;
-the engine makes one instance per file, walks it in the same single traversal, before the
-rules (so its state at a node is up to date when a rule's hook for that node runs), and hands it
-to them as ``self.ctx.analysis(ThatAnalysis)``. An analysis reports nothing of its own.
+the engine makes one instance per file and hands it to them as ``self.ctx.analysis(ThatAnalysis)``.
+An analysis reports nothing of its own. It plays the part of a LibCST metadata provider: its
+hooks run during the file's one traversal, with the resolver's, and it is complete (its
+``finish()`` has run) before any rule's hook runs. A rule's ``visit_*``/``leave_*`` hooks are
+then called in the traversal's order, each at the point of the program where the traversal met
+its node (``self.ctx.site()``), as LibCST calls a visitor once the metadata it declares is
+resolved; the engine records those calls during the one traversal and makes them afterwards
+(:meth:`npulint.semantic.Walker.replay`), so nothing is walked twice. A rule can therefore
+judge a node in its hook with every binding of the file known ("certain at this point" reads
+bindings made after the node, as a function body does); ``finish()`` is for what only the whole
+file decides (a pair of calls, a group of graphs), and ``project()`` folds the facts of a run.
 
 Rules are discovered: every concrete subclass of :class:`RuleBase` (one with a ``CODE``) in the
 ``rules`` package is a rule (``npulint.registry``); those that are not a :class:`LintRule` are

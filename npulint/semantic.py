@@ -1170,8 +1170,12 @@ class Semantic:
 
 
 class Walker(cst.CSTVisitor):
-    """The one traversal of a file: maintains :class:`Semantic` and calls every active
-    checker's ``visit_<Node>``/``leave_<Node>`` hooks."""
+    """The one traversal of a file: maintains :class:`Semantic` and calls the hooks of
+    *checkers* (the analyses: LibCST's metadata providers, in effect) as it goes. The hooks of
+    *deferred* (the rules) are not called during the walk: each call the walk would make is
+    recorded with the point of the program it was made at (its :class:`Site`), and
+    :meth:`replay` makes them, in the walk's order, once the providers are complete (as LibCST
+    calls a visitor's hooks only after resolving the metadata it declares)."""
 
     # _walk does what on_visit/on_leave do without calling them, unless a subclass overrides them
     _inline = True
@@ -1180,19 +1184,16 @@ class Walker(cst.CSTVisitor):
         super().__init_subclass__(**kwargs)
         cls._inline = cls.on_visit is Walker.on_visit and cls.on_leave is Walker.on_leave
 
-    def __init__(self, semantic: Semantic, checkers: Sequence, on_error):
+    def __init__(self, semantic: Semantic, checkers: Sequence, on_error, deferred: Sequence = ()):
         super().__init__()
         self.sem = semantic
         self.on_error = on_error
-        self.visit_hooks: Dict[str, List] = {}
-        self.leave_hooks: Dict[str, List] = {}
         self.checkers = list(checkers)
-        for checker in self.checkers:
-            for attr in dir(type(checker)):
-                if attr.startswith("visit_"):
-                    self.visit_hooks.setdefault(attr[6:], []).append((checker, getattr(checker, attr)))
-                elif attr.startswith("leave_"):
-                    self.leave_hooks.setdefault(attr[6:], []).append((checker, getattr(checker, attr)))
+        self.visit_hooks, self.leave_hooks = _hook_tables(self.checkers)
+        self.deferred_visit, self.deferred_leave = _hook_tables(deferred)
+        # the deferred hook calls of the walk: (hooks, node, site), in order (see replay())
+        self.events: List[Tuple[List, cst.CSTNode, Site]] = []
+        self._replayed: Optional[Site] = None
         self.disabled: set = set()
         self._plans: Dict[type, tuple] = {}  # node class -> _plan()
         self._top = None  # the position unit being walked: i (module.body[i]) or (i, j) (its class body's j-th)
@@ -1210,6 +1211,21 @@ class Walker(cst.CSTVisitor):
                 self.disabled.add(checker)
                 self.on_error(checker, exc, node)
 
+    def replay(self) -> None:
+        """Make the deferred hook calls the walk recorded, in its order; during each,
+        :meth:`replayed_site` is the point it was recorded at."""
+        events, self.events = self.events, []
+        for hooks, node, site in events:
+            self._replayed = site
+            self._call(hooks, node)
+        self._replayed = None
+
+    def replayed_site(self) -> Site:
+        """The point of the program of the hook call :meth:`replay` is making (what the file
+        context's ``site()`` answers then)."""
+        assert self._replayed is not None, "site() asked outside a hook"
+        return self._replayed
+
     # -- dispatch ---------------------------------------------------------------------
     def on_visit(self, node: cst.CSTNode) -> bool:
         sem = self.sem
@@ -1221,6 +1237,9 @@ class Walker(cst.CSTVisitor):
         hooks = self.visit_hooks.get(t)
         if hooks:
             self._call(hooks, node)
+        hooks = self.deferred_visit.get(t)
+        if hooks:
+            self.events.append((hooks, node, sem.site()))
         return True
 
     def on_leave(self, original_node: cst.CSTNode) -> None:
@@ -1228,6 +1247,9 @@ class Walker(cst.CSTVisitor):
         hooks = self.leave_hooks.get(t)
         if hooks:
             self._call(hooks, original_node)
+        hooks = self.deferred_leave.get(t)
+        if hooks:
+            self.events.append((hooks, original_node, self.sem.site()))
         handler = _ENGINE_LEAVE.get(t)
         if handler is not None:
             self.sem.seq += 1
@@ -1290,7 +1312,8 @@ class Walker(cst.CSTVisitor):
             order = tuple(f for f in order if f[0] not in skipped)
         t = cls.__name__
         plan = self._plans[cls] = (order, _ENGINE_VISIT.get(t), self.visit_hooks.get(t), self.leave_hooks.get(t),
-                                   _ENGINE_LEAVE.get(t), _flow.LEAVE.get(cls))
+                                   _ENGINE_LEAVE.get(t), _flow.LEAVE.get(cls), self.deferred_visit.get(t),
+                                   self.deferred_leave.get(t))
         return plan
 
     def _walk(self, node: cst.CSTNode) -> None:
@@ -1301,7 +1324,7 @@ class Walker(cst.CSTVisitor):
         plan = self._plans.get(cls)
         if plan is None:
             plan = self._plan(cls)
-        order, engine_visit, visit_hooks, leave_hooks, engine_leave, flow_leave = plan
+        order, engine_visit, visit_hooks, leave_hooks, engine_leave, flow_leave, deferred_visit, deferred_leave = plan
         if order is False:  # no readable field order: LibCST walks this subtree
             node.visit(self)
             return
@@ -1311,6 +1334,8 @@ class Walker(cst.CSTVisitor):
                 engine_visit(sem, node)
             if visit_hooks:
                 self._call(visit_hooks, node)
+            if deferred_visit:
+                self.events.append((deferred_visit, node, sem.site()))
         else:
             self.on_visit(node)
         for name, attr_cb in order:
@@ -1346,6 +1371,8 @@ class Walker(cst.CSTVisitor):
         if self._inline:  # on_leave, inline
             if leave_hooks:
                 self._call(leave_hooks, node)
+            if deferred_leave:
+                self.events.append((deferred_leave, node, sem.site()))
             if engine_leave is not None:
                 sem.seq += 1
                 engine_leave(sem, node)
@@ -1353,6 +1380,20 @@ class Walker(cst.CSTVisitor):
                 flow_leave(sem.flows, node)
         else:
             self.on_leave(node)
+
+
+def _hook_tables(checkers: Sequence) -> Tuple[Dict[str, List], Dict[str, List]]:
+    """The ``visit_<Node>`` and ``leave_<Node>`` hooks of *checkers*, by node class name:
+    ``[(checker, bound method), ...]`` in the checkers' order."""
+    visit: Dict[str, List] = {}
+    leave: Dict[str, List] = {}
+    for checker in checkers:
+        for attr in dir(type(checker)):
+            if attr.startswith("visit_"):
+                visit.setdefault(attr[6:], []).append((checker, getattr(checker, attr)))
+            elif attr.startswith("leave_"):
+                leave.setdefault(attr[6:], []).append((checker, getattr(checker, attr)))
+    return visit, leave
 
 
 # PyTorch's in-place methods that write a tensor's values and keep its shape, dtype and

@@ -484,6 +484,7 @@ def _events_of(module: cst.Module, fast: bool):
             self._top = self._class_block = None
             self.sem = types.SimpleNamespace(top_of={})
             self._plans, self.visit_hooks, self.leave_hooks = {}, {}, {}
+            self.deferred_visit, self.deferred_leave = {}, {}
 
         def on_visit(self, node):
             if self.depth or type(node) in _INERT:  # LibCST's visit also enters these; walk() does not
