@@ -312,11 +312,11 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
 
     from npulint.lintrule import Analysis
 
-    checkers, hooks = file_checkers(ctx, active)
+    checkers, live = file_checkers(ctx, active)
     analyses = [c for c in checkers if isinstance(c, Analysis)]
     rules = [c for c in checkers if not isinstance(c, Analysis)]
     # the analyses' hooks run in the walk; the rules', once the analyses are complete (replay)
-    walker = Walker(ctx.sem, [h for h in hooks if h not in rules], on_error, deferred=rules)
+    walker = Walker(ctx.sem, live, on_error, deferred=rules)
     try:
         walker.walk(tree)
         failed = set()  # shared analyses that raised: their rules would judge from a partial state
@@ -371,10 +371,10 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
 
 
 def file_checkers(ctx: "FileContext", active: Sequence[type]) -> Tuple[List["Checker"], List[Any]]:
-    """The checkers of one file (*active* and the analyses they use, analyses first: their
-    hooks run before their rules'), and their hooks' owners in the order they are called: the
-    recorder of the LibCST metadata the rules declare (npulint.metadata), if any does, then the
-    checkers."""
+    """The checkers of one file (*active* and the analyses they use, analyses first), and the
+    owners of the hooks the traversal calls as it goes: the recorder of the LibCST metadata the
+    rules declare (npulint.metadata), if any does, then the analyses. (The rules' hooks are
+    called after it: ``Walker.replay``.)"""
     from npulint.lintrule import Analysis, with_analyses
 
     checkers = []
@@ -383,13 +383,13 @@ def file_checkers(ctx: "FileContext", active: Sequence[type]) -> Tuple[List["Che
         if isinstance(checker, Analysis):
             ctx.analyses[cls] = checker
         checkers.append(checker)
-    hooks: List[Any] = checkers
+    live: List[Any] = [c for c in checkers if isinstance(c, Analysis)]
     if any(getattr(cls, "METADATA_DEPENDENCIES", ()) for cls in active):
         from npulint.metadata import EngineMetadata
 
         ctx.metadata = EngineMetadata(ctx.sem, ctx.span)
-        hooks = [ctx.metadata.recorder(), *checkers]
-    return checkers, hooks
+        live.insert(0, ctx.metadata.recorder())
+    return checkers, live
 
 
 def _release(ctx: "FileContext", checkers: Sequence["Checker"]) -> None:

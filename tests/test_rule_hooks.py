@@ -4,7 +4,7 @@ node (npulint.lintrule; Walker.replay)."""
 
 import pytest
 
-from npulint import rulebase
+from npulint import registry, rulebase
 from npulint.config import Settings
 from npulint.core import analyse_file
 from npulint.lintrule import Analysis, LintRule
@@ -12,7 +12,9 @@ from npulint.lintrule import Analysis, LintRule
 
 @pytest.fixture
 def own_rules(monkeypatch):
-    """Rule classes a test defines are not added to the run's rules."""
+    """Rule classes a test defines are not added to the run's rules (which are loaded first:
+    a rule module imported while the list is patched would register its rules in the copy)."""
+    registry.load()
     monkeypatch.setattr(rulebase, "_RULES", list(rulebase._RULES))
 
 
