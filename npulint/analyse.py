@@ -465,11 +465,12 @@ def _shell_crlf(result: FileResult, text: str, enabled: Set[str], crlf: List[Tup
     if rule.enabled_in(enabled):
         n = len(crlf)
         line, col = crlf[0]
+        example = _crlf_example(text, crlf)
         finding = rule.finding(
             result.display, Span(line, col, line, col + 1),
             f"CRLF (Windows) line endings{f' on {n} lines' if n > 1 else ''}: bash reads the carriage return as "
-            "part of each line's last word (`--bf16` becomes `--bf16\\r`) and `\\` before CRLF does not continue "
-            "the command; convert the file to LF line endings")
+            f"part of each line's last word{f' ({example})' if example else ''} and `\\` before CRLF does not "
+            "continue the command; convert the file to LF line endings")
         # a finding about the whole script, whose line moves with every comment added to it: a
         # ``# noqa: NPU004`` anywhere in it suppresses it (not a blanket ``# noqa``)
         result.noqa = noqa_map(text, result.language)
@@ -478,6 +479,17 @@ def _shell_crlf(result: FileResult, text: str, enabled: Set[str], crlf: List[Tup
         result.findings.append(dataclasses.replace(finding, noqa_lines=lines) if lines else finding)
         return result
     return _with_noqa(result, text)
+
+
+def _crlf_example(text: str, crlf: List[Tuple[int, int]]) -> Optional[str]:
+    """What the carriage return does to the script's own words: the first CRLF line whose last
+    word is not a ``\\`` (or is not too long to quote), as ```w` becomes `w\\r```."""
+    lines = text.split("\n")
+    for line, col in crlf:
+        words = lines[line - 1][:col - 1].split()
+        if words and words[-1] != "\\" and len(words[-1]) <= 40 and "`" not in words[-1]:
+            return f"`{words[-1]}` becomes `{words[-1]}\\r`"
+    return None
 
 
 def _expand_indentation_tabs(text: str) -> str:

@@ -106,8 +106,8 @@ class ShellCrlf(RuleBase):
            "continuation)")
     INVALID = (Invalid("torchrun pretrain_gpt.py --bf16 \\\r\n    --reuse-fp32-param\r\n", range=(1, 34, 1, 35),
                        message="CRLF (Windows) line endings on 2 lines: bash reads the carriage return as part of "
-                       "each line's last word (`--bf16` becomes `--bf16\\r`) and `\\` before CRLF does not continue "
-                       "the command; convert the file to LF line endings"),)
+                       "each line's last word (`--reuse-fp32-param` becomes `--reuse-fp32-param\\r`) and `\\` before CRLF "
+                       "does not continue the command; convert the file to LF line endings"),)
     VALID = ("torchrun pretrain_gpt.py --bf16 \\\n    --reuse-fp32-param\n",
            "# written on Windows\r\ntorchrun pretrain_gpt.py --bf16 --reuse-fp32-param\n")
     EXAMPLE_LANGUAGE = "shell"

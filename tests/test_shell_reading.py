@@ -100,6 +100,17 @@ def test_crlf_script_is_one_npu004_and_nothing_built_from_its_words(lint):
     assert codes(sh(lint, src.replace("\r\n", "\n"))) == ["NPU504"]
 
 
+def test_npu004_quotes_what_the_carriage_return_does_to_the_scripts_own_words(lint):
+    # the first CRLF line whose last word is not a `\` (a continuation, which CRLF breaks)
+    src = "torchrun pretrain_gpt.py \\\r\n  --lr 1e-4 \\\r\n  --seq-length 4096\r\n"
+    (found,) = sh(lint, src, select=["NPU004"])
+    assert (found.line, found.column) == (1, 27)
+    assert "last word (`4096` becomes `4096\\r`) and" in found.message
+    # no word to quote: the message says it without an example
+    (found,) = sh(lint, "torchrun pretrain_gpt.py \\\r\n  --bf16\n", select=["NPU004"])
+    assert "last word and `\\` before CRLF" in found.message
+
+
 def test_crlf_only_at_the_end_of_comments_is_harmless(lint):
     src = "#!/bin/bash\r\n# launch\r\ntorchrun pretrain_gpt.py --reuse-fp32-param --fp16  # fp16 run\r\n"
     assert codes(sh(lint, src)) == ["NPU504"]
