@@ -26,7 +26,7 @@ import itertools
 import os
 import re
 import shlex
-from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -504,7 +504,7 @@ class PythonLaunches(Analysis):
     of a known string: :meth:`_words`), and the arguments of ``os.execl*``
     (``mindspeed.launch`` and ``mindspeed.amo`` facts, as
     :class:`ShellLaunches` records them); and the file's ``adapt_mem_func_wrapper(...)`` calls
-    (``wrapper_calls``, for NPU505).
+    (``wrapper_calls``: NPU505 looks its calls up in it).
 
     A launch list matters only when it launches a training entry (launch_found) or enables AMO
     (the ``mindspeed.amo`` fact), and the resolver knows only this file's string values: so the
@@ -530,7 +530,7 @@ class PythonLaunches(Analysis):
         self.argv = []
         self.grown = set()
         self.changed = set()
-        self.wrapper_calls: List[Tuple[cst.Call, Any]] = []
+        self.wrapper_calls: Set[cst.Call] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self.ctx.site()))
@@ -705,7 +705,7 @@ class PythonLaunches(Analysis):
                 if words:
                     self._check_words(words, False)
             elif q == WRAPPER:
-                self.wrapper_calls.append((node, site))
+                self.wrapper_calls.add(node)
         for node, site in self.argv:
             if any(ctx.resolve(t.target, site, _ARGV) for t in node.targets):
                 words = self._words(node.value, site)
@@ -725,18 +725,19 @@ class FunctionClasses(Analysis):
     def __init__(self, ctx):
         super().__init__(ctx)
         self.classes: List[Tuple[cst.ClassDef, Any]] = []
+        # qualified name -> its bases' qualified names (None: not known), once finished
+        self.named: Dict[str, List[Optional[str]]] = {}
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         self.classes.append((node, self.ctx.site()))
 
     def finish(self) -> None:
-        classes = {}
         for node, _ in self.classes:
             q = self.ctx.sem.qualname_of_def(node)
             if q is not None:
-                classes[q] = self.bases(node)
-        if classes:
-            self.ctx.fact(type(self), {"classes": classes})
+                self.named[q] = self.bases(node)
+        if self.named:
+            self.ctx.fact(type(self), {"classes": self.named})
 
     def function_class(self, expr, site) -> bool:
         """*expr* certainly names a class of this file that subclasses torch.autograd.Function."""
@@ -1132,7 +1133,9 @@ class _LaunchRule(LintRule):
     command and the catalog entries that apply to it: the launch readers call it for every
     launch of a training entry and keep what it finds in the launch's fact, :func:`launch_found`),
     and reports in the project phase what :meth:`judge` keeps of that, given what the linted
-    files say (:class:`RunFlags`). Never run over a file itself: its analyses do the reading."""
+    files say (:class:`RunFlags`). Never run over a file itself, so no hooks: its analyses do the
+    reading (a shell script has no LibCST tree), and a launch is judged only against the whole
+    run's registrations."""
 
     uses = (ShellLaunches, PythonLaunches, FlagFacts)
     consumes = (LAUNCH_TOPIC, ARGPARSE_TOPIC)
@@ -1349,8 +1352,8 @@ class AutogradApplyBypassesAmo(LintRule):
 
     def __init__(self, ctx):
         super().__init__(ctx)
-        self.applies: List[Tuple[cst.Call, Any, str]] = []  # (call, site, its block's indentation)
-        self.blocks: List[str] = []
+        self.applies: List[ApplyCall] = []
+        self.blocks: List[str] = []  # the indentation of each enclosing block
 
     def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
         self.blocks.append(node.indent if node.indent is not None else self.ctx.module.default_indent)
@@ -1359,33 +1362,29 @@ class AutogradApplyBypassesAmo(LintRule):
         self.blocks.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
+        """An ``X.apply(...)`` in a method: a candidate, with its fix. Whether X is a Function
+        and the class a Module (the bases may be another module's), and whether a launch of the
+        run enables AMO, only the project phase knows."""
         func = node.func
-        if isinstance(func, cst.Attribute) and func.attr.value == "apply":
-            self.applies.append((node, self.ctx.site(), "".join(self.blocks)))
-
-    def finish(self) -> None:
-        """The file's facts: each class's bases, and each ``X.apply(...)`` in a method."""
+        if not (isinstance(func, cst.Attribute) and func.attr.value == "apply") or ".apply" not in self.ctx.text:
+            return
         ctx = self.ctx
         sem = ctx.sem
-        known = ctx.analysis(FunctionClasses)
-        classes = {}
-        for node, _ in known.classes:
-            q = sem.qualname_of_def(node)
-            if q is not None:
-                classes[q] = known.bases(node)
-        applies: List[ApplyCall] = []
-        if ".apply" in ctx.text:
-            for node, site, indent in self.applies:
-                cls = sem.enclosing_class(site)
-                if cls is None or site.scope.enclosing_function() is None:
-                    continue
-                owner = sem.qualname_of_def(cls.node)
-                callee = sem.callee_qualname(node.func.value, site)
-                if callee is None or owner is None:
-                    continue
-                applies.append(ApplyCall(callee, ctx.span(node), self._fix(node, indent), owner))
-        if classes or applies:
-            ctx.fact(type(self), {"classes": classes, "applies": applies})
+        site = ctx.site()
+        cls = sem.enclosing_class(site)
+        if cls is None or site.scope.enclosing_function() is None:
+            return
+        owner = sem.qualname_of_def(cls.node)
+        callee = sem.callee_qualname(func.value, site)
+        if callee is None or owner is None:
+            return
+        self.applies.append(ApplyCall(callee, ctx.span(node), self._fix(node, "".join(self.blocks)), owner))
+
+    def finish(self) -> None:
+        """The file's fact: each class's bases, and the candidates of :meth:`visit_Call`."""
+        classes = self.ctx.analysis(FunctionClasses).named
+        if classes or self.applies:
+            self.ctx.fact(type(self), {"classes": classes, "applies": self.applies})
 
     def _fix(self, node: cst.Call, indent: str) -> Optional[Fix]:
         """The call through the wrapper (a LibCST node: :func:`wrapped_call`), and the import."""
@@ -1577,25 +1576,35 @@ class AdaptMemWrapperMisuse(LintRule):
     # phase parses a file that defines a class a call names (its name and `class`).
     piggyback = ("autograd",)
 
+    def __init__(self, ctx):
+        super().__init__(ctx)
+        # (class's qualified name, span, what): X.apply / X() of a class this file does not know
+        self.elsewhere: List[Tuple[str, Span, str]] = []
+
+    def visit_Call(self, node: cst.Call) -> None:
+        if node not in self.ctx.analysis(PythonLaunches).wrapper_calls:
+            return
+        if any(a.keyword is not None for a in node.args):
+            self.report(node, "adapt_mem_func_wrapper() takes no keyword arguments "
+                              "(signature: adapt_mem_func_wrapper(fc_class, *args)): it raises TypeError")
+            return
+        if not node.args or node.args[0].star:
+            return
+        first = node.args[0].value
+        site = self.ctx.site()
+        what = self._not_a_function_class(first, site)
+        if what:
+            self.report(first, _wrapper_message(what))
+            return
+        other = self._of_another_module(first, site)
+        if other is not None:
+            self.elsewhere.append((other[0], self.ctx.span(first), other[1]))
+
     def finish(self) -> None:
-        elsewhere = []  # (class's qualified name, span, what): X.apply / X() of a class not of this file
-        for node, site in self.ctx.analysis(PythonLaunches).wrapper_calls:
-            if any(a.keyword is not None for a in node.args):
-                self.report(node, "adapt_mem_func_wrapper() takes no keyword arguments "
-                                  "(signature: adapt_mem_func_wrapper(fc_class, *args)): it raises TypeError")
-                continue
-            if not node.args or node.args[0].star:
-                continue
-            first = node.args[0].value
-            what = self._not_a_function_class(first, site)
-            if what:
-                self.report(first, _wrapper_message(what))
-                continue
-            other = self._of_another_module(first, site)
-            if other is not None:
-                elsewhere.append((other[0], self.ctx.span(first), other[1]))
-        if elsewhere:
-            self.ctx.fact(type(self), {"calls": elsewhere})
+        """The calls whose class is another module's: one fact for the file, judged in the
+        project phase."""
+        if self.elsewhere:
+            self.ctx.fact(type(self), {"calls": self.elsewhere})
 
     def _of_another_module(self, expr, site) -> Optional[Tuple[str, str]]:
         """``(qualified name of X, what)`` for ``X.apply`` or ``X(...)`` where X names a class

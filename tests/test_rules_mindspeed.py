@@ -449,6 +449,19 @@ def test_npu505_function_class_of_a_module_parsed_anyway(lint):
     assert [(f.path, f.line) for f in found] == [("pkg/use.py", n) for n in (8, 9, 10, 11)]
 
 
+def test_npu505_judges_each_wrapper_call_at_its_own_node(lint):
+    # NPU505 judges the calls PythonLaunches resolved to the wrapper (a call nested in another's
+    # arguments too), in a function body that reads the module's later import and class; a call
+    # of anything else with the same arguments is not judged
+    src = ("import torch\n\n\ndef run(x):\n    keep(lambda t: t, 1)\n"
+           "    return w(lambda t: t, keep(w(Fn.apply, x)))\n\n\n"
+           "from mindspeed.core.memory.adaptive_memory.adaptive_memory_function import adapt_mem_func_wrapper as w\n\n\n"
+           "class Fn(torch.autograd.Function):\n    pass\n")
+    found = lint(src, select=["NPU505"])
+    assert [(f.line, f.column, f.end_column) for f in found] == [(6, 14, 25), (6, 34, 42)]
+    assert "not a lambda" in found[0].message and "not Fn.apply" in found[1].message
+
+
 def test_npu505_local_lookalike(lint):
     src = "def adapt_mem_func_wrapper(f, *a):\n    pass\nadapt_mem_func_wrapper(lambda: 1)\n"
     assert lint(src, select=["NPU505"]) == []
