@@ -40,7 +40,7 @@ from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Fix
-from npulint.semantic import AttrStore, Site, dotted
+from npulint.semantic import AttrStore, Scope, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
 # ======================================================================================
@@ -480,11 +480,13 @@ class TorchairConfigAnalysis(Analysis):
         # id(cache_compile call) -> the backend it compiles with (its own, or the get_npu_backend
         # one given as ``backend=``)
         self.cache_compiles: Dict[int, Backend] = {}
-        # the torch.compile calls with a torchair backend, and the cache_compile calls: (call,
-        # site, backend, the mode= argument (None for cache_compile)), in source order
-        self.compiles: List[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]] = []
+        # the torch.compile calls with a torchair backend, and the cache_compile calls, in source
+        # order: id(call) -> (call, site, backend, the mode= argument (None for cache_compile))
+        self.compiles: Dict[int, Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]] = {}
+        # id(statement) -> the stores to known configs it makes, with their configs (stores_at())
+        self._stores_at: Dict[int, List[Tuple[Config, Store]]] = {}
         self._modes: Dict[int, object] = {}  # id(Backend) -> its effective mode (see mode())
-        self._checked: Optional[List[Store]] = None
+        self._unchecked: Optional[Set[int]] = None  # id(Store)s below a replaced sub-config
 
     # -- traversal ----------------------------------------------------------------------
     # A *use* of a name is a Name node the walk visits (not an attribute's, keyword's,
@@ -618,7 +620,9 @@ class TorchairConfigAnalysis(Analysis):
                 continue
             cfg, maybe = self._config_of(raw.root, raw.site)
             if cfg is not None:
-                cfg.stores.append(Store(raw, known))
+                store = Store(raw, known)
+                cfg.stores.append(store)
+                self._stores_at.setdefault(id(raw.node), []).append((cfg, store))
             for m in maybe:
                 m.tainted = True
         for cfg in self.configs.values():
@@ -738,25 +742,35 @@ class TorchairConfigAnalysis(Analysis):
         found = [s for s in cfg.stores if s.option_path == MODE and s.seq < backend.site.seq]
         return found[-1] if found else None
 
-    def checked_stores(self) -> List[Store]:
-        """The stores to the configs whose path is torchair's: not below a sub-config that an
-        assignment replaced (NPU204, NPU206, NPU207 judge each one on its own)."""
-        if self._checked is None:
-            self._checked = []
+    # -- the records of a node (what the rules' hooks ask) ------------------------------
+    def stores_at(self, node: cst.CSTNode) -> List[Tuple[Config, Store]]:
+        """The stores to known configs that the statement *node* makes (an ``Assign``,
+        ``AnnAssign``, ``AugAssign``, ``For``, ``Del`` or ``WithItem``: where the engine records
+        attribute stores), with their configs."""
+        return self._stores_at.get(id(node), [])
+
+    def checked(self, store: Store) -> bool:
+        """Whether *store*'s path is torchair's: not below a sub-config that an assignment
+        replaced (NPU204, NPU206, NPU207 judge only those)."""
+        if self._unchecked is None:
+            self._unchecked = set()
             for cfg in self.configs.values():
                 replaced = [s.path for s in cfg.stores if s.replaces]
                 for s in cfg.stores:
                     if any(len(p) < len(s.path) and s.path[:len(p)] == p for p in replaced):
-                        continue  # below a sub-config that was replaced: not known to be torchair's
-                    self._checked.append(s)
-        return self._checked
+                        self._unchecked.add(id(s))
+        return id(store) not in self._unchecked
+
+    def compile_at(self, call: cst.Call) -> Optional[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]]:
+        """The record of :attr:`compiles` for *call*, None if it is not such a compile."""
+        return self.compiles.get(id(call))
 
     # -- torch.compile calls --------------------------------------------------------------
-    def _compiles(self) -> List[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]]:
-        out = []
+    def _compiles(self) -> Dict[int, Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]]:
+        out = {}
         for call, site in self.calls:
             if id(call) in self.cache_compiles:
-                out.append((call, site, self.cache_compiles[id(call)], None))
+                out[id(call)] = (call, site, self.cache_compiles[id(call)], None)
                 continue
             if self.ctx.resolve(call.func, site, TORCH_COMPILE) is None:
                 continue
@@ -770,7 +784,7 @@ class TorchairConfigAnalysis(Analysis):
                 continue
             b = self._backend_of(backend_arg.value, site)
             if b is not None:
-                out.append((call, site, b, mode_arg))
+                out[id(call)] = (call, site, b, mode_arg)
         return out
 
     def _publish_compiled(self) -> None:
@@ -781,7 +795,7 @@ class TorchairConfigAnalysis(Analysis):
         :meth:`_method_class`. A method other than ``forward`` compiles that method (and what
         it calls), not the instance: ``model.decode = torch.compile(model.decode, ...)``."""
         sem = self.ctx.sem
-        for call, site, backend, _ in self.compiles:
+        for call, site, backend, _ in self.compiles.values():
             mode = self.mode(backend)
             if mode is UNKNOWN:
                 continue
@@ -867,7 +881,22 @@ _BACKEND = "backend = torchair.get_npu_backend(compiler_config=config)"
 _COMPILE = "opt_model = torch.compile(model, backend=backend)"
 
 
-class AclgraphOptionIgnored(LintRule):
+class _StoreRule(LintRule):
+    """NPU201, NPU202, NPU204, NPU206, NPU207: each judges a store to a known config
+    (:meth:`judge`) in the hook of the statement that makes it."""
+
+    def judge(self, cfg: Config, s: Store) -> None:
+        raise NotImplementedError
+
+    def _judge_stores(self, node: cst.CSTNode) -> None:
+        for cfg, s in self.ctx.analysis(TorchairConfigAnalysis).stores_at(node):
+            self.judge(cfg, s)
+
+    # the statements that store to an attribute (TorchairConfigAnalysis.stores_at)
+    visit_Assign = visit_AnnAssign = visit_AugAssign = visit_For = visit_Del = visit_WithItem = _judge_stores
+
+
+class AclgraphOptionIgnored(_StoreRule):
     CODE = "NPU201"
     NAME = "aclgraph-option-ignored"
     SEVERITY = "warning"
@@ -912,26 +941,25 @@ class AclgraphOptionIgnored(LintRule):
 
     uses = (TorchairConfigAnalysis,)
 
-    def finish(self) -> None:
+    def judge(self, cfg: Config, s: Store) -> None:
+        if s.w.status != "ok" or s.replaces or not is_aclgraph_only(s.option_path):
+            return
         a = self.ctx.analysis(TorchairConfigAnalysis)
+        if not cfg.backends or any(a.mode(b) != "max-autotune" for b in cfg.backends):
+            return
         line = self.ctx.line
-        for cfg in a.configs.values():
-            if not cfg.backends or any(a.mode(b) != "max-autotune" for b in cfg.backends):
-                continue
-            b0 = cfg.backends[0]
-            ms = a.mode_store(cfg, b0)
-            why = (f"config.mode is \"max-autotune\" (line {line(ms.node)})" if ms is not None else
-                   "config.mode is never set, so it is the default \"max-autotune\"")
-            for s in cfg.stores:
-                if s.w.status == "ok" and not s.replaces and is_aclgraph_only(s.option_path):
-                    self.report(s.node,
-                                f"`config.{'.'.join(s.option_path)}` only applies to aclgraph graphs "
-                                f"(mode \"reduce-overhead\" or \"npugraph_ex\"), but {why} when {b0.api} runs "
-                                f"(line {line(b0.call)}); torchair ignores this setting; set config.mode = "
-                                f"\"reduce-overhead\" (or \"npugraph_ex\") before {b0.api}, or drop the line")
+        b0 = cfg.backends[0]
+        ms = a.mode_store(cfg, b0)
+        why = (f"config.mode is \"max-autotune\" (line {line(ms.node)})" if ms is not None else
+               "config.mode is never set, so it is the default \"max-autotune\"")
+        self.report(s.node,
+                    f"`config.{'.'.join(s.option_path)}` only applies to aclgraph graphs "
+                    f"(mode \"reduce-overhead\" or \"npugraph_ex\"), but {why} when {b0.api} runs "
+                    f"(line {line(b0.call)}); torchair ignores this setting; set config.mode = "
+                    f"\"reduce-overhead\" (or \"npugraph_ex\") before {b0.api}, or drop the line")
 
 
-class CustomPoolOverridesFxReuse(LintRule):
+class CustomPoolOverridesFxReuse(_StoreRule):
     CODE = "NPU202"
     NAME = "custom-pool-overrides-fx-reuse"
     SEVERITY = "warning"
@@ -968,29 +996,26 @@ class CustomPoolOverridesFxReuse(LintRule):
 
     uses = (TorchairConfigAnalysis,)
 
-    def finish(self) -> None:
-        a = self.ctx.analysis(TorchairConfigAnalysis)
+    def judge(self, cfg: Config, s: Store) -> None:
+        if s.option_path != REUSE or s.raw.kind != "assign" or not s.known_value:
+            return
+        pool = self._pool_certainly_set(cfg)
+        if pool is None:
+            return
         ctx = self.ctx
-        for cfg in a.configs.values():
-            pool = self._pool_certainly_set(cfg)
-            if pool is None:
-                continue
-            for s in cfg.stores:
-                if s.option_path != REUSE or s.raw.kind != "assign" or not s.known_value:
-                    continue
-                v = ctx.value(s.raw.value, s.site)
-                if v is False or (type(v) is int and v == 0):
-                    # (not ``a = config...x = False``: the line also binds ``a``)
-                    edit = ctx.remove_statement(s.raw.node) if isinstance(s.raw.node, cst.Assign) and len(
-                        s.raw.node.targets) == 1 else None
-                    self.report(s.node,
-                                f"`config.debug.aclgraph.disable_mempool_reuse_in_same_fx = {v!r}` has no effect: "
-                                f"`config.aclgraph_config.use_custom_pool` is set (line {ctx.line(pool.node)}), and "
-                                "with a custom pool torchair forces disable_mempool_reuse_in_same_fx to True when it "
-                                "compiles the graph; drop this line, or drop the custom pool if you need reuse within "
-                                "one FX graph",
-                                fix=Fix("Drop the overwritten disable_mempool_reuse_in_same_fx assignment",
-                                        (edit,)) if edit is not None else None)
+        v = ctx.value(s.raw.value, s.site)
+        if v is False or (type(v) is int and v == 0):
+            # (not ``a = config...x = False``: the line also binds ``a``)
+            edit = ctx.remove_statement(s.raw.node) if isinstance(s.raw.node, cst.Assign) and len(
+                s.raw.node.targets) == 1 else None
+            self.report(s.node,
+                        f"`config.debug.aclgraph.disable_mempool_reuse_in_same_fx = {v!r}` has no effect: "
+                        f"`config.aclgraph_config.use_custom_pool` is set (line {ctx.line(pool.node)}), and "
+                        "with a custom pool torchair forces disable_mempool_reuse_in_same_fx to True when it "
+                        "compiles the graph; drop this line, or drop the custom pool if you need reuse within "
+                        "one FX graph",
+                        fix=Fix("Drop the overwritten disable_mempool_reuse_in_same_fx assignment",
+                                (edit,)) if edit is not None else None)
 
     def _pool_certainly_set(self, cfg: Config) -> Optional[Store]:
         if cfg.tainted or any(POOL[:len(p)] == p for p, _ in cfg.escapes):
@@ -1064,36 +1089,49 @@ class GraphsWithoutSharedPool(LintRule):
 
     uses = (TorchairConfigAnalysis,)
 
-    def finish(self) -> None:
-        """Compiles in one function (or at module level) that certainly capture aclgraphs:
-        an aclgraph mode and ``debug.run_eagerly`` certainly off (with it on, torchair runs the
-        graph eagerly and captures nothing). Compiles in different functions (separate tests,
-        spawned workers) are not known to hold their graphs at the same time; compiles under
-        disjoint arms of one statement never both run (an ``if`` arm that returns and the code
-        after the ``if`` too), and one after a ``return`` never runs (:mod:`npulint.flow`)."""
+    def __init__(self, ctx: FileContext):
+        super().__init__(ctx)
+        # the compiles that certainly capture aclgraphs, (call, backend, mode) by function (or
+        # module level), in source order; and those functions' scopes
+        self.groups: Dict[int, list] = {}
+        self.scopes: Dict[int, Scope] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
+        """A compile that certainly captures aclgraphs: an aclgraph mode and
+        ``debug.run_eagerly`` certainly off (with it on, torchair runs the graph eagerly and
+        captures nothing)."""
         a = self.ctx.analysis(TorchairConfigAnalysis)
-        groups: Dict[object, list] = {}
-        scopes: Dict[object, object] = {}
-        for c, site, b, _ in a.compiles:
-            m = a.mode(b)
-            if m not in ACLGRAPH_MODES:
-                continue
-            eager = a.effective(b.config, RUN_EAGERLY, b.site, False)
-            if not is_constant(eager) or eager:
-                continue
-            scope = site.scope.enclosing_function() or site.scope
-            groups.setdefault(id(scope), []).append((c, b, m))
-            scopes[id(scope)] = scope
-        if not groups:
+        rec = a.compile_at(node)
+        if rec is None:
             return
+        c, site, b, _ = rec
+        m = a.mode(b)
+        if m not in ACLGRAPH_MODES:
+            return
+        eager = a.effective(b.config, RUN_EAGERLY, b.site, False)
+        if not is_constant(eager) or eager:
+            return
+        scope = site.scope.enclosing_function() or site.scope
+        self.groups.setdefault(id(scope), []).append((c, b, m))
+        self.scopes[id(scope)] = scope
+
+    def finish(self) -> None:
+        """The compiles of one function (or the module level) together, with the resets between
+        them: a group. Compiles in different functions (separate tests, spawned workers) are not
+        known to hold their graphs at the same time; compiles under disjoint arms of one
+        statement never both run (an ``if`` arm that returns and the code after the ``if``
+        too), and one after a ``return`` never runs (:mod:`npulint.flow`)."""
+        if not self.groups:
+            return
+        a = self.ctx.analysis(TorchairConfigAnalysis)
         resets = self._reset_points(a)
-        for key, compiled in groups.items():
+        for key, compiled in self.groups.items():
             flow = None
             for acl in self._split_at_resets(compiled, resets.get(key, ())):
                 if len(acl) < 2:
                     continue
                 if flow is None:
-                    flow = self.ctx.sem.flows.flow(scopes[key].node)
+                    flow = self.ctx.sem.flows.flow(self.scopes[key].node)
                 acl = [item for item in acl if id(item[0]) not in flow.dead]  # after a return: never runs
                 # each compile with the first earlier one that may hold its graph at the same time
                 pairs = []
@@ -1107,7 +1145,7 @@ class GraphsWithoutSharedPool(LintRule):
                     continue
                 first = acl[0][0]
                 # what the code certainly sets on these configs before the compiles, where they are
-                first_site = next(site for c, site, _, _ in a.compiles if c is first)
+                first_site = a.compile_at(first)[1]
                 evidence = [st for cfg in {id(b.config): b.config for _, b, _ in acl}.values() for st in cfg.stores
                             if not st.conditional and st.site.scope is first_site.scope and st.seq < first_site.seq]
                 held = holds_with_options(self.ctx, evidence, (POOL,))
@@ -1176,7 +1214,7 @@ class GraphsWithoutSharedPool(LintRule):
         return False
 
 
-class ConfigOptionType(LintRule):
+class ConfigOptionType(_StoreRule):
     CODE = "NPU204"
     NAME = "config-option-type"
     SEVERITY = "error"
@@ -1214,11 +1252,10 @@ class ConfigOptionType(LintRule):
 
     uses = (TorchairConfigAnalysis,)
 
-    def finish(self) -> None:
-        a = self.ctx.analysis(TorchairConfigAnalysis)
-        for s in a.checked_stores():
-            if s.validated and s.option_path != MODE and s.w.node is not None and s.w.node.check is not None:
-                self._check_type(s)
+    def judge(self, cfg: Config, s: Store) -> None:
+        if s.validated and s.option_path != MODE and s.w.node is not None and s.w.node.check is not None and \
+                self.ctx.analysis(TorchairConfigAnalysis).checked(s):
+            self._check_type(s)
 
     def _check_type(self, s: Store) -> None:
         ctx = self.ctx
@@ -1310,30 +1347,22 @@ class AclgraphOutputRetained(LintRule):
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
-        self.subscript_stores: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, Site]] = []
-        self.comprehensions: List[Tuple[cst.CSTNode, cst.BaseExpression]] = []  # (comp, element kept)
+        self._invocations: Optional[Dict[int, Tuple[cst.Call, Site, Tuple[cst.Call, Backend, str]]]] = None
+        self._attr_stores: Optional[Dict[int, List[AttrStore]]] = None
 
-    def visit_Assign(self, node: cst.Assign) -> None:
-        site = self.ctx.site()
-        for t in node.targets:
-            if isinstance(t.target, cst.Subscript):
-                self.subscript_stores.append((t.target, node.value, t.target.value, site))
+    def invocations(self) -> Dict[int, Tuple[cst.Call, Site, Tuple[cst.Call, Backend, str]]]:
+        """The calls of a callable compiled in an aclgraph mode with ``enable_output_clone``
+        off: id(call) -> (call, site, (the compile call, its backend, its mode)); found once,
+        at the first hook."""
+        if self._invocations is None:
+            self._invocations = self._find_invocations()
+        return self._invocations
 
-    def visit_ListComp(self, node: cst.ListComp) -> None:
-        self.comprehensions.append((node, node.elt))
-
-    def visit_SetComp(self, node: cst.SetComp) -> None:
-        self.comprehensions.append((node, node.elt))
-
-    def visit_DictComp(self, node: cst.DictComp) -> None:
-        self.comprehensions.append((node, node.value))
-
-    def finish(self) -> None:
+    def _find_invocations(self) -> Dict[int, Tuple[cst.Call, Site, Tuple[cst.Call, Backend, str]]]:
         a = self.ctx.analysis(TorchairConfigAnalysis)
-        ctx = self.ctx
-        sem = ctx.sem
+        sem = self.ctx.sem
         compiled: Dict[int, Tuple[cst.Call, Backend, str]] = {}  # id(compile call) -> ...
-        for call, site, b, _ in a.compiles:
+        for call, site, b, _ in a.compiles.values():
             m = a.mode(b)
             if m not in ACLGRAPH_MODES:
                 continue
@@ -1342,7 +1371,7 @@ class AclgraphOutputRetained(LintRule):
                 continue
             compiled[id(call)] = (call, b, m)
         if not compiled:
-            return
+            return {}
         # bindings of a compiled callable: a name or self.<attr> bound to torch.compile(...), or a def
         # decorated with @torch.compile(backend=...)
         callable_of: Dict[int, Tuple[cst.Call, Backend, str]] = {}
@@ -1354,66 +1383,97 @@ class AclgraphOutputRetained(LintRule):
                     if isinstance(d.decorator, cst.Call) and id(d.decorator) in compiled:
                         callable_of[id(b)] = compiled[id(d.decorator)]
         if not callable_of:
-            return
-        # calls of a compiled callable
-        invocations: Dict[int, Tuple[cst.Call, Site, Tuple[cst.Call, Backend, str]]] = {}
+            return {}
+        invocations = {}
         for call, site in a.calls:
             b = sem.certain_binding(call.func, site)
             if b is not None and id(b) in callable_of:
                 invocations[id(call)] = (call, site, callable_of[id(b)])
-        if not invocations:
-            return
-        # (report node, stored expression, the object that keeps it, how to name the place, site)
-        events: List[Tuple[cst.CSTNode, cst.BaseExpression, cst.BaseExpression, cst.CSTNode, Site]] = []
-        for call, site in a.calls:
-            f = call.func
-            if isinstance(f, cst.Attribute) and f.attr.value in _RETAINING_METHODS:
-                pos = [a for a in call.args if a.keyword is None and not a.star]
-                i = _RETAINING_METHODS[f.attr.value]
-                if len(pos) > i:
-                    events.append((call, pos[i].value, f.value, f.value, site))
-        for target, value, container, site in self.subscript_stores:
-            events.append((target, value, container, target, site))
-        for raw in sem.attr_stores:
-            if raw.kind == "assign" and raw.value is not None:
-                events.append((raw.target, raw.value, raw.target.value, raw.target, raw.site))
-        code = ctx.code
-        # a list/set/dict comprehension that collects the outputs: every element is kept while the
-        # callable runs again for the next one
-        for comp, elt in self.comprehensions:
-            e = elt
-            while isinstance(e, cst.Subscript):
-                e = e.value
-            inv = invocations.get(id(e)) if isinstance(e, cst.Call) else None
-            if inv is None:
-                continue
-            call, _csite, (ccall, _backend, m) = inv
-            callee = code(call.func)
-            self.report(comp,
-                        f"a comprehension collects the outputs of `{callee}` (compiled at line {ctx.line(ccall)} "
-                        f"with a torchair backend in \"{m}\" mode) without a copy: aclgraph replays write their "
-                        f"outputs into the same memory, so each call of `{callee}` overwrites the elements kept "
-                        "before it; collect copies (`.clone()`) or set `config.debug.aclgraph.enable_output_clone = "
-                        "True`")
-        reported: Set[int] = set()
-        for node, stored, container, place, site in events:
-            inv = self._output_of(stored, site, invocations)
-            if inv is None or id(node) in reported:
-                continue
-            call, csite, (ccall, _backend, m) = inv
-            loop = csite.shared_loop(site)
-            if loop is None or self._lives_in(container, site, loop):
-                continue
-            reported.add(id(node))
-            callee = code(call.func)
-            self.report(node,
-                        f"an output of `{callee}` (compiled at line {ctx.line(ccall)} with a torchair backend in "
-                        f"\"{m}\" mode) is kept in `{code(place)}` across loop iterations without a copy: aclgraph "
-                        f"replays write their outputs into the same memory, so the next call of `{callee}` in this "
-                        "loop overwrites it in place; store a copy (`.clone()`) or set "
-                        "`config.debug.aclgraph.enable_output_clone = True`")
+        return invocations
 
-    def _output_of(self, stored, site: Site, invocations, _depth: int = 0):
+    # the places an output may be kept: an argument of a retaining method, the value of a
+    # subscript or attribute store, the elements of a comprehension
+    def visit_Call(self, node: cst.Call) -> None:
+        f = node.func
+        if isinstance(f, cst.Attribute) and f.attr.value in _RETAINING_METHODS and self.invocations():
+            pos = [a for a in node.args if a.keyword is None and not a.star]
+            i = _RETAINING_METHODS[f.attr.value]
+            if len(pos) > i:
+                self._judge_kept(node, pos[i].value, f.value, f.value, self.ctx.site())
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        if not self.invocations():
+            return
+        site = self.ctx.site()
+        for t in node.targets:
+            if isinstance(t.target, cst.Subscript):
+                self._judge_kept(t.target, node.value, t.target.value, t.target, site)
+        self._judge_attribute_stores(node)
+
+    def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
+        if self.invocations():
+            self._judge_attribute_stores(node)
+
+    def _judge_attribute_stores(self, node) -> None:
+        """The attribute stores of a plain value the statement *node* makes (the engine's
+        records, with their sites)."""
+        if self._attr_stores is None:
+            self._attr_stores = {}
+            for raw in self.ctx.sem.attr_stores:
+                if raw.kind == "assign" and raw.value is not None:
+                    self._attr_stores.setdefault(id(raw.node), []).append(raw)
+        for raw in self._attr_stores.get(id(node), ()):
+            self._judge_kept(raw.target, raw.value, raw.target.value, raw.target, raw.site)
+
+    def visit_ListComp(self, node: cst.ListComp) -> None:
+        self._judge_comprehension(node, node.elt)
+
+    def visit_SetComp(self, node: cst.SetComp) -> None:
+        self._judge_comprehension(node, node.elt)
+
+    def visit_DictComp(self, node: cst.DictComp) -> None:
+        self._judge_comprehension(node, node.value)
+
+    def _judge_comprehension(self, comp: cst.CSTNode, elt: cst.BaseExpression) -> None:
+        """A list/set/dict comprehension that collects the outputs: every element is kept while
+        the callable runs again for the next one."""
+        e = elt
+        while isinstance(e, cst.Subscript):
+            e = e.value
+        inv = self.invocations().get(id(e)) if isinstance(e, cst.Call) else None
+        if inv is None:
+            return
+        ctx = self.ctx
+        call, _csite, (ccall, _backend, m) = inv
+        callee = ctx.code(call.func)
+        self.report(comp,
+                    f"a comprehension collects the outputs of `{callee}` (compiled at line {ctx.line(ccall)} "
+                    f"with a torchair backend in \"{m}\" mode) without a copy: aclgraph replays write their "
+                    f"outputs into the same memory, so each call of `{callee}` overwrites the elements kept "
+                    "before it; collect copies (`.clone()`) or set `config.debug.aclgraph.enable_output_clone = "
+                    "True`")
+
+    def _judge_kept(self, node: cst.CSTNode, stored: cst.BaseExpression, container: cst.BaseExpression,
+                    place: cst.CSTNode, site: Site) -> None:
+        """*stored* kept in *container* (named as *place*) at *site*: reported at *node* when it
+        is an output of a compiled callable called in a loop that *container* outlives."""
+        inv = self._output_of(stored, site)
+        if inv is None:
+            return
+        call, csite, (ccall, _backend, m) = inv
+        loop = csite.shared_loop(site)
+        if loop is None or self._lives_in(container, site, loop):
+            return
+        ctx = self.ctx
+        callee = ctx.code(call.func)
+        self.report(node,
+                    f"an output of `{callee}` (compiled at line {ctx.line(ccall)} with a torchair backend in "
+                    f"\"{m}\" mode) is kept in `{ctx.code(place)}` across loop iterations without a copy: aclgraph "
+                    f"replays write their outputs into the same memory, so the next call of `{callee}` in this "
+                    "loop overwrites it in place; store a copy (`.clone()`) or set "
+                    "`config.debug.aclgraph.enable_output_clone = True`")
+
+    def _output_of(self, stored, site: Site, _depth: int = 0):
         """The invocation of a compiled callable whose output *stored* is (or shares storage
         with): the call itself, a name certainly bound to it (or to such an expression), a
         subscript of it, or a call of a view method on it (:data:`_VIEW_METHODS`; ``.to()`` and
@@ -1430,11 +1490,11 @@ class AclgraphOutputRetained(LintRule):
             else:
                 break
         if isinstance(e, cst.Call):
-            return invocations.get(id(e))
+            return self.invocations().get(id(e))
         if isinstance(e, cst.Name):
             cands, exact = self.ctx.sem.reaching(e.value, site)
             if exact and cands[0].kind == "assign" and isinstance(cands[0].value, (cst.Call, cst.Name, cst.Subscript)):
-                return self._output_of(cands[0].value, cands[0].site, invocations, _depth + 1)
+                return self._output_of(cands[0].value, cands[0].site, _depth + 1)
         return None
 
     def _lives_in(self, container, site: Site, loop) -> bool:
@@ -1449,7 +1509,7 @@ class AclgraphOutputRetained(LintRule):
         return any((loop, True) in b.site.blocks and b.site.scope is site.scope for b in cands)
 
 
-class UnknownConfigOption(LintRule):
+class UnknownConfigOption(_StoreRule):
     CODE = "NPU206"
     NAME = "unknown-config-option"
     SEVERITY = "error"
@@ -1498,22 +1558,28 @@ class UnknownConfigOption(LintRule):
 
     uses = (TorchairConfigAnalysis,)
 
-    def finish(self) -> None:
-        from npulint.releases import effective
+    def __init__(self, ctx: FileContext):
+        super().__init__(ctx)
+        self._scope: Optional[Set[str]] = None  # the torchair releases the project runs (judge())
 
-        scope = set(effective(self.ctx.settings).torchair())
+    def judge(self, cfg: Config, s: Store) -> None:
+        if self._scope is None:
+            from npulint.releases import effective
+
+            self._scope = set(effective(self.ctx.settings).torchair())
+        scope = self._scope
         if not scope:
             return  # the project's torchair is one npulint has no data for: its options are unknown
-        a = self.ctx.analysis(TorchairConfigAnalysis)
-        for s in a.checked_stores():
-            if s.w.status in ("unknown", "unassignable", "readonly"):
-                message = self._unknown_message(s, scope)
-            elif s.w.status == "ok" and not s.conditional:  # under if/try: maybe a version guard
-                message = self._release_message(s, scope)
-            else:
-                continue
-            if message is not None:
-                self.report(s.node, message)
+        if not self.ctx.analysis(TorchairConfigAnalysis).checked(s):
+            return
+        if s.w.status in ("unknown", "unassignable", "readonly"):
+            message = self._unknown_message(s, scope)
+        elif s.w.status == "ok" and not s.conditional:  # under if/try: maybe a version guard
+            message = self._release_message(s, scope)
+        else:
+            return
+        if message is not None:
+            self.report(s.node, message)
 
     def _release_message(self, s: Store, scope: Set[str], path: Optional[Tuple[str, ...]] = None) -> Optional[str]:
         """An option of master's schema that no torchair release the project runs defines
@@ -1609,7 +1675,7 @@ def _defined_in(path: Tuple[str, ...], scope: Set[str]) -> bool:
     return not defined or bool(defined & scope)
 
 
-class InvalidCompileMode(LintRule):
+class InvalidCompileMode(_StoreRule):
     CODE = "NPU207"
     NAME = "invalid-compile-mode"
     SEVERITY = "error"
@@ -1635,19 +1701,17 @@ class InvalidCompileMode(LintRule):
 
     uses = (TorchairConfigAnalysis,)
 
-    def finish(self) -> None:
-        a = self.ctx.analysis(TorchairConfigAnalysis)
-        for s in a.checked_stores():
-            if not s.validated or s.option_path != MODE:
-                continue
-            v = self.ctx.value(s.raw.value, s.site)
-            if not is_constant(v) or (isinstance(v, str) and v in MODES):
-                continue
-            close = difflib.get_close_matches(v, MODES, n=1, cutoff=0.6) if isinstance(v, str) else []
-            hint = f"; did you mean {close[0]!r}?" if close else ""
-            self.report(s.node,
-                        f"{v!r} is not a torchair compile mode: torchair raises ValueError at this assignment; use "
-                        f"\"max-autotune\", \"reduce-overhead\" or \"npugraph_ex\"{hint}")
+    def judge(self, cfg: Config, s: Store) -> None:
+        if not s.validated or s.option_path != MODE or not self.ctx.analysis(TorchairConfigAnalysis).checked(s):
+            return
+        v = self.ctx.value(s.raw.value, s.site)
+        if not is_constant(v) or (isinstance(v, str) and v in MODES):
+            return
+        close = difflib.get_close_matches(v, MODES, n=1, cutoff=0.6) if isinstance(v, str) else []
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        self.report(s.node,
+                    f"{v!r} is not a torchair compile mode: torchair raises ValueError at this assignment; use "
+                    f"\"max-autotune\", \"reduce-overhead\" or \"npugraph_ex\"{hint}")
 
 
 class CompileModeKwargIgnored(LintRule):
@@ -1689,25 +1753,26 @@ class CompileModeKwargIgnored(LintRule):
 
     uses = (TorchairConfigAnalysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         a = self.ctx.analysis(TorchairConfigAnalysis)
+        rec = a.compile_at(node)
+        if rec is None or rec[3] is None:
+            return
+        call, site, b, mode_arg = rec
         ctx = self.ctx
-        for call, site, b, mode_arg in a.compiles:
-            if mode_arg is None:
-                continue
-            v = ctx.value(mode_arg.value, site)
-            if not is_constant(v) or v is None or v == "default":
-                continue
-            m = a.mode(b)
-            runs = f"the config's mode (\"{m}\")" if m is not UNKNOWN else "the config's mode"
-            # dropping ``mode=`` changes nothing; offered when it names the config's own mode, so
-            # that a user who meant another mode is not left without the hint
-            edit = ctx.remove_arg(call, mode_arg) if m is not UNKNOWN and v == m else None
-            self.report(mode_arg,
-                        f"torch.compile passes mode={v!r} to the torchair backend (get_npu_backend at line "
-                        f"{ctx.line(b.call)}), which ignores it: the graph runs in {runs}; set `config.mode` on "
-                        "the CompilerConfig passed to get_npu_backend and drop `mode=` here",
-                        fix=Fix("Drop the ignored mode= argument", (edit,)) if edit is not None else None)
+        v = ctx.value(mode_arg.value, site)
+        if not is_constant(v) or v is None or v == "default":
+            return
+        m = a.mode(b)
+        runs = f"the config's mode (\"{m}\")" if m is not UNKNOWN else "the config's mode"
+        # dropping ``mode=`` changes nothing; offered when it names the config's own mode, so
+        # that a user who meant another mode is not left without the hint
+        edit = ctx.remove_arg(call, mode_arg) if m is not UNKNOWN and v == m else None
+        self.report(mode_arg,
+                    f"torch.compile passes mode={v!r} to the torchair backend (get_npu_backend at line "
+                    f"{ctx.line(b.call)}), which ignores it: the graph runs in {runs}; set `config.mode` on "
+                    "the CompilerConfig passed to get_npu_backend and drop `mode=` here",
+                    fix=Fix("Drop the ignored mode= argument", (edit,)) if edit is not None else None)
 
 
 # ======================================================================================

@@ -83,6 +83,26 @@ def test_npu201_clean_twin_aclgraph_modes(lint, mode):
     assert codes(lint(src, select=SEL)) == []
 
 
+# the store rules judge a store in the hook of the statement that makes it: each kind of
+# statement that stores to an attribute is one of their hooks
+@pytest.mark.parametrize("statement", [
+    "config.debug.aclgraph.clone_input: bool = False",
+    "config.debug.aclgraph.static_capture_size_limit += 1",
+    "for config.debug.aclgraph.clone_input in (True, False):\n    pass",
+    "with opener() as config.debug.aclgraph.clone_input:\n    pass",
+])
+@pytest.mark.parametrize("mode", ["max-autotune", "reduce-overhead"])
+def test_npu201_stores_of_every_statement_kind(lint, statement, mode):
+    src = HEADER + "config = torchair.CompilerConfig()\n" + f"config.mode = \"{mode}\"\n" + statement + "\n" + \
+        "backend = torchair.get_npu_backend(compiler_config=config)\n"
+    found = lint(src, select=SEL)
+    if mode == "reduce-overhead":  # the clean twin
+        assert codes(found) == []
+        return
+    assert codes(found) == ["NPU201"]
+    assert pos(found[0]) == at(src, "config.debug.aclgraph")
+
+
 def test_npu201_mode_value_assignment_sets_the_mode(lint):
     src = mk("""
         config = torchair.CompilerConfig()
