@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterator, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 import libcst as cst
 
@@ -63,15 +63,16 @@ class FusedCall:
 class MC2Analysis(Analysis):
     """The file's calls of the fused ops (``npu_mm_reduce_scatter_base``,
     ``npu_all_gather_base_mm``, ``npu_mm_all_reduce_base``) that bind to their signatures (a call
-    that does not is NPU010's; its arguments are not trusted), in source order, resolved in
-    ``finish()``; and the values of their two inputs, evaluated once for the rules that read them."""
+    that does not is NPU010's; its arguments are not trusted), resolved in ``finish()`` and kept
+    by their call node (``fused``: what the rules' ``visit_Call`` asks); and the values of their
+    two inputs, evaluated once for the rules that read them."""
 
     tokens = (("npu_mm_reduce_scatter_base",), ("npu_all_gather_base_mm",), ("npu_mm_all_reduce_base",))
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
         self.calls: List[Tuple[cst.Call, Site]] = []
-        self.fused: List[FusedCall] = []  # after finish()
+        self.fused: Dict[cst.Call, FusedCall] = {}  # after finish()
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self.ctx.site()))
@@ -85,7 +86,7 @@ class MC2Analysis(Analysis):
             bound = ctx.bind(SIGNATURES[q], call)
             if bound.error is not None:
                 continue  # NPU010 says why; its arguments are not trusted
-            self.fused.append(FusedCall(q, call, bound, site))
+            self.fused[call] = FusedCall(q, call, bound, site)
 
     def inputs(self, f: FusedCall) -> Tuple[Optional[cst.BaseExpression], Any, Any]:
         """The expression of *f*'s first input (None: not passed) and the values of both inputs."""
@@ -97,12 +98,16 @@ class MC2Analysis(Analysis):
             f._inputs = (x1e, x1, x2)
         return f._inputs
 
-    def tensors(self) -> Iterator[Tuple[FusedCall, Tensor, Tensor]]:
-        """The calls whose two inputs are both statically known tensors, with them."""
-        for f in self.fused:
-            _, x1, x2 = self.inputs(f)
-            if isinstance(x1, Tensor) and isinstance(x2, Tensor):
-                yield f, x1, x2
+    def tensors(self, call: cst.Call) -> Optional[Tuple[FusedCall, Tensor, Tensor]]:
+        """*call*'s record and its two inputs, when it is a fused call whose inputs are both
+        statically known tensors."""
+        f = self.fused.get(call)
+        if f is None:
+            return None
+        _, x1, x2 = self.inputs(f)
+        if isinstance(x1, Tensor) and isinstance(x2, Tensor):
+            return f, x1, x2
+        return None
 
 
 class FusedCommWorldSize(LintRule):
@@ -134,22 +139,22 @@ class FusedCommWorldSize(LintRule):
 
     uses = (MC2Analysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        for f in ctx.analysis(MC2Analysis).fused:
-            if f.q not in (RS, AG):
-                continue
-            ws = ctx.arg_value(f.bound, "world_size", f.site)
-            product = ctx.settings.product
-            allowed = WORLD_SIZES[product]
-            if _is_int(ws) and ws not in allowed:
-                if ws not in TORCH_NPU_WORLD_SIZES:
-                    msg = (f"world_size={ws} is not supported: torch_npu raises RuntimeError for anything "
-                           f"outside (2, 4, 8, 16, 32); {product} supports {', '.join(map(str, allowed))}")
-                else:
-                    msg = (f"world_size={ws} is not supported on {product} ({', '.join(map(str, allowed))}); "
-                           "atlas-a3 allows 16 and 32; set product in [tool.npulint]")
-                self.report(f.bound.args.get("world_size", f.call), f"{f.name}: {msg}")
+        f = ctx.analysis(MC2Analysis).fused.get(node)
+        if f is None or f.q not in (RS, AG):
+            return
+        ws = ctx.arg_value(f.bound, "world_size", f.site)
+        product = ctx.settings.product
+        allowed = WORLD_SIZES[product]
+        if _is_int(ws) and ws not in allowed:
+            if ws not in TORCH_NPU_WORLD_SIZES:
+                msg = (f"world_size={ws} is not supported: torch_npu raises RuntimeError for anything "
+                       f"outside (2, 4, 8, 16, 32); {product} supports {', '.join(map(str, allowed))}")
+            else:
+                msg = (f"world_size={ws} is not supported on {product} ({', '.join(map(str, allowed))}); "
+                       "atlas-a3 allows 16 and 32; set product in [tool.npulint]")
+            self.report(f.bound.args.get("world_size", f.call), f"{f.name}: {msg}")
 
 
 class FusedCommReduceOp(LintRule):
@@ -169,15 +174,15 @@ class FusedCommReduceOp(LintRule):
 
     uses = (MC2Analysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        for f in ctx.analysis(MC2Analysis).fused:
-            if f.q not in (RS, AR):
-                continue
-            op = ctx.arg_value(f.bound, "reduce_op", f.site)
-            if is_constant(op) and op != "sum":
-                self.report(f.bound.args.get("reduce_op", f.call),
-                            f"{f.name}: reduce_op={op!r} is not supported, only 'sum'; drop reduce_op")
+        f = ctx.analysis(MC2Analysis).fused.get(node)
+        if f is None or f.q not in (RS, AR):
+            return
+        op = ctx.arg_value(f.bound, "reduce_op", f.site)
+        if is_constant(op) and op != "sum":
+            self.report(f.bound.args.get("reduce_op", f.call),
+                        f"{f.name}: reduce_op={op!r} is not supported, only 'sum'; drop reduce_op")
 
 
 class FusedCommReservedArgument(LintRule):
@@ -201,16 +206,18 @@ class FusedCommReservedArgument(LintRule):
 
     uses = (MC2Analysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        for f in ctx.analysis(MC2Analysis).fused:
-            for param in ("comm_turn", "gather_index"):
-                if SIGNATURES[f.q].param(param) is None:
-                    continue
-                v = ctx.arg_value(f.bound, param, f.site)
-                if is_constant(v) and v != 0:
-                    self.report(f.bound.args.get(param, f.call),
-                                f"{f.name}: {param}={v!r} is reserved and must be 0 in this version; drop it")
+        f = ctx.analysis(MC2Analysis).fused.get(node)
+        if f is None:
+            return
+        for param in ("comm_turn", "gather_index"):
+            if SIGNATURES[f.q].param(param) is None:
+                continue
+            v = ctx.arg_value(f.bound, param, f.site)
+            if is_constant(v) and v != 0:
+                self.report(f.bound.args.get(param, f.call),
+                            f"{f.name}: {param}={v!r} is reserved and must be 0 in this version; drop it")
 
 
 class FusedCommBias(LintRule):
@@ -235,15 +242,16 @@ class FusedCommBias(LintRule):
 
     uses = (MC2Analysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        for f in ctx.analysis(MC2Analysis).fused:
-            if f.q in (RS, AG) and "bias" in f.bound.args:
-                b = ctx.value(f.bound.args["bias"], f.site)
-                if isinstance(b, Tensor) or (is_constant(b) and b is not None):
-                    self.report(f.bound.args["bias"],
-                                f"{f.name}: a bias is not supported (non-zero bias is rejected); pass bias=None and "
-                                "add the bias after the op")
+        f = ctx.analysis(MC2Analysis).fused.get(node)
+        if f is None or f.q not in (RS, AG) or "bias" not in f.bound.args:
+            return
+        b = ctx.value(f.bound.args["bias"], f.site)
+        if isinstance(b, Tensor) or (is_constant(b) and b is not None):
+            self.report(f.bound.args["bias"],
+                        f"{f.name}: a bias is not supported (non-zero bias is rejected); pass bias=None and "
+                        "add the bias after the op")
 
 
 class FusedCommTransposedInput(LintRule):
@@ -270,13 +278,15 @@ class FusedCommTransposedInput(LintRule):
 
     uses = (MC2Analysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         a = self.ctx.analysis(MC2Analysis)
-        for f in a.fused:
-            x1e, x1, _ = a.inputs(f)
-            if isinstance(x1, Tensor) and x1.transposed:
-                self.report(x1e, f"{f.name}: the first input is a transposed view, which the fused op does not "
-                                 "support; pass a contiguous tensor (x.t().contiguous()) or transpose x2 instead")
+        f = a.fused.get(node)
+        if f is None:
+            return
+        x1e, x1, _ = a.inputs(f)
+        if isinstance(x1, Tensor) and x1.transposed:
+            self.report(x1e, f"{f.name}: the first input is a transposed view, which the fused op does not "
+                             "support; pass a contiguous tensor (x.t().contiguous()) or transpose x2 instead")
 
 
 class FusedCommShape(LintRule):
@@ -310,9 +320,10 @@ class FusedCommShape(LintRule):
 
     uses = (MC2Analysis,)
 
-    def finish(self) -> None:
-        for f, x1, x2 in self.ctx.analysis(MC2Analysis).tensors():
-            self._check(f, x1, x2)
+    def visit_Call(self, node: cst.Call) -> None:
+        found = self.ctx.analysis(MC2Analysis).tensors(node)
+        if found is not None:
+            self._check(*found)
 
     def _check(self, f: FusedCall, x1: Tensor, x2: Tensor) -> None:
         q, call, name = f.q, f.call, f.name
@@ -366,9 +377,10 @@ class FusedCommDtype(LintRule):
 
     uses = (MC2Analysis,)
 
-    def finish(self) -> None:
-        for f, x1, x2 in self.ctx.analysis(MC2Analysis).tensors():
-            self._check(f, x1, x2)
+    def visit_Call(self, node: cst.Call) -> None:
+        found = self.ctx.analysis(MC2Analysis).tensors(node)
+        if found is not None:
+            self._check(*found)
 
     def _check(self, f: FusedCall, x1: Tensor, x2: Tensor) -> None:
         call, bound, name = f.call, f.bound, f.name
@@ -427,26 +439,31 @@ class FusedCommMixedDomains(LintRule):
 
     uses = (MC2Analysis,)
 
-    def finish(self) -> None:
+    def __init__(self, ctx: FileContext):
+        super().__init__(ctx)
+        # kind of domain ("lit", "group") -> the first call with a known domain of that kind, its
+        # key and description: each later call is compared with it (calls are met in source order)
+        self.first: Dict[str, Tuple[FusedCall, tuple, str]] = {}
+
+    def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         if ctx.settings.product != "atlas-a2":
             return
-        first = {}
-        for f in ctx.analysis(MC2Analysis).fused:
-            found = self._domain(f.bound, f.site)
-            if found is None:
-                continue
-            key, desc = found
-            kind = key[0]
-            if kind not in first:
-                first[kind] = (f, key, desc)
-                continue
-            ff, fkey, fdesc = first[kind]
-            if key != fkey:
-                line = ctx.line(ff.call)
-                self.report(f.call, f"{f.name} uses communication domain {desc} but {ff.name} at line {line} uses "
-                                    f"{fdesc}: on atlas-a2 the fused communication-compute ops of one model support "
-                                    "only one communication domain; use one process group, or comm_mode='aiv'")
+        f = ctx.analysis(MC2Analysis).fused.get(node)
+        found = self._domain(f.bound, f.site) if f is not None else None
+        if found is None:
+            return
+        key, desc = found
+        kind = key[0]
+        if kind not in self.first:
+            self.first[kind] = (f, key, desc)
+            return
+        ff, fkey, fdesc = self.first[kind]
+        if key != fkey:
+            line = ctx.line(ff.call)
+            self.report(f.call, f"{f.name} uses communication domain {desc} but {ff.name} at line {line} uses "
+                                f"{fdesc}: on atlas-a2 the fused communication-compute ops of one model support "
+                                "only one communication domain; use one process group, or comm_mode='aiv'")
 
     def _domain(self, bound: Bound, site: Site) -> Optional[Tuple[tuple, str]]:
         """A comparable key for the call's hcom, with a description; None when unknown or

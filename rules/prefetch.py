@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, Iterator, List, Optional, Set, Tuple
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -73,46 +73,41 @@ def _is_int(v) -> bool:
 
 class PrefetchAnalysis(Analysis):
     """The file's prefetch scopes (``with npu_weight_prefetch_scope(...)``, their pool id and
-    size when statically known) and the structure the rules judge them in: every call and every
-    unpacking assignment with the ``with`` statements open around it, and the decorated
-    functions. Names and values are resolved in ``finish()``. Each scope whose id and size are
-    valid ints is a fact ``(line, column, end_line, end_column, pool_id, size)`` for NPU101."""
+    size when statically known) and what the rules judge in them: every call and every unpacking
+    assignment inside a ``with``, with the ``with`` statements open around it
+    (:meth:`scope_around`). Names and values are resolved in ``finish()``. Each scope whose id
+    and size are valid ints is a fact ``(line, column, end_line, end_column, pool_id, size)`` for
+    NPU101."""
 
     tokens = (("npu_weight_prefetch_scope",),)
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
-        self.with_stack: List[Tuple[cst.With, Site]] = []
+        self.with_stack: List[cst.With] = []
         self.withs: List[Tuple[cst.With, Site]] = []
-        # every call: (node, site, open withs)
-        self.calls: List[Tuple[cst.Call, Site, Tuple[cst.With, ...]]] = []
-        self.unpacks: List[Tuple[cst.Assign, Site, Tuple[cst.With, ...]]] = []
-        self.decorated: List[Tuple[cst.FunctionDef, Site]] = []
-        # after finish(): every prefetch scope in source order, and a with -> its last prefetch
-        # item (the one in force)
+        # a call or an unpacking assignment inside a with -> the withs open around it
+        self.open: Dict[cst.CSTNode, Tuple[cst.With, ...]] = {}
+        # after finish(): every prefetch scope in source order, and a with -> its prefetch items
+        # in order (the last is the one in force)
         self.found: List[_Scope] = []
-        self.scopes: Dict[cst.With, _Scope] = {}
+        self.scopes: Dict[cst.With, List[_Scope]] = {}
 
     # -- traversal: structure only; names and values are resolved in finish() -----------
     def visit_With(self, node: cst.With) -> None:
-        site = self.ctx.site()
-        self.with_stack.append((node, site))
-        self.withs.append((node, site))
+        self.with_stack.append(node)
+        self.withs.append((node, self.ctx.site()))
 
     def leave_With(self, node: cst.With) -> None:
         self.with_stack.pop()
 
     def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append((node, self.ctx.site(), tuple(w for w, _ in self.with_stack)))
+        if self.with_stack:
+            self.open[node] = tuple(self.with_stack)
 
     def visit_Assign(self, node: cst.Assign) -> None:
         if isinstance(node.value, cst.Call) and self.with_stack and any(
                 isinstance(t.target, (cst.Tuple, cst.List)) and len(t.target.elements) >= 2 for t in node.targets):
-            self.unpacks.append((node, self.ctx.site(), tuple(w for w, _ in self.with_stack)))
-
-    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
-        if node.decorators:
-            self.decorated.append((node, self.ctx.site()))
+            self.open[node] = tuple(self.with_stack)
 
     def finish(self) -> None:
         ctx = self.ctx
@@ -130,32 +125,29 @@ class PrefetchAnalysis(Analysis):
                     size = ctx.arg_value(bound, "buffer_pool_size", site)
                 scope = _Scope(with_node, call, site, pid, size)
                 self.found.append(scope)
-                self.scopes[with_node] = scope
+                self.scopes.setdefault(with_node, []).append(scope)
         for s in self.found:
             if _is_int(s.pool_id) and s.pool_id >= 0 and _is_int(s.size) and s.size > 0:
                 span = ctx.span(s.call)
                 ctx.fact(PrefetchAnalysis, (span.line, span.column, span.end_line, span.end_column,
                                             s.pool_id, s.size))
 
-    def innermost_scope(self, withs: Tuple[cst.With, ...], site: Site) -> Optional[_Scope]:
-        """The prefetch scope in force at *site* (inside the open *withs*), if it was opened in
+    def scope_around(self, node: cst.CSTNode, site: Site) -> Optional[_Scope]:
+        """The prefetch scope in force at *node* (a call, or an unpacking assignment, met at
+        *site*), if *node* is in its body (not an item of its ``with``) and it was opened in
         the same function."""
+        withs = self.open.get(node)
+        if withs is None:
+            return None
         fn = _module(site)
         for w in reversed(withs):
-            s = self.scopes.get(w)
-            if s is not None:
-                return s if _module(s.site) is fn else None
+            items = self.scopes.get(w)
+            if items:
+                s = items[-1]
+                if _module(s.site) is not fn or any(node is item.item for item in w.items):
+                    return None
+                return s
         return None
-
-    def calls_in_scopes(self) -> Iterator[Tuple[cst.Call, Site, _Scope]]:
-        """Each call made in a prefetch scope's body (not the scope's own call), with the scope."""
-        if not self.found:
-            return
-        for call, site, withs in self.calls:
-            s = self.innermost_scope(withs, site)
-            if s is None or any(call is item.item for item in s.with_node.items):
-                continue
-            yield call, site, s
 
 
 class PrefetchPoolSizeMismatch(LintRule):
@@ -252,33 +244,48 @@ class PrefetchInControlFlow(LintRule):
 
     uses = (PrefetchAnalysis,)
 
+    # the hooks collect the file's subgraph roots and call graph; finish() judges each scope by
+    # what reaches its function, which takes every call of the file
+    def __init__(self, ctx: FileContext):
+        super().__init__(ctx)
+        # roots: functions that become a graph subgraph, with why (decorated ones take precedence)
+        self.decorated: Dict[cst.CSTNode, str] = {}
+        self.passed: Dict[cst.CSTNode, str] = {}
+        self.edges: Dict[cst.CSTNode, List[cst.CSTNode]] = {}
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        ctx = self.ctx
+        if not node.decorators or not ctx.analysis(PrefetchAnalysis).found:
+            return
+        site = ctx.site()
+        for dec in node.decorators:
+            expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
+            q = ctx.resolve(expr, site, SUBGRAPH_DECORATORS)
+            if q is not None:
+                self.decorated.setdefault(node, f"a function decorated with {_tf_short(q)}")
+
+    def visit_Call(self, node: cst.Call) -> None:
+        ctx = self.ctx
+        if not ctx.analysis(PrefetchAnalysis).found:
+            return
+        sem = ctx.sem
+        site = ctx.site()
+        q = ctx.resolve(node.func, site, CONTROL_FLOW)
+        if q is not None:
+            for arg in node.args:
+                for fexpr in _function_exprs(arg.value, lambda e: ctx.resolve(e, site, _PARTIAL)):
+                    target = sem.function_def(fexpr, site)
+                    if target is not None:
+                        self.passed.setdefault(target, f"a function passed to {_tf_short(q)}")
+        callee = sem.function_def(node.func, site)
+        if callee is not None:
+            self.edges.setdefault(_module(site).node, []).append(callee)
+
     def finish(self) -> None:
         a = self.ctx.analysis(PrefetchAnalysis)
-        if not a.found:
-            return
-        ctx = self.ctx
-        sem = ctx.sem
-        # roots: functions that become a graph subgraph
-        roots: Dict[cst.CSTNode, str] = {}
-        for fn, site in a.decorated:
-            for dec in fn.decorators:
-                expr = dec.decorator.func if isinstance(dec.decorator, cst.Call) else dec.decorator
-                q = ctx.resolve(expr, site, SUBGRAPH_DECORATORS)
-                if q is not None:
-                    roots.setdefault(fn, f"a function decorated with {_tf_short(q)}")
-        edges: Dict[cst.CSTNode, List[cst.CSTNode]] = {}
-        for call, site, _ in a.calls:
-            q = ctx.resolve(call.func, site, CONTROL_FLOW)
-            if q is not None:
-                for arg in call.args:
-                    for fexpr in _function_exprs(arg.value, lambda e: ctx.resolve(e, site, _PARTIAL)):
-                        target = sem.function_def(fexpr, site)
-                        if target is not None:
-                            roots.setdefault(target, f"a function passed to {_tf_short(q)}")
-            callee = sem.function_def(call.func, site)
-            if callee is not None:
-                caller = _module(site).node
-                edges.setdefault(caller, []).append(callee)
+        roots = dict(self.decorated)
+        for fn, why in self.passed.items():
+            roots.setdefault(fn, why)
         if not roots:
             return
         reach: Dict[cst.CSTNode, str] = {}
@@ -288,7 +295,7 @@ class PrefetchInControlFlow(LintRule):
             if fn in reach:
                 continue
             reach[fn] = why
-            for nxt in edges.get(fn, ()):
+            for nxt in self.edges.get(fn, ()):
                 if nxt not in reach:
                     todo.append((nxt, why))
         for s in a.found:
@@ -328,8 +335,8 @@ class PrefetchPoolInvalidArgument(LintRule):
 
     uses = (PrefetchAnalysis,)
 
-    def finish(self) -> None:
-        for s in self.ctx.analysis(PrefetchAnalysis).found:
+    def visit_With(self, node: cst.With) -> None:
+        for s in self.ctx.analysis(PrefetchAnalysis).scopes.get(node, ()):
             if is_constant(s.pool_id) and not (_is_int(s.pool_id) and s.pool_id >= 0):
                 self.report(s.call, f"buffer_pool_id={s.pool_id!r} is not a non-negative int: the pool id is "
                                     "stored as an integer graph attribute; use an int >= 0")
@@ -369,32 +376,34 @@ class PrefetchMultiIoOp(LintRule):
 
     uses = (PrefetchAnalysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        a = ctx.analysis(PrefetchAnalysis)
-        if not a.found:
+        site = ctx.site()
+        if ctx.analysis(PrefetchAnalysis).scope_around(node, site) is None:
             return
-        for call, site, _ in a.calls_in_scopes():
-            q = ctx.resolve(call.func, site, MULTI_INPUT_OPS)
-            if q is None:
-                continue
-            first = call.args[0].value if call.args and call.args[0].keyword is None and not call.args[0].star \
-                else next((arg.value for arg in call.args if arg.keyword is not None
-                           and arg.keyword.value in ("values", "inputs", "tensors")), None)
-            first = _display(ctx, first, site)
-            if first is not None and sum(1 for el in first.elements if not isinstance(el, cst.StarredElement)) >= 2:
-                self.report(call, f"{_tf_short(q)} takes {len(first.elements)} inputs inside "
-                                  "npu_weight_prefetch_scope: the prefetch buffer pool supports only "
-                                  "single-input, single-output ops; move it out of the scope")
-        for assign, site, withs in a.unpacks:
-            if a.innermost_scope(withs, site) is None:
-                continue
-            qs = ctx.sem.qualnames(assign.value.func, site)
-            if qs and all(q.startswith(("tensorflow.", "npu_bridge.")) for q in qs):
-                n = max(len(t.target.elements) for t in assign.targets if isinstance(t.target, (cst.Tuple, cst.List)))
-                self.report(assign.value,
-                            f"the result is unpacked into {n} outputs inside npu_weight_prefetch_scope: the prefetch "
-                            "buffer pool supports only single-input, single-output ops; move it out of the scope")
+        q = ctx.resolve(node.func, site, MULTI_INPUT_OPS)
+        if q is None:
+            return
+        first = node.args[0].value if node.args and node.args[0].keyword is None and not node.args[0].star \
+            else next((arg.value for arg in node.args if arg.keyword is not None
+                       and arg.keyword.value in ("values", "inputs", "tensors")), None)
+        first = _display(ctx, first, site)
+        if first is not None and sum(1 for el in first.elements if not isinstance(el, cst.StarredElement)) >= 2:
+            self.report(node, f"{_tf_short(q)} takes {len(first.elements)} inputs inside "
+                              "npu_weight_prefetch_scope: the prefetch buffer pool supports only "
+                              "single-input, single-output ops; move it out of the scope")
+
+    def visit_Assign(self, node: cst.Assign) -> None:
+        ctx = self.ctx
+        site = ctx.site()
+        if ctx.analysis(PrefetchAnalysis).scope_around(node, site) is None:
+            return
+        qs = ctx.sem.qualnames(node.value.func, site)
+        if qs and all(q.startswith(("tensorflow.", "npu_bridge.")) for q in qs):
+            n = max(len(t.target.elements) for t in node.targets if isinstance(t.target, (cst.Tuple, cst.List)))
+            self.report(node.value,
+                        f"the result is unpacked into {n} outputs inside npu_weight_prefetch_scope: the prefetch "
+                        "buffer pool supports only single-input, single-output ops; move it out of the scope")
 
 
 class PrefetchPoolTooSmall(LintRule):
@@ -429,11 +438,12 @@ class PrefetchPoolTooSmall(LintRule):
 
     uses = (PrefetchAnalysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        for call, site, s in ctx.analysis(PrefetchAnalysis).calls_in_scopes():
-            if ctx.resolve(call.func, site, {ALLGATHER}) is not None:
-                self._check_fit(call, site, s)
+        site = ctx.site()
+        s = ctx.analysis(PrefetchAnalysis).scope_around(node, site)
+        if s is not None and ctx.resolve(node.func, site, {ALLGATHER}) is not None:
+            self._check_fit(node, site, s)
 
     def _check_fit(self, call: cst.Call, site: Site, s: _Scope) -> None:
         ctx = self.ctx

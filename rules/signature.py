@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import Dict, Tuple
 
 import libcst as cst
 
@@ -180,29 +180,21 @@ class ApiSignatureMismatch(LintRule):
 
     METADATA_DEPENDENCIES = (ResolverProvider,)
 
-    def __init__(self, ctx):
-        super().__init__(ctx)
-        self.calls: List[cst.Call] = []
-
     def visit_Call(self, node: cst.Call) -> None:
-        self.calls.append(node)
-
-    def finish(self) -> None:
-        for call in self.calls:
-            q = self.get_metadata(ResolverProvider, call).resolve(None, SIGNATURES)
-            if q is None:
-                continue
-            name = short_name(q)
-            if q in TORCHAIR:
-                message = self._torchair(q, call)
-                if message is not None:
-                    self.report(call, f"{name}() {message}")
-                continue
-            bound = self.ctx.bind(SIGNATURES[q], call)
-            if bound.error is None:
-                continue
-            self.report(call, f"{name}() {bound.error}: the call raises TypeError when it runs "
-                              f"(signature: {SIGNATURE_TEXT[q]})")
+        q = self.get_metadata(ResolverProvider, node).resolve(None, SIGNATURES)
+        if q is None:
+            return
+        name = short_name(q)
+        if q in TORCHAIR:
+            message = self._torchair(q, node)
+            if message is not None:
+                self.report(node, f"{name}() {message}")
+            return
+        bound = self.ctx.bind(SIGNATURES[q], node)
+        if bound.error is None:
+            return
+        self.report(node, f"{name}() {bound.error}: the call raises TypeError when it runs "
+                          f"(signature: {SIGNATURE_TEXT[q]})")
 
     def _torchair(self, q: str, call: cst.Call):
         """RULES.md "Releases": the call is reported when every torchair release it may run on

@@ -1095,6 +1095,21 @@ def test_npu408_literals_through_constants_and_all_reduce(lint):
     assert pos(found[0]) == at(src, AR)
 
 
+
+def test_npu4xx_a_nested_call_is_judged_at_its_own_node_after_the_call_around_it(lint):
+    # each call is judged by its own record; the outer call is met first, though its hcom comes last
+    src = mk("""
+        out = torch_npu.npu_mm_all_reduce_base(
+            torch_npu.npu_mm_reduce_scatter_base(x, w, "ep", 16), w, "tp")
+    """)
+    found = lint(src, select=SEL)
+    assert sorted((f.code, pos(f)) for f in found) == [("NPU401", at(src, "16)")), ("NPU408", at(src, RS))]
+    assert [f.message for f in found if f.code == "NPU408"] == [
+        "npu_mm_reduce_scatter_base uses communication domain 'ep' but npu_mm_all_reduce_base at line 4 uses 'tp': "
+        "on atlas-a2 the fused communication-compute ops of one model support only one communication domain; "
+        "use one process group, or comm_mode='aiv'"]
+
+
 NEW_GROUPS = """
     import torch
     import torch_npu

@@ -1669,6 +1669,22 @@ def test_npu105_nested_scopes_use_the_innermost_pool(lint):
     assert (found[0].line, found[0].column) == (9, 13)
 
 
+@pytest.mark.parametrize("items, fits", [("p(1, 1 << 30), p(2, 1 << 20)", False),
+                                         ("p(2, 1 << 20), p(1, 1 << 30)", True)])
+def test_npu105_two_scopes_in_one_with_statement_use_the_last(lint, items, fits):
+    # float32[1024, 1024] x 8 needs 32 MiB + 1024 bytes: the last item of the with is the pool in force
+    found = lint(f"""
+        import tensorflow as tf
+        from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope as p
+        from npu_bridge.hccl import hccl_ops
+        w = tf.zeros([1024, 1024])
+        with {items}:
+            a = hccl_ops.allgather(w, 8)
+    """, select=["NPU105"])
+    assert codes(found) == ([] if fits else ["NPU105"])
+    assert all("prefetch pool 2 holds 1048576 bytes" in f.message for f in found)
+
+
 def test_npu105_tf_bound_by_npu_init_and_module_alias_of_npu_scope(lint):
     found = lint("""
         from npu_bridge.npu_init import *
