@@ -1,7 +1,10 @@
 """NPU301-NPU308: TorchAir in-graph multi-stream (``torchair.scope``, ``torchair.ops``).
 
 One shared analysis, :class:`StreamsAnalysis` (the calls of the stream and tagged-event APIs, the
-event table, the facts for the project phase), and one rule class per code.
+event table, the facts for the project phase), and one rule class per code. NPU301, NPU302, NPU304,
+NPU305 and NPU307 judge each call in their ``visit_Call``, from the analysis's record of that call
+(``resolved``, ``switch()``, ``creation()``, ``event_wait()``); NPU303, NPU306 and NPU308 judge the
+run's facts in ``project()``.
 """
 
 from __future__ import annotations
@@ -145,8 +148,8 @@ class StreamsAnalysis(Analysis):
         self.calls: List[Tuple[cst.Call, Site]] = []
         self.loads: List[Tuple[cst.CSTNode, Site]] = []  # names and attributes, for escape analysis
         self.classes: List[Tuple[cst.ClassDef, Site]] = []
-        # the calls of the APIs, with their qualified names (after finish())
-        self.resolved: List[Tuple[cst.Call, Site, str]] = []
+        # the calls of the APIs -> their site and qualified name, in the file's order (after finish())
+        self.resolved: Dict[cst.Call, Tuple[Site, str]] = {}
         self._memo: Dict[str, Any] = {}
         self._choices = 0  # conditional expressions and and/or operations open at this point
         self.guarded: Set[int] = set()  # calls under one, or in a guarded comprehension (see conditional())
@@ -249,7 +252,7 @@ class StreamsAnalysis(Analysis):
         for call, site in self.calls:
             q = ctx.resolve(call.func, site, API)
             if q is not None:
-                self.resolved.append((call, site, q))
+                self.resolved[call] = (site, q)
         if not self.resolved:
             self._facts_for_instances()
             return
@@ -270,26 +273,30 @@ class StreamsAnalysis(Analysis):
             return None, None
         return bound, bound.args.get(name)
 
-    def switches(self) -> List[Tuple[cst.Call, Site, Any, Optional[cst.CSTNode], Any]]:
-        """The stream switches: ``(call, site, bound, tag expression, tag value)``; *bound* is
+    def switches(self) -> Dict[cst.Call, Tuple[Site, Any, Optional[cst.CSTNode], Any]]:
+        """The stream switches: call -> ``(site, bound, tag expression, tag value)``; *bound* is
         None (and the tag UNKNOWN) for a call that does not bind."""
         def compute():
-            out = []
-            for call, site, q in self.resolved:
+            out = {}
+            for call, (site, q) in self.resolved.items():
                 if q in SWITCH:
                     bound, tag_expr = self.arg(q, call, "stream_tag")
                     tag = self.ctx.arg_value(bound, "stream_tag", site) if bound is not None else UNKNOWN
-                    out.append((call, site, bound, tag_expr, tag))
+                    out[call] = (site, bound, tag_expr, tag)
             return out
 
         return self._once("switches", compute)
+
+    def switch(self, call: cst.Call) -> Optional[Tuple[Site, Any, Optional[cst.CSTNode], Any]]:
+        """*call*'s record in :meth:`switches` (None: not a stream switch)."""
+        return self.switches().get(call) if call in self.resolved else None
 
     def switch_tags(self) -> Tuple[Set[str], bool]:
         """The stream tags the file's switches use, and whether some switch's tag is unknown."""
         def compute():
             tags: Set[str] = set()
             unknown = False
-            for _, _, bound, _, tag in self.switches():
+            for _, bound, _, tag in self.switches().values():
                 if bound is not None and isinstance(tag, str):
                     tags.add(tag)
                 else:
@@ -298,33 +305,39 @@ class StreamsAnalysis(Analysis):
 
         return self._once("switch_tags", compute)
 
-    def creations(self) -> List[Tuple[cst.Call, Site, cst.CSTNode, Any]]:
-        """The ``npu_create_tagged_event`` calls that bind and pass a tag: ``(call, site, tag
+    def creations(self) -> Dict[cst.Call, Tuple[Site, cst.CSTNode, Any]]:
+        """The ``npu_create_tagged_event`` calls that bind and pass a tag: call -> ``(site, tag
         expression, tag value)``."""
         def compute():
-            out = []
-            for call, site, q in self.resolved:
+            out = {}
+            for call, (site, q) in self.resolved.items():
                 if q == CREATE:
                     bound, tag_expr = self.arg(q, call, "tag")
                     if bound is None or tag_expr is None:
                         continue
-                    out.append((call, site, tag_expr, self.ctx.value(tag_expr, site)))
+                    out[call] = (site, tag_expr, self.ctx.value(tag_expr, site))
             return out
 
         return self._once("creations", compute)
 
-    def event_waits(self) -> List[Tuple[cst.Call, Site, cst.CSTNode, List[Tuple[cst.Call, Site]]]]:
-        """The waits on known events (bound to a name or ``self.<attr>`` whose every binding is
-        ``npu_create_tagged_event(...)``, and that does not escape): ``(call, site, event
-        expression, the records of that event)``."""
-        return self._once("event_waits", self._event_waits)
+    def creation(self, call: cst.Call) -> Optional[Tuple[Site, cst.CSTNode, Any]]:
+        """*call*'s record in :meth:`creations` (None: not one of them)."""
+        return self.creations().get(call) if call in self.resolved else None
+
+    def event_wait(self, call: cst.Call) -> Optional[Tuple[Site, cst.CSTNode, List[Tuple[cst.Call, Site]]]]:
+        """*call*'s record if it is a wait on a known event (bound to a name or ``self.<attr>``
+        whose every binding is ``npu_create_tagged_event(...)``, and that does not escape):
+        ``(site, event expression, the records of that event)``; None otherwise."""
+        if call not in self.resolved:
+            return None
+        return self._once("event_waits", self._event_waits).get(call)
 
     def _event_waits(self):
         families = self._families()
         records: Dict[tuple, List[Tuple[cst.Call, Site]]] = {}
         waits: List[Tuple[cst.Call, Site, tuple, cst.CSTNode]] = []
         counted: Set[int] = set()
-        for call, site, q in self.resolved:
+        for call, (site, q) in self.resolved.items():
             if q not in (RECORD, WAIT):
                 continue
             bound, ev = self.arg(q, call, "event")
@@ -339,10 +352,10 @@ class StreamsAnalysis(Analysis):
             else:
                 waits.append((call, site, key, ev))
         if not waits:
-            return []
+            return {}
         escaped = self._escaped(families, counted)
-        return [(call, site, ev, records.get(key, [])) for call, site, key, ev in waits
-                if key not in escaped and self._created(key, ev, site, families) and not self._used_elsewhere(key)]
+        return {call: (site, ev, records.get(key, [])) for call, site, key, ev in waits
+                if key not in escaped and self._created(key, ev, site, families) and not self._used_elsewhere(key)}
 
     # -- the event table ----------------------------------------------------------------
     def _families(self) -> Dict[Scope, Optional[int]]:
@@ -490,12 +503,12 @@ class StreamsAnalysis(Analysis):
         ctx = self.ctx
         # the tagged-event APIs the file calls: not every torchair release has each of them, so
         # they tell which releases the code can run on (NPU303 holds on some releases only)
-        for q in sorted({q for _, _, q in resolved if q in _release_apis()}):
+        for q in sorted({q for _, q in resolved.values() if q in _release_apis()}):
             ctx.fact(StreamsAnalysis, ("uses", q))
         # the releases of this file's own configuration (a nested one may name others than the run's)
         ctx.fact(StreamsAnalysis, ("torchair",) + _file_releases(ctx.settings))
         numbers: Dict[int, int] = {}  # id(branch statement) -> its number among this file's creations
-        for call, site, _, tag in self.creations():
+        for call, (site, _, tag) in self.creations().items():
             if not isinstance(tag, str):
                 continue
             where = self._branches(call, site, ctx.sem, numbers)
@@ -990,7 +1003,7 @@ class StreamsAnalysis(Analysis):
         its method (or in a comprehension) may never reach the graph, and its condition is
         unknown (RULES.md: a rule whose inputs are unknown says nothing)."""
         ctx = self.ctx
-        for call, site, q in resolved:
+        for call, (site, q) in resolved.items():
             kind = "event" if q in (RECORD, WAIT, RECORD_STREAM) else "wait_tensor" if q in WAIT_TENSOR else None
             if kind is None or site.conditional or site.scope.kind == "comprehension" or id(call) in self.guarded:
                 continue
@@ -1664,12 +1677,12 @@ class EventWaitWithoutRecord(LintRule):
     HOW_TO_FIX = "Record the event with npu_tagged_event_record on the producing stream before the wait."
     uses = (StreamsAnalysis,)
 
-    def finish(self) -> None:
-        for call, _, ev, recs in self.ctx.analysis(StreamsAnalysis).event_waits():
-            if not recs:
-                self.report(call, f"npu_tagged_event_wait on '{self.ctx.code(ev)}', which is never recorded: the "
-                                  "wait does not synchronise anything; record it with npu_tagged_event_record "
-                                  "before the wait")
+    def visit_Call(self, node: cst.Call) -> None:
+        wait = self.ctx.analysis(StreamsAnalysis).event_wait(node)
+        if wait is not None and not wait[2]:
+            self.report(node, f"npu_tagged_event_wait on '{self.ctx.code(wait[1])}', which is never recorded: the "
+                              "wait does not synchronise anything; record it with npu_tagged_event_record "
+                              "before the wait")
 
 
 class EventWaitBeforeRecord(LintRule):
@@ -1697,20 +1710,21 @@ class EventWaitBeforeRecord(LintRule):
     HOW_TO_FIX = "Move the record before the wait (record on the producer stream, wait on the consumer stream)."
     uses = (StreamsAnalysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        for call, site, ev, recs in ctx.analysis(StreamsAnalysis).event_waits():
-            if not recs:
-                continue
-            fn = site.scope.enclosing_function()
-            if fn is None or any(r_site.scope.enclosing_function() is not fn for _, r_site in recs):
-                continue
-            if all(r_site.seq > site.seq for _, r_site in recs) and not any(
-                    site.shared_loop(r_site) is not None for _, r_site in recs):
-                line = ctx.line(recs[0][0])
-                self.report(call, f"npu_tagged_event_wait on '{ctx.code(ev)}' comes before its only record (line "
-                                  f"{line}) in this function: the wait finds the event not yet recorded and "
-                                  "synchronises nothing; record before waiting")
+        wait = ctx.analysis(StreamsAnalysis).event_wait(node)
+        if wait is None or not wait[2]:
+            return
+        site, ev, recs = wait
+        fn = site.scope.enclosing_function()
+        if fn is None or any(r_site.scope.enclosing_function() is not fn for _, r_site in recs):
+            return
+        if all(r_site.seq > site.seq for _, r_site in recs) and not any(
+                site.shared_loop(r_site) is not None for _, r_site in recs):
+            line = ctx.line(recs[0][0])
+            self.report(node, f"npu_tagged_event_wait on '{ctx.code(ev)}' comes before its only record (line "
+                              f"{line}) in this function: the wait finds the event not yet recorded and "
+                              "synchronises nothing; record before waiting")
 
 
 class TaggedEventOutsideAclgraph(LintRule):
@@ -1809,16 +1823,17 @@ class StreamPriorityReserved(LintRule):
     HOW_TO_FIX = "Drop stream_priority."
     uses = (StreamsAnalysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
-        for call, site, bound, _, _ in ctx.analysis(StreamsAnalysis).switches():
-            if bound is None:
-                continue
-            prio = ctx.arg_value(bound, "stream_priority", site)
-            if is_constant(prio) and prio != 0:
-                self.report(bound.args.get("stream_priority", call),
-                            f"stream_priority={prio!r}: the parameter is reserved; keep the default 0 (the aclgraph "
-                            "modes ignore it; max-autotune passes it on to GE as `_user_stream_priority`)")
+        switch = ctx.analysis(StreamsAnalysis).switch(node)
+        if switch is None or switch[1] is None:
+            return
+        site, bound = switch[:2]
+        prio = ctx.arg_value(bound, "stream_priority", site)
+        if is_constant(prio) and prio != 0:
+            self.report(bound.args.get("stream_priority", node),
+                        f"stream_priority={prio!r}: the parameter is reserved; keep the default 0 (the aclgraph "
+                        "modes ignore it; max-autotune passes it on to GE as `_user_stream_priority`)")
 
 
 class RecordStreamUnknownTag(LintRule):
@@ -1844,25 +1859,26 @@ class RecordStreamUnknownTag(LintRule):
     HOW_TO_FIX = "Use the tag of the npu_stream_switch the tensor is used on."
     uses = (StreamsAnalysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         ctx = self.ctx
         analysis = ctx.analysis(StreamsAnalysis)
+        api = analysis.resolved.get(node)
+        if api is None or api[1] != RECORD_STREAM:
+            return
         switch_tags, unknown_switch = analysis.switch_tags()
         if unknown_switch:
             return
-        for call, site, q in analysis.resolved:
-            if q != RECORD_STREAM:
-                continue
-            bound, tag_expr = analysis.arg(q, call, "tagged_stream")
-            if bound is None or tag_expr is None:
-                continue
-            tag = ctx.value(tag_expr, site)
-            if isinstance(tag, str) and tag != "default" and tag not in switch_tags:
-                known = ", ".join(repr(t) for t in sorted(switch_tags)) or "none"
-                self.report(tag_expr,
-                            f"npu_record_tagged_stream tag {tag!r} is used by no npu_stream_switch in this file "
-                            f"(tags: {known}): an unknown tag silently creates a new, idle stream; use the tag "
-                            "of the stream that uses the tensor")
+        site, q = api
+        bound, tag_expr = analysis.arg(q, node, "tagged_stream")
+        if bound is None or tag_expr is None:
+            return
+        tag = ctx.value(tag_expr, site)
+        if isinstance(tag, str) and tag != "default" and tag not in switch_tags:
+            known = ", ".join(repr(t) for t in sorted(switch_tags)) or "none"
+            self.report(tag_expr,
+                        f"npu_record_tagged_stream tag {tag!r} is used by no npu_stream_switch in this file "
+                        f"(tags: {known}): an unknown tag silently creates a new, idle stream; use the tag "
+                        "of the stream that uses the tensor")
 
 
 class TaggedEventTagReused(LintRule):
@@ -1983,14 +1999,19 @@ class StreamTagType(LintRule):
     HOW_TO_FIX = "Pass the tag as a string, e.g. '1'."
     uses = (StreamsAnalysis,)
 
-    def finish(self) -> None:
+    def visit_Call(self, node: cst.Call) -> None:
         analysis = self.ctx.analysis(StreamsAnalysis)
-        for _, _, bound, tag_expr, tag in analysis.switches():
+        switch = analysis.switch(node)
+        if switch is not None:
+            _, bound, tag_expr, tag = switch
             if bound is not None and not isinstance(tag, str) and is_constant(tag) and tag_expr is not None:
                 self.report(tag_expr, f"stream tag {tag!r} is not a str: entering the scope fails "
                                       "(torch.ops.air.scope_enter takes str[]) when the graph is traced; pass the tag "
                                       "as a string, e.g. '1'")
-        for _, _, tag_expr, tag in analysis.creations():
+            return
+        creation = analysis.creation(node)
+        if creation is not None:
+            _, tag_expr, tag = creation
             if is_constant(tag) and not isinstance(tag, str):
                 self.report(tag_expr, f"event tag {tag!r} is not a str: the tagged-event ops take the tag as a "
                                       "string, so the first record or wait on this event fails; pass it as a "

@@ -2119,6 +2119,41 @@ def test_npu307_messages_say_what_happens_and_what_to_do(lint):
                                     ("pass", "use a str", "string")), f.message
 
 
+def test_npu30x_each_call_is_judged_at_its_own_node_with_the_files_later_bindings(lint):
+    # the rules judge in their visit_Call, from the analysis's record of that call: among
+    # several calls of one API only the one that breaks the rule is reported, at its own
+    # argument; a call in a function body reads the module's constants bound after it
+    src = mk("""
+        def step(x):
+            with tng.scope.npu_stream_switch("1"):
+                y = x + 1
+            with tng.scope.npu_stream_switch("2", PRIO):
+                y = y + 1
+            tng.ops.npu_record_tagged_stream(y, "2")
+            tng.ops.npu_record_tagged_stream(y, OTHER)
+            ok = tng.ops.npu_create_tagged_event(tag="ok")
+            bad = tng.ops.npu_create_tagged_event(tag=NUM)
+            late = tng.ops.npu_create_tagged_event(tag="late")
+            tng.ops.npu_tagged_event_record(ok)
+            tng.ops.npu_tagged_event_wait(ok)
+            tng.ops.npu_tagged_event_wait(bad)
+            tng.ops.npu_tagged_event_wait(late)
+            tng.ops.npu_tagged_event_record(late)
+            return y
+        PRIO = 2
+        OTHER = "3"
+        NUM = 4
+    """)
+    found = lint(src, select=SEL)
+    assert [(f.line, f.column, f.code) for f in found] == sorted([
+        at(src, "PRIO)") + ("NPU304",),
+        at(src, "OTHER)") + ("NPU305",),
+        at(src, "NUM)") + ("NPU307",),
+        at(src, "tng.ops.npu_tagged_event_wait(bad)") + ("NPU301",),
+        at(src, "tng.ops.npu_tagged_event_wait(late)") + ("NPU302",),
+    ])
+
+
 # ======================================================================================
 # NPU308 wait-tensor-in-aclgraph
 # ======================================================================================
