@@ -105,3 +105,16 @@ def test_the_private_citation_check_catches_each_form():
                  "Ascend/MindSpeed-LLM@b626d239 mindspeed_llm/training/arguments.py:208",
                  "NVIDIA/Megatron-LM@a845aa7e megatron/training/arguments.py:81-84", "docs/releases.md"):
         assert not _PRIVATE.search(text), text
+
+
+def test_the_rule_in_internals_is_the_rule_in_rules():
+    """docs/internals.md's "Adding a rule" shows NPU402's class as it is."""
+    import inspect
+
+    registry.load()
+    from npulint.rules.mc2 import FusedCommReduceOp
+
+    text = (REPO / "docs" / "internals.md").read_text(encoding="utf-8")
+    section = text[text.index("## Adding a rule"):]
+    block = re.search(r"```python\n(.*?)```", section, re.S).group(1)
+    assert block == inspect.getsource(FusedCommReduceOp)
