@@ -1653,7 +1653,9 @@ class UnknownConfigOption(_StoreRule):
         candidates = [c for c in candidates if _defined_in(s.path[:w.index] + (c,), scope)]
         close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
         hint = f"; did you mean `config.{'.'.join(s.path[:w.index] + (close[0],))}`?" if close else ""
-        if not last or s.raw.kind != "assign":
+        # reading the attribute (a path through it, `+=`) or deleting it fails in Python; any other
+        # store (`=`, a tuple or `for`/`with ... as` target) sets it, which a config refuses
+        if not last or s.raw.kind == "aug" or type(s.raw.node) is cst.Del:
             effect = f"{owner} has no attribute {name!r}, so Python raises AttributeError here"
         elif parent is not None and parent.kind == "config":
             # the class as master names it (an older release may name it otherwise: then its path)

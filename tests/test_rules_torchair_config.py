@@ -872,6 +872,26 @@ def test_npu206_unknown_option_raises(lint):
     assert "did you mean `config.debug.aclgraph.clone_input`?" in msg
 
 
+@pytest.mark.parametrize("store, error", [
+    ("config.debug.graph_dump_typo = 1", "ValueError"),
+    ("config.debug.graph_dump_typo, x = 1, 2", "ValueError"),  # a tuple target sets it too
+    ("for config.debug.graph_dump_typo in (1, 2):\n    pass", "ValueError"),
+    ("with open('f') as config.debug.graph_dump_typo:\n    pass", "ValueError"),
+    ("config.debug.graph_dump_typo += 1", "AttributeError"),  # read first
+    ("del config.debug.graph_dump_typo", "AttributeError"),
+])
+def test_npu206_says_which_error_the_store_raises(lint, store, error):
+    src = mk("""
+        config = torchair.CompilerConfig()
+    """) + store + "\n"
+    (found,) = lint(src, select=SEL)
+    assert found.code == "NPU206"
+    if error == "ValueError":
+        assert "_DebugConfig has no option 'graph_dump_typo' and raises ValueError at this assignment" in found.message
+    else:
+        assert "`config.debug` has no attribute 'graph_dump_typo', so Python raises AttributeError" in found.message
+
+
 def test_npu206_lenient_sub_config_silently_ignores(lint):
     src = mk("""
         config = torchair.CompilerConfig()
