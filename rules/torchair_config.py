@@ -942,8 +942,8 @@ class AclgraphOptionIgnored(_StoreRule):
     uses = (TorchairConfigAnalysis,)
 
     def judge(self, cfg: Config, s: Store) -> None:
-        if s.w.status != "ok" or s.replaces or not is_aclgraph_only(s.option_path):
-            return
+        if s.w.status != "ok" or s.replaces or not is_aclgraph_only(s.option_path) or type(s.raw.node) is cst.Del:
+            return  # (a ``del`` sets nothing torchair could ignore)
         a = self.ctx.analysis(TorchairConfigAnalysis)
         if not cfg.backends or any(a.mode(b) != "max-autotune" for b in cfg.backends):
             return

@@ -103,6 +103,14 @@ def test_npu201_stores_of_every_statement_kind(lint, statement, mode):
     assert pos(found[0]) == at(src, "config.debug.aclgraph")
 
 
+def test_npu201_a_del_sets_nothing(lint):
+    src = HEADER + "config = torchair.CompilerConfig()\nconfig.mode = \"max-autotune\"\n" + \
+        "{}config.debug.aclgraph.clone_input\nbackend = torchair.get_npu_backend(compiler_config=config)\n"
+    assert lint(src.format("del "), select=SEL) == []
+    assert codes(lint(src.format("").replace("clone_input\n", "clone_input = False\n"), select=SEL)) == ["NPU201"]
+
+
+
 def test_npu201_mode_value_assignment_sets_the_mode(lint):
     src = mk("""
         config = torchair.CompilerConfig()
