@@ -83,8 +83,9 @@ class PrefetchAnalysis(Analysis):
 
     def __init__(self, ctx: FileContext):
         super().__init__(ctx)
-        self.with_stack: List[cst.With] = []
+        self.with_stack: List[cst.With] = []  # the withs whose body the traversal is in
         self.withs: List[Tuple[cst.With, Site]] = []
+        self._bodies: Dict[cst.CSTNode, cst.With] = {}  # a with's body -> the with
         # a call or an unpacking assignment inside a with -> the withs open around it
         self.open: Dict[cst.CSTNode, Tuple[cst.With, ...]] = {}
         # after finish(): every prefetch scope in source order, and a with -> its prefetch items
@@ -94,11 +95,22 @@ class PrefetchAnalysis(Analysis):
 
     # -- traversal: structure only; names and values are resolved in finish() -----------
     def visit_With(self, node: cst.With) -> None:
-        self.with_stack.append(node)
         self.withs.append((node, self.ctx.site()))
+        self._bodies[node.body] = node
 
-    def leave_With(self, node: cst.With) -> None:
-        self.with_stack.pop()
+    # a with is open in its body only: its items (the scope's own arguments, the other context
+    # managers) are evaluated around it
+    def visit_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        w = self._bodies.pop(node, None)
+        if w is not None:
+            self.with_stack.append(w)
+
+    def leave_IndentedBlock(self, node: cst.IndentedBlock) -> None:
+        if self.with_stack and self.with_stack[-1].body is node:
+            self.with_stack.pop()
+
+    visit_SimpleStatementSuite = visit_IndentedBlock
+    leave_SimpleStatementSuite = leave_IndentedBlock
 
     def visit_Call(self, node: cst.Call) -> None:
         if self.with_stack:
@@ -134,8 +146,7 @@ class PrefetchAnalysis(Analysis):
 
     def scope_around(self, node: cst.CSTNode, site: Site) -> Optional[_Scope]:
         """The prefetch scope in force at *node* (a call, or an unpacking assignment, met at
-        *site*), if *node* is in its body (not an item of its ``with``) and it was opened in
-        the same function."""
+        *site*), if *node* is in its body and it was opened in the same function."""
         withs = self.open.get(node)
         if withs is None:
             return None
@@ -144,7 +155,7 @@ class PrefetchAnalysis(Analysis):
             items = self.scopes.get(w)
             if items:
                 s = items[-1]
-                if _module(s.site) is not fn or any(node is item.item for item in w.items):
+                if _module(s.site) is not fn:
                     return None
                 return s
         return None

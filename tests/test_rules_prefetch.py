@@ -1319,6 +1319,23 @@ def test_npu104_multi_io_ops_in_scope(lint, stmt, col):
     assert (found[0].line, found[0].column) == (4, col)
 
 
+@pytest.mark.parametrize("with_line", [
+    # the scope's own arguments, and another context manager's, are evaluated around the scope
+    "with npu_scope.npu_weight_prefetch_scope(1, size_of(tf.concat([w, w], 0))):",
+    "with ctx(tf.concat([w, w], 0)), npu_scope.npu_weight_prefetch_scope():",
+    "with npu_scope.npu_weight_prefetch_scope(), ctx(tf.concat([w, w], 0)):",
+])
+def test_npu104_a_with_is_open_in_its_body_only(lint, with_line):
+    src = ("import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
+           f"{with_line}\n    y = tf.matmul(w, w)\n")
+    assert lint(src, select=["NPU104"]) == []
+    found = lint(src.replace("tf.matmul(w, w)", "tf.concat([w, w], 0)"), select=["NPU104"])
+    assert [(f.code, f.line) for f in found] == [("NPU104", 4)]  # the twin: in the body
+    one_line = src.replace(":\n    y = ", ": y = ")  # a body on the with's line
+    assert one_line != src and lint(one_line, select=["NPU104"]) == []
+    assert codes(lint(one_line.replace("tf.matmul(w, w)", "tf.concat([w, w], 0)"), select=["NPU104"])) == ["NPU104"]
+
+
 @pytest.mark.parametrize("stmt", [
     "w = tf.concat([a, b], 0)",
     "w = tf.add_n([a, b])",
