@@ -67,6 +67,11 @@ def _module(site: Site):
     return s
 
 
+def _index(w: cst.With, call: cst.Call) -> int:
+    """The index of the item of *w* whose context manager is *call*."""
+    return next(i for i, item in enumerate(w.items) if item.item is call)
+
+
 def _is_int(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
@@ -86,8 +91,11 @@ class PrefetchAnalysis(Analysis):
         self.with_stack: List[cst.With] = []  # the withs whose body the traversal is in
         self.withs: List[Tuple[cst.With, Site]] = []
         self._bodies: Dict[cst.CSTNode, cst.With] = {}  # a with's body -> the with
-        # a call or an unpacking assignment inside a with -> the withs open around it
-        self.open: Dict[cst.CSTNode, Tuple[cst.With, ...]] = {}
+        self._items: List[cst.With] = []  # the withs the traversal is in (items or body)
+        # a call or an unpacking assignment inside a with -> the withs open around it, and, for
+        # one in a with's items, that with and the item's index (the items before it are entered)
+        self.open: Dict[cst.CSTNode, Tuple[Tuple[cst.With, ...], Optional[Tuple[cst.With, int]]]] = {}
+        self._item: List[Tuple[cst.With, int]] = []  # the with items the traversal is in
         # after finish(): every prefetch scope in source order, and a with -> its prefetch items
         # in order (the last is the one in force)
         self.found: List[_Scope] = []
@@ -97,6 +105,17 @@ class PrefetchAnalysis(Analysis):
     def visit_With(self, node: cst.With) -> None:
         self.withs.append((node, self.ctx.site()))
         self._bodies[node.body] = node
+        self._items.append(node)
+
+    def leave_With(self, node: cst.With) -> None:
+        self._items.pop()
+
+    def visit_WithItem(self, node: cst.WithItem) -> None:
+        w = self._items[-1]
+        self._item.append((w, next(i for i, item in enumerate(w.items) if item is node)))
+
+    def leave_WithItem(self, node: cst.WithItem) -> None:
+        self._item.pop()
 
     # a with is open in its body only: its items (the scope's own arguments, the other context
     # managers) are evaluated around it
@@ -112,14 +131,23 @@ class PrefetchAnalysis(Analysis):
     visit_SimpleStatementSuite = visit_IndentedBlock
     leave_SimpleStatementSuite = leave_IndentedBlock
 
+    def _open_here(self) -> Optional[Tuple[Tuple[cst.With, ...], Optional[Tuple[cst.With, int]]]]:
+        item = self._item[-1] if self._item and self._item[-1][0] is self._items[-1] else None
+        if not self.with_stack and item is None:
+            return None
+        return tuple(self.with_stack), item
+
     def visit_Call(self, node: cst.Call) -> None:
-        if self.with_stack:
-            self.open[node] = tuple(self.with_stack)
+        here = self._open_here()
+        if here is not None:
+            self.open[node] = here
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        if isinstance(node.value, cst.Call) and self.with_stack and any(
+        if isinstance(node.value, cst.Call) and any(
                 isinstance(t.target, (cst.Tuple, cst.List)) and len(t.target.elements) >= 2 for t in node.targets):
-            self.open[node] = tuple(self.with_stack)
+            here = self._open_here()
+            if here is not None:
+                self.open[node] = here
 
     def finish(self) -> None:
         ctx = self.ctx
@@ -146,11 +174,18 @@ class PrefetchAnalysis(Analysis):
 
     def scope_around(self, node: cst.CSTNode, site: Site) -> Optional[_Scope]:
         """The prefetch scope in force at *node* (a call, or an unpacking assignment, met at
-        *site*), if *node* is in its body and it was opened in the same function."""
-        withs = self.open.get(node)
-        if withs is None:
+        *site*), if *node* is in its body or in a later item of its ``with`` (the items are
+        entered in order) and it was opened in the same function."""
+        here = self.open.get(node)
+        if here is None:
             return None
+        withs, item = here
         fn = _module(site)
+        if item is not None:  # in a with's item: the scopes of the items before it are entered
+            w, k = item
+            entered = [s for s in self.scopes.get(w, ()) if _index(w, s.call) < k]
+            if entered:
+                return entered[-1] if _module(entered[-1].site) is fn else None
         for w in reversed(withs):
             items = self.scopes.get(w)
             if items:

@@ -1320,12 +1320,12 @@ def test_npu104_multi_io_ops_in_scope(lint, stmt, col):
 
 
 @pytest.mark.parametrize("with_line", [
-    # the scope's own arguments, and another context manager's, are evaluated around the scope
+    # the scope's own arguments, and those of a context manager entered before it, are
+    # evaluated outside the scope
     "with npu_scope.npu_weight_prefetch_scope(1, size_of(tf.concat([w, w], 0))):",
     "with ctx(tf.concat([w, w], 0)), npu_scope.npu_weight_prefetch_scope():",
-    "with npu_scope.npu_weight_prefetch_scope(), ctx(tf.concat([w, w], 0)):",
 ])
-def test_npu104_a_with_is_open_in_its_body_only(lint, with_line):
+def test_npu104_a_with_is_open_in_its_body_and_later_items(lint, with_line):
     src = ("import tensorflow as tf\nfrom npu_bridge.npu_init import *\n"
            f"{with_line}\n    y = tf.matmul(w, w)\n")
     assert lint(src, select=["NPU104"]) == []
@@ -1334,6 +1334,9 @@ def test_npu104_a_with_is_open_in_its_body_only(lint, with_line):
     one_line = src.replace(":\n    y = ", ": y = ")  # a body on the with's line
     assert one_line != src and lint(one_line, select=["NPU104"]) == []
     assert codes(lint(one_line.replace("tf.matmul(w, w)", "tf.concat([w, w], 0)"), select=["NPU104"])) == ["NPU104"]
+    # an item after the scope is entered inside it
+    later = src.replace(with_line, "with npu_scope.npu_weight_prefetch_scope(), ctx(tf.concat([w, w], 0)):")
+    assert [(f.code, f.line, f.column) for f in lint(later, select=["NPU104"])] == [("NPU104", 3, 49)]
 
 
 @pytest.mark.parametrize("stmt", [
