@@ -483,13 +483,17 @@ def _shell_crlf(result: FileResult, text: str, enabled: Set[str], crlf: List[Tup
 
 def _crlf_example(text: str, crlf: List[Tuple[int, int]]) -> Optional[str]:
     """What the carriage return does to the script's own words: the first CRLF line whose last
-    word is not a ``\\`` (or is not too long to quote), as ```w` becomes `w\\r```."""
+    word is a plain one (no quotes, expansions or operators, which bash would read otherwise
+    than a space split does; not too long to quote), as ```w` becomes `w\\r```."""
     lines = text.split("\n")
     for line, col in crlf:
         words = lines[line - 1][:col - 1].split()
-        if words and words[-1] != "\\" and len(words[-1]) <= 40 and "`" not in words[-1]:
+        if words and len(words[-1]) <= 40 and _PLAIN_WORD.fullmatch(words[-1]):
             return f"`{words[-1]}` becomes `{words[-1]}\\r`"
     return None
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z0-9_./:=,+@%-]*[A-Za-z0-9_./:,+@%-]")
 
 
 def _expand_indentation_tabs(text: str) -> str:

@@ -106,6 +106,12 @@ def test_npu004_quotes_what_the_carriage_return_does_to_the_scripts_own_words(li
     (found,) = sh(lint, src, select=["NPU004"])
     assert (found.line, found.column) == (1, 27)
     assert "last word (`4096` becomes `4096\\r`) and" in found.message
+    # operators, quotes and expansions are not plain words (bash does not read them as a space
+    # split does): the first line with a plain last word is quoted
+    src = ('cd /work &&\r\nDATA="/data/my dir"\r\necho $DATA |\r\n'
+           'torchrun pretrain_gpt.py --data-path "$DATA" --bf16\r\n')
+    (found,) = sh(lint, src, select=["NPU004"])
+    assert "last word (`--bf16` becomes `--bf16\\r`) and" in found.message
     # no word to quote: the message says it without an example
     (found,) = sh(lint, "torchrun pretrain_gpt.py \\\r\n  --bf16\n", select=["NPU004"])
     assert "last word and `\\` before CRLF" in found.message
