@@ -5,7 +5,8 @@
 
 For every ``.py`` file that the prefilter sends to a parse (every rule selected), times in
 one process, best of ``--rounds``: CPython's ``compile`` (the syntax check), LibCST's parse,
-and the analysis (every active checker's hooks and ``finish``) driven two ways over the same
+and the analysis (every active checker's hooks and ``finish``, as ``analyse.run_checkers`` runs
+them: the analyses' hooks in the traversal, the rules' replayed after it) driven two ways over the same
 tree: npulint's own walker (``Walker.walk``) and LibCST's traversal calling the same walker
 (``module.visit(walker)``: LibCST's ``on_visit``/``on_leave``/``on_visit_attribute``
 protocol, which its batched visitors use too). A LibCST batched visit
@@ -27,6 +28,12 @@ from npulint.analyse import _cpython_check, _parse, _prefilter  # noqa: E402
 from npulint.inputs import DEFAULT_MAX_FILE_SIZE  # noqa: E402
 from npulint.config import Settings  # noqa: E402
 from npulint.source import PYTHON  # noqa: E402
+
+
+def _libcst_walk(walker, module) -> None:
+    """The walker driven by LibCST's own traversal instead of its ``walk``."""
+    module.visit(walker)
+    walker.sem.complete = True
 
 
 def _files(root: str):
@@ -57,10 +64,9 @@ def main(argv=None) -> int:
 
     from libcst._batched_visitor import BatchableCSTVisitor, visit_batched
 
+    from npulint.analyse import file_checkers, run_checkers
     from npulint.checker import FileContext
-    from npulint.analyse import file_checkers
     from npulint.lintrule import with_analyses
-    from npulint.semantic import Walker
 
     rules, checkers = registry.load()
     enabled = {r.code for r in rules}
@@ -92,15 +98,8 @@ def main(argv=None) -> int:
                 top = []
                 _cpython_check(text, top)
                 ctx = FileContext(path, path, text, module, settings, enabled, top_lines=top)
-                cs, hooks = file_checkers(ctx, active)  # as the pipeline makes them
-                w = Walker(ctx.sem, hooks, lambda *a: None)
-                if own_walk:
-                    w.walk(module)
-                else:
-                    module.visit(w)
-                    ctx.sem.complete = True
-                for c in cs:
-                    c.finish()
+                cs, live = file_checkers(ctx, active)  # as the pipeline makes and runs them
+                run_checkers(ctx, module, cs, live, lambda *a: None, walk=None if own_walk else _libcst_walk)
         return run
 
     hook_names = sorted({a for c in with_analyses(checkers) for a in dir(c) if a.startswith(("visit_", "leave_"))})

@@ -15,7 +15,7 @@ import sys
 import warnings
 import threading
 import traceback
-from typing import TYPE_CHECKING, Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 from npulint.config import Settings
 from npulint.model import Finding, Span
@@ -275,7 +275,6 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
     import libcst as cst
 
     from npulint.checker import FileContext
-    from npulint.semantic import Walker
 
     top_lines: List[Tuple[int, Optional[List[int]]]] = []
     problem = _cpython_check(text, top_lines)
@@ -310,41 +309,9 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
                 pass
         errors.append(_internal_error(display, span, type(checker), exc))
 
-    from npulint.lintrule import Analysis
-
     checkers, live = file_checkers(ctx, active)
-    analyses = [c for c in checkers if isinstance(c, Analysis)]
-    rules = [c for c in checkers if not isinstance(c, Analysis)]
-    # the analyses' hooks run in the walk; the rules', once the analyses are complete (replay)
-    walker = Walker(ctx.sem, live, on_error, deferred=rules)
     try:
-        walker.walk(tree)
-        failed = set()  # shared analyses that raised: their rules would judge from a partial state
-
-        def finish(checker: Checker) -> None:
-            if checker in walker.disabled or any(a in failed for a in type(checker).uses):
-                if isinstance(checker, Analysis):
-                    failed.add(type(checker))
-                return
-            try:
-                checker.finish()
-            except RecursionError:
-                raise
-            except Exception as exc:
-                on_error(checker, exc, None)
-                if isinstance(checker, Analysis):
-                    failed.add(type(checker))
-
-        for checker in analyses:
-            finish(checker)
-        walker.disabled.update(r for r in rules if any(a in failed for a in type(r).uses))
-        ctx.site = walker.replayed_site
-        try:
-            walker.replay()
-        finally:
-            ctx.site = ctx.sem.site
-        for checker in rules:
-            finish(checker)
+        failed = run_checkers(ctx, tree, checkers, live, on_error)
         if failed:  # nothing of the rules that read a failed analysis is reported, nor its facts used
             dropped = {r.code for c in checkers if any(a in failed for a in type(c).uses) for r in type(c).rules}
             ctx.findings[:] = [f for f in ctx.findings if f.code not in dropped]
@@ -368,6 +335,61 @@ def _analyse(result: FileResult, text: str, settings: Settings, active: Sequence
         result.deps = run_modules.take_deps()
     _release(ctx, checkers)
     return _with_noqa(result, text)
+
+
+def run_checkers(ctx: "FileContext", tree: "cst.Module", checkers: Sequence["Checker"], live: Sequence[Any],
+                 on_error: Callable[["Checker", BaseException, Optional["cst.CSTNode"]], None],
+                 walk: Optional[Callable[[Any, "cst.Module"], None]] = None) -> Set[type]:
+    """Run a file's *checkers* (:func:`file_checkers`) over *tree*: the one traversal, which calls
+    the hooks of *live* (the analyses and the metadata recorder) and records the rules'; the
+    analyses' ``finish()``; the rules' hooks (``Walker.replay``), then their ``finish()``. A checker
+    that raises is reported through *on_error* and runs no further; the rules of an analysis that
+    raised do not run. Returns the analyses that raised. *walk* drives the walker over the tree
+    (default ``Walker.walk``; the benchmark also drives it with LibCST's own traversal)."""
+    from npulint.lintrule import Analysis
+    from npulint.semantic import Walker
+
+    analyses = [c for c in checkers if isinstance(c, Analysis)]
+    rules = [c for c in checkers if not isinstance(c, Analysis)]
+    walker = Walker(ctx.sem, live, on_error, deferred=rules)
+    if walk is None:
+        walker.walk(tree)
+    else:
+        walk(walker, tree)
+    ctx.site = _outside_a_hook
+    failed: Set[type] = set()  # shared analyses that raised: their rules would judge from a partial state
+
+    def finish(checker: "Checker") -> None:
+        if checker in walker.disabled or any(a in failed for a in type(checker).uses):
+            if isinstance(checker, Analysis):
+                failed.add(type(checker))
+            return
+        try:
+            checker.finish()
+        except RecursionError:
+            raise
+        except Exception as exc:
+            on_error(checker, exc, None)
+            if isinstance(checker, Analysis):
+                failed.add(type(checker))
+
+    for checker in analyses:
+        finish(checker)
+    walker.disabled.update(r for r in rules if any(a in failed for a in type(r).uses))
+    ctx.site = walker.replayed_site
+    try:
+        walker.replay()
+    finally:
+        ctx.site = _outside_a_hook
+    for checker in rules:
+        finish(checker)
+    return failed
+
+
+def _outside_a_hook():
+    """``FileContext.site()`` once the traversal is over, outside a rule's hook: there is no
+    current point of the program (use the site recorded with the node)."""
+    raise RuntimeError("site() is asked outside a hook: use the site recorded with the node")
 
 
 def file_checkers(ctx: "FileContext", active: Sequence[type]) -> Tuple[List["Checker"], List[Any]]:

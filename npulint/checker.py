@@ -154,8 +154,10 @@ class FileContext:
         self.analyses: Dict[type, Any] = {}  # the file's shared analyses (see analysis())
         self._lines: Optional[List[str]] = None  # the text's lines, as CPython counts them
         self._tokens: Optional[tuple] = None  # see tokens()
-        # site(): the current point of the traversal (call it from a hook); Semantic's own
-        # method, one call less for the hooks that ask at every name
+        # site(): the point of the program of the node a hook is called for. During the
+        # traversal (an analysis's hooks) it is Semantic's own method, one call less for the
+        # hooks that ask at every name; during the rules' hooks, the point recorded with the
+        # node (Walker.replayed_site); elsewhere it raises (analyse.run_checkers)
         self.site: Callable[[], Site] = self.sem.site
         self._positions = None  # every node's position, when a statement's alone cannot be had
         # CPython's line of each top-level statement and of each statement of a top-level class

@@ -105,3 +105,18 @@ def test_a_rule_reading_an_analysis_that_failed_is_not_run(own_rules):
     result = _run("f(x)\n", [Failing, Reader], {"NPU000", "NPU993"})
     assert ran == []
     assert [f.code for f in result.findings] == ["NPU000"]
+
+
+def test_site_outside_a_hook_is_an_error_not_the_end_of_the_file(own_rules):
+    # after the traversal there is no current point of the program: a rule that asked for one
+    # in finish() would judge at the end of the module, whatever node it meant
+    class AsksInFinish(LintRule):
+        CODE = "NPU994"
+        uses = (Calls,)
+
+        def finish(self):
+            self.ctx.site()
+
+    result = _run("f(x)\n", [Calls, AsksInFinish], {"NPU000", "NPU994"})
+    assert [f.code for f in result.findings] == ["NPU000"]
+    assert "site() is asked outside a hook" in result.findings[0].message
