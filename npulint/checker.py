@@ -566,21 +566,30 @@ def _slice(lines: List[str], s: Span) -> str:
 
 def _path_to(module: cst.Module, target: cst.CSTNode) -> Optional[List[cst.CSTNode]]:
     """The nodes from *module* down to *target* (found by identity), both included, or None."""
-    stack: List[cst.CSTNode] = []
-    found: List[cst.CSTNode] = []
+    finder = _PathFinder(target)
+    module.visit(finder)
+    return finder.found or None
 
-    class Finder(cst.CSTVisitor):
-        def on_visit(self, node) -> bool:
-            stack.append(node)
-            if node is target:
-                found.extend(stack)
-            return not found
 
-        def on_leave(self, original_node) -> None:
-            stack.pop()
+class _PathFinder(cst.CSTVisitor):
+    """The path to one node (:func:`_path_to`). A module-level class with its state on the
+    instance: a class made per call, with closures over the path, is a cycle that kept the
+    file's tree until a full collection."""
 
-    module.visit(Finder())
-    return found or None
+    def __init__(self, target: cst.CSTNode):
+        super().__init__()
+        self.target = target
+        self.stack: List[cst.CSTNode] = []
+        self.found: List[cst.CSTNode] = []
+
+    def on_visit(self, node) -> bool:
+        self.stack.append(node)
+        if node is self.target:
+            self.found.extend(self.stack)
+        return not self.found
+
+    def on_leave(self, original_node) -> None:
+        self.stack.pop()
 
 
 def render_in_block(module: cst.Module, node: cst.CSTNode, indent: str) -> Optional[str]:

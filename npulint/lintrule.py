@@ -101,16 +101,15 @@ def with_analyses(classes: Sequence[type]) -> List[type]:
     """*classes* and the analyses they use (transitively), analyses first (in order of use), so
     that a traversal calls an analysis's hook for a node before its rules' hooks."""
     out: List[type] = []
-
-    def add(cls: type) -> None:
-        if cls in out:
-            return
-        for a in getattr(cls, "uses", ()):
-            add(a)
-        out.append(cls)
-
     for c in classes:
-        for a in getattr(c, "uses", ()):
-            add(a)
+        _add_uses(c, out)
     rest = [c for c in classes if c not in out]
     return out + rest
+
+
+def _add_uses(cls: type, out: List[type]) -> None:
+    """The analyses *cls* uses, transitively, each after those it uses, onto *out* (once)."""
+    for a in getattr(cls, "uses", ()):
+        if a not in out:
+            _add_uses(a, out)
+            out.append(a)

@@ -786,6 +786,9 @@ class StreamsAnalysis(Analysis):
                     continue  # ``self.mlp = MoE() if c else Dense()``, or two stores: which one it holds is unknown
                 if held and sem.attribute_stored_only(attr, stores[attr]):
                     out.update(held)
+        # instance, elements and statements call themselves through their cells, a cycle that
+        # holds the binding table and so the file's tree: emptied here, it is freed with the file
+        instance = elements = statements = None  # type: ignore[assignment]  # noqa: F841
         return out
 
     def _container_kept(self, attr: str, construction: Set[str], cls: cst.ClassDef) -> bool:

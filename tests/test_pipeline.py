@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import types
 
 import libcst as cst
 import pytest
@@ -319,26 +320,50 @@ def test_display_paths_outside_cwd_and_unnormalized_paths():
     assert pipeline.display_path("/a/b", "/a/b") == "."
 
 
-def test_a_linted_file_leaves_no_cycle_holding_its_tree():
+_NO_CYCLE = {
+    "a config and its backends": (
+        "import torchair\nimport torch\nconfig = torchair.CompilerConfig()\n"
+        "config.mode = 'reduce-overhead'\nbackend = torchair.get_npu_backend(compiler_config=config)\n"
+        "model = torch.compile(model, backend=backend)\n"
+        "with torchair.scope.npu_stream_switch('1', 3):\n    y = f(x)\n"),
+    # a fix that finds its node's path (checker._path_to: NPU202's removal)
+    "a fix": (
+        "import torch\nimport torchair\nconfig = torchair.CompilerConfig()\nconfig.mode = 'reduce-overhead'\n"
+        "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()\n"
+        "config.debug.aclgraph.disable_mempool_reuse_in_same_fx = False\n"
+        "backend = torchair.get_npu_backend(compiler_config=config)\n"),
+    # a module class's construction (StreamsAnalysis._held and its nested functions)
+    "a module class": (
+        "import torch\nimport torchair as tng\nclass M(torch.nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.ev = tng.ops.npu_create_tagged_event(tag='a')\n"
+        "    def forward(self, x):\n        tng.ops.npu_tagged_event_wait(self.ev)\n        return x\n"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_NO_CYCLE))
+def test_a_linted_file_leaves_no_cycle_holding_its_tree(case):
     """Each file's tree is freed by reference counting when the file is done: a cycle
-    through a checker's records (a config and its backends point at each other) would keep
-    the whole tree alive until a full collection, and the run's collections cost seconds."""
+    through a checker's records (a config and its backends point at each other), a class made
+    per call or nested functions that call themselves would keep the whole tree alive until a
+    full collection, and the run's collections cost seconds."""
     import gc
 
-    text = ("import torchair\nimport torch\nconfig = torchair.CompilerConfig()\n"
-            "config.mode = 'reduce-overhead'\nbackend = torchair.get_npu_backend(compiler_config=config)\n"
-            "model = torch.compile(model, backend=backend)\n"
-            "with torchair.scope.npu_stream_switch('1', 3):\n    y = f(x)\n")
+    text = _NO_CYCLE[case]
     rules, checkers = registry.load()
     enabled = {r.code for r in rules}
     gc.collect()
     gc.disable()
     try:
         result = analyse_file("/t/m.py", "m.py", "python", text, Settings(root="/t"), checkers, enabled)
-        assert result.facts  # the file was analysed (the compile is a cross-file fact)
+        assert result.parsed and (result.facts or result.findings)  # the file was analysed
+        if case == "a fix":
+            assert any(f.fix is not None for f in result.findings)
         gc.set_debug(gc.DEBUG_SAVEALL)
         gc.collect()
-        left = [o for o in gc.garbage if isinstance(o, cst.CSTNode)]
+        # the tree's nodes, and npulint's own functions (nested ones that call themselves hold
+        # what they close over: the binding table)
+        left = [o for o in gc.garbage if isinstance(o, cst.CSTNode) or (
+            isinstance(o, types.FunctionType) and o.__module__.startswith("npulint"))]
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
