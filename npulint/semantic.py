@@ -1223,7 +1223,8 @@ class Walker(cst.CSTVisitor):
     def replayed_site(self) -> Site:
         """The point of the program of the hook call :meth:`replay` is making (what the file
         context's ``site()`` answers then)."""
-        assert self._replayed is not None, "site() asked outside a hook"
+        if self._replayed is None:
+            raise RuntimeError("site() is asked outside a hook")
         return self._replayed
 
     # -- dispatch ---------------------------------------------------------------------
