@@ -98,8 +98,8 @@ class LintRule(RuleBase, Checker):
 
 
 def with_analyses(classes: Sequence[type]) -> List[type]:
-    """*classes* and the analyses they use (transitively), analyses first (in order of use), so
-    that a traversal calls an analysis's hook for a node before its rules' hooks."""
+    """*classes* and the analyses they use (transitively), analyses first, each after those it
+    uses: the order in which their hooks are called for a node and their ``finish()`` runs."""
     out: List[type] = []
     for c in classes:
         _add_uses(c, out)
