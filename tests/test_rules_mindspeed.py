@@ -99,10 +99,27 @@ def test_choices(lint):
 
 
 def test_unknown_flag_near_a_known_one(lint):
-    src = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-paralel-size 2 --totally-custom-flag\n"
+    src = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-paralel-size 2 --log-interval 1\n"
     found = sh(lint, src)
     assert codes(found) == ["NPU502"]
     assert "--tensor-model-parallel-size" in found[0].message
+    # two near misses: both reported
+    found = sh(lint, src.replace("--log-interval", "--log-intervall"))
+    assert sorted(f.message.split(":")[0] for f in found) == ["unknown flag --log-intervall",
+                                                             "unknown flag --tensor-model-paralel-size"]
+
+
+def test_a_launch_with_a_flag_close_to_no_known_one_has_a_parser_npulint_does_not_know(lint):
+    # `--flexpipe-config` is registered by no stack npulint knows and is close to no known flag:
+    # the launch's parser (a fork's) has flags of its own, and `--log-path` (near `--cfg-path`)
+    # may be one of them
+    src = "torchrun pretrain_gpt.py --num-layers 2 --flexpipe-config f.json --log-path logs\n"
+    assert sh(lint, src) == []
+    assert codes(sh(lint, src.replace("--flexpipe-config f.json ", ""))) == ["NPU502"]  # the twin
+    # a flag the linted files register is known, not evidence of an unknown parser
+    found = lint({"run.sh": src, "ext.py": "import argparse\np = argparse.ArgumentParser()\n"
+                                            "p.add_argument('--flexpipe-config')\n"}, select=["NPU5"], config=MASTER)
+    assert [(f.code, f.path) for f in found] == [("NPU502", "run.sh")]
 
 
 def test_launcher_options_and_other_entries_are_not_flags(lint):
