@@ -55,6 +55,7 @@ class _Scope:
     site: Site
     pool_id: Any
     size: Any
+    index: int  # of its item in the with (the items before it are entered before it)
 
 
 def _module(site: Site):
@@ -65,11 +66,6 @@ def _module(site: Site):
     while s.parent is not None:
         s = s.parent
     return s
-
-
-def _index(w: cst.With, call: cst.Call) -> int:
-    """The index of the item of *w* whose context manager is *call*."""
-    return next(i for i, item in enumerate(w.items) if item.item is call)
 
 
 def _is_int(v) -> bool:
@@ -91,7 +87,7 @@ class PrefetchAnalysis(Analysis):
         self.with_stack: List[cst.With] = []  # the withs whose body the traversal is in
         self.withs: List[Tuple[cst.With, Site]] = []
         self._bodies: Dict[cst.CSTNode, cst.With] = {}  # a with's body -> the with
-        self._items: List[cst.With] = []  # the withs the traversal is in (items or body)
+        self._item_of: Dict[cst.WithItem, Tuple[cst.With, int]] = {}  # an item -> its with and index
         # a call or an unpacking assignment inside a with -> the withs open around it, and, for
         # one in a with's items, that with and the item's index (the items before it are entered)
         self.open: Dict[cst.CSTNode, Tuple[Tuple[cst.With, ...], Optional[Tuple[cst.With, int]]]] = {}
@@ -105,14 +101,10 @@ class PrefetchAnalysis(Analysis):
     def visit_With(self, node: cst.With) -> None:
         self.withs.append((node, self.ctx.site()))
         self._bodies[node.body] = node
-        self._items.append(node)
-
-    def leave_With(self, node: cst.With) -> None:
-        self._items.pop()
+        self._item_of.update((item, (node, k)) for k, item in enumerate(node.items))
 
     def visit_WithItem(self, node: cst.WithItem) -> None:
-        w = self._items[-1]
-        self._item.append((w, next(i for i, item in enumerate(w.items) if item is node)))
+        self._item.append(self._item_of.pop(node))
 
     def leave_WithItem(self, node: cst.WithItem) -> None:
         self._item.pop()
@@ -132,7 +124,7 @@ class PrefetchAnalysis(Analysis):
     leave_SimpleStatementSuite = leave_IndentedBlock
 
     def _open_here(self) -> Optional[Tuple[Tuple[cst.With, ...], Optional[Tuple[cst.With, int]]]]:
-        item = self._item[-1] if self._item and self._item[-1][0] is self._items[-1] else None
+        item = self._item[-1] if self._item else None  # (no statement, so no with, is in an item)
         if not self.with_stack and item is None:
             return None
         return tuple(self.with_stack), item
@@ -153,7 +145,7 @@ class PrefetchAnalysis(Analysis):
         ctx = self.ctx
         sig = SIGNATURES[PREFETCH]
         for with_node, site in self.withs:
-            for item in with_node.items:
+            for index, item in enumerate(with_node.items):
                 call = item.item
                 if not isinstance(call, cst.Call) or ctx.resolve(call.func, site, {PREFETCH}) is None:
                     continue
@@ -163,7 +155,7 @@ class PrefetchAnalysis(Analysis):
                 else:
                     pid = ctx.arg_value(bound, "buffer_pool_id", site)
                     size = ctx.arg_value(bound, "buffer_pool_size", site)
-                scope = _Scope(with_node, call, site, pid, size)
+                scope = _Scope(with_node, call, site, pid, size, index)
                 self.found.append(scope)
                 self.scopes.setdefault(with_node, []).append(scope)
         for s in self.found:
@@ -183,7 +175,7 @@ class PrefetchAnalysis(Analysis):
         fn = _module(site)
         if item is not None:  # in a with's item: the scopes of the items before it are entered
             w, k = item
-            entered = [s for s in self.scopes.get(w, ()) if _index(w, s.call) < k]
+            entered = [s for s in self.scopes.get(w, ()) if s.index < k]
             if entered:
                 return entered[-1] if _module(entered[-1].site) is fn else None
         for w in reversed(withs):

@@ -186,18 +186,12 @@ class StreamsAnalysis(Analysis):
         (not in a function of its own): one may leave an iteration before the call at *site*."""
         return any(loop and id(body) in self._ending_loops for body, loop in site.blocks)
 
+    def _count(self, node: cst.CSTNode, counter: str, step: int) -> None:
+        setattr(self, counter, getattr(self, counter) + step)
+
     # a def's parameters (their defaults) and decorators run where the def runs
-    def visit_Parameters(self, node: cst.Parameters) -> None:
-        self._header += 1
-
-    def leave_Parameters(self, original_node: cst.Parameters) -> None:
-        self._header -= 1
-
-    def visit_Decorator(self, node: cst.Decorator) -> None:
-        self._header += 1
-
-    def leave_Decorator(self, original_node: cst.Decorator) -> None:
-        self._header -= 1
+    visit_Parameters = visit_Decorator = functools.partialmethod(_count, counter="_header", step=1)
+    leave_Parameters = leave_Decorator = functools.partialmethod(_count, counter="_header", step=-1)
 
     def visit_Call(self, node: cst.Call) -> None:
         site = self.ctx.site()
@@ -208,17 +202,8 @@ class StreamsAnalysis(Analysis):
             self.guarded.add(id(node))
 
     # an operand of ``a if c else b``, ``a and b``, ``a or b`` may not be evaluated
-    def visit_IfExp(self, node: cst.IfExp) -> None:
-        self._choices += 1
-
-    def leave_IfExp(self, original_node: cst.IfExp) -> None:
-        self._choices -= 1
-
-    def visit_BooleanOperation(self, node: cst.BooleanOperation) -> None:
-        self._choices += 1
-
-    def leave_BooleanOperation(self, original_node: cst.BooleanOperation) -> None:
-        self._choices -= 1
+    visit_IfExp = visit_BooleanOperation = functools.partialmethod(_count, counter="_choices", step=1)
+    leave_IfExp = leave_BooleanOperation = functools.partialmethod(_count, counter="_choices", step=-1)
 
     def conditional(self, call: cst.Call, site: Site) -> bool:
         """Whether *call* may not run when its function (or module) runs, other than by being
