@@ -5,7 +5,7 @@ pass's facts name, analysed for the rules that asked) and the project-wide phase
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from npulint.config import Settings
 from npulint.model import Span
@@ -87,11 +87,15 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             topics = tuple(cls.consumes) + tuple(u.__name__ for u in cls.uses)  # an analysis's facts reach its rules
             shared = {t: gather(t) for t in topics}
             tokens = cls.followup(facts, shared) if facts or any(shared.values()) else ()
-            tokens = tuple(tokens) + tuple(importers.get(cls, ()))
+            tokens = tuple(t if isinstance(t, str) else tuple(t) for t in tuple(tokens) + tuple(importers.get(cls, ())))
             if tokens:
-                wanted.append((cls, _followup_matcher(tokens)))
+                wanted.append((cls, tokens))
     if not wanted:
         return changed
+    # checkers that share an analysis ask for the same tokens: one matcher per set of tokens,
+    # asked once per text, and a text holding none of their first tokens is passed over at once
+    matchers = {tokens: _followup_matcher(tokens) for _, tokens in wanted}
+    held = _any_substring(t if isinstance(t, str) else t[0] for tokens in matchers for t in tokens if t)
     tasks = []
     for r in results:
         if r.parsed or r.skipped or r.language != PYTHON or r.findings or r.path not in configs:
@@ -107,7 +111,10 @@ def _follow_up(results: List[FileResult], configs, checker_classes, enabled: Set
             text = decode(data, r.language)
         except Unreadable:
             continue
-        force = [cls for cls, matches in wanted if matches(text)]
+        if not held(text):
+            continue
+        answers = {tokens: matches(text) for tokens, matches in matchers.items()}
+        force = [cls for cls, tokens in wanted if answers[tokens]]
         if not force:
             continue
         fs, fe = configs[r.path]
@@ -175,6 +182,16 @@ def _token_pattern(tokens: Sequence[str]) -> "re.Pattern":
 
 
 _FOLLOWUP_SUBSTRING_TESTS = 16
+
+
+def _any_substring(tokens: Iterable[str]) -> Callable[[str], bool]:
+    """Whether a text holds one of *tokens* anywhere (a test every match of
+    :func:`_followup_matcher` on those tokens passes first); always true for more tokens than
+    plain substring tests are worth."""
+    found = sorted(set(tokens))
+    if len(found) > _FOLLOWUP_SUBSTRING_TESTS:
+        return lambda text: True
+    return lambda text: any(t in text for t in found)
 
 
 def _followup_matcher(tokens: Sequence[Any]) -> Callable[[str], bool]:
