@@ -807,13 +807,13 @@ class StreamsAnalysis(Analysis):
         ``add_module`` or ``_modules[...]`` with that name, or with a name we cannot read."""
         if _by_name_pattern(attr).search(self.ctx.text) is not None:
             return True
-        names, any_name = _run_changes(self.ctx.path)[1:]
-        return any_name or attr in names
+        names = _run_texts("torchair_streams.replacements", self.ctx.path)
+        return "" in names or attr in names
 
     def _changed_in_other_modules(self, attr: str) -> bool:
         """Whether another Python file of the run may change the container held as *attr* in
-        place (:data:`_CHANGED_TEXT`): what it does to it we do not follow."""
-        return attr in _run_changes(self.ctx.path)[0]
+        place (:data:`_CHANGED_TEXT`, :data:`_DELETED_TEXT`): what it does to it we do not follow."""
+        return attr in _run_texts("torchair_streams.changes", self.ctx.path)
 
     def _load_sites(self) -> Dict[int, Site]:
         found = self._memo.get("load_sites")
@@ -1192,41 +1192,56 @@ def _by_name_pattern(attr: str) -> "re.Pattern[str]":
 # "" for one that is not a literal).
 _GAP = r"(?:\s|\\)*"
 _CHANGED_TEXT = re.compile(r"\." + _GAP + r"(\w+)" + _GAP + r"(?:\[[^\]\n]*\]" + _GAP + r"(?:=(?!=)|[-+*/%@&|^]=)|\."
-                           + _GAP + r"(?:" + "|".join(sorted(_CONTAINER_MUTATORS)) + r")\b)"
-                           r"|del\b[^\n]*\." + _GAP + r"(\w+)" + _GAP + r"\[")
+                           + _GAP + r"(?:" + "|".join(sorted(_CONTAINER_MUTATORS)) + r")\b)")
+_DELETED_TEXT = re.compile(r"del\b[^\n]*\." + _GAP + r"(\w+)" + _GAP + r"\[")
 _BY_NAME_TEXT = re.compile(r"\." + _GAP + r"(?:register_module|add_module)" + _GAP + r"\(" + _GAP + r"(?:['\"](\w+)['\"])?"
                            r"|\._modules" + _GAP + r"\[" + _GAP + r"(?:['\"](\w+)['\"])?")
 
 
-def _change_texts(text: str) -> Optional[Tuple[Tuple[str, ...], Tuple[str, ...]]]:
-    """The attribute names a file's text may change in place, and those it may replace by name
-    ("" for a name that is not a literal), each sorted; None for neither."""
-    if "[" not in text and "." not in text:
+def _changed_names(text: str) -> Set[str]:
+    """The names of ``findall`` of the two patterns above as one alternation (a match of one
+    hides the other's that start inside it), each searched for apart: a pattern that starts with
+    a literal is found by a fast scan, an alternation is tried at every character."""
+    names: Set[str] = set()
+    store = _CHANGED_TEXT.search(text)
+    delete = _DELETED_TEXT.search(text) if "del" in text else None
+    while store is not None or delete is not None:
+        m = store if delete is None or (store is not None and store.start() < delete.start()) else delete
+        names.add(m.group(1))
+        end = m.end()
+        if store is not None and store.start() < end:
+            store = _CHANGED_TEXT.search(text, end)
+        if delete is not None and delete.start() < end:
+            delete = _DELETED_TEXT.search(text, end)
+    return names
+
+
+def _change_texts(text: str) -> Optional[Tuple[str, ...]]:
+    """The attribute names a file's text may change in place, sorted; None for none."""
+    changed = tuple(sorted(_changed_names(text))) if "." in text else ()
+    return changed or None
+
+
+def _replacement_texts(text: str) -> Optional[Tuple[str, ...]]:
+    """The submodule names a file's text may replace by name ("" for a name that is not a
+    literal), sorted; None for none."""
+    if "_module" not in text:
         return None
-    changed = tuple(sorted({a or b for a, b in _CHANGED_TEXT.findall(text)}))
-    named = tuple(sorted({a or b or "" for a, b in _BY_NAME_TEXT.findall(text)})) if "_module" in text else ()
-    return (changed, named) if changed or named else None
+    return tuple(sorted({a or b or "" for a, b in _BY_NAME_TEXT.findall(text)})) or None
 
 
+# two keys: the in-place changes cost a scan of every text, asked only about a held container
 _modules.register_text_facts("torchair_streams.changes", _change_texts)
+_modules.register_text_facts("torchair_streams.replacements", _replacement_texts)
 
 
-def _run_changes(own: str) -> Tuple[FrozenSet[str], FrozenSet[str], bool]:
-    """What the run's Python files other than *own* may change by the texts above: the attribute
-    names changed in place, those replaced by name, and whether one is replaced by a name that is
-    not a literal (read once per run from its texts; a cached result depends on them)."""
+def _run_texts(key: str, own: str) -> FrozenSet[str]:
+    """What the run's Python files other than *own* hold under the text facts *key* (read once
+    per run from its texts; a cached result depends on them)."""
     run = _modules.active()
     if run is None or not run.files:
-        return frozenset(), frozenset(), False
-    changed: Set[str] = set()
-    named: Set[str] = set()
-    for path, (c, n) in run.text_facts("torchair_streams.changes").items():
-        if path != own:
-            changed.update(c)
-            named.update(n)
-    return frozenset(changed), frozenset(named - {""}), "" in named
-
-
+        return frozenset()
+    return frozenset(name for path, names in run.text_facts(key).items() if path != own for name in names)
 
 
 def _plain_function(fn: cst.FunctionDef) -> bool:

@@ -408,7 +408,7 @@ def test_a_file_changed_after_its_digest_does_not_go_into_the_cache(tmp_path, mo
 
 def test_a_cached_result_holds_only_while_what_other_modules_change_is_the_same(tmp_path):
     """NPU303 judges a held container's elements only while no other module of the run changes
-    it in place (rules/torchair_streams.py _run_changes): a cached result of the model's file must
+    it in place (rules/torchair_streams.py _run_texts): a cached result of the model's file must
     not outlive a change of another file that starts changing it."""
     from test_rules_torchair_streams import LIST, holds
 

@@ -2472,3 +2472,25 @@ def test_npu306_an_imported_module_runs_the_functions_its_process_calls(lint, he
     found = lint(files, select=SEL)
     expected = [("mypkg/layer.py",) + at(layer, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
     assert where(found) == (expected if reported else [])
+
+
+@pytest.mark.parametrize("text", [
+    "m.layers[0] = x\n",
+    "m.layers.append(x)\n",
+    "del m.layers[0]\n",
+    "del x[0]; self.items.append(y); del z.w[1]\n",  # the del's match hides the append in it
+    "del a.b[0]\nself.items.append(y)\n",
+    "m.a[c.d[0] = 1]\n",  # the outer store's match hides the inner one
+    "modeldel.x[0] = 1\n",  # ``del`` only as a word
+    "x . layers \\\n [0] += 1\n",
+    "m.layers == 1\nm.layers[0] == 1\n",
+])
+def test_changed_names_are_one_alternations_findall(text):
+    """The names another module's text may change in place are what ``findall`` of the store
+    and the ``del`` patterns as one alternation gives (the engine searches for each apart)."""
+    import re
+
+    from npulint.rules import torchair_streams as ts
+
+    one = re.compile(ts._CHANGED_TEXT.pattern + "|" + ts._DELETED_TEXT.pattern)
+    assert ts._changed_names(text) == {a or b for a, b in one.findall(text)}
