@@ -89,6 +89,12 @@ def _execute(tasks, options: RunOptions, isolate: bool = False) -> List[FileResu
 GC_THRESHOLD = 50_000
 
 
+# Whether _gc_tuned has frozen the heap (a forked worker inherits it): asking the collector
+# (``gc.get_freeze_count()``) walks the whole frozen heap, and a worker asked once per share
+# (docs/benchmarks.md, session 15).
+_FROZEN = False
+
+
 @contextlib.contextmanager
 def _gc_tuned():
     """Rarer collections in the analysis phase (between files: within one, _task turns the
@@ -96,10 +102,12 @@ def _gc_tuned():
     of them, which also spares the forked workers copying those pages; undone afterwards."""
     import gc
 
+    global _FROZEN
     old = gc.get_threshold()
-    freeze = gc.get_freeze_count() == 0
+    freeze = not _FROZEN
     if freeze:
         gc.freeze()
+        _FROZEN = True
     gc.set_threshold(max(old[0], GC_THRESHOLD), old[1], old[2])
     try:
         yield
@@ -107,6 +115,7 @@ def _gc_tuned():
         gc.set_threshold(*old)
         if freeze:
             gc.unfreeze()
+            _FROZEN = False
 
 
 # Work sent to a worker process at once: files are grouped up to this many bytes of source

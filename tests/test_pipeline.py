@@ -439,3 +439,27 @@ def test_a_failing_shared_analysis_silences_its_rules_and_names_their_codes(lint
     found = lint(src)
     assert [f.code for f in found] == ["NPU000"]
     assert "PrefetchAnalysis (NPU101, NPU102, NPU103, NPU104, NPU105)" in found[0].message
+
+
+def test_the_analysis_phase_freezes_the_heap_once_and_never_walks_it_to_ask(monkeypatch):
+    """``_gc_tuned`` freezes what was allocated before, once: a nested phase (a forked worker's
+    share, inside the parent's) neither freezes again nor unfreezes the outer phase's heap, and
+    none asks the collector how much is frozen (that walks the whole frozen heap)."""
+    import gc
+
+    def walks(*_):
+        raise AssertionError("gc.get_freeze_count() walks the frozen heap")
+
+    assert gc.get_freeze_count() == 0
+    monkeypatch.setattr(gc, "get_freeze_count", walks)
+    frozen = []
+    real_freeze, real_unfreeze = gc.freeze, gc.unfreeze
+    monkeypatch.setattr(gc, "freeze", lambda: (frozen.append("freeze"), real_freeze()))
+    monkeypatch.setattr(gc, "unfreeze", lambda: (frozen.append("unfreeze"), real_unfreeze()))
+    with workers._gc_tuned():
+        with workers._gc_tuned():
+            pass
+        assert frozen == ["freeze"]
+    assert frozen == ["freeze", "unfreeze"]
+    monkeypatch.undo()
+    assert gc.get_freeze_count() == 0
