@@ -305,7 +305,7 @@ FIRST_PASS_PARALLEL_FILES = 500
 # other, and a share is every k-th file of the list, not a run of neighbours: the files that
 # cost most cluster in folders, so a run of neighbours can hold most of a tree's work, and its
 # worker then runs alone (docs/benchmarks.md, "Figures behind the engine's comments").
-FIRST_PASS_SHARES_PER_JOB = 8
+FIRST_PASS_SHARES_PER_JOB = 24
 
 
 def _first_pass_jobs(n_inputs: int, options: RunOptions) -> int:
