@@ -93,6 +93,8 @@ class RunModules:
         self._stars: Dict[str, Tuple[Optional[Dict[str, str]], FrozenSet[str]]] = {}
         self._deps: Set[str] = set()
         self._texts: Dict[str, Optional[str]] = {}
+        self._every_text: Optional[List[Tuple[str, str]]] = None  # see _all_texts
+        self._holders: Dict[str, FrozenSet[str]] = {}  # see _holding
         self._words: Dict[str, frozenset] = {}  # see _may_bind
         self._roots: Dict[Tuple[Optional[str], bool], Optional[str]] = {}  # see foreign
 
@@ -210,7 +212,7 @@ class RunModules:
         where = self.paths.get(module) if module else None
         if where is None:
             return self.files
-        texts = [(p, t) for p in self.files for t in (self._text(p),) if t is not None]
+        texts = self._all_texts()
         path, is_package = where
         depth = module.count(".") + (1 if is_package else 0)  # folders from the file up to the package root
         package_root = None
@@ -226,15 +228,31 @@ class RunModules:
         while new:
             stems |= new
             found = set()
-            named = re.compile(r"\b(?:%s)\b" % "|".join(map(re.escape, sorted(new))))  # whole words only
-            for p, t in texts:
-                if p not in reach and ((any(s in t for s in new) and named.search(t) is not None) or (
-                        first and package_root is not None and p.startswith(package_root) and "from ." in t)):
-                    reach.add(p)
-                    stem = os.path.splitext(os.path.basename(p))[0]
-                    found.add(os.path.basename(os.path.dirname(p)) if stem == "__init__" else stem)
+            added = set().union(*(self._holding(stem) for stem in new))
+            if first and package_root is not None:
+                added.update(p for p, t in texts if p.startswith(package_root) and "from ." in t)
+            for p in added - reach:
+                reach.add(p)
+                stem = os.path.splitext(os.path.basename(p))[0]
+                found.add(os.path.basename(os.path.dirname(p)) if stem == "__init__" else stem)
             new, first = found - stems, False
         return sorted(p for p, t in texts if p in reach and name in t)
+
+    def _all_texts(self) -> List[Tuple[str, str]]:
+        """``(path, text)`` of every Python file of the run that reads."""
+        if self._every_text is None:
+            self._every_text = [(p, t) for p in self.files for t in (self._text(p),) if t is not None]
+        return self._every_text
+
+    def _holding(self, word: str) -> FrozenSet[str]:
+        """The files of the run whose text holds *word* as a whole word (asked again for the
+        same folder and module names by every :meth:`_may_reach`)."""
+        found = self._holders.get(word)
+        if found is None:
+            named = re.compile(r"\b%s\b" % re.escape(word))
+            found = self._holders[word] = frozenset(
+                p for p, t in self._all_texts() if word in t and named.search(t) is not None)
+        return found
 
     def _other_spellings(self, path: str, text: str) -> FrozenSet[str]:
         """The attribute names *text* writes after a dot in another Unicode form than CPython
