@@ -962,7 +962,11 @@ class StreamsAnalysis(Analysis):
     def _method_refs(self) -> Dict[Scope, Dict[str, Set[str]]]:
         """Class -> method -> every name it (or a function or lambda nested in it) takes as
         ``self.<name>`` or ``super().<name>``, called or not, under a condition or not: the
-        methods it may run."""
+        methods it may run (worked out once per file: the class facts and the held instances
+        both ask)."""
+        return self._once("method_refs", self._find_method_refs)
+
+    def _find_method_refs(self) -> Dict[Scope, Dict[str, Set[str]]]:
         sem = self.ctx.sem
         out: Dict[Scope, Dict[str, Set[str]]] = {}
         for node, site in self.loads:
