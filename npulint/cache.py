@@ -139,6 +139,10 @@ class Cache:
             return None
         return value[1]
 
+    def has(self, kind: str) -> bool:
+        """Whether this cache may hold an entry of *kind* (its folder exists)."""
+        return os.path.isdir(os.path.join(self.base, kind))
+
     def put(self, kind: str, key: str, value: Any) -> None:
         if self.disabled:
             return

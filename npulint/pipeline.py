@@ -132,23 +132,20 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
     configs: Dict[str, Tuple[Settings, Set[str]]] = {}
     inputs: List[_Input] = []
     index = StatIndex(cache) if cache is not None else None
+    # a cache that holds no run's result cannot answer this one: the files whose digests the
+    # index does not know are then read (and their digests taken) by the first pass, in the
+    # worker processes, not all of them here first
+    ask_run = cache is not None and cache.has("run")
     for path, language, explicit in files:
         fs, fe = configs[path] = config_of(path)
         inp = _Input(path, display_path(path, cwd), language, explicit, fs, fe)
         if path in overrides:
             inp.data = overrides[path]
             inp.on_disk = False
-        elif index is not None:  # the run's cache key needs every file's digest first
+        elif index is not None:
             inp.digest = index.digest(path)  # unchanged since it was read: its digest, unread
-            if inp.digest is None:
-                inp.data, inp.error = _read(path, options.max_file_size, index)  # (else the first pass reads it)
-                inp.digest = index.recorded(path)
-            if _too_big(inp) is not None:  # not read: its size and time stand for its bytes in the key
-                try:
-                    st = os.stat(path)
-                    inp.digest = _digest(b"too big %d %d" % (st.st_size, st.st_mtime_ns))
-                except OSError:
-                    inp.cacheable = False
+            if inp.digest is None and ask_run:  # the run's cache key needs every file's digest first
+                _read_for_key(inp, options, index)  # (else the first pass reads it)
         inputs.append(inp)
     if stdin is not None:
         spath, data = stdin
@@ -171,9 +168,6 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
         settings.effective_releases = resolve(settings, [p for p, _, _ in files] or
                                               ([stdin[0]] if stdin is not None else []))
 
-    if index is not None:
-        index.save()
-
     # A run over unchanged files, settings and engine: every file's result at once.
     run_key = None
     modnames: Dict[str, Tuple[Optional[str], bool]] = {}
@@ -181,9 +175,10 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
         for inp in inputs:
             if inp.cacheable:
                 modnames[inp.path] = _module_name(inp.path, inp.language)
-        if all(inp.cacheable for inp in inputs) and not overrides:
-            run_key = cache.key(("run", cwd, options.max_file_size,
-                                 tuple(_file_key_parts(i, modnames[i.path]) for i in inputs)))
+        if ask_run:
+            index.save()
+            run_key = _run_key(inputs, modnames, overrides, cwd, options, cache)
+        if run_key is not None:
             cached = cache.get("run", run_key)
             if isinstance(cached, tuple) and len(cached) == 2:
                 results, notes = cached
@@ -196,7 +191,10 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
 
     notes: List[str] = []
     changed: List[str] = []
-    results = _first_pass(inputs, checkers, cache, modnames, options, notes, changed)
+    results = _first_pass(inputs, checkers, cache, modnames, options, notes, changed, index=index)
+    if index is not None and not ask_run:  # the first pass took the digests: the key of what it read
+        index.save()
+        run_key = _run_key(inputs, modnames, overrides, cwd, options, cache)
     if changed:
         run_key = None  # a file changed since the run's key was made: its results are not the key's
     results.sort(key=lambda r: r.path)
@@ -217,6 +215,26 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
     return RunResult(out, len(results), sum(1 for r in results if r.parsed), sum(r.lines for r in results), notes)
 
 
+def _read_for_key(inp: _Input, options: RunOptions, index: StatIndex) -> None:
+    """Read *inp* for the cache keys: its bytes, and their digest, recorded in *index*; a file
+    over the read cap is not read, and its size and time stand for its bytes."""
+    inp.data, inp.error = _read(inp.path, options.max_file_size, index)
+    inp.digest = index.recorded(inp.path)
+    if _too_big(inp) is not None:
+        try:
+            st = os.stat(inp.path)
+            inp.digest = _digest(b"too big %d %d" % (st.st_size, st.st_mtime_ns))
+        except OSError:
+            inp.cacheable = False
+
+
+def _run_key(inputs: List[_Input], modnames, overrides, cwd: str, options: RunOptions, cache) -> Optional[str]:
+    """The cache key of the whole run's result: None when a file cannot be cached."""
+    if overrides or not all(inp.cacheable for inp in inputs):
+        return None
+    return cache.key(("run", cwd, options.max_file_size, tuple(_file_key_parts(i, modnames[i.path]) for i in inputs)))
+
+
 def _module_name(path: str, language: str) -> Tuple[Optional[str], bool]:
     if language != PYTHON:
         return None, False
@@ -225,22 +243,25 @@ def _module_name(path: str, language: str) -> Tuple[Optional[str], bool]:
 
 def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, options: RunOptions,
                 notes: List[str], changed: Optional[List[str]] = None, split: bool = True,
-                isolate: bool = False) -> List[FileResult]:
+                isolate: bool = False, index: Optional[StatIndex] = None) -> List[FileResult]:
     """Every file's own result: read and prefilter here; parse (from the cache, here, or in
     worker processes) only what some enabled checker looks at. Files are read one at a
     time, as they come (with a cache, read already once for their digests: *changed*
     receives those that are no longer what the digest says). Over many files, worker
     processes do all of it, each for a share of the files (see :func:`_first_pass_in_pool`),
     unless *split* is False. With *isolate*, the analysis runs in worker processes even
-    for one file (a share whose worker died is done again so)."""
+    for one file (a share whose worker died is done again so). With *index*, a file whose
+    digest is not known yet is read as :func:`_read_for_key` reads it."""
     jobs = _first_pass_jobs(len(inputs), options) if split else 1
     if jobs > 1:
-        return _first_pass_in_pool(inputs, checkers, cache, modnames, options, notes, changed, jobs)
+        return _first_pass_in_pool(inputs, checkers, cache, modnames, options, notes, changed, jobs, index)
     results: List[FileResult] = []
     tasks: List[Tuple[_Input, str, List[type], Optional[str]]] = []  # (input, text, active, cache key)
     for inp in inputs:
         result = FileResult(inp.path, inp.display, inp.language)
-        if inp.data is None and inp.error is None and inp.on_disk:
+        if index is not None and inp.digest is None and inp.on_disk and inp.data is None and inp.error is None:
+            _read_for_key(inp, options, index)
+        elif inp.data is None and inp.error is None and inp.on_disk:
             inp.data, inp.error = _read(inp.path, options.max_file_size)
             if inp.digest is not None and (inp.data is None or _digest(inp.data) != inp.digest):
                 inp.cacheable = False
@@ -320,17 +341,19 @@ _FORKED_FIRST_PASS: Optional[tuple] = None
 
 def _first_pass_share(first: int, step: int):
     """In a worker: the first pass over ``inputs[first::step]``, analysing in this process."""
-    inputs, checkers, cache, modnames, options = _FORKED_FIRST_PASS  # type: ignore[misc]
+    inputs, checkers, cache, modnames, options, index = _FORKED_FIRST_PASS  # type: ignore[misc]
     share = inputs[first::step]
     notes: List[str] = []
     changed: List[str] = []
     one = dataclasses.replace(options, jobs=1)
-    results = _in_big_stack(lambda: _first_pass(share, checkers, cache, modnames, one, notes, changed))
-    return results, notes, changed, [inp.cacheable for inp in share]
+    results = _in_big_stack(lambda: _first_pass(share, checkers, cache, modnames, one, notes, changed, index=index))
+    taken = index.taken(inp.path for inp in share) if index is not None else {}
+    return results, notes, changed, [(inp.cacheable, inp.digest) for inp in share], taken
 
 
 def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnames, options: RunOptions,
-                        notes: List[str], changed: Optional[List[str]], jobs: int) -> List[FileResult]:
+                        notes: List[str], changed: Optional[List[str]], jobs: int,
+                        index: Optional[StatIndex] = None) -> List[FileResult]:
     """The first pass in *jobs* worker processes, over interleaved shares of *inputs* (every
     k-th file), merged in share order (the run sorts the results by path). A share whose worker
     failed (a crash in native code) is done again here, file by file where it parses."""
@@ -341,14 +364,14 @@ def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnam
     results: List[FileResult] = []
     failed: List[int] = []
     pool_notes: List[str] = []
-    _FORKED_FIRST_PASS = (inputs, checkers, cache, modnames, options)
+    _FORKED_FIRST_PASS = (inputs, checkers, cache, modnames, options, index)
     try:
         with _gc_tuned():
             with _forked_pool(jobs) as pool:
                 futures = [(first, pool.submit(_first_pass_share, first, k)) for first in range(k)]
                 for first, fut in futures:
                     try:
-                        share_results, share_notes, share_changed, cacheable = fut.result()
+                        share_results, share_notes, share_changed, keys, taken = fut.result()
                     except Exception:  # the worker died, or its results would not pickle
                         failed.append(first)
                         continue
@@ -356,15 +379,18 @@ def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnam
                     pool_notes.extend(share_notes)
                     if changed is not None:
                         changed.extend(share_changed)
-                    for inp, ok in zip(inputs[first::k], cacheable):
+                    for inp, (ok, digest) in zip(inputs[first::k], keys):
                         inp.cacheable = inp.cacheable and ok
+                        inp.digest = digest
+                    if index is not None:
+                        index.add(taken)
     finally:
         _FORKED_FIRST_PASS = None
     notes.extend(sorted(pool_notes))  # (each names its file first: in the order of the paths, whatever the shares)
     # again with the prefilter here and the analysis in pools that retry a crashing file alone
     for first in failed:
         results.extend(_first_pass(inputs[first::k], checkers, cache, modnames, options, notes, changed, split=False,
-                                   isolate=True))
+                                   isolate=True, index=index))
     return results
 
 

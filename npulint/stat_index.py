@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from typing import Dict, Optional, Tuple
+from typing import Dict, Iterable, Optional, Tuple
 
 RACY_NS = 2_000_000_000  # FAT's time step; ext4, XFS, APFS and NTFS record far finer
 MAX_ENTRIES = 200_000  # past this the index keeps only the files of the run that writes it
@@ -92,6 +92,14 @@ class StatIndex:
         """The digest this run recorded for *path* (None: not read)."""
         entry = self._new.get(path)
         return entry[2] if entry is not None else None
+
+    def taken(self, paths: Iterable[str]) -> Dict[str, _Entry]:
+        """What this run recorded for *paths* (a worker process's share, for :meth:`add`)."""
+        return {p: self._new[p] for p in paths if p in self._new}
+
+    def add(self, entries: Dict[str, _Entry]) -> None:
+        """Record *entries* (:meth:`taken` in another process) as this run's."""
+        self._new.update(entries)
 
     def save(self) -> None:
         """Write the index when this run recorded a file (a run that read nothing writes nothing)."""

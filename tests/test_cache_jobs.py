@@ -3,7 +3,6 @@ none of them changes a finding."""
 
 from __future__ import annotations
 
-import json
 import os
 import pickle
 import subprocess
@@ -17,7 +16,6 @@ from conftest import parse
 from npulint import cache as cache_mod
 from npulint import pipeline, registry, workers
 from npulint.analyse import FileResult
-from npulint.inputs import _file_key_parts
 from npulint.config import Settings, enabled_codes
 from npulint.model import Edit, Finding, Fix
 
@@ -316,7 +314,7 @@ def test_the_first_pass_in_shares_finds_exactly_what_one_process_finds(tmp_path,
     monkeypatch.setattr(pipeline, "FIRST_PASS_PARALLEL_FILES", 4)
     split = []
     real = pipeline._first_pass_in_pool
-    monkeypatch.setattr(pipeline, "_first_pass_in_pool", lambda *a: split.append(a[-1]) or real(*a))
+    monkeypatch.setattr(pipeline, "_first_pass_in_pool", lambda *a: split.append(a[7]) or real(*a))  # (a[7]: jobs)
     big = INVALID_ID + "# " + "x" * 300_000 + "\n"
     corpus = dict(_corpus(), **{"big.py": big, "a_big.py": big, "m10_big.py": big})  # (m10_big.py in a share before big.py's)
     one = _lint(tmp_path, corpus, jobs=1)
@@ -336,12 +334,12 @@ def test_the_first_pass_in_shares_finds_exactly_what_one_process_finds(tmp_path,
     assert warm.parsed == two.parsed - 1
 
 
-def _run_in_process(root, names, cache=None):
+def _run_in_process(root, names, cache=None, jobs=1):
     rules, checkers = registry.load()
     enabled = enabled_codes(rules, None, [], [])
     paths = [(str(root / n), "python", True) for n in names]
     return pipeline.run(paths, Settings(root=str(root)), checkers, enabled,
-                        options=pipeline.RunOptions(jobs=1, cache=cache))
+                        options=pipeline.RunOptions(jobs=jobs, cache=cache))
 
 
 def test_the_first_pass_lets_go_of_the_files_it_does_not_parse(tmp_path, monkeypatch):
@@ -362,20 +360,25 @@ def test_the_first_pass_lets_go_of_the_files_it_does_not_parse(tmp_path, monkeyp
     assert held["layers.py"] is not None and held["run.py"] is None and held["other.py"] is None
 
 
-def test_a_file_changed_between_the_passes_does_not_go_into_the_cache(tmp_path, monkeypatch):
+@pytest.mark.parametrize("runs_cached", [False, True])
+def test_a_file_changed_between_the_passes_does_not_go_into_the_cache(tmp_path, monkeypatch, runs_cached):
+    """The digests are taken before the first pass (a cache that holds runs: the run's key is
+    asked first) or by it (one that holds none): either way a file that changes before the
+    follow-up reads it again leaves the run's result and its own out of the cache."""
     for name, text in {"layers.py": LAYERS, "run.py": RUN_TWO}.items():
         (tmp_path / name).write_text(text)
     real = pipeline._first_pass
 
     def first_pass(inputs, *a, **kw):
-        for inp in inputs:  # as a cached run would have: every file's digest
-            _file_key_parts(inp, (None, False))
         out = real(inputs, *a, **kw)
         (tmp_path / "run.py").write_text("from layers import Layer\na = Layer()\n")
         return out
 
     monkeypatch.setattr(pipeline, "_first_pass", first_pass)
     cache = cache_mod.Cache(str(tmp_path / ".cache"))
+    if runs_cached:
+        os.makedirs(os.path.join(cache.base, "run"))
+    assert cache.has("run") is runs_cached
     puts = []
     monkeypatch.setattr(cache, "put", lambda kind, key, value: puts.append(kind))
     result = _run_in_process(tmp_path, ["layers.py", "run.py"], cache=cache)
@@ -384,19 +387,20 @@ def test_a_file_changed_between_the_passes_does_not_go_into_the_cache(tmp_path, 
 
 
 def test_a_file_changed_after_its_digest_does_not_go_into_the_cache(tmp_path, monkeypatch):
-    """With a cache, every file is read once for the run's key; on a miss the first pass
-    reads it again (so the bytes are not all held at once). If it changed in between, what
-    the run found is not what the key says: nothing is stored under it."""
+    """With a cache that holds runs, every file is read once for the run's key; on a miss the
+    first pass reads it again (so the bytes are not all held at once). If it changed in
+    between, what the run found is not what the key says: nothing is stored under it."""
     (tmp_path / "a.py").write_text(INVALID_ID)
     real = pipeline._first_pass
 
     def first_pass(inputs, *a, **kw):
-        assert all(i.data is None for i in inputs)  # let go after the key was made
+        assert all(i.data is None and i.digest is not None for i in inputs)  # let go after the key was made
         (tmp_path / "a.py").write_text(IMPORT)
         return real(inputs, *a, **kw)
 
     monkeypatch.setattr(pipeline, "_first_pass", first_pass)
     cache = cache_mod.Cache(str(tmp_path / ".cache"))
+    os.makedirs(os.path.join(cache.base, "run"))  # (a cache that holds no run is not asked: below)
     puts = []
     monkeypatch.setattr(cache, "put", lambda kind, key, value: puts.append(kind))
     result = _run_in_process(tmp_path, ["a.py"], cache=cache)
@@ -404,6 +408,32 @@ def test_a_file_changed_after_its_digest_does_not_go_into_the_cache(tmp_path, mo
     assert result.findings == [] and puts == ["stats"]
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_cache_that_holds_no_run_is_not_asked_and_each_file_is_read_by_the_first_pass(tmp_path, monkeypatch, jobs):
+    """A cache with no run's result cannot answer the run's key: the files are not read for it
+    before the first pass; the first pass (in the workers, over many files) reads each file
+    and takes its digest from the bytes it lints, and the next run over the same files is one
+    cache hit."""
+    if jobs == 2:
+        if not workers._can_fork():
+            pytest.skip("worker processes need fork")
+        monkeypatch.setattr(pipeline, "FIRST_PASS_PARALLEL_FILES", 4)
+    corpus = _corpus()
+    for name, text in corpus.items():
+        (tmp_path / name).write_text(text)
+    real = pipeline._first_pass
+    entered = []
+
+    def first_pass(inputs, *a, **kw):
+        entered.append([(i.data, i.digest) for i in inputs])
+        return real(inputs, *a, **kw)
+
+    monkeypatch.setattr(pipeline, "_first_pass", first_pass)
+    cache = cache_mod.Cache(str(tmp_path / ".cache"))
+    first = _run_in_process(tmp_path, sorted(corpus), cache=cache, jobs=jobs)
+    assert entered[0] == [(None, None)] * len(corpus)  # nothing read before it
+    again = _run_in_process(tmp_path, sorted(corpus), cache=cache, jobs=jobs)
+    assert again.cached and again.findings == first.findings and first.findings
 
 
 def test_a_cached_result_holds_only_while_what_other_modules_change_is_the_same(tmp_path):
