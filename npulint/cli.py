@@ -179,7 +179,8 @@ def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable
         return pipeline.run(files, root_settings, checkers, enabled, stdin_data, settings_for=resolver.for_path,
                             overrides=overrides, options=options)
 
-    options = pipeline.RunOptions(cache=cache, jobs=n_jobs, max_file_size=size_limit)
+    options = pipeline.RunOptions(cache=cache, jobs=n_jobs, max_file_size=size_limit,
+                                  walked=tuple(os.path.abspath(p) for p in paths if p != "-" and os.path.isdir(p)))
     colour = None if color == "auto" else color == "always"
     policy_for = _policies(resolver)
     unsafe = bool(root_settings.unsafe_fixes) if unsafe_fixes is None else unsafe_fixes

@@ -33,6 +33,9 @@ class RunOptions:
     cache: Optional[Any] = None  # an npulint.cache.Cache, or None for no cache
     jobs: Optional[int] = 1  # worker processes; None or 0: automatic
     max_file_size: int = DEFAULT_MAX_FILE_SIZE  # bytes; 0: no limit
+    # the folders the run's files were found in by walking them whole: a program root inside
+    # one has no file the run does not lint (npulint.program.outside_files need not walk it)
+    walked: Tuple[str, ...] = ()
 
 
 class _Checkers:

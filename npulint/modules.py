@@ -36,7 +36,7 @@ import ast
 import functools
 import os
 import re
-from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Set, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from npulint.cache import blake2b
 from npulint.paths import absolute_module
@@ -75,12 +75,18 @@ class RunModules:
     (path -> text or None)."""
 
     def __init__(self, paths: Dict[str, Optional[Tuple[str, bool]]], read: Callable[[str], Optional[str]],
-                 files: Optional[Iterable[str]] = None):
+                 files: Optional[Iterable[str]] = None,
+                 outside: Optional[Callable[[], Optional[Sequence[str]]]] = None):
         # module name -> (path, is_package), or None when two files claim the name
         self.paths = paths
         # every Python file of the run (with or without a module name): what they may change
         self.files: Tuple[str, ...] = tuple(sorted(set(files) if files is not None else
                                                    {w[0] for w in paths.values() if w is not None}))
+        # the Python files of the programs the run's files belong to that the run does not lint
+        # (npulint.program.outside_files; None: too many to read): they may change values too
+        self._outside = outside
+        self._program: Optional[Tuple[str, ...]] = None  # see program()
+        self.unbounded = False  # the program's other files are too many to read: anything may change
         self._touches: Dict[str, Optional["Touches"]] = {}
         self._touched: Dict[Tuple[str, str, Optional[str]], Tuple[str, ...]] = {}
         self._dynamic_text: Dict[str, bool] = {}  # whether a file's text names setattr/delattr/vars
@@ -103,10 +109,29 @@ class RunModules:
             self._texts[path] = self._read(path)
         return self._texts[path]
 
+    def program(self) -> Tuple[str, ...]:
+        """The files that may change what the run's modules bind: the run's Python files and
+        those of their programs it does not lint (read on first use; :attr:`unbounded` when
+        those are too many)."""
+        if self._program is None:
+            extra = self._outside() if self._outside is not None else ()
+            if extra is None:
+                self.unbounded = True
+                extra = ()
+            self._program = tuple(sorted(set(self.files) | set(extra)))
+        return self._program
+
+    def outside_consulted(self) -> bool:
+        """Whether files the run does not lint may change what it found (a result that asked
+        what the run's files change then depends on files no run key covers)."""
+        program = self.program()
+        return self.unbounded or len(program) != len(self.files)
+
     @classmethod
     def from_files(cls, files: Iterable[Tuple[str, Optional[str], bool]],
-                   read: Callable[[str], Optional[str]]) -> "RunModules":
-        """*files*: (path, module name or None, is_package)."""
+                   read: Callable[[str], Optional[str]],
+                   outside: Optional[Callable[[], Optional[Sequence[str]]]] = None) -> "RunModules":
+        """*files*: (path, module name or None, is_package); *outside*: see the constructor."""
         paths: Dict[str, Optional[Tuple[str, bool]]] = {}
         every: List[str] = []
         for path, name, is_package in files:
@@ -117,7 +142,7 @@ class RunModules:
                 paths[name] = None  # ambiguous: unknown
             elif name not in paths:
                 paths[name] = (path, is_package)
-        return cls(paths, read, every)
+        return cls(paths, read, every, outside)
 
     # -- what the modules of the run change in other modules ---------------------------
     def touched(self, name: str, kind: str, exclude: Optional[str] = None) -> bool:
@@ -143,19 +168,23 @@ class RunModules:
         self._deps.add(f"{_TOUCHED}{name}\0{kind}\0{exclude or ''}")  # a cached result holds while the answer does
         return bool(self._touching(name, kind, exclude))
 
-    def text_facts(self, key: str) -> Dict[str, Any]:
+    def text_facts(self, key: str) -> Optional[Dict[str, Any]]:
         """Path -> what the extractor registered under *key* (:func:`register_text_facts`) finds in
-        that file's text, for the files of the run where it finds something. A cached result that
-        asked holds while the answer is the same (a dependency, as for :meth:`touched`)."""
+        that file's text, for the files of the run's programs where it finds something; None when
+        those are too many to read (anything may be found). A cached result that asked holds
+        while the answer is the same (a dependency, as for :meth:`touched`)."""
         self._deps.add(_TEXT_FACTS + key)
         return self._facts_of_texts(key)
 
-    def _facts_of_texts(self, key: str) -> Dict[str, Any]:
+    def _facts_of_texts(self, key: str) -> Optional[Dict[str, Any]]:
+        program = self.program()
+        if self.unbounded:
+            return None
         hit = self._text_facts.get(key)
         if hit is None:
             extract = _EXTRACTORS[key]
             hit = {}
-            for path in self.files:
+            for path in program:
                 text = self._text(path)
                 if text:
                     found = extract(text)
@@ -171,10 +200,12 @@ class RunModules:
             skip = where[0] if where is not None else None
         key = (name, kind, exclude if kind == "use" else None)
         hits = self._touched.get(key)
+        if hits is None and self.program() is not None and self.unbounded:
+            hits = self._touched[key] = (_UNBOUNDED,)  # (the files it may be in are too many to read)
         if hits is None:
             found = []
             name = _nfkc(name)  # as CPython reads identifiers (``a.ＰＯＯＬ = 3`` stores ``POOL``)
-            for path in (self._may_reach(name, exclude) if kind == "use" else self.files):
+            for path in (self._may_reach(name, exclude) if kind == "use" else self.program()):
                 text = self._text(path)
                 if text is None:
                     continue
@@ -211,7 +242,7 @@ class RunModules:
         (``from .. import name``). Every file when *module* names no one file of the run."""
         where = self.paths.get(module) if module else None
         if where is None:
-            return self.files
+            return self.program()
         texts = self._all_texts()
         path, is_package = where
         depth = module.count(".") + (1 if is_package else 0)  # folders from the file up to the package root
@@ -241,7 +272,7 @@ class RunModules:
     def _all_texts(self) -> List[Tuple[str, str]]:
         """``(path, text)`` of every Python file of the run that reads."""
         if self._every_text is None:
-            self._every_text = [(p, t) for p in self.files for t in (self._text(p),) if t is not None]
+            self._every_text = [(p, t) for p in self.program() for t in (self._text(p),) if t is not None]
         return self._every_text
 
     def _holding(self, word: str) -> FrozenSet[str]:
@@ -294,8 +325,9 @@ class RunModules:
         if module.startswith(_TEXT_FACTS):  # a dependency on what an extractor finds in the run's texts
             if module not in self._digests:
                 key = module[len(_TEXT_FACTS):]
+                facts = self._facts_of_texts(key) if key in _EXTRACTORS else None
                 self._digests[module] = None if key not in _EXTRACTORS else blake2b(
-                    repr(sorted(self._facts_of_texts(key).items())).encode("utf-8", "surrogateescape"),
+                    repr(None if facts is None else sorted(facts.items())).encode("utf-8", "surrogateescape"),
                     digest_size=16).hexdigest()
             return self._digests[module]
         if module.startswith(_TOUCHED):  # a dependency on what the files of the run change (touched)
@@ -741,8 +773,15 @@ def scan(text: str, module: str, is_package: bool,
 
 
 _TOUCHED = "\0touched\0"  # the dependency key of a RunModules.touched answer
+_UNBOUNDED = "\0unbounded"  # a touched answer when the program's files are too many to read
 _TEXT_FACTS = "\0text\0"  # the dependency key of a RunModules.text_facts answer
 _EXTRACTORS: Dict[str, Callable[[str], Any]] = {}
+
+
+def asks_program(deps: Iterable[Tuple[str, Optional[str]]]) -> bool:
+    """Whether a result with these dependencies (:meth:`RunModules.take_deps`) asked what the
+    files of the run's programs change (:meth:`RunModules.touched`, :meth:`RunModules.text_facts`)."""
+    return any(m.startswith((_TOUCHED, _TEXT_FACTS)) for m, _ in deps)
 
 
 def register_text_facts(key: str, extract: Callable[[str], Any]) -> None:

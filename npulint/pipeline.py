@@ -106,7 +106,12 @@ def _run_with_modules(files, settings, checker_classes, enabled, stdin, settings
         except Unreadable:
             return None
 
-    old = modules.activate(modules.RunModules.from_files(entries, read))
+    def outside() -> Optional[List[str]]:
+        from npulint.program import outside_files
+
+        return outside_files([e[0] for e in entries], settings, options.cache, options.walked)
+
+    old = modules.activate(modules.RunModules.from_files(entries, read, outside))
     try:
         return _run(files, settings, checker_classes, enabled, stdin, settings_for, overrides, options)
     finally:
@@ -206,6 +211,13 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
     # the project-wide phase: facts in sorted path order
     _project_phase(results, checkers.get(), enabled, settings)
 
+    if run_key is not None:
+        from npulint import modules
+
+        run_modules = modules.active()
+        if run_modules is not None and any(modules.asks_program(getattr(r, "deps", ())) for r in results) \
+                and run_modules.outside_consulted():
+            run_key = None  # what it found depends on files it does not lint, which no run key covers
     if run_key is not None:
         # Without the facts: the phases that read them are done, and a fact may be an object of
         # a rule module, whose unpickling would import the rules (and LibCST) on every warm run.

@@ -808,12 +808,13 @@ class StreamsAnalysis(Analysis):
         if _by_name_pattern(attr).search(self.ctx.text) is not None:
             return True
         names = _run_texts("torchair_streams.replacements", self.ctx.path)
-        return "" in names or attr in names
+        return names is None or "" in names or attr in names
 
     def _changed_in_other_modules(self, attr: str) -> bool:
         """Whether another Python file of the run may change the container held as *attr* in
         place (:data:`_CHANGED_TEXT`, :data:`_DELETED_TEXT`): what it does to it we do not follow."""
-        return attr in _run_texts("torchair_streams.changes", self.ctx.path)
+        names = _run_texts("torchair_streams.changes", self.ctx.path)
+        return names is None or attr in names
 
     def _load_sites(self) -> Dict[int, Site]:
         found = self._memo.get("load_sites")
@@ -1239,13 +1240,17 @@ _modules.register_text_facts("torchair_streams.changes", _change_texts)
 _modules.register_text_facts("torchair_streams.replacements", _replacement_texts)
 
 
-def _run_texts(key: str, own: str) -> FrozenSet[str]:
-    """What the run's Python files other than *own* hold under the text facts *key* (read once
-    per run from its texts; a cached result depends on them)."""
+def _run_texts(key: str, own: str) -> Optional[FrozenSet[str]]:
+    """What the Python files of the run's programs other than *own* hold under the text facts
+    *key* (read once per run from their texts; a cached result depends on them); None when they
+    are too many to read (anything)."""
     run = _modules.active()
     if run is None or not run.files:
         return frozenset()
-    return frozenset(name for path, names in run.text_facts(key).items() if path != own for name in names)
+    facts = run.text_facts(key)
+    if facts is None:
+        return None
+    return frozenset(name for path, names in facts.items() if path != own for name in names)
 
 
 def _plain_function(fn: cst.FunctionDef) -> bool:

@@ -1,0 +1,107 @@
+"""The program a run's files belong to: its other Python files, which the run does not lint but
+which may change what the linted modules bind (``Cfg.WS = dist.get_world_size()`` in a module the
+run was not given). A run over some of a project's files (a pre-commit hook passes the changed
+ones, an editor lints one buffer) must not take a value for certain because the one file that
+changes it was left out: :class:`npulint.modules.RunModules` asks these files too whether they
+may change a value, never what a name is bound to (a module that is not linted stays unknown
+to resolution)."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, List, Optional, Sequence
+
+from npulint.paths import module_name
+from npulint.source import PYTHON
+
+# What marks a project's folder: the nearest folder up from a file that holds one is its program's
+# root (a repository, or a package's project in a monorepo).
+PROJECT_MARKERS = (".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg")
+
+# Past this many Python files outside the run, nothing the run binds is taken as unchanged by
+# them (every question is answered "may change"): reading a monorepo's every file for one
+# buffer would cost more than it is worth.
+MAX_PROGRAM_FILES = 20_000
+
+
+def program_root(path: str) -> Optional[str]:
+    """The root of the program *path* belongs to: the nearest folder up that holds a project
+    marker; None when there is none (:func:`_script_folder` then bounds it)."""
+    here = os.path.dirname(path)
+    while True:
+        if any(os.path.exists(os.path.join(here, m)) for m in PROJECT_MARKERS):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def _script_folder(path: str) -> str:
+    """The folder a file's top-level module or package is imported from (without a project
+    marker, the modules Python can import beside it are its program)."""
+    name, is_package = module_name(path)
+    folder = os.path.dirname(path)
+    for _ in range((name or "").count(".") + (1 if is_package else 0)):
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def _beside(folder: str, limit: int) -> Optional[List[str]]:
+    """The Python modules of *folder* and of the packages under it (folders with an
+    ``__init__.py``, as far down as they go); None past *limit* files."""
+    out: List[str] = []
+    todo = [folder]
+    while todo:
+        here = todo.pop()
+        try:
+            entries = list(os.scandir(here))
+        except OSError:
+            continue
+        for e in entries:
+            try:
+                if e.is_file() and e.name.endswith(".py"):
+                    out.append(e.path)
+                elif e.is_dir(follow_symlinks=False) and os.path.isfile(os.path.join(e.path, "__init__.py")):
+                    todo.append(e.path)
+            except OSError:
+                continue
+        if len(out) > limit:
+            return None
+    return out
+
+
+def outside_files(paths: Iterable[str], settings, cache=None, walked: Sequence[str] = ()) -> Optional[List[str]]:
+    """The Python files of the programs *paths* (the run's Python files) belong to that are
+    not among them, sorted; None when there are more than :data:`MAX_PROGRAM_FILES`. A program
+    root inside a folder of *walked* (folders the run was given whole) adds nothing: the run's
+    files are all of its files that the configuration does not exclude."""
+    from npulint import discovery
+
+    run = set(paths)
+    covered = tuple(os.path.join(w, "") for w in walked)
+    roots = set()
+    folders = set()
+    for p in run:
+        root = program_root(p)
+        if root is None:
+            folders.add(_script_folder(p))
+        else:
+            roots.add(root)
+    found = set()
+    for root in sorted(roots):
+        if os.path.join(root, "").startswith(covered):
+            continue
+        files, _ = discovery.discover([root], settings, cache=cache)
+        found.update(f for f, language, _ in files if language == PYTHON)
+        if len(found - run) > MAX_PROGRAM_FILES:
+            return None
+    for folder in sorted(folders):
+        if os.path.join(folder, "").startswith(covered):
+            continue
+        beside = _beside(folder, MAX_PROGRAM_FILES)
+        if beside is None:
+            return None
+        found.update(os.path.abspath(f) for f in beside)
+    out = sorted(found - run)
+    return None if len(out) > MAX_PROGRAM_FILES else out
