@@ -621,6 +621,10 @@ def touches(text: str) -> Optional[Touches]:
                 t.stored.add(args[1].value)
             else:
                 t.dynamic = True
+        elif kind is ast.ImportFrom:
+            # ``from m import NAME as other``: what the module does with the object goes by another
+            # name, which the uses below do not tie back to NAME: it may do anything with it
+            t.mutated.update(a.name for a in node.names if a.asname and a.asname != a.name)  # type: ignore[attr-defined]
         elif kind is ast.Attribute or kind is ast.Name:
             name = node.attr if kind is ast.Attribute else node.id  # type: ignore[attr-defined]
             if isinstance(node.ctx, (ast.Store, ast.Del)):  # type: ignore[attr-defined]

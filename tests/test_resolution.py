@@ -693,6 +693,24 @@ def test_unit_touches():
     assert {"H", "I"} <= t.elements
     assert {"Y", "m"} <= t.class_bound
     assert modules.touches("setattr(o, k, v)\n").dynamic
+    # imported under another name: what the module does with it is not tied back by name
+    assert "L" in modules.touches("from a import L as other\n").mutated
+    assert "L" not in modules.touches("from a import L\nprint(L == 1)\nfrom a import L as L\n").mutated
+
+
+EVENTS = "import torchair as tng\n\nKV_EVENT = tng.ops.npu_create_tagged_event(tag=\"kv\")\n\n\n" \
+         "def wait_kv():\n    tng.ops.npu_tagged_event_wait(KV_EVENT)\n"
+
+
+@pytest.mark.parametrize("producer, reported", [
+    ("from events import KV_EVENT as kv_ev\n\n\ndef produce():\n    tng.ops.npu_tagged_event_record(kv_ev)\n", False),
+    ("from events import KV_EVENT\n\n\ndef produce():\n    tng.ops.npu_tagged_event_record(KV_EVENT)\n", False),
+    ("from events import wait_kv\n\n\ndef produce():\n    wait_kv()\n", True),  # records nothing
+])
+def test_an_event_another_module_imports_under_another_name_is_used_there(tmp_path, monkeypatch, producer, reported):
+    files = {"events.py": EVENTS, "producer.py": "import torchair as tng\n" + producer}
+    found = _lint_paths(tmp_path, monkeypatch, files, ["events.py", "producer.py"], ["NPU301"])
+    assert [(f.code, f.path) for f in found] == ([("NPU301", "events.py")] if reported else [])
 
 
 def test_a_cached_result_follows_what_another_module_changes(cli_run, tmp_path):
