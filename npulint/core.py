@@ -30,7 +30,8 @@ def lint_source(path: str, text: str, settings: Settings, *, language: Optional[
                 module: Optional[Tuple[Optional[str], bool]] = None) -> List[Finding]:
     """The findings for *text* standing for the file *path*, as a run over that one file
     reports them: its rules, the project phase with it alone, then ``per-file-ignores`` and
-    ``# noqa``. *language*: "python" or "shell" (default: from the path, else a shebang);
+    ``# noqa``; but with no I/O, so the other files of its program are not asked what they
+    change (:mod:`npulint.program`: a run of the command line asks them). *language*: "python" or "shell" (default: from the path, else a shebang);
     *enabled*: the codes on (default: the settings' selection); *display*: the path findings
     name (default: *path*); *module*: its module name and whether it is a package's
     ``__init__`` (for relative imports; default: the file name's stem, not a package: no folder
