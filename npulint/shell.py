@@ -4,17 +4,24 @@ runs, each argument with its expanded text and the source span of the token it c
 What is followed: ``NAME=value``, ``NAME="…"`` (multi-line), ``NAME+=…``, ``NAME=( … )``,
 ``export``/``declare``/``local``/``readonly`` assignments, ``NAME="$NAME …"`` appends, and the
 expansions ``$NAME``, ``${NAME}``, ``${NAME[@]}``/``${NAME[*]}``; unquoted expansions are
-split into words as bash does. Everything else (command substitution, arithmetic, parameter
-operators, positional parameters, variables the script never assigns) is *unknown*: an
-argument holding unknown text is marked so, and an unquoted unknown expansion may stand for
-any number of words. ``if``/``elif``/``else``, ``case`` and ``a && b``/``a || b`` are
-alternatives: the analysis follows each path (up to :data:`MAX_PATHS`; beyond that it says
-nothing about later commands). A condition bash decides from values the script certainly
-holds takes its one branch (a ``case`` word compared with patterns that are plain strings or
-``*``, too): ``[ … ]``, ``test …`` and ``[[ … ]]`` with ``=``, ``==``, ``!=``,
-the integer comparisons, ``-z``, ``-n``, ``!`` (and ``&&``/``||`` inside ``[[ ]]``), and the
-commands ``true``, ``false`` and ``:`` (also as a variable's value: ``if $USE_X``); anything
-else (file tests, other commands, unknown values, a pattern) leaves both branches. A path
+split into words as bash does. ``$(( … ))`` is computed as bash computes it
+(:func:`arith_value`), and ``${X:-w}``, ``${X-w}``, ``${X:=w}``, ``${X=w}``, ``${X:+w}``,
+``${X+w}``, ``${X,,}``, ``${X^^}``, ``${X,}``, ``${X^}`` where their outcome is certain
+(:meth:`_Walker._operator_expansion`). Everything else (command substitution, other
+parameter operators, positional parameters, variables the script never assigns) is
+*unknown*: an argument holding unknown text is marked so, and an unquoted unknown expansion
+may stand for any number of words. ``if``/``elif``/``else``, ``case`` and ``a && b``/``a ||
+b`` are alternatives: the analysis follows each path (up to :data:`MAX_PATHS`; beyond that
+it says nothing about later commands). A condition bash decides from values the script
+certainly holds takes its one branch (a ``case`` word compared with patterns that are plain
+strings or ``*``, too; a body ending with ``;&`` runs on into the next one, one ending with
+``;;&`` goes on testing patterns): ``[ … ]``, ``test …`` and ``[[ … ]]`` with ``=``, ``==``,
+``!=``, the integer comparisons (in ``[[ ]]`` their operands are arithmetic expressions),
+``<`` and ``>`` of strings of digits (other strings: the locale's order), ``-z``, ``-n``,
+``!`` (and ``&&``/``||`` inside ``[[ ]]``), ``(( … ))`` and ``let …`` (true where the value is
+not 0), and the commands ``true``, ``false`` and ``:`` (also as a variable's value: ``if
+$USE_X``); anything else (file tests, other commands, unknown values, a pattern, an
+arithmetic error such as a division by zero) leaves both branches. A path
 keeps what its condition told (:meth:`_Walker._narrow`): after ``[ "$X" = a ]`` succeeded, X
 is ``a``; where it failed, X is not ``a``, until X changes (paths that differ only in what
 they were told are one path again, which keeps what they were all told). The commands of an ``if``,
@@ -23,12 +30,13 @@ where its condition lets it. A path ends at ``exit`` (and at ``exec`` of a comma
 its function at ``return`` and its loop body at ``break``/``continue``: what follows does not
 run on it. Variables assigned in loops are unknown (also in their
 conditions) and after them; a function's body is analysed where it is called (its ``local`` variables, and
-``declare``/``typeset`` ones without ``-g``, are seen by the functions it calls and give the
-caller's values back when it returns; ``local`` outside a function assigns nothing); after ``source f`` every
+``declare``/``typeset`` ones without ``-g``, and the assignments before its name (``TP=3 f``)
+are seen by the functions it calls and give the caller's values back when it returns;
+``local`` outside a function assigns nothing); after ``source f`` every
 variable set so far is unknown (except for CANN's ``set_env.sh``). The builtins that assign
 make their variables unknown: ``read``, ``mapfile``/``readarray``, ``printf -v``,
 ``getopts``, ``wait -p``, ``cd`` (PWD), ``let``, arithmetic (``((X++))``, ``$((X=4))``),
-``${X:=v}`` where X is unset or empty, and assignments through a ``declare -n`` reference.
+``${X:=v}``/``${X=v}`` where X is not known to be non-empty, and assignments through a ``declare -n`` reference.
 ``eval`` of known text runs that text here, as script; ``eval`` of unknown text, and
 ``export``/``declare`` of an unknown expansion (``export $(… | xargs)``), may set any
 variable: every variable is unknown after them, as after ``source``. ``unset`` reads its
@@ -719,6 +727,11 @@ class _Walker:
             return self._decide(envs, lambda e: self._command_status(n, e))
         if t == "compound_statement" and not (n.children and n.children[0].type == "(("):
             return self.status_block(n.named_children, envs)
+        if t == "compound_statement":  # (( … )): succeeds where its value is not 0
+            after = self._stmt(n, envs)
+            if len(after) != len(envs) or any(a is not b for a, b in zip(after, envs)):
+                return after, after  # it assigned variables: not read
+            return self._decide(envs, lambda e: _arith_status(self.arith(n, e)))
         if t == "subshell":  # its status, but none of its assignments
             ok, failed = [], []
             for e in envs:
@@ -791,18 +804,22 @@ class _Walker:
         return None
 
     def _command_status(self, n, env):
-        """``true``, ``false``, ``:`` (also as the value of a variable: ``if $USE_X``) and
-        ``test …``; any other command's status is unknown."""
+        """``true``, ``false``, ``:`` (also as the value of a variable: ``if $USE_X``),
+        ``test …`` and ``let …`` (it succeeds where the value of its last expression is not
+        0); any other command's status is unknown."""
         name = n.child_by_field_name("name")
-        if self.text(name) == "test" and not any(c.type in ("file_redirect", "herestring_redirect",
-                                                             "heredoc_redirect") for c in n.children):
+        if self.text(name) in ("test", "let") and not any(c.type in ("file_redirect", "herestring_redirect",
+                                                                     "heredoc_redirect") for c in n.children):
             args = []
             for a in n.children_by_field_name("argument"):
                 f = self._test_fields(a, env)
                 if f is None:
                     return _UNDECIDED
                 args.extend(f)
-            return self._posix_test(args, env)
+            if self.text(name) == "test":
+                return self._posix_test(args, env)
+            values = [arith_value(v.text, env) if v is not None else None for v, _ in args]
+            return _arith_status(values[-1]) if values and None not in values else _UNDECIDED
         fields = _split(self.parts(name.named_children[0] if name.named_children else name, env, quoted=False))
         if not fields or fields[0][1] or UNKNOWN in fields[0][0].text:
             return _UNDECIDED
@@ -859,8 +876,8 @@ class _Walker:
                 return None  # "${A[@]}", "$@": any number of words
             value = _join(v for v, _ in pieces)
             return [(None if UNKNOWN in value.text else value, self._lone_variable(n))]
-        if t in _EXPANSION_TYPES:
-            value = self.expand(n, env)
+        if t in _EXPANSION_TYPES or t == "arithmetic_expansion":
+            value = self.expand(n, env) if t in _EXPANSION_TYPES else self.arith_expansion(n, env)
             if value.is_array or UNKNOWN in value.text or any(ch in _GLOB for ch in value.text):
                 return None
             return [(w, None) for w, _ in _split([(value, True)])]
@@ -941,7 +958,12 @@ class _Walker:
             if op == "-a":
                 return _FALSE if False in (ra[0], rb[0]) else _TRUE if ra[0] and rb[0] else _UNDECIDED
             return _TRUE if True in (ra[0], rb[0]) else _FALSE if ra[0] is False and rb[0] is False else _UNDECIDED
-        return _UNDECIDED  # <, >, -nt, -ot, -ef, =~
+        if op in ("<", ">") and a[0] is not None and b[0] is not None \
+                and _DIGITS.fullmatch(a[0].text) and _DIGITS.fullmatch(b[0].text):
+            # strings of digits: every locale orders them as their bytes (other strings: by
+            # the locale's collation in ``[[ ]]``, and in ``test`` in some bash versions)
+            return _TRUE if (a[0].text < b[0].text) == (op == "<") and a[0].text != b[0].text else _FALSE
+        return _UNDECIDED  # <, > of other strings, -nt, -ot, -ef, =~
 
     def _equal(self, a, b, env):
         if a[0] is not None and b[0] is not None:
@@ -957,8 +979,13 @@ class _Walker:
         return None, ((name, value),), ((name, ("=", value.text, False)),)
 
     def _compare(self, op, a, b, env, kind):
-        x = _integer(a[0].text, kind) if a[0] is not None else None
-        y = _integer(b[0].text, kind) if b[0] is not None else None
+        """``a op b`` for the integer comparisons: ``[``'s operands are integers, ``[[``'s
+        arithmetic expressions."""
+        def integer(text):
+            return _integer(text) if kind == "[" else arith_value(text, env)
+
+        x = integer(a[0].text) if a[0] is not None else None
+        y = integer(b[0].text) if b[0] is not None else None
         if (a[0] is not None and x is None) or (b[0] is not None and y is None):
             return _UNDECIDED  # not an integer: bash reports an error
         if x is not None and y is not None:
@@ -1047,7 +1074,7 @@ class _Walker:
                 left, right = tokens[i], tokens[i + 2]
                 if b in ("=", "==", "!="):
                     return self._binary(b, self._cond_word(left, env), self._cond_pattern(right, env), env, "[[")
-                if b in _INT_TESTS:
+                if b in _INT_TESTS or b in ("<", ">"):
                     return self._binary(b, self._cond_word(left, env), self._cond_word(right, env), env, "[[")
                 return _UNDECIDED
             pos[0] += 1
@@ -1095,8 +1122,8 @@ class _Walker:
             if any(ch in _GLOB for ch in self.text(n)):
                 return None, None
             return self.literal(n, unquoted=True), None
-        if t in _EXPANSION_TYPES:
-            value = self.expand(n, env)
+        if t in _EXPANSION_TYPES or t == "arithmetic_expansion":
+            value = self.expand(n, env) if t in _EXPANSION_TYPES else self.arith_expansion(n, env)
             if value.is_array or UNKNOWN in value.text or any(ch in _GLOB for ch in value.text):
                 return None, None
             return value, None
@@ -1113,27 +1140,29 @@ class _Walker:
     def case_stmt(self, n, envs):
         """Each item's body runs on the paths where its patterns match and no item before
         matched (as an ``if``/``elif`` chain); a word and patterns bash compares from known
-        values take one item. An item ending with ``;&`` or ``;;&`` goes on to the next
-        ones: then every item is an alternative."""
-        items = [c for c in n.named_children if c.type == "case_item"]
+        values take one item. After a body ending with ``;&`` the next body runs too (its
+        patterns are not tested); after one ending with ``;;&`` the next items' patterns are
+        tested, as if none had matched."""
         subject = n.child_by_field_name("value")
-        falls = any(c.type in (";&", ";;&") for item in items for c in item.children)
-        out = []
-        rest = [dict(e) for e in envs]
-        for item in items:
-            if not rest:
+        out, falling = [], []
+        rest = [dict(e) for e in envs]  # the paths still testing patterns
+        for item in (c for c in n.named_children if c.type == "case_item"):
+            if not rest and not falling:
                 break
             values = item.children_by_field_name("value")
             inner = [x for x in item.named_children if x not in values and x.type != "comment"]
-            if falls or subject is None:
-                out += self.block(inner, [dict(e) for e in rest])
-                continue
-            ok, rest = self._decide(rest, lambda e: self._case_match(subject, values, e))
-            out += self.block(inner, ok)
-        if falls:
-            default = any(self.text(v) == "*" for item in items for v in item.children_by_field_name("value"))
-            return self._cap(out if default else out + rest)
-        return self._cap(out + rest)
+            if subject is None:
+                ok = list(rest)
+            else:
+                ok, rest = self._decide(rest, lambda e: self._case_match(subject, values, e))
+            ran = self.block(inner, self._cap(ok + falling)) if ok or falling else []
+            end = next((c.type for c in item.children if c.type in (";;", ";&", ";;&")), ";;")
+            falling = ran if end == ";&" else []
+            if end == ";;&":
+                rest = self._cap(rest + ran)
+            elif end == ";;":
+                out += ran
+        return self._cap(out + falling + rest)
 
     def _case_match(self, subject, patterns, env):
         """Whether the case word matches one of *patterns*: ``*``, or an exact string (a
@@ -1189,7 +1218,7 @@ class _Walker:
         if node is not None:
             self.call_noqa = self._noqa_lines(node, ())
         try:
-            envs = [dict(e, **{_FRAMES: e.get(_FRAMES, ()) + ((),)}) for e in envs]
+            envs = [self._prefix(node, dict(e, **{_FRAMES: e.get(_FRAMES, ()) + ((),)})) for e in envs]
             # the body as a statement: a ``f() ( … )`` body is a subshell, its assignments stay in it
             owner_noqa, owner.call_noqa = owner.call_noqa, self.call_noqa
             loops, owner._loops = owner._loops, 0  # (break in a function: not read as leaving a loop)
@@ -1204,6 +1233,25 @@ class _Walker:
         finally:
             self.calling.pop()
             self.call_noqa = outer
+
+    def _prefix(self, node, env):
+        """*env* in a function called with assignments before its name (``TP=3 f``): they
+        hold while it runs and are gone when it returns (also what the function assigned to
+        those variables), as its ``local`` variables are. An element or a name reference
+        assigned so is unknown, then and after."""
+        for c in node.children if node is not None else ():
+            if c.type != "variable_assignment":
+                continue
+            target = c.child_by_field_name("name")
+            name = self.text(target) if target is not None else ""
+            if not _NAME.fullmatch(name) or name in self.namerefs:
+                env = self._set_unknown(env, [name.split("[")[0]]) if name else env
+                continue
+            top = env[_FRAMES][-1]
+            if all(nm != name for nm, _ in top):
+                env[_FRAMES] = env[_FRAMES][:-1] + (top + ((name, env.get(name)),),)
+            env = self.assign(c, env, copy=False)
+        return env
 
     def in_subshell(self, run):
         """*run()* for a subshell: an ``exit`` or ``return`` there ends the subshell only."""
@@ -1437,8 +1485,8 @@ class _Walker:
 
     def _expansion_effects(self, n, envs):
         """Expansions that assign, before statement *n* runs: arithmetic (``$((X=4))``,
-        ``((X++))``, ``let``'s arguments) and ``${X:=v}``/``${X=v}`` where X is unset or empty
-        (or not known to be set): those variables are unknown. Command substitutions run in
+        ``((X++))``, ``let``'s arguments) and ``${X:=v}``/``${X=v}`` where X is not known to hold
+        a non-empty value: those variables are unknown. Command substitutions run in
         a subshell and assign nothing here."""
         raw = self.data[n.start_byte:n.end_byte]
         if b"((" not in raw and not _DEFAULT_ASSIGN_BYTES.search(raw):
@@ -1457,7 +1505,7 @@ class _Walker:
             if t == "expansion":
                 m = _DEFAULT_ASSIGN.match(self.text(x))
                 if m:
-                    defaults.append((m.group(1), bool(m.group(2))))
+                    defaults.append(m.group(1))
             stack.extend(x.named_children)
         if not arith and not defaults:
             return envs
@@ -1466,10 +1514,11 @@ class _Walker:
             names: List[str] = []
             for text in arith:
                 names.extend(self._arith_targets(text, e))
-            for name, colon in defaults:
+            for name in defaults:
                 v = e.get(name)
-                if v is None or v.is_array or (colon and UNKNOWN in v.text and not v.text.replace(UNKNOWN, "")) \
-                        or (colon and not v.text):
+                # unless it is known not to be empty (without the colon, an empty value may be
+                # a variable declared but unset, ``local X``, which bash assigns)
+                if v is None or v.is_array or not v.text.replace(UNKNOWN, "").replace(MANY, ""):
                     names.append(name)
             out.append(self._set_unknown(e, names))
         return out
@@ -1677,7 +1726,7 @@ class _Walker:
         if m and m.group(2) not in ("@", "*"):
             if v is None:
                 return env  # unknown before, unknown after
-            i = _integer(m.group(2), "[[")
+            i = arith_value(m.group(2), env)  # a subscript is an arithmetic expression
             if i is None or (UNKNOWN in v.text and not v.is_array):
                 env[name] = Value.unknown()
                 return env
@@ -1770,9 +1819,9 @@ class _Walker:
             for c in n.children:
                 out.extend(self.parts(c, env, quoted))
             return out
-        if t in _UNKNOWN_TYPES:
-            return [(Value.unknown(), not quoted)]
-        return [(Value.unknown(), not quoted)]
+        if t == "arithmetic_expansion":
+            return [(self.arith_expansion(n, env), not quoted)]
+        return [(Value.unknown(), not quoted)]  # command substitution, brace expansion...
 
     def literal(self, n, unquoted: bool) -> Value:
         raw = self.data[n.start_byte:n.end_byte]
@@ -1811,7 +1860,9 @@ class _Walker:
                 if dollar > start and not self.data[start:dollar].strip(b" \t\\\n"):
                     start = dollar
                 out.append(self.dq_raw(pos, start))
-                out.append(self.expand(c, env, start) if c.type in _EXPANSION_TYPES else Value.unknown())
+                out.append(self.expand(c, env, start, in_dq=True) if c.type in _EXPANSION_TYPES
+                           else self.arith_expansion(c, env) if c.type == "arithmetic_expansion"
+                           else Value.unknown())
                 pos = c.end_byte
         out.append(self.dq_raw(pos, end))
         return [v for v in out if v.is_array or v.text]
@@ -1838,8 +1889,9 @@ class _Walker:
         offs.append(coffs[pos:])
         return Value("".join(text), tuple(itertools.chain.from_iterable(offs)))
 
-    def expand(self, n, env, start: Optional[int] = None) -> Value:
-        """``$X``, ``${X}``, ``${X[@]}``: the variable's value; anything else is unknown."""
+    def expand(self, n, env, start: Optional[int] = None, in_dq: bool = False) -> Value:
+        """``$X``, ``${X}``, ``${X[@]}``: the variable's value; the operators of
+        :meth:`_operator_expansion`; anything else is unknown. *in_dq*: inside double quotes."""
         if start is None:
             start = n.start_byte
             dollar = self.data.find(b"$", start, n.end_byte)
@@ -1850,7 +1902,7 @@ class _Walker:
             return Value(UNKNOWN + MANY, (None, None))
         m = re.fullmatch(r"\$([A-Za-z_][A-Za-z0-9_]*)|\$\{([A-Za-z_][A-Za-z0-9_]*)(\[[@*]\])?\}", raw)
         if not m:
-            return Value.unknown()
+            return self._operator_expansion(n, env, in_dq) if n.type == "expansion" else Value.unknown()
         name = m.group(1) or m.group(2)
         v = env.get(name)
         if v is None:
@@ -1862,6 +1914,116 @@ class _Walker:
                 return v.items[0] if v.items else EMPTY
             return Value("", (), True, v.items)
         return v
+
+    def _operator_expansion(self, n, env, in_dq: bool) -> Value:
+        """``${X:-word}``, ``${X-word}``, ``${X:=word}``, ``${X=word}``, ``${X:+word}``,
+        ``${X+word}`` and the case operators ``${X,,}``, ``${X^^}``, ``${X,}``, ``${X^}``
+        where the outcome is certain: X known non-empty is set and not null; X known empty
+        is null, but it may be set or not (``local X`` declares it unset), so only the
+        operators with ``:`` decide it. Bash maps case by the locale, which maps ``i`` to
+        ``İ`` in Turkish: a value with non-ASCII text, or with the ``i``/``I`` the operator
+        would change, is unknown. Anything else (patterns, substrings, a word with a tilde,
+        a backslash or a quoted part that could be split or empty) is unknown."""
+        kids = n.children
+        if len(kids) < 4 or kids[1].type != "variable_name" or kids[-1].type != "}":
+            return Value.unknown()
+        op, rest = kids[2].type, kids[3:-1]
+        v = env.get(self.text(kids[1]))
+        if v is None or v.is_array:
+            return Value.unknown()
+        nonempty = bool(v.text.replace(UNKNOWN, "").replace(MANY, ""))
+        if op in _CASE_OPS:
+            changed = v.text if op in (",,", "^^") else v.text[:1]
+            if rest or UNKNOWN in v.text or not v.text.isascii() or _CASE_OPS[op][0] in changed:
+                return Value.unknown()
+            text = _CASE_OPS[op][1](changed) + v.text[len(changed):]
+            return Value(text, v.offs)
+        if op not in (":-", "-", ":=", "=", ":+", "+"):
+            return Value.unknown()
+        if nonempty:
+            return self._operator_word(kids[2], rest, kids[-1], env, in_dq) if "+" in op else v
+        if not v.text and op == ":-":
+            return self._operator_word(kids[2], rest, kids[-1], env, in_dq)
+        if not v.text and op == ":+":
+            return EMPTY
+        return Value.unknown()
+
+    def _operator_word(self, op, nodes, close, env, in_dq: bool) -> Value:
+        """The word of ``${X:-word}`` (the nodes between the operator and ``}``), expanded."""
+        out = EMPTY
+        pos = op.end_byte
+        stack = list(reversed(nodes))
+        while stack:
+            c = stack.pop()
+            if c.type == "concatenation":
+                stack.extend(reversed(c.children))
+                continue
+            if c.start_byte != pos:
+                return Value.unknown()  # text tree-sitter-bash left out of the nodes
+            pos = c.end_byte
+            t = c.type
+            if t in ("word", "number") and not any(ch in self.text(c) for ch in "\\~"):
+                piece = self.literal(c, unquoted=True)
+            elif t in _EXPANSION_TYPES:
+                piece = self.expand(c, env, in_dq=in_dq)
+            elif t == "arithmetic_expansion":
+                piece = self.arith_expansion(c, env)
+            elif t in ("string", "raw_string") and not in_dq:
+                # quoted: neither split nor dropped when empty; read only where that changes nothing
+                piece = _join(v for v, _ in self.parts(c, env, quoted=True))
+                if not piece.text or UNKNOWN in piece.text or any(ch in piece.text for ch in " \t\n"):
+                    return Value.unknown()
+            else:
+                return Value.unknown()
+            if piece.is_array:
+                return Value.unknown()
+            out = out + piece
+        return out if pos == close.start_byte else Value.unknown()
+
+    def arith_expansion(self, n, env) -> Value:
+        """``$(( … ))``: its value's digits (the first points at the ``$``), or unknown."""
+        value = self.arith(n, env)
+        if value is None:
+            return Value.unknown()
+        text = str(value)
+        return Value(text, (n.start_byte,) + (None,) * (len(text) - 1))
+
+    def arith(self, n, env) -> Optional[int]:
+        """The value of ``$(( … ))`` or ``(( … ))`` node *n* on a path: its text with the
+        expansions in it made, double quotes removed (as bash reads it), evaluated by
+        :func:`arith_value`; None when it is not known."""
+        data = self.data
+        start = n.start_byte + (3 if data.startswith(b"$((", n.start_byte) else 2)
+        end = n.end_byte - 2
+        if data[end:n.end_byte] != b"))" or end < start:
+            return None
+        text, pos = [], start
+        stack = list(reversed(n.children))
+        while stack:
+            c = stack.pop()
+            if c.end_byte <= start or c.start_byte >= end:
+                continue  # the (( and )) tokens
+            if c.type in _EXPANSION_TYPES:
+                v = self.expand(c, env, in_dq=True)
+                piece = None if v.is_array or UNKNOWN in v.text else v.text
+            elif c.type == "arithmetic_expansion":
+                inner = self.arith(c, env)
+                piece = None if inner is None else str(inner)
+            elif c.type in _UNKNOWN_TYPES:
+                return None
+            else:
+                stack.extend(reversed(c.children))
+                continue
+            raw = data[pos:c.start_byte]
+            if piece is None or any(ch in raw for ch in b"'\\`$"):
+                return None
+            text += [raw.replace(b'"', b"").decode("utf-8", "surrogateescape"), piece]
+            pos = c.end_byte
+        raw = data[pos:end]
+        if any(ch in raw for ch in b"'\\`$"):
+            return None
+        text.append(raw.replace(b'"', b"").decode("utf-8", "surrogateescape"))
+        return arith_value("".join(text), env)
 
     def fields(self, n, env) -> List[Value]:
         """Word splitting of one word into fields (for arrays and command arguments)."""
@@ -1956,6 +2118,8 @@ _NARROWED = "\x00narrowed"  # (name, value before, value after) of the variables
 # the functions running on a path, innermost last: per function, the variables it made local
 # and the values they hide (None: unset), restored when it returns
 _FRAMES = "\x00frames"
+# the case operators: (the letter a Turkish locale maps otherwise, the mapping of ASCII text)
+_CASE_OPS = {",,": ("I", str.lower), ",": ("I", str.lower), "^^": ("i", str.upper), "^": ("i", str.upper)}
 _GLOB = frozenset("*?[\\(")  # pattern characters (and escapes, and extglob's parentheses)
 _LONE_VARIABLE = re.compile(r'"?\$(?:([A-Za-z_][A-Za-z0-9_]*)|\{([A-Za-z_][A-Za-z0-9_]*)\})"?')
 _BINARY_TESTS = {"=", "==", "!=", "<", ">", "-eq", "-ne", "-lt", "-le", "-gt", "-ge", "-nt", "-ot", "-ef",
@@ -1964,15 +2128,15 @@ _INT_TESTS = {"-eq": lambda x, y: x == y, "-ne": lambda x, y: x != y, "-lt": lam
               "-le": lambda x, y: x <= y, "-gt": lambda x, y: x > y, "-ge": lambda x, y: x >= y}
 _SWAPPED = {"-lt": "-gt", "-gt": "-lt", "-le": "-ge", "-ge": "-le"}
 _NEGATED_INT = {"-ne": "-eq", "-ge": "-lt", "-le": "-gt"}
-# an integer operand: ``test`` takes blanks around decimal digits; ``[[ ]]`` evaluates an
-# arithmetic expression, which is read here only when it is a plain decimal number
+_DIGITS = re.compile(r"[0-9]*")
+# an integer operand of ``test``: decimal digits with blanks around them (``[[ ]]`` evaluates
+# an arithmetic expression: :func:`arith_value`)
 _TEST_INT = re.compile(r"[ \t\n]*([+-]?[0-9]{1,18})[ \t\n]*")
-_COND_INT = re.compile(r"[ \t\n]*([+-]?(?:0|[1-9][0-9]{0,17}))[ \t\n]*")
 
 
 _ALL = "\x00all"  # among the names a statement may assign: any variable
 _SIMPLE = {"command", "variable_assignment", "variable_assignments", "declaration_command", "unset_command"}
-_DEFAULT_ASSIGN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(:?)=")
+_DEFAULT_ASSIGN = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*):?=")
 _DEFAULT_ASSIGN_BYTES = re.compile(rb"\$\{[A-Za-z_][A-Za-z0-9_]*:?=")
 _ASSIGN_OP = r"(?:(?:[-+*/%&^|]|<<|>>)?=(?!=)|\+\+|--)"
 _ARITH_LVALUE = re.compile(r"(?<![\w$}])([A-Za-z_][A-Za-z0-9_]*)\s*(?:\[[^\]]*\]\s*)?" + _ASSIGN_OP)
@@ -2032,9 +2196,229 @@ def _option_targets(args, with_arg: str, name_opts: str, default: Optional[str],
     return out
 
 
-def _integer(text: str, kind: str) -> Optional[int]:
-    m = (_TEST_INT if kind == "[" else _COND_INT).fullmatch(text)
+def _integer(text: str) -> Optional[int]:
+    """An integer operand of ``test``: decimal digits, blanks around them."""
+    m = _TEST_INT.fullmatch(text)
     return int(m.group(1)) if m else None
+
+
+# -- arithmetic ---------------------------------------------------------------------------
+# bash's arithmetic (``(( ))``, ``$(( ))``, ``let``, the operands of ``[[ -gt ]]``): C's
+# integer operators on 64-bit integers that wrap around, with bash's precedence (unary
+# operators bind tighter than ``**``, which groups to the right), ``&&``, ``||`` and ``?:``
+# evaluating only the side they need. Constants are decimal, octal (``010``), hexadecimal
+# (``0x1F``) or ``BASE#DIGITS`` (2 to 64); a variable's value is itself evaluated as an
+# expression (empty: 0). What bash rejects (division by zero, a negative exponent, a digit
+# too great for its base), what depends on the bash version or the machine (a constant past
+# 64 bits, a shift by less than 0 or more than 63, the minimum integer divided by -1) and
+# everything that assigns (``=``, ``+=``, ``++``, ``--``), names an array element or holds
+# a value the script does not know is unknown: None.
+
+_ARITH_TOKEN = re.compile(r"[ \t\n]*(?:([0-9][0-9A-Za-z@_#]*)|([A-Za-z_][A-Za-z0-9_]*)|"
+                          r"(\*\*=|<<=|>>=|\+\+|--|\*\*|<<|>>|<=|>=|==|!=|&&|\|\||[-+*/%&^|]=|[-+*/%<>&^|!~?:,()=\[]))")
+_ARITH_SPACE = re.compile(r"[ \t\n]*")
+_ARITH_ASSIGNS = {"=", "+=", "-=", "*=", "/=", "%=", "&=", "^=", "|=", "<<=", ">>=", "**=", "++", "--", "["}
+_ARITH_BINARY = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7, ">=": 7,
+                 "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10, "**": 11}
+_ARITH_DEPTH = 32  # parentheses, unary operators and variables' values inside one another
+_INT_MIN, _INT_MAX = -(1 << 63), (1 << 63) - 1
+
+
+class _NotKnown(Exception):
+    pass
+
+
+def _wrap(x: int) -> int:
+    x &= (1 << 64) - 1
+    return x - (1 << 64) if x >> 63 else x
+
+
+def _arith_constant(s: str) -> int:
+    """A constant as bash's ``strlong`` reads it; :class:`_NotKnown` where bash rejects it
+    or where it does not fit 64 bits."""
+    digits = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ@_"
+    if "#" in s:
+        base_text, _, body = s.partition("#")
+        if not re.fullmatch(r"[1-9][0-9]?", base_text) or not 2 <= int(base_text) <= 64 or not body:
+            raise _NotKnown
+        base = int(base_text)
+        if base <= 36:
+            body = body.lower()
+    elif s[:2] in ("0x", "0X"):
+        base, body = 16, s[2:].lower()
+        if not body:
+            raise _NotKnown  # ``0x``: 0 in bash 5.2, not in every version
+    elif s.startswith("0"):
+        base, body = 8, s
+    else:
+        base, body = 10, s
+    value = 0
+    for ch in body:
+        d = digits.find(ch)
+        if d < 0 or d >= base:
+            raise _NotKnown  # bash: value too great for base, invalid number
+        value = value * base + d
+    if value > _INT_MAX:
+        raise _NotKnown
+    return value
+
+
+class _Arith:
+    """One expression's evaluation (:func:`arith_value`)."""
+
+    def __init__(self, env, depth: int):
+        self.env = env
+        self.depth = depth
+
+    def run(self, text: str) -> int:
+        tokens = []
+        pos = 0
+        while True:
+            pos = _ARITH_SPACE.match(text, pos).end()
+            if pos == len(text):
+                break
+            m = _ARITH_TOKEN.match(text, pos)
+            if m is None or m.group(3) in _ARITH_ASSIGNS:
+                raise _NotKnown  # a character bash rejects (``$``, a quote...), or an assignment
+            tokens.append(("n", m.group(1)) if m.group(1) else ("v", m.group(2)) if m.group(2)
+                          else ("o", m.group(3)))
+            pos = m.end()
+        if not tokens:
+            return 0  # an empty expression is 0
+        self.tokens, self.i = tokens, 0
+        value = self.comma(False)
+        if self.i != len(tokens):
+            raise _NotKnown
+        return value
+
+    def peek(self) -> Optional[str]:
+        if self.i < len(self.tokens) and self.tokens[self.i][0] == "o":
+            return self.tokens[self.i][1]
+        return None
+
+    def deeper(self) -> None:
+        self.depth += 1
+        if self.depth > _ARITH_DEPTH:
+            raise _NotKnown
+
+    def comma(self, noeval: bool) -> int:
+        value = self.cond(noeval)
+        while self.peek() == ",":
+            self.i += 1
+            value = self.cond(noeval)
+        return value
+
+    def cond(self, noeval: bool) -> int:
+        c = self.binary(1, noeval)
+        if self.peek() != "?":
+            return c
+        self.i += 1
+        a = self.comma(noeval or c == 0)
+        if self.peek() != ":":
+            raise _NotKnown
+        self.i += 1
+        b = self.cond(noeval or c != 0)
+        return a if c else b
+
+    def binary(self, lowest: int, noeval: bool) -> int:
+        left = self.unary(noeval)
+        while True:
+            op = self.peek()
+            prec = _ARITH_BINARY.get(op)
+            if prec is None or prec < lowest:
+                return left
+            self.i += 1
+            if op == "**":
+                right = self.binary(prec, noeval)  # to the right
+            elif op == "&&":
+                right = self.binary(prec + 1, noeval or left == 0)
+            elif op == "||":
+                right = self.binary(prec + 1, noeval or left != 0)
+            else:
+                right = self.binary(prec + 1, noeval)
+            left = _arith_apply(op, left, right, noeval)
+
+    def unary(self, noeval: bool) -> int:
+        self.deeper()
+        op = self.peek()
+        if op in ("-", "+", "!", "~"):
+            self.i += 1
+            v = self.unary(noeval)
+            out = _wrap(-v) if op == "-" else v if op == "+" else int(v == 0) if op == "!" else ~v
+        else:
+            out = self.primary(noeval)
+        self.depth -= 1
+        return out
+
+    def primary(self, noeval: bool) -> int:
+        if self.i >= len(self.tokens):
+            raise _NotKnown
+        kind, text = self.tokens[self.i]
+        self.i += 1
+        if kind == "n":
+            return _arith_constant(text)
+        if kind == "v":
+            return 0 if noeval else self.variable(text)
+        if text != "(":
+            raise _NotKnown
+        value = self.comma(noeval)
+        if self.peek() != ")":
+            raise _NotKnown
+        self.i += 1
+        return value
+
+    def variable(self, name: str) -> int:
+        v = self.env.get(name)
+        if v is None or v.is_array or UNKNOWN in v.text:
+            raise _NotKnown
+        if not v.text:
+            return 0
+        self.deeper()
+        inner = _Arith(self.env, self.depth)
+        value = inner.run(v.text)
+        self.depth -= 1
+        return value
+
+
+def _arith_apply(op: str, a: int, b: int, noeval: bool) -> int:
+    if op == "**":
+        if b < 0:
+            raise _NotKnown  # bash: exponent less than 0 (even where it is not evaluated)
+        return _wrap(pow(a, b, 1 << 64))
+    if op in ("/", "%"):
+        if b == 0 and noeval:
+            return 0  # not evaluated: no error
+        if b == 0 or (a == _INT_MIN and b == -1):
+            raise _NotKnown
+        q = abs(a) // abs(b)
+        q = q if (a < 0) == (b < 0) else -q
+        return q if op == "/" else a - b * q
+    if op in ("<<", ">>"):
+        if not 0 <= b <= 63:
+            raise _NotKnown
+        return _wrap(a << b) if op == "<<" else a >> b
+    if op == "&&":
+        return int(a != 0 and b != 0)
+    if op == "||":
+        return int(a != 0 or b != 0)
+    return {"+": lambda: _wrap(a + b), "-": lambda: _wrap(a - b), "*": lambda: _wrap(a * b),
+            "|": lambda: a | b, "^": lambda: a ^ b, "&": lambda: a & b,
+            "==": lambda: int(a == b), "!=": lambda: int(a != b), "<": lambda: int(a < b),
+            ">": lambda: int(a > b), "<=": lambda: int(a <= b), ">=": lambda: int(a >= b)}[op]()
+
+
+def arith_value(text: str, env) -> Optional[int]:
+    """The value bash gives the arithmetic expression *text* (already expanded), with the
+    variables of *env*; None where it is not known or bash rejects it."""
+    try:
+        return _Arith(env, 0).run(text)
+    except _NotKnown:
+        return None
+
+
+def _arith_status(value: Optional[int]):
+    """The status of ``(( … ))`` or ``let`` whose (last) value is *value*."""
+    return _UNDECIDED if value is None else _TRUE if value != 0 else _FALSE
 
 
 def _negate(r):

@@ -4,6 +4,12 @@ elements, and the commands of ``if``/``while``/``until`` conditions."""
 
 from __future__ import annotations
 
+import shlex
+import shutil
+import subprocess
+
+import pytest
+
 from conftest import codes
 
 # core_r0.8.0-era MindSpeed, whose validator rejects AMO with any recompute flag
@@ -413,3 +419,199 @@ def test_return_leaves_the_function_and_break_the_loop(lint):
     loop = f'PP=1\nwhile true; do\n  [ "$PP" = 1 ] && break\n  {BUBBLE}done\n'
     assert sh(lint, loop) == []  # the launch runs only where PP is not 1
     assert sh(lint, loop.replace("break", "true")) == ["NPU504"]
+
+
+# -------------------------------------------------------------------- arithmetic, as bash computes it
+
+BASH = shutil.which("bash")
+needs_bash = pytest.mark.skipif(BASH is None, reason="bash is not installed")
+
+
+def bash_out(script: str) -> subprocess.CompletedProcess:
+    return subprocess.run([BASH, "-c", script], capture_output=True, text=True, timeout=30)
+
+
+# the variables the expressions below see (as a script assigns them)
+ARITH_VARS = {"TP": "16", "NPUS": "8", "NEG": "-3", "EMPTY": "", "SUM": "1+2", "PAD": " 3 ", "HEX": "0x10",
+              "OCT": "010", "PAIR": "1,2", "BAD": "1+", "LOOP1": "LOOP2", "LOOP2": "LOOP1", "WORDS": "2 3"}
+ERROR = "error"  # bash rejects it (a message, a failing status)
+# (expression, bash's value; or ERROR; or ("unread", why): bash gives a value npulint does not claim)
+ARITH = [
+    ("TP > 1", 1), ("TP>1", 1), ("TP != 1", 1), ("NPUS / 8 >= 1", 1), ("TP * 1", 16), ("", 0), ("  ", 0),
+    ("-5 / 2", -2), ("-5 % 2", -1), ("5 % -2", 1), ("-7 / 2", -3), ("7 % -3", 1),
+    ("9223372036854775807 + 1", -9223372036854775808), ("2 ** 63", -9223372036854775808), ("2 ** 64", 0),
+    ("3 ** 41", -420491770248316829), ("0 ** 0", 1), ("2 ** 3 ** 2", 512), ("-2 ** 2", 4), ("- - 3", 3),
+    ("1 << 63", -9223372036854775808), ("-8 >> 1", -4), ("1 << 2 + 1", 8),
+    ("010 + 0x1F + 0X1f", 70), ("2#101", 5), ("64#@_", 62 * 64 + 63), ("36#zZ", 35 * 36 + 35), ("37#z", 35),
+    ("37#A", 36), ("64#Z", 61), ("64#z", 35), ("16#ff", 255), ("16#FF", 255), ("10#08", 8), ("007", 7), ("00", 0), ("64#0", 0),
+    ("1 < 2 == 1", 1), ("7 & 3 == 3", 1), ("1 | 2 ^ 3 & 4", 3), ("5 == 5 != 0", 1), ("5 > 3 > 0", 1),
+    ("!5", 0), ("~0", -1), ("!0", 1), ("~TP", -17), ("6 ^ 3", 5), ("6 | 3", 7), ("6 & 3", 2),
+    ("1 ? 2 : 3", 2), ("1 ? 2 : 3 ? 4 : 5", 2), ("0 ? 2 : 0 ? 4 : 5", 5), ("0 ? 1 : 2, 7", 7), ("1 ? 2, 3 : 4", 3),
+    ("1, 2", 2), ("(1 + 2) * 3", 9), ("1 +\n2", 3), ("\t1", 1),
+    # short circuits: the side not needed is not evaluated (no error, its variables not read)
+    ("0 && 1/0", 0), ("1 || 1/0", 1), ("0 ? 1/0 : 4", 4), ("1 ? 2 : 1/0", 2), ("0 && (1/0)", 0),
+    ("0 && LOOP1", 0), ("0 && BAD", 0), ("1 || BAD", 1),
+    # a variable's value is an expression; empty is 0
+    ("SUM * 2", 6), ("PAD + 1", 4), ("HEX", 16), ("OCT", 8), ("PAIR", 2), ("EMPTY + 1", 1), ("NEG * 2", -6),
+    ("-TP", -16),
+    # what bash rejects
+    ("1/0", ERROR), ("TP % 0", ERROR), ("4 / 0 ? 1 : 1", ERROR), ("2 ** -1", ERROR), ("0 && 2 ** -1", ERROR),
+    ("08", ERROR), ("0 && 08", ERROR), ("8#9", ERROR), ("2#102", ERROR), ("0x1g", ERROR), ("1e3", ERROR),
+    ("2#", ERROR), ("1#1", ERROR), ("65#1", ERROR), ("010#1", ERROR), ("10#-8", ERROR), ("1 +", ERROR),
+    ("1 +/ 2", ERROR), ("'3' + 1", ERROR), ("BAD", ERROR), ("LOOP1", ERROR), ("WORDS", ERROR), ("(1", ERROR),
+    ("1 ?", ERROR), ("1 ? 2", ERROR), ("37#Z", ERROR), ("36#@", ERROR),
+    # bash computes these, npulint does not claim them
+    ("TP++", ("unread", "assigns")), ("X = 4", ("unread", "assigns")), ("TP += 1", ("unread", "assigns")),
+    ("--3", ("unread", "read as a decrement")), ("ARR[0]", ("unread", "an array element")),
+    ("UNSET + 1", ("unread", "a variable the script does not assign: the environment's")),
+    ("0x", ("unread", "0 in bash 5.2, not in every version")),
+    ("9223372036854775808", ("unread", "wraps in bash 5.2, past 64 bits")),
+    ("1 << 64", ("unread", "a shift past 63: the machine's")), ("1 >> -1", ("unread", "a negative shift")),
+    ("-9223372036854775807 - 1 == -9223372036854775807 - 1", 1),
+    ("(-9223372036854775807 - 1) / -1", ("unread", "crashed bash before 4.3 (SIGFPE)")),
+]
+
+
+def _arith_env():
+    from npulint.shell import Value
+
+    return {k: Value(v, (None,) * len(v)) for k, v in ARITH_VARS.items()}
+
+
+@pytest.mark.parametrize("expr,expected", ARITH)
+def test_arithmetic_as_bash_computes_it(expr, expected):
+    from npulint.shell import arith_value
+
+    assert arith_value(expr, _arith_env()) == (expected if isinstance(expected, int) else None), expr
+
+
+@needs_bash
+def test_the_arithmetic_table_is_bash_s():
+    setup = "".join(f"{k}={shlex.quote(v)}; " for k, v in ARITH_VARS.items())
+    for expr, expected in ARITH:
+        r = bash_out(f"{setup}echo $(( {expr} ))")
+        if expected == ERROR:
+            assert r.returncode != 0, (expr, r.stdout)
+        elif isinstance(expected, int):
+            assert (r.returncode, r.stdout.strip()) == (0, str(expected)), (expr, r.stderr)
+
+
+# (the script's values, a condition, the branch bash takes: True, False; None where npulint
+# keeps both because bash's answer depends on what the script does not hold)
+CONDITIONS = [
+    ("TP=16", "(( TP > 1 ))", True), ("TP=1", "(( TP > 1 ))", False), ("TP=16", "((TP>1))", True),
+    ("TP=16", "(( TP != 1 ))", True), ("TP=1", "(( TP != 1 ))", False), ("NPUS=8", "(( NPUS / 8 >= 1 ))", True),
+    ("NPUS=4", "(( NPUS / 8 >= 1 ))", False), ("TP=16", '(( "$TP" > 1 ))', True), ("TP=16", "(( $TP > 1 ))", True),
+    ("TP=1", "(( $TP > 1 ))", False), ("TP=16", "! (( TP > 1 ))", False), ("TP=16", "(( 0 ))", False),
+    ("TP=16", 'let "TP > 1"', True), ("TP=1", 'let "TP > 1"', False), ("TP=1", 'let "TP > 1" 1', True),
+    ("TP=16", "[ $((TP*1)) -gt 1 ]", True), ("TP=1", "[ $((TP*1)) -gt 1 ]", False),
+    ("TP=16", '[[ $((TP)) == 16 ]]', True), ("TP=16", '[ "$((TP / 2))" = 8 ]', True),
+    ("TP=16", "[ ${TP:-1} -gt 1 ]", True), ("TP=", "[ ${TP:-1} -gt 1 ]", False), ("TP=", "[ ${TP:-2} -gt 1 ]", True),
+    ("TP=16", "[ ${TP:=1} -gt 1 ]", True), ("TP=16", "[ ${TP-1} -gt 1 ]", True), ("TP=16", "[ ${TP=1} -gt 1 ]", True),
+    ("TP=16; D=4", "[ ${TP:-$D} -gt 1 ]", True), ("TP=; D=1", "[ ${TP:-$D} -gt 1 ]", False),
+    ("TP=; D=8", "[ ${TP:-${D:-1}} -gt 1 ]", True), ("TP=", '[ "${TP:-1 1}" = "1 1" ]', True),
+    ("TP=", "[ ${TP:-'2'} -gt 1 ]", True),
+    ("MC2=on", "[[ ${MC2:+x} == x ]]", True), ("MC2=", "[[ ${MC2:+x} == x ]]", False),
+    ("MC2=on", "[[ ${MC2+x} == x ]]", True),
+    ("MC2=True", '[[ "${MC2,,}" == "true" ]]', True), ("MC2=False", '[[ "${MC2,,}" == "true" ]]', False),
+    ("MC2=True", "[[ ${MC2^^} == TRUE ]]", True), ("MC2=true", "[[ ${MC2^} == True ]]", True),
+    ("MC2=TRUE", "[[ ${MC2,} == tRUE ]]", True), ("MC2=True", '[ "${MC2^^}" = TRUE ]', True),
+    ("TP=16", "[[ $TP < 8 ]]", True), ("TP=9", "[[ $TP < 8 ]]", False), ("TP=16", "[[ $TP > 8 ]]", False),
+    ("TP=8", "[[ $TP < 8 ]]", False), ("TP=16", '[[ $TP -gt "2*4" ]]', True), ("TP=SUM; SUM=3", "[[ $TP -gt 2 ]]", True),
+    ("TP=' 3 '", "[[ $TP -eq 3 ]]", True), ("TP=", "[[ $TP -eq 0 ]]", True),
+    # already read before: they stay
+    ("TP=16", "[[ $TP -gt 1 ]]", True), ("TP=16", '[ "$TP" -ne 1 ]', True), ("TP=16", "test $TP -ge 2", True),
+    ("TP=16", "[[ $TP != 1 ]]", True), ("TP=16", "[[ -n ${TP} && ${TP} -gt 1 ]]", True),
+    ("TP=16", "[[ $TP =~ ^[2-9]$ ]]", None), ("TP=16", "[[ $TP == [2-9] ]]", None),
+    # what bash's answer depends on
+    ("TP=16", "(( U > 1 ))", None), ("TP=16", "(( TP / 0 ))", None), ("TP=16", "(( 08 > 1 ))", None),
+    ("TP=16", "(( TP++ ))", None), ("TP=16", "[ ${U:-1} -gt 1 ]", None), ("TP=", "[ ${TP-1} -gt 1 ]", None),
+    ("TP=", "[ ${TP=2} -gt 1 ]", None), ("TP=", "[ ${TP:=2} -gt 1 ]", None), ("TP=16", "[ ${TP:-~} = x ]", None),
+    ("MC2=time", "[[ ${MC2^^} == TIME ]]", None), ("MC2=IN", "[[ ${MC2,,} == in ]]", None),
+    ("MC2=True", "[[ ${MC2,,[T]} == true ]]", None), ("MC2=abc", "[[ $MC2 < abd ]]", None),
+    ("TP=16", 'let "TP > 1" > /dev/null', None), ("TP=16", "let TP>1", None), ("TP=16", "(( $(echo 2) > 1 ))", None),
+    ("TP=16", "[ $((U * 0)) = 0 ]", None), ("TP=16", "[[ 16 -gt U ]]", None),
+    # (true in bash: tree-sitter-bash reads this $(( inside (( )) as a command substitution)
+    ("TP=16", "(( TP > $((2 * 4)) ))", None),
+]
+
+
+@pytest.mark.parametrize("setup,cond,taken", CONDITIONS)
+def test_conditions_bash_decides_from_known_values(lint, setup, cond, taken):
+    src = f'{setup}\nMEM="--swap-attention"\nif {cond}; then MEM=""; fi\n{LAUNCH} $MEM {AMO}\n'
+    assert sh(lint, src) == ([] if taken else ["NPU501"])
+
+
+@needs_bash
+def test_the_conditions_table_is_bash_s():
+    for setup, cond, taken in CONDITIONS:
+        if taken is not None:
+            r = bash_out(f"cd /; {setup}\nif {cond}; then echo T; else echo F; fi 2>/dev/null")
+            assert r.stdout.strip() == ("T" if taken else "F"), (setup, cond, r.stderr)
+
+
+def test_arithmetic_expansion_in_a_launch_word(lint):
+    # the value bash computes is the word's, written where the $(( is
+    from npulint.shell import parse_script
+
+    src = "PP=1\n" + BUBBLE.replace("$PP", "$((PP * 1))")
+    assert sh(lint, src) == ["NPU504"]
+    word = parse_script(src)[0].commands[0].words[3]
+    at = src.splitlines()[1].index("$((") + 1
+    assert (word.text, word.span.line, word.span.column, word.span.end_column) == ("1", 2, at, at + 1)
+    assert sh(lint, "PP=1\n" + BUBBLE.replace("$PP", "$((PP * 2))")) == []
+    assert sh(lint, "PP=1\n" + BUBBLE.replace("$PP", '"$((PP + 0))"')) == ["NPU504"]
+    # X=$((X+1)) reads the value X held before
+    assert sh(lint, "PP=0\nPP=$((PP + 1))\n" + BUBBLE) == ["NPU504"]
+    assert sh(lint, "PP=1\nPP=$((PP + 1))\n" + BUBBLE) == []
+    assert sh(lint, "PP=1\n" + BUBBLE.replace("$PP", "$((PP / 0))")) == []  # an error: unknown
+
+
+def test_default_assignment_of_a_declared_variable(lint):
+    # `local PP` declares PP without setting it: ${PP=4} assigns it
+    src = f"f() {{\n  local PP\n  : ${{PP=4}}\n  {BUBBLE}}}\nf\n"
+    assert bash_out("f() { local PP; : ${PP=4}; echo $PP; }; f").stdout.strip() == "4" if BASH else True
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace("local PP", "local PP=1")) == ["NPU504"]  # set: not assigned
+
+
+def test_case_fall_through(lint):
+    # `;&` runs the next body too; `;;&` tests the next patterns as if none had matched
+    src = f"""\
+    MODE=$1
+    MEM="--swap-attention"
+    case "$MODE" in
+      amo) X=1 ;&
+      safe) MEM="" ;;
+    esac
+    if [ "$MODE" = amo ]; then MEM="$MEM {AMO}"; fi
+    {LAUNCH} $MEM
+    """
+    assert sh(lint, src) == []
+    assert sh(lint, src.replace(";&", ";;")) == ["NPU501"]  # MODE=amo keeps the swap flag
+    assert sh(lint, src.replace(";&", ";;&").replace("safe)", "safe|amo)")) == []
+    assert sh(lint, src.replace(";&", ";;&")) == ["NPU501"]  # amo does not match safe
+    assert sh(lint, src.replace("MODE=$1", "MODE=safe").replace(";&", ";;&")) == []
+    if BASH:
+        for mode, terminator, patterns, mem in (("amo", ";&", "safe", ""), ("amo", ";;", "safe", "S"),
+                                                ("amo", ";;&", "safe|amo", ""), ("amo", ";;&", "safe", "S"),
+                                                ("safe", ";&", "safe", ""), ("x", ";&", "safe", "S")):
+            r = bash_out(f'MEM=S; case {mode} in amo) X=1 {terminator} {patterns}) MEM="" ;; esac; echo "[$MEM]"')
+            assert r.stdout.strip() == f"[{mem}]", (mode, terminator, patterns)
+
+
+def test_assignments_before_a_function_call_hold_while_it_runs(lint):
+    src = f'MEM=""\nf() {{ MEM="--swap-attention"; }}\nMEM=x f\n{LAUNCH} $MEM {AMO}\n'
+    assert sh(lint, src) == []  # MEM is "" again after the call
+    assert sh(lint, src.replace("MEM=x f", "f")) == ["NPU501"]
+    # inside, the function (and the functions it calls) see the value; `local` keeps it
+    assert sh(lint, f'MEM=""\ng() {{ {LAUNCH} $MEM {AMO}; }}\nf() {{ g; }}\nMEM=--swap-attention f\n') == ["NPU501"]
+    assert sh(lint, f'h() {{ local MEM; {LAUNCH} $MEM {AMO}; }}\nMEM=--swap-attention h\n') == ["NPU501"]
+    assert sh(lint, f'MEM=--swap-attention\nf() {{ :; }}\nMEM= f\n{LAUNCH} $MEM {AMO}\n') == ["NPU501"]
+    if BASH:
+        for script, out in (("X=2; f(){ X=1; }; X=3 f; echo $X", "2"), ("X=2; f(){ echo $X; }; X=3 f", "3"),
+                            ("X=2; g(){ echo $X; }; f(){ g; }; X=3 f", "3"),
+                            ("X=2; f(){ local X; echo $X; }; X=3 f", "3"),
+                            ("X=2; f(){ declare -g X=5; }; X=3 f; echo $X", "5")):
+            assert bash_out(script).stdout.strip() == out, script
+            assert subprocess.run([BASH, "--posix", "-c", script], capture_output=True, text=True).stdout.strip() == out
