@@ -544,6 +544,8 @@ def tensor_method(ev: Evaluator, base, call: cst.Call, site: Site):
     known tensor; a transposing method on an unknown receiver still gives a tensor known
     to be a transposed view (its receiver must be a tensor for the call to make sense)."""
     name = call.func.attr.value
+    if name in ("transpose", "transpose_") and _same_dims(ev, call.args, site):
+        return base if isinstance(base, Tensor) else UNKNOWN  # ``x.transpose(0, 0)``: x itself
     if not isinstance(base, Tensor):
         if name in _TRANSPOSING or (name == "permute" and _permute_swaps(ev, call, site)):
             return Tensor(None, None, True)
@@ -793,4 +795,15 @@ def _torch_full(ev: Evaluator, call: cst.Call, site: Site):
 @constructor("torch.t", "torch.transpose")
 def _torch_transpose(ev: Evaluator, call: cst.Call, site: Site):
     base = ev.value(ev.arg(call, 0, "input"), site)
+    if _same_dims(ev, call.args[1:], site):
+        return base if isinstance(base, Tensor) else UNKNOWN  # ``torch.transpose(x, 1, 1)``: x itself
     return _transposed(base) if isinstance(base, Tensor) else Tensor(None, None, True)
+
+
+def _same_dims(ev: Evaluator, args, site: Site) -> bool:
+    """Whether *args* are two positional dims known to be one int (``transpose(0, 0)``, a
+    no-op); a keyword, a star or an unknown dim: not known."""
+    if len(args) != 2 or any(a.keyword is not None or a.star for a in args):
+        return False
+    a, b = (ev.value(x.value, site) for x in args)
+    return isinstance(a, int) and not isinstance(a, bool) and a == b
