@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Dict, List, Optional, Sequence, Set, Tuple
 
@@ -15,7 +16,7 @@ from npulint.paths import module_name as _module_name
 from npulint.semantic import _INERT, Semantic, Site, _field_order
 from npulint.signatures import Bound, Signature, bind
 from npulint.source import PYTHON, python_lines
-from npulint.values import TORCH_FLOAT32, UNKNOWN, Evaluator
+from npulint.values import UNKNOWN, Evaluator, program_default_dtype
 
 if TYPE_CHECKING:  # pragma: no cover
     from npulint.shell import Script
@@ -145,10 +146,8 @@ class FileContext:
         # the module's name (for relative imports): given, or from the path and its package folders
         name, is_package = module_name if module_name is not None else _module_name(path)
         self.sem = Semantic(module, name, is_package)
-        # A program that changes torch's default dtype makes it unknown (the call may run
-        # before any of this file's tensors are made).
-        changed = "set_default_dtype" in text or "set_default_tensor_type" in text
-        self.ev = Evaluator(self.sem, None if changed else TORCH_FLOAT32)
+        # torch's default dtype, worked out when a tensor needs it (a scan of the run's texts)
+        self.ev = Evaluator(self.sem, functools.partial(program_default_dtype, text))
         self.findings: List[Finding] = []
         self.facts: Dict[str, List[Any]] = {}
         self.analyses: Dict[type, Any] = {}  # the file's shared analyses (see analysis())

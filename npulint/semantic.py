@@ -318,6 +318,7 @@ class Semantic:
         self.main_guards: set = set()
         # the attribute names assigned, augmented or deleted anywhere in the file (``x.ID = 1``)
         self.stored_attrs: Dict[str, int] = {}  # attribute name -> how many stores of it (any object, any form)
+        self.withs: List[Tuple[cst.With, Site]] = []  # every ``with`` statement, and where it is
         self._uses = None  # see _use_table(): made on demand
         self._uses_parent: Dict[cst.CSTNode, cst.CSTNode] = {}
         self._unchanged: Dict[Tuple[str, bool, int, int, int], bool] = {}
@@ -1554,6 +1555,7 @@ def _v_for(sem: Semantic, node: cst.For) -> None:
 
 
 def _v_with(sem: Semantic, node) -> None:
+    sem.withs.append((node, sem.site()))
     sem.scope.with_depth += 1
 
 

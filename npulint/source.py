@@ -322,7 +322,8 @@ def _cpython_decode_error(data: bytes) -> Optional[Tuple[int, int, str]]:
 
 # ``# noqa`` / ``# noqa: NPU101, NPU102`` (case-insensitive, like flake8 and ruff).
 _NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
-_SKIP_FILE = re.compile(r"^[ \t]*#[ \t]*npulint:[ \t]*skip-file\b", re.MULTILINE)
+# (a form feed before the comment is a blank to CPython's tokenizer)
+_SKIP_FILE = re.compile(r"^[ \t\f]*#[ \t]*npulint:[ \t]*skip-file\b", re.MULTILINE)
 
 # A line maps to None (blanket ``# noqa``) or to the set of codes it names.
 NoqaMap = Dict[int, Optional[FrozenSet[str]]]
@@ -493,8 +494,11 @@ def _scan_python_comments(text: str, want=None):
 
 def _python_comments(text: str):
     out = []
+    # the lines as CPython counts them: a lone carriage return ends one too, which
+    # io.StringIO's readline does not split at
+    lines = iter(python_lines(text))
     try:
-        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+        for tok in tokenize.generate_tokens(lambda: next(lines, "")):
             if tok.type == tokenize.COMMENT:
                 out.append((tok.start[0], tok.start[1], tok.string, tok.line[:tok.start[1]]))
     except (tokenize.TokenError, SyntaxError, ValueError):  # ValueError: from 3.12, text with a lone surrogate

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from typing import Callable, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, FrozenSet, Optional, Set, Tuple
 
 import libcst as cst
 
@@ -28,6 +28,7 @@ class _Unknown:
 
 
 UNKNOWN = _Unknown()
+_UNSET: Any = object()  # not worked out yet; a dtype= not given
 
 
 @dataclasses.dataclass(frozen=True)
@@ -50,6 +51,7 @@ class Tensor:
     shape: Optional[Tuple[int, ...]]
     dtype: Optional[DType]
     transposed: bool = False
+    zero: bool = False  # every element is known to be 0 (``torch.zeros(n)``, never written since)
 
     def nbytes(self) -> Optional[int]:
         if self.shape is None or self.dtype is None:
@@ -171,11 +173,14 @@ def _safe_binop(op, a, b):
 class Evaluator:
     """Resolves expressions to values for one file, through its :class:`Semantic`."""
 
-    def __init__(self, semantic: Semantic, torch_default_dtype: Optional[DType] = None):
+    def __init__(self, semantic: Semantic, torch_default_dtype: Optional[Callable[[], Optional[DType]]] = None):
         self.sem = semantic
         self._active: set = set()  # (id(node), seq) under evaluation, to stop cycles
-        # torch's default dtype; None (unknown) when the program may change it
-        self.torch_default_dtype = torch_default_dtype
+        # what torch's default dtype is where the program does not change it, asked the first
+        # time a tensor needs it (:func:`program_default_dtype`); None: unknown
+        self._program_default = torch_default_dtype
+        self._default: Any = _UNSET
+        self._in_unknown_with: Optional[FrozenSet[cst.Call]] = None  # see default_dtype()
 
     def value(self, expr: Optional[cst.CSTNode], site: Site, _depth: int = 0):
         if expr is None or _depth > 50:
@@ -217,6 +222,8 @@ class Evaluator:
                 v = self._bound_value(b, depth)
                 if isinstance(v, Tensor) and self.sem.changed_in_place(e.attr.value, attribute=True):
                     return UNKNOWN  # ``self.buf.resize_(...)``: its shape, dtype or layout may change
+                if isinstance(v, Tensor) and v.zero:
+                    return dataclasses.replace(v, zero=False)  # any method may write its values
                 return v
             return UNKNOWN
         if isinstance(e, cst.UnaryOperation):
@@ -386,9 +393,13 @@ class Evaluator:
                     else b.site.scope.node):
                 return UNKNOWN  # a list or dict taken whole that may change in place (``s.pop()``, ``f(s)``)
             v = self._bound_value(b, depth)
-            if isinstance(v, Tensor) and self.sem.changed_in_place(
-                    e.value, within=None if top or b.site.scope.kind != "function" else b.site.scope.node):
+            within = None if top or b.site.scope.kind != "function" else b.site.scope.node
+            if isinstance(v, Tensor) and self.sem.changed_in_place(e.value, within=within):
                 return UNKNOWN  # ``buf.resize_(...)``, ``a.data = ...``: its shape, dtype or layout may change
+            if isinstance(v, Tensor) and v.zero and not self.sem.container_unchanged(
+                    e.value, b.value, top, use=e, within=within):
+                # ``b.fill_(1)``, ``b[0] = 1``, ``init.normal_(b)``, an alias: its values may change
+                return dataclasses.replace(v, zero=False)
             return v
         if b.kind == "aug" and isinstance(b.node, cst.AugAssign) and not b.index:
             op = _BINOPS.get(_AUG_TO_BIN.get(type(b.node.operator)))
@@ -463,6 +474,35 @@ class Evaluator:
             return v
         return None
 
+    def default_dtype(self, call: cst.Call) -> Optional[DType]:
+        """torch's default dtype where *call* runs (None: unknown): unknown when a file of the
+        run may change it (:func:`program_default_dtype`), and for a call inside a ``with``
+        (at any depth, in a function defined there too) whose context manager is not known
+        to leave it alone: vLLM's ``with set_default_torch_dtype(torch.bfloat16):`` sets it
+        for the tensors made inside (vllm-project/vllm@3d333269
+        vllm/model_executor/model_loader/utils.py:31-37)."""
+        if self._default is _UNSET:
+            self._default = self._program_default() if self._program_default is not None else None
+        if self._default is None:
+            return None
+        if self.sem.withs:
+            if self._in_unknown_with is None:
+                self._in_unknown_with = self._calls_in_unknown_withs()
+            if call in self._in_unknown_with:
+                return None
+        return self._default
+
+    def _calls_in_unknown_withs(self) -> FrozenSet[cst.Call]:
+        """The calls in the bodies of the file's ``with`` statements whose context managers
+        are not all known to leave torch's default dtype alone (:data:`DTYPE_NEUTRAL_MANAGERS`)."""
+        calls: Set[cst.Call] = set()
+        collect = _CallCollector(calls)
+        for node, site in self.sem.withs:
+            if all(_dtype_neutral(self.sem, item.item, site) for item in node.items):
+                continue
+            node.body.visit(collect)
+        return frozenset(calls)
+
     def dtype(self, expr, site: Site, default: Optional[DType]):
         if expr is None:
             return default
@@ -490,7 +530,7 @@ def _transposed(t: Tensor) -> Tensor:
         shape = (shape[1], shape[0])
     elif shape is not None:
         shape = None
-    return Tensor(shape, t.dtype, not t.transposed)
+    return Tensor(shape, t.dtype, not t.transposed, t.zero)
 
 
 _DTYPE_METHODS = {"half": "float16", "float": "float32", "double": "float64", "bfloat16": "bfloat16",
@@ -504,6 +544,8 @@ def tensor_method(ev: Evaluator, base, call: cst.Call, site: Site):
     known tensor; a transposing method on an unknown receiver still gives a tensor known
     to be a transposed view (its receiver must be a tensor for the call to make sense)."""
     name = call.func.attr.value
+    if name in ("transpose", "transpose_") and _same_dims(ev, call.args, site):
+        return base if isinstance(base, Tensor) else UNKNOWN  # ``x.transpose(0, 0)``: x itself
     if not isinstance(base, Tensor):
         if name in _TRANSPOSING or (name == "permute" and _permute_swaps(ev, call, site)):
             return Tensor(None, None, True)
@@ -512,13 +554,13 @@ def tensor_method(ev: Evaluator, base, call: cst.Call, site: Site):
                                    for a in call.args if name in _KEEPING):
         # .contiguous(), .clone(memory_format=...), .to(memory_format=...): a transposed view
         # becomes a (possibly) contiguous copy, so it is no longer known to be transposed
-        base = Tensor(base.shape, base.dtype, False)
+        base = dataclasses.replace(base, transposed=False)
         if name == "contiguous":
             return base
     if name in _KEEPING and name != "to":
         return base
     if name in _DTYPE_METHODS and not call.args:
-        return Tensor(base.shape, dtype_named(_DTYPE_METHODS[name]), base.transposed)
+        return dataclasses.replace(base, dtype=dtype_named(_DTYPE_METHODS[name]))
     if name in _TRANSPOSING:
         return _transposed(base)
     if name == "permute":
@@ -537,8 +579,8 @@ def tensor_method(ev: Evaluator, base, call: cst.Call, site: Site):
             elif isinstance(v, str) and kw is None:
                 continue  # a device string
             else:
-                return Tensor(base.shape, None, base.transposed)  # an unknown dtype or device
-        return Tensor(base.shape, dt, base.transposed)
+                return dataclasses.replace(base, dtype=None)  # an unknown dtype or device
+        return dataclasses.replace(base, dtype=dt)
     return UNKNOWN
 
 
@@ -638,8 +680,74 @@ def _tf_variable(ev: Evaluator, call: cst.Call, site: Site):
 # -- PyTorch tensor constructors (NPU4xx) ---------------------------------------------
 TORCH_FLOAT32 = dtype_named("float32")
 
+# Context managers that leave torch's default dtype alone: torch's grad modes, autocast (it
+# changes the dtype ops compute in, not the one factories make: pytorch/pytorch@cdec2c6b
+# torch/autograd/grad_mode.py, @291bc5ca torch/amp/autocast_mode.py), devices, streams and
+# profilers, and Python's own. A ``with`` of anything else may set it (vLLM's
+# ``set_default_torch_dtype``), so torch's default dtype is unknown inside it.
+DTYPE_NEUTRAL_MANAGERS = frozenset({
+    "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled",
+    "torch.autograd.no_grad", "torch.autograd.enable_grad", "torch.autograd.inference_mode",
+    "torch.autograd.set_grad_enabled", "torch.autograd.grad_mode.no_grad",
+    "torch.autograd.grad_mode.enable_grad", "torch.autograd.grad_mode.inference_mode",
+    "torch.autograd.grad_mode.set_grad_enabled",
+    "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.cpu.amp.autocast",
+    "torch.npu.amp.autocast", "torch_npu.npu.amp.autocast",
+    "torch.device", "torch.cuda.device", "torch.npu.device", "torch_npu.npu.device",
+    "torch.cuda.stream", "torch.npu.stream", "torch_npu.npu.stream",
+    "torch.profiler.profile", "torch.profiler.record_function", "torch.autograd.profiler.profile",
+    "torch.autograd.profiler.record_function", "torch_npu.profiler.profile",
+    "builtins.open", "contextlib.nullcontext", "contextlib.suppress", "warnings.catch_warnings",
+})
+# the setters of torch's default dtype, as text (a file that names one may call it)
+_DEFAULT_DTYPE_SETTERS = ("set_default_dtype", "set_default_tensor_type")
 
-@constructor("torch.randn", "torch.rand", "torch.zeros", "torch.ones", "torch.empty")
+
+def _dtype_neutral(sem: Semantic, manager: cst.BaseExpression, site: Site) -> bool:
+    """Whether the context manager *manager* (a ``with`` item) is certainly one of
+    :data:`DTYPE_NEUTRAL_MANAGERS`, called."""
+    if not isinstance(manager, cst.Call):
+        return False
+    names = sem.qualnames(manager.func, site)
+    return bool(names) and names <= DTYPE_NEUTRAL_MANAGERS
+
+
+class _CallCollector(cst.CSTVisitor):
+    def __init__(self, calls: Set[cst.Call]):
+        self.calls = calls
+
+    def visit_Call(self, node: cst.Call) -> None:
+        self.calls.add(node)
+
+
+def _sets_default_dtype(text: str) -> bool:
+    return any(name in text for name in _DEFAULT_DTYPE_SETTERS)
+
+
+_DEFAULT_DTYPE_KEY = "values.sets_default_dtype"
+_modules.register_text_facts(_DEFAULT_DTYPE_KEY, _sets_default_dtype)
+
+
+def program_default_dtype(text: str) -> Optional[DType]:
+    """torch's default dtype for a file whose text is *text*: float32, unless this file or
+    any Python file of the run names one of its setters (the call may run before any of the
+    file's tensors are made): then None, unknown. The run's texts are scanned once per run,
+    the first time a file asks (a cached result depends on the answer)."""
+    if _sets_default_dtype(text):
+        return None
+    run = _modules.active()
+    if run is not None and run.files and run.text_facts(_DEFAULT_DTYPE_KEY):
+        return None
+    return TORCH_FLOAT32
+
+
+def _torch_dtype(ev: Evaluator, call: cst.Call, site: Site, dtype_expr) -> Optional[DType]:
+    """The dtype a torch factory makes: its ``dtype=``, or torch's default where it runs."""
+    dtype = ev.dtype(dtype_expr, site, _UNSET)
+    return ev.default_dtype(call) if dtype is _UNSET else dtype
+
+
+@constructor("torch.randn", "torch.rand", "torch.ones", "torch.empty")
 def _torch_filled(ev: Evaluator, call: cst.Call, site: Site):
     sizes = [a for a in call.args if a.keyword is None]
     if any(a.star for a in call.args):
@@ -651,8 +759,13 @@ def _torch_filled(ev: Evaluator, call: cst.Call, site: Site):
     else:
         size_kw = ev.arg(call, None, "size")
         shape = ev.shape(size_kw, site) if size_kw is not None else None
-    dtype = ev.dtype(ev.arg(call, None, "dtype"), site, ev.torch_default_dtype)
-    return Tensor(shape, dtype)
+    return Tensor(shape, _torch_dtype(ev, call, site, ev.arg(call, None, "dtype")))
+
+
+@constructor("torch.zeros")
+def _torch_zeros(ev: Evaluator, call: cst.Call, site: Site):
+    t = _torch_filled(ev, call, site)
+    return t if ev.arg(call, None, "out") is not None else dataclasses.replace(t, zero=True)
 
 
 def _dims(ev: Evaluator, args, site: Site):
@@ -669,16 +782,28 @@ def _dims(ev: Evaluator, args, site: Site):
 def _torch_full(ev: Evaluator, call: cst.Call, site: Site):
     shape = ev.shape(ev.arg(call, 0, "size"), site)
     dtype_expr = ev.arg(call, None, "dtype")
+    fill = ev.value(ev.arg(call, 1, "fill_value"), site)
     if dtype_expr is not None:
         dtype = ev.dtype(dtype_expr, site, None)
     else:  # inferred from the fill value
-        fill = ev.value(ev.arg(call, 1, "fill_value"), site)
         dtype = (dtype_named("bool") if isinstance(fill, bool) else dtype_named("int64") if isinstance(fill, int)
-                 else ev.torch_default_dtype if isinstance(fill, float) else None)
-    return Tensor(shape, dtype)
+                 else _torch_dtype(ev, call, site, None) if isinstance(fill, float) else None)
+    zero = isinstance(fill, (int, float)) and fill == 0 and ev.arg(call, None, "out") is None
+    return Tensor(shape, dtype, zero=zero)
 
 
 @constructor("torch.t", "torch.transpose")
 def _torch_transpose(ev: Evaluator, call: cst.Call, site: Site):
     base = ev.value(ev.arg(call, 0, "input"), site)
+    if _same_dims(ev, call.args[1:], site):
+        return base if isinstance(base, Tensor) else UNKNOWN  # ``torch.transpose(x, 1, 1)``: x itself
     return _transposed(base) if isinstance(base, Tensor) else Tensor(None, None, True)
+
+
+def _same_dims(ev: Evaluator, args, site: Site) -> bool:
+    """Whether *args* are two positional dims known to be one int (``transpose(0, 0)``, a
+    no-op); a keyword, a star or an unknown dim: not known."""
+    if len(args) != 2 or any(a.keyword is not None or a.star for a in args):
+        return False
+    a, b = (ev.value(x.value, site) for x in args)
+    return isinstance(a, int) and not isinstance(a, bool) and a == b

@@ -224,19 +224,25 @@ class FusedCommBias(LintRule):
     CODE = "NPU404"
     NAME = "fused-comm-bias"
     SEVERITY = "error"
-    SUMMARY = "A bias that is not None on npu_mm_reduce_scatter_base or npu_all_gather_base_mm."
-    EXPLANATION = ("Non-zero bias is not supported by `npu_mm_reduce_scatter_base` and `npu_all_gather_base_mm`. "
+    SUMMARY = "A bias that may be non-zero on npu_mm_reduce_scatter_base or npu_all_gather_base_mm."
+    EXPLANATION = ("A non-zero bias is not supported by `npu_mm_reduce_scatter_base` and `npu_all_gather_base_mm`. "
                    "Reported when the bias is statically known not to be None (a literal or a tensor made in "
-                   "the same scope); `npu_mm_all_reduce_base` accepts a bias.")
-    SOURCE = _SRC
+                   "the same scope) and not known to be all zeros: a `torch.zeros(...)` or `torch.full(..., 0)` "
+                   "(through `.npu()`, `.to(...)`, `.half()`...) whose values nothing may write afterwards is "
+                   "accepted. `npu_mm_all_reduce_base` accepts a bias.")
+    SOURCE = ("Ascend/op-plugin@c2447e25 docs/zh/custom_APIs/torch_npu/torch_npu-npu_all_gather_base_mm.md:51, "
+              "torch_npu-npu_mm_reduce_scatter_base.md:46 (same folder): \"当前版本暂不支持bias输入为非0的场景\" "
+              "(a non-zero bias is not supported in this version); " + _SRC)
     INVALID = (
         Invalid(_IMPORT + "b = torch.randn(64, dtype=torch.float16)\n"
                           "out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=b)\n", range=(4, 64, 4, 65),
-                message="npu_mm_reduce_scatter_base: a bias is not supported (non-zero bias is rejected); pass "
-                        "bias=None and add the bias after the op"),
+                message="npu_mm_reduce_scatter_base: a bias that may be non-zero is not supported (only an all-zero "
+                        "bias is); pass bias=None and add the bias after the op"),
     )
     VALID = (_IMPORT + "out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=None)\n",
-             _IMPORT + "b = torch.zeros(64, dtype=torch.float16)\n"
+             _IMPORT + "b = torch.zeros(64, dtype=torch.float16).npu()\n"
+                       "out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=b)\n",
+             _IMPORT + "b = torch.randn(64, dtype=torch.float16)\n"
                        "out = torch_npu.npu_mm_all_reduce_base(x, w, hcom, bias=b)\n")
     HOW_TO_FIX = "Add the bias after the fused op instead."
 
@@ -248,10 +254,10 @@ class FusedCommBias(LintRule):
         if f is None or f.q not in (RS, AG) or "bias" not in f.bound.args:
             return
         b = ctx.value(f.bound.args["bias"], f.site)
-        if isinstance(b, Tensor) or (is_constant(b) and b is not None):
+        if (isinstance(b, Tensor) and not b.zero) or (is_constant(b) and b is not None):
             self.report(f.bound.args["bias"],
-                        f"{f.name}: a bias is not supported (non-zero bias is rejected); pass bias=None and "
-                        "add the bias after the op")
+                        f"{f.name}: a bias that may be non-zero is not supported (only an all-zero bias is); "
+                        "pass bias=None and add the bias after the op")
 
 
 class FusedCommTransposedInput(LintRule):
@@ -357,7 +363,11 @@ class FusedCommDtype(LintRule):
     EXPLANATION = ("`npu_mm_reduce_scatter_base` and `npu_all_gather_base_mm` take float16 or bfloat16 inputs of "
                    "one dtype; int8 only with `comm_mode=\"aiv\"` and `x2_scale` (quantisation). "
                    "`npu_mm_all_reduce_base` takes float16, bfloat16 or int8 (quantised) x1; its inputs may "
-                   "differ only with quantisation arguments (`antiquant_scale`, `dequant_scale`).")
+                   "differ only with quantisation arguments (`antiquant_scale`, `dequant_scale`). A tensor made "
+                   "without `dtype=` has torch's default dtype, taken as float32 only where it is known: not when "
+                   "any Python file of the run names `set_default_dtype`/`set_default_tensor_type`, nor inside a "
+                   "`with` whose context manager may set it (vLLM's `set_default_torch_dtype`; torch's grad "
+                   "modes, autocast, devices, streams and profilers leave it alone).")
     SOURCE = (_SRC + "; Ascend/op-plugin@517f2e7d op_plugin/ops/opapi/AllGatherBaseMatmulKernelNpuOpApi.cpp:105-108, "
               "MatmulReduceScatterBaseKernelNpuOpApi.cpp:79 (no quantisation with comm_mode ai_cpu); torchair's GE "
               "converters: Ascend/torchair@fced8842 python/torchair/_ge_concrete_graph/ge_converter/custom/"

@@ -4,13 +4,16 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, List, Optional, Set, Tuple
+import re
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Set, Tuple
 
 import libcst as cst
 
+from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
+from npulint.paths import absolute_module
 from npulint.semantic import Site
 from npulint.values import UNKNOWN, Tensor, is_constant
 
@@ -77,8 +80,9 @@ class PrefetchAnalysis(Analysis):
     size when statically known) and what the rules judge in them: every call and every unpacking
     assignment inside a ``with``, with the ``with`` statements open around it
     (:meth:`scope_around`). Names and values are resolved in ``finish()``. Each scope whose id
-    and size are valid ints is a fact ``(line, column, end_line, end_column, pool_id, size)`` for
-    NPU101."""
+    and size are valid ints is a fact ``(line, column, end_line, end_column, pool_id, size, path,
+    exclusive)`` for NPU101: *path* the file the run read, *exclusive* the ``(line, column)`` of
+    the file's scopes of that id that never run with it (the other arm of its ``if``)."""
 
     tokens = (("npu_weight_prefetch_scope",),)
 
@@ -158,11 +162,15 @@ class PrefetchAnalysis(Analysis):
                 scope = _Scope(with_node, call, site, pid, size, index)
                 self.found.append(scope)
                 self.scopes.setdefault(with_node, []).append(scope)
-        for s in self.found:
-            if _is_int(s.pool_id) and s.pool_id >= 0 and _is_int(s.size) and s.size > 0:
-                span = ctx.span(s.call)
-                ctx.fact(PrefetchAnalysis, (span.line, span.column, span.end_line, span.end_column,
-                                            s.pool_id, s.size))
+        valid = [s for s in self.found if _is_int(s.pool_id) and s.pool_id >= 0 and _is_int(s.size) and s.size > 0]
+        spans = [ctx.span(s.call) for s in valid]
+        for s, span in zip(valid, spans):
+            flow = ctx.sem.flows.flow(s.site.scope.node)
+            exclusive = tuple((o_span.line, o_span.column) for o, o_span in zip(valid, spans)
+                              if o is not s and o.pool_id == s.pool_id and o.site.scope is s.site.scope
+                              and flow.exclusive(o.call, s.call))
+            ctx.fact(PrefetchAnalysis, (span.line, span.column, span.end_line, span.end_column,
+                                        s.pool_id, s.size, ctx.path, exclusive))
 
     def scope_around(self, node: cst.CSTNode, site: Site) -> Optional[_Scope]:
         """The prefetch scope in force at *node* (a call, or an unpacking assignment, met at
@@ -195,9 +203,13 @@ class PrefetchPoolSizeMismatch(LintRule):
     SUMMARY = "Two prefetch scopes use one buffer_pool_id with different buffer_pool_size."
     EXPLANATION = (
         "Buffer pools with the same ID must have the same size. One TensorFlow graph spans the "
-        "modules of a program, so every scope in the files of one run is compared. Omitted "
-        "arguments take the defaults: `npu_weight_prefetch_scope()` is pool 0 of 536870912 bytes. "
-        "Every scope whose size differs from the first scope seen for that id (in sorted path "
+        "modules of a program, so scopes are compared across the files of one run that can be in "
+        "one program: one file, or two files that one file of the run imports (directly or "
+        "through other files of the run; it may be one of them). Unrelated programs of one tree "
+        "(a model zoo's `model_a/train.py` and `model_b/train.py`) are not compared, nor are "
+        "scopes that never run together (the two arms of one `if`). Omitted arguments take the "
+        "defaults: `npu_weight_prefetch_scope()` is pool 0 of 536870912 bytes. Every scope whose "
+        "size differs from the first scope seen for that id that it may meet (in sorted path "
         "order, then source order) is reported, and the message names that first location. "
         "Ids or sizes that cannot be known statically are not compared."
     )
@@ -229,20 +241,100 @@ class PrefetchPoolSizeMismatch(LintRule):
 
     @classmethod
     def project(cls, facts, report, settings, shared=None) -> None:
-        first: Dict[int, Tuple[str, int, int, int]] = {}
+        seen: Dict[int, List[Tuple[str, int, int, int, str, Tuple[Tuple[int, int], ...]]]] = {}
         scopes = (shared or {}).get(PrefetchAnalysis.__name__, ())
-        for path, (line, col, end_line, end_col, pid, size) in scopes:  # sorted path, then source order
-            seen = first.get(pid)
-            if seen is None:
-                first[pid] = (path, line, col, size)
+        together = _one_program()
+        for path, (line, col, end_line, end_col, pid, size, file, exclusive) in scopes:  # sorted path, then source order
+            earlier = seen.setdefault(pid, [])
+            first = next((e for e in earlier if ((line, col) not in e[5] if e[4] == file else together(e[4], file))),
+                         None)
+            earlier.append((path, line, col, size, file, exclusive))
+            if first is None:
                 continue
-            fpath, fline, fcol, fsize = seen
+            fpath, fline, fcol, fsize = first[:4]
             if size != fsize:
                 where = f"line {fline}" if fpath == path else f"{fpath}:{fline}:{fcol}"
                 cls.report_in(report, path, Span(line, col, end_line, end_col),
                               f"prefetch pool {pid} is {size} bytes here but {fsize} bytes at {where}: pools "
                               "with the same buffer_pool_id must have the same buffer_pool_size; use one size "
                               "for each id", related=((fpath, fline, fcol),))
+
+
+# ``import a.b, c as d`` and ``from .a import (b, c)`` (its first line: what a continuation line
+# names is not read, so a module imported only there is not a link)
+_IMPORT_TEXT = re.compile(r"^[ \t]*(?:from[ \t]+(\.*)[ \t]*([\w.]*)[ \t]+import[ \t]+([^\n#;]*)"
+                          r"|import[ \t]+([^\n#;]*))", re.M)
+
+
+def _import_texts(text: str) -> Optional[Tuple[Tuple[int, str, Tuple[str, ...]], ...]]:
+    """The imports a file's text shows, ``(level, module, names)``: ``import a.b`` is
+    ``(0, "a.b", ())``, ``from ..a import b, c`` is ``(2, "a", ("b", "c"))``; None for none."""
+    if "import" not in text:
+        return None
+    found = []
+    for dots, module, names, plain in _IMPORT_TEXT.findall(text):
+        if plain:
+            for part in plain.split(","):
+                words = part.split()
+                if words and re.fullmatch(r"[\w.]+", words[0]):
+                    found.append((0, words[0], ()))
+        else:
+            listed = tuple(w.split()[0] for w in names.strip().strip("()\\").split(",") if w.split())
+            found.append((len(dots), module, listed))
+    return tuple(found) or None
+
+
+_modules.register_text_facts("prefetch.imports", _import_texts)
+
+
+def _one_program() -> Callable[[str, str], bool]:
+    """``together(a, b)``: whether the files *a* and *b* of the run (two files) can be in one
+    program: some Python file of the run imports both (it may be one of them), through the
+    modules of the run, directly or through other files. The run's imports are read from its
+    texts the first time two files are asked about; without the run's table, never."""
+    ancestors: Dict[str, FrozenSet[str]] = {}
+    importers: List[Dict[str, Set[str]]] = []
+
+    def graph() -> Dict[str, Set[str]]:
+        if not importers:
+            run = _modules.active()
+            by_file: Dict[str, Set[str]] = {}
+            if run is not None:
+                names = {where[0]: (name, where[1]) for name, where in run.paths.items() if where is not None}
+                for path, imports in run.text_facts("prefetch.imports").items():
+                    this, is_package = names.get(path, (None, False))
+                    for level, module, listed in imports:
+                        base = absolute_module(module or None, level, this, is_package)
+                        if base is None:
+                            continue
+                        targets = [base] + [f"{base}.{n}" for n in listed]
+                        for target in targets:
+                            parts = target.split(".")
+                            for k in range(1, len(parts) + 1):  # a module's packages run first
+                                where = run.paths.get(".".join(parts[:k]))
+                                if where is not None and where[0] != path:
+                                    by_file.setdefault(where[0], set()).add(path)
+            importers.append(by_file)
+        return importers[0]
+
+    def up(path: str) -> FrozenSet[str]:
+        hit = ancestors.get(path)
+        if hit is None:
+            edges = graph()
+            found = {path}
+            todo = [path]
+            while todo:
+                for importer in edges.get(todo.pop(), ()):
+                    if importer not in found:
+                        found.add(importer)
+                        todo.append(importer)
+            hit = ancestors[path] = frozenset(found)
+        return hit
+
+    def together(a: str, b: str) -> bool:
+        return bool(up(a) & up(b))
+
+    return together
 
 
 class PrefetchInControlFlow(LintRule):

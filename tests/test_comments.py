@@ -65,6 +65,34 @@ def test_what_the_scan_cannot_be_sure_of_goes_to_tokenize(text):
     assert noqa_directives(text, PYTHON) == _reference(text)
 
 
+def test_a_lone_carriage_return_ends_a_line_for_the_directives_too():
+    # CPython counts a lone CR as a line break; io.StringIO's readline does not split there
+    text = "import torch_npu\rout = f(x)  # noqa: NPU401\r"
+    assert _found(text) == [(2, 12)]
+    assert _found("x = 1\r\ny = 2  # noqa\r\n") == [(2, 7)]
+
+
+def test_the_lint_of_a_file_with_lone_carriage_returns_keeps_its_directive(lint):
+    call = "out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 16)"
+    used = ("import torch_npu\r" + call + "  # noqa: NPU401\r").encode()
+    assert [f.code for f in lint({"t.py": used}, select=["NPU003", "NPU401"])] == []
+    # the twin: a directive on the first line suppresses nothing, and the call is reported
+    unused = ("import torch_npu  # noqa: NPU401\r" + call + "\r").encode()
+    assert [(f.code, f.line) for f in lint({"t.py": unused}, select=["NPU003", "NPU401"])] == \
+        [("NPU003", 1), ("NPU401", 2)]
+
+
+@pytest.mark.parametrize("text,skipped", [
+    ("\f# npulint: skip-file\nx = 1\n", True),  # a form feed is a blank to CPython
+    ("\f  \t# npulint: skip-file\nx = 1\n", True),
+    ("x = 1\n\f# npulint: skip-file\n", True),
+    ('x = """\n\f# npulint: skip-file\n"""\n', False),  # inside a string
+    ("x = 1  \f# npulint: skip-file\n", False),  # not on a line of its own
+])
+def test_skip_file_after_a_form_feed(text, skipped):
+    assert source.is_skip_file(text) is skipped
+
+
 def _python_files():
     root = pathlib.Path(__file__).resolve().parent.parent
     for folder in ("npulint", "rules", "tests", "tools", "bench"):

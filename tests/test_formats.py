@@ -21,7 +21,7 @@ FIXABLE = ("import torch\nimport torchair\nconfig = torchair.CompilerConfig()\nc
            "opt = torch.compile(model, backend=backend, mode=\"reduce-overhead\")\n")
 POOL_A = ("from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
           "with npu_weight_prefetch_scope(buffer_pool_id=1, buffer_pool_size=1024):\n    pass\n")
-POOL_B = POOL_A.replace("1024", "2048")
+POOL_B = POOL_A.replace("1024", "2048") + "import a  # one program: b.py imports a.py\n"
 
 
 def _project(tmp_path: Path) -> Path:

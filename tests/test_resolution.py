@@ -305,13 +305,17 @@ def test_names_rebound_through_the_module_namespace_are_unknown():
         assert _values('WS = 6\nCFG = {"ws": 6}\n' + change + 'probe(WS)\nprobe(CFG["ws"])\n') == [6, 6], change
 
 
+TRAIN = "from pkg import a, b\n"  # one program builds both modules' scopes into its graph (NPU101)
+
+
 def test_imported_constant_rebound_through_its_module_namespace_is_unknown(lint):
     use = SCOPE + "from pkg.sizes import POOL\nwith npu_weight_prefetch_scope(0, POOL):\n    pass\n"
     for change, found in (('globals()["POOL"] = 2\n', []), ('exec(code)\n', []),
                           ('import sys\nsetattr(sys.modules[__name__], "POOL", 2)\n', []),
                           ('globals()["OTHER"] = 2\nprint("POOL" in globals(), globals()["POOL"])\n', [3])):
         files = {"pkg/__init__.py": "", "pkg/sizes.py": "POOL = 1024\n" + change,
-                 "pkg/a.py": SCOPE + "with npu_weight_prefetch_scope(0, 536870912):\n    pass\n", "pkg/b.py": use}
+                 "pkg/a.py": SCOPE + "with npu_weight_prefetch_scope(0, 536870912):\n    pass\n", "pkg/b.py": use,
+                 "pkg/train.py": TRAIN}
         assert [f.line for f in lint(files, select=["NPU101"])] == found, change
 
 
@@ -337,7 +341,7 @@ def test_imported_name_rebound_through_the_importing_module_namespace_is_unknown
             use = SCOPE + imp + change + "with npu_weight_prefetch_scope(0, POOL):\n    pass\n"
             files = {"pkg/__init__.py": "", "pkg/sizes.py": "POOL = 1024\n",
                      "pkg/a.py": SCOPE + "with npu_weight_prefetch_scope(0, 536870912):\n    pass\n",
-                     "pkg/b.py": use}
+                     "pkg/b.py": use, "pkg/train.py": TRAIN}
             assert [f.line for f in lint(files, select=["NPU101"])] == found, (imp, change)
 
 
@@ -462,7 +466,7 @@ def test_imported_constant_is_known(lint):
     files = {"pkg/__init__.py": "", "pkg/sizes.py": "MB = 1 << 20\nPOOL_MB = 256 * MB\n",
              "pkg/a.py": SCOPE + "with npu_weight_prefetch_scope(0, 536870912):\n    pass\n",
              "pkg/b.py": SCOPE + "from pkg.sizes import POOL_MB\nwith npu_weight_prefetch_scope(0, POOL_MB):\n"
-                                 "    pass\n"}
+                                 "    pass\n", "pkg/train.py": TRAIN}
     found = lint(files, select=["NPU101"])
     assert [(f.code, f.path, f.line) for f in found] == [("NPU101", "pkg/b.py", 3)]
     # the clean twin

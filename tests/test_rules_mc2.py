@@ -400,6 +400,90 @@ def test_npu404_tensor_of_unknown_shape_and_dtype_is_still_not_none(lint):
     assert codes(found) == ["NPU404"]
 
 
+@pytest.mark.parametrize("made", [
+    "torch.zeros(64, dtype=torch.float16).npu()",  # the probe's repro
+    "torch.zeros([64], dtype=torch.float16).to('npu').half()",
+    "torch.full((64,), 0, dtype=torch.float16)", "torch.full((64,), 0.0)", "torch.zeros(64).contiguous()",
+])
+def test_npu404_an_all_zero_bias_is_supported(lint, made):
+    # op-plugin's docs reject only a non-zero bias ("当前版本暂不支持bias输入为非0的场景")
+    src = mk(f"""
+        def f(x, w, hcom):
+            bias = {made}
+            a = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=bias)
+            c, g = torch_npu.npu_all_gather_base_mm(x, w, hcom, 8, bias={made})
+            return a, c
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("made", [
+    "torch.ones(64, dtype=torch.float16)", "torch.empty(64, dtype=torch.float16)",
+    "torch.full((64,), 0.5)", "torch.full((64,), 1)",
+])
+def test_npu404_a_bias_not_known_to_be_zero_is_reported(lint, made):
+    src = mk(f"""
+        def f(x, w, hcom):
+            bias = {made}.npu()
+            return torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=bias)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU404"]
+    assert found[0].message == ("npu_mm_reduce_scatter_base: a bias that may be non-zero is not supported (only an "
+                                "all-zero bias is); pass bias=None and add the bias after the op")
+
+
+@pytest.mark.parametrize("write", [
+    "bias.fill_(1.0)", "bias.add_(1)", "bias[0] = 1.0", "torch.nn.init.normal_(bias)", "other = bias",
+])
+def test_npu404_a_zero_bias_whose_values_may_be_written_is_reported(lint, write):
+    src = mk(f"""
+        def f(x, w, hcom):
+            bias = torch.zeros(64, dtype=torch.float16).npu()
+            {write}
+            return torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=bias)
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU404"]
+
+
+def test_npu404_a_zero_tensor_written_through_the_name_it_was_made_as_is_reported(lint):
+    # bias = z.npu() may be z itself (already on the device): a write to z is a write to bias
+    src = mk("""
+        def f(x, w, hcom):
+            z = torch.zeros(64, dtype=torch.float16)
+            bias = z.npu()
+            z.uniform_()
+            return torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=bias)
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU404"]
+    assert codes(lint(src.replace("    z.uniform_()\n", ""), select=SEL)) == []
+
+
+def test_npu404_a_zero_tensor_held_by_an_attribute_is_reported(lint):
+    # any method of the class (or another module) may write L.bias's values
+    src = mk("""
+        class L:
+            bias = torch.zeros(64, dtype=torch.float16)
+
+            def forward(self, x, w, hcom):
+                return torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8, bias=self.bias)
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU404"]
+    assert codes(lint(src.replace("zeros", "randn"), select=SEL)) == ["NPU404"]
+
+
+def test_npu404_a_zero_module_constant_another_module_changes_is_reported(lint):
+    model = mk("""
+        BIAS = torch.zeros(64, dtype=torch.float16)
+
+        def step(x, w, hcom):
+            return torch_npu.npu_all_gather_base_mm(x, w, hcom, 8, bias=BIAS)
+    """)
+    assert codes(lint({"model.py": model}, select=SEL)) == []
+    other = "import model\nmodel.BIAS.fill_(2.0)\n"
+    assert codes(lint({"model.py": model, "other.py": other}, select=SEL)) == ["NPU404"]
+
+
 def test_npu404_unknown_bias_is_not_reported(lint):
     src = mk("""
         def f(x, w, hcom, bias):
@@ -908,6 +992,27 @@ def test_npu407_dtype_changed_through_data_is_unknown(lint):
     assert codes(lint(src + "a.data = a.data.half()\n", select=SEL)) == []
 
 
+@pytest.mark.parametrize("made,found", [
+    # transpose(d, d) gives the tensor back unchanged: no transposed view
+    ("hidden.transpose(0, 0)", []), ("hidden.transpose(-1, -1)", []), ("torch.transpose(hidden, 1, 1)", []),
+    ("hidden.transpose(D, 0)", []), ("torch.randn(128, 512, dtype=torch.float16).transpose(1, 1)", []),
+    # the twins: transpose(0, -1) of a 2-D tensor is transpose(0, 1)
+    ("hidden.transpose(0, 1)", ["NPU405"]), ("hidden.transpose(0, -1)", ["NPU405"]),
+    ("torch.transpose(hidden, 0, 1)", ["NPU405"]), ("hidden.transpose(D, 1)", ["NPU405"]),
+    ("hidden.t().transpose(1, 1)", ["NPU405"]),
+])
+def test_npu405_a_transpose_of_one_dim_with_itself_is_no_view(lint, made, found):
+    src = mk(f"""
+        D = 0
+
+
+        def g(hidden, w, hcom):
+            x = {made}
+            return torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8)
+    """)
+    assert codes(lint(src, select=SEL)) == found
+
+
 def test_npu405_transposed_in_place_is_unknown(lint):
     # c.t_() undoes a transpose (or makes one): what c is afterwards is not known either way
     src = mk("""
@@ -942,6 +1047,118 @@ def test_npu407_set_default_dtype_changes_the_default(lint):
         out2 = torch_npu.npu_mm_reduce_scatter_base(y, v, hcom, 8)
     """)
     assert codes(lint(src, select=SEL)) == []
+
+
+_DEFAULT_MADE = """
+    x = torch.randn(128, 512).npu()
+    w = torch.randn(512, 64).npu()
+    out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8)
+"""
+
+
+@pytest.mark.parametrize("setter", ["torch.set_default_dtype(torch.float16)",
+                                    "torch.set_default_tensor_type(torch.HalfTensor)",
+                                    "from torch import set_default_dtype as sdd\nsdd(torch.bfloat16)"])
+def test_npu407_another_file_of_the_run_sets_the_default_dtype(lint, setter):
+    # conftest_helper.py sets torch's default dtype when imported: the model's torch.randn(m, k)
+    # may be float16. Any Python file of the run that names a setter makes the default unknown.
+    model = mk("import conftest_helper\n" + textwrap.dedent(_DEFAULT_MADE))
+    assert codes(lint({"model.py": model}, select=SEL)) == ["NPU407"]  # the setter is not in the run
+    helper = "import torch\n" + setter + "\n"
+    assert codes(lint({"model.py": model, "conftest_helper.py": helper}, select=SEL)) == []
+
+
+def test_npu407_a_file_that_only_reads_the_default_dtype_changes_nothing(lint):
+    model = mk(_DEFAULT_MADE)
+    other = "import torch\nprint(torch.get_default_dtype())\n"
+    assert codes(lint({"model.py": model, "other.py": other}, select=SEL)) == ["NPU407"]
+
+
+def test_npu407_a_cached_result_holds_only_while_no_file_sets_the_default_dtype(tmp_path):
+    from test_cache_jobs import _lint, cache_mod
+
+    files = {"model.py": mk(_DEFAULT_MADE), "other.py": "import torch\n"}
+    first = _lint(tmp_path, files, jobs=1, cache=cache_mod.Cache(str(tmp_path / "cache")))
+    assert [f.code for f in first.findings if f.code == "NPU407"] == ["NPU407"]
+    files["other.py"] = "import torch\ntorch.set_default_dtype(torch.float16)\n"
+    second = _lint(tmp_path, files, jobs=1, cache=cache_mod.Cache(str(tmp_path / "cache")))
+    assert [f.code for f in second.findings if f.code == "NPU407"] == []
+
+
+@pytest.mark.parametrize("manager", [
+    "set_default_torch_dtype(torch.bfloat16)",  # vLLM's helper: it calls torch.set_default_dtype
+    "self_made()", "lock", "torch.no_grad(), set_default_torch_dtype(torch.bfloat16)",
+    "no_grad()",  # a local function of that name, not torch's
+])
+def test_npu407_tensors_made_inside_an_unknown_with_have_an_unknown_dtype(lint, manager):
+    src = mk(f"""
+        from vllm.model_executor.model_loader.utils import set_default_torch_dtype
+
+
+        def no_grad():
+            pass
+
+
+        def bench(hcom, self_made, lock):
+            with {manager}:
+                x = torch.randn(128, 512, device="npu")
+                w = torch.full((512, 256), 1.0)
+            return torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu407_a_function_defined_inside_an_unknown_with_is_unknown_too(lint):
+    src = mk("""
+        with helper():
+            class M:
+                def __init__(self):
+                    self.x = torch.randn(128, 512)
+                    self.w = torch.randn(512, 64)
+
+                def run(self, hcom):
+                    return torch_npu.npu_mm_reduce_scatter_base(self.x, self.w, hcom, 8)
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("header,manager", [
+    ("", "torch.no_grad()"), ("", "torch.inference_mode()"), ("", "torch.autocast('npu', dtype=torch.float16)"),
+    ("from torch import no_grad as ng\n", "ng()"), ("import torch.npu.amp as amp\n", "amp.autocast()"),
+    ("", "torch.no_grad(), open('log') as f"), ("", "torch.npu.stream(s)"),
+])
+def test_npu407_tensors_made_inside_a_known_with_keep_the_default_dtype(lint, header, manager):
+    src = mk(f"""
+        def bench(hcom, s):
+            with {manager}:
+                x = torch.randn(128, 512, device="npu")
+                w = torch.randn(512, 256, device="npu")
+            return torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8)
+    """, header="import torch\nimport torch_npu\n" + header)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU407"]
+    assert "float32" in found[0].message
+
+
+def test_npu407_tensors_made_before_an_unknown_with_keep_the_default_dtype(lint):
+    src = mk("""
+        from vllm.model_executor.model_loader.utils import set_default_torch_dtype
+        x = torch.randn(128, 512)
+        w = torch.randn(512, 256)
+        with set_default_torch_dtype(torch.bfloat16):
+            out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8)
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU407"]
+
+
+def test_npu407_an_explicit_dtype_inside_an_unknown_with_is_still_known(lint):
+    src = mk("""
+        with helper():
+            x = torch.randn(128, 512, dtype=torch.float32)
+            w = torch.randn(512, 256, dtype=torch.float32)
+        out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8)
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU407"]
 
 
 @pytest.mark.parametrize("fill,dtype_name", [("1.0", "float32"), ("1", "int64"), ("True", "bool")])

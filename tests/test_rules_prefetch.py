@@ -548,6 +548,7 @@ def test_npu101_cross_file_reported_in_later_file_naming_the_first(lint):
             with s.npu_weight_prefetch_scope(1, 134217728):
                 pass
         """,
+        "train.py": 'import a\nimport b  # pkg/b.py: pkg is no package\n',
     }, select=["NPU101"])
     assert codes(found) == ["NPU101"]
     f = found[0]
@@ -583,6 +584,7 @@ def test_npu101_cross_file_order_is_sorted_path_order_not_insertion(lint):
             with p(0, 1024):
                 pass
         """,
+        "train.py": 'import a\nimport z\n',
     }, select=["NPU101"])
     assert codes(found) == ["NPU101"]
     f = found[0]
@@ -597,6 +599,7 @@ def test_npu101_cross_file_three_scopes(lint):
         "b.py": IMPORT_P + ("with npu_weight_prefetch_scope(4, 2048):\n    pass\n"
                             "with npu_weight_prefetch_scope(4, 2048):\n    pass\n"
                             "with npu_weight_prefetch_scope(4, 1024):\n    pass\n"),
+        "train.py": 'import a\nimport b\n',
     }, select=["NPU101"])
     assert codes(found) == ["NPU101", "NPU101"]
     assert [(f.path, f.line) for f in found] == [("b.py", 2), ("b.py", 4)]
@@ -608,6 +611,7 @@ def test_npu101_cross_file_mismatch_within_first_file_too(lint):
         "a.py": IMPORT_P + ("with npu_weight_prefetch_scope(4, 1024):\n    pass\n"
                             "with npu_weight_prefetch_scope(4, 2048):\n    pass\n"),
         "b.py": IMPORT_P + "with npu_weight_prefetch_scope(4, 2048):\n    pass\n",
+        "train.py": 'import a\nimport b\n',
     }, select=["NPU101"])
     assert [(f.path, f.line, f.code) for f in found] == [("a.py", 4, "NPU101"), ("b.py", 2, "NPU101")]
     assert "a.py:2:6" in found[1].message
@@ -620,6 +624,7 @@ def test_npu101_cross_file_module_constants(lint):
             MB = 1024 * 1024
             with npu_scope.npu_weight_prefetch_scope(1, 256 * MB):
                 pass
+            import b  # a.py imports b.py: one program
         """,
         "b.py": """
             from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope as p
@@ -629,6 +634,105 @@ def test_npu101_cross_file_module_constants(lint):
         """,
     }, select=["NPU101"])
     assert [(f.path, f.line, f.column) for f in found] == [("b.py", 4, 6)]
+
+
+# -- only scopes that can meet in one graph ---------------------------------------------
+
+BRANCHES = """
+    import tensorflow as tf
+    from npu_bridge.npu_init import *
+
+
+    def model_fn(features, labels, mode, params):
+        w = tf.get_variable("w", shape=[4096, 1024], dtype=tf.float16)
+        if params["large_pool"]:
+            with npu_scope.npu_weight_prefetch_scope(1, 1024 * 1024 * 1024):
+                gw = hccl_ops.allgather(w, 8)
+        else:
+            with npu_scope.npu_weight_prefetch_scope(1, 256 * 1024 * 1024):
+                gw = hccl_ops.allgather(w, 8)
+        return gw
+"""
+
+
+def test_npu101_scopes_in_the_two_arms_of_one_if_never_meet(lint):
+    # only one arm runs per graph build: the two pools never share a graph
+    assert codes(lint(BRANCHES, select=["NPU101"])) == []
+    assert codes(lint(BRANCHES.replace("else:", "elif mode:"), select=["NPU101"])) == []
+
+
+@pytest.mark.parametrize("change,line", [
+    (("    else:\n", "    if not params['large_pool']:\n"), 12),  # two ifs: both may run
+    (("        return gw\n", "        with npu_scope.npu_weight_prefetch_scope(1, 256 * 1024 * 1024):\n"
+                               "            gw = hccl_ops.allgather(gw, 8)\n        return gw\n"), 14),  # after the if
+])
+def test_npu101_scopes_that_may_both_run_are_compared(lint, change, line):
+    found = lint(BRANCHES.replace(*change), select=["NPU101"])
+    assert [(f.code, f.line) for f in found] == [("NPU101", line)]
+    assert "at line 9" in found[0].message
+
+
+def test_npu101_the_arms_of_an_if_in_a_loop_may_take_turns(lint):
+    src = """
+        from npu_bridge.npu_init import *
+        for large in (True, False):
+            if large:
+                with npu_scope.npu_weight_prefetch_scope(1, 1024):
+                    pass
+            else:
+                with npu_scope.npu_weight_prefetch_scope(1, 2048):
+                    pass
+    """
+    assert [f.line for f in lint(src, select=["NPU101"])] == [8]
+
+
+ZOO = {
+    "zoo/model_a/train.py": IMPORT_P + "def build(w):\n    with npu_weight_prefetch_scope():\n        return w\n",
+    "zoo/model_b/train.py": IMPORT_P + "def build(w):\n    with npu_weight_prefetch_scope(0, 268435456):\n"
+                                       "        return w\n",
+}
+
+
+def test_npu101_unrelated_programs_of_one_tree_are_not_compared(lint):
+    # a model zoo: two training scripts that no file of the run imports together
+    assert codes(lint(ZOO, select=["NPU101"])) == []
+    common = {"zoo/common/__init__.py": "", "zoo/common/util.py": "def log(x):\n    print(x)\n"}
+    both_use = {path: "from common import util\n" + text for path, text in ZOO.items()}
+    assert codes(lint({**both_use, **common}, select=["NPU101"])) == []  # a shared module does not join them
+
+
+@pytest.mark.parametrize("driver", [
+    "zoo/run_all.py", "zoo/bench/run_all.py",
+])
+def test_npu101_two_modules_one_program_imports_are_compared(lint, driver):
+    files = {"zoo/model_a/__init__.py": "", "zoo/model_a/train.py": ZOO["zoo/model_a/train.py"],
+             "zoo/model_b/__init__.py": "", "zoo/model_b/train.py": ZOO["zoo/model_b/train.py"]}
+    assert codes(lint(files, select=["NPU101"])) == []
+    found = lint({**files, driver: "from model_a import train as a\nimport model_b.train\n"}, select=["NPU101"])
+    if driver == "zoo/run_all.py":
+        assert [(f.path, f.line) for f in found] == [("zoo/model_b/train.py", 3)]
+    else:  # bench/run_all.py names model_a from another root folder: some other model_a may be found
+        assert [(f.path, f.line) for f in found] in ([], [("zoo/model_b/train.py", 3)])
+
+
+def test_npu101_a_module_and_what_it_imports_are_compared(lint):
+    files = {"pkg/__init__.py": "", "pkg/layers.py": IMPORT_P + "with npu_weight_prefetch_scope(0, 1024):\n    pass\n",
+             "pkg/model.py": IMPORT_P + "from . import layers\nwith npu_weight_prefetch_scope(0, 2048):\n    pass\n"}
+    assert [(f.path, f.line) for f in lint(files, select=["NPU101"])] == [("pkg/model.py", 3)]
+    # through a third module of the run, and through the package's __init__
+    files["pkg/model.py"] = IMPORT_P + "import pkg.mid\nwith npu_weight_prefetch_scope(0, 2048):\n    pass\n"
+    files["pkg/mid.py"] = "from pkg.layers import *\n"
+    assert [(f.path, f.line) for f in lint(files, select=["NPU101"])] == [("pkg/model.py", 3)]
+    files["pkg/mid.py"] = "X = 1\n"
+    assert codes(lint(files, select=["NPU101"])) == []
+    files["pkg/__init__.py"] = "from . import layers\n"  # importing pkg.mid runs pkg/__init__.py first
+    assert [(f.path, f.line) for f in lint(files, select=["NPU101"])] == [("pkg/model.py", 3)]
+
+
+def test_npu101_two_unrelated_scripts_are_not_compared(lint):
+    found = lint({"t04.py": IMPORT_P + "with npu_weight_prefetch_scope():\n    pass\n",
+                  "t06.py": IMPORT_P + "with npu_weight_prefetch_scope(0, 268435456):\n    pass\n"}, select=["NPU101"])
+    assert codes(found) == []
 
 
 def test_npu101_cross_file_third_party_file_is_ignored(lint):

@@ -1,5 +1,5 @@
-"""One module of a graph that spans two files: pool 2 is 256 MiB here, but 128 MiB in
-embedding.py (NPU101 is reported here, the later file in path order)."""
+"""One module of a graph (train.py's) that spans two files: pool 2 is 256 MiB here, but 128 MiB
+in embedding.py (NPU101 is reported here, the later file in path order)."""
 import tensorflow as tf
 from npu_bridge.npu_init import *
 
