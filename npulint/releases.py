@@ -509,6 +509,21 @@ def runs_on(flags: Iterable[str], stacks: FrozenSet[str],
     return out
 
 
+def narrowing(flags: Iterable[str], stacks: FrozenSet[str],
+              fallback: FrozenSet[str] = frozenset()) -> Tuple[str, ...]:
+    """The flags among *flags* that :func:`runs_on` rules a release out by: those some release
+    of the set it judges from (*stacks*, or *fallback* when the flags rule out every one of
+    *stacks*) does not register, sorted. A launch judged on fewer releases because of one of
+    them is judged wrongly when the project's own parser registers it (the project phase knows)."""
+    flags = tuple(flags)
+    known_flags, masks = _release_flags()
+    base = stacks
+    if fallback and not runs_on(flags, stacks):
+        base = fallback
+    judged = [masks[s] for s in base if s in masks]
+    return tuple(sorted(f for f in flags if f in known_flags and any(not known_flags[f] & m for m in judged)))
+
+
 def effective(settings) -> Releases:
     """The releases a file's settings carry: those the run resolved for its configuration
     (``settings.effective_releases``), else (settings made outside a run) what is configured,

@@ -37,7 +37,7 @@ from npulint.model import Fix, LazySpan, Span
 from npulint.shell import command_start
 from npulint.source import SHELL
 
-from npulint.releases import runs_on
+from npulint.releases import narrowing, runs_on
 
 from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, catalog_index
 
@@ -283,35 +283,71 @@ def _falsy(text: str) -> bool:
         return False
 
 
-def catalog_entries(cmd: Cmd, stacks: FrozenSet[str], fallback: FrozenSet[str] = frozenset()) -> Tuple[Applicable, ...]:
+def catalog_entries(cmd: Cmd, stacks: FrozenSet[str], fallback: FrozenSet[str] = frozenset(),
+                    declared: FrozenSet[str] = frozenset()) -> Tuple[Applicable, ...]:
     """The catalog entries to check in a launch command that may run on any of *stacks* (stack
     releases, ``framework@release``), or on any of *fallback* when its flags rule out every one
     of *stacks* (inferred releases the launch contradicts): those that hold on all of the
-    releases whose parsers take every flag of the command, and that name a flag it writes
-    (:func:`mindspeed_catalog.catalog_index`), in catalog order. None when Megatron takes the
-    arguments from a YAML file (``--yaml-cfg``, MEG@0.12.1 megatron/training/arguments.py:87-91):
+    releases whose parsers take every flag of the command but those the configuration declares
+    (*declared*: the project's parser takes them on every release), and that name a flag it
+    writes (:func:`mindspeed_catalog.catalog_index`), in catalog order. None when Megatron takes
+    the arguments from a YAML file (``--yaml-cfg``, MEG@0.12.1 megatron/training/arguments.py:87-91):
     then only the spelling of the flags can be checked."""
     if "--yaml-cfg" in cmd.by_flag:
         return ()
-    entries, index = catalog_index(runs_on(cmd.by_flag, stacks, fallback))
+    entries, index = catalog_index(runs_on(_narrowing_flags(cmd, declared), stacks, fallback))
     return tuple(entries[at] for at in sorted({i for flag in cmd.by_flag for i in index.get(flag, ())}))
 
 
-def launch_found(launch: Launch, stacks: FrozenSet[str],
-                 fallback: FrozenSet[str] = frozenset()) -> Dict[str, list]:
+def _narrowing_flags(cmd: Cmd, declared: FrozenSet[str]) -> List[str]:
+    """The flags of *cmd* that may say which releases it runs on: all but the declared ones."""
+    return [f for f in cmd.by_flag if f not in declared]
+
+
+# MindSpeed-MM's YAML launches: from 26.0.0 on, `pretrain_transformers.py` (and, from 26.1.0,
+# `mindspeed_mm/mcore/models/qwen3_5/pretrain_qwen3_5.py`) run mindspeed_mm/configs/read_yaml_config.py
+# before Megatron parses anything (Ascend/MindSpeed-MM@57069cd5 (master) pretrain_transformers.py:42-43;
+# @5f5b60a3 (26.0.0) pretrain_transformers.py:34-35); when sys.argv[1] ends in ".yaml" it sets
+# sys.argv to the script name and the flags of the YAML's `gpt_args` alone, dropping the rest of
+# the command line (@57069cd5 mindspeed_mm/configs/read_yaml_config.py:31-33, 49, 75; the same at
+# 26.0.0 and 26.1.0). Earlier releases, and entries that do not read the YAML, reject the
+# positional argument at start-up (Megatron's parse_args, NPU502's source): either way the
+# command line's flags are not what the training runs with.
+YAML_ENTRIES = ("pretrain_transformers.py", "pretrain_qwen3_5.py")
+
+
+def flags_from_yaml(launch: Launch) -> bool:
+    """Whether the launch's first argument may be a YAML file that replaces its flags: one that
+    ends in ``.yaml`` (also with a folder from a variable), or for the entries that read one
+    (:data:`YAML_ENTRIES`), one npulint does not know (an unset variable may hold the path)."""
+    if not launch.args:
+        return False
+    first = launch.args[0]
+    if first.splat or not first.known:
+        if first.text.endswith(".yaml"):
+            return True
+        return os.path.basename(launch.entry.text) in YAML_ENTRIES
+    return first.text.endswith(".yaml")
+
+
+def launch_found(launch: Launch, stacks: FrozenSet[str], fallback: FrozenSet[str] = frozenset(),
+                 declared: FrozenSet[str] = frozenset()) -> Tuple[Dict[str, list], Tuple[str, ...]]:
     """What each launch rule finds in one launch command of a training entry, by code
     (:meth:`_LaunchRule.check`: its candidates, plain data), given the command and the catalog
-    entries that apply to it (:func:`catalog_entries`); empty for another command."""
-    if not is_training_entry(launch.entry):
-        return {}
+    entries that apply to it (:func:`catalog_entries`); and the flags that narrowed the releases
+    it is judged on (:func:`npulint.releases.narrowing`). Nothing for another command, or for one
+    whose flags a YAML file replaces (:func:`flags_from_yaml`)."""
+    if not is_training_entry(launch.entry) or flags_from_yaml(launch):
+        return {}, ()
     cmd = Cmd(launch)
-    entries = catalog_entries(cmd, stacks, fallback)
+    entries = catalog_entries(cmd, stacks, fallback, declared)
     out = {}
     for rule in LAUNCH_RULES:
         found = rule.check(cmd, entries)
         if found:
             out[rule.CODE] = found
-    return out
+    narrowed = narrowing(_narrowing_flags(cmd, declared), stacks, fallback) if entries else ()
+    return out, narrowed
 
 
 @functools.lru_cache(maxsize=1)
@@ -386,12 +422,14 @@ def _near(flag: str, limit: int) -> List[str]:
         if need > 0 else [k for k in flags if abs(len(k) - n_flag) <= limit]
 
 
-def launch_fact(ctx, launch: Launch, found: Dict[str, list], noqa_lines: Tuple[int, ...] = ()) -> Optional[dict]:
-    """A launch's ``mindspeed.launch`` fact: its entry, what each launch rule found in it
-    (:func:`launch_found`, less what has no place in the file), the ``# noqa`` lines above its
-    command (a shell script's) and the flags the configuration declares. The rules report from
-    it in the project phase (:class:`_LaunchRule`), once it is known whether the entry script is
-    a linted file that parses its own arguments."""
+def launch_fact(ctx, launch: Launch, found: Dict[str, list], narrowed: Tuple[str, ...],
+                noqa_lines: Tuple[int, ...] = ()) -> Optional[dict]:
+    """A launch's ``mindspeed.launch`` fact: its entry, what each launch rule found in it and the
+    flags that narrowed its releases (:func:`launch_found`, less what has no place in the file),
+    the ``# noqa`` lines above its command (a shell script's) and the flags the configuration
+    declares. The rules report from it in the project phase (:class:`_LaunchRule`), once it is
+    known whether the entry script is a linted file that parses its own arguments, and which
+    flags the run's own parsers register."""
     kept = {}
     for code, items in found.items():
         placed = [item for item in items if item[0] is not None]
@@ -400,7 +438,7 @@ def launch_fact(ctx, launch: Launch, found: Dict[str, list], noqa_lines: Tuple[i
     if not kept:
         return None
     return {"entry": launch.entry.text, "found": kept, "noqa": tuple(noqa_lines),
-            "declared": tuple(ctx.settings.extend_known_flags)}
+            "declared": tuple(ctx.settings.extend_known_flags), "narrowed": narrowed}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -426,6 +464,7 @@ class ShellLaunches(Analysis):
         ctx = self.ctx
         # past MAX_PATHS branch paths later commands were not recorded: nothing is said of them
         stacks, fallback = _stacks(ctx.settings)
+        declared = frozenset(ctx.settings.extend_known_flags)
         seen = set()
         amo_done = False
         for command in ctx.script.commands:
@@ -434,16 +473,18 @@ class ShellLaunches(Analysis):
             if launch is None:
                 continue
             found = {}
-            for code, items in launch_found(launch, stacks, fallback).items():
+            candidates, narrowed = launch_found(launch, stacks, fallback, declared)
+            for code, items in candidates.items():
                 # a finding another command of the script (another branch) had already: once
+                # (a command judged on releases its flags narrowed may lose its findings)
                 fresh = []
                 for item in items:
-                    if (code, item, command.noqa_lines) not in seen:
-                        seen.add((code, item, command.noqa_lines))
+                    if (code, item, command.noqa_lines, narrowed) not in seen:
+                        seen.add((code, item, command.noqa_lines, narrowed))
                         fresh.append(item)
                 if fresh:
                     found[code] = fresh
-            fact = launch_fact(ctx, launch, found, command.noqa_lines)
+            fact = launch_fact(ctx, launch, found, narrowed, command.noqa_lines)
             if fact is not None:
                 ctx.fact(LAUNCH_TOPIC, fact)
             if not amo_done:
@@ -470,6 +511,9 @@ def _printable(message: str) -> str:
 
 
 def amo_occ(launch: Launch) -> Optional[Span]:
+    """Where the launch enables AMO: its flag, unless a YAML file replaces its flags."""
+    if flags_from_yaml(launch):
+        return None
     for w in launch.args:
         if w.known and w.text == AMO_FLAG and w.span is not None:
             return w.span
@@ -488,6 +532,17 @@ _EXECL_ENV = {"os.execle", "os.execlpe"}
 _LAUNCH_CALLS = _SUBPROCESS | _EXECV | _EXECL
 _SHLEX_SPLIT = {"shlex.split"}
 _ARGV = {"sys.argv"}
+ARGV_KEY = "sys.argv"  # (not a name: PythonLaunches records sys.argv's changes under it)
+# calls known to leave a list passed to them as it is: the launch calls, reading builtins and
+# functions, and methods of a list or string that read their argument (``" ".join(cmd)``,
+# ``base.extend(cmd)``); any other call may change it (``add_flag(cmd, "--x")``)
+_READERS = _LAUNCH_CALLS | {f"builtins.{n}" for n in (
+    "print", "len", "list", "tuple", "str", "repr", "sorted", "set", "frozenset", "enumerate", "iter", "any",
+    "all", "zip", "map", "filter", "reversed", "isinstance", "id", "hash", "bool", "min", "max", "sum",
+    "format", "dict")} | {"shlex.join", "shlex.quote", "copy.copy", "copy.deepcopy", "os.path.join",
+                          "subprocess.list2cmdline", "json.dumps"} | {
+    f"logging.{n}" for n in ("debug", "info", "warning", "error", "critical", "exception", "log")}
+_READING_METHODS = frozenset({"join", "extend", "index", "count", "format"})
 _EXECUTABLE = {"sys.executable"}
 
 
@@ -528,40 +583,67 @@ class PythonLaunches(Analysis):
         super().__init__(ctx)
         self.calls = []
         self.argv = []
+        # names (and ARGV_KEY, for sys.argv) of lists that may change after they are built, once
+        # finish() has folded in the changes made through aliases, helpers and sys.argv
         self.grown = set()
         self.changed = set()
+        # what finish() resolves: (target, value, site) of `a = b`; (expr, site) of a list that
+        # escapes (into a container, an attribute, a call); ("grown"|"changed", expr, site) of a
+        # change through an expression that may be sys.argv
+        self.aliases: List[Tuple[Any, Any, Any]] = []
+        self.escapes: List[Tuple[Any, Any]] = []
+        self.argv_changes: List[Tuple[str, Any, Any]] = []
+        # the names `from sys import argv [as x]` may bind (cheap to tell before resolving)
+        self.argv_names = {"argv", *re.findall(r"\bargv\s+as\s+(\w+)", ctx.text)}
         self.wrapper_calls: Set[cst.Call] = set()
 
     def visit_Call(self, node: cst.Call) -> None:
         self.calls.append((node, self.ctx.site()))
 
     def visit_Assign(self, node: cst.Assign) -> None:
-        self.argv.append((node, self.ctx.site()))
+        site = self.ctx.site()
+        self.argv.append((node, site))
         for t in node.targets:
             self._store(t.target)
+            self._bind(t.target, node.value, site)
 
     # Names of lists that may change after they are built: a list only appended to (``append``,
     # ``extend``, ``+=``) still holds its words, more may follow; any other change (``remove``,
-    # ``pop``, ``del cmd[i]``, ``cmd[i] = ...``, ``clear``, ``insert``...) leaves it unknown.
+    # ``pop``, ``del cmd[i]``, ``cmd[i] = ...``, ``clear``, ``insert``...) leaves it unknown. So
+    # does a list that another name, a container, an attribute or a call may change: a name bound
+    # to it (``extra = cmd``) shares its changes, and one stored or passed to a call that is not
+    # known to leave its arguments alone (:data:`_READERS`) is unknown.
     _GROW = frozenset({"append", "extend"})
     _READ = frozenset({"copy", "count", "index"})
+    # the list methods that change it in place (sys.argv's; any other attribute of a name's list
+    # counts as a change)
+    _LIST_CHANGES = frozenset({"insert", "remove", "pop", "clear", "sort", "reverse", "__setitem__",
+                               "__delitem__", "__iadd__", "__imul__"})
 
     def visit_Attribute(self, node: cst.Attribute) -> None:
+        attr = node.attr.value
+        grows = attr in self._GROW
         if isinstance(node.value, cst.Name):
-            attr = node.attr.value
-            if attr in self._GROW:
+            if grows:
                 self.grown.add(node.value.value)
             elif attr not in self._READ:
                 self.changed.add(node.value.value)
+        if (grows or attr in self._LIST_CHANGES) and self._may_be_argv(node.value):
+            self.argv_changes.append(("grown" if grows else "changed", node.value, self.ctx.site()))
 
     def visit_AugAssign(self, node: cst.AugAssign) -> None:
+        kind = "grown" if isinstance(node.operator, cst.AddAssign) else "changed"
         if isinstance(node.target, cst.Name):
-            (self.grown if isinstance(node.operator, cst.AddAssign) else self.changed).add(node.target.value)
+            (self.grown if kind == "grown" else self.changed).add(node.target.value)
         else:
             self._store(node.target)
+        if self._may_be_argv(node.target):
+            self.argv_changes.append((kind, node.target, self.ctx.site()))
 
     def visit_AnnAssign(self, node: cst.AnnAssign) -> None:
         self._store(node.target)
+        if node.value is not None:
+            self._bind(node.target, node.value, self.ctx.site())
 
     def visit_Del(self, node: cst.Del) -> None:
         self._store(node.target)
@@ -573,6 +655,90 @@ class PythonLaunches(Analysis):
         elif isinstance(target, (cst.Tuple, cst.List)):
             for el in target.elements:
                 self._store(el.value)
+        if isinstance(target, cst.Subscript) and self._may_be_argv(target.value):
+            self.argv_changes.append(("changed", target.value, self.ctx.site()))
+
+    def _bind(self, target, value, site) -> None:
+        """``target = value``: a name bound to a list's name shares its changes; a list's name
+        stored anywhere else (an attribute, a subscript, unpacked) may be changed there."""
+        if not self._listlike(value):
+            return
+        if isinstance(target, cst.Name) or self._may_be_argv(target):
+            self.aliases.append((target, value, site))
+        else:
+            self.escapes.append((value, site))
+
+    def _listlike(self, expr) -> bool:
+        """An expression that may name a launch list: a name, or one that may be sys.argv."""
+        return isinstance(expr, cst.Name) or self._may_be_argv(expr)
+
+    def _may_be_argv(self, expr) -> bool:
+        """Whether *expr* may name ``sys.argv`` (``sys.argv``, ``s.argv``, ``argv``): finish()
+        resolves it."""
+        if isinstance(expr, cst.Attribute):
+            return expr.attr.value == "argv"
+        return isinstance(expr, cst.Name) and expr.value in self.argv_names
+
+    def _container(self, elements) -> None:
+        for el in elements:
+            value = getattr(el, "value", None)
+            if not isinstance(el, (cst.StarredElement, cst.StarredDictElement)) and value is not None \
+                    and self._listlike(value):
+                self.escapes.append((value, self.ctx.site()))
+
+    def visit_List(self, node: cst.List) -> None:
+        self._container(node.elements)
+
+    def visit_Tuple(self, node: cst.Tuple) -> None:
+        self._container(node.elements)
+
+    def visit_Set(self, node: cst.Set) -> None:
+        self._container(node.elements)
+
+    def visit_Dict(self, node: cst.Dict) -> None:
+        self._container(node.elements)
+
+    def _key(self, expr, site) -> Optional[str]:
+        """The name a list's changes are recorded under: :data:`ARGV_KEY` for ``sys.argv``, a
+        name's own, else None."""
+        if self._may_be_argv(expr) and self.ctx.resolve(expr, site, _ARGV) is not None:
+            return ARGV_KEY
+        return expr.value if isinstance(expr, cst.Name) else None
+
+    def _fold_changes(self) -> None:
+        """The changes made through sys.argv, aliases and the calls a list is passed to, folded
+        into :attr:`grown` and :attr:`changed` (a name and the names bound to it share them)."""
+        ctx = self.ctx
+        for kind, expr, site in self.argv_changes:
+            if ctx.resolve(expr, site, _ARGV) is not None:
+                (self.grown if kind == "grown" else self.changed).add(ARGV_KEY)
+        for node, site in self.calls:
+            passed = [a.value for a in node.args if a.star == "" and self._listlike(a.value)]
+            if not passed or (isinstance(node.func, cst.Attribute) and node.func.attr.value in _READING_METHODS) \
+                    or ctx.resolve(node.func, site, _READERS) is not None:
+                continue
+            self.escapes.extend((value, site) for value in passed)
+        for expr, site in self.escapes:
+            key = self._key(expr, site)
+            if key is not None:
+                self.changed.add(key)
+        if not self.aliases:
+            return
+        group: Dict[str, str] = {}
+
+        def find(k: str) -> str:
+            while group.get(k, k) != k:
+                k = group[k]
+            return k
+
+        for target, value, site in self.aliases:
+            a, b = self._key(target, site), self._key(value, site)
+            if a is not None and b is not None and find(a) != find(b):
+                group[find(a)] = find(b)
+        for names in (self.grown, self.changed):
+            roots = {find(k) for k in names}
+            names.update(k for k in group if find(k) in roots)
+            names.update(k for k in list(group.values()) if find(k) in roots)
 
     def _words(self, expr, site, _depth: int = 0) -> Optional[List[Word]]:
         """The words of a launch list: a list/tuple display (through the names bound to it), its
@@ -679,7 +845,8 @@ class PythonLaunches(Analysis):
             launch = find_launch(words)
             if launch is None:
                 return
-        fact = launch_fact(self.ctx, launch, launch_found(launch, *_stacks(self.ctx.settings)))
+        fact = launch_fact(self.ctx, launch, *launch_found(launch, *_stacks(self.ctx.settings),
+                                                           frozenset(self.ctx.settings.extend_known_flags)))
         if fact is not None:
             self.ctx.fact(LAUNCH_TOPIC, fact)
         amo = amo_occ(launch)
@@ -688,6 +855,7 @@ class PythonLaunches(Analysis):
 
     def finish(self) -> None:
         ctx = self.ctx
+        self._fold_changes()
         for node, site in self.calls:
             q = ctx.resolve(node.func, site, _LAUNCH_CALLS | {WRAPPER})
             if q in _SUBPROCESS or q in _EXECV:
@@ -709,8 +877,11 @@ class PythonLaunches(Analysis):
         for node, site in self.argv:
             if any(ctx.resolve(t.target, site, _ARGV) for t in node.targets):
                 words = self._words(node.value, site)
-                if words is not None:
-                    self._check_words(words, True)
+                if words is None or ARGV_KEY in self.changed:
+                    continue  # `sys.argv.insert(...)`, `sys.argv[i] = ...` somewhere: not known
+                if ARGV_KEY in self.grown:
+                    words.append(_splat())  # `sys.argv.append(...)`, `sys.argv += [...]` somewhere
+                self._check_words(words, True)
 
 
 class FunctionClasses(Analysis):
@@ -862,6 +1033,10 @@ class RunFlags:
       (:class:`_Followed`), is left out: its own parser, or one npulint cannot read, judges it;
     * ``registered``: every flag an ``add_argument`` of the linted files registers, and
       ``maybe(flag)``: whether one whose option strings are not certain may register it;
+      :meth:`own_parser_takes` asks the same of the registrations that may extend the parser of
+      a launch (an ``extra_args_provider``): those outside Megatron-family packages, in files
+      that parse no command line themselves (a tool's parser reads no launch of a training
+      entry);
     * ``choices``: flag -> ``[(path, line, choices, file)]``, the linted registrations of the
       flags the catalog has ``choices`` for (:func:`npulint.argflags.choices_in_text`) that may
       be the parser of a launch: in a package of Megatron's family (a folder named ``megatron``,
@@ -874,6 +1049,8 @@ class RunFlags:
         self.launches: List[Tuple[str, dict]] = []
         self.registered: FrozenSet[str] = frozenset()
         self.maybe = None
+        self._own: FrozenSet[str] = frozenset()
+        self._own_maybe = None
         self.choices: Dict[str, List[Tuple[str, int, Optional[Tuple[str, ...]], str]]] = {}
         self.entries: Dict[str, str] = {}
         self._known: Dict[Tuple[str, ...], FrozenSet[str]] = {}
@@ -881,11 +1058,15 @@ class RunFlags:
             return
         registered = set()
         patterns = set()
+        own, own_patterns = set(), set()
         entries = {}  # path of a linted entry script -> whose parser reads its command line
         imports = {}  # path of an entry script judged "unknown" by itself -> the modules it imports
         for display, f in argparse:
             registered.update(f["flags"])
             patterns.update(f["unknown"])
+            if not _in_megatron_family(f["path"]) and not f["parses"]:
+                own.update(f["flags"])
+                own_patterns.update(f["unknown"])
             if f["choices"] and (f["entry"] is not None or _in_megatron_family(f["path"])):
                 for flag, line, values in f["choices"]:
                     self.choices.setdefault(flag, []).append((display, line, values, f["path"]))
@@ -900,7 +1081,10 @@ class RunFlags:
         # be: such a flag is not known to be unknown (the linted files' flags count for every
         # launch, so do these)
         if patterns:
-            self.maybe = re.compile("|".join(f"(?:{p})" for p in sorted(patterns))).fullmatch
+            self.maybe = _any_of(patterns)
+        self._own = frozenset(own)
+        if own_patterns:
+            self._own_maybe = _any_of(own_patterns)
         for display, f in launches:
             if entries and any(entries[p] != argflags.MEGATRON and not followed.megatron(p)
                                for p in _linted_entries(f["entry"], entries)):
@@ -917,6 +1101,14 @@ class RunFlags:
         mine = set(_linted_entries(launch["entry"], entries)) if entries else set()
         return [r for r in found if r[3] not in entries or r[3] in mine]
 
+    def own_parser_takes(self, flags: Sequence[str]) -> bool:
+        """Whether a registration of the linted files that may extend a launch's parser registers,
+        or may register, one of *flags*: one outside Megatron-family packages (a vendored
+        framework's registrations are its release's own: a MindSpeed-LLM checkout's parser is
+        that release's) in a file that parses no command line itself (a tool's parser is its
+        own). The project's parser takes the flag on every release."""
+        return any(f in self._own or (self._own_maybe is not None and self._own_maybe(f)) for f in flags)
+
     def known(self, declared: Tuple[str, ...]) -> FrozenSet[str]:
         """The flags the linted files register and those the configuration declares."""
         if not declared:
@@ -925,6 +1117,11 @@ class RunFlags:
         if found is None:
             found = self._known[declared] = self.registered | frozenset(declared)
         return found
+
+
+def _any_of(patterns) -> Any:
+    """``fullmatch`` of any of the regular expressions *patterns*."""
+    return re.compile("|".join(f"(?:{p})" for p in sorted(patterns))).fullmatch
 
 
 @functools.lru_cache(maxsize=4096)
@@ -941,8 +1138,14 @@ def _is_entry_path(path: str) -> bool:
     return re.fullmatch(TRAINING_ENTRIES, os.path.basename(path)) is not None
 
 
+# a file that parses a command line itself (``parser.parse_args()``, ``parse_known_args``, any
+# method whose name starts so, as argflags.entry_parser reads it): a program of its own
+_PARSES = re.compile(r"\.parse_(?:known_)?args\w*\s*\(")
+
+
 def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
-    """``{"path", "flags", "unknown", "entry", "imports", "choices"}`` for a Python file: the flags
+    """``{"path", "flags", "unknown", "entry", "imports", "choices", "parses"}`` for a Python
+    file: the flags
     it registers, what the option strings it registers that are not certain may be (regular
     expressions, :func:`npulint.argflags.call_patterns`), the registrations of the flags the
     catalog has ``choices`` for (:data:`CHOICE_FLAGS`: ``(flag, line, choices)``, as
@@ -950,7 +1153,9 @@ def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
     its command line (``(kind, line)`` of
     :func:`npulint.argflags.entry_parser`; ``("unknown", None)`` for one CPython cannot compile:
     it never gets to parse anything) and, for one that shows no parser itself, the modules it
-    imports (:func:`npulint.argflags.imported_modules`), or None. *tree*: None, or for a file
+    imports (:func:`npulint.argflags.imported_modules`), and whether it parses a command line
+    itself (:data:`_PARSES`: its registrations are then its own program's), or None. *tree*:
+    None, or for a file
     the engine parsed, a function that gives CPython's tree of it (made once, when needed)."""
     whole = _once(tree if tree is not None else lambda: argflags.parse(text))
     # a file the engine did not parse is read whole only up to argflags.WHOLE_MAX (read_text)
@@ -961,7 +1166,7 @@ def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
         found = argflags.read_text(text, readable)
         if found is None:  # CPython cannot compile it: it never runs
             return {"path": path, "flags": (), "unknown": (), "entry": (argflags.UNKNOWN, None),
-                    "imports": (), "choices": ()} if entry else None
+                    "imports": (), "choices": (), "parses": False} if entry else None
         flags, patterns = found
         registered = [f for f in CHOICE_FLAGS if f in flags]  # (only a certain registration has choices to read)
         if registered and readable is not None:
@@ -976,7 +1181,7 @@ def _argparse_fact(path: str, text: str, tree) -> Optional[dict]:
     if not flags and not patterns and judged is None:
         return None
     return {"path": path, "flags": tuple(sorted(flags)), "unknown": tuple(patterns), "entry": judged,
-            "imports": imports, "choices": tuple(choices)}
+            "imports": imports, "choices": tuple(choices), "parses": _PARSES.search(text) is not None}
 
 
 def _once(make):
@@ -1139,6 +1344,9 @@ class _LaunchRule(LintRule):
 
     uses = (ShellLaunches, PythonLaunches, FlagFacts)
     consumes = (LAUNCH_TOPIC, ARGPARSE_TOPIC)
+    # whether the rule checks the catalog's entries, which hold on the releases the launch's
+    # flags leave (:func:`catalog_entries`)
+    CATALOG = True
 
     @classmethod
     def wants(cls, text: str, path: str = "", present=None) -> bool:
@@ -1160,6 +1368,10 @@ class _LaunchRule(LintRule):
         run = FlagFacts.of_run(shared or {})
         seen = set()
         for display, launch in run.launches:
+            if cls.CATALOG and run.own_parser_takes(launch["narrowed"]):
+                # judged on the releases that register a flag the project's own parser takes
+                # too: the launch starts on the others as well, and may pass their checks
+                continue
             noqa_lines = launch["noqa"]
             for item in launch["found"].get(cls.CODE, ()):
                 found = cls.judge(item, launch, run)
@@ -1189,12 +1401,19 @@ class MindSpeedIncompatibleFlags(_LaunchRule):
         "are placed at the string; and the argument lists of `os.execl`/`execle`/`execlp`/`execlpe`, less the "
         "environment of the `e` variants). A part that does not resolve (`+ sys.argv[1:]`, `shlex.split(line)`) "
         "stands for unknown words; `sys.executable` is a `python` launcher; a list the file appends to (`append`, `extend`, `+=`) may hold more words, and "
-        "one it changes otherwise (`remove`, `pop`, `del cmd[i]`, `cmd[i] = ...`, `clear`, `insert`) is not checked. Branches of `if`/`case` are "
+        "one it changes otherwise (`remove`, `pop`, `del cmd[i]`, `cmd[i] = ...`, `clear`, `insert`) is not checked; so with "
+        "`sys.argv` after its literal (also as `s.argv` or `argv` imported from `sys`); a name bound to a list "
+        "shares its changes, and a list stored in a container or an attribute, or passed to a call other than the "
+        "launch and a few that only read it (`print`, `len`, `\" \".join`, `shlex.join`, `logging.*`), is not "
+        "checked. A launch whose first argument is a `.yaml` file is not checked (MindSpeed-MM's "
+        "`pretrain_transformers.py` replaces the flags after it with the file's). Branches of `if`/`case` are "
         "alternatives (except where bash decides the condition from values the script holds: then only the branch it takes runs): only "
         "flags on one path conflict. Reported once per pair at the flag that comes later. A check is reported only "
         "when it holds on every release the launch may run on: those configured in `[tool.npulint.releases]`, "
         "else inferred from the project, else every release npulint knows, less those whose parsers do not take "
-        "every flag of the launch; the message names the releases it holds for and the upstream line (README, "
+        "every flag of the launch (but one the project's own parser registers, or the configuration declares: "
+        "then a check is not reported for a launch whose releases such a flag narrowed); the message names the "
+        "releases it holds for and the upstream line (README, "
         "\"Releases\"). The AMO rules are those of the core_r0.8.0-era MindSpeed validator.")
     SOURCE = ("the checks MindSpeed runs at start-up: Ascend/MindSpeed@028de58c (master) mindspeed/arguments.py:713-735 "
               "(validate_args_wrapper: adaptive memory optimization, adaptive selective recompute) and "
@@ -1273,6 +1492,7 @@ class MindSpeedUnknownFlag(_LaunchRule):
     VALID = ("torchrun pretrain_gpt.py --tensor-model-parallel-size 2\n",)
     HOW_TO_FIX = "Use the flag's correct spelling."
     EXAMPLE_LANGUAGE = "shell"
+    CATALOG = False
 
     @classmethod
     def check(cls, cmd: Cmd, entries: Sequence[Applicable]) -> List[Tuple[Optional[Span], str]]:

@@ -482,6 +482,71 @@ def test_a_flag_only_some_releases_register_narrows_the_releases():
     assert releases.runs_on(["--bf16"], every) == every
 
 
+def test_narrowing_names_the_flags_that_rule_a_release_out():
+    every = frozenset(f"{fw}@{r}" for fw in releases.MINDSPEED_FRAMEWORKS for r in releases.known(fw))
+    assert releases.narrowing(["--neat-pack", "--bf16", "--no-such-flag-anywhere"], every) == ("--neat-pack",)
+    llm = frozenset(s for s in every if s.startswith("mindspeed-llm@"))
+    assert releases.narrowing(["--neat-pack"], llm) == ()  # every MindSpeed-LLM release has it
+    # ruled out of every one of the stacks: the fallback is judged, and its narrowing counts
+    plain = frozenset(s for s in every if s.startswith("mindspeed@"))
+    assert releases.narrowing(["--neat-pack"], plain) == ("--neat-pack",)
+    assert releases.narrowing(["--neat-pack"], plain, llm) == ()
+
+
+# -- a flag the project's own parser registers narrows nothing ---------------------------------
+
+# --model-id is registered by MindSpeed-LLM 26.1.0 and master only: on its own, the launch runs
+# there, where mc2 requires --sequence-parallel (NPU504); a project that registers it itself runs
+# it on every release, most of which have no such check
+MODEL_ID = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --use-ascend-mc2 " \
+           "--model-id llama3\n"
+PROVIDER = "def extra_args(parser):\n    group = parser.add_argument_group(title='mine')\n" \
+           "    group.add_argument({flag}, type=str)\n    return parser\n"
+ENTRY = ("from megatron.training import pretrain\nfrom mindspeed_llm import megatron_adaptor\n\n\n"
+         "def extra_args_provider(parser):\n    parser.add_argument('--model-id', type=str)\n    return parser\n\n\n"
+         "if __name__ == '__main__':\n    pretrain(None, None, None, None, extra_args_provider=extra_args_provider)\n")
+
+
+def test_a_flag_only_new_releases_register_narrows_the_releases_to_them(lint):
+    (f,) = lint({"run.sh": MODEL_ID}, select=["NPU5"])
+    assert f.code == "NPU504" and "requires --sequence-parallel" in f.message
+    assert lint({"run.sh": MODEL_ID.replace(" --model-id llama3", "")}, select=["NPU5"]) == []
+
+
+@pytest.mark.parametrize("files", [
+    {"my_args.py": PROVIDER.format(flag="'--model-id'")},  # a module of the project
+    {"pretrain_gpt.py": ENTRY},  # the entry script's extra_args_provider
+    {"my_args.py": PROVIDER.format(flag="'--model-' + name")},  # one that may register it
+])
+def test_a_flag_the_project_registers_does_not_narrow_the_releases(lint, files):
+    assert lint({"run.sh": MODEL_ID, **files}, select=["NPU5"]) == []
+
+
+def test_a_flag_the_configuration_declares_does_not_narrow_the_releases(lint):
+    assert lint({"run.sh": MODEL_ID}, select=["NPU5"], config='[tool.npulint]\nextend-known-flags = ["--model-id"]\n') == []
+    declared_other = '[tool.npulint]\nextend-known-flags = ["--my-flag"]\n'
+    assert codes(lint({"run.sh": MODEL_ID}, select=["NPU5"], config=declared_other)) == ["NPU504"]
+
+
+@pytest.mark.parametrize("files", [
+    # a vendored framework's registration is its release's own
+    {"mindspeed_llm/training/arguments.py": PROVIDER.format(flag="'--model-id'")},
+    # a tool's parser reads its own command line, not the launch's
+    {"tools/convert.py": PROVIDER.format(flag="'--model-id'") + "\nimport argparse\n"
+                         "args = extra_args(argparse.ArgumentParser()).parse_args()\n"},
+    # another flag than the one that narrowed
+    {"my_args.py": PROVIDER.format(flag="'--model-name'")},
+])
+def test_registrations_that_do_not_extend_the_launch_s_parser_still_narrow(lint, files):
+    assert codes(lint({"run.sh": MODEL_ID, **files}, select=["NPU5"])) == ["NPU504"]
+
+
+def test_the_project_s_registration_leaves_unknown_flags_to_npu502(lint):
+    launch = MODEL_ID.replace("\n", " --tensor-model-paralel-size 2\n")
+    found = lint({"run.sh": launch, "my_args.py": PROVIDER.format(flag="'--model-id'")}, select=["NPU5"])
+    assert codes(found) == ["NPU502"]
+
+
 # -- MindSpeed: the same script, two configured releases, two verdicts -----------------------
 
 MOE = ("torchrun pretrain_gpt.py --num-experts 8 --moe-token-dispatcher-type alltoall --moe-alltoall-overlap-comm "

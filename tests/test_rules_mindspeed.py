@@ -2,6 +2,8 @@
 
 import textwrap
 
+import pytest
+
 from conftest import at, codes, pos
 from npulint.fixes import fix_text, parses
 from npulint.source import PYTHON
@@ -967,14 +969,153 @@ def test_a_launch_is_checked_against_the_entries_of_its_own_flags_only():
         for n in range(1, len(a) + 1):
             for chosen in itertools.combinations(a, n):
                 one = launch(list(chosen) + [p for p in b if p[0] not in dict(chosen)])
-                fast = mindspeed.launch_found(one, stacks)
+                fast, _ = mindspeed.launch_found(one, stacks)
                 original = mc.catalog_index
                 mc.catalog_index = mindspeed.catalog_index = brute
                 try:
-                    slow = mindspeed.launch_found(one, stacks)
+                    slow, _ = mindspeed.launch_found(one, stacks)
                 finally:
                     mc.catalog_index = mindspeed.catalog_index = original
                 assert fast == slow, e
                 checked += 1
                 found += sum(len(items) for code, items in fast.items() if code != "NPU502")
     assert checked > len(mc.CATALOG) and found > 100  # the launches do break the catalog's rules
+
+
+# -- a list the file changes through sys.argv, an alias or a helper -----------------------
+
+MC2 = '"--tensor-model-parallel-size", "2", "--use-ascend-mc2"'  # NPU504 on master: no --sequence-parallel
+
+
+@pytest.mark.parametrize("change", [
+    'sys.argv.extend(["--sequence-parallel"])',
+    'sys.argv.append("--sequence-parallel")',
+    'sys.argv += ["--sequence-parallel"]',
+    'sys.argv.insert(1, "--sequence-parallel")',
+    'sys.argv[1:1] = ["--sequence-parallel"]',
+    'add_flag(sys.argv, "--sequence-parallel")',
+])
+def test_sys_argv_changed_after_its_literal_is_not_known(lint, change):
+    src = f"""\
+    import sys
+    from helpers import add_flag
+    sys.argv = ["pretrain_gpt.py", {MC2}]
+    {change}
+    """
+    assert lint(src, select=["NPU5"], config=MASTER) == []
+    # the clean twin's violating twin: nothing changes sys.argv after its literal
+    assert codes(lint(src.replace(change, "print(sys.argv)"), select=["NPU5"], config=MASTER)) == ["NPU504"]
+
+
+@pytest.mark.parametrize("imports, name", [
+    ("import sys as s", "s.argv"), ("from sys import argv", "argv"), ("from sys import argv as av", "av")])
+def test_sys_argv_changed_through_an_alias_of_sys_or_argv(lint, imports, name):
+    src = f"""\
+    import sys
+    {imports}
+    sys.argv = ["pretrain_gpt.py", {MC2}]
+    {name}.append("--sequence-parallel")
+    """
+    assert lint(src, select=["NPU5"], config=MASTER) == []
+
+
+def test_sys_argv_grown_keeps_its_known_words(lint):
+    # appended to: more words may follow, but two flags it holds still conflict
+    src = """\
+    import sys
+    sys.argv = ["pretrain_gpt.py", "--adaptive-memory-optimization", "--swap-attention"]
+    sys.argv.append("--bf16")
+    """
+    assert codes(lint(src, select=["NPU5"], config=LEGACY)) == ["NPU501"]
+
+
+def test_an_argv_that_is_not_sys_argv_changes_nothing(lint):
+    src = f"""\
+    import sys
+    class Opts:
+        argv = []
+    opts = Opts()
+    sys.argv = ["pretrain_gpt.py", {MC2}]
+    opts.argv.append("--sequence-parallel")
+    """
+    assert codes(lint(src, select=["NPU5"], config=MASTER)) == ["NPU504"]
+
+
+LAUNCH = f'["torchrun", "--nproc_per_node", "8", "pretrain_gpt.py", {MC2}]'
+
+
+@pytest.mark.parametrize("change", [
+    # a helper the list is passed to may change it
+    'add_flag(cmd, "--sequence-parallel")',
+    'opts.update(cmd)',
+    # a name bound to it shares its changes, either way round
+    'extra = cmd\nextra.append("--sequence-parallel")',
+    'extra: list = cmd\nextra.remove("--use-ascend-mc2")',
+    # stored in a container or an attribute: may be changed from there
+    'holder = [cmd]\nholder[0].append("--sequence-parallel")',
+    'opts.cmd = cmd',
+    'registry = {"train": cmd}',
+])
+def test_a_list_changed_through_a_helper_or_an_alias_is_not_known(lint, change):
+    src = "import subprocess\nfrom helpers import add_flag, opts\n\n" \
+          f"cmd = {LAUNCH}\n{change}\nsubprocess.run(cmd, check=True)\n"
+    assert lint({"t.py": src}, select=["NPU5"], config=MASTER) == []
+
+
+def test_a_list_bound_to_the_launched_name_shares_its_changes(lint):
+    src = f"import subprocess\n\nbase = {LAUNCH}\ncmd = base\nbase.append(\"--sequence-parallel\")\nsubprocess.run(cmd)\n"
+    assert lint({"t.py": src}, select=["NPU5"], config=MASTER) == []
+
+
+@pytest.mark.parametrize("use", [
+    'print(cmd)', 'print(" ".join(cmd))', 'logging.info("%s", cmd)', 'n = len(cmd)', 'shlex.join(cmd)',
+    'other = ["x"]\nother.extend(cmd)', 'copy = list(cmd)\ncopy.append("--sequence-parallel")',
+    'more = [*cmd, "--sequence-parallel"]', 'subprocess.run(cmd + ["--sequence-parallel"])',
+])
+def test_a_list_read_but_not_changed_is_still_checked(lint, use):
+    src = "import logging, shlex, subprocess\n\n" \
+          f"cmd = {LAUNCH}\n{use}\nsubprocess.run(cmd, check=True)\n"
+    found = lint({"t.py": src}, select=["NPU5"], config=MASTER)
+    assert codes(found) == ["NPU504"] and found[0].line == 3
+
+
+# -- MindSpeed-MM: a YAML file as the first argument replaces the command line's flags ---------
+
+MM = '[tool.npulint.releases]\nmindspeed-mm = "master"\n'
+YAML_LAUNCH = """\
+DISTRIBUTED_ARGS="--nproc_per_node 8 --nnodes 1"
+config_path=examples/qwen3vl/qwen3vl_full_sft_8B.yaml
+torchrun $DISTRIBUTED_ARGS {entry} {first} \\
+    --distributed-backend nccl \\
+    --use-ascend-mc2 \\
+    --tensor-model-paralel-size 2
+"""
+
+
+@pytest.mark.parametrize("entry, first", [
+    ("pretrain_transformers.py", "${config_path}"),
+    ("pretrain_transformers.py", "$CONFIG_DIR/sft.yaml"),
+    ("mindspeed_mm/mcore/models/qwen3_5/pretrain_qwen3_5.py", "cfg.yaml"),
+    ("pretrain_gpt.py", "${config_path}"),  # an entry that does not read it rejects the argument
+    ("pretrain_transformers.py", "$UNSET_CONFIG"),  # it reads an unknown first argument if it is one
+])
+def test_a_yaml_first_argument_replaces_the_flags(lint, entry, first):
+    assert sh(lint, YAML_LAUNCH.format(entry=entry, first=first), config=MM) == []
+
+
+@pytest.mark.parametrize("entry, first, found", [
+    ("pretrain_transformers.py", "", ["NPU504", "NPU504", "NPU502"]),  # flags alone: Megatron parses them
+    ("pretrain_transformers.py", "${config_path}.bak", ["NPU504", "NPU504", "NPU502"]),
+    # an entry that does not read a YAML file (the unknown word may be a companion: NPU504 waits)
+    ("pretrain_gpt.py", "$UNSET_CONFIG", ["NPU502"]),
+])
+def test_flags_without_a_yaml_first_argument_are_checked(lint, entry, first, found):
+    assert codes(sh(lint, YAML_LAUNCH.format(entry=entry, first=first), config=MM)) == found
+
+
+def test_a_yaml_launch_does_not_enable_amo(lint):
+    files = {"run.sh": "torchrun pretrain_transformers.py cfg.yaml --adaptive-memory-optimization\n",
+             "m.py": MODEL}
+    assert lint(files, select=["NPU503"]) == []
+    files["run.sh"] = "torchrun pretrain_transformers.py --adaptive-memory-optimization\n"
+    assert codes(lint(files, select=["NPU503"])) == ["NPU503"]
