@@ -289,9 +289,10 @@ _modules.register_text_facts("prefetch.imports", _import_texts)
 
 def _one_program() -> Callable[[str, str], bool]:
     """``together(a, b)``: whether the files *a* and *b* of the run (two files) can be in one
-    program: some Python file of the run imports both (it may be one of them), through the
-    modules of the run, directly or through other files. The run's imports are read from its
-    texts the first time two files are asked about; without the run's table, never."""
+    program: some Python file of the run or of its programs (:mod:`npulint.program`) imports
+    both (it may be one of them), through the modules of the run, directly or through other
+    files. The imports are read from the texts the first time two files are asked about;
+    without the run's table, never."""
     ancestors: Dict[str, FrozenSet[str]] = {}
     importers: List[Dict[str, Set[str]]] = []
 
@@ -301,7 +302,8 @@ def _one_program() -> Callable[[str, str], bool]:
             by_file: Dict[str, Set[str]] = {}
             if run is not None:
                 names = {where[0]: (name, where[1]) for name, where in run.paths.items() if where is not None}
-                for path, imports in run.text_facts("prefetch.imports").items():
+                # (None: the program's files are too many to read; no two files are then known together)
+                for path, imports in (run.text_facts("prefetch.imports") or {}).items():
                     this, is_package = names.get(path, (None, False))
                     for level, module, listed in imports:
                         base = absolute_module(module or None, level, this, is_package)
