@@ -731,8 +731,9 @@ _modules.register_text_facts(_DEFAULT_DTYPE_KEY, _sets_default_dtype)
 def program_default_dtype(text: str) -> Optional[DType]:
     """torch's default dtype for a file whose text is *text*: float32, unless this file or
     any Python file of the run or of its programs (:mod:`npulint.program`) names one of its
-    setters (the call may run before any of the file's tensors are made): then None, unknown. The run's texts are scanned once per run,
-    the first time a file asks (a cached result depends on the answer)."""
+    setters (the call may run before any of the file's tensors are made): then None, unknown.
+    The texts are scanned once per run, the first time a file asks (a cached result depends on
+    the answer)."""
     if _sets_default_dtype(text):
         return None
     run = _modules.active()
