@@ -101,6 +101,7 @@ class RunModules:
         self._texts: Dict[str, Optional[str]] = {}
         self._every_text: Optional[List[Tuple[str, str]]] = None  # see _all_texts
         self._holders: Dict[str, FrozenSet[str]] = {}  # see _holding
+        self._reach: Dict[str, FrozenSet[str]] = {}  # see _reaching
         self._words: Dict[str, frozenset] = {}  # see _may_bind
         self._roots: Dict[Tuple[Optional[str], bool], Optional[str]] = {}  # see foreign
 
@@ -198,14 +199,16 @@ class RunModules:
         if exclude:
             where = self.paths.get(exclude)
             skip = where[0] if where is not None else None
-        key = (name, kind, exclude if kind == "use" else None)
+        # (a use is asked of the files that may reach the module; so is anything of the files
+        # of its program the run does not lint: see _candidates)
+        key = (name, kind, exclude if kind == "use" or len(self.program()) != len(self.files) else None)
         hits = self._touched.get(key)
         if hits is None and self.program() is not None and self.unbounded:
             hits = self._touched[key] = (_UNBOUNDED,)  # (the files it may be in are too many to read)
         if hits is None:
             found = []
             name = _nfkc(name)  # as CPython reads identifiers (``a.ＰＯＯＬ = 3`` stores ``POOL``)
-            for path in (self._may_reach(name, exclude) if kind == "use" else self.program()):
+            for path in self._candidates(name, kind, exclude):
                 text = self._text(path)
                 if text is None:
                     continue
@@ -233,16 +236,45 @@ class RunModules:
             hits = self._touched[key] = tuple(found)
         return tuple(p for p in hits if p != skip)
 
+    def _candidates(self, name: str, kind: str, exclude: Optional[str]) -> Sequence[str]:
+        """The files :meth:`_touching` asks: for a use, those that may reach module *exclude*
+        (:meth:`_may_reach`); otherwise every file of the run, and those of its programs the
+        run does not lint that may reach *exclude* (a computed ``setattr`` in an unrelated script
+        of the project cannot get hold of the module's objects; in the run, it is counted
+        wherever it is, as before the program's files were asked)."""
+        if kind == "use":
+            return self._may_reach(name, exclude)
+        program = self.program()
+        if len(program) == len(self.files):
+            return program
+        reach = self._reaching(exclude)
+        if reach is None:
+            return program
+        run = set(self.files)
+        return [p for p in program if p in run or p in reach]
+
     def _may_reach(self, name: str, module: Optional[str]) -> Iterable[str]:
-        """The files of the run whose text names *name* and that may reach *module*'s
-        top-level objects: to reach them a file imports *module* (``import pkg.m``, ``from
-        pkg.m import name``, ``from . import m``: its text holds *module*'s own name as a
-        word), or a module that may re-export them (one whose text holds *module*'s name,
-        ``from .m import *``, and so on), or, in *module*'s package, imports relatively
-        (``from .. import name``). Every file when *module* names no one file of the run."""
+        """The files of the run's programs whose text names *name* and that may reach
+        *module*'s top-level objects (:meth:`_reaching`); every file when *module* names no
+        one file of the run."""
+        reach = self._reaching(module)
+        if reach is None:
+            return self.program()
+        return sorted(p for p, t in self._all_texts() if p in reach and name in t)
+
+    def _reaching(self, module: Optional[str]) -> Optional[FrozenSet[str]]:
+        """The files of the run's programs that may reach *module*'s top-level objects: to
+        reach them a file imports *module* (``import pkg.m``, ``from pkg.m import name``,
+        ``from . import m``: its text holds *module*'s own name as a word), or a module that
+        may re-export them (one whose text holds *module*'s name, ``from .m import *``, and so
+        on), or, in *module*'s package, imports relatively (``from .. import name``). None when
+        *module* names no one file of the run."""
         where = self.paths.get(module) if module else None
         if where is None:
-            return self.program()
+            return None
+        hit = self._reach.get(module)  # type: ignore[arg-type]
+        if hit is not None:
+            return hit
         texts = self._all_texts()
         path, is_package = where
         depth = module.count(".") + (1 if is_package else 0)  # folders from the file up to the package root
@@ -267,7 +299,8 @@ class RunModules:
                 stem = os.path.splitext(os.path.basename(p))[0]
                 found.add(os.path.basename(os.path.dirname(p)) if stem == "__init__" else stem)
             new, first = found - stems, False
-        return sorted(p for p, t in texts if p in reach and name in t)
+        hit = self._reach[module] = frozenset(reach)  # type: ignore[index]
+        return hit
 
     def _all_texts(self) -> List[Tuple[str, str]]:
         """``(path, text)`` of every Python file of the run that reads."""

@@ -118,3 +118,15 @@ def test_program_roots(tmp_path):
     (tmp_path / "loose/data/x.py").write_text("")  # not a package: Python does not import it from there
     found = program.outside_files([str(tmp_path / "loose/pkg/m.py")], None)
     assert found == sorted(str(tmp_path / f) for f in ("loose/pkg/__init__.py", "loose/script.py"))
+
+
+@pytest.mark.parametrize("script, reported", [
+    ("import json\n\nfor k, v in json.load(open('c.json')).items():\n    setattr(ARGS, k, v)\n", True),  # cannot reach layer
+    ("import layer\n\nfor k, v in {}.items():\n    setattr(layer, k, v)\n", False),  # may set layer.WS
+])
+def test_a_file_the_run_does_not_lint_counts_where_it_may_reach_the_module(tmp_path, cli_run, script, reported):
+    """A computed ``setattr`` may set any attribute of what it gets: in a file of the program
+    the run does not lint, it counts only where that file may get the module (it imports it)."""
+    layer = LAYER.replace("class Cfg:\n    WS = 1\n", "WS = 1\n").replace("Cfg.WS", "WS")
+    _write(tmp_path, {"layer.py": layer, "loader.py": script})
+    assert _codes(cli_run(["layer.py", "--no-cache"], tmp_path)) == (["NPU401"] if reported else [])
