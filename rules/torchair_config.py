@@ -32,7 +32,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
-from typing import Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
 
@@ -1306,10 +1306,16 @@ class AclgraphOutputRetained(LintRule):
         "An aclgraph runs on fixed memory addresses: every replay writes its outputs into the same memory. "
         "With `debug.aclgraph.enable_output_clone` off (the default) an output that is kept while the compiled "
         "callable runs again is overwritten in place. Reported in an aclgraph mode (known from the config) when, "
-        "inside a loop that calls the compiled callable, its output (the name bound to the call, a subscript of "
-        "it, or the call itself) is appended/inserted/added to a container that outlives the iteration "
+        "inside a loop that calls the compiled callable, its output (the name bound to the call, the call "
+        "itself, or a subscript of either by basic indexing: ints, slices, `None`, `...`, a tuple of them, or a "
+        "string key of a dict of outputs) is appended/inserted/added to a container that outlives the iteration "
         "(`.append`, `.appendleft`, `.insert`, `.add`, `.extend`, `c[k] = out`) or stored in an attribute; a "
-        "list/set/dict comprehension whose elements are the outputs collects them the same way. "
+        "list/set/dict comprehension whose elements are the outputs collects them the same way. Advanced "
+        "indexing (`logits[torch.arange(bs), seq_lens - 1]`, a list or tensor index) returns a new tensor, and "
+        "an index of unknown kind is not followed. Not reported when every path from the store leaves the loop "
+        "before the callable runs again: the statements after it (through the `if` and `with` around it) reach "
+        "`return`, `raise` or a `break` of that loop (`if hit: found.append(out); break`), with no call of the "
+        "callable on the way; a `break` does not count where a loop around that one keeps the container. "
         "`.clone()`, `.detach().clone()`, `.cpu()`, `.tolist()`, `.item()`, reductions and `copy.deepcopy(...)` "
         "at the point of storing are copies. A view is not a copy: `out.detach()` shares the output's storage, "
         "so the result of `detach`, `detach_`, `view`, `view_as`, `reshape`, `flatten`, `squeeze`, `unsqueeze`, "
@@ -1318,7 +1324,9 @@ class AclgraphOutputRetained(LintRule):
         "the tensor it was called on (also through names bound to it, `y = out.detach()`). Any other call on "
         "the output is unknown, and nothing is reported for it.")
     SOURCE = (_SRC + ":34-36 (场景2); Ascend/torchair@fced8842 "
-              "python/torchair/_acl_concrete_graph/acl_graph.py:1462-1474")
+              "python/torchair/_acl_concrete_graph/acl_graph.py:1462-1474; indexing: PyTorch's Tensor Views page "
+              "(pytorch/pytorch docs/source/tensor_view.rst: \"basic indexing returns views, while advanced "
+              "indexing returns a copy\")")
     INVALID = (
         Invalid(_ex(_RO.strip(), _BACKEND, _COMPILE, "outs = []", "for x in batches:", "    out = opt_model(x)",
                     "    outs.append(out)"), range=(10, 5, 10, 21),
@@ -1438,7 +1446,7 @@ class AclgraphOutputRetained(LintRule):
         """A list/set/dict comprehension that collects the outputs: every element is kept while
         the callable runs again for the next one."""
         e = elt
-        while isinstance(e, cst.Subscript):
+        while isinstance(e, cst.Subscript) and self._basic_index(e, self.ctx.site()):
             e = e.value
         inv = self.invocations().get(id(e)) if isinstance(e, cst.Call) else None
         if inv is None:
@@ -1462,7 +1470,7 @@ class AclgraphOutputRetained(LintRule):
             return
         call, csite, (ccall, _backend, m) = inv
         loop = csite.shared_loop(site)
-        if loop is None or self._lives_in(container, site, loop):
+        if loop is None or self._lives_in(container, site, loop) or self._leaves_loop(node, site, loop, container):
             return
         ctx = self.ctx
         callee = ctx.code(call.func)
@@ -1476,7 +1484,7 @@ class AclgraphOutputRetained(LintRule):
     def _output_of(self, stored, site: Site, _depth: int = 0):
         """The invocation of a compiled callable whose output *stored* is (or shares storage
         with): the call itself, a name certainly bound to it (or to such an expression), a
-        subscript of it, or a call of a view method on it (:data:`_VIEW_METHODS`; ``.to()`` and
+        subscript of it by basic indexing (:meth:`_basic_index`), or a call of a view method on it (:data:`_VIEW_METHODS`; ``.to()`` and
         ``.requires_grad_()`` that change neither dtype nor device). Anything else (a copy, an
         unknown call) is not the output: None."""
         if _depth > 5:
@@ -1484,6 +1492,8 @@ class AclgraphOutputRetained(LintRule):
         e = stored
         while True:
             if isinstance(e, cst.Subscript):
+                if not self._basic_index(e, site):
+                    return None
                 e = e.value
             elif isinstance(e, cst.Call) and _returns_receiver_storage(e):
                 e = e.func.value
@@ -1497,6 +1507,45 @@ class AclgraphOutputRetained(LintRule):
                 return self._output_of(cands[0].value, cands[0].site, _depth + 1)
         return None
 
+    def _basic_index(self, sub: cst.Subscript, site: Site) -> bool:
+        """Whether *sub* is basic indexing, which returns a view of what it indexes: ints, slices,
+        None, ``...`` (one, or a tuple of them); or a string key (an item of a dict of outputs,
+        the output itself). Anything else may be advanced indexing, which returns a new tensor
+        (``logits[torch.arange(bs), seq_lens - 1]``; PyTorch's Tensor Views page: "basic
+        indexing returns views, while advanced indexing returns a copy"), or is unknown."""
+        for el in sub.slice:
+            s = el.slice
+            if isinstance(s, cst.Slice):
+                continue
+            if getattr(s, "star", None) is not None or not _basic_key(self.ctx.value(s.value, site), s.value):
+                return False
+        return True
+
+    def _leaves_loop(self, node: cst.CSTNode, site: Site, loop, container) -> bool:
+        """Whether every path from the statement that holds *node* leaves *loop* before the
+        compiled callable can run again: the statements after it (in its block, then in the
+        blocks of the ``if``/``with`` around it, up to the loop's body) reach ``return``,
+        ``raise`` or a ``break`` of *loop* (or an ``if`` whose every arm does), with no call of
+        the compiled callable on the way. A ``break`` does not leave a loop around *loop* in
+        which *container* outlives an iteration."""
+        path = _path_in(loop.body, node)
+        if path is None:
+            return False
+        outer = [blk for blk, is_loop in site.blocks[:[b for b, _ in site.blocks].index(loop)] if is_loop]
+        may_break = all(self._lives_in(container, site, blk) for blk in outer)
+        calls = self.invocations()
+        for level in range(len(path) - 1, -1, -1):
+            items, k = path[level]
+            for item in items[k + 1:]:
+                if _holds_call(item, calls):
+                    return False
+                end = _always_ends(item)
+                if end == "raise" and any(isinstance(i[j], cst.With) for i, j in path[:level]):
+                    return False  # a context manager around it may suppress the exception
+                if end is not None:
+                    return end != "continue" and (end != "break" or may_break)
+        return False
+
     def _lives_in(self, container, site: Site, loop) -> bool:
         """True if the container (or the object whose attribute is stored) may be created anew
         in each iteration of *loop*, so it does not outlive the iteration."""
@@ -1507,6 +1556,102 @@ class AclgraphOutputRetained(LintRule):
             return True  # an expression we cannot follow: say nothing
         cands, _ = self.ctx.sem.reaching(root.value, site)
         return any((loop, True) in b.site.blocks and b.site.scope is site.scope for b in cands)
+
+
+def _basic_key(value: Any, expr: cst.BaseExpression) -> bool:
+    """An index of basic indexing (:meth:`AclgraphOutputRetained._basic_index`)."""
+    if isinstance(expr, cst.Ellipsis) or value is None or isinstance(value, str):
+        return True
+    if type(value) is int:
+        return True
+    return isinstance(expr, cst.Tuple) and isinstance(value, tuple) and \
+        all(v is None or v is Ellipsis or type(v) is int for v in value)
+
+
+def _items(block) -> List[cst.CSTNode]:
+    """The statements of a block, a line's small statements each an item (``x.append(o); break``)."""
+    out: List[cst.CSTNode] = []
+    for st in getattr(block, "body", ()):
+        if isinstance(st, cst.SimpleStatementLine):
+            out.extend(st.body)
+        else:
+            out.append(st)
+    return out
+
+
+def _contains(tree: cst.CSTNode, node: cst.CSTNode) -> bool:
+    todo = [tree]
+    while todo:
+        n = todo.pop()
+        if n is node:
+            return True
+        todo.extend(n.children)
+    return False
+
+
+def _path_in(block, node: cst.CSTNode) -> Optional[List[Tuple[List[cst.CSTNode], int]]]:
+    """The blocks from *block* down to the statement that holds *node*, each as (its items, the
+    index of the one that holds it), through the arms of ``if`` and the bodies of ``with`` only
+    (None: elsewhere, or in a loop, ``try`` or ``match`` inside *block*)."""
+    items = _items(block)
+    for k, item in enumerate(items):
+        if not _contains(item, node):
+            continue
+        inner = item
+        while isinstance(inner, cst.If):
+            arms = [inner.body] + ([inner.orelse] if inner.orelse is not None else [])
+            arm = next((a for a in arms if _contains(a, node)), None)
+            if arm is None:
+                return None  # in the test
+            if isinstance(arm, cst.If):
+                inner = arm  # elif
+                continue
+            below = _path_in(arm.body if isinstance(arm, cst.Else) else arm, node)
+            return None if below is None else [(items, k)] + below
+        if isinstance(inner, cst.With):
+            below = _path_in(inner.body, node) if _contains(inner.body, node) else None
+            return None if below is None else [(items, k)] + below
+        if isinstance(inner, cst.BaseCompoundStatement):
+            return None
+        return [(items, k)]
+    return None
+
+
+def _always_ends(item: cst.CSTNode) -> Optional[str]:
+    """How *item* ends every path through it: "return", "raise", "break" or "continue" (the
+    first an ``if`` arm ends with when its arms differ); None when some path goes on."""
+    if isinstance(item, (cst.Return, cst.Raise, cst.Break, cst.Continue)):
+        return type(item).__name__.lower()
+    if isinstance(item, cst.With):
+        end = _block_ends(item.body)
+        return None if end == "raise" else end  # (its context manager may suppress the exception)
+    if isinstance(item, cst.If):
+        if item.orelse is None:
+            return None
+        ends = [_block_ends(item.body),
+                _always_ends(item.orelse) if isinstance(item.orelse, cst.If) else _block_ends(item.orelse.body)]
+        if None in ends:
+            return None
+        return "continue" if "continue" in ends else "break" if "break" in ends else ends[0]
+    return None
+
+
+def _block_ends(block) -> Optional[str]:
+    for item in _items(block):
+        end = _always_ends(item)
+        if end is not None:
+            return end
+    return None
+
+
+def _holds_call(item: cst.CSTNode, calls: Dict[int, Any]) -> bool:
+    todo = [item]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, cst.Call) and id(n) in calls:
+            return True
+        todo.extend(n.children)
+    return False
 
 
 class UnknownConfigOption(_StoreRule):

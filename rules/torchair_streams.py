@@ -238,6 +238,7 @@ class StreamsAnalysis(Analysis):
             q = ctx.resolve(call.func, site, API)
             if q is not None:
                 self.resolved[call] = (site, q)
+        self._stream_facts()
         if not self.resolved:
             self._facts_for_instances()
             return
@@ -505,6 +506,33 @@ class StreamsAnalysis(Analysis):
                                        self._class_qualname(site), looped, self.conditional(call, site),
                                        where, self._runner(site)))
         self._facts_for_instances()
+
+    def _stream_facts(self) -> None:
+        """NPU305's fact (one per file the analysis reads, so the project phase knows which files
+        it has read): the file's own path; the tags of its torchair stream switches and whether
+        one is unknown; the strings its other calls pass on (a project's wrapper of the switch
+        takes the tag so: ``npu_stream_switch(enable, "22")`` in hicann/cann-recipes-infer,
+        executor/utils/common_utils.py:111-113); and its ``npu_record_tagged_stream`` calls with
+        a literal tag, each with the program's other files whose text may pass that tag on
+        (:func:`_tag_texts`; None: unknown)."""
+        ctx = self.ctx
+        tags, unknown = self.switch_tags()
+        passed: Set[str] = set()
+        records = []
+        for call, site in self.calls:
+            api = self.resolved.get(call)
+            if api is None:
+                for a in call.args:
+                    _strings(ctx.value(a.value, site), passed)
+            elif api[1] == RECORD_STREAM:
+                bound, tag_expr = self.arg(api[1], call, "tagged_stream")
+                tag = ctx.value(tag_expr, site) if bound is not None and tag_expr is not None else UNKNOWN
+                if isinstance(tag, str) and tag != "default":
+                    span = ctx.span(tag_expr)
+                    records.append((tag, span.line, span.column, span.end_line, span.end_column))
+        users = _tag_users(ctx.path, {r[0] for r in records}) if records else {}
+        ctx.fact(StreamsAnalysis, ("streams", ctx.path, tuple(sorted(tags)), unknown, tuple(sorted(passed)),
+                                   tuple(r + (users[r[0]],) for r in records)))
 
     def _facts_for_instances(self) -> None:
         """Instantiations of classes (calls resolved to a qualified name) and class bases,
@@ -1143,6 +1171,8 @@ def _tables(facts) -> Tables:
             plain.add(fact[1])
         elif kind == "torchair":
             torchair[path] = (fact[1], fact[2])
+        elif kind == "streams":
+            pass  # NPU305's (RecordStreamUnknownTag.project)
         else:
             creations.append((path,) + fact[1:])
     total, together = _per_process(calls, bases, methods, explicit_inits, modules, imports,
@@ -1251,6 +1281,57 @@ def _run_texts(key: str, own: str) -> Optional[FrozenSet[str]]:
     if facts is None:
         return None
     return frozenset(name for path, names in facts.items() if path != own for name in names)
+
+
+# NPU305: the string literals of a file's text (those a tag can be: no quote, backslash or line
+# break in it), and whether it names torchair's stream switch; read only where a run's
+# npu_record_tagged_stream has a literal tag (:func:`_tag_users`)
+_QUOTED = re.compile(r"'([^'\\\r\n]{0,200})'" r'|"([^"\\\r\n]{0,200})"')
+_SWITCH_TEXT = re.compile(r"npu_stream_switch|NpuStreamSwitch")
+_NAMES_SWITCH = "\0switch"  # (not a string a file's text can hold)
+
+
+def _tag_texts(text: str) -> Optional[FrozenSet[str]]:
+    found = {a or b for a, b in _QUOTED.findall(text)} if ("'" in text or '"' in text) else set()
+    if _SWITCH_TEXT.search(text):
+        found.add(_NAMES_SWITCH)
+    return frozenset(found) or None
+
+
+_modules.register_text_facts("torchair_streams.tags", _tag_texts)
+
+
+def _tag_users(own: str, tags: Set[str]) -> Dict[str, Optional[Tuple[str, ...]]]:
+    """Each tag -> the Python files of the run's programs other than *own* whose text names
+    torchair's stream switch or holds the tag as a string literal: where the project phase has
+    not read one, that file may switch to the tag's stream (directly or through a wrapper);
+    None when that cannot be told (the files are too many to read, or the tag is no literal
+    :data:`_QUOTED` finds)."""
+    run = _modules.active()
+    if run is None or not run.files:
+        return {t: () for t in tags}
+    found = run.text_facts("torchair_streams.tags")
+    out: Dict[str, Optional[Tuple[str, ...]]] = {}
+    for t in tags:
+        if found is None or _QUOTED.fullmatch(repr(t)) is None:
+            out[t] = None
+        else:
+            out[t] = tuple(sorted(p for p, held in found.items()
+                                  if p != own and (_NAMES_SWITCH in held or t in held)))
+    return out
+
+
+def _strings(value: Any, out: Set[str], depth: int = 0) -> None:
+    """The strings *value* is or holds (in a tuple, list, set or dict), onto *out*."""
+    if isinstance(value, str):
+        out.add(value)
+    elif depth < 3 and isinstance(value, (tuple, list, set, frozenset)):
+        for v in value:
+            _strings(v, out, depth + 1)
+    elif depth < 3 and isinstance(value, dict):
+        for k, v in value.items():
+            _strings(k, out, depth + 1)
+            _strings(v, out, depth + 1)
 
 
 def _plain_function(fn: cst.FunctionDef) -> bool:
@@ -1852,45 +1933,50 @@ class RecordStreamUnknownTag(LintRule):
     CODE = "NPU305"
     NAME = "record-stream-unknown-tag"
     SEVERITY = "warning"
-    SUMMARY = "npu_record_tagged_stream with a tag no npu_stream_switch in the file uses."
-    EXPLANATION = ("`npu_record_tagged_stream(t, tag)` with a literal tag that no torchair `npu_stream_switch` in "
-                   "the same file uses (and not \"default\"): an unknown tag silently creates a new, idle stream, "
-                   "so the tensor's memory is not kept alive for the stream that really uses it. Not reported when "
-                   "some stream switch in the file has a tag that cannot be known statically.")
-    SOURCE = _SRC + "; Ascend/torchair@fced8842 python/torchair/scope/_scope_attr.py:95-108"
+    SUMMARY = "npu_record_tagged_stream with a tag no npu_stream_switch of the program uses."
+    EXPLANATION = ("`npu_record_tagged_stream(t, tag)` with a literal tag that no torchair `npu_stream_switch` uses "
+                   "(and not \"default\"): an unknown tag silently creates a new, idle stream, so the tensor's memory "
+                   "is not kept alive for the stream that really uses it. torchair keeps the streams by tag for the "
+                   "whole process, so the switches of every linted file count, not only those of the record's file. "
+                   "Not reported when the tag may reach a switch in a way npulint does not read: some stream switch "
+                   "of the linted files has a tag that cannot be known statically (a project's wrapper "
+                   "`def npu_stream_switch(flag, tag): return tng.scope.npu_stream_switch(tag)`), a call other than "
+                   "torchair's stream APIs in the linted files passes the tag on (`with npu_stream_switch(flag, "
+                   "\"22\")`, a wrapper npulint cannot read), or a file of the program that the run does not read "
+                   "names the stream switch or holds the tag as a string literal.")
+    SOURCE = (_SRC + "; the streams by tag, process-wide: Ascend/torchair@fced8842 "
+              "python/torchair/scope/_scope_attr.py:95-108 (`_GLOBAL_TAG_TO_STREAM`), "
+              "python/torchair/ops/_tagged_event.py:54-55 (the record takes its stream from it)")
     INVALID = (
         Invalid(_IMP + "with tng.scope.npu_stream_switch('1'):\n    y = x + 1\n"
                        "tng.ops.npu_record_tagged_stream(y, '2')\n",
                 range=(5, 37, 5, 40),
-                message="npu_record_tagged_stream tag '2' is used by no npu_stream_switch in this file (tags: '1'): "
-                        "an unknown tag silently creates a new, idle stream; use the tag of the stream that uses "
-                        "the tensor"),
+                message="npu_record_tagged_stream tag '2' is used by no npu_stream_switch of the linted files "
+                        "(their tags: '1'): an unknown tag silently creates a new, idle stream; use the tag of the "
+                        "stream that uses the tensor"),
     )
     VALID = (_IMP + "with tng.scope.npu_stream_switch('1'):\n    y = x + 1\n"
                     "tng.ops.npu_record_tagged_stream(y, '1')\n",)
     HOW_TO_FIX = "Use the tag of the npu_stream_switch the tensor is used on."
     uses = (StreamsAnalysis,)
 
-    def visit_Call(self, node: cst.Call) -> None:
-        ctx = self.ctx
-        analysis = ctx.analysis(StreamsAnalysis)
-        api = analysis.resolved.get(node)
-        if api is None or api[1] != RECORD_STREAM:
-            return
-        switch_tags, unknown_switch = analysis.switch_tags()
-        if unknown_switch:
-            return
-        site, q = api
-        bound, tag_expr = analysis.arg(q, node, "tagged_stream")
-        if bound is None or tag_expr is None:
-            return
-        tag = ctx.value(tag_expr, site)
-        if isinstance(tag, str) and tag != "default" and tag not in switch_tags:
-            known = ", ".join(repr(t) for t in sorted(switch_tags)) or "none"
-            self.report(tag_expr,
-                        f"npu_record_tagged_stream tag {tag!r} is used by no npu_stream_switch in this file "
-                        f"(tags: {known}): an unknown tag silently creates a new, idle stream; use the tag "
-                        "of the stream that uses the tensor")
+    @classmethod
+    def project(cls, facts, report, settings, shared=None) -> None:
+        streams = [(path, f) for path, f in StreamsAnalysis.facts_in(shared) if f[0] == "streams"]
+        if not any(f[5] for _, f in streams) or any(f[3] for _, f in streams):
+            return  # no record with a literal tag, or a switch whose tag is unknown
+        read = {f[1] for _, f in streams}
+        tags = {t for _, f in streams for t in f[2]}
+        passed = {t for _, f in streams for t in f[4]}
+        known = ", ".join(repr(t) for t in sorted(tags)) or "none"
+        for path, f in streams:
+            for tag, line, col, end_line, end_col, users in f[5]:
+                if tag in tags or tag in passed or users is None or any(u not in read for u in users):
+                    continue
+                cls.report_in(report, path, Span(line, col, end_line, end_col),
+                              f"npu_record_tagged_stream tag {tag!r} is used by no npu_stream_switch of the linted "
+                              f"files (their tags: {known}): an unknown tag silently creates a new, idle stream; use "
+                              "the tag of the stream that uses the tensor")
 
 
 class TaggedEventTagReused(LintRule):

@@ -769,6 +769,74 @@ def test_npu205_other_ways_of_keeping(lint, store, needle):
     assert pos(found[0]) == at(src, needle)
 
 
+@pytest.mark.parametrize("kept, reported", [
+    # basic indexing returns a view of the output (PyTorch's Tensor Views page)
+    ("logits[:, -1]", True), ("logits[0]", True), ("logits[None, ..., 1:]", True), ("logits[(0, 1)]", True),
+    ("logits[:, LAST]", True), ('logits["logits"]', True), ("logits[0][:, -1]", True),
+    # advanced indexing returns a new tensor; an index of unknown kind is not followed
+    ("logits[torch.arange(bs), seq_lens - 1]", False), ("logits[[0, 1]]", False), ("logits[mask]", False),
+    ("logits[idx]", False), ("logits[idx][0]", False), ("logits[0][idx]", False),
+])
+def test_npu205_only_basic_indexing_is_the_output(lint, kept, reported):
+    """The probe's repro (advanced indexing, /tmp/probe-ta/p12/c.py) and its twins."""
+    src = RO + textwrap.dedent(f"""
+        LAST = -1
+        all_logits = []
+        for _ in range(steps):
+            logits = opt_model(input_ids)
+            last = {kept}
+            all_logits.append(last)
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == (["NPU205"] if reported else [])
+    comp = RO + f"LAST = -1\nkept = [opt_model(x){kept[len('logits'):]} for x in batches]\n"
+    assert codes(lint(comp, select=SEL)) == (["NPU205"] if reported else [])
+
+
+@pytest.mark.parametrize("body, reported", [
+    # the store's block leaves the loop: the callable is not called again while it is kept
+    ("if out.sum() > 0:\n    found.append(out)\n    break", False),
+    ("if out.sum() > 0:\n    found.append(out)\n    return found", False),
+    ("if out.sum() > 0:\n    found.append(out); break", False),
+    ("found.append(out)\nif ok:\n    break\nelif late:\n    return found\nelse:\n    raise ValueError", False),
+    ("if out.sum() > 0:\n    found.append(out)\n    log(out)\n    break", False),
+    ("with ctx:\n    found.append(out)\n    return found", False),
+    # it does not, or not before the next call
+    ("found.append(out)\nif ok:\n    break", True),
+    ("if out.sum() > 0:\n    found.append(out)\n    continue", True),
+    ("found.append(out)\nif ok:\n    break\nelse:\n    continue", True),
+    ("if out.sum() > 0:\n    found.append(out)\n    out = opt_model(x)\n    break", True),
+    ("for y in ys:\n    found.append(out)\n    break", True),
+    ("with ctx:\n    found.append(out)\n    raise ValueError", True),
+    ("try:\n    found.append(out)\n    break\nexcept ValueError:\n    pass", True),
+])
+def test_npu205_a_store_whose_block_leaves_the_loop(lint, body, reported):
+    """The probe's repro (/tmp/probe-ta/p12/b.py: ``found.append(out); break``, and ``return``)."""
+    src = RO + "def find_first(xs, ys, ok, late, ctx):\n    found = []\n    for x in xs:\n" \
+        "        out = opt_model(x)\n" + textwrap.indent(body, " " * 8) + "\n    return found\n"
+    found = lint(src, select=SEL)
+    assert codes(found) == (["NPU205"] if reported else [])
+    if reported:
+        assert pos(found[0]) == at(src, "found.append")
+
+
+def test_npu205_a_break_does_not_leave_the_loop_around(lint):
+    """``break`` leaves the inner loop only: the outer one calls the callable again while
+    `found` (made before both) holds the output; one made in each outer iteration does not."""
+    src = RO + textwrap.dedent("""
+        found = []
+        for batch in batches:
+            for x in batch:
+                out = opt_model(x)
+                if out.sum() > 0:
+                    found.append(out)
+                    break
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU205"]
+    src = src.replace("found = []\nfor batch in batches:\n", "for batch in batches:\n    found = []\n")
+    assert codes(lint(src, select=SEL)) == []
+
+
 def test_npu205_tuple_outputs_while_loop_and_method(lint):
     src = RO + textwrap.dedent("""
         class Runner:

@@ -1508,18 +1508,123 @@ def test_npu305_unknown_record_tag_is_silent(lint):
     assert codes(lint(src, select=SEL)) == []
 
 
-def test_npu305_wrapper_switch_is_not_a_torchair_switch(lint):
-    # vllm-ascend's npu_stream_switch is a torch.npu.stream wrapper: it does not make tag "1" known
-    src = mk("""
+# hicann/cann-recipes-infer (models/deepseek-v3.2-exp/models/indexer.py:252 at 07067b7, f55a9e9,
+# 90b45af, 5df82b1): the project's own npu_stream_switch (executor/utils/common_utils.py:111-113)
+# passes its tag on to torchair's; torchair keeps the streams by tag for the whole process
+# (Ascend/torchair@fced8842 python/torchair/scope/_scope_attr.py:95-108)
+CR_WRAPPER = """
+    import torchair as tng
+
+
+    class FakeContextManager:
+        def __enter__(self):
+            pass
+
+        def __exit__(self, *a):
+            pass
+
+
+    def npu_stream_switch(switch_flag: bool, stream_tag: str, stream_priority: int = 0):
+        if switch_flag:
+            return tng.scope.npu_stream_switch(stream_tag, stream_priority)
+        return FakeContextManager()
+"""
+CR_MODEL = """
+    import torch
+    import torchair as tng
+    from executor.su import npu_stream_switch
+
+
+    class Indexer(torch.nn.Module):
+        def forward(self, qr, enable_multi_streams):
+            tng.ops.npu_record_tagged_stream(qr, "22")
+            with npu_stream_switch(enable_multi_streams, "22"):
+                y = qr * 2
+            return y
+"""
+
+
+def test_npu305_a_tag_a_wrapper_of_the_run_passes_on_is_silent(lint):
+    """The repro: the wrapper's torchair switch takes a parameter as its tag, so which tags the
+    program's switches use is unknown; the call passes "22" on besides."""
+    assert codes(lint({"model.py": CR_MODEL, "executor/__init__.py": "", "executor/su.py": CR_WRAPPER},
+                      select=SEL)) == []
+    # the model alone: the literal it passes on to a function npulint does not read
+    assert codes(lint({"model.py": CR_MODEL}, select=SEL)) == []
+
+
+@pytest.mark.parametrize("passed, reported", [
+    ('"22"', False), ('TAG', False), ('("22", 0)', False), ('"2"', True)])
+def test_npu305_a_literal_passed_to_a_function_outside_the_run(lint, passed, reported):
+    """vllm-ascend's npu_stream_switch took a tag and called torchair's switch up to v0.9
+    (vllm_ascend/utils.py: ``_npu_stream_switch(tag, priority)``), a torch.npu.Stream since:
+    which one runs is unknown, so the tag it is passed may be a switch's. A tag it is not passed
+    is still reported."""
+    src = mk(f"""
         from vllm_ascend.utils import npu_stream_switch
 
-        with npu_stream_switch("1"):
+        TAG = "22"
+        with npu_stream_switch({passed}, 0):
             y = x + 1
-        tng.ops.npu_record_tagged_stream(y, "1")
+        tng.ops.npu_record_tagged_stream(y, "22")
     """)
     found = lint(src, select=SEL)
-    assert codes(found) == ["NPU305"]
-    assert pos(found[0]) == at(src, '"1")', 1)
+    assert codes(found) == (["NPU305"] if reported else [])
+    if reported:
+        assert pos(found[0]) == at(src, '"22")')
+
+
+ATTN = """
+    import torch
+    import torchair as tng
+
+    STREAM = "kv_stream"
+
+
+    class Attn(torch.nn.Module):
+        def forward(self, x):
+            with tng.scope.npu_stream_switch(STREAM):
+                y = x * 2
+            return y
+"""
+
+
+def _layer(tag):
+    return f"""
+    import torch
+    import torchair as tng
+    from attn import Attn
+
+
+    class Layer(torch.nn.Module):
+        def forward(self, x):
+            y = Attn()(x)
+            tng.ops.npu_record_tagged_stream(y, "{tag}")
+            return y
+    """
+
+
+def test_npu305_the_switch_of_another_file_of_the_run_counts(lint):
+    """The tag of a switch in another linted file (through its module's constant) is known: the
+    record uses that stream; a tag no switch of the run uses is reported, in the record's file,
+    with the run's tags."""
+    assert codes(lint({"layer.py": _layer("kv_stream"), "attn.py": ATTN}, select=SEL)) == []
+    found = lint({"layer.py": _layer("kv_stram"), "attn.py": ATTN}, select=SEL)
+    assert where(found) == [("layer.py",) + at(textwrap.dedent(_layer("kv_stram")), '"kv_stram"') + ("NPU305",)]
+    assert "'kv_stram'" in found[0].message and "'kv_stream'" in found[0].message
+
+
+@pytest.mark.parametrize("other, reported", [
+    (ATTN, False),  # names torchair's switch: its tags are unknown to a run that does not read it
+    ('TAGS = ["kv_stram"]\n', False),  # holds the tag: it may pass it to a switch
+    ('TAGS = ["kv_stream"]\n', True),  # neither
+])
+def test_npu305_a_file_of_the_program_the_run_does_not_read(tmp_path, cli_run, other, reported):
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "layer.py").write_text(textwrap.dedent(_layer("kv_stram")))
+    (tmp_path / "attn.py").write_text(textwrap.dedent(other))
+    out = cli_run(["layer.py", "--select", "NPU305", "--no-cache"], tmp_path).stdout
+    assert ("layer.py:10:45: NPU305" in out) == reported, out
 
 
 # ======================================================================================
