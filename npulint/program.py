@@ -9,7 +9,7 @@ to resolution)."""
 from __future__ import annotations
 
 import os
-from typing import Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence
 
 from npulint.paths import module_name
 from npulint.source import PYTHON
@@ -24,17 +24,29 @@ PROJECT_MARKERS = (".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg")
 MAX_PROGRAM_FILES = 20_000
 
 
-def program_root(path: str) -> Optional[str]:
+def program_root(path: str, memo: Optional[Dict[str, Optional[str]]] = None) -> Optional[str]:
     """The root of the program *path* belongs to: the nearest folder up that holds a project
-    marker; None when there is none (:func:`_script_folder` then bounds it)."""
+    marker; None when there is none (:func:`_script_folder` then bounds it). *memo* keeps each
+    folder's answer for the next file (the files of a run share their folders)."""
+    memo = {} if memo is None else memo
     here = os.path.dirname(path)
+    seen: List[str] = []
+    found: Optional[str] = None
     while True:
+        if here in memo:
+            found = memo[here]
+            break
+        seen.append(here)
         if any(os.path.exists(os.path.join(here, m)) for m in PROJECT_MARKERS):
-            return here
+            found = here
+            break
         parent = os.path.dirname(here)
         if parent == here:
-            return None
+            break
         here = parent
+    for folder in seen:
+        memo[folder] = found
+    return found
 
 
 def _script_folder(path: str) -> str:
@@ -82,8 +94,9 @@ def outside_files(paths: Iterable[str], settings, cache=None, walked: Sequence[s
     covered = tuple(os.path.join(w, "") for w in walked)
     roots = set()
     folders = set()
+    memo: Dict[str, Optional[str]] = {}
     for p in run:
-        root = program_root(p)
+        root = program_root(p, memo)
         if root is None:
             folders.add(_script_folder(p))
         else:

@@ -523,7 +523,8 @@ class StreamsAnalysis(Analysis):
             api = self.resolved.get(call)
             if api is None:
                 for a in call.args:
-                    _strings(ctx.value(a.value, site), passed)
+                    if self._may_hold_strings(a.value, site):
+                        _strings(ctx.value(a.value, site), passed)
             elif api[1] == RECORD_STREAM:
                 bound, tag_expr = self.arg(api[1], call, "tagged_stream")
                 tag = ctx.value(tag_expr, site) if bound is not None and tag_expr is not None else UNKNOWN
@@ -533,6 +534,32 @@ class StreamsAnalysis(Analysis):
         users = _tag_users(ctx.path, {r[0] for r in records}) if records else {}
         ctx.fact(StreamsAnalysis, ("streams", ctx.path, tuple(sorted(tags)), unknown, tuple(sorted(passed)),
                                    tuple(r + (users[r[0]],) for r in records)))
+
+    def _may_hold_strings(self, e: cst.BaseExpression, site: Site, depth: int = 0) -> bool:
+        """Whether evaluating *e* may give a string or a container holding one (what
+        :meth:`_stream_facts` keeps of a call's arguments): a string literal, a name bound to
+        such an expression or imported (a module's constant), an attribute or item (a class's or
+        a literal's), an operation or display with such a part. Anything else (a call's result,
+        a parameter, a number) gives none, so it is not evaluated: evaluating every argument of
+        every call was the costliest part of the streams analysis."""
+        t = type(e)
+        if t in (cst.SimpleString, cst.ConcatenatedString, cst.Attribute, cst.Subscript):
+            return True
+        if depth > 8:
+            return True
+        if t is cst.BinaryOperation:
+            return self._may_hold_strings(e.left, site, depth + 1) or self._may_hold_strings(e.right, site, depth + 1)
+        if t in (cst.Tuple, cst.List, cst.Set):
+            return any(self._may_hold_strings(el.value, site, depth + 1) for el in e.elements)
+        if t is cst.Dict:
+            return any(isinstance(el, cst.StarredDictElement) or self._may_hold_strings(el.key, site, depth + 1)
+                       or self._may_hold_strings(el.value, site, depth + 1) for el in e.elements)
+        if t is not cst.Name:
+            return False
+        cands, _ = self.ctx.sem.reaching(e.value, site)
+        return any(b.kind in ("import", "aug") or (b.kind == "assign" and b.value is not None and
+                                                  self._may_hold_strings(b.value, b.site, depth + 1))
+                   for b in cands)
 
     def _facts_for_instances(self) -> None:
         """Instantiations of classes (calls resolved to a qualified name) and class bases,
