@@ -102,6 +102,7 @@ class RunModules:
         self._every_text: Optional[List[Tuple[str, str]]] = None  # see _all_texts
         self._holders: Dict[str, FrozenSet[str]] = {}  # see _holding
         self._reach: Dict[str, FrozenSet[str]] = {}  # see _reaching
+        self._quoted: Dict[str, Tuple[str, ...]] = {}  # see quoting
         self._words: Dict[str, frozenset] = {}  # see _may_bind
         self._roots: Dict[Tuple[Optional[str], bool], Optional[str]] = {}  # see foreign
 
@@ -176,6 +177,23 @@ class RunModules:
         while the answer is the same (a dependency, as for :meth:`touched`)."""
         self._deps.add(_TEXT_FACTS + key)
         return self._facts_of_texts(key)
+
+    def quoting(self, word: str) -> Optional[Tuple[str, ...]]:
+        """The files of the run's programs whose text holds *word* between quotes (``'word'`` or
+        ``"word"``: a string literal, or part of one), sorted; None when they are too many to
+        read. A cached result that asked holds while the answer is the same (a dependency)."""
+        self._deps.add(_QUOTING + word)
+        return self._quoting(word)
+
+    def _quoting(self, word: str) -> Optional[Tuple[str, ...]]:
+        self.program()
+        if self.unbounded:
+            return None
+        hit = self._quoted.get(word)
+        if hit is None:
+            single, double = f"'{word}'", f'"{word}"'
+            hit = self._quoted[word] = tuple(p for p, t in self._all_texts() if single in t or double in t)
+        return hit
 
     def _facts_of_texts(self, key: str) -> Optional[Dict[str, Any]]:
         program = self.program()
@@ -362,6 +380,12 @@ class RunModules:
                 self._digests[module] = None if key not in _EXTRACTORS else blake2b(
                     repr(None if facts is None else sorted(facts.items())).encode("utf-8", "surrogateescape"),
                     digest_size=16).hexdigest()
+            return self._digests[module]
+        if module.startswith(_QUOTING):  # a dependency on which files hold a word between quotes
+            if module not in self._digests:
+                hits = self._quoting(module[len(_QUOTING):])
+                self._digests[module] = blake2b(repr(hits).encode("utf-8", "surrogateescape"),
+                                                digest_size=16).hexdigest()
             return self._digests[module]
         if module.startswith(_TOUCHED):  # a dependency on what the files of the run change (touched)
             if module not in self._digests:
@@ -810,6 +834,7 @@ def scan(text: str, module: str, is_package: bool,
 
 
 _TOUCHED = "\0touched\0"  # the dependency key of a RunModules.touched answer
+_QUOTING = "\0quoting\0"  # the dependency key of a RunModules.quoting answer
 _UNBOUNDED = "\0unbounded"  # a touched answer when the program's files are too many to read
 _TEXT_FACTS = "\0text\0"  # the dependency key of a RunModules.text_facts answer
 _EXTRACTORS: Dict[str, Callable[[str], Any]] = {}
@@ -817,8 +842,9 @@ _EXTRACTORS: Dict[str, Callable[[str], Any]] = {}
 
 def asks_program(deps: Iterable[Tuple[str, Optional[str]]]) -> bool:
     """Whether a result with these dependencies (:meth:`RunModules.take_deps`) asked what the
-    files of the run's programs change (:meth:`RunModules.touched`, :meth:`RunModules.text_facts`)."""
-    return any(m.startswith((_TOUCHED, _TEXT_FACTS)) for m, _ in deps)
+    files of the run's programs change or hold (:meth:`RunModules.touched`, :meth:`RunModules.text_facts`,
+    :meth:`RunModules.quoting`)."""
+    return any(m.startswith((_TOUCHED, _TEXT_FACTS, _QUOTING)) for m, _ in deps)
 
 
 def register_text_facts(key: str, extract: Callable[[str], Any]) -> None:

@@ -514,7 +514,7 @@ class StreamsAnalysis(Analysis):
         takes the tag so: ``npu_stream_switch(enable, "22")`` in hicann/cann-recipes-infer,
         executor/utils/common_utils.py:111-113); and its ``npu_record_tagged_stream`` calls with
         a literal tag, each with the program's other files whose text may pass that tag on
-        (:func:`_tag_texts`; None: unknown)."""
+        (:func:`_tag_users`; None: unknown)."""
         ctx = self.ctx
         tags, unknown = self.switch_tags()
         passed: Set[str] = set()
@@ -1310,41 +1310,32 @@ def _run_texts(key: str, own: str) -> Optional[FrozenSet[str]]:
     return frozenset(name for path, names in facts.items() if path != own for name in names)
 
 
-# NPU305: the string literals of a file's text (those a tag can be: no quote, backslash or line
-# break in it), and whether it names torchair's stream switch; read only where a run's
-# npu_record_tagged_stream has a literal tag (:func:`_tag_users`)
-_QUOTED = re.compile(r"'([^'\\\r\n]{0,200})'" r'|"([^"\\\r\n]{0,200})"')
-_SWITCH_TEXT = re.compile(r"npu_stream_switch|NpuStreamSwitch")
-_NAMES_SWITCH = "\0switch"  # (not a string a file's text can hold)
+# NPU305: whether a file's text names torchair's stream switch (read only where a run's
+# npu_record_tagged_stream has a literal tag: :func:`_tag_users`)
+_QUOTED = re.compile(r"'([^'\\\r\n]{0,200})'" r'|"([^"\\\r\n]{0,200})"')  # a tag a text can hold between quotes
 
 
-def _tag_texts(text: str) -> Optional[FrozenSet[str]]:
-    found = {a or b for a, b in _QUOTED.findall(text)} if ("'" in text or '"' in text) else set()
-    if _SWITCH_TEXT.search(text):
-        found.add(_NAMES_SWITCH)
-    return frozenset(found) or None
+def _names_switch(text: str) -> bool:
+    return "npu_stream_switch" in text or "NpuStreamSwitch" in text
 
 
-_modules.register_text_facts("torchair_streams.tags", _tag_texts)
+_modules.register_text_facts("torchair_streams.switches", _names_switch)
 
 
 def _tag_users(own: str, tags: Set[str]) -> Dict[str, Optional[Tuple[str, ...]]]:
     """Each tag -> the Python files of the run's programs other than *own* whose text names
-    torchair's stream switch or holds the tag as a string literal: where the project phase has
-    not read one, that file may switch to the tag's stream (directly or through a wrapper);
-    None when that cannot be told (the files are too many to read, or the tag is no literal
-    :data:`_QUOTED` finds)."""
+    torchair's stream switch or holds the tag between quotes: where the project phase has not
+    read one, that file may switch to the tag's stream (directly or through a wrapper); None
+    when that cannot be told (the files are too many to read, or the tag is no string a text
+    can hold between quotes: :data:`_QUOTED`)."""
     run = _modules.active()
     if run is None or not run.files:
         return {t: () for t in tags}
-    found = run.text_facts("torchair_streams.tags")
+    switching = run.text_facts("torchair_streams.switches")
     out: Dict[str, Optional[Tuple[str, ...]]] = {}
     for t in tags:
-        if found is None or _QUOTED.fullmatch(repr(t)) is None:
-            out[t] = None
-        else:
-            out[t] = tuple(sorted(p for p, held in found.items()
-                                  if p != own and (_NAMES_SWITCH in held or t in held)))
+        quoting = run.quoting(t) if switching is not None and _QUOTED.fullmatch(repr(t)) is not None else None
+        out[t] = None if quoting is None else tuple(sorted((set(switching) | set(quoting)) - {own}))
     return out
 
 

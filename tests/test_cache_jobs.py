@@ -450,3 +450,17 @@ def test_a_cached_result_holds_only_while_what_other_modules_change_is_the_same(
     files["other.py"] = "def shrink(m):\n    m.layers.pop()\n"
     second = _lint(tmp_path, files, jobs=1, cache=cache_mod.Cache(str(tmp_path / "cache")))
     assert [f.code for f in second.findings if f.code == "NPU303"] == []
+
+
+def test_a_cached_npu305_result_holds_only_while_no_other_file_quotes_its_tag(tmp_path):
+    """NPU305 stays silent when another file of the program holds the record's tag between
+    quotes (it may pass it to a wrapper of the switch: RunModules.quoting): the record's
+    file's cached result depends on that answer, and is not served after it changes."""
+    record = ("import torch\nimport torchair as tng\n\n\ndef f(x):\n"
+              "    with tng.scope.npu_stream_switch(\"side\"):\n        y = x + 1\n"
+              "    tng.ops.npu_record_tagged_stream(y, \"t9\")\n    return y\n")
+    cache = cache_mod.Cache(str(tmp_path / "cache"))
+    first = _lint(tmp_path, {"rec.py": record, "other.py": "x = 1\n"}, cache=cache)
+    assert [f.code for f in first.findings] == ["NPU305"]
+    again = _lint(tmp_path, {"rec.py": record, "other.py": "x = 1\nswitch_to(\"t9\")\n"}, cache=cache)
+    assert [f.code for f in again.findings] == []
