@@ -204,7 +204,8 @@ class RunModules:
             extract = _EXTRACTORS[key]
             hit = {}
             for path in program:
-                text = self._text(path)
+                # (a text not read yet is not kept: one scan of a large run's files would hold them all)
+                text = self._texts[path] if path in self._texts else self._read(path)
                 if text:
                     found = extract(text)
                     if found:
