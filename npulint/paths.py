@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -72,3 +72,34 @@ def absolute_module(module: Optional[str], level: int, this: Optional[str], is_p
         return None
     base = parts[:len(parts) - (level - 1)]
     return ".".join(base + ([module] if module else []))
+
+
+# What marks a project's folder (the release inference reads its requirements there; the files
+# of a program are those under it: npulint.program). torchair's own tree has its setup.py in
+# python/.
+PROJECT_MARKERS = (".git", ".hg", "setup.py", "pyproject.toml", "setup.cfg", "requirements.txt",
+                   "python/torchair/__init__.py")
+
+
+def nearest_project(folder: str, memo: Optional[Dict[str, Optional[str]]] = None) -> Optional[str]:
+    """The nearest folder at or above *folder* holding a :data:`PROJECT_MARKERS` entry, or None;
+    *memo* (folder -> answer) shares the walk between the folders of one tree."""
+    memo = {} if memo is None else memo
+    seen: List[str] = []
+    here = folder
+    found: Optional[str] = None
+    while True:
+        if here in memo:
+            found = memo[here]
+            break
+        seen.append(here)
+        if any(os.path.exists(os.path.join(here, m)) for m in PROJECT_MARKERS):
+            found = here
+            break
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    for f in seen:
+        memo[f] = found
+    return found

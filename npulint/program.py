@@ -11,12 +11,8 @@ from __future__ import annotations
 import os
 from typing import Dict, Iterable, List, Optional, Sequence
 
-from npulint.paths import module_name
+from npulint.paths import module_name, nearest_project
 from npulint.source import PYTHON
-
-# What marks a project's folder: the nearest folder up from a file that holds one is its program's
-# root (a repository, or a package's project in a monorepo).
-PROJECT_MARKERS = (".git", ".hg", "pyproject.toml", "setup.py", "setup.cfg")
 
 # Past this many Python files outside the run, nothing the run binds is taken as unchanged by
 # them (every question is answered "may change"): reading a monorepo's every file for one
@@ -26,27 +22,9 @@ MAX_PROGRAM_FILES = 20_000
 
 def program_root(path: str, memo: Optional[Dict[str, Optional[str]]] = None) -> Optional[str]:
     """The root of the program *path* belongs to: the nearest folder up that holds a project
-    marker; None when there is none (:func:`_script_folder` then bounds it). *memo* keeps each
-    folder's answer for the next file (the files of a run share their folders)."""
-    memo = {} if memo is None else memo
-    here = os.path.dirname(path)
-    seen: List[str] = []
-    found: Optional[str] = None
-    while True:
-        if here in memo:
-            found = memo[here]
-            break
-        seen.append(here)
-        if any(os.path.exists(os.path.join(here, m)) for m in PROJECT_MARKERS):
-            found = here
-            break
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    for folder in seen:
-        memo[folder] = found
-    return found
+    marker (:data:`npulint.paths.PROJECT_MARKERS`); None when there is none
+    (:func:`_script_folder` then bounds it). *memo*: see :func:`npulint.paths.nearest_project`."""
+    return nearest_project(os.path.dirname(path), memo)
 
 
 def _script_folder(path: str) -> str:

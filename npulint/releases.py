@@ -19,6 +19,8 @@ import os
 import re
 from typing import Dict, FrozenSet, Iterable, List, Mapping, Optional, Sequence, Tuple
 
+from npulint.paths import nearest_project
+
 MINDSPEED_FRAMEWORKS = ("mindspeed", "mindspeed-llm", "mindspeed-mm")
 FRAMEWORKS = MINDSPEED_FRAMEWORKS + ("torchair",)
 LABELS = {"mindspeed": "MindSpeed", "mindspeed-llm": "MindSpeed-LLM", "mindspeed-mm": "MindSpeed-MM",
@@ -236,8 +238,6 @@ def check_config(value, where: str) -> Dict[str, Tuple[str, ...]]:
 
 # -- inference --------------------------------------------------------------------------------
 
-_MARKERS = (".git", "setup.py", "pyproject.toml", "setup.cfg", "requirements.txt",
-            "python/torchair/__init__.py")  # torchair's own tree: its setup.py is in python/
 _READ_LIMIT = 1 << 20
 # a package's identity in its own tree: framework -> (the folder of the package, a file of the
 # package, the file that declares its version, the pattern of the declaration), the two files in
@@ -284,31 +284,7 @@ def project_root(settings, files: Sequence[str]) -> Optional[str]:
         return None
     if not os.path.isdir(common):
         common = os.path.dirname(common)
-    return _nearest_marked(common) or common
-
-
-def _nearest_marked(folder: str, memo: Optional[Dict[str, Optional[str]]] = None) -> Optional[str]:
-    """The nearest folder at or above *folder* holding a project marker, or None; *memo*
-    (folder -> answer) shares the walk between folders of one tree."""
-    memo = {} if memo is None else memo
-    seen = []
-    here = folder
-    found: Optional[str] = None
-    while True:
-        if here in memo:
-            found = memo[here]
-            break
-        seen.append(here)
-        if any(os.path.exists(os.path.join(here, m)) for m in _MARKERS):
-            found = here
-            break
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    for f in seen:
-        memo[f] = found
-    return found
+    return nearest_project(common) or common
 
 
 def _inferred(settings, files: Sequence[str]) -> Dict[str, Tuple[Tuple[str, ...], str]]:
@@ -322,7 +298,7 @@ def _inferred(settings, files: Sequence[str]) -> Dict[str, Tuple[Tuple[str, ...]
     if getattr(settings, "config_path", None) or len(files) < 2:
         return infer(project_root(settings, files))
     memo: Dict[str, Optional[str]] = {}
-    marked = {folder: _nearest_marked(folder, memo) for folder in {os.path.dirname(os.path.abspath(f)) for f in files}}
+    marked = {folder: nearest_project(folder, memo) for folder in {os.path.dirname(os.path.abspath(f)) for f in files}}
     if not any(marked.values()):  # no project marker anywhere: one project, at the common folder
         return infer(project_root(settings, files))
     roots = {root or folder for folder, root in marked.items()}
@@ -334,7 +310,7 @@ def _inferred(settings, files: Sequence[str]) -> Dict[str, Tuple[Tuple[str, ...]
         if root not in said:
             own = infer(root)
             parent = os.path.dirname(root)
-            above = _nearest_marked(parent, memo) if parent != root else None
+            above = nearest_project(parent, memo) if parent != root else None
             said[root] = {**(says(above) if above else {}), **own}
         return said[root]
 
