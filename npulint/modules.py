@@ -76,7 +76,8 @@ class RunModules:
 
     def __init__(self, paths: Dict[str, Optional[Tuple[str, bool]]], read: Callable[[str], Optional[str]],
                  files: Optional[Iterable[str]] = None,
-                 outside: Optional[Callable[[], Optional[Sequence[str]]]] = None):
+                 outside: Optional[Callable[[], Optional[Sequence[str]]]] = None,
+                 read_any: Optional[Callable[[str], Optional[str]]] = None):
         # module name -> (path, is_package), or None when two files claim the name
         self.paths = paths
         # every Python file of the run (with or without a module name): what they may change
@@ -85,8 +86,13 @@ class RunModules:
         # the Python files of the programs the run's files belong to that the run does not lint
         # (npulint.program.outside_files; None: too many to read): they may change values too
         self._outside = outside
+        # a file's text whatever its size (up to the read cap): one over --max-file-size is not
+        # analysed, but what it changes counts all the same (see _asked_text)
+        self._read_any = read_any
+        self._big: Dict[str, Optional[str]] = {}
         self._program: Optional[Tuple[str, ...]] = None  # see program()
         self.unbounded = False  # the program's other files are too many to read: anything may change
+        self.asked = False  # whether this process asked what the program's files change or hold
         self._touches: Dict[str, Optional["Touches"]] = {}
         self._touched: Dict[Tuple[str, str, Optional[str]], Tuple[str, ...]] = {}
         self._dynamic_text: Dict[str, bool] = {}  # whether a file's text names setattr/delattr/vars
@@ -111,6 +117,19 @@ class RunModules:
             self._texts[path] = self._read(path)
         return self._texts[path]
 
+    def _asked_text(self, path: str, keep: bool = True) -> Optional[str]:
+        """A file's text for a question of what it changes or holds: as the module table reads
+        it (kept, unless *keep* is false and it was not read yet), else whatever its size."""
+        if path in self._texts or keep:
+            text = self._text(path)
+        else:
+            text = self._read(path)
+        if text is None and self._read_any is not None:
+            if path not in self._big:
+                self._big[path] = self._read_any(path)
+            text = self._big[path]
+        return text
+
     def program(self) -> Tuple[str, ...]:
         """The files that may change what the run's modules bind: the run's Python files and
         those of their programs it does not lint (read on first use; :attr:`unbounded` when
@@ -123,17 +142,13 @@ class RunModules:
             self._program = tuple(sorted(set(self.files) | set(extra)))
         return self._program
 
-    def outside_consulted(self) -> bool:
-        """Whether files the run does not lint may change what it found (a result that asked
-        what the run's files change then depends on files no run key covers)."""
-        program = self.program()
-        return self.unbounded or len(program) != len(self.files)
-
     @classmethod
     def from_files(cls, files: Iterable[Tuple[str, Optional[str], bool]],
                    read: Callable[[str], Optional[str]],
-                   outside: Optional[Callable[[], Optional[Sequence[str]]]] = None) -> "RunModules":
-        """*files*: (path, module name or None, is_package); *outside*: see the constructor."""
+                   outside: Optional[Callable[[], Optional[Sequence[str]]]] = None,
+                   read_any: Optional[Callable[[str], Optional[str]]] = None) -> "RunModules":
+        """*files*: (path, module name or None, is_package); *outside*, *read_any*: see the
+        constructor."""
         paths: Dict[str, Optional[Tuple[str, bool]]] = {}
         every: List[str] = []
         for path, name, is_package in files:
@@ -144,7 +159,7 @@ class RunModules:
                 paths[name] = None  # ambiguous: unknown
             elif name not in paths:
                 paths[name] = (path, is_package)
-        return cls(paths, read, every, outside)
+        return cls(paths, read, every, outside, read_any)
 
     # -- what the modules of the run change in other modules ---------------------------
     def touched(self, name: str, kind: str, exclude: Optional[str] = None) -> bool:
@@ -168,6 +183,7 @@ class RunModules:
         text that may store it: :func:`_store_pattern`), and the search ends at the second file
         found (a cached result's dependency is then on those files: see :meth:`digest`)."""
         self._deps.add(f"{_TOUCHED}{name}\0{kind}\0{exclude or ''}")  # a cached result holds while the answer does
+        self.asked = True
         return bool(self._touching(name, kind, exclude))
 
     def text_facts(self, key: str) -> Optional[Dict[str, Any]]:
@@ -176,6 +192,7 @@ class RunModules:
         those are too many to read (anything may be found). A cached result that asked holds
         while the answer is the same (a dependency, as for :meth:`touched`)."""
         self._deps.add(_TEXT_FACTS + key)
+        self.asked = True
         return self._facts_of_texts(key)
 
     def quoting(self, word: str) -> Optional[Tuple[str, ...]]:
@@ -183,6 +200,7 @@ class RunModules:
         ``"word"``: a string literal, or part of one), sorted; None when they are too many to
         read. A cached result that asked holds while the answer is the same (a dependency)."""
         self._deps.add(_QUOTING + word)
+        self.asked = True
         return self._quoting(word)
 
     def _quoting(self, word: str) -> Optional[Tuple[str, ...]]:
@@ -205,7 +223,7 @@ class RunModules:
             hit = {}
             for path in program:
                 # (a text not read yet is not kept: one scan of a large run's files would hold them all)
-                text = self._texts[path] if path in self._texts else self._read(path)
+                text = self._asked_text(path, keep=False)
                 if text:
                     found = extract(text)
                     if found:
@@ -222,13 +240,13 @@ class RunModules:
         # of its program the run does not lint: see _candidates)
         key = (name, kind, exclude if kind == "use" or len(self.program()) != len(self.files) else None)
         hits = self._touched.get(key)
-        if hits is None and self.program() is not None and self.unbounded:
+        if hits is None and (self.program(), self.unbounded)[1]:
             hits = self._touched[key] = (_UNBOUNDED,)  # (the files it may be in are too many to read)
         if hits is None:
             found = []
             name = _nfkc(name)  # as CPython reads identifiers (``a.ＰＯＯＬ = 3`` stores ``POOL``)
             for path in self._candidates(name, kind, exclude):
-                text = self._text(path)
+                text = self._asked_text(path)
                 if text is None:
                     continue
                 other = name in self._other_spellings(path, text)  # ``x.ＰＯＯＬ``, as CPython reads it
@@ -322,14 +340,15 @@ class RunModules:
         return hit
 
     def _all_texts(self) -> List[Tuple[str, str]]:
-        """``(path, text)`` of every Python file of the run that reads."""
+        """``(path, text)`` of every Python file of the run's programs that reads (kept: the
+        word and quote questions ask them again)."""
         if self._every_text is None:
-            self._every_text = [(p, t) for p in self.program() for t in (self._text(p),) if t is not None]
+            self._every_text = [(p, t) for p in self.program() for t in (self._asked_text(p),) if t is not None]
         return self._every_text
 
     def _holding(self, word: str) -> FrozenSet[str]:
-        """The files of the run whose text holds *word* as a whole word (asked again for the
-        same folder and module names by every :meth:`_may_reach`)."""
+        """The files of the run's programs whose text holds *word* as a whole word (asked again
+        for the same folder and module names by every :meth:`_reaching`)."""
         found = self._holders.get(word)
         if found is None:
             named = re.compile(r"\b%s\b" % re.escape(word))

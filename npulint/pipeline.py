@@ -11,8 +11,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Set, Tuple
 
 from npulint.analyse import FileResult, _in_big_stack, _prefilter, _with_directives
 from npulint.config import Settings
-from npulint.inputs import (_FINGERPRINTS, RunOptions, _Checkers, _digest, _file_key_parts, _Input, _read, _too_big,
-                            _too_big_note)
+from npulint.inputs import (_FINGERPRINTS, READ_CAP, RunOptions, _Checkers, _digest, _file_key_parts, _Input, _read,
+                            _too_big, _too_big_note)
 from npulint.model import Finding, Span
 from npulint.paths import module_name, normal_abs
 from npulint.project import _deps_fresh, _follow_up, _project_phase
@@ -109,9 +109,18 @@ def _run_with_modules(files, settings, checker_classes, enabled, stdin, settings
     def outside() -> Optional[List[str]]:
         from npulint.program import outside_files
 
-        return outside_files([e[0] for e in entries], settings, options.cache, options.walked)
+        return outside_files([e[0] for e in entries], settings, options.walked)
 
-    old = modules.activate(modules.RunModules.from_files(entries, read, outside))
+    def read_any(path: str) -> Optional[str]:
+        data = texts.get(path)
+        if data is None:
+            data, _ = _read(path, READ_CAP)
+        try:
+            return None if data is None else decode(data, PYTHON)
+        except Unreadable:
+            return None
+
+    old = modules.activate(modules.RunModules.from_files(entries, read, outside, read_any))
     try:
         return _run(files, settings, checker_classes, enabled, stdin, settings_for, overrides, options)
     finally:
@@ -213,11 +222,15 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
 
     if run_key is not None:
         from npulint import modules
+        from npulint.program import covered
 
         run_modules = modules.active()
-        if run_modules is not None and any(modules.asks_program(getattr(r, "deps", ())) for r in results) \
-                and run_modules.outside_consulted():
-            run_key = None  # what it found depends on files it does not lint, which no run key covers
+        asked = run_modules is not None and (run_modules.asked or any(
+            modules.asks_program(getattr(r, "deps", ())) for r in results))
+        if asked and not covered([i.path for i in inputs if i.language == PYTHON], options.walked):
+            # what it found may depend on files of its programs it does not lint (or that are not
+            # there yet), which no run key covers
+            run_key = None
     if run_key is not None:
         # Without the facts: the phases that read them are done, and a fact may be an object of
         # a rule module, whose unpickling would import the rules (and LibCST) on every warm run.

@@ -9,7 +9,7 @@ to resolution)."""
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from npulint.paths import module_name, nearest_project
 from npulint.source import PYTHON
@@ -61,7 +61,30 @@ def _beside(folder: str, limit: int) -> Optional[List[str]]:
     return out
 
 
-def outside_files(paths: Iterable[str], settings, cache=None, walked: Sequence[str] = ()) -> Optional[List[str]]:
+def _roots(paths: Iterable[str]) -> Tuple[Set[str], Set[str]]:
+    """The program roots of *paths*, and the folders of those that have none (:func:`_script_folder`)."""
+    roots: Set[str] = set()
+    folders: Set[str] = set()
+    memo: Dict[str, Optional[str]] = {}
+    for p in paths:
+        root = program_root(p, memo)
+        if root is None:
+            folders.add(_script_folder(p))
+        else:
+            roots.add(root)
+    return roots, folders
+
+
+def covered(paths: Iterable[str], walked: Sequence[str]) -> bool:
+    """Whether every program *paths* belong to lies in a folder of *walked* (the run was given
+    it whole): then the run's files are all of its files the configuration does not exclude,
+    now and whenever a file is added, and a run's key covers what its programs hold."""
+    inside = tuple(os.path.join(w, "") for w in walked)
+    roots, folders = _roots(paths)
+    return all(os.path.join(f, "").startswith(inside) for f in roots | folders) if inside else not (roots or folders)
+
+
+def outside_files(paths: Iterable[str], settings, walked: Sequence[str] = ()) -> Optional[List[str]]:
     """The Python files of the programs *paths* (the run's Python files) belong to that are
     not among them, sorted; None when there are more than :data:`MAX_PROGRAM_FILES`. A program
     root inside a folder of *walked* (folders the run was given whole) adds nothing: the run's
@@ -69,26 +92,21 @@ def outside_files(paths: Iterable[str], settings, cache=None, walked: Sequence[s
     from npulint import discovery
 
     run = set(paths)
-    covered = tuple(os.path.join(w, "") for w in walked)
-    roots = set()
-    folders = set()
-    memo: Dict[str, Optional[str]] = {}
-    for p in run:
-        root = program_root(p, memo)
-        if root is None:
-            folders.add(_script_folder(p))
-        else:
-            roots.add(root)
-    found = set()
+    inside = tuple(os.path.join(w, "") for w in walked)
+    roots, folders = _roots(run)
+    found: Set[str] = set()
     for root in sorted(roots):
-        if os.path.join(root, "").startswith(covered):
+        if os.path.join(root, "").startswith(inside):
             continue
-        files, _ = discovery.discover([root], settings, cache=cache)
-        found.update(f for f, language, _ in files if language == PYTHON)
-        if len(found - run) > MAX_PROGRAM_FILES:
-            return None
+        # the walk stops past the bound (a marker in a home folder must not walk the home)
+        excluder = discovery.Excluder(settings)
+        for f, language, _ in discovery._walk(root, discovery._initial_ignores(root), excluder, True):
+            if language == PYTHON and f not in run:
+                found.add(f)
+                if len(found) > MAX_PROGRAM_FILES:
+                    return None
     for folder in sorted(folders):
-        if os.path.join(folder, "").startswith(covered):
+        if os.path.join(folder, "").startswith(inside):
             continue
         beside = _beside(folder, MAX_PROGRAM_FILES)
         if beside is None:

@@ -334,12 +334,12 @@ def test_the_first_pass_in_shares_finds_exactly_what_one_process_finds(tmp_path,
     assert warm.parsed == two.parsed - 1
 
 
-def _run_in_process(root, names, cache=None, jobs=1):
+def _run_in_process(root, names, cache=None, jobs=1, walked=()):
     rules, checkers = registry.load()
     enabled = enabled_codes(rules, None, [], [])
     paths = [(str(root / n), "python", True) for n in names]
     return pipeline.run(paths, Settings(root=str(root)), checkers, enabled,
-                        options=pipeline.RunOptions(jobs=jobs, cache=cache))
+                        options=pipeline.RunOptions(jobs=jobs, cache=cache, walked=walked))
 
 
 def test_the_first_pass_lets_go_of_the_files_it_does_not_parse(tmp_path, monkeypatch):
@@ -430,9 +430,12 @@ def test_a_cache_that_holds_no_run_is_not_asked_and_each_file_is_read_by_the_fir
 
     monkeypatch.setattr(pipeline, "_first_pass", first_pass)
     cache = cache_mod.Cache(str(tmp_path / ".cache"))
-    first = _run_in_process(tmp_path, sorted(corpus), cache=cache, jobs=jobs)
+    # (the whole folder, as `npulint DIR` gives it: a run over part of a program that asks what
+    # its other files change stores no whole-run entry, tests/test_program.py)
+    whole = (str(tmp_path),)
+    first = _run_in_process(tmp_path, sorted(corpus), cache=cache, jobs=jobs, walked=whole)
     assert entered[0] == [(None, None)] * len(corpus)  # nothing read before it
-    again = _run_in_process(tmp_path, sorted(corpus), cache=cache, jobs=jobs)
+    again = _run_in_process(tmp_path, sorted(corpus), cache=cache, jobs=jobs, walked=whole)
     assert again.cached and again.findings == first.findings and first.findings
 
 
@@ -464,3 +467,27 @@ def test_a_cached_npu305_result_holds_only_while_no_other_file_quotes_its_tag(tm
     assert [f.code for f in first.findings] == ["NPU305"]
     again = _lint(tmp_path, {"rec.py": record, "other.py": "x = 1\nswitch_to(\"t9\")\n"}, cache=cache)
     assert [f.code for f in again.findings] == []
+
+
+@pytest.mark.skipif(not workers._can_fork(), reason="worker processes need fork")
+def test_the_workers_stat_records_reach_the_index(tmp_path, monkeypatch):
+    """With a cache that holds no run, the workers read the files and take their digests: what
+    they record for the stat index comes back to it, so the next run over unchanged files reads
+    none of them (its whole-run entry is found by their times)."""
+    from npulint import source, stat_index
+
+    monkeypatch.setattr(pipeline, "FIRST_PASS_PARALLEL_FILES", 4)
+    monkeypatch.setattr(stat_index, "RACY_NS", 0)  # files just written are taken on their times
+    corpus = _corpus()
+    for name, text in corpus.items():
+        (tmp_path / name).write_text(text)
+    cache = cache_mod.Cache(str(tmp_path / ".cache"))
+    whole = (str(tmp_path),)
+    first = _run_in_process(tmp_path, sorted(corpus), cache=cache, jobs=2, walked=whole)
+    reads = []
+    real = source.read_regular_stat
+    monkeypatch.setattr(source, "read_regular_stat",
+                        lambda path, *a, **kw: reads.append(os.path.basename(path)) or real(path, *a, **kw))
+    again = _run_in_process(tmp_path, sorted(corpus), cache=cache, jobs=2, walked=whole)
+    assert again.cached and again.findings == first.findings
+    assert not [r for r in reads if r in corpus]

@@ -80,16 +80,47 @@ def test_a_program_too_large_to_read_changes_anything(tmp_path, cli_run, monkeyp
 
 
 def test_a_folder_linted_whole_is_not_walked_again(tmp_path, cli_run, monkeypatch):
-    """The program of files found by walking a folder is that folder's files: no second walk."""
+    """The program of files found by walking a folder is that folder's files: no second walk;
+    a file named alone is judged with its program, which is walked."""
     from npulint import discovery
 
     (tmp_path / "pyproject.toml").write_text("")
     _write(tmp_path, {"layer.py": LAYER, "setup_dist.py": QUIET})
     walks = []
-    real = discovery.discover
-    monkeypatch.setattr(discovery, "discover", lambda paths, *a, **kw: walks.append(list(paths)) or real(paths, *a, **kw))
+    real = discovery._walk
+    monkeypatch.setattr(discovery, "_walk", lambda top, *a, **kw: walks.append(top) or real(top, *a, **kw))
     assert _codes(cli_run([".", "--no-cache"], tmp_path)) == ["NPU401"]
-    assert walks == [["."]]
+    assert len(walks) == 1
+    assert _codes(cli_run(["layer.py", "--no-cache"], tmp_path)) == ["NPU401"]
+    assert walks[1:] == [str(tmp_path)]
+
+
+@pytest.mark.parametrize("change", ["added", "project phase"])
+def test_a_run_over_part_of_a_program_is_not_answered_from_a_whole_run_entry(tmp_path, cli_run, change):
+    """No run key covers the files of a program the run does not lint, nor one added later: such
+    a run stores no whole-run entry once it asked what they change, even in the project phase
+    (NPU101 asks which file imports two modules)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    cache = ["--cache-dir", str(tmp_path / ".cache")]
+    if change == "added":
+        _write(tmp_path, {"layer.py": LAYER})
+        assert _codes(cli_run(["layer.py", *cache], tmp_path)) == ["NPU401"]
+        (tmp_path / "setup_dist.py").write_text(SETUP)
+        assert _codes(cli_run(["layer.py", *cache], tmp_path)) == []
+    else:
+        scope = ("from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n\n"
+                 "with npu_weight_prefetch_scope(buffer_pool_id=0, buffer_pool_size={}):\n    pass\n")
+        _write(tmp_path, {"a.py": scope.format(1024), "b.py": scope.format(2048), "train.py": "import a\nimport b\n"})
+        assert _codes(cli_run(["a.py", "b.py", *cache], tmp_path)) == ["NPU101"]
+        (tmp_path / "train.py").write_text("print(1)\n")
+        assert _codes(cli_run(["a.py", "b.py", *cache], tmp_path)) == []
+
+
+def test_a_file_over_the_size_limit_still_changes_values(tmp_path, cli_run):
+    """A file of the program over --max-file-size is not analysed, but what it changes counts."""
+    _write(tmp_path, {"layer.py": LAYER, "setup_dist.py": SETUP + "# " + "x" * 300_000 + "\n"})
+    assert _codes(cli_run(["layer.py", "--no-cache"], tmp_path)) == []
+    assert _codes(cli_run(["layer.py", "setup_dist.py", "--no-cache"], tmp_path)) == []
 
 
 def test_a_cached_run_that_read_files_it_does_not_lint_is_not_answered_whole(tmp_path, cli_run):
