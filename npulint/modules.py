@@ -210,7 +210,8 @@ class RunModules:
         hit = self._quoted.get(word)
         if hit is None:
             single, double = f"'{word}'", f'"{word}"'
-            hit = self._quoted[word] = tuple(p for p, t in self._all_texts() if single in t or double in t)
+            hit = self._quoted[word] = tuple(p for p in self.program() for t in (self._asked_text(p),)
+                                             if t is not None and (single in t or double in t))
         return hit
 
     def _facts_of_texts(self, key: str) -> Optional[Dict[str, Any]]:
@@ -236,9 +237,7 @@ class RunModules:
         if exclude:
             where = self.paths.get(exclude)
             skip = where[0] if where is not None else None
-        # (a use is asked of the files that may reach the module; so is anything of the files
-        # of its program the run does not lint: see _candidates)
-        key = (name, kind, exclude if kind == "use" or len(self.program()) != len(self.files) else None)
+        key = (name, kind, exclude if kind == "use" else None)  # (a use is asked of the files that may reach the module)
         hits = self._touched.get(key)
         if hits is None and (self.program(), self.unbounded)[1]:
             hits = self._touched[key] = (_UNBOUNDED,)  # (the files it may be in are too many to read)
@@ -270,37 +269,70 @@ class RunModules:
                     found.append(path)
                     if len(found) == 2:  # the answer is known: one of two is not the excluded module's
                         break
+            if len(found) < 2:
+                found.extend(self._outside_touching(name, kind, 2 - len(found), exclude))
             hits = self._touched[key] = tuple(found)
         return tuple(p for p in hits if p != skip)
 
     def _candidates(self, name: str, kind: str, exclude: Optional[str]) -> Sequence[str]:
-        """The files :meth:`_touching` asks: for a use, those that may reach module *exclude*
-        (:meth:`_may_reach`); otherwise every file of the run, and those of its programs the
-        run does not lint that may reach *exclude* (a computed ``setattr`` in an unrelated script
-        of the project cannot get hold of the module's objects; in the run, it is counted
-        wherever it is, as before the program's files were asked)."""
-        if kind == "use":
-            return self._may_reach(name, exclude)
+        """The files of the run :meth:`_touching` reads: for a use, those that may reach module
+        *exclude* (:meth:`_may_reach`); otherwise every one."""
+        return self._may_reach(name, exclude) if kind == "use" else self.files
+
+    def _outside_touching(self, name: str, kind: str, most: int, module: Optional[str]) -> List[str]:
+        """Up to *most* files of the run's programs that the run does not lint and that may
+        change what *name* is bound to, by *kind* (as :meth:`_touching` asks the run's files):
+        a store, a change in place or an item read of that name, read from the file's tree where
+        its text names it; for a use (of *module*'s object), naming it and the module's own name
+        as words is enough (no compile: a use is anything but a read). Not asked
+        of them: which may reach the module (a run over one file of a large project would
+        search the whole project for every module), and so not what a computed ``setattr`` may
+        set, which only a file that reaches the module can do to its objects."""
         program = self.program()
         if len(program) == len(self.files):
-            return program
-        reach = self._reaching(exclude)
-        if reach is None:
-            return program
+            return []
         run = set(self.files)
-        return [p for p in program if p in run or p in reach]
+        named = re.compile(r"\b%s\b" % re.escape(name))
+        stem = module.rsplit(".", 1)[-1] if module else None
+        importer = re.compile(r"\b%s\b" % re.escape(stem)) if stem else None
+        out: List[str] = []
+        for p in program:
+            if p in run:
+                continue
+            text = self._asked_text(p)
+            if text is None or name not in text or named.search(text) is None:
+                continue
+            if kind == "use":
+                hit = importer is None or (stem in text and importer.search(text) is not None)
+            elif kind == "store" and _store_pattern(name).search(text) is None and "setattr" not in text \
+                    and "delattr" not in text:
+                continue
+            else:
+                t = self._touch(p, text)
+                if t is None:
+                    continue
+                if kind == "element":
+                    hit = name in t.elements
+                else:
+                    hit = name in t.stored or (kind == "class" and name in t.class_bound) or (
+                        kind == "container" and name in t.mutated)
+            if hit:
+                out.append(p)
+                if len(out) == most:
+                    break
+        return out
 
     def _may_reach(self, name: str, module: Optional[str]) -> Iterable[str]:
-        """The files of the run's programs whose text names *name* and that may reach
-        *module*'s top-level objects (:meth:`_reaching`); every file when *module* names no
-        one file of the run."""
+        """The files of the run whose text names *name* and that may reach *module*'s
+        top-level objects (:meth:`_reaching`); every file when *module* names no one file of
+        the run."""
         reach = self._reaching(module)
         if reach is None:
-            return self.program()
+            return self.files
         return sorted(p for p, t in self._all_texts() if p in reach and name in t)
 
     def _reaching(self, module: Optional[str]) -> Optional[FrozenSet[str]]:
-        """The files of the run's programs that may reach *module*'s top-level objects: to
+        """The files of the run that may reach *module*'s top-level objects: to
         reach them a file imports *module* (``import pkg.m``, ``from pkg.m import name``,
         ``from . import m``: its text holds *module*'s own name as a word), or a module that
         may re-export them (one whose text holds *module*'s name, ``from .m import *``, and so
@@ -340,15 +372,15 @@ class RunModules:
         return hit
 
     def _all_texts(self) -> List[Tuple[str, str]]:
-        """``(path, text)`` of every Python file of the run's programs that reads (kept: the
-        word and quote questions ask them again)."""
+        """``(path, text)`` of every Python file of the run that reads (kept: the word questions
+        ask them again)."""
         if self._every_text is None:
-            self._every_text = [(p, t) for p in self.program() for t in (self._asked_text(p),) if t is not None]
+            self._every_text = [(p, t) for p in self.files for t in (self._asked_text(p),) if t is not None]
         return self._every_text
 
     def _holding(self, word: str) -> FrozenSet[str]:
-        """The files of the run's programs whose text holds *word* as a whole word (asked again
-        for the same folder and module names by every :meth:`_reaching`)."""
+        """The files of the run whose text holds *word* as a whole word (asked again for the
+        same folder and module names by every :meth:`_reaching`)."""
         found = self._holders.get(word)
         if found is None:
             named = re.compile(r"\b%s\b" % re.escape(word))
