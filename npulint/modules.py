@@ -39,7 +39,7 @@ import re
 from typing import Any, Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 from npulint.cache import blake2b
-from npulint.paths import absolute_module
+from npulint.paths import absolute_module, import_root
 
 # Framework packages whose own modules are never resolved through: their public names (the
 # ones the rules catalogue) stay as written even when the framework's tree is linted.
@@ -239,12 +239,14 @@ class RunModules:
             skip = where[0] if where is not None else None
         key = (name, kind, exclude if kind == "use" else None)  # (a use is asked of the files that may reach the module)
         hits = self._touched.get(key)
-        if hits is None and (self.program(), self.unbounded)[1]:
-            hits = self._touched[key] = (_UNBOUNDED,)  # (the files it may be in are too many to read)
+        if hits is None:
+            self.program()
+            if self.unbounded:  # the files it may be in are too many to read
+                hits = self._touched[key] = (_UNBOUNDED,)
         if hits is None:
             found = []
             name = _nfkc(name)  # as CPython reads identifiers (``a.ＰＯＯＬ = 3`` stores ``POOL``)
-            for path in self._candidates(name, kind, exclude):
+            for path in (self._may_reach(name, exclude) if kind == "use" else self.files):
                 text = self._asked_text(path)
                 if text is None:
                     continue
@@ -256,16 +258,7 @@ class RunModules:
                         _store_pattern(name).search(text) is None:
                     continue  # no text that can store the attribute: not compiled
                 t = self._touch(path, text)
-                if t is None:
-                    continue
-                if kind == "element":
-                    hit = name in t.elements
-                elif kind == "use":
-                    hit = name in t.mutated or name in t.stored
-                else:
-                    hit = t.dynamic or name in t.stored or (kind == "class" and name in t.class_bound) or (
-                        kind == "container" and name in t.mutated)
-                if hit:
+                if t is not None and _changes(t, name, kind):
                     found.append(path)
                     if len(found) == 2:  # the answer is known: one of two is not the excluded module's
                         break
@@ -273,11 +266,6 @@ class RunModules:
                 found.extend(self._outside_touching(name, kind, 2 - len(found), exclude))
             hits = self._touched[key] = tuple(found)
         return tuple(p for p in hits if p != skip)
-
-    def _candidates(self, name: str, kind: str, exclude: Optional[str]) -> Sequence[str]:
-        """The files of the run :meth:`_touching` reads: for a use, those that may reach module
-        *exclude* (:meth:`_may_reach`); otherwise every one."""
-        return self._may_reach(name, exclude) if kind == "use" else self.files
 
     def _outside_touching(self, name: str, kind: str, most: int, module: Optional[str]) -> List[str]:
         """Up to *most* files of the run's programs that the run does not lint and that may
@@ -306,16 +294,10 @@ class RunModules:
                 hit = importer is None or (stem in text and importer.search(text) is not None)
             elif kind == "store" and _store_pattern(name).search(text) is None and "setattr" not in text \
                     and "delattr" not in text:
-                continue
+                continue  # (no store of it by name: a computed one, or vars(), does not count here)
             else:
                 t = self._touch(p, text)
-                if t is None:
-                    continue
-                if kind == "element":
-                    hit = name in t.elements
-                else:
-                    hit = name in t.stored or (kind == "class" and name in t.class_bound) or (
-                        kind == "container" and name in t.mutated)
+                hit = t is not None and _changes(t, name, kind, computed=False)
             if hit:
                 out.append(p)
                 if len(out) == most:
@@ -486,12 +468,7 @@ class RunModules:
         key = (importer, is_package)
         if key not in self._roots:
             where = self.paths.get(importer) if importer else None
-            root = None
-            if where is not None:
-                root = os.path.dirname(os.path.abspath(where[0]))
-                for _ in range(importer.count(".") + (1 if where[1] else 0)):  # type: ignore[union-attr]
-                    root = os.path.dirname(root)
-            self._roots[key] = root
+            self._roots[key] = import_root(where[0], importer, where[1]) if where is not None else None
         return self._roots[key]
 
     def foreign(self, module: Optional[str], importer: Optional[str], is_package: bool) -> bool:
@@ -761,6 +738,18 @@ def touches(text: str) -> Optional[Touches]:
             parent[id(child)] = node
             stack.append(child)
     return t
+
+
+def _changes(t: Touches, name: str, kind: str, computed: bool = True) -> bool:
+    """Whether a module that does *t* may change what *name* is bound to elsewhere, by *kind*
+    (:meth:`RunModules.touched`); without *computed*, a ``setattr`` of a computed name does not
+    count."""
+    if kind == "element":
+        return name in t.elements
+    if kind == "use":
+        return name in t.mutated or name in t.stored
+    return (computed and t.dynamic) or name in t.stored or (kind == "class" and name in t.class_bound) or (
+        kind == "container" and name in t.mutated)
 
 
 def _namespace_store(call: ast.Call, parent: Dict[int, ast.AST]):

@@ -74,6 +74,16 @@ def absolute_module(module: Optional[str], level: int, this: Optional[str], is_p
     return ".".join(base + ([module] if module else []))
 
 
+
+def import_root(path: str, name: Optional[str], is_package: bool) -> str:
+    """The folder the module *name* (the file *path*, a package's ``__init__`` when
+    *is_package*) is imported from: the ``sys.path`` entry it runs with (a script's folder, the
+    folder above a top-level package)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    for _ in range((name or "").count(".") + (1 if is_package else 0)):
+        folder = os.path.dirname(folder)
+    return folder
+
 # What marks a project's folder (the release inference reads its requirements there; the files
 # of a program are those under it: npulint.program). torchair's own tree has its setup.py in
 # python/.

@@ -95,11 +95,11 @@ def _run_with_modules(files, settings, checker_classes, enabled, stdin, settings
     if stdin is not None and (_stdin_language(stdin[0], stdin[1]) == PYTHON):
         entries = [e for e in entries if e[0] != stdin[0]] + [(stdin[0], *module_name(stdin[0]))]
 
-    def read(path: str) -> Optional[str]:
+    def read(path: str, limit: int = options.max_file_size) -> Optional[str]:
         data = texts.get(path)
         if data is None:
-            data, _ = _read(path, options.max_file_size)
-        if data is None or (options.max_file_size and len(data) > options.max_file_size):
+            data, _ = _read(path, limit)
+        if data is None or (limit and len(data) > limit):
             return None
         try:
             return decode(data, PYTHON)
@@ -111,16 +111,7 @@ def _run_with_modules(files, settings, checker_classes, enabled, stdin, settings
 
         return outside_files([e[0] for e in entries], settings, options.walked)
 
-    def read_any(path: str) -> Optional[str]:
-        data = texts.get(path)
-        if data is None:
-            data, _ = _read(path, READ_CAP)
-        try:
-            return None if data is None else decode(data, PYTHON)
-        except Unreadable:
-            return None
-
-    old = modules.activate(modules.RunModules.from_files(entries, read, outside, read_any))
+    old = modules.activate(modules.RunModules.from_files(entries, read, outside, lambda path: read(path, READ_CAP)))
     try:
         return _run(files, settings, checker_classes, enabled, stdin, settings_for, overrides, options)
     finally:

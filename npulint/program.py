@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
-from npulint.paths import module_name, nearest_project
+from npulint.paths import import_root, module_name, nearest_project
 from npulint.source import PYTHON
 
 # Past this many Python files outside the run, nothing the run binds is taken as unchanged by
@@ -30,11 +30,7 @@ def program_root(path: str, memo: Optional[Dict[str, Optional[str]]] = None) -> 
 def _script_folder(path: str) -> str:
     """The folder a file's top-level module or package is imported from (without a project
     marker, the modules Python can import beside it are its program)."""
-    name, is_package = module_name(path)
-    folder = os.path.dirname(path)
-    for _ in range((name or "").count(".") + (1 if is_package else 0)):
-        folder = os.path.dirname(folder)
-    return folder
+    return import_root(path, *module_name(path))
 
 
 def _beside(folder: str, limit: int) -> Optional[List[str]]:

@@ -1312,9 +1312,6 @@ def _run_texts(key: str, own: str) -> Optional[FrozenSet[str]]:
 
 # NPU305: whether a file's text names torchair's stream switch (read only where a run's
 # npu_record_tagged_stream has a literal tag: :func:`_tag_users`)
-_QUOTED = re.compile(r"'([^'\\\r\n]{0,200})'" r'|"([^"\\\r\n]{0,200})"')  # a tag a text can hold between quotes
-
-
 def _names_switch(text: str) -> bool:
     return "npu_stream_switch" in text or "NpuStreamSwitch" in text
 
@@ -1326,15 +1323,16 @@ def _tag_users(own: str, tags: Set[str]) -> Dict[str, Optional[Tuple[str, ...]]]
     """Each tag -> the Python files of the run's programs other than *own* whose text names
     torchair's stream switch or holds the tag between quotes: where the project phase has not
     read one, that file may switch to the tag's stream (directly or through a wrapper); None
-    when that cannot be told (the files are too many to read, or the tag is no string a text
-    can hold between quotes: :data:`_QUOTED`)."""
+    when that cannot be told (the files are too many to read, or a text would write the tag
+    with escapes)."""
     run = _modules.active()
     if run is None or not run.files:
         return {t: () for t in tags}
     switching = run.text_facts("torchair_streams.switches")
     out: Dict[str, Optional[Tuple[str, ...]]] = {}
     for t in tags:
-        quoting = run.quoting(t) if switching is not None and _QUOTED.fullmatch(repr(t)) is not None else None
+        plain = len(t) <= 200 and repr(t)[1:-1] == t  # (held between quotes as it is)
+        quoting = run.quoting(t) if switching is not None and plain else None
         out[t] = None if quoting is None else tuple(sorted((set(switching) | set(quoting)) - {own}))
     return out
 
