@@ -120,7 +120,9 @@ class Command:
 
     words: List[Arg]
     span: Span  # the command as written
-    path_id: int = 0
+    # where the functions running it were called (start bytes, outermost first): one command
+    # as written runs once per path through the script and once per call of its function
+    calls: Tuple[int, ...] = ()
     # the lines of the ``# noqa`` comments that apply to the whole command: a comment line
     # directly above it (or above a statement it is part of, or above the function call that
     # runs it), or above an assignment that one of its words comes from
@@ -473,6 +475,7 @@ class _Walker:
         self.data = script.data
         self.functions: Dict[str, Tuple[object, "_Walker"]] = {}  # name: (body, the walker of its text)
         self.calling: List[str] = []
+        self.call_sites: List[int] = []  # where each function of ``calling`` was called
         self.depth = depth  # ``bash -c`` strings (and ``eval`` texts) inside one another
         self.call_noqa: Tuple[int, ...] = noqa  # noqa lines of the call sites that run this code
         # ``declare -n`` names, on any path so far: the variables they may refer to (None: not
@@ -1214,6 +1217,7 @@ class _Walker:
             assigned = owner._assigned_names(body)
             return [self._set_unknown(e, assigned) for e in envs]
         self.calling.append(name)
+        self.call_sites.append(node.start_byte if node is not None else -1)
         outer = self.call_noqa
         if node is not None:
             self.call_noqa = self._noqa_lines(node, ())
@@ -1232,6 +1236,7 @@ class _Walker:
             return self._cap([self._leave(e) for e in out + out_returned])
         finally:
             self.calling.pop()
+            self.call_sites.pop()
             self.call_noqa = outer
 
     def _prefix(self, node, env):
@@ -1462,7 +1467,7 @@ class _Walker:
         root, inner = sub
         inner.commands = self.s.commands
         w = _Walker(inner, self.depth + 1, self._noqa_lines(n, ()))
-        w.functions, w.calling, w.namerefs = self.functions, self.calling, self.namerefs
+        w.functions, w.calling, w.call_sites, w.namerefs = self.functions, self.calling, self.call_sites, self.namerefs
         w._assigned, w._depth, w._returns, w._loops = {}, self._depth, self._returns, self._loops
         w.span = self.span or self.s.span_of(n.start_byte, n.end_byte)
         return w.block(root.children, [env])
@@ -2058,7 +2063,7 @@ class _Walker:
         if os.path.basename(first) in _NOT_COMMANDS:
             return fields
         noqa = self._noqa_lines(n, fields)
-        command = Command(words, self.span or self.s.span_of(n.start_byte, n.end_byte), noqa_lines=noqa)
+        command = Command(words, self.span or self.s.span_of(n.start_byte, n.end_byte), tuple(self.call_sites), noqa)
         self.s.commands.append(command)
         self.shell_string(command, fields)
         return fields
@@ -2099,7 +2104,7 @@ class _Walker:
         if inner.limit is not None:
             raise _Limit(inner.limit)
         for c in inner.commands:
-            self.s.commands.append(Command(c.words, command.span, command.path_id,
+            self.s.commands.append(Command(c.words, command.span, command.calls + c.calls,
                                            tuple(dict.fromkeys(command.noqa_lines + c.noqa_lines))))
 
     def args(self, n, env) -> List[Arg]:

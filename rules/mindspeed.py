@@ -467,13 +467,15 @@ class ShellLaunches(Analysis):
         declared = frozenset(ctx.settings.extend_known_flags)
         seen = set()
         amo_done = False
+        runs = []
         for command in ctx.script.commands:
             words = [Word(a.text, a.lazy_span, a.known, a.splat) for a in command.words]
             launch = find_launch(words)
-            if launch is None:
-                continue
+            if launch is not None:
+                runs.append((command, launch, *launch_found(launch, stacks, fallback, declared)))
+        _requirements_on_every_path(runs)
+        for command, launch, candidates, narrowed in runs:
             found = {}
-            candidates, narrowed = launch_found(launch, stacks, fallback, declared)
             for code, items in candidates.items():
                 # a finding another command of the script (another branch) had already: once
                 # (a command judged on releases its flags narrowed may lose its findings)
@@ -492,6 +494,42 @@ class ShellLaunches(Analysis):
                 if amo is not None:
                     amo_done = True
                     ctx.fact(AMO_TOPIC, (amo.line, amo.column))
+
+
+def _requirements_on_every_path(runs: List[tuple]) -> None:
+    """Keep an NPU504 finding of a shell command only where every run of that command from one
+    place (one run per path through the script; the calls of the function that holds it are
+    places of their own) whose words hold the finding's token gives it too: where the companion
+    is there on one path and not on another (``if [ -n "$BF" ]; then ARGS+=" --bf16"; fi``),
+    whether it is there depends on what the script cannot know, and nothing is said. A token
+    the paths do not share (a flag or value assigned in one branch) is judged on the paths that
+    hold it. *runs*: ``(command, launch, candidates, narrowed)``; the candidates are filtered in
+    place."""
+    code = MindSpeedMissingRequirement.CODE
+    by_command: Dict[tuple, list] = {}
+    for run in runs:
+        by_command.setdefault((run[0].span, run[0].calls), []).append(run)
+    for same in by_command.values():
+        if len(same) < 2 or not any(code in run[2] for run in same):
+            continue
+        spans = [{w.span for w in (run[1].entry, *run[1].args)} for run in same]
+        gives = [{_requirement_key(item) for item in run[2].get(code, ())} for run in same]
+        for run in same:
+            items = run[2].get(code)
+            if not items:
+                continue
+            kept = [item for item in items
+                    if all(_requirement_key(item) in given for held, given in zip(spans, gives) if item[0] in held)]
+            if kept:
+                run[2][code] = kept
+            else:
+                del run[2][code]
+
+
+def _requirement_key(item: tuple) -> tuple:
+    """An NPU504 finding, less the releases its message names (paths may narrow them apart)."""
+    span, message = item[0], item[1]
+    return span, message.rsplit(" (", 1)[0]
 
 
 def _stacks(settings) -> Tuple[FrozenSet[str], FrozenSet[str]]:
@@ -1692,7 +1730,9 @@ class MindSpeedMissingRequirement(_LaunchRule):
         "literal strings nor, with `type=int`, integers, nor a name bound to such; a `type` other than `str` or "
         "`int`); otherwise the message names their choices and the first of them. Nothing is reported when part "
         "of the command is unknown (a variable the script does not set may hold the companion; in a Python launch list, a part "
-        "that does not resolve, such as `+ sys.argv[1:]` or `shlex.split(line)`).")
+        "that does not resolve, such as `+ sys.argv[1:]` or `shlex.split(line)`), nor where the companion is there on "
+        "some paths through the script only (`if [ -n \"$BF\" ]; then ARGS+=\" --bf16\"; fi`): a flag or value is "
+        "reported where every path that runs the command with it lacks the companion.")
     SOURCE = ("the checks MindSpeed runs at start-up: Ascend/MindSpeed@028de58c (master) mindspeed/features_manager/ "
               "and mindspeed/arguments.py (validate_args_wrapper); Ascend/MindSpeed-LLM@c77308a1 (master) "
               "mindspeed_llm/features_manager/; Ascend/MindSpeed-LLM@b626d239 (2.0.0) "

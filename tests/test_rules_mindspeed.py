@@ -89,6 +89,38 @@ def test_requirement_clean_twin_and_unknown(lint):
     assert sh(lint, "torchrun pretrain_gpt.py --reuse-fp32-param $EXTRA\n") == []
 
 
+def test_a_companion_on_one_path_only_is_not_known_to_be_missing(lint):
+    # whether --bf16 is there depends on $BF, which the script cannot know: nothing is said
+    for add in ('if [ -n "$BF" ]; then ARGS+=" --bf16"; fi', '[ -n "$BF" ] && ARGS+=" --bf16"'):
+        assert sh(lint, f'ARGS="--reuse-fp32-param"\n{add}\ntorchrun pretrain_gpt.py $ARGS\n') == [], add
+    alternatives = """\
+    case "$1" in
+      a) M=--bf16 ;;
+      *) M=--fp16 ;;
+    esac
+    torchrun pretrain_gpt.py --reuse-fp32-param $M
+    """
+    assert sh(lint, alternatives) == []
+    # a function called once, where the companion is set on one path
+    called = 'f() { torchrun pretrain_gpt.py --reuse-fp32-param $P; }\nif [ -n "$BF" ]; then P=--bf16; fi\nf\n'
+    assert sh(lint, called) == []
+
+
+def test_a_companion_missing_on_every_path_that_holds_the_flag_is_reported(lint):
+    # the twin: the branch adds the wrong companion, so no path has --bf16
+    src = 'ARGS="--reuse-fp32-param"\nif [ -n "$BF" ]; then ARGS+=" --fp16"; fi\ntorchrun pretrain_gpt.py $ARGS\n'
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "--reuse-fp32-param")
+    # the flag on one path only, and no companion on it
+    src = 'ARGS=""\nif [ -n "$X" ]; then ARGS+=" --reuse-fp32-param"; fi\ntorchrun pretrain_gpt.py $ARGS --fp16\n'
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "--reuse-fp32-param")
+    # two calls of one function are two places, each judged on its own: the second lacks --bf16
+    src = 'f() { torchrun pretrain_gpt.py --reuse-fp32-param $P; }\nP=--bf16\nf\nP=--fp16\nf\n'
+    found = sh(lint, src)
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "--reuse-fp32-param")
+
+
 def test_choices(lint):
     src = "torchrun pretrain_gpt.py --recompute-granularity ful\n"
     found = sh(lint, src)

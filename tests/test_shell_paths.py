@@ -17,6 +17,8 @@ LEGACY = '[tool.npulint.releases]\nmindspeed = ["2.0.0_core_r0.8.0", "2.1.0_core
 AMO = "--adaptive-memory-optimization"
 LAUNCH = "torchrun pretrain_gpt.py"
 # the requirement of --recompute-in-bubble: pipeline size > 1 (and a virtual pipeline)
+# AMO conflicts with an ampipe degree other than 1 (NPU501: a conflict on one path is reported)
+AMPIPE = f"{LAUNCH} {AMO} --ampipe-degree $D\n"
 BUBBLE = f"{LAUNCH} --pipeline-model-parallel-size $PP --num-layers-per-virtual-pipeline-stage 2 " \
          "--recompute-in-bubble --num-layers 32\n"
 
@@ -180,8 +182,13 @@ def test_what_conditions_told_does_not_multiply_paths(lint):
     # ten tests whose branches assign nothing: one path, not 1024 (past MAX_PATHS nothing is said)
     checks = "".join(f'[ -z "$V{i}" ] && echo "V{i} is not set"\n' for i in range(10))
     assert sh(lint, f"{checks}{LAUNCH} {AMO} --swap-attention\n") == ["NPU501"]
-    # and a path keeps what it was told where the branches differ
-    assert sh(lint, f'{checks}if [ "$PP" = 1 ]; then X=1; fi\n{BUBBLE}') == ["NPU504"]
+    # and a path keeps what it was told where the branches differ: D is 2 on one path, where
+    # the launch conflicts (a conflict on one path is reported; a requirement that fails on
+    # one path only is not known to fail, so NPU501 shows what a path was told)
+    told = f'{checks}if [ "$D" = 2 ]; then X=1; fi\n{AMPIPE}'
+    assert sh(lint, told) == ["NPU501"]
+    assert sh(lint, told.replace("= 2", "= 1")) == []
+    assert sh(lint, f'{checks}if [ "$PP" = 1 ]; then X=1; fi\n{BUBBLE}') == []  # PP is 1 on one path only
 
 
 # -------------------------------------------------------------------- function-local variables
@@ -384,11 +391,11 @@ def test_a_condition_is_one_level_of_nesting(lint):
 
 def test_a_path_that_exits_runs_nothing_after(lint):
     # the checks before the launch end the paths they reject
-    for check in ('[ "$PP" != 1 ] || { BAD=1; exit 1; }', 'if [ "$PP" = 1 ]; then BAD=1; exit 1; fi',
-                  'die() { BAD=1; exit 1; }\n[ "$PP" != 1 ] || die'):
-        assert sh(lint, f"{check}\n{BUBBLE}") == [], check
-        # without the exit, the path where PP is 1 (it differs from the others: BAD) reaches the launch
-        assert sh(lint, f"{check.replace('exit 1', 'true')}\n{BUBBLE}") == ["NPU504"], check
+    for check in ('[ "$D" != 2 ] || { BAD=1; exit 1; }', 'if [ "$D" = 2 ]; then BAD=1; exit 1; fi',
+                  'die() { BAD=1; exit 1; }\n[ "$D" != 2 ] || die'):
+        assert sh(lint, f"{check}\n{AMPIPE}") == [], check
+        # without the exit, the path where D is 2 (it differs from the others: BAD) reaches the launch
+        assert sh(lint, f"{check.replace('exit 1', 'true')}\n{AMPIPE}") == ["NPU501"], check
     assert sh(lint, f"PP=1\nexit 0\n{BUBBLE}") == []
     assert sh(lint, f"PP=1\n(exit 0)\n{BUBBLE}") == ["NPU504"]  # a subshell's exit ends the subshell
     assert sh(lint, f"PP=1\nexec {BUBBLE}{BUBBLE}") == ["NPU504"]  # exec runs its command, nothing after
@@ -414,8 +421,18 @@ def test_return_leaves_the_function_and_break_the_loop(lint):
     }}
     set_pp
     {BUBBLE}"""
-    assert sh(lint, src) == ["NPU504"]  # where FAST is not 1
-    assert sh(lint, src.replace("PP=1", "PP=2")) == []
+    assert sh(lint, src) == []  # PP is 1 where FAST is not 1, and 4 where it is: not known to fail
+    assert sh(lint, src.replace("PP=4", "PP=1")) == ["NPU504"]  # PP is 1 on both paths
+    conflict = f"""\
+    D=1
+    set_d() {{
+        if [ "$FAST" = 1 ]; then return; fi
+        D=2
+    }}
+    set_d
+    {AMPIPE}"""
+    assert sh(lint, conflict) == ["NPU501"]  # where FAST is not 1
+    assert sh(lint, conflict.replace("D=2", "D=1")) == []
     loop = f'PP=1\nwhile true; do\n  [ "$PP" = 1 ] && break\n  {BUBBLE}done\n'
     assert sh(lint, loop) == []  # the launch runs only where PP is not 1
     assert sh(lint, loop.replace("break", "true")) == ["NPU504"]
