@@ -1873,7 +1873,7 @@ class InvalidCompileMode(_StoreRule):
         "26.0.0 on (`modes` in rules/torchair_releases.json, generated from each release's "
         "configs/compiler_config.py); anything else (`\"reduce_overhead\"`, `\"default\"`, a trailing space) raises "
         "ValueError at the assignment. A value no release accepts is always reported; one some release accepts "
-        "only where every torchair release the code may run on rejects it (those configured in "
+        "only outside `if`/`try` (maybe a version guard) and where every torchair release the code may run on rejects it (those configured in "
         "`[tool.npulint.releases]` or inferred, else every release npulint knows, less those that lack an "
         "option the code sets; with a torchair release npulint has no data for, nothing), naming those "
         "releases. The suggested modes are those a release the code may run on accepts.")
@@ -1912,8 +1912,8 @@ class InvalidCompileMode(_StoreRule):
             self.report(s.node, f"{v!r} is not a torchair compile mode: torchair raises ValueError at this "
                                 f"assignment; use {_either(usable)}{hint}")
             return
-        held = holds_with_evidence(self.ctx, evidence, rejected)
-        if held is None:  # a release the code may run on accepts it (or none is known)
+        held = None if s.conditional else holds_with_evidence(self.ctx, evidence, rejected)
+        if held is None:  # a release the code may run on accepts it (or none is known), or a version guard
             return
         releases, where = held
         accepting = describe(f"torchair@{r}" for r in mode_lists() if r not in rejected)

@@ -1198,6 +1198,24 @@ def test_npu207_a_release_npulint_has_no_data_for(tmp_path, cli_run, pin, npugra
     assert "'npugraph-ex' is not a torchair compile mode: torchair raises ValueError" in r.stdout
 
 
+def test_npu207_a_mode_under_a_version_guard_is_not_judged_by_release(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        if NEW_TORCHAIR:
+            config.mode = "npugraph_ex"
+        else:
+            config.mode = "reduce-overhead"
+        try:
+            config.mode = "npugraph_ex"
+        except ValueError:
+            config.mode = "reduce-overhead"
+    """)
+    assert codes(lint(src, select=SEL, config=_torchair("7.3.0"))) == []
+    # the twin: a misspelt mode is wrong on every release, guarded or not
+    assert codes(lint(src.replace('"npugraph_ex"', '"npugraph-ex"'), select=SEL, config=_torchair("7.3.0"))) == \
+        ["NPU207", "NPU207"]
+
+
 def test_npu207_release_pinned_in_requirements(tmp_path, cli_run):
     (tmp_path / "requirements.txt").write_text("torchair==7.1.0\n")
     (tmp_path / "m.py").write_text(mk(NPUGRAPH_EX))
