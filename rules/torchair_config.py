@@ -348,15 +348,55 @@ def holds_with_options(ctx: FileContext, evidence: Sequence["Store"],
     guard). Returns the releases the check holds for (text) and where the first needed option is
     defined at the newest release the code may run on, when every release it may run on defines
     them all; None otherwise."""
+    from npulint.releases import torchair_data
+
+    first = torchair_data().get("options", {}).get(".".join(needed[0]), {})
+    holds = {r: where for r, where in first.items() if all(r in option_releases(n) for n in needed)}
+    return holds_with_evidence(ctx, evidence, holds)
+
+
+def holds_with_evidence(ctx: FileContext, evidence: Sequence["Store"],
+                        holds: Dict[str, str]) -> Optional[Tuple[str, str]]:
+    """:func:`npulint.releases.holds_on` for torchair: a check that holds on the releases
+    *holds* maps to their upstream line, for code that may run on the releases of its
+    configuration that define every option *evidence* (stores that certainly run before the code
+    judged) sets."""
     from npulint.releases import effective, holds_on, torchair_data
 
     options = torchair_data().get("options", {})
     used = {s.option_path for s in evidence if s.w.status == "ok" and ".".join(s.option_path) in options}
-    first = options.get(".".join(needed[0]), {})
-    holds = {r: where for r, where in first.items() if all(r in option_releases(n) for n in needed)}
     releases = effective(ctx.settings)
-    return holds_on("torchair", releases.torchair(), (option_releases(p) for p in used), holds,
+    return holds_on("torchair", releases.torchair(), [option_releases(p) for p in used], holds,
                     releases.fallback("torchair"))
+
+
+def certain_stores(cfg: Optional["Config"], site: Site) -> List["Store"]:
+    """The stores to *cfg* that certainly run before *site*: straight-line, in its scope."""
+    return [st for st in (cfg.stores if cfg is not None else ())
+            if not st.conditional and st.site.scope is site.scope and st.seq < site.seq]
+
+
+def mode_lists() -> Dict[str, str]:
+    """Release -> where its ``CompilerConfig`` lists the compile modes it accepts
+    (rules/torchair_releases.json ``modes``)."""
+    from npulint.releases import torchair_data
+
+    return {r: where for by_release in torchair_data()["modes"].values() for r, where in by_release.items()}
+
+
+def mode_rejected(value) -> Dict[str, str]:
+    """The torchair releases whose CompilerConfig rejects compile mode *value* (ValueError at the
+    assignment), each with where it lists the modes it accepts."""
+    from npulint.releases import torchair_data
+
+    accepted = torchair_data()["modes"].get(value, {}) if isinstance(value, str) else {}
+    return {r: where for r, where in mode_lists().items() if r not in accepted}
+
+
+def _either(values: Sequence[str]) -> str:
+    """``"a", "b" or "c"``."""
+    quoted = [f"\"{v}\"" for v in values]
+    return quoted[0] if len(quoted) == 1 else f"{', '.join(quoted[:-1])} or {quoted[-1]}"
 
 
 POOL = ("aclgraph_config", "use_custom_pool")
@@ -1146,8 +1186,8 @@ class GraphsWithoutSharedPool(LintRule):
                 first = acl[0][0]
                 # what the code certainly sets on these configs before the compiles, where they are
                 first_site = a.compile_at(first)[1]
-                evidence = [st for cfg in {id(b.config): b.config for _, b, _ in acl}.values() for st in cfg.stores
-                            if not st.conditional and st.site.scope is first_site.scope and st.seq < first_site.seq]
+                evidence = [st for cfg in {id(b.config): b.config for _, b, _ in acl}.values()
+                            for st in certain_stores(cfg, first_site)]
                 held = holds_with_options(self.ctx, evidence, (POOL,))
                 if held is None:  # a release the code may run on has no custom pool: nothing to advise
                     continue
@@ -1826,14 +1866,19 @@ class InvalidCompileMode(_StoreRule):
     CODE = "NPU207"
     NAME = "invalid-compile-mode"
     SEVERITY = "error"
-    SUMMARY = "A CompilerConfig mode other than max-autotune, reduce-overhead, npugraph_ex."
+    SUMMARY = "A CompilerConfig mode the torchair releases the code may run on do not accept."
     EXPLANATION = (
-        "`config.mode` (and `config.mode.value`) accepts exactly `\"max-autotune\"`, `\"reduce-overhead\"` and "
-        "`\"npugraph_ex\"`; anything else (`\"reduce_overhead\"`, `\"default\"`, a trailing space) raises "
-        "ValueError at the assignment. `\"npugraph_ex\"` needs torchair 26.0.0 or later; torchair 7.x accepts "
-        "only the first two.")
+        "`config.mode` (and `config.mode.value`) accepts only the modes the release's CompilerConfig lists: "
+        "`\"max-autotune\"` and `\"reduce-overhead\"` in torchair 7.1.0 to 7.3.0, and `\"npugraph_ex\"` too from "
+        "26.0.0 on (`modes` in rules/torchair_releases.json, generated from each release's "
+        "configs/compiler_config.py); anything else (`\"reduce_overhead\"`, `\"default\"`, a trailing space) raises "
+        "ValueError at the assignment. A value no release accepts is always reported; one some release accepts "
+        "only outside `if`/`try` (maybe a version guard) and where every torchair release the code may run on rejects it (those configured in "
+        "`[tool.npulint.releases]` or inferred, else every release npulint knows, less those that lack an "
+        "option the code sets; with a torchair release npulint has no data for, nothing), naming those "
+        "releases. The suggested modes are those a release the code may run on accepts.")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/compiler_config.py:39, "
-              "configs/_option_base.py:42-48")
+              "configs/_option_base.py:42-48; Ascend/torchair@9a83e396 (7.3.0) configs/compiler_config.py:39")
     INVALID = (
         Invalid(_ex("config.mode = \"reduce_overhead\""), range=(4, 1, 4, 12),
                 message="'reduce_overhead' is not a torchair compile mode: torchair raises ValueError at this "
@@ -1844,7 +1889,8 @@ class InvalidCompileMode(_StoreRule):
                         "use \"max-autotune\", \"reduce-overhead\" or \"npugraph_ex\""),
     )
     VALID = (_ex(_RO.strip()), _ex("config.mode = \"npugraph_ex\""))
-    HOW_TO_FIX = "Use \"reduce-overhead\" (hyphen) or \"npugraph_ex\" for aclgraph, \"max-autotune\" for Ascend IR."
+    HOW_TO_FIX = ("Use \"reduce-overhead\" (hyphen) or, from torchair 26.0.0 on, \"npugraph_ex\" for aclgraph, "
+                  "\"max-autotune\" for Ascend IR.")
 
     uses = (TorchairConfigAnalysis,)
 
@@ -1852,40 +1898,64 @@ class InvalidCompileMode(_StoreRule):
         if not s.validated or s.option_path != MODE or not self.ctx.analysis(TorchairConfigAnalysis).checked(s):
             return
         v = self.ctx.value(s.raw.value, s.site)
-        if not is_constant(v) or (isinstance(v, str) and v in MODES):
+        if not is_constant(v):
             return
-        close = difflib.get_close_matches(v, MODES, n=1, cutoff=0.6) if isinstance(v, str) else []
+        from npulint.releases import describe
+
+        rejected = mode_rejected(v)
+        evidence = certain_stores(cfg, s.site)
+        # the modes some release the code may run on accepts (every mode where none is known)
+        usable = [m for m in MODES if holds_with_evidence(self.ctx, evidence, mode_rejected(m)) is None]
+        close = difflib.get_close_matches(v, usable, n=1, cutoff=0.6) if isinstance(v, str) else []
         hint = f"; did you mean {close[0]!r}?" if close else ""
+        if len(rejected) == len(mode_lists()):  # no release accepts it
+            self.report(s.node, f"{v!r} is not a torchair compile mode: torchair raises ValueError at this "
+                                f"assignment; use {_either(usable)}{hint}")
+            return
+        held = None if s.conditional else holds_with_evidence(self.ctx, evidence, rejected)
+        if held is None:  # a release the code may run on accepts it (or none is known), or a version guard
+            return
+        releases, where = held
+        accepting = describe(f"torchair@{r}" for r in mode_lists() if r not in rejected)
         self.report(s.node,
-                    f"{v!r} is not a torchair compile mode: torchair raises ValueError at this assignment; use "
-                    f"\"max-autotune\", \"reduce-overhead\" or \"npugraph_ex\"{hint}")
+                    f"{v!r} is not a torchair compile mode in {releases} ({where}; {accepting} accept it): torchair "
+                    f"raises ValueError at this assignment; use {_either(usable)}{hint}")
 
 
 class CompileModeKwargIgnored(LintRule):
     CODE = "NPU208"
     NAME = "compile-mode-kwarg-ignored"
     SEVERITY = "warning"
-    SUMMARY = "torch.compile(mode=...) with a torchair backend: the backend ignores it."
+    SUMMARY = ("torch.compile(mode=...) with a torchair backend: ignored (torchair 7.3.0 on) or a TypeError "
+               "(7.1.0, 7.2.0).")
     EXPLANATION = (
-        "For a custom backend, `torch.compile` passes `mode` on to the backend as a keyword argument; torchair's "
-        "backend accepts and ignores it (it reads only `options`). The graph runs in the mode of the "
-        "CompilerConfig given to `get_npu_backend` (max-autotune by default), so "
-        "`torch.compile(model, backend=npu_backend, mode=\"reduce-overhead\")` does not select aclgraph. "
-        "`mode=None` and `mode=\"default\"` are not passed on and not reported.")
+        "For a custom backend, `torch.compile` passes `mode` on to the backend as a keyword argument. From torchair "
+        "7.3.0 on, the backend `get_npu_backend` returns takes `**kwargs` and reads only `options` from them: it "
+        "ignores `mode`, and the graph runs in the mode of the CompilerConfig given to `get_npu_backend` "
+        "(max-autotune by default), so `torch.compile(model, backend=npu_backend, mode=\"reduce-overhead\")` does "
+        "not select aclgraph. In torchair 7.1.0 and 7.2.0 the backend takes no `**kwargs`: Python raises "
+        "TypeError (unexpected keyword argument 'mode') when the model is first compiled. The message says what "
+        "holds on the torchair releases the code may run on (`mode_kwarg` in rules/torchair_releases.json, "
+        "generated from each release's npu_fx_compiler.py); with a torchair release npulint has no data for, "
+        "nothing is said. `mode=None` and `mode=\"default\"` are not passed on and not reported.")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/npu_fx_compiler.py:865-887, "
-              "configs/npugraphex_config.py:89-122; PyTorch torch/__init__.py (_TorchCompileWrapper passes "
-              "mode to the backend)")
+              "configs/npugraphex_config.py:89-122; Ascend/torchair@d20f4f9c (7.2.0) npu_fx_compiler.py:586-587; "
+              "PyTorch torch/__init__.py (_TorchCompileWrapper passes mode to the backend)")
     INVALID = (
         Invalid(_ex(_BACKEND, "opt_model = torch.compile(model, backend=backend, mode=\"reduce-overhead\")"),
                 range=(5, 51, 5, 73),
                 message="torch.compile passes mode='reduce-overhead' to the torchair backend (get_npu_backend at "
-                        "line 4), which ignores it: the graph runs in the config's mode (\"max-autotune\"); set "
-                        "`config.mode` on the CompilerConfig passed to get_npu_backend and drop `mode=` here"),
+                        "line 4): torchair 7.3.0 to master ignore it, and the graph runs in the config's mode "
+                        "(\"max-autotune\"); torchair 7.1.0, 7.2.0 take no `mode` argument and raise TypeError when "
+                        "the model is first compiled; set `config.mode` on the CompilerConfig passed to "
+                        "get_npu_backend and drop `mode=` here"),
         Invalid(_ex(_BACKEND, "opt_model = torch.compile(model, backend=backend, mode=\"max-autotune\")"),
                 range=(5, 51, 5, 70),
                 message="torch.compile passes mode='max-autotune' to the torchair backend (get_npu_backend at line "
-                        "4), which ignores it: the graph runs in the config's mode (\"max-autotune\"); set "
-                        "`config.mode` on the CompilerConfig passed to get_npu_backend and drop `mode=` here",
+                        "4): torchair 7.3.0 to master ignore it, and the graph runs in the config's mode "
+                        "(\"max-autotune\"); torchair 7.1.0, 7.2.0 take no `mode` argument and raise TypeError when "
+                        "the model is first compiled; set `config.mode` on the CompilerConfig passed to "
+                        "get_npu_backend and drop `mode=` here",
                 fixed="import torch\n"
                       "import torchair\n"
                       "config = torchair.CompilerConfig()\n"
@@ -1910,16 +1980,37 @@ class CompileModeKwargIgnored(LintRule):
         v = ctx.value(mode_arg.value, site)
         if not is_constant(v) or v is None or v == "default":
             return
+        from npulint.releases import torchair_data
+
+        evidence = certain_stores(b.config, b.site)
+        effects = torchair_data()["mode_kwarg"]
+        held = {e: holds_with_evidence(ctx, evidence, {r: f["source"] for r, f in effects.items() if f["effect"] in e})
+                for e in (("ignores",), ("raises",), ("ignores", "raises"))}
+        if held[("ignores", "raises")] is None:  # a release the code may run on reads it, or none is known
+            return
         m = a.mode(b)
         runs = f"the config's mode (\"{m}\")" if m is not UNKNOWN else "the config's mode"
-        # dropping ``mode=`` changes nothing; offered when it names the config's own mode, so
-        # that a user who meant another mode is not left without the hint
+        if held[("ignores",)] is not None:
+            text = ", which ignores it ({}: {}): the graph runs in {}".format(*held[("ignores",)], runs)
+        elif held[("raises",)] is not None:
+            text = (", which takes no `mode` argument ({}: {}): Python raises TypeError when the model is first "
+                    "compiled").format(*held[("raises",)])
+        else:
+            from npulint.releases import describe
+
+            ignoring, raising = (describe(f"torchair@{r}" for r, f in effects.items() if f["effect"] == e)
+                                 for e in ("ignores", "raises"))
+            text = (f": {ignoring} ignore it, and the graph runs in {runs}; {raising} take no `mode` argument and "
+                    "raise TypeError when the model is first compiled")
+        # dropping ``mode=`` changes nothing where it is ignored and ends the TypeError where it is
+        # not; offered when it names the config's own mode, so that a user who meant another mode is
+        # not left without the hint
         edit = ctx.remove_arg(call, mode_arg) if m is not UNKNOWN and v == m else None
         self.report(mode_arg,
                     f"torch.compile passes mode={v!r} to the torchair backend (get_npu_backend at line "
-                    f"{ctx.line(b.call)}), which ignores it: the graph runs in {runs}; set `config.mode` on "
+                    f"{ctx.line(b.call)}){text}; set `config.mode` on "
                     "the CompilerConfig passed to get_npu_backend and drop `mode=` here",
-                    fix=Fix("Drop the ignored mode= argument", (edit,)) if edit is not None else None)
+                    fix=Fix("Drop the mode= argument", (edit,)) if edit is not None else None)
 
 
 # ======================================================================================

@@ -160,7 +160,7 @@ def test_full_shows_the_line_and_a_caret(cli_run, tmp_path):
     assert "t.py:2:39: NPU304 [warning] stream_priority=2" in out
     assert " 2 | with tng.scope.npu_stream_switch('1', 2):\n   | " + " " * 38 + "^\n" in out
     assert "fix.py:6:45: NPU208 [warning] [*] " in out
-    assert "fix: Drop the ignored mode= argument (npulint --fix)" in out
+    assert "fix: Drop the mode= argument (npulint --fix)" in out
     assert "Found 2 findings" in r.stderr
 
 

@@ -1151,6 +1151,120 @@ def test_npu207_traps(lint):
     assert codes(lint(src, select=SEL)) == []
 
 
+def _torchair(*names):
+    return "[tool.npulint.releases]\ntorchair = [" + ", ".join(f'"{n}"' for n in names) + "]\n"
+
+
+# npugraph_ex: CompilerConfig lists it from 26.0.0 on (rules/torchair_releases.json `modes`)
+NPUGRAPH_EX = """
+    import torchair as tng
+    from torchair import CompilerConfig
+    GRAPH_MODE = "npugraph_ex"
+    config = CompilerConfig()
+    config.mode = GRAPH_MODE
+    other = tng.CompilerConfig()
+    other.mode.value = "npugraph_ex"
+"""
+
+
+def test_npu207_npugraph_ex_where_every_release_lacks_it(lint):
+    src = mk(NPUGRAPH_EX)
+    found = lint(src, select=SEL, config=_torchair("7.2.0", "7.3.0"))
+    assert codes(found) == ["NPU207", "NPU207"]
+    assert [pos(f) for f in found] == [at(src, "config.mode"), at(src, "other.mode")]
+    assert found[0].message == (
+        "'npugraph_ex' is not a torchair compile mode in torchair 7.1.0 to 7.3.0 (Ascend/torchair@9a83e396 "
+        "python/torchair/configs/compiler_config.py:39; torchair 26.0.0, master accept it): torchair raises "
+        "ValueError at this assignment; use \"max-autotune\" or \"reduce-overhead\"")
+
+
+@pytest.mark.parametrize("names", [("7.3.0", "26.0.0"), ("master",), ()])
+def test_npu207_npugraph_ex_where_a_release_has_it(lint, names):
+    # one release the code may run on accepts it; no release configured: every one npulint knows
+    config = _torchair(*names) if names else None
+    assert codes(lint(mk(NPUGRAPH_EX), select=SEL, config=config)) == []
+
+
+@pytest.mark.parametrize("pin, npugraph_ex, misspelt", [("torchair==6.0.rc1", 0, 2), ("torchair==7.2.0", 2, 2)])
+def test_npu207_a_release_npulint_has_no_data_for(tmp_path, cli_run, pin, npugraph_ex, misspelt):
+    # torchair 6.0.rc1 is no release npulint has data for: a mode some release accepts is not
+    # reported (its twin: a known release that rejects it); a mode no release accepts always is
+    (tmp_path / "requirements.txt").write_text(pin + "\n")
+    (tmp_path / "m.py").write_text(mk(NPUGRAPH_EX))
+    assert cli_run(["--select", "NPU207", "--no-cache", "."], tmp_path).stdout.count("NPU207") == npugraph_ex
+    (tmp_path / "m.py").write_text(mk(NPUGRAPH_EX).replace('"npugraph_ex"\n', '"npugraph-ex"\n'))
+    r = cli_run(["--select", "NPU207", "--no-cache", "."], tmp_path)
+    assert r.stdout.count("NPU207") == misspelt
+    assert "'npugraph-ex' is not a torchair compile mode: torchair raises ValueError" in r.stdout
+
+
+def test_npu207_a_mode_under_a_version_guard_is_not_judged_by_release(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        if NEW_TORCHAIR:
+            config.mode = "npugraph_ex"
+        else:
+            config.mode = "reduce-overhead"
+        try:
+            config.mode = "npugraph_ex"
+        except ValueError:
+            config.mode = "reduce-overhead"
+    """)
+    assert codes(lint(src, select=SEL, config=_torchair("7.3.0"))) == []
+    # the twin: a misspelt mode is wrong on every release, guarded or not
+    assert codes(lint(src.replace('"npugraph_ex"', '"npugraph-ex"'), select=SEL, config=_torchair("7.3.0"))) == \
+        ["NPU207", "NPU207"]
+
+
+def test_npu207_release_pinned_in_requirements(tmp_path, cli_run):
+    (tmp_path / "requirements.txt").write_text("torchair==7.1.0\n")
+    (tmp_path / "m.py").write_text(mk(NPUGRAPH_EX))
+    r = cli_run(["--select", "NPU207", "--no-cache", "."], tmp_path)
+    assert r.stdout.count("NPU207") == 2 and "torchair 7.1.0 to 7.3.0" in r.stdout, r.stdout
+    (tmp_path / "requirements.txt").write_text("torchair==26.0.0\n")  # the twin
+    assert cli_run(["--select", "NPU207", "--no-cache", "."], tmp_path).stdout.count("NPU207") == 0
+
+
+def test_npu207_suggests_only_the_modes_of_the_releases_in_effect(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.mode = "npugraph"
+    """)
+    (pinned,) = lint(src, select=SEL, config=_torchair("7.3.0"))
+    assert pinned.message == ("'npugraph' is not a torchair compile mode: torchair raises ValueError at this "
+                              "assignment; use \"max-autotune\" or \"reduce-overhead\"")
+    (every,) = lint(src, select=SEL, config="[tool.npulint]\n")  # nothing configured: every release
+    assert every.message.endswith("use \"max-autotune\", \"reduce-overhead\" or \"npugraph_ex\"; did you mean "
+                                  "'npugraph_ex'?")
+
+
+def test_npu207_options_the_code_sets_contradict_an_inferred_release(tmp_path, cli_run):
+    # npugraphex_config's options arrive in 26.0.0: code that sets one before the mode was not
+    # written for the inferred 7.3.0, so it is judged on every release (npugraph_ex: accepted)
+    (tmp_path / "requirements.txt").write_text("torchair==7.3.0\n")
+    body = mk("""
+        config = torchair.CompilerConfig()
+        config.npugraphex_config.inplace_pass = False
+        config.mode = "npugraph_ex"
+    """)
+    assert tc.option_releases(("npugraphex_config", "inplace_pass")) == {"26.0.0", "master"}
+    (tmp_path / "m.py").write_text(body)
+    assert cli_run(["--select", "NPU207", "--no-cache", "."], tmp_path).stdout == ""
+    # the twin: without that option the inferred release stands
+    (tmp_path / "m.py").write_text(body.replace("config.npugraphex_config.inplace_pass = False\n", ""))
+    assert cli_run(["--select", "NPU207", "--no-cache", "."], tmp_path).stdout.count("NPU207") == 1
+
+
+def test_npu207_modes_are_the_generated_data():
+    from npulint import releases
+
+    modes = releases.torchair_data()["modes"]
+    assert set(modes) == set(tc.MODES) and set(tc.ACLGRAPH_MODES) < set(tc.MODES)
+    assert sorted(modes["npugraph_ex"]) == ["26.0.0", "master"]
+    assert sorted(modes["reduce-overhead"]) == sorted(modes["max-autotune"]) == sorted(releases.known("torchair"))
+    assert modes["max-autotune"]["7.1.0"] == "Ascend/torchair@85e8475e python/torchair/configs/compiler_config.py:34"
+
+
 # ======================================================================================
 # NPU208 compile-mode-kwarg-ignored
 # ======================================================================================
@@ -1196,6 +1310,62 @@ def test_npu208_clean(lint, compile_call):
         model = {compile_call}
     """)
     assert codes(lint(src, select=SEL)) == []
+
+
+MODE_KWARG = """
+    import torchair as tng
+    from torchair import get_npu_backend
+    MODE = "reduce-overhead"
+    config = tng.CompilerConfig()
+    model = torch.compile(model, backend=get_npu_backend(compiler_config=config), mode=MODE)
+"""
+
+
+def test_npu208_where_every_release_ignores_it(lint):
+    src = mk(MODE_KWARG)
+    (f,) = lint(src, select=SEL, config=_torchair("7.3.0", "master"))
+    assert pos(f) == at(src, "mode=MODE")
+    line = at(src, "get_npu_backend(compiler")[0]
+    assert f.message == (
+        f"torch.compile passes mode='reduce-overhead' to the torchair backend (get_npu_backend at line {line}), "
+        "which ignores it (torchair 7.3.0 to master: Ascend/torchair@fced8842 python/torchair/npu_fx_compiler.py:865, "
+        "python/torchair/configs/npugraphex_config.py:89-122): the graph runs in the config's mode "
+        "(\"max-autotune\"); set `config.mode` on the CompilerConfig passed to get_npu_backend and drop `mode=` here")
+
+
+def test_npu208_where_every_release_raises(lint):
+    src = mk(MODE_KWARG)
+    (f,) = lint(src, select=SEL, config=_torchair("7.1.0", "7.2.0"))
+    assert "ignore" not in f.message
+    assert ("which takes no `mode` argument (torchair 7.1.0, 7.2.0: Ascend/torchair@d20f4f9c "
+            "python/torchair/npu_fx_compiler.py:586): Python raises TypeError when the model is first compiled; "
+            "set `config.mode`") in f.message
+
+
+def test_npu208_releases_that_differ_are_named_each(lint):
+    src = mk(MODE_KWARG)
+    (f,) = lint(src, select=SEL, config=_torchair("7.2.0", "26.0.0"))
+    assert ": torchair 7.3.0 to master ignore it, and the graph runs in the config's mode (\"max-autotune\"); " \
+           "torchair 7.1.0, 7.2.0 take no `mode` argument and raise TypeError" in f.message
+
+
+def test_npu208_release_pinned_in_requirements(tmp_path, cli_run):
+    (tmp_path / "requirements.txt").write_text("torchair==7.2.0\n")
+    (tmp_path / "m.py").write_text(mk(MODE_KWARG))
+    r = cli_run(["--select", "NPU208", "--no-cache", "."], tmp_path)
+    assert r.stdout.count("NPU208") == 1 and "raises TypeError" in r.stdout and "ignores" not in r.stdout, r.stdout
+    # a release npulint has no data for: nothing is said
+    (tmp_path / "requirements.txt").write_text("torchair==6.0.rc1\n")
+    assert cli_run(["--select", "NPU208", "--no-cache", "."], tmp_path).stdout == ""
+
+
+def test_npu208_effects_are_the_generated_data():
+    from npulint import releases
+
+    effects = releases.torchair_data()["mode_kwarg"]
+    assert {r: e["effect"] for r, e in effects.items()} == {
+        "7.1.0": "raises", "7.2.0": "raises", "7.3.0": "ignores", "26.0.0": "ignores", "master": "ignores"}
+    assert effects["7.1.0"]["source"] == "Ascend/torchair@85e8475e python/torchair/npu_fx_compiler.py:432"
 
 
 # ======================================================================================

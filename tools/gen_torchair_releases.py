@@ -32,6 +32,16 @@ Releases before 7.1.0 have none of these APIs and are not listed.
   ``6.0.rc1``, ``7.0.0``, that is not in ``RELEASES``). Every one declares ``0.1``, so a tree's
   version cannot tell its release; ``marker`` is a file every modelled release has and no
   unmodelled release has, which tells a torchair tree of a modelled release from an older one.
+* ``python/torchair/configs/compiler_config.py``: the compile modes ``CompilerConfig`` accepts
+  (``modes``: mode -> release -> where), the list of ``self.mode = OptionValue(default, [...])``
+  (NPU207);
+* ``python/torchair/npu_fx_compiler.py``: what the backend ``get_npu_backend`` returns (the function
+  its ``functools.partial`` wraps) does with the ``mode`` keyword argument ``torch.compile`` passes
+  to a custom backend (``mode_kwarg``: release -> effect and where; NPU208): ``raises`` where the
+  function takes neither ``mode`` nor ``**kwargs`` (Python raises TypeError at the call),
+  ``ignores`` where it takes ``**kwargs`` and only hands them to functions (of the file or imported
+  from ``torchair``) none of which names ``"mode"``, ``reads`` where ``mode`` is a parameter or
+  such a function names ``"mode"``, ``unknown`` otherwise.
 """
 
 from __future__ import annotations
@@ -170,6 +180,66 @@ def signature(mirror: str, rev: str, short: str, path: str, name: str):
     return None
 
 
+def compile_modes(mirror: str, rev: str, short: str) -> dict:
+    """Mode -> ``Repo@sha file:line`` of the ``self.mode = OptionValue(default, [...])`` in
+    ``CompilerConfig.__init__`` that lists it, at *rev*."""
+    path = CONFIGS + "compiler_config.py"
+    cls = next((n for n in ast.parse(show(mirror, rev, path)).body
+                if isinstance(n, ast.ClassDef) and n.name == "CompilerConfig"), None)
+    for node in ast.walk(cls) if cls is not None else ():
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and len(node.value.args) == 2 and \
+                any(isinstance(t, ast.Attribute) and t.attr == "mode" and isinstance(t.value, ast.Name) and
+                    t.value.id == "self" for t in node.targets):
+            return {ast.literal_eval(e): f"{REPO}@{short} {path}:{node.lineno}" for e in node.value.args[1].elts}
+    return {}
+
+
+FX_COMPILER = "python/torchair/npu_fx_compiler.py"
+
+
+def _module_path(module: str) -> str:
+    return "python/" + module.replace(".", "/") + ".py"
+
+
+def mode_kwarg(mirror: str, rev: str, short: str) -> dict:
+    """What torchair's backend does with ``mode=`` (see the module docstring), and where."""
+    tree = ast.parse(show(mirror, rev, FX_COMPILER))
+    defs = {n.name: (FX_COMPILER, n) for n in tree.body if isinstance(n, ast.FunctionDef)}
+    imported = {a.asname or a.name: (_module_path(n.module), a.name) for n in tree.body
+                if isinstance(n, ast.ImportFrom) and (n.module or "").startswith("torchair.") for a in n.names}
+    factory = defs["get_npu_backend"][1]
+    ret = next(n for n in ast.walk(factory) if isinstance(n, ast.Return))
+    backend = defs[ret.value.args[0].id][1]  # return functools.partial(_npu_backend, ...)
+    args = backend.args
+    where = f"{REPO}@{short} {FX_COMPILER}:{backend.lineno}"
+    if "mode" in [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]:
+        return {"effect": "reads", "source": where}
+    if args.kwarg is None:
+        return {"effect": "raises", "source": where}
+    kwargs = args.kwarg.arg
+    uses = [n for n in ast.walk(backend) if isinstance(n, ast.Name) and n.id == kwargs]
+    calls = [n for n in ast.walk(backend) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and
+             any(isinstance(a, ast.Name) and a.id == kwargs for a in n.args)]
+    if len(calls) != len(uses):
+        return {"effect": "unknown", "source": where}  # used otherwise than handed to a function
+    cites = [where]
+    for call in calls:
+        if call.func.id in defs:
+            path, fn = defs[call.func.id]
+        elif call.func.id in imported:
+            path, name = imported[call.func.id]
+            fn = next((n for n in ast.parse(show(mirror, rev, path)).body
+                       if isinstance(n, ast.FunctionDef) and n.name == name), None)
+            if fn is None:
+                return {"effect": "unknown", "source": where}
+        else:
+            return {"effect": "unknown", "source": where}
+        if any(isinstance(n, ast.Constant) and n.value == "mode" for n in ast.walk(fn)):
+            return {"effect": "reads", "source": f"{REPO}@{short} {path}:{fn.lineno}-{fn.end_lineno}"}
+        cites.append(f"{path}:{fn.lineno}-{fn.end_lineno}")
+    return {"effect": "ignores", "source": ", ".join(cites)}
+
+
 def version(mirror: str, rev: str) -> str:
     m = re.search(r"\bversion\s*=\s*['\"]([^'\"]+)['\"]", show(mirror, rev, SETUP))
     return m.group(1) if m else ""
@@ -182,8 +252,13 @@ def main(mirror: str) -> dict:
     ignores = {}
     options = {}
     signatures = {}
+    modes = {}
+    kwarg = {}
     for rel in RELEASES:
         short = commits[rel][:8]
+        for mode, where in compile_modes(mirror, rel, short).items():
+            modes.setdefault(mode, {})[rel] = where
+        kwarg[rel] = mode_kwarg(mirror, rel, short)
         for qual, (path, name) in SIGNATURES.items():
             found = signature(mirror, rel, short, path, name)
             if found is not None:
@@ -226,6 +301,8 @@ def main(mirror: str) -> dict:
         "apis": apis,
         "checks": {"NPU303": {"holds": raises, "does_not_hold": ignores}},
         "options": options,
+        "modes": modes,
+        "mode_kwarg": kwarg,
         "signatures": signatures,
         "versions": {r: version(mirror, r) for r in RELEASES},
         "unmodelled": unmodelled,
