@@ -370,28 +370,45 @@ def _line_comment(lineno: int, line: str):
 def noqa_directives(text: str, language: str) -> List[Tuple[int, int, int, Optional[Tuple[str, ...]], int, int]]:
     """Every ``# noqa`` directive: ``(line, start, end, codes, cut_start, cut_end)`` with
     1-based columns (end exclusive) of the directive itself, its codes as written (None for a
-    blanket one), and the range to delete to drop it whole: the directive with the blanks
-    before it when it is all of its comment, else just the directive (leaving ``#``)."""
+    blanket one), and the range to delete to drop it whole (:func:`_directives`)."""
     if "noqa" not in text.lower():
         return []
     if language == PYTHON:
         comments = _python_noqa_comments(text)
     else:
         comments = [c for c in _comments(text, language) if _NOQA.search(c[2])]
-    return _directives(comments)
+        if "\r" in text:
+            # the carriage return a comment's line ends with is the comment's, as bash reads it
+            lines = text.split("\n")
+            comments = [(n, col, c + "\r" if lines[n - 1][col + len(c):] == "\r" else c, before)
+                        for n, col, c, before in comments]
+    return _directives(comments, language)
 
 
-def _directives(comments) -> List[Tuple[int, int, int, Optional[Tuple[str, ...]], int, int]]:
-    """The directives of *comments*, ``# noqa`` comments as :func:`_comments` gives them."""
+def _directives(comments, language: str) -> List[Tuple[int, int, int, Optional[Tuple[str, ...]], int, int]]:
+    """The directives of *comments*, ``# noqa`` comments as :func:`_comments` gives them. The
+    range that drops one whole: with the blanks before it where nothing follows it in its
+    comment (and with the code's blanks where it is all of the comment); up to the next ``#``
+    where another comment follows it (``# noqa: X  # why`` leaves ``# why``); else the directive
+    less its ``#``. Bash reads a carriage return before a line break as part of the comment
+    (NPU004): dropping the comment drops it too, so that the line does not end in one."""
     out = []
     for lineno, col, comment, before in comments:
         m = _NOQA.search(comment)
         codes = m.group("codes")
         names = tuple(c.upper() for c in re.split(r"[,\s]+", codes) if c) if codes else None
         start, end = col + m.start() + 1, col + m.end() + 1
-        cut_start, cut_end = start + 1, end  # keep the '#'
-        if m.start() == 0 and not comment[m.end():].strip():
-            cut_start, cut_end = len(before.rstrip(" \t")) + 1, col + len(comment.rstrip("\r\n")) + 1
+        body = comment.rstrip("\n") if language == SHELL else comment.rstrip("\r\n")
+        rest = body[m.end():]
+        after = rest.lstrip(" \t")
+        if not after.strip("\r"):
+            head = comment[:m.start()].rstrip(" \t")
+            cut_start = col + len(head) + 1 if head else len(before.rstrip(" \t")) + 1
+            cut_end = col + len(body) + 1
+        elif after.startswith("#"):
+            cut_start, cut_end = start, end + len(rest) - len(after)
+        else:
+            cut_start, cut_end = start + 1, end  # keep the '#'
         out.append((lineno, start, end, names, cut_start, cut_end))
     return out
 

@@ -13,7 +13,7 @@ from npulint.source import PYTHON, noqa_directives
 
 def _reference(text):
     """The directives as tokenize's comments (or, where it fails, the line-based reading) give them."""
-    return source._directives([c for c in source._comments(text, PYTHON) if source._NOQA.search(c[2])])
+    return source._directives([c for c in source._comments(text, PYTHON) if source._NOQA.search(c[2])], PYTHON)
 
 
 def _found(text):
@@ -55,8 +55,9 @@ def test_where_tokenize_fails_and_the_line_reading_differs_its_answer_stands():
     text = 'if x:\n        a = 1\n    b = " #x"  # noqa\n'
     assert source._python_comments(text) is None
     assert source._scan_python_comments(text, source._NOQA) == [(3, 15, "# noqa", '    b = " #x"  ')]
-    # the line-based reading's comment is '#x"  # noqa': the directive inside it is cut alone
-    assert noqa_directives(text, PYTHON) == _reference(text) == [(3, 16, 22, None, 17, 22)]
+    # the line-based reading's comment is '#x"  # noqa': nothing follows the directive inside
+    # it, so its cut takes the blanks before it ('    b = " #x"' is left)
+    assert noqa_directives(text, PYTHON) == _reference(text) == [(3, 16, 22, None, 14, 22)]
 
 
 @pytest.mark.parametrize("text", ["x = 1\ry = 2  # noqa\n", "x = 'a\\\nb  # noqa\n"])

@@ -382,3 +382,38 @@ def test_unused_noqa_fix_keeps_the_rest_of_the_comment(tmp_path, cli_run):
     r = cli_run(["--fix", "--extend-select", "NPU003", "t.sh"], tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
     assert p.read_text(encoding="utf-8") == "echo hi  # -- kept\n"
+
+
+def test_unused_noqa_fix_drops_the_directive_and_its_separator_where_another_comment_is_there(tmp_path, cli_run):
+    # what ruff's RUF100 leaves: the other comment, without a stray '#'
+    src = ("a = 1  # noqa: NPU304  # why: legacy\n"
+           "b = 2  # type: ignore  # noqa: NPU304\n"
+           "c = 3  # pylint: disable=x # noqa:NPU304\n"
+           "d = 4  # noqa: NPU304 -- reason\n")
+    p = tmp_path / "t.py"
+    p.write_text(src, encoding="utf-8")
+    r = cli_run(["--fix", "--extend-select", "NPU003", "t.py"], tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert p.read_text(encoding="utf-8") == ("a = 1  # why: legacy\n"
+                                             "b = 2  # type: ignore\n"
+                                             "c = 3  # pylint: disable=x\n"
+                                             "d = 4  # -- reason\n")
+
+
+@pytest.mark.parametrize("src, fixed", [
+    # bash reads the CR of a CRLF line as part of its comment: it goes with the comment, or the
+    # line would end in a word bash runs (`$'\r': command not found`), or a flag would carry it
+    ("set -e\n# noqa: NPU502\r\ntorchrun pretrain_gpt.py --bf16\n", "set -e\n\ntorchrun pretrain_gpt.py --bf16\n"),
+    ("torchrun pretrain_gpt.py --bf16 # noqa: NPU504\r\necho done\n", "torchrun pretrain_gpt.py --bf16\necho done\n"),
+    ("torchrun pretrain_gpt.py --bf16 # note # noqa: NPU504\r\necho done\n",
+     "torchrun pretrain_gpt.py --bf16 # note\necho done\n"),
+    # a CR the comment keeps stays inside it
+    ("torchrun pretrain_gpt.py --bf16 # noqa: NPU504 because\r\necho done\n",
+     "torchrun pretrain_gpt.py --bf16 # because\r\necho done\n"),
+])
+def test_unused_noqa_fix_in_a_shell_line_ending_in_a_carriage_return(tmp_path, cli_run, src, fixed):
+    p = tmp_path / "t.sh"
+    p.write_bytes(src.encode())
+    r = cli_run(["--fix", "--select", "NPU0,NPU5", "t.sh"], tmp_path)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert p.read_bytes() == fixed.encode()
