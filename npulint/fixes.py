@@ -292,12 +292,17 @@ def _check_unchanged(path: str, expected: bytes) -> None:
         raise Changed(path)
 
 
+class _OwnerLost(Exception):
+    """A new file in the folder cannot be given the owner and group of the file it replaces."""
+
+
 def write_atomic(path: str, data: bytes, keep_mode: bool = True, sync: bool = True,
-                 expected: Optional[bytes] = None) -> None:
+                 expected: Optional[bytes] = None, owner: Optional[Tuple[int, int]] = None) -> None:
     """Replace *path* by *data*: a temporary file in the same folder, then ``os.replace``,
     keeping the file's permission bits (*keep_mode*; the file must exist then). With
     *expected*, the file must still hold exactly those bytes just before it is replaced, else
-    :class:`Changed` is raised and the file is left alone."""
+    :class:`Changed` is raised and the file is left alone. With *owner* (``(uid, gid)``), the
+    temporary file gets them, or :class:`_OwnerLost` is raised and the file is left alone."""
     folder = os.path.dirname(os.path.abspath(path))
     mode = stat.S_IMODE(os.stat(path).st_mode) if keep_mode else None
     import tempfile
@@ -305,6 +310,13 @@ def write_atomic(path: str, data: bytes, keep_mode: bool = True, sync: bool = Tr
     fd, tmp = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-", suffix=".tmp", dir=folder)
     _live_temps.add(tmp)
     try:
+        if owner is not None:
+            made = os.fstat(fd)
+            if (made.st_uid, made.st_gid) != owner:
+                try:
+                    os.fchown(fd, *owner)
+                except OSError:
+                    raise _OwnerLost(path) from None
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
             if sync:
@@ -327,17 +339,26 @@ def write_atomic(path: str, data: bytes, keep_mode: bool = True, sync: bool = Tr
 
 def write_fixed(path: str, data: bytes, expected: bytes) -> None:
     """Write a fixed file: through a symbolic link to its target (the link stays a link),
-    atomically (a temporary file, then ``os.replace``) unless the file has other hard links,
-    which only an in-place write keeps (not atomic: see docs/fixes.md). Either way the file
-    must still hold *expected*, the bytes that were linted, or :class:`Changed` is raised and
-    nothing is written. Raises OSError when the file cannot be written."""
+    atomically (a temporary file, then ``os.replace``) unless that would lose what the file
+    has: other hard links, extended attributes (ACLs among them), or its owner and group where
+    a new file cannot be given them; then in place (not atomic: see docs/fixes.md). Either way
+    the file must still hold *expected*, the bytes that were linted, or :class:`Changed` is
+    raised and nothing is written. Raises OSError when the file cannot be written, also when
+    it is read-only to this process (a rename over it would succeed, and overrule that)."""
     target = os.path.realpath(path)
     st = os.stat(target)
     if not stat.S_ISREG(st.st_mode):
         raise OSError(f"not a regular file: {target}")
-    if st.st_nlink <= 1:
-        write_atomic(target, data, expected=expected)
-        return
+    if not os.access(target, os.W_OK):
+        import errno
+
+        raise PermissionError(errno.EACCES, "the file is read-only to this user", path)
+    if st.st_nlink <= 1 and not _extended_attributes(target):
+        try:
+            write_atomic(target, data, expected=expected, owner=(st.st_uid, st.st_gid))
+            return
+        except _OwnerLost:
+            pass
     fd = os.open(target, os.O_RDWR | getattr(os, "O_BINARY", 0))
     try:
         with os.fdopen(fd, "r+b") as fh:
@@ -352,6 +373,14 @@ def write_fixed(path: str, data: bytes, expected: bytes) -> None:
     finally:
         if fd != -1:
             os.close(fd)
+
+
+def _extended_attributes(path: str) -> bool:
+    """Whether the file has extended attributes, which a new file would not have."""
+    try:
+        return bool(os.listxattr(path))
+    except (AttributeError, OSError):  # no xattrs on this platform or file system
+        return False
 
 
 def remove_stale_temps(folder: str) -> List[str]:
@@ -541,9 +570,19 @@ def write_all(loop: FixLoop, files, skip: Optional[str] = None) -> List[Tuple[st
         for folder in sorted({os.path.dirname(os.path.realpath(p)) for p in changed}
                              | {os.path.dirname(p) for p, _, _ in files}):
             remove_stale_temps(folder)
+        written: Dict[str, Tuple[str, str]] = {}  # the file each name leads to: (name, text)
         for path, text in sorted(changed.items()):
             if path == skip:
                 continue
+            real = os.path.realpath(path)
+            if real in written:
+                # one file named twice (a symbolic link beside its target): written once; two
+                # names whose fixes differ would each undo the other's
+                if written[real][1] != text:
+                    failures.append((path, f"the same file as {written[real][0]}, which was fixed under that name; "
+                                           "its fixes under this one differ (run again)"))
+                continue
+            written[real] = (path, text)
             try:
                 write_fixed(path, encode_like(loop.originals[path][0], text, loop.language(path)),
                             expected=loop.originals[path][0])

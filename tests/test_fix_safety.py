@@ -105,6 +105,68 @@ def test_fixing_a_hard_linked_file_keeps_the_link(cli_run, tmp_path):
     assert WRAPPER in (tmp_path / "other_name.txt").read_text()
 
 
+def test_a_read_only_file_is_named_and_left_as_it_is(tmp_path, monkeypatch, capsys):
+    # a rename over a read-only file would succeed (the folder is writable) and overrule the
+    # user's chmod; os.access answers for the user running npulint (root passes it)
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "run.sh").write_text(AMO)
+    real_access = os.access
+    monkeypatch.setattr(fx.os, "access", lambda path, mode, **kw: False if str(path).endswith("model.py")
+                        and mode == os.W_OK else real_access(path, mode, **kw))
+    code = _main(["--fix", "--unsafe-fixes", "--select", "NPU503", "--no-cache", "."], tmp_path, monkeypatch)
+    assert code == 2
+    assert (tmp_path / "model.py").read_text() == MODEL
+    assert "the file is read-only to this user" in capsys.readouterr().err
+
+
+def test_a_file_whose_owner_a_new_file_cannot_have_is_written_in_place(cli_run, tmp_path, monkeypatch):
+    # a group-writable file of another user: a renamed temporary file would be the runner's
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "run.sh").write_text(AMO)
+    inode = os.stat(tmp_path / "model.py").st_ino
+    real = os.fstat
+
+    def other_owner(fd):
+        st = real(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid + 1, st.st_gid)
+                              + tuple(st)[6:])
+
+    def refuse(fd, uid, gid):
+        raise PermissionError(1, "Operation not permitted")
+
+    monkeypatch.setattr(fx.os, "fstat", other_owner)
+    monkeypatch.setattr(fx.os, "fchown", refuse)
+    r = cli_run(["--fix", "--unsafe-fixes", "--select", "NPU503", "--no-cache", "."], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert WRAPPER in (tmp_path / "model.py").read_text()
+    assert os.stat(tmp_path / "model.py").st_ino == inode  # the same file: owner and group kept
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+
+
+def test_a_file_with_extended_attributes_keeps_them(cli_run, tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    (tmp_path / "run.sh").write_text(AMO)
+    try:
+        os.setxattr(tmp_path / "model.py", "user.npulint-test", b"kept")
+    except (AttributeError, OSError):
+        pytest.skip("no user extended attributes here")
+    r = cli_run(["--fix", "--unsafe-fixes", "--select", "NPU503", "--no-cache", "."], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert WRAPPER in (tmp_path / "model.py").read_text()
+    assert os.getxattr(tmp_path / "model.py", "user.npulint-test") == b"kept"
+
+
+def test_one_file_named_twice_is_written_once(cli_run, tmp_path):
+    (tmp_path / "model.py").write_text(MODEL)
+    os.symlink(tmp_path / "model.py", tmp_path / "link.py")
+    (tmp_path / "run.sh").write_text(AMO)
+    r = cli_run(["--fix", "--unsafe-fixes", "--select", "NPU503", "--no-cache", "model.py", "link.py", "run.sh"],
+                tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "changed while npulint" not in r.stderr
+    assert (tmp_path / "model.py").read_text().count("adapt_mem_func_wrapper(Fn,") == 1
+
+
 def test_a_file_edited_during_the_run_is_not_overwritten(tmp_path, monkeypatch, capsys):
     (tmp_path / "model.py").write_text(MODEL)
     (tmp_path / "run.sh").write_text(AMO)
