@@ -34,9 +34,11 @@ from npulint import argflags
 from npulint.checker import render_in_block
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Fix, LazySpan, Span
+from npulint.paths import reached_from
 from npulint.shell import command_start
 from npulint.source import SHELL
 
+from npulint.program import one_program
 from npulint.releases import narrowing, runs_on
 
 from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, catalog_index
@@ -949,20 +951,25 @@ class FunctionClasses(Analysis):
 
 
 def subclass_of(facts) -> Any:
-    """``subclass(q, roots)``: whether the class *q* certainly subclasses one of *roots*
-    (qualified names), by the bases in *facts* (``(path, {"classes": {...}})``, as NPU503
-    and :class:`FunctionClasses` record them)."""
-    bases: Dict[str, List[Optional[str]]] = {}
-    for _, f in facts:
-        bases.update(f["classes"])
+    """``subclass(q, roots, where)``: whether the class *q*, as the file *where* names it,
+    certainly subclasses one of *roots* (qualified names), by the bases in *facts* (``(path,
+    {"classes": {...}})``, as NPU503 and :class:`FunctionClasses` record them). A name that two
+    files define (``model.MyFn`` of two folders run as scripts) is the one of *where*'s own file
+    or import root (:func:`npulint.paths.reached_from`), else unknown."""
+    defs: Dict[str, Dict[str, List[Optional[str]]]] = {}  # class -> file defining it -> its bases
+    for path, f in facts:
+        for q, named in f["classes"].items():
+            defs.setdefault(q, {})[path] = named
 
     @functools.lru_cache(maxsize=None)
-    def subclass(q: str, roots: frozenset, depth: int = 0) -> bool:
+    def subclass(q: str, roots: frozenset, where: str, depth: int = 0) -> bool:
         if q in roots:
             return True
-        if depth > 20 or q not in bases:
+        found = defs.get(q)
+        if depth > 20 or not found:
             return False
-        return any(b is not None and subclass(b, roots, depth + 1) for b in bases[q])
+        path = reached_from(where, sorted(found))
+        return path is not None and any(b is not None and subclass(b, roots, path, depth + 1) for b in found[path])
 
     return subclass
 
@@ -1656,15 +1663,20 @@ class AutogradApplyBypassesAmo(LintRule):
         amo = (shared or {}).get(AMO_TOPIC, [])
         if not amo:
             return
-        where = amo[0]
         subclass = subclass_of(facts)
         fn_roots = frozenset(FUNCTION_BASES)
         mod_roots = frozenset(MODULE_BASES)
+        memo: Dict[str, Optional[str]] = {}
         for path, f in facts:
+            # a launch enables AMO for its own program only, not for another clone of the
+            # workspace the run was given (npulint.program.one_program)
+            where = next((a for a in amo if one_program(a[0], path, memo)), None) if f["applies"] else None
+            if where is None:
+                continue
             for call in f["applies"]:
-                if call.callee in fn_roots or not subclass(call.callee, fn_roots):
+                if call.callee in fn_roots or not subclass(call.callee, fn_roots, path):
                     continue
-                if not subclass(call.name, mod_roots):
+                if not subclass(call.name, mod_roots, path):
                     continue
                 x = call.callee.rsplit(".", 1)[-1]
                 cls.report_in(report, path, call.span,
@@ -1867,7 +1879,7 @@ class AdaptMemWrapperMisuse(LintRule):
         roots = frozenset(FUNCTION_BASES)
         for path, f in facts:
             for q, span, what in f["calls"]:
-                if subclass(q, roots):
+                if subclass(q, roots, path):
                     cls.report_in(report, path, span, _wrapper_message(what))
 
     def _not_a_function_class(self, expr, site) -> Optional[str]:
