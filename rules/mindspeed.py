@@ -1541,7 +1541,10 @@ class AutogradApplyBypassesAmo(LintRule):
     SEVERITY = "warning"
     SUMMARY = "`X.apply(...)` of a custom autograd Function in a module, while a launch enables AMO."
     EXPLANATION = (
-        "A launch command in the run enables `--adaptive-memory-optimization`, and a method of an `nn.Module` "
+        "A launch command of the run enables `--adaptive-memory-optimization` for its program (the files under "
+        "its project folder, the nearest one up with `.git`, `setup.py`, `pyproject.toml`, `setup.cfg` or "
+        "`requirements.txt`; a project nested in it or holding it is one program, another clone beside it is "
+        "not), and a method of an `nn.Module` "
         "subclass calls `X.apply(...)` where `X` subclasses `torch.autograd.Function` (in the linted files). "
         "Adaptive memory optimization manages only the Functions called through "
         "`adapt_mem_func_wrapper(X, *args)`; this call is invisible to it. The automatic fix rewrites the call "
