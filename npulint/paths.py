@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 
 @functools.lru_cache(maxsize=1 << 16)
@@ -83,6 +83,26 @@ def import_root(path: str, name: Optional[str], is_package: bool) -> str:
     for _ in range((name or "").count(".") + (1 if is_package else 0)):
         folder = os.path.dirname(folder)
     return folder
+
+def reached_from(importer: Optional[str], files: Sequence[str]) -> Optional[str]:
+    """Which of *files* (the files of a run that hold one module name: ``model.py`` of two
+    folders run as scripts, one package of two clones) an import of that name by the file
+    *importer* reaches: *importer* itself when it is one of them, else the only one; of
+    several, the one imported from the importer's own :func:`import_root` (the ``sys.path``
+    entry it runs with), when exactly one is; else None (a process never loads two files as
+    one module, and which one it loads is not known)."""
+    if not files:
+        return None
+    if importer in files:
+        return importer
+    if len(files) == 1:
+        return files[0]
+    if importer is None:
+        return None
+    root = import_root(importer, *module_name(importer))
+    hits = [f for f in files if import_root(f, *module_name(f)) == root]
+    return hits[0] if len(hits) == 1 else None
+
 
 # What marks a project's folder (the release inference reads its requirements there; the files
 # of a program are those under it: npulint.program). torchair's own tree has its setup.py in

@@ -27,6 +27,18 @@ def program_root(path: str, memo: Optional[Dict[str, Optional[str]]] = None) -> 
     return nearest_project(os.path.dirname(path), memo)
 
 
+def one_program(a: str, b: str, memo: Optional[Dict[str, Optional[str]]] = None) -> bool:
+    """Whether the files *a* and *b* may belong to one program: their :func:`program_root` is
+    one folder, or one holds the other (a subfolder with its own ``requirements.txt`` is still
+    the repository's), or one of them has none (a tree without project markers is one
+    program). Two clones side by side in one workspace are two programs. *memo*: see
+    :func:`npulint.paths.nearest_project`."""
+    ra, rb = program_root(os.path.abspath(a), memo), program_root(os.path.abspath(b), memo)
+    if ra is None or rb is None or ra == rb:
+        return True
+    return ra.startswith(os.path.join(rb, "")) or rb.startswith(os.path.join(ra, ""))
+
+
 def _script_folder(path: str) -> str:
     """The folder a file's top-level module or package is imported from (without a project
     marker, the modules Python can import beside it are its program)."""

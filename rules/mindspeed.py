@@ -34,9 +34,11 @@ from npulint import argflags
 from npulint.checker import render_in_block
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Fix, LazySpan, Span
+from npulint.paths import reached_from
 from npulint.shell import command_start
 from npulint.source import SHELL
 
+from npulint.program import one_program
 from npulint.releases import narrowing, runs_on
 
 from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, catalog_index
@@ -987,20 +989,25 @@ class FunctionClasses(Analysis):
 
 
 def subclass_of(facts) -> Any:
-    """``subclass(q, roots)``: whether the class *q* certainly subclasses one of *roots*
-    (qualified names), by the bases in *facts* (``(path, {"classes": {...}})``, as NPU503
-    and :class:`FunctionClasses` record them)."""
-    bases: Dict[str, List[Optional[str]]] = {}
-    for _, f in facts:
-        bases.update(f["classes"])
+    """``subclass(q, roots, where)``: whether the class *q*, as the file *where* names it,
+    certainly subclasses one of *roots* (qualified names), by the bases in *facts* (``(path,
+    {"classes": {...}})``, as NPU503 and :class:`FunctionClasses` record them). A name that two
+    files define (``model.MyFn`` of two folders run as scripts) is the one of *where*'s own file
+    or import root (:func:`npulint.paths.reached_from`), else unknown."""
+    defs: Dict[str, Dict[str, List[Optional[str]]]] = {}  # class -> file defining it -> its bases
+    for path, f in facts:
+        for q, named in f["classes"].items():
+            defs.setdefault(q, {})[path] = named
 
     @functools.lru_cache(maxsize=None)
-    def subclass(q: str, roots: frozenset, depth: int = 0) -> bool:
+    def subclass(q: str, roots: frozenset, where: str, depth: int = 0) -> bool:
         if q in roots:
             return True
-        if depth > 20 or q not in bases:
+        found = defs.get(q)
+        if depth > 20 or not found:
             return False
-        return any(b is not None and subclass(b, roots, depth + 1) for b in bases[q])
+        path = reached_from(where, sorted(found))
+        return path is not None and any(b is not None and subclass(b, roots, path, depth + 1) for b in found[path])
 
     return subclass
 
@@ -1572,7 +1579,10 @@ class AutogradApplyBypassesAmo(LintRule):
     SEVERITY = "warning"
     SUMMARY = "`X.apply(...)` of a custom autograd Function in a module, while a launch enables AMO."
     EXPLANATION = (
-        "A launch command in the run enables `--adaptive-memory-optimization`, and a method of an `nn.Module` "
+        "A launch command of the run enables `--adaptive-memory-optimization` for its program (the files under "
+        "its project folder, the nearest one up with `.git`, `setup.py`, `pyproject.toml`, `setup.cfg` or "
+        "`requirements.txt`; a project nested in it or holding it is one program, another clone beside it is "
+        "not), and a method of an `nn.Module` "
         "subclass calls `X.apply(...)` where `X` subclasses `torch.autograd.Function` (in the linted files). "
         "Adaptive memory optimization manages only the Functions called through "
         "`adapt_mem_func_wrapper(X, *args)`; this call is invisible to it. The automatic fix rewrites the call "
@@ -1694,15 +1704,20 @@ class AutogradApplyBypassesAmo(LintRule):
         amo = (shared or {}).get(AMO_TOPIC, [])
         if not amo:
             return
-        where = amo[0]
         subclass = subclass_of(facts)
         fn_roots = frozenset(FUNCTION_BASES)
         mod_roots = frozenset(MODULE_BASES)
+        memo: Dict[str, Optional[str]] = {}
         for path, f in facts:
+            # a launch enables AMO for its own program only, not for another clone of the
+            # workspace the run was given (npulint.program.one_program)
+            where = next((a for a in amo if one_program(a[0], path, memo)), None) if f["applies"] else None
+            if where is None:
+                continue
             for call in f["applies"]:
-                if call.callee in fn_roots or not subclass(call.callee, fn_roots):
+                if call.callee in fn_roots or not subclass(call.callee, fn_roots, path):
                     continue
-                if not subclass(call.name, mod_roots):
+                if not subclass(call.name, mod_roots, path):
                     continue
                 x = call.callee.rsplit(".", 1)[-1]
                 cls.report_in(report, path, call.span,
@@ -1907,7 +1922,7 @@ class AdaptMemWrapperMisuse(LintRule):
         roots = frozenset(FUNCTION_BASES)
         for path, f in facts:
             for q, span, what in f["calls"]:
-                if subclass(q, roots):
+                if subclass(q, roots, path):
                     cls.report_in(report, path, span, _wrapper_message(what))
 
     def _not_a_function_class(self, expr, site) -> Optional[str]:

@@ -21,6 +21,7 @@ from npulint.checker import FileContext
 from npulint.flow import Flow
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
+from npulint.paths import reached_from
 from npulint.semantic import Scope, Semantic, Site, dotted
 from npulint.values import UNKNOWN, is_constant
 
@@ -102,8 +103,7 @@ class Tables:
     # (path, tag, line, col, end_line, end_col, owner class, looped, conditional)
     creations: List[tuple]
     apis: List[tuple]  # (path, kind, api, owner class, method, line, col, end_line, end_col)
-    modules: Dict[str, str]  # path -> module name
-    imports: Dict[str, Set[str]]  # module -> modules (and prefixes) it imports
+    imports: Dict[str, Set[str]]  # path -> the files of the run it imports (:func:`_import_graph`)
     used: Set[str]  # the tagged-event APIs the run calls
     # path -> the torchair releases its configuration runs, and those to judge on when the code
     # rules out every one of them (every one when they were inferred)
@@ -1166,7 +1166,7 @@ def _tables(facts) -> Tables:
     creations = []
     apis = []
     modules: Dict[str, str] = {}
-    imports: Dict[str, Set[str]] = {}
+    imported: Dict[str, Tuple[str, ...]] = {}  # path -> the modules (and prefixes) it imports
     used: Set[str] = set()
     torchair: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
     calls: Dict[str, List[tuple]] = {}  # path -> its calls of named things (:func:`_per_process`)
@@ -1191,7 +1191,7 @@ def _tables(facts) -> Tables:
             apis.append((path,) + fact[1:])
         elif kind == "module":
             modules[path] = fact[1]
-            imports[fact[1]] = set(fact[2])
+            imported[path] = fact[2]
         elif kind == "uses":
             used.add(fact[1])
         elif kind == "plain":
@@ -1202,9 +1202,16 @@ def _tables(facts) -> Tables:
             pass  # NPU305's (RecordStreamUnknownTag.project)
         else:
             creations.append((path,) + fact[1:])
-    total, together = _per_process(calls, bases, methods, explicit_inits, modules, imports,
-                                   {c[6] for c in creations if c[6] is not None}, plain)
-    return Tables(total, bases, methods, children, creations, apis, modules, imports, used, torchair,
+    imports = _import_graph(modules, imported)
+    # a class of a module name two files hold (``model.Attn`` of two folders run as scripts) is
+    # two classes these tables cannot tell apart (bases, methods and instantiations are keyed
+    # by name): its instances are not counted, so neither is known to be made more than once
+    names = list(modules.values())
+    shared = tuple(sorted({m + "." for m in names if names.count(m) > 1}))
+    total, together = _per_process(calls, bases, methods, explicit_inits, imports,
+                                   {c[6] for c in creations if c[6] is not None and not c[6].startswith(shared)},
+                                   plain)
+    return Tables(total, bases, methods, children, creations, apis, imports, used, torchair,
                   refs, attrs, together)
 
 
@@ -1374,8 +1381,7 @@ def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
 
 def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]],
                  methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]],
-                 explicit_inits: Dict[str, Tuple[str, ...]],
-                 modules: Dict[str, str], imports: Dict[str, Set[str]],
+                 explicit_inits: Dict[str, Tuple[str, ...]], imports: Dict[str, Set[str]],
                  owners: Set[str], plain: FrozenSet[str] = frozenset()) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
     """Class -> whether one process certainly instantiates it more than once (2), once (1):
     on its own, and with its subclasses for a class that owns a creation. A process runs one
@@ -1397,23 +1403,15 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
     wanted = {q: line for q, line in wanted.items() if line}
     if not wanted:
         return {}, []
-    paths_of: Dict[str, List[str]] = {}
-    for path, m in modules.items():
-        paths_of.setdefault(m, []).append(path)
-    importers: Dict[str, Set[str]] = {}  # module -> modules of the run that import it
-    for m, targets in imports.items():
+    importers: Dict[str, Set[str]] = {}  # path -> the files of the run that import it
+    for path, targets in imports.items():
         for t in targets:
-            if t in imports and t != m:
-                importers.setdefault(t, set()).add(m)
-
-    def closure(m: str, edges: Dict[str, Set[str]]) -> Set[str]:
-        return _closure(m, edges, imports)
+            importers.setdefault(t, set()).add(path)
 
     # the scripts: the files that instantiate a wanted class, and those whose process imports one
     scripts = {p for p, records in calls.items() if any(r[0] in wanted for r in records)}
     for path in list(scripts):
-        if path in modules:
-            scripts |= {p for m in closure(modules[path], importers) for p in paths_of.get(m, ())}
+        scripts |= _closure(path, importers)
     # what the modules run on import, and what their functions run when called
     on_import: Dict[str, List[tuple]] = {}
     in_function: Dict[str, Dict[str, List[tuple]]] = {}  # path -> function -> its calls
@@ -1467,8 +1465,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
     together: List[Dict[str, list]] = []  # per process: owner -> the branches of each instance
     lines: Dict[str, List[str]] = {}  # class -> it and its ancestors (see _sites)
     for script in scripts:
-        others = [p for m in (closure(modules[script], imports) if script in modules else ())
-                  for p in paths_of.get(m, ()) if p != script]
+        others = sorted(_closure(script, imports) - {script})
         counted = [(script, r) for r in calls.get(script, ())]
         counted += [(p, r) for p in others for r in on_import.get(p, ())]
         running: Set[str] = set()
@@ -2030,7 +2027,10 @@ class TaggedEventTagReused(LintRule):
                    "`Base.__init__(self)`); a call "
                    "in a function of theirs that nothing there calls is not known to run; two entry scripts "
                    "that do not import each other are two processes, each with its own registry, so one instance in "
-                   "each is not reported, and neither are two creations of one tag in them.")
+                   "each is not reported, and neither are two creations of one tag in them. A module name that two "
+                   "files of the run hold (`model.py` of two folders each run as its own script) is, where a file "
+                   "imports it, the one in that file's own import folder, else neither; one process never loads both, "
+                   "and the instances of a class of such a module are not counted.")
     SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:137-138; "
               "Ascend/torchair@fbd4456f docs/zh/context/npu_create_tagged_event.md:13")
     INVALID = (
@@ -2061,7 +2061,7 @@ class TaggedEventTagReused(LintRule):
     def project(cls, facts, report, settings, shared=None) -> None:
         tables = StreamsAnalysis.tables(StreamsAnalysis.facts_in(shared))
         first_tag: Dict[str, List[tuple]] = {}
-        modules, imports = tables.modules, tables.imports
+        imports = tables.imports
         for path, tag, line, col, end_line, end_col, owner, looped, conditional, where, runner in tables.creations:
             span = Span(line, col, end_line, end_col)
             arms = {k: frozenset(a) for k, a in where}
@@ -2070,7 +2070,7 @@ class TaggedEventTagReused(LintRule):
             key = runner if owner is not None and runner == owner + ".__init__" else owner
             # two creations in disjoint arms of one statement of one function never both run
             seen = next((t for t in first_tag.get(tag, ()) if (
-                t[0] == path or _one_process(modules.get(t[0]), modules.get(path), imports)) and not (
+                t[0] == path or _one_process(t[0], path, imports)) and not (
                 t[0] == path and t[4] == runner and Flow.disjoint(t[3], arms))
                 and _both_made(t[5], key, tables)), None)
             first_tag.setdefault(tag, []).append((path, line, col, arms, runner, key))
@@ -2225,29 +2225,46 @@ def _both_made(a: Optional[str], b: Optional[str], tables: Tables) -> bool:
                for x in sites.get(a, ()) for y in sites.get(b, ()))
 
 
-def _closure(start: str, edges: Dict[str, Set[str]], modules) -> Set[str]:
-    """*start* and every module of *modules* reached from it along *edges*."""
+def _import_graph(modules: Dict[str, str], imported: Dict[str, Tuple[str, ...]]) -> Dict[str, Set[str]]:
+    """path -> the files of the run it imports (*modules*: path -> module name; *imported*:
+    path -> the names it imports). A name two files hold (``model`` of two folders run as
+    scripts) is the file :func:`npulint.paths.reached_from` says, or neither: one process never
+    loads both."""
+    paths_of: Dict[str, List[str]] = {}
+    for path, m in sorted(modules.items()):
+        paths_of.setdefault(m, []).append(path)
+    graph: Dict[str, Set[str]] = {}
+    for path, names in imported.items():
+        found = graph[path] = set()
+        for name in names:
+            target = reached_from(path, paths_of.get(name, ()))
+            if target is not None and target != path:
+                found.add(target)
+    return graph
+
+
+def _closure(start: str, edges: Dict[str, Set[str]]) -> Set[str]:
+    """*start* and every file reached from it along *edges*."""
     seen, todo = set(), [start]
     while todo:
         x = todo.pop()
         if x in seen:
             continue
         seen.add(x)
-        todo.extend(y for y in edges.get(x, ()) if y in modules)
+        todo.extend(edges.get(x, ()))
     return seen
 
 
-def _one_process(a: Optional[str], b: Optional[str], imports: Dict[str, Set[str]]) -> bool:
-    """Two modules certainly run in one process when one imports the other (directly or
-    through modules of the run) or a third module of the run imports both. Independent entry
-    points (two test scripts) each run in their own process."""
-    if not a or not b:
-        return False
+def _one_process(a: str, b: str, imports: Dict[str, Set[str]]) -> bool:
+    """Two files certainly run in one process when one imports the other (directly or
+    through files of the run) or a third file of the run imports both (:func:`_import_graph`:
+    two files of one module name never do). Independent entry points (two test scripts) each
+    run in their own process."""
     reach: Dict[str, Set[str]] = {}
 
     def reachable(m: str) -> Set[str]:
         if m not in reach:
-            reach[m] = _closure(m, imports, imports)
+            reach[m] = _closure(m, imports)
         return reach[m]
 
     if b in reachable(a) or a in reachable(b):

@@ -358,6 +358,45 @@ def test_npu503_cross_file_with_shell_launch(lint):
     assert found[0].related and found[0].related[0][0].endswith("run.sh")
 
 
+AMO_RUN = "#!/bin/bash\ntorchrun pretrain_gpt.py --adaptive-memory-optimization --bf16\n"
+
+
+def test_npu503_launch_enables_amo_for_its_own_project_only(lint):
+    # (probe-user amo/) a workspace of two projects: llm's launch enables AMO for llm, not for other
+    files = {"llm/pyproject.toml": "[project]\nname='llm'\n", "llm/run.sh": AMO_RUN, "llm/layer.py": MODEL,
+             "other/pyproject.toml": "[project]\nname='other'\n", "other/layer.py": MODEL}
+    found = lint(files, select=["NPU503"])
+    assert [f.path for f in found] == ["llm/layer.py"]
+    assert found[0].related[0][0] == "llm/run.sh"
+
+
+def test_npu503_launch_reaches_its_project_s_subprojects_and_unmarked_trees(lint):
+    # twin: other's launch enables it for other; a subfolder with its own marker is still the
+    # repository's; a tree without markers is one program
+    files = {"llm/pyproject.toml": "", "llm/run.sh": AMO_RUN, "llm/layer.py": MODEL,
+             "other/pyproject.toml": "", "other/layer.py": MODEL, "other/run.sh": AMO_RUN,
+             "llm/tools/requirements.txt": "torch\n", "llm/tools/fn.py": MODEL}
+    found = lint(files, select=["NPU503"])
+    assert [(f.path, f.related[0][0]) for f in found] == [
+        ("llm/layer.py", "llm/run.sh"), ("llm/tools/fn.py", "llm/run.sh"), ("other/layer.py", "other/run.sh")]
+
+
+def test_npu503_a_class_name_two_files_define_is_the_one_each_file_reaches(lint):
+    # model.Fn of two folders run as scripts: a's is a Function, b's is not; each use.py's
+    # `from model import Fn` reaches its own folder's model.py (Python never loads both as
+    # module model), so only a's calls bypass AMO, whichever file's facts come last
+    plain = MODEL.replace("(torch.autograd.Function)", "")
+    use = "from model import Fn\nimport torch\nclass L(torch.nn.Module):\n    def forward(self, x):\n" \
+          "        return Fn.apply(x, x)\n"
+    for fn_in in ("a", "b"):
+        files = {"a/model.py": MODEL if fn_in == "a" else plain, "a/use.py": use,
+                 "b/model.py": MODEL if fn_in == "b" else plain, "b/use.py": use, "run.sh": AMO_RUN}
+        assert [f.path for f in lint(files, select=["NPU503"])] == [f"{fn_in}/model.py", f"{fn_in}/use.py"]
+    # a third folder naming model from elsewhere reaches neither for certain
+    files["c/deep/use.py"] = use
+    assert [f.path for f in lint(files, select=["NPU503"])] == ["b/model.py", "b/use.py"]
+
+
 def test_npu503_fix_keeps_arguments_on_their_lines(lint):
     model = MODEL.replace("return Fn.apply(x,\n                        x * 2)", "y = Fn.apply(\n            x, x)\n        return y")
     files = {"model.py": model, "run.sh": "torchrun pretrain_gpt.py --adaptive-memory-optimization\n"}

@@ -2155,6 +2155,77 @@ def test_npu306_instances_of_one_process_add_up(lint, imported, importer):
     assert where(found) == [("mypkg/layer.py",) + at(layer, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
 
 
+# one module name in two folders run as scripts (probe-user zoo2/, mono2/): Python never loads
+# both files as module `model` in one process
+ZOO_MODEL = mk("""
+    class Attn(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.evt = tng.ops.npu_create_tagged_event(tag="attn_ready")
+""")
+ZOO_RUN = "from model import Attn\n\nif __name__ == \"__main__\":\n    m = Attn()\n"
+KV = mk("""
+    EVT = tng.ops.npu_create_tagged_event(tag="kv_ready")
+""")
+
+
+def test_npu306_one_module_name_in_two_script_folders_is_two_processes(lint):
+    files = {"zoo2/qwen/model.py": ZOO_MODEL, "zoo2/qwen/run.py": ZOO_RUN,
+             "zoo2/llama/model.py": ZOO_MODEL, "zoo2/llama/run.py": ZOO_RUN}
+    assert codes(lint(files, select=SEL)) == []
+    assert codes(lint({"mono2/a/infer.py": KV, "mono2/b/infer.py": KV}, select=SEL)) == []
+
+
+def test_npu306_an_import_of_a_shared_name_reaches_the_importer_s_own_folder(lint):
+    # qwen/run.py's `import infer` is qwen/infer.py: its own creation of the tag meets that one
+    run = "import infer\n" + KV
+    files = {"zoo2/qwen/infer.py": KV, "zoo2/qwen/run.py": run, "zoo2/llama/infer.py": KV,
+             "zoo2/llama/run.py": "import infer\n"}
+    found = lint(files, select=SEL)
+    assert where(found) == [("zoo2/qwen/run.py",) + at(run, "tng.ops") + ("NPU306",)]
+    assert "zoo2/qwen/infer.py" in found[0].message
+
+
+def test_npu306_one_folder_importing_two_of_its_modules_is_one_process(lint):
+    files = {"a/infer.py": KV, "a/infer2.py": KV, "a/run.py": "import infer, infer2\n", "b/infer.py": KV}
+    found = lint(files, select=SEL)
+    assert where(found) == [("a/infer2.py",) + at(KV, "tng.ops") + ("NPU306",)]
+    assert "a/infer.py" in found[0].message
+
+
+def test_npu306_a_shared_name_from_another_folder_reaches_neither(lint):
+    # tools/run.py imports `infer`, which a/ and b/ both hold: neither is known to be its module
+    files = {"a/infer.py": KV, "b/infer.py": KV, "tools/run.py": "import infer\nimport other\n",
+             "tools/other.py": KV}
+    assert codes(lint(files, select=SEL)) == []
+
+
+def test_npu306_packages_compare_their_distinct_dotted_names(lint):
+    # trap: pkg.qwen.model and pkg.llama.model are two modules one process may import
+    files = {"pkg/__init__.py": "", "pkg/qwen/__init__.py": "", "pkg/llama/__init__.py": "",
+             "pkg/qwen/model.py": KV, "pkg/llama/model.py": KV,
+             "main.py": "import pkg.qwen.model\nimport pkg.llama.model\n"}
+    found = lint(files, select=SEL)
+    assert where(found) == [("pkg/qwen/model.py",) + at(KV, "tng.ops") + ("NPU306",)]
+
+
+def test_npu306_class_of_a_shared_module_name_is_not_counted_across_folders(lint):
+    # llama's run.py makes two Attn of llama/model.py; qwen's Attn, one class name with it, is
+    # made once in its own process. The tables key classes by name, so the instances of a
+    # class of a shared module name are not counted at all (never qwen's from llama's)
+    run = ZOO_RUN.replace("m = Attn()", "m = Attn()\n    n = Attn()")
+    files = {"zoo2/qwen/model.py": ZOO_MODEL, "zoo2/qwen/run.py": ZOO_RUN,
+             "zoo2/llama/model.py": ZOO_MODEL, "zoo2/llama/run.py": run}
+    assert codes(lint(files, select=SEL)) == []
+
+
+def test_npu306_class_of_a_unique_module_name_is_still_counted(lint):
+    # twin: one folder, one model.py, made twice
+    run = ZOO_RUN.replace("m = Attn()", "m = Attn()\n    n = Attn()")
+    found = lint({"zoo2/llama/model.py": ZOO_MODEL, "zoo2/llama/run.py": run}, select=SEL)
+    assert [f.path for f in found] == ["zoo2/llama/model.py"]
+
+
 # ======================================================================================
 # NPU307 stream-tag-type
 # ======================================================================================
