@@ -1099,6 +1099,7 @@ class RunFlags:
         self.choices: Dict[str, List[Tuple[str, int, Optional[Tuple[str, ...]], str]]] = {}
         self.entries: Dict[str, str] = {}
         self._known: Dict[Tuple[str, ...], FrozenSet[str]] = {}
+        self._roots: Dict[str, Optional[str]] = {}  # folder -> its project root (one_program's memo)
         if not launches:
             return
         registered = set()
@@ -1132,19 +1133,31 @@ class RunFlags:
             self._own_maybe = _any_of(own_patterns)
         for display, f in launches:
             if entries and any(entries[p] != argflags.MEGATRON and not followed.megatron(p)
-                               for p in _linted_entries(f["entry"], entries)):
+                               for p in self.entries_of(f, display)):
                 continue  # not visibly Megatron's parser: its own (or one we cannot read) judges
             self.launches.append((display, f))
 
-    def parsers(self, flag: str, launch: dict) -> List[Tuple[str, int, Optional[Tuple[str, ...]], str]]:
-        """The linted registrations of *flag* that may be in the parser reading *launch*: those
-        of Megatron-family packages, and those of the entry script it runs."""
+    def parsers(self, flag: str, launch: dict, where: str) -> List[Tuple[str, int, Optional[Tuple[str, ...]], str]]:
+        """The linted registrations of *flag* that may be in the parser reading *launch* (in the
+        file *where*): those of Megatron-family packages, and those of the entry script it runs,
+        in the launch's own program (:func:`npulint.program.one_program`: a clone beside it in
+        the run has a parser of its own release)."""
         found = self.choices.get(flag)
         if not found:
             return []
         entries = self.entries
-        mine = set(_linted_entries(launch["entry"], entries)) if entries else set()
-        return [r for r in found if r[3] not in entries or r[3] in mine]
+        mine = set(self.entries_of(launch, where)) if entries else set()
+        return [r for r in found if (r[3] not in entries or r[3] in mine) and self._one_program(where, r[3])]
+
+    def entries_of(self, launch: dict, where: str) -> List[str]:
+        """The linted entry scripts *launch* (in the file *where*) may run: those its entry word
+        may name (:func:`_linted_entries`) in its own program."""
+        return [p for p in _linted_entries(launch["entry"], self.entries) if self._one_program(where, p)]
+
+    def _one_program(self, a: str, b: str) -> bool:
+        from npulint.program import one_program
+
+        return one_program(os.path.abspath(a), os.path.abspath(b), self._roots)
 
     def own_parser_takes(self, flags: Sequence[str]) -> bool:
         """Whether a registration of the linted files that may extend a launch's parser registers,
@@ -1404,8 +1417,9 @@ class _LaunchRule(LintRule):
         raise NotImplementedError
 
     @classmethod
-    def judge(cls, item: tuple, launch: dict, run: "RunFlags") -> Optional[Tuple[Span, str]]:
-        """``(span, message)`` for a candidate of :meth:`check` in *launch* (its fact), or None."""
+    def judge(cls, item: tuple, launch: dict, run: "RunFlags", where: str) -> Optional[Tuple[Span, str]]:
+        """``(span, message)`` for a candidate of :meth:`check` in *launch* (its fact, in the file
+        *where*), or None."""
         return item[0], item[1]
 
     @classmethod
@@ -1419,7 +1433,7 @@ class _LaunchRule(LintRule):
                 continue
             noqa_lines = launch["noqa"]
             for item in launch["found"].get(cls.CODE, ()):
-                found = cls.judge(item, launch, run)
+                found = cls.judge(item, launch, run, display)
                 # one finding per place and message; a command covered by a ``# noqa`` line and
                 # another that is not (two calls of one function) are two
                 if found is None or (display, found, noqa_lines) in seen:
@@ -1549,7 +1563,7 @@ class MindSpeedUnknownFlag(_LaunchRule):
                 if "_" not in o.flag and "." not in o.flag and o.flag not in known]
 
     @classmethod
-    def judge(cls, item: tuple, launch: dict, run: "RunFlags") -> Optional[Tuple[Span, str]]:
+    def judge(cls, item: tuple, launch: dict, run: "RunFlags", where: str) -> Optional[Tuple[Span, str]]:
         span, flag = item
         known = run.known(launch["declared"])
 
@@ -1805,7 +1819,7 @@ class MindSpeedMissingRequirement(_LaunchRule):
         return out
 
     @classmethod
-    def judge(cls, item: tuple, launch: dict, run: "RunFlags") -> Optional[Tuple[Span, str]]:
+    def judge(cls, item: tuple, launch: dict, run: "RunFlags", where: str) -> Optional[Tuple[Span, str]]:
         """A value outside a ``choices`` entry's is judged by the linted files' registrations of
         the flag that may be the launch's parser (:meth:`RunFlags.parsers`) where there are some
         (a Megatron fork's parser in the tree: AscendSpeed's ``--recompute-method`` takes
@@ -1818,7 +1832,7 @@ class MindSpeedMissingRequirement(_LaunchRule):
         if choice is None:
             return span, message
         flag, value = choice
-        registrations = run.parsers(flag, launch)
+        registrations = run.parsers(flag, launch, where)
         if not registrations:
             return span, message
         allowed: Dict[str, None] = {}

@@ -739,3 +739,18 @@ def test_choices_a_validator_checks_do_not_defer_to_a_linted_parser(lint, regist
     assert codes(found) == ["NPU504"] and pos(found[0]) == at(launch.format(1), "1")
     assert "must be one of 0, 2 (MindSpeed" in found[0].message and "linted files" not in found[0].message
     assert npu5(lint, {"run.sh": launch.format(2), "alibi_feature.py": feature}, config=master) == []
+
+
+def test_a_clone_beside_another_does_not_judge_its_launches(lint):
+    # a workspace of two checkouts: B's vendored parser takes `custom`, A has none; A's launch
+    # is judged as a run over A alone judges it (B's parser is of B's release)
+    b = {f"b/{name}": text for name, text in vendored(", choices=['uniform', 'block', 'custom']").items()}
+    b["b/pyproject.toml"] = "[project]\nname = 'b'\n"
+    b.pop("b/run.sh")
+    alone = npu5(lint, {"a/pyproject.toml": "[project]\nname = 'a'\n", "a/run.sh": CUSTOM})
+    both = npu5(lint, {"a/pyproject.toml": "[project]\nname = 'a'\n", "a/run.sh": CUSTOM, **b})
+    assert codes(alone) == ["NPU504"] and "must be one of uniform, block (MindSpeed" in alone[0].message
+    assert [(f.file, f.line, f.message) for f in both] == [(f.file, f.line, f.message) for f in alone]
+    # the twin: in one checkout, the vendored parser is the launch's
+    one = {name[2:]: text for name, text in b.items()}
+    assert npu5(lint, {**one, "run.sh": CUSTOM}) == []
