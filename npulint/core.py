@@ -27,11 +27,13 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def lint_source(path: str, text: str, settings: Settings, *, language: Optional[str] = None,
                 enabled: Optional[Iterable[str]] = None, display: Optional[str] = None,
-                module: Optional[Tuple[Optional[str], bool]] = None) -> List[Finding]:
+                module: Optional[Tuple[Optional[str], bool]] = None, whole_program: bool = True) -> List[Finding]:
     """The findings for *text* standing for the file *path*, as a run over that one file
     reports them: its rules, the project phase with it alone, then ``per-file-ignores`` and
     ``# noqa``; but with no I/O, so the other files of its program are not asked what they
-    change (:mod:`npulint.program`: a run of the command line asks them). *language*: "python" or "shell" (default: from the path, else a shebang);
+    change (:mod:`npulint.program`: a run of the command line asks them). *whole_program*:
+    whether the file is all of its program (NPU003 judges a rule's code in a ``# noqa`` only
+    then). *language*: "python" or "shell" (default: from the path, else a shebang);
     *enabled*: the codes on (default: the settings' selection); *display*: the path findings
     name (default: *path*); *module*: its module name and whether it is a package's
     ``__init__`` (for relative imports; default: the file name's stem, not a package: no folder
@@ -60,7 +62,7 @@ def lint_source(path: str, text: str, settings: Settings, *, language: Optional[
     finally:
         modules.activate(old)
     project._project_phase([result], checkers, enabled, settings)
-    out = suppress._suppress([result], {path: (settings, enabled)}, enabled)
+    out = suppress._suppress([result], {path: (settings, enabled)}, enabled, lambda: whole_program)
     return sorted(set(out), key=Finding.sort_key)
 
 

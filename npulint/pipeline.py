@@ -187,7 +187,8 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
             cached = cache.get("run", run_key)
             if isinstance(cached, tuple) and len(cached) == 2:
                 results, notes = cached
-                out = sorted(set(_suppress(results, configs, enabled)), key=Finding.sort_key)
+                out = sorted(set(_suppress(results, configs, enabled, _whole_programs(inputs, settings, options))),
+                             key=Finding.sort_key)
                 return RunResult(out, len(results), sum(1 for r in results if r.parsed),
                                  sum(r.lines for r in results), list(notes), cached=True)
         for inp in inputs:  # a miss: the first pass reads each file again when it gets to it
@@ -226,9 +227,27 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
         # Without the facts: the phases that read them are done, and a fact may be an object of
         # a rule module, whose unpickling would import the rules (and LibCST) on every warm run.
         cache.put("run", run_key, ([dataclasses.replace(r, facts={}) for r in results], tuple(notes)))
-    out = _suppress(results, configs, enabled)
+    out = _suppress(results, configs, enabled, _whole_programs(inputs, settings, options))
     out = sorted(set(out), key=Finding.sort_key)
     return RunResult(out, len(results), sum(1 for r in results if r.parsed), sum(r.lines for r in results), notes)
+
+
+def _whole_programs(inputs: List[_Input], settings: Settings, options: RunOptions) -> Callable[[], bool]:
+    """Whether the run holds every file of the programs of its files (asked once, when NPU003
+    has a directive to judge that needs it): it was given the folders that hold them whole, or
+    their programs have no Python file it does not lint (:mod:`npulint.program`)."""
+    answer: List[bool] = []
+
+    def whole() -> bool:
+        if not answer:
+            from npulint.program import covered, outside_files
+
+            paths = [i.path for i in inputs]
+            answer.append(covered(paths, options.walked) or outside_files(
+                [i.path for i in inputs if i.language == PYTHON], settings, options.walked) == [])
+        return answer[0]
+
+    return whole
 
 
 def _read_for_key(inp: _Input, options: RunOptions, index: StatIndex) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from typing import Dict, List, Set, Tuple
+from typing import Callable, Dict, List, Set, Tuple
 
 from npulint.config import Settings
 from npulint.model import Finding
@@ -35,9 +35,12 @@ class PerFileIgnores:
         return out
 
 
-def _suppress(results: List[FileResult], configs, enabled: Set[str]) -> List[Finding]:
+def _suppress(results: List[FileResult], configs, enabled: Set[str],
+              whole: Callable[[], bool] = lambda: True) -> List[Finding]:
     """The findings that survive each file's codes, ``per-file-ignores`` and ``# noqa``; and
-    NPU003 for ``# noqa`` codes that suppressed nothing."""
+    NPU003 for ``# noqa`` codes that suppressed nothing. *whole()*: whether the run holds all
+    of its files' programs (asked only when a directive names a code :func:`_unused_noqa` can
+    judge only then)."""
     pfis: Dict[int, PerFileIgnores] = {}
     out: List[Finding] = []
     for r in results:
@@ -64,14 +67,25 @@ def _suppress(results: List[FileResult], configs, enabled: Set[str]) -> List[Fin
             out.append(dataclasses.replace(f, file=r.path) if f.path == r.display and not f.file else f)
         if r.directives and engine().UnusedNoqa.enabled_in(fe) and not r.unjudged \
                 and not any(engine().UnusedNoqa.CODE.startswith(c) for c in ignored):
-            out.extend(dataclasses.replace(f, file=r.path) for f in _unused_noqa(r, fe, used))
+            out.extend(dataclasses.replace(f, file=r.path) for f in _unused_noqa(r, fe, used, whole))
     return out
 
 
-def _unused_noqa(r: FileResult, enabled: Set[str], used: Set[Tuple[int, str]]) -> List[Finding]:
+# The codes whose findings in a file depend on that file alone: the engine's (a syntax error,
+# bytes that do not decode, CRLF in a shell script, a bound). Every rule's may depend on other
+# files: a value another module binds, a launch that enables AMO, the scopes of another file.
+FILE_ALONE = ("NPU000", "NPU001", "NPU002", "NPU004", "NPU005")
+
+
+def _unused_noqa(r: FileResult, enabled: Set[str], used: Set[Tuple[int, str]],
+                 whole: Callable[[], bool] = lambda: True) -> List[Finding]:
     """``# noqa: NPU…`` codes that suppressed nothing in this run. Only npulint's own codes
     that are enabled for the file count: other tools' codes and blanket ``# noqa`` are
-    not ours to judge, and a disabled rule could not have fired."""
+    not ours to judge, and a disabled rule could not have fired. A code that may cover a rule's
+    (not only :data:`FILE_ALONE`) counts only in a run that holds its files' whole programs
+    (*whole()*): a run over some of the files (pre-commit, an editor's buffer) does not see
+    what the others would make a rule report, and the fix would drop a directive a run over
+    the whole program needs."""
     from npulint.model import Edit, Fix, Span
 
     unused_noqa = engine().UnusedNoqa
@@ -80,7 +94,9 @@ def _unused_noqa(r: FileResult, enabled: Set[str], used: Set[Tuple[int, str]]) -
         if not codes:
             continue
         unused = [c for c in codes if c.startswith("NPU") and c != unused_noqa.CODE and (line, c) not in used
-                  and any(e.startswith(c) for e in enabled if e != unused_noqa.CODE)]
+                  and any(e.startswith(c) for e in enabled if e != unused_noqa.CODE)
+                  and (all(e in FILE_ALONE for e in enabled if e.startswith(c) and e != unused_noqa.CODE)
+                       or whole())]
         if not unused:
             continue
         keep = [c for c in codes if c not in unused]

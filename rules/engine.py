@@ -73,9 +73,12 @@ class UnusedNoqa(RuleBase):
         "enabled for the file are judged; other tools' codes (`E501`) and a blanket `# noqa` are left "
         "alone. Codes written as prefixes (`# noqa: NPU1`) count as used when any code they cover was "
         "suppressed. A file its rules could not read (a syntax error, a CRLF shell script, another shell's "
-        "script) is not judged: its directives may be needed once it reads. Only real comments count (in a "
-        "shell script, as tree-sitter-bash reads it: not a string or a here-document). The automatic fix "
-        "removes the unused codes, or the whole directive."
+        "script) is not judged: its directives may be needed once it reads. A run over some of a program's "
+        "files (a pre-commit hook's, an editor's buffer) judges only the engine's own codes (NPU000-NPU005): "
+        "a rule's finding may come from what the files it does not lint hold (a value another module binds, a "
+        "launch script that enables AMO), so a run over the whole program judges those. Only real comments "
+        "count (in a shell script, as tree-sitter-bash reads it: not a string or a here-document). The "
+        "automatic fix removes the unused codes, or the whole directive."
     )
     SOURCE = "npulint engine (after ruff RUF100)"
     INVALID = (Invalid("import torchair\nx = 1  # noqa: NPU304\n", range=(2, 8, 2, 22),

@@ -264,3 +264,48 @@ def test_fix_keeps_bytes_that_are_not_utf8_in_a_python_comment(cli_run, tmp_path
     r = cli_run(["--fix", "--select", "NPU003,NPU304", "--no-cache", "t.py"], tmp_path)
     assert r.returncode == 0, r.stderr + r.stdout
     assert (tmp_path / "t.py").read_bytes() == src.replace(b"  # noqa: NPU304", b"")
+
+
+# A run over some of a program's files (pre-commit, an editor's buffer) does not see what the
+# others make a rule report: NPU003 must not call such a directive unused, nor --fix drop it.
+LAYERS = ("from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\n"
+          "def build(x):\n    with npu_weight_prefetch_scope(0, 268435456):\n        return x\n")
+TRAIN = ("from npu_bridge.estimator.npu.npu_scope import npu_weight_prefetch_scope\nimport layers\n"
+         "with npu_weight_prefetch_scope():  # noqa: NPU101\n    layers.build(1)\n")
+APPLY = ("import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod\n    def forward(ctx, x):\n"
+         "        return x\n\n\nclass M(torch.nn.Module):\n    def forward(self, x):\n"
+         "        return F.apply(x)  # noqa: NPU503\n")
+
+
+@pytest.mark.parametrize("files, named", [
+    ({"layers.py": LAYERS, "train.py": TRAIN}, "train.py"),
+    ({"model.py": APPLY, "pretrain_gpt.py": "from model import M\n", "run.sh": AMO}, "model.py"),
+])
+def test_a_run_over_part_of_a_program_keeps_the_directives_the_whole_needs(cli_run, tmp_path, files, named):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    assert cli_run(["--select", "ALL", "--no-cache", "."], tmp_path).returncode == 0  # the directive is used
+    r = cli_run(["--select", "ALL", "--no-cache", "--fix", named], tmp_path)
+    assert r.returncode == 0 and "NPU003" not in r.stdout, r.stdout + r.stderr
+    assert (tmp_path / named).read_text() == files[named]
+    assert cli_run(["--select", "ALL", "--no-cache", "."], tmp_path).returncode == 0
+
+
+def test_a_run_over_a_whole_program_judges_every_code(cli_run, tmp_path):
+    # the twins: the same directive where no file makes NPU503 report (no launch enables AMO),
+    # in a run over the folder, and over the file alone when it is all of its program
+    (tmp_path / "model.py").write_text(APPLY)
+    (tmp_path / "pretrain_gpt.py").write_text("from model import M\n")
+    r = cli_run(["--select", "ALL", "--no-cache", "."], tmp_path)
+    assert "model.py:12:28: NPU003" in r.stdout, r.stdout
+    (tmp_path / "pretrain_gpt.py").unlink()
+    r = cli_run(["--select", "ALL", "--no-cache", "model.py"], tmp_path)
+    assert "model.py:12:28: NPU003" in r.stdout, r.stdout
+
+
+def test_a_run_over_part_of_a_program_judges_the_engine_s_own_codes(cli_run, tmp_path):
+    # NPU004 (CRLF in a shell script) depends on the file alone
+    (tmp_path / "layers.py").write_text(LAYERS)
+    (tmp_path / "train.py").write_text(TRAIN.replace("NPU101", "NPU101, NPU004"))
+    r = cli_run(["--select", "ALL", "--no-cache", "train.py"], tmp_path)
+    assert "unused `noqa` directive: NPU004 suppressed" in r.stdout and "NPU101 suppressed" not in r.stdout, r.stdout
