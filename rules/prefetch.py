@@ -307,8 +307,8 @@ def _one_program() -> Callable[[str, str], bool]:
                     this, is_package = names.get(path, (None, False))
                     for level, module, listed in imports:
                         base = absolute_module(module or None, level, this, is_package)
-                        if base is None:
-                            continue
+                        if base is None or (this is not None and run.foreign(base, this, is_package)):
+                            continue  # (foreign: a top-level module of another folder, found by name only)
                         targets = [base] + [f"{base}.{n}" for n in listed]
                         for target in targets:
                             parts = target.split(".")

@@ -542,17 +542,17 @@ def test_npu101_cross_file_reported_in_later_file_naming_the_first(lint):
             with npu_weight_prefetch_scope(1, 268435456):
                 pass
         """,
-        "pkg/b.py": """
+        "b.py": """
             import npu_bridge.estimator.npu.npu_scope as s
             x = 1
             with s.npu_weight_prefetch_scope(1, 134217728):
                 pass
         """,
-        "train.py": 'import a\nimport b  # pkg/b.py: pkg is no package\n',
+        "train.py": 'import a\nimport b\n',
     }, select=["NPU101"])
     assert codes(found) == ["NPU101"]
     f = found[0]
-    assert (f.path, f.line, f.column) == ("pkg/b.py", 4, 6)
+    assert (f.path, f.line, f.column) == ("b.py", 4, 6)
     assert "a.py:3:6" in f.message
 
 
@@ -1988,3 +1988,15 @@ def test_all_prefetch_rules_together(lint):
     """)
     assert [(f.line, f.code) for f in found] == [
         (6, "NPU105"), (9, "NPU104"), (11, "NPU101"), (11, "NPU102"), (14, "NPU103")]
+
+
+def test_npu101_a_top_level_module_of_another_folder_is_not_the_one_an_import_finds(lint, tmp_path):
+    # a/train.py's `import common` finds a common.py beside it on sys.path, not b/common.py:
+    # the two files are not one program (b/common.py is the only common.py of the run)
+    files = {"a/train.py": IMPORT_P + "import common\nwith npu_weight_prefetch_scope():\n    common.step()\n",
+             "b/common.py": IMPORT_P + "def step():\n    with npu_weight_prefetch_scope(0, 268435456):\n        pass\n"}
+    assert codes(lint(files, select=["NPU101"])) == []
+    # the twin: the common.py beside the importer is the one it finds
+    files["a/common.py"] = files.pop("b/common.py")
+    (tmp_path / "b" / "common.py").unlink()
+    assert [(f.path, f.line) for f in lint(files, select=["NPU101"])] == [("a/train.py", 3)]
