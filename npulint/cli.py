@@ -78,6 +78,11 @@ def _codes(values: Sequence[str], option: str) -> List[str]:
 @click.option("--max-file-size", default="256K", show_default=True, metavar="SIZE",
               help="Do not analyse files larger than this (bytes, or with K/M suffix; 0: no limit); "
                    "each skipped file is named on standard error.")
+@click.option("--exclude", multiple=True, metavar="PATTERNS",
+              help="File patterns to leave out of the walk, replacing the configured exclude and its "
+                   "defaults (comma-separated; relative to the working folder; as ruff's).")
+@click.option("--extend-exclude", multiple=True, metavar="PATTERNS",
+              help="File patterns to leave out of the walk, in addition to the configured exclude.")
 @click.option("--force-exclude", is_flag=True,
               help="Apply exclude and extend-exclude to files named on the command line too (for pre-commit, "
                    "which names every changed file).")
@@ -87,7 +92,7 @@ def _codes(values: Sequence[str], option: str) -> List[str]:
 @click.option("--explain", metavar="CODE|NAME", help="Explain a rule (by code or name) and exit.")
 @click.version_option(__version__, prog_name="npulint")
 def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable, output_format, output_file, color, config, stdin_filename, exit_zero, statistics, quiet,
-        fix, fix_only, exit_non_zero_on_fix, unsafe_fixes, add_noqa, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, show_settings, show_files, list_rules, explain):
+        fix, fix_only, exit_non_zero_on_fix, unsafe_fixes, add_noqa, diff, jobs, no_cache, cache_dir, max_file_size, exclude, extend_exclude, force_exclude, show_settings, show_files, list_rules, explain):
     """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input).
 
     \b
@@ -140,7 +145,8 @@ def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable
         ignore=_checked(ignore, "--ignore", known) if ignore else (),
         fixable=_checked(fixable, "--fixable", known) if fixable else None,
         unfixable=_checked(unfixable, "--unfixable", known) if unfixable else (),
-        extend_fixable=_checked(extend_fixable, "--extend-fixable", known) if extend_fixable else ())
+        extend_fixable=_checked(extend_fixable, "--extend-fixable", known) if extend_fixable else (),
+        exclude=_patterns(exclude) if exclude else None, extend_exclude=_patterns(extend_exclude))
 
     if show_settings:
         first = paths[0] if paths[0] != "-" else (stdin_filename or ".")
@@ -452,6 +458,24 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
     if exit_non_zero_on_fix and applied_written and not exit_zero:  # ruff's: a fixed file fails the run
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _patterns(values: Sequence[str]) -> List[str]:
+    """The file patterns of a repeatable option: comma-separated as ruff's, but a comma inside
+    ``{a,b}`` belongs to the pattern."""
+    out: List[str] = []
+    for value in values:
+        depth, start = 0, 0
+        for i, c in enumerate(value):
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth = max(depth - 1, 0)
+            elif c == "," and depth == 0:
+                out.append(value[start:i])
+                start = i + 1
+        out.append(value[start:])
+    return [p.strip() for p in out if p.strip()]
 
 
 def _jobs(value: str) -> Optional[int]:
