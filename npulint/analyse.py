@@ -138,7 +138,7 @@ def _cpython_check(text: str, top_lines: Optional[List[int]] = None) -> Optional
             tree = compile(text.encode("utf-8", "surrogateescape"), "<npulint>", "exec", flags=_PyCF_ONLY_AST,
                            dont_inherit=True)
     except SyntaxError as exc:
-        return "syntax", exc.lineno or 1, exc.offset or 1, exc.msg or "invalid syntax"
+        return "syntax", exc.lineno or 1, exc.offset or 1, _newer_syntax_hint(text, exc.lineno, exc.msg or "invalid syntax")
     except (RecursionError, MemoryError):
         return "deep", 1, 1, "nested too deeply for Python's parser (maximum recursion depth exceeded)"
     except ValueError as exc:  # e.g. source code string cannot contain null bytes
@@ -163,6 +163,38 @@ def _cpython_check(text: str, top_lines: Optional[List[int]] = None) -> Optional
         return ("deep", getattr(deep, "lineno", 1), (getattr(deep, "col_offset", 0) or 0) + 1,
                 f"nested more than {_MAX_TREE_DEPTH} levels deep (e.g. a very long chain of operators)")
     return None
+
+
+# Syntax a Python older than the version named rejects, found by the text of the error's line
+# (and, where given, by the start of CPython's message: the f-string errors of the parser before
+# 3.12 begin with "f-string"), each from "What's New In Python 3.x" (docs.python.org/3/whatsnew/)
+# and its PEP: a syntax error the Python npulint runs on reports on such a line names that
+# Python, since a newer one may accept the file.
+_NEWER_SYNTAX = (
+    ((3, 10), r"^\s*match\b[^=]*:\s*(?:#.*)?$", None, "`match` statements", "PEP 634"),
+    ((3, 11), r"^\s*except\s*\*", None, "`except*`", "PEP 654"),
+    ((3, 12), r"^\s*(?:type\s+[A-Za-z_]\w*\s*[=\[]|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)", None,
+     "type parameter lists and `type` statements", "PEP 695"),
+    ((3, 12), r"(?<!\w)(?:[fF][rR]?|[rR][fF])['\"]", "f-string",
+     "f-strings that reuse their quotes, nest or span lines", "PEP 701"),
+    ((3, 13), r"^\s*(?:type\s+\w+|(?:async\s+)?def\s+\w+|class\s+\w+)\s*\[[^\]]*=", None,
+     "type parameter defaults", "PEP 696"),
+    ((3, 14), r"(?<!\w)(?:[tT][rR]?|[rR][tT])['\"]", None, "template strings", "PEP 750"),
+    ((3, 14), r"^\s*except\s+[^:(]*,", None, "`except` without brackets", "PEP 758"),
+)
+
+
+def _newer_syntax_hint(text: str, line: Optional[int], msg: str, here: Tuple[int, int] = sys.version_info[:2]) -> str:
+    """CPython's *msg* for a syntax error at *line*, with the Python that read the file (*here*)
+    named when the line uses syntax of a newer Python (:data:`_NEWER_SYNTAX`); else *msg* as it is."""
+    newer = [entry for entry in _NEWER_SYNTAX if here < entry[0] and (entry[2] is None or msg.startswith(entry[2]))]
+    lines = text.splitlines() if newer and line else ()
+    if not line or line > len(lines):
+        return msg
+    for version, pattern, _, what, pep in newer:
+        if re.search(pattern, lines[line - 1]):
+            return f"{msg} (as Python {here[0]}.{here[1]} reads it; {what} came with Python {version[0]}.{version[1]}, {pep})"
+    return msg
 
 
 _MAX_TREE_DEPTH = 2900  # about what CPython 3.11+ accepts at its default recursion limit

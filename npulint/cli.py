@@ -15,10 +15,19 @@ from npulint.reporters import FORMATS
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
-def _codes(values: Sequence[str]) -> List[str]:
+def _checked(values: Sequence[str], option: str, known: Sequence[str]) -> List[str]:
+    return check_codes(_codes(values, option), known, option)
+
+
+def _codes(values: Sequence[str], option: str) -> List[str]:
+    """The codes of a repeatable *option*'s values (comma- or space-separated); a value that
+    names none (``--select ""``) is an error, as in ruff, not an empty selection."""
     out: List[str] = []
     for v in values:
-        out.extend(c for c in v.replace(" ", ",").split(",") if c)
+        codes = [c for c in v.replace(" ", ",").split(",") if c]
+        if not codes:
+            raise click.BadParameter(f"no rule code in {v!r}", param_hint=f"'{option}'")
+        out.extend(codes)
     return out
 
 
@@ -69,6 +78,11 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--max-file-size", default="256K", show_default=True, metavar="SIZE",
               help="Do not analyse files larger than this (bytes, or with K/M suffix; 0: no limit); "
                    "each skipped file is named on standard error.")
+@click.option("--exclude", multiple=True, metavar="PATTERNS",
+              help="File patterns to leave out of the walk, replacing the configured exclude and its "
+                   "defaults (comma-separated; relative to the working folder; as ruff's).")
+@click.option("--extend-exclude", multiple=True, metavar="PATTERNS",
+              help="File patterns to leave out of the walk, in addition to the configured exclude.")
 @click.option("--force-exclude", is_flag=True,
               help="Apply exclude and extend-exclude to files named on the command line too (for pre-commit, "
                    "which names every changed file).")
@@ -78,7 +92,7 @@ def _codes(values: Sequence[str]) -> List[str]:
 @click.option("--explain", metavar="CODE|NAME", help="Explain a rule (by code or name) and exit.")
 @click.version_option(__version__, prog_name="npulint")
 def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable, output_format, output_file, color, config, stdin_filename, exit_zero, statistics, quiet,
-        fix, fix_only, exit_non_zero_on_fix, unsafe_fixes, add_noqa, diff, jobs, no_cache, cache_dir, max_file_size, force_exclude, show_settings, show_files, list_rules, explain):
+        fix, fix_only, exit_non_zero_on_fix, unsafe_fixes, add_noqa, diff, jobs, no_cache, cache_dir, max_file_size, exclude, extend_exclude, force_exclude, show_settings, show_files, list_rules, explain):
     """Lint Ascend NPU model scripts (PATHS: files or folders; default '.'; '-' reads standard input).
 
     \b
@@ -126,12 +140,13 @@ def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable
 
     resolver = ConfigResolver(
         rules, config,
-        select=check_codes(_codes(select), known, "--select") if select else None,
-        extend_select=check_codes(_codes(extend_select), known, "--extend-select") if extend_select else (),
-        ignore=check_codes(_codes(ignore), known, "--ignore") if ignore else (),
-        fixable=check_codes(_codes(fixable), known, "--fixable") if fixable else None,
-        unfixable=check_codes(_codes(unfixable), known, "--unfixable") if unfixable else (),
-        extend_fixable=check_codes(_codes(extend_fixable), known, "--extend-fixable") if extend_fixable else ())
+        select=_checked(select, "--select", known) if select else None,
+        extend_select=_checked(extend_select, "--extend-select", known) if extend_select else (),
+        ignore=_checked(ignore, "--ignore", known) if ignore else (),
+        fixable=_checked(fixable, "--fixable", known) if fixable else None,
+        unfixable=_checked(unfixable, "--unfixable", known) if unfixable else (),
+        extend_fixable=_checked(extend_fixable, "--extend-fixable", known) if extend_fixable else (),
+        exclude=_patterns(exclude) if exclude else None, extend_exclude=_patterns(extend_exclude))
 
     if show_settings:
         first = paths[0] if paths[0] != "-" else (stdin_filename or ".")
@@ -139,6 +154,7 @@ def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable
         return EXIT_OK
 
     from npulint import discovery, pipeline
+    from npulint.source import PYTHON, detect_language
 
     files: List = []
     missing: List[str] = []
@@ -148,8 +164,6 @@ def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable
         found, miss = discovery.discover([p], resolver.for_path(p)[0], force_exclude=force_exclude, cache=cache)
         files.extend(found)
         missing.extend(miss)
-    if missing:
-        raise ConfigError(f"path not found: {missing[0]}")
     stdin = None
     if "-" in paths:
         data = sys.stdin.buffer.read()
@@ -163,11 +177,14 @@ def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable
                 sys.stdout.flush()
             return EXIT_OK
         stdin = (spath, data)
+    if show_files:  # ruff's: the absolute path of each file a run would lint (a missing path is none)
+        _emit(output_file, "".join(reporters.printable(f) + "\n" for f in sorted({f[0] for f in files})))
+        return EXIT_OK
+    # a path that is not there is linted as a file that cannot be read (ruff's E902): NPU002
+    # where it is enabled, else named on stderr; the other paths are linted all the same
+    files.extend((os.path.abspath(p), detect_language(p) or PYTHON, True) for p in missing)
     seen = set()
     files = [f for f in sorted(files) if not (f[0] in seen or seen.add(f[0]))]
-    if show_files:  # ruff's: the absolute path of each file a run would lint
-        _emit(output_file, "".join(reporters.printable(f[0]) + "\n" for f in files))
-        return EXIT_OK
     for f in files:
         resolver.for_file(f[0])
     root_settings = resolver.for_path(paths[0] if paths[0] != "-" else (stdin[0] if stdin else "."))[0]
@@ -207,7 +224,7 @@ def cli(paths, select, extend_select, ignore, fixable, unfixable, extend_fixable
             reporters.write(output_format, result.findings, by_code, out, sources=_stdin_source(stdin),
                             unsafe=unsafe, colour=colour)
     if not quiet and reporters.has_summary(output_format):
-        click.echo(reporters.summary(result.findings, result.files), err=True)
+        click.echo(reporters.summary(result.findings, result.files, len(result.notes)), err=True)
         fixable = reporters.fix_summary(result.findings, unsafe)
         if fixable:
             click.echo(fixable, err=True)
@@ -430,7 +447,7 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
             click.echo(f"Fixed {applied_written} finding{'s' if applied_written != 1 else ''} in {n} "
                        f"file{'s' if n != 1 else ''}.", err=True)
         if report:
-            click.echo(reporters.summary(remaining, result.files), err=True)
+            click.echo(reporters.summary(remaining, result.files, len(result.notes)), err=True)
             fixable = reporters.fix_summary(remaining, unsafe)
             if fixable:
                 click.echo(fixable, err=True)
@@ -441,6 +458,24 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
     if exit_non_zero_on_fix and applied_written and not exit_zero:  # ruff's: a fixed file fails the run
         return EXIT_FINDINGS
     return EXIT_OK
+
+
+def _patterns(values: Sequence[str]) -> List[str]:
+    """The file patterns of a repeatable option: comma-separated as ruff's, but a comma inside
+    ``{a,b}`` belongs to the pattern."""
+    out: List[str] = []
+    for value in values:
+        depth, start = 0, 0
+        for i, c in enumerate(value):
+            if c == "{":
+                depth += 1
+            elif c == "}":
+                depth = max(depth - 1, 0)
+            elif c == "," and depth == 0:
+                out.append(value[start:i])
+                start = i + 1
+        out.append(value[start:])
+    return [p.strip() for p in out if p.strip()]
 
 
 def _jobs(value: str) -> Optional[int]:

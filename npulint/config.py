@@ -216,7 +216,9 @@ def _rebased_pattern(old_root: str, new_root: str, pattern: str) -> Optional[str
         return ("!" if negated else "") + "*"
     if rel == ".." or rel.startswith("../"):
         return None
-    return ("!" if negated else "") + ("/" if body.startswith("/") else "") + rel + ("/" if body.endswith("/") else "")
+    # still anchored: a leading slash where the rest no longer has one ("pkg/tests" -> "/tests")
+    anchor = "/" if body.startswith("/") or "/" not in rel else ""
+    return ("!" if negated else "") + anchor + rel + ("/" if body.endswith("/") else "")
 
 
 def _str_list(value, key: str, where: str) -> List[str]:
@@ -294,14 +296,20 @@ def apply_table(settings: Settings, table: Mapping, where: str, known_codes: Seq
 
 
 def _check_pattern(pattern: str, key: str, where: str) -> str:
-    """A gitignore-style pattern pathspec can compile and match with, else a clear error
-    (``[z-a]`` is a bad range; pathspec raises on some patterns only when matching)."""
+    """A pattern both readings can compile and match with (ruff's glob, :mod:`npulint.globs`,
+    after an initial ``!``; and each of its ``{a,b}`` alternatives as a gitignore line), else a
+    clear error (``[z-a]`` is a bad range, ``{a`` an unclosed group; pathspec raises on some
+    patterns only when matching)."""
     import pathspec
 
+    from npulint import globs
+
     try:
-        spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+        body = pattern[1:] if pattern.startswith("!") else pattern
+        globs.compile_glob(body)
+        spec = pathspec.GitIgnoreSpec.from_lines(globs.expand(body))
         spec.match_file("a/b.py")
-    except Exception as exc:  # re.error, ValueError, TypeError from the pattern parser
+    except Exception as exc:  # GlobError; re.error, ValueError, TypeError from the pattern parser
         raise ConfigError(f"{where}: '{key}': invalid pattern {pattern!r}: {exc}")
     return pattern
 
@@ -364,8 +372,18 @@ class ConfigResolver:
     def __init__(self, rules, explicit: Optional[str] = None, select: Optional[List[str]] = None,
                  extend_select: Sequence[str] = (), ignore: Sequence[str] = (),
                  fixable: Optional[List[str]] = None, unfixable: Sequence[str] = (),
-                 extend_fixable: Sequence[str] = ()):
+                 extend_fixable: Sequence[str] = (), exclude: Optional[Sequence[str]] = None,
+                 extend_exclude: Sequence[str] = ()):
         self.rules = list(rules)
+        # --exclude replaces every configuration's exclude (the defaults too), --extend-exclude
+        # adds to it, as in ruff; their patterns are relative to the working folder (ruff's
+        # FilePattern::from_str), rewritten relative to each configuration's folder
+        for key, patterns in (("--exclude", exclude or ()), ("--extend-exclude", extend_exclude)):
+            for pattern in patterns:
+                _check_pattern(pattern, key, "command line")
+        self.exclude = None if exclude is None else list(exclude)
+        self.extend_exclude = list(extend_exclude)
+        self.cwd = os.getcwd()
         self.known = [r.code for r in self.rules]
         self.select = select
         self.extend_select = list(extend_select)
@@ -396,6 +414,11 @@ class ConfigResolver:
                 settings.fixable, settings.extend_fixable = list(self.fixable), []
             settings.unfixable = list(settings.unfixable) + self.unfixable
             settings.extend_fixable = list(settings.extend_fixable) + self.extend_fixable
+            rebase = functools.partial(_rebased_pattern, self.cwd, settings.root)
+            if self.exclude is not None:
+                settings.exclude = [p for p in map(rebase, self.exclude) if p is not None]
+            settings.extend_exclude = list(settings.extend_exclude) + [
+                p for p in map(rebase, self.extend_exclude) if p is not None]
             enabled = enabled_codes(self.rules, settings.select, settings.extend_select, settings.ignore)
             cached = self._by_config[config] = (settings, enabled)
         return cached

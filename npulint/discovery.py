@@ -59,7 +59,7 @@ def _relative(path: str, base: str) -> Optional[str]:
 
 
 
-_GLOB = set("*?[]!\\/#")
+_GLOB = set("*?[]{}!\\/#")
 
 
 def _read_gitignore(path: str, record: "Optional[_WalkRecord]" = None):
@@ -165,6 +165,13 @@ def _any_pattern(regexes: Sequence[Optional[str]]) -> "Optional[re.Pattern]":
         return None
 
 
+def _one_regex(regexes: Sequence[str]) -> "Optional[re.Pattern]":
+    """One regex matching where any of the whole-match *regexes* does, or None for none."""
+    import re
+
+    return re.compile("|".join(f"(?:{r})" for r in regexes)) if regexes else None
+
+
 def _git_root(folder: str, record: "Optional[_WalkRecord]" = None) -> Optional[str]:
     here = folder
     while True:
@@ -197,7 +204,15 @@ def _initial_ignores(folder: str, record: "Optional[_WalkRecord]" = None) -> _Ig
 
 
 class Excluder:
+    """``exclude`` and ``extend-exclude``: a pattern excludes a path where it matches it as a
+    gitignore line relative to the settings' root (its ``{a,b}`` expanded; ``!`` re-includes, in
+    order), and, where no gitignore line decides, where it matches as ruff's glob does (globset:
+    the path's name, for a pattern without ``/``, or its absolute path; ``*`` crosses ``/``;
+    :mod:`npulint.globs`)."""
+
     def __init__(self, settings: Settings):
+        from npulint import globs
+
         patterns = list(settings.exclude) + list(settings.extend_exclude)
         self.root = settings.root
         # Plain names (the defaults: ``.git``, ``build``...) match a path with such a
@@ -209,7 +224,22 @@ class Excluder:
             plain = []
         self.names = frozenset(plain)
         rest = [p for p in patterns if p not in self.names]
-        self.rest = _Spec(rest, strict=True) if any(p.strip() for p in rest) else None
+        self.rest = None
+        self.by_name = self.by_path = None
+        if any(p.strip() for p in rest):
+            lines = []
+            for p in rest:
+                negated = p.startswith("!")
+                try:
+                    lines.extend(("!" if negated else "") + alt for alt in globs.expand(p[1:] if negated else p))
+                except globs.GlobError as exc:
+                    raise ConfigError(f"bad exclude pattern {p!r}: {exc}")
+            self.rest = _Spec(lines, strict=True)
+            ruff = [p for p in rest if p.strip() and not p.startswith("!")]  # (ruff has no negation here)
+            by_name = [globs.compile_glob(p).pattern for p in ruff if "/" not in p]
+            by_path = [globs.absolute(p, os.path.abspath(self.root)).pattern for p in ruff]
+            self.by_name = _one_regex(by_name)
+            self.by_path = _one_regex(by_path)
 
     def excluded_with_parents(self, path: str, is_dir: bool) -> bool:
         """*path* or one of its folders below the settings' root is excluded."""
@@ -232,10 +262,13 @@ class Excluder:
             return True
         if self.rest is None:
             return False
-        if is_dir:
-            rel += "/"
-            name += "/"
-        return self.rest.match_file(rel) or self.rest.match_file(name)
+        # the path relative to the root (an anchored pattern, "/tests", matches only there), or
+        # its name where it is outside the root
+        verdict = self.rest.check_file(rel + "/" if is_dir else rel)
+        if verdict is not None:  # (False: re-included by a negation)
+            return verdict
+        return bool((self.by_name is not None and self.by_name.match(name)) or
+                    (self.by_path is not None and self.by_path.match(path)))
 
 
 def discover(paths: Sequence[str], settings: Settings, respect_gitignore: bool = True,

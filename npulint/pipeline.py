@@ -42,7 +42,7 @@ class RunResult:
     files: int
     parsed: int
     lines: int
-    notes: List[str] = dataclasses.field(default_factory=list)  # for stderr: files not analysed, and why
+    notes: List[str] = dataclasses.field(default_factory=list)  # for stderr: one per file not analysed, and why
     cached: bool = False  # answered whole from the cache
 
 
@@ -312,6 +312,8 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
         if inp.error is not None:
             if unreadable.enabled_in(inp.enabled):
                 result.findings.append(unreadable.finding(inp.display, Span.at(1, 1), f"cannot read file: {inp.error}"))
+            else:  # (ruff's "Failed to lint" warning where E902 is not enabled)
+                notes.append(f"{inp.display}: not analysed: cannot read file: {inp.error}")
             results.append(result)
             continue
         try:
@@ -321,6 +323,8 @@ def _first_pass(inputs: List[_Input], checkers: _Checkers, cache, modnames, opti
                 result.skipped = True
             elif unreadable.enabled_in(inp.enabled):
                 result.findings.append(unreadable.finding(inp.display, Span.at(exc.line, exc.column), str(exc)))
+            else:
+                notes.append(f"{inp.display}: not analysed: {exc}")
             results.append(result)
             continue
         result, active = _prefilter(inp.path, inp.display, inp.language, text, checkers.get(), inp.enabled)

@@ -348,12 +348,19 @@ def fix_summary(findings: List[Finding], unsafe: bool = False) -> Optional[str]:
     return None
 
 
-def summary(findings: List[Finding], files: int) -> str:
+def summary(findings: List[Finding], files: int, not_analysed: int = 0) -> str:
+    """The summary line of a run over *files* files, *not_analysed* of which were not analysed
+    (over ``--max-file-size``, or unreadable where NPU002 is not enabled: each named on stderr):
+    those are counted as skipped, not as checked."""
+    checked = files - not_analysed
+    counted = f"{checked} file{'s' if checked != 1 else ''} checked"
+    if not_analysed:
+        counted += f", {not_analysed} file{'s' if not_analysed != 1 else ''} skipped"
     if not findings:
-        return f"All checks passed ({files} file{'s' if files != 1 else ''} checked)."
+        return f"All checks passed ({counted})."
     n_files = len({f.path for f in findings})
     return (f"Found {len(findings)} finding{'s' if len(findings) != 1 else ''} in {n_files} "
-            f"file{'s' if n_files != 1 else ''} ({files} file{'s' if files != 1 else ''} checked).")
+            f"file{'s' if n_files != 1 else ''} ({counted}).")
 
 
 def rule_table(rules: List[Rule]) -> str:

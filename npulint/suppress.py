@@ -15,22 +15,37 @@ from npulint.registry import engine
 
 
 class PerFileIgnores:
+    """``per-file-ignores``: each pattern matches a file as ruff's does (globset, against the
+    file's name and its absolute path, :mod:`npulint.globs`) or as a gitignore line relative to
+    the configuration's folder (``tests`` covers the files under ``tests/``), its ``{a,b}``
+    expanded; an initial ``!`` negates it, as in ruff: the codes are ignored in every file the
+    rest does not match."""
+
     def __init__(self, settings: Settings):
         self.root = settings.root
         self.entries = []
         if settings.per_file_ignores:
             import pathspec
 
-            self.entries = [(pathspec.GitIgnoreSpec.from_lines([pattern]), set(codes))
-                            for pattern, codes in settings.per_file_ignores.items()]
+            from npulint import globs
+
+            for pattern, codes in settings.per_file_ignores.items():
+                negated = pattern.startswith("!")
+                body = pattern[1:] if negated else pattern
+                self.entries.append((negated, pathspec.GitIgnoreSpec.from_lines(globs.expand(body)),
+                                     globs.compile_glob(body), globs.absolute(body, self.root), set(codes)))
 
     def codes_for(self, path: str) -> Set[str]:
         if not self.entries:
             return set()
+        name = os.path.basename(path)
         rel = os.path.relpath(path, self.root).replace(os.sep, "/")
+        if rel == ".." or rel.startswith("../"):  # outside the root: its name (an anchored pattern, "/a.py", never)
+            rel = name
         out: Set[str] = set()
-        for spec, codes in self.entries:
-            if spec.match_file(rel) or spec.match_file(os.path.basename(path)):
+        for negated, spec, by_name, by_path, codes in self.entries:
+            matched = bool(by_name.fullmatch(name) or by_path.fullmatch(path) or spec.match_file(rel))
+            if matched != negated:
                 out |= codes
         return out
 

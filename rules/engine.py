@@ -31,7 +31,9 @@ class SyntaxErrorInFile(RuleBase):
         "(more than 200 nested brackets). Only files that mention an API some rule checks are "
         "parsed (the prefilter), so a syntax error elsewhere is left to your other tools. The "
         "parser is that of the Python npulint runs on: syntax newer than it (3.12's `type` "
-        "statements under 3.11, say) is reported too; run npulint with the Python your code targets."
+        "statements under 3.11, say) is reported too, and where the error's line uses such syntax the "
+        "message says so (\"as Python 3.11 reads it; type parameter lists and `type` statements came "
+        "with Python 3.12, PEP 695\"); run npulint with the Python your code targets."
     )
     SOURCE = "npulint engine"
     # a merge left unresolved: CPython says plain "invalid syntax" (for a Python 2 `print 'x'`

@@ -367,6 +367,71 @@ def test_python2_syntax_is_npu001_and_the_run_goes_on(run, project, py2):
     assert [c for p, _, _, c in got if p == "legacy.py"] == ["NPU001"]
 
 
+# (a line using the syntax, the Python that added it, the start of CPython's message there)
+NEWER = [
+    ("match command:", (3, 10), "invalid syntax"),
+    ("except* ValueError:", (3, 11), "invalid syntax"),
+    ("type Cfg = tng.CompilerConfig", (3, 12), "invalid syntax"),
+    ("def make[T](x: T) -> T:", (3, 12), "expected '('"),
+    ("class Box[T]:", (3, 12), "invalid syntax"),
+    ("msg = f\"{names[\"a\"]}\"", (3, 12), "f-string: unmatched '['"),
+    ("def make[T = int](x: T) -> T:", (3, 13), "expected '('"),
+    ("greeting = t\"hello {name}\"", (3, 14), "invalid syntax"),
+    ("except ValueError, TypeError:", (3, 14), "multiple exception types must be parenthesized"),
+]
+
+
+@pytest.mark.parametrize("line, version, msg", NEWER)
+def test_a_syntax_error_on_newer_syntax_names_the_python_that_read_it(line, version, msg):
+    """Under an older Python the message says which Python read the line (a newer one may
+    accept it); under the Python that added the syntax, and for a line without it, CPython's
+    message is left as it is."""
+    from npulint.analyse import _newer_syntax_hint
+
+    text = TOKEN + line + "\n"
+    older = (version[0], version[1] - 1)
+    got = _newer_syntax_hint(text, 2, msg, older)
+    assert got.startswith(msg + f" (as Python {older[0]}.{older[1]} reads it; ")
+    assert got.endswith(f" came with Python {version[0]}.{version[1]}, PEP " + got.rsplit("PEP ", 1)[1])
+    assert _newer_syntax_hint(text, 2, msg, version) == msg
+    assert _newer_syntax_hint(text, 1, msg, older) == msg  # the error is on another line
+
+
+@pytest.mark.parametrize("line, msg", [
+    ("x = 1 1", "invalid syntax"),
+    ("print(f\"{x}\" +)", "invalid syntax"),  # an f-string on the line, an error that is not the f-string's
+    ("typed = 1 1", "invalid syntax"),
+    ("matches = 1 1", "invalid syntax"),
+    ("except ValueError", "expected ':'"),
+    ("text = at\"x\"", "invalid syntax"),
+])
+def test_a_syntax_error_without_newer_syntax_keeps_cpythons_message(line, msg):
+    from npulint.analyse import _newer_syntax_hint
+
+    assert _newer_syntax_hint(TOKEN + line + "\n", 2, msg, (3, 9)) == msg
+
+
+def test_pep_695_and_701_under_the_host_python(run, project):
+    """The repro: under a Python older than 3.12 the NPU001 message names it; from 3.12 on the
+    files are clean. A plain syntax error's message is CPython's, unchanged."""
+    import sys
+
+    root = project({"pep695.py": TOKEN + "type Cfg = int\n", "pep701.py": TOKEN + "m = f\"{d[\"a\"]}\"\n",
+                    "plain.py": TOKEN + "x = 1 1\n"})
+    got = {f["path"]: f["message"]
+           for f in json.loads(run(root, ["--no-cache", "--format", "json", "--select", "NPU001"]).stdout)}
+    assert got.pop("plain.py") == "syntax error: invalid syntax"
+    here = "%d.%d" % sys.version_info[:2]
+    if sys.version_info >= (3, 12):
+        assert got == {}
+    else:
+        assert got == {
+            "pep695.py": f"syntax error: invalid syntax (as Python {here} reads it; type parameter lists and "
+                         "`type` statements came with Python 3.12, PEP 695)",
+            "pep701.py": f"syntax error: f-string: unmatched '[' (as Python {here} reads it; f-strings that "
+                         "reuse their quotes, nest or span lines came with Python 3.12, PEP 701)"}
+
+
 def test_ten_megabyte_generated_file_is_named_not_parsed(run, project):
     row = "    npu_weight_prefetch_scope(%d, 1024),\n"
     body = "".join(row % i for i in range(230_000))  # about 10 MB that mentions the API

@@ -264,9 +264,14 @@ def test_a_file_over_the_size_limit_is_named_and_not_analysed(run, cli_run, proj
     r = run(root)
     assert parse(r.stdout) == [("good.py", 2, 6, "NPU103")]
     assert "big.py: not analysed" in r.stderr and "--max-file-size" in r.stderr
+    # a file not analysed is not counted as checked (the cached run says the same)
+    assert "Found 1 finding in 1 file (1 file checked, 1 file skipped)." in r.stderr
+    assert "(1 file checked, 1 file skipped)." in run(root).stderr
     r = run(root, ["--max-file-size", "2M"])
     assert parse(r.stdout) == [("big.py", 2, 6, "NPU103"), ("good.py", 2, 6, "NPU103")]
-    assert "not analysed" not in r.stderr
+    assert "not analysed" not in r.stderr and "(2 files checked)." in r.stderr
+    r = run(root, ["big.py", "--exit-zero"])
+    assert "All checks passed (0 files checked, 1 file skipped)." in r.stderr
     assert cli_run(["--max-file-size", "lots"], cwd=root).returncode == 2
 
 

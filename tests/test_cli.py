@@ -285,14 +285,77 @@ def test_explain(cli_run, project):
     (["--ignore", "NPU999"], "NPU999"),
     (["--extend-select", "NPU9"], "NPU9"),
     (["--select", "NPU101,BOGUS"], "BOGUS"),
-    (["missing_dir"], "missing_dir"),
-    (["a.py", "missing.py"], "missing.py"),
+    (["--select", ""], "--select"),
+    (["--select", " , "], "--select"),
+    (["--ignore", ""], "--ignore"),
+    (["--extend-select", ","], "--extend-select"),
     (["--config", "nope.toml"], "nope.toml"),
     (["--no-such-option"], "--no-such-option"),
 ])
 def test_usage_errors(cli_run, project, args, needle):
     root = project({"a.py": VIOLATION})
     assert_usage_error(cli_run(args, cwd=root), needle)
+
+
+def test_a_code_option_with_a_stray_comma_keeps_its_codes(cli_run, project):
+    """A value that names codes among empty items selects those codes (the empty value alone is
+    the error above)."""
+    root = project({"a.py": VIOLATION})
+    r = cli_run(["--no-cache", "--select", "NPU101,", "a.py"], cwd=root)
+    assert r.returncode == 1 and parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
+
+
+# --------------------------------------------------------------------------- missing paths
+
+
+MISSING = "cannot read file: No such file or directory"
+
+
+@pytest.mark.parametrize("cache", [["--no-cache"], []])
+def test_a_missing_path_is_npu002_and_the_other_paths_are_linted(cli_run, project, cache):
+    """ruff's E902: a path that is not there is a finding at 1:1 of that path, and the run goes
+    on with the others (exit 1 for the finding, as ruff's); with the cache, twice the same."""
+    root = project({"a.py": VIOLATION, "pkg/b.py": CLEAN})
+    for _ in range(2):
+        r = cli_run(cache + ["a.py", "gone.py", "pkg", "nowhere/run.sh"], cwd=root)
+        assert r.returncode == 1, r.stderr
+        assert parse(r.stdout) == [("a.py", 4, 6, "NPU101"), ("gone.py", 1, 1, "NPU002"),
+                                   ("nowhere/run.sh", 1, 1, "NPU002")]
+        assert f"gone.py:1:1: NPU002 [error] {MISSING}" in r.stdout
+        assert "Found 3 findings in 3 files (4 files checked)." in r.stderr
+    assert not (root / "gone.py").exists() and not (root / "nowhere").exists()
+
+
+def test_a_missing_path_where_npu002_is_not_selected_is_named_on_stderr(cli_run, project):
+    """ruff's "Failed to lint" warning where E902 is not enabled: named, not checked, and the
+    exit status is that of the other files' findings."""
+    root = project({"a.py": VIOLATION})
+    r = cli_run(["--no-cache", "--select", "NPU101", "a.py", "gone.py"], cwd=root)
+    assert r.returncode == 1 and parse(r.stdout) == [("a.py", 4, 6, "NPU101")]
+    assert f"npulint: warning: gone.py: not analysed: {MISSING}" in r.stderr
+    assert "(1 file checked, 1 file skipped)" in r.stderr
+    r = cli_run(["--no-cache", "--ignore", "NPU002", "gone.py"], cwd=root)
+    assert r.returncode == 0 and r.stdout == ""
+    assert "gone.py: not analysed" in r.stderr and "All checks passed (0 files checked, 1 file skipped)." in r.stderr
+
+
+def test_a_run_where_every_path_is_missing_says_so(cli_run, project):
+    root = project({})
+    r = cli_run(["--no-cache", "gone.py", "missing_dir"], cwd=root)
+    assert r.returncode == 1
+    assert parse(r.stdout) == [("gone.py", 1, 1, "NPU002"), ("missing_dir", 1, 1, "NPU002")]
+    r = cli_run(["--no-cache", "--format", "json", "gone.py"], cwd=root)
+    assert r.returncode == 1 and [f["code"] for f in json.loads(r.stdout)] == ["NPU002"]
+
+
+def test_a_missing_path_is_not_shown_as_a_file_nor_fixed(cli_run, project):
+    root = project({"a.py": VIOLATION})
+    r = cli_run(["--show-files", "a.py", "gone.py"], cwd=root)
+    assert r.returncode == 0 and r.stdout == f"{root / 'a.py'}\n"
+    for args in (["--fix"], ["--diff"], ["--add-noqa"]):
+        r = cli_run(["--no-cache"] + args + ["gone.py", "a.py"], cwd=root)
+        assert "Traceback" not in r.stderr and r.returncode in (0, 1), (args, r.stderr)
+    assert not (root / "gone.py").exists()
 
 
 # --------------------------------------------------------------------------- standard input

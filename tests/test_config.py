@@ -187,6 +187,39 @@ def test_per_file_ignores_relative_to_config_folder(cli_run, project):
     assert parse(r.stdout) == [("other.py", 2, 6, "NPU103")]
 
 
+# the tree of the ruff comparison: which files keep their NPU103 under each per-file-ignores
+# pattern, as ruff 0.17.6 keeps F401 under the same pattern (scripts/a/b.py: `*` crosses `/`)
+PFI_TREE = ["scripts/x.py", "scripts/a/b.py", "tests/t.py", "tests/unit/u.py", "src/tests/s.py", "top.py"]
+
+
+@pytest.mark.parametrize("pattern, kept", [
+    ("scripts/*.py", ["src/tests/s.py", "tests/t.py", "tests/unit/u.py", "top.py"]),
+    ("**/{tests,scripts}/*", ["top.py"]),
+    ("{tests,scripts}/*", ["src/tests/s.py", "top.py"]),
+    ("!scripts/*", ["scripts/a/b.py", "scripts/x.py"]),  # negated: every file the rest does not match
+    ("!{scripts,tests}/**", ["scripts/a/b.py", "scripts/x.py", "tests/t.py", "tests/unit/u.py"]),
+    ("t?p.py", ["scripts/a/b.py", "scripts/x.py", "src/tests/s.py", "tests/t.py", "tests/unit/u.py"]),
+    ("[!t]*.py", ["tests/t.py", "top.py"]),
+    ("!top.py", ["top.py"]),
+    # as before (gitignore): a folder's name covers the files under it, at any depth (ruff: nothing)
+    ("tests/*.py", ["scripts/a/b.py", "scripts/x.py", "src/tests/s.py", "top.py"]),
+    ("tests", ["scripts/a/b.py", "scripts/x.py", "top.py"]),
+])
+def test_per_file_ignores_patterns_read_as_ruff_reads_them(cli_run, project, pattern, kept):
+    root = project({**{p: INVALID_ID for p in PFI_TREE},
+                    "pyproject.toml": pyproject(f'[tool.npulint.per-file-ignores]\n"{pattern}" = ["NPU103"]\n')})
+    r = cli_run(["--no-cache", "--select", "NPU103"], cwd=root)
+    assert [p for p, _, _, _ in parse(r.stdout)] == kept, r.stderr
+
+
+@pytest.mark.parametrize("pattern", ["{tests", "tests}", "[a", "x\\\\"])
+def test_a_per_file_ignores_pattern_ruff_rejects_is_a_one_line_error(cli_run, project, pattern):
+    root = project({"a.py": INVALID_ID,
+                    "pyproject.toml": pyproject(f'[tool.npulint.per-file-ignores]\n"{pattern}" = ["NPU103"]\n')})
+    r = cli_run(["--no-cache"], cwd=root)
+    assert r.returncode == 2 and "invalid pattern" in r.stderr and "Traceback" not in r.stderr
+
+
 def test_per_file_ignores_prefix_code(cli_run, project):
     root = project({"a.py": TWO_CODES, "pyproject.toml": pyproject('per-file-ignores = { "a.py" = ["NPU10"] }\n')})
     r = cli_run([], cwd=root)

@@ -182,6 +182,52 @@ def test_extend_exclude(linted, project):
     assert linted(root, ["."], cwd=root / "other") == ["skip.py"]
 
 
+EXCLUDE_TREE = ["scripts/x.py", "scripts/a/b.py", "tests/t.py", "tests/unit/u.py", "src/tests/s.py", "top.py"]
+
+
+@pytest.mark.parametrize("patterns, kept", [
+    # as ruff 0.17.6 reads extend-exclude (globset: `*` crosses `/`, {a,b} alternatives)
+    (["scripts/*.py"], ["src/tests/s.py", "tests/t.py", "tests/unit/u.py", "top.py"]),
+    (["{tests,scripts}"], ["top.py"]),
+    (["**/tests"], ["scripts/a/b.py", "scripts/x.py", "top.py"]),
+    (["src/**"], ["scripts/a/b.py", "scripts/x.py", "tests/t.py", "tests/unit/u.py", "top.py"]),
+    (["t?p.py"], ["scripts/a/b.py", "scripts/x.py", "src/tests/s.py", "tests/t.py", "tests/unit/u.py"]),
+    # gitignore's reading, as before: "tests/" is any folder named tests (ruff: the top one only)
+    (["tests/"], ["scripts/a/b.py", "scripts/x.py", "top.py"]),
+    # gitignore's negation, as before: re-included where a later line says so
+    (["scripts/*", "!scripts/x.py"], ["scripts/x.py", "src/tests/s.py", "tests/t.py", "tests/unit/u.py", "top.py"]),
+    (["{scripts,tests}/*", "!{scripts,tests}/[xt].py"],
+     ["scripts/x.py", "src/tests/s.py", "tests/t.py", "top.py"]),
+])
+def test_exclude_patterns_read_as_ruff_reads_them(linted, project, patterns, kept):
+    root = tree(project, EXCLUDE_TREE, {"pyproject.toml": f"[tool.npulint]\nextend-exclude = {patterns!r}\n"})
+    assert sorted(linted(root)) == kept
+    assert sorted(linted(root, ["--no-cache", "."])) == kept
+
+
+def test_exclude_options_on_the_command_line(linted, project):
+    """ruff's --exclude (replacing the configured exclude and the defaults) and --extend-exclude
+    (adding to it): comma-separated, relative to the working folder."""
+    root = tree(project, EXCLUDE_TREE + ["build/m.py"], {"pyproject.toml": '[tool.npulint]\nextend-exclude = ["top.py"]\n'})
+    assert sorted(linted(root, ["--extend-exclude", "scripts/*.py,**/{tests,x}"])) == []
+    assert sorted(linted(root, ["--extend-exclude", "tests", "--extend-exclude", "scripts"])) == []
+    # --exclude replaces the configuration's exclude and extend-exclude stays: build/ is linted now
+    assert sorted(linted(root, ["--exclude", "scripts,tests"])) == ["build/m.py"]
+    # relative to the working folder, whichever folder the configuration is in
+    assert sorted(linted(root, ["--extend-exclude", "a/*", "."], cwd=root / "scripts")) == ["x.py"]
+    got = linted(root, ["--extend-exclude", "../tests,a", ".."], cwd=root / "scripts")
+    assert sorted(os.path.relpath(os.path.join(root / "scripts", p), root) for p in got) == [
+        os.path.join("scripts", "x.py"), os.path.join("src", "tests", "s.py")]
+
+
+@pytest.mark.parametrize("pattern", ["[a", "{tests", "tests}"])
+def test_a_bad_exclude_pattern_on_the_command_line_is_a_one_line_error(cli_run, project, pattern):
+    root = project({"a.py": INVALID_ID})
+    r = cli_run(["--extend-exclude", pattern], cwd=root)
+    assert r.returncode == 2 and r.stdout == "" and "'--extend-exclude': invalid pattern" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
 def test_exclude(linted, project):
     root = tree(project, ["a.py", "gen/m.py", "pkg/gen/m.py", "pkg/m.py"],
                 {"pyproject.toml": '[tool.npulint]\nexclude = ["gen"]\n'})

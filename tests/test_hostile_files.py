@@ -37,6 +37,20 @@ def test_a_fifo_named_on_the_command_line_is_reported_not_opened(cli_run, tmp_pa
 
 
 @needs_fifo
+def test_a_fifo_named_where_npu002_is_not_selected_is_named_on_stderr(cli_run, tmp_path):
+    """As ruff warns "Failed to lint" where E902 is not enabled: never a silent pass."""
+    os.mkfifo(tmp_path / "pipe.py")
+    (tmp_path / "t.py").write_text(TWO_CODES)
+    r = cli_run(["--no-cache", "--select", "NPU101", "pipe.py", "t.py"], tmp_path)
+    assert r.returncode == 1 and "pipe.py" not in r.stdout and "t.py:4:6: NPU101" in r.stdout
+    assert "npulint: warning: pipe.py: not analysed: cannot read file: not a regular file (a FIFO): not read" \
+        in r.stderr
+    assert "(1 file checked, 1 file skipped)" in r.stderr
+    r = cli_run(["--no-cache", "--select", "NPU101", "-q", "pipe.py"], tmp_path)
+    assert r.returncode == 0 and r.stdout == r.stderr == ""
+
+
+@needs_fifo
 def test_a_fifo_met_in_a_walk_is_skipped(cli_run, tmp_path):
     os.mkfifo(tmp_path / "pipe.py")
     os.mkfifo(tmp_path / "run.sh")

@@ -518,17 +518,18 @@ def test_an_extended_files_patterns_are_relative_to_its_own_folder(cli_run, tmp_
         '[tool.npulint]\nextend-exclude = ["sub/gen/", "other/x.py", "vendored/"]\n'
         '[tool.npulint.per-file-ignores]\n"sub/keep/*.py" = ["NPU202"]\n', encoding="utf-8")
     sub = tmp_path / "sub"
-    for folder in ("gen", "keep", "vendored", "other"):
+    for folder in ("gen", "keep", "vendored", "other", "other/gen"):
         (sub / folder).mkdir(parents=True)
         (sub / folder / "x.py").write_text(BOTH, encoding="utf-8")
     (sub / "npulint.toml").write_text('extend = "../pyproject.toml"\nignore = ["NPU208"]\n', encoding="utf-8")
     r = cli_run(["--no-cache", "."], sub)
     found = sorted((ln.split(":")[0], ln.split(" ")[1]) for ln in r.stdout.splitlines())
-    # gen/ excluded, vendored/ excluded (unanchored), keep/: NPU202 ignored; other/x.py is not the
-    # parent's other/x.py (that one is outside sub): still linted
-    assert found == [("other/x.py", "NPU202")]
+    # gen/ excluded (anchored: sub/gen/ only, not other/gen/), vendored/ excluded (unanchored),
+    # keep/: NPU202 ignored; other/x.py is not the parent's other/x.py (that one is outside sub):
+    # still linted
+    assert found == [("other/gen/x.py", "NPU202"), ("other/x.py", "NPU202")]
     r = cli_run(["--show-settings", "x.py"], sub / "other")
-    assert 'extend-exclude = ["gen/", "vendored/"]' in r.stdout.splitlines()
+    assert 'extend-exclude = ["/gen/", "vendored/"]' in r.stdout.splitlines()
 
 
 @pytest.mark.parametrize("args, fixed", [
