@@ -423,15 +423,8 @@ def test_return_leaves_the_function_and_break_the_loop(lint):
     {BUBBLE}"""
     assert sh(lint, src) == []  # PP is 1 where FAST is not 1, and 4 where it is: not known to fail
     assert sh(lint, src.replace("PP=4", "PP=1")) == ["NPU504"]  # PP is 1 on both paths
-    conflict = f"""\
-    D=1
-    set_d() {{
-        if [ "$FAST" = 1 ]; then return; fi
-        D=2
-    }}
-    set_d
-    {AMPIPE}"""
-    assert sh(lint, conflict) == ["NPU501"]  # where FAST is not 1
+    conflict = src.replace("PP=4", "D=1").replace("PP=1", "D=2").replace(BUBBLE, AMPIPE)
+    assert sh(lint, conflict) == ["NPU501"]  # D is 2 where FAST is not 1
     assert sh(lint, conflict.replace("D=2", "D=1")) == []
     loop = f'PP=1\nwhile true; do\n  [ "$PP" = 1 ] && break\n  {BUBBLE}done\n'
     assert sh(lint, loop) == []  # the launch runs only where PP is not 1
