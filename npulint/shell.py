@@ -28,7 +28,7 @@ they were told are one path again, which keeps what they were all told). The com
 ``elif``, ``while`` or ``until`` condition run (and are launch commands); a loop's body runs
 where its condition lets it. A path ends at ``exit`` (and at ``exec`` of a command), leaves
 its function at ``return`` and its loop body at ``break``/``continue``: what follows does not
-run on it. Variables assigned in loops are unknown (also in their
+run on it. Variables assigned in loops (a ``for``/``select`` loop's own variable too) are unknown (also in their
 conditions) and after them; a function's body is analysed where it is called (its ``local`` variables, and
 ``declare``/``typeset`` ones without ``-g``, and the assignments before its name (``TP=3 f``)
 are seen by the functions it calls and give the caller's values back when it returns;
@@ -1371,6 +1371,10 @@ class _Walker:
             m = _DEFAULT_ASSIGN.match(self.text(x))
             if m:
                 names.append(m.group(1))
+        elif t == "for_statement":  # for X in …; for X; select X in …: X before each run of the body
+            variable = x.child_by_field_name("variable")
+            if variable is not None:
+                names.append(self.text(variable))
         elif t == "c_style_for_statement":  # for (( … ; … ; i++ ))
             for i, c in enumerate(x.children):
                 if x.field_name_for_child(i) in ("initializer", "condition", "update"):

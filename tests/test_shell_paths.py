@@ -625,3 +625,13 @@ def test_assignments_before_a_function_call_hold_while_it_runs(lint):
                             ("X=2; f(){ declare -g X=5; }; X=3 f; echo $X", "5")):
             assert bash_out(script).stdout.strip() == out, script
             assert subprocess.run([BASH, "--posix", "-c", script], capture_output=True, text=True).stdout.strip() == out
+
+
+@pytest.mark.parametrize("loop", ["for PP in 2 4; do", "for PP in $(seq 2 8); do", "select PP in 2 4; do",
+                                  "for PP; do", "for PP in 2 4\ndo"])
+def test_a_for_or_select_loop_assigns_its_variable(lint, loop):
+    # bash sets PP before each run of the body: PP=1 from before the loop is not its value
+    assert sh(lint, f"PP=1\n{loop}\n{BUBBLE}done\n") == [], loop
+    assert sh(lint, f"PP=1\n{loop}\n  :\ndone\n{BUBBLE}") == [], loop  # nor after it
+    # the twin: a loop over another variable leaves PP as it was
+    assert sh(lint, f"PP=1\n{loop.replace('PP', 'X', 1)}\n{BUBBLE}done\n") == ["NPU504"], loop
