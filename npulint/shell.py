@@ -4,7 +4,10 @@ runs, each argument with its expanded text and the source span of the token it c
 What is followed: ``NAME=value``, ``NAME="…"`` (multi-line), ``NAME+=…``, ``NAME=( … )``,
 ``export``/``declare``/``local``/``readonly`` assignments, ``NAME="$NAME …"`` appends, and the
 expansions ``$NAME``, ``${NAME}``, ``${NAME[@]}``/``${NAME[*]}``; unquoted expansions are
-split into words as bash does. ``$(( … ))`` is computed as bash computes it
+split into words as bash does (by the default ``IFS``: under another, an unquoted expansion
+is unknown); a word bash expands into words npulint cannot know, an unquoted glob pattern
+(``*``, ``?``, ``[…]``), a brace expansion or a tilde prefix, is unknown
+(:meth:`_Walker.word_fields`); a quoted empty word is a word. ``$(( … ))`` is computed as bash computes it
 (:func:`arith_value`), and ``${X:-w}``, ``${X-w}``, ``${X:=w}``, ``${X=w}``, ``${X:+w}``,
 ``${X+w}``, ``${X,,}``, ``${X^^}``, ``${X,}``, ``${X^}`` where their outcome is certain
 (:meth:`_Walker._operator_expansion`). Everything else (command substitution, other
@@ -36,7 +39,9 @@ are seen by the functions it calls and give the caller's values back when it ret
 variable set so far is unknown (except for CANN's ``set_env.sh``). The builtins that assign
 make their variables unknown: ``read``, ``mapfile``/``readarray``, ``printf -v``,
 ``getopts``, ``wait -p``, ``cd`` (PWD), ``let``, arithmetic (``((X++))``, ``$((X=4))``),
-``${X:=v}``/``${X=v}`` where X is not known to be non-empty, and assignments through a ``declare -n`` reference.
+``${X:=v}``/``${X=v}`` where X is not known to be non-empty, and assignments through a ``declare -n`` reference
+or to a variable with an attribute (``declare -i``/``-l``/``-u``, ``readonly``). A declaration
+expands all its words before it assigns (``export X=b Y=$X``).
 ``eval`` of known text runs that text here, as script; ``eval`` of unknown text, and
 ``export``/``declare`` of an unknown expansion (``export $(… | xargs)``), may set any
 variable: every variable is unknown after them, as after ``source``. ``unset`` reads its
