@@ -4,7 +4,10 @@ runs, each argument with its expanded text and the source span of the token it c
 What is followed: ``NAME=value``, ``NAME="…"`` (multi-line), ``NAME+=…``, ``NAME=( … )``,
 ``export``/``declare``/``local``/``readonly`` assignments, ``NAME="$NAME …"`` appends, and the
 expansions ``$NAME``, ``${NAME}``, ``${NAME[@]}``/``${NAME[*]}``; unquoted expansions are
-split into words as bash does. ``$(( … ))`` is computed as bash computes it
+split into words as bash does (by the default ``IFS``: under another, an unquoted expansion
+is unknown); a word bash expands into words npulint cannot know, an unquoted glob pattern
+(``*``, ``?``, ``[…]``), a brace expansion or a tilde prefix, is unknown
+(:meth:`_Walker.word_fields`); a quoted empty word is a word. ``$(( … ))`` is computed as bash computes it
 (:func:`arith_value`), and ``${X:-w}``, ``${X-w}``, ``${X:=w}``, ``${X=w}``, ``${X:+w}``,
 ``${X+w}``, ``${X,,}``, ``${X^^}``, ``${X,}``, ``${X^}`` where their outcome is certain
 (:meth:`_Walker._operator_expansion`). Everything else (command substitution, other
@@ -36,7 +39,9 @@ are seen by the functions it calls and give the caller's values back when it ret
 variable set so far is unknown (except for CANN's ``set_env.sh``). The builtins that assign
 make their variables unknown: ``read``, ``mapfile``/``readarray``, ``printf -v``,
 ``getopts``, ``wait -p``, ``cd`` (PWD), ``let``, arithmetic (``((X++))``, ``$((X=4))``),
-``${X:=v}``/``${X=v}`` where X is not known to be non-empty, and assignments through a ``declare -n`` reference.
+``${X:=v}``/``${X=v}`` where X is not known to be non-empty, and assignments through a ``declare -n`` reference
+or to a variable with an attribute (``declare -i``/``-l``/``-u``, ``readonly``). A declaration
+expands all its words before it assigns (``export X=b Y=$X``).
 ``eval`` of known text runs that text here, as script; ``eval`` of unknown text, and
 ``export``/``declare`` of an unknown expansion (``export $(… | xargs)``), may set any
 variable: every variable is unknown after them, as after ``source``. ``unset`` reads its
@@ -481,6 +486,9 @@ class _Walker:
         # ``declare -n`` names, on any path so far: the variables they may refer to (None: not
         # known); assigning one assigns those
         self.namerefs: Dict[str, set] = {}
+        # variables given an attribute (``declare -i``/``-l``/``-u``, ``readonly``) on any path
+        # so far: assigning one stores what bash computes, or nothing: unknown
+        self.attributes: set = set()
         self.span: Optional[Span] = None  # the span of the commands an ``eval`` text runs
 
     # -- driver ----------------------------------------------------------------------
@@ -823,7 +831,7 @@ class _Walker:
                 return self._posix_test(args, env)
             values = [arith_value(v.text, env) if v is not None else None for v, _ in args]
             return _arith_status(values[-1]) if values and None not in values else _UNDECIDED
-        fields = _split(self.parts(name.named_children[0] if name.named_children else name, env, quoted=False))
+        fields = self.word_fields(name.named_children[0] if name.named_children else name, env)
         if not fields or fields[0][1] or UNKNOWN in fields[0][0].text:
             return _UNDECIDED
         first = fields[0][0].text
@@ -883,7 +891,7 @@ class _Walker:
             value = self.expand(n, env) if t in _EXPANSION_TYPES else self.arith_expansion(n, env)
             if value.is_array or UNKNOWN in value.text or any(ch in _GLOB for ch in value.text):
                 return None
-            return [(w, None) for w, _ in _split([(value, True)])]
+            return [(w, None) for w, _ in _split([(value, True)], _default_ifs(env))]
         if t == "concatenation":
             parts = []
             for c in n.children:
@@ -1411,7 +1419,12 @@ class _Walker:
         variables; None when it assigns none."""
         words = [None if splat or UNKNOWN in v.text else v.text for v, splat in fields]
         if words[0] == "eval":
-            return self._eval(n, fields[1:], env)
+            if not any(c.type == "variable_assignment" for c in n.children):
+                return self._eval(n, fields[1:], env)
+            # X=2 eval '…': the text runs with X=2, X's value comes back after it (as for a
+            # function: :meth:`_prefix`)
+            inner = self._prefix(n, dict(env, **{_FRAMES: env.get(_FRAMES, ()) + ((),)}))
+            return [self._leave(e) for e in self._eval(n, fields[1:], inner)]
         names = self._command_targets(n, fields, env)
         return [self._set_unknown(env, names)] if names else None
 
@@ -1581,7 +1594,7 @@ class _Walker:
             elif c.type != "comment":
                 # a word whose expansion names the variables (export $(grep … .env | xargs),
                 # declare "$NAME=$VALUE"): unknown text may declare any variable
-                for value, splat in _split(self.parts(c, env, quoted=False)):
+                for value, splat in _split(self.parts(c, env, quoted=False), _default_ifs(env)):
                     if splat or UNKNOWN in value.text or MANY in value.text:
                         return self._set_unknown(env, [_ALL])
                     m = _DECLARED_WORD.fullmatch(value.text)
@@ -1594,6 +1607,23 @@ class _Walker:
                         names.append((m.group(1), Value(value.text[k:], value.offs[k:])))
                     else:
                         names.append((m.group(1), None))
+        if keyword == "readonly" or any(ch in options for ch in "ilucr"):
+            # an attribute that changes what an assignment stores (-i: arithmetic, -l/-u/-c:
+            # case) or makes it fail (readonly, -r): the variable is unknown after this
+            # statement's assignment (-r, readonly: after the next one), on every path
+            transforms = any(ch in options for ch in "iluc")
+            for name, _ in names:
+                if name is not None:
+                    self.attributes.add(name)
+            if transforms:
+                env = self._declare(n, env, keyword, options, names, frames)
+                return self._set_unknown(env, [name for name, _ in names if name is not None])
+        return self._declare(n, env, keyword, options, names, frames)
+
+    def _declare(self, n, env, keyword, options, names, frames):
+        """:meth:`declare`'s assignments, once its words are read. Bash expands all its words
+        before it assigns: ``export X=b Y=$X`` gives Y the X of before."""
+        before = dict(env)
         if "n" in options and keyword in ("declare", "typeset", "local"):
             # name references: assigning one assigns the variable it names
             for name, c in names:
@@ -1629,7 +1659,7 @@ class _Walker:
                     frames = frames[:-1] + (top + ((name, env.get(name)),),)
                     env[_FRAMES] = frames
                 if c is not None:
-                    env = self.assign(c, env, copy=False)
+                    env = self.assign(c, env, copy=False, read=before)
                 elif fresh:
                     env[name] = EMPTY  # a new local is empty (it hides the caller's value)
                     _forget(env, (name,))
@@ -1640,12 +1670,12 @@ class _Walker:
             if "g" in options and outer is not None:
                 # declare -g under a local of that name: the global value is the one the
                 # outermost local hides
-                new = self.assign(c, dict(env), copy=False).get(name)
+                new = self.assign(c, dict(env), copy=False, read=before).get(name)
                 frame = tuple((nm, new if nm == name else saved) for nm, saved in frames[outer])
                 frames = frames[:outer] + (frame,) + frames[outer + 1:]
                 env[_FRAMES] = frames
                 continue
-            env = self.assign(c, env, copy=False)
+            env = self.assign(c, env, copy=False, read=before)
         return env
 
     def _declare_value(self, env, name, value, frames, global_):
@@ -1703,7 +1733,7 @@ class _Walker:
                     got = self.parts(c, env, quoted=False)
                     glob = glob or any(splittable and any(ch in "*?[" for ch in v.text) for v, splittable in got)
                     pieces.extend(got)
-            for value, splat in _split(pieces):
+            for value, splat in _split(pieces, _default_ifs(env)):
                 if splat or UNKNOWN in value.text or MANY in value.text:
                     return self._set_unknown(env, [_ALL])
                 text = value.text
@@ -1757,14 +1787,17 @@ class _Walker:
         _forget(env, (name,))
         return env
 
-    def assign(self, n, env, copy: bool):
+    def assign(self, n, env, copy: bool, read=None):
+        """*env* after assignment *n*, its value expanded in *read* (default: *env*)."""
         if copy:
             env = dict(env)
+        read = env if read is None else read
         name_node = n.child_by_field_name("name")
         if name_node is None:
             return env
         name = self.text(name_node)
-        if name.split("[")[0] in self.namerefs:  # a name reference: the variable it names changes
+        if name.split("[")[0] in self.namerefs or name.split("[")[0] in self.attributes:
+            # a name reference (the variable it names changes), or an attribute's variable
             return self._set_unknown(env, [name.split("[")[0]])
         if name_node.type == "subscript" or "[" in name:  # A[i]=x: the array becomes unknown
             env[name.split("[")[0]] = Value.unknown()
@@ -1778,15 +1811,28 @@ class _Walker:
             for c in value_node.named_children:
                 if c.type == "comment":
                     continue
-                items.extend(self.fields(c, env))
+                items.extend(self.fields(c, read))
             new = Value("", (), is_array=True, items=tuple(items))
+        elif _tilde(self._unquoted_shape(value_node)):
+            new = Value.unknown()  # ~ and :~ of an assignment: a home folder
         else:
-            new = self.word_value(value_node, env)
+            new = self.word_value(value_node, read)
         if append:
             old = env.get(name)
             if old is None:
                 old = EMPTY if name in env else Value.unknown()
-            if old.is_array or new.is_array:
+            if (old.is_array or new.is_array) and not old.is_array and UNKNOWN in old.text:
+                old = Value(UNKNOWN + MANY, (None, None))  # unset, a scalar or an array: any number of items
+            if old.is_array and not new.is_array:
+                # A+=x appends to element 0
+                items, idx = list(old.items), old.idx
+                k = idx.index(0) if idx is not None and 0 in idx else (0 if idx is None and items else None)
+                if k is None:  # no element 0 (an empty array, or one unset): it is made
+                    new = Value("", (), True, (new,) + tuple(items), None if idx is None else (0,) + idx)
+                else:
+                    items[k] = items[k] + new
+                    new = Value("", (), True, tuple(items), idx)
+            elif old.is_array or new.is_array:
                 idx = None
                 if old.idx is not None:  # appended after the highest index
                     top = old.idx[-1] + 1 if old.idx else 0
@@ -1874,7 +1920,8 @@ class _Walker:
                            else Value.unknown())
                 pos = c.end_byte
         out.append(self.dq_raw(pos, end))
-        return [v for v in out if v.is_array or v.text]
+        kept = [v for v in out if v.is_array or v.text]
+        return kept or [EMPTY]  # "" and "$EMPTY" are an empty word
 
     def dq_raw(self, start: int, end: int) -> Value:
         if end <= start:
@@ -1921,7 +1968,16 @@ class _Walker:
                 if v.idx is not None:
                     return v.items[v.idx.index(0)] if 0 in v.idx else EMPTY
                 return v.items[0] if v.items else EMPTY
+            if m.group(3) == "[*]" and in_dq:
+                # "${A[*]}": one word, the items joined by the first character of IFS
+                ifs = env.get("IFS")
+                if ifs is None or (not ifs.is_array and UNKNOWN not in ifs.text):
+                    sep = " " if ifs is None else ifs.text[:1]
+                    return _join_with(v.items, sep)
+                return Value.unknown()
             return Value("", (), True, v.items)
+        if m.group(3) and UNKNOWN in v.text:
+            return Value(UNKNOWN + MANY, (None, None))  # an unknown variable may be an array
         return v
 
     def _operator_expansion(self, n, env, in_dq: bool) -> Value:
@@ -2035,9 +2091,35 @@ class _Walker:
         return arith_value("".join(text), env)
 
     def fields(self, n, env) -> List[Value]:
-        """Word splitting of one word into fields (for arrays and command arguments)."""
-        pieces = self.parts(n, env, quoted=False)
-        return [a for a, _ in _split(pieces)]
+        """The fields of one word (the items of an array assignment); a splat is an item
+        that stands for any number of items (:data:`MANY`)."""
+        return [Value(UNKNOWN + MANY, (next((o for o in a.offs if o is not None), None), None)) if splat else a
+                for a, splat in self.word_fields(n, env)]
+
+    def word_fields(self, n, env) -> List[Tuple[Value, bool]]:
+        """Word *n* of a command (or of an array's items) expanded into fields as bash expands
+        it: ``(value, splat)``. A brace expansion (``{a,b}``, ``{1..3}``), a tilde prefix or an
+        unquoted pattern character (``*``, ``?``, ``[…]``) makes the whole word unknown, and
+        a splat: bash makes it several words, or file names npulint cannot know (a word
+        whose pattern matches no file stays as written, unless ``nullglob``; ``set -f``
+        turns globbing off). Field splitting is :func:`_split`'s, by the default ``IFS``;
+        under any other ``IFS`` an unquoted expansion is unknown."""
+        if _expands_unquoted(self._unquoted_shape(n)):
+            return [(Value(UNKNOWN, (n.start_byte,)), True)]
+        return _split(self.parts(n, env, quoted=False), _default_ifs(env))
+
+    def _unquoted_shape(self, n) -> str:
+        """The word as brace, tilde and pathname expansion see it: its unquoted literal text,
+        with each escaped character, quoted part and expansion one ``x`` (none of them
+        counts as a brace, comma, tilde or pattern character)."""
+        t = n.type
+        if t in ("word", "number"):
+            return _ESCAPED.sub("x", self.text(n))
+        if t == "concatenation":
+            return "".join(self._unquoted_shape(c) for c in n.children)
+        if t == "brace_expression":
+            return "{0..1}"
+        return "x"
 
     # -- commands --------------------------------------------------------------------
     def command(self, n, env):
@@ -2052,9 +2134,9 @@ class _Walker:
                 continue
             if c.type == "command_name":
                 inner = c.named_children[0] if c.named_children else c
-                fields.extend(_split(self.parts(inner, env, quoted=False)))
+                fields.extend(self.word_fields(inner, env))
             elif c.is_named and c.type not in ("comment",):
-                fields.extend(_split(self.parts(c, env, quoted=False)))
+                fields.extend(self.word_fields(c, env))
         if not fields:
             return None
         if len(fields) > MAX_WORDS:
@@ -2111,12 +2193,6 @@ class _Walker:
             self.s.commands.append(Command(c.words, command.span, command.calls + c.calls,
                                            tuple(dict.fromkeys(command.noqa_lines + c.noqa_lines))))
 
-    def args(self, n, env) -> List[Arg]:
-        pieces = self.parts(n, env, quoted=False)
-        out = []
-        for value, splat in _split(pieces):
-            out.append(Arg(value.text, functools.partial(self.s.source.token_span, value), splat))
-        return out
 
 
 _UNDECIDED = (None, (), ())
@@ -2550,37 +2626,49 @@ def _join(values) -> Value:
 
 
 def _join_with_spaces(items) -> Value:
+    return _join_with(items, " ")
+
+
+def _join_with(items, sep: str) -> Value:
     out = EMPTY
     for i, v in enumerate(items):
-        if i:
-            out = out + Value(" ", (None,))
+        if i and sep:
+            out = out + Value(sep, (None,))
         out = out + v
     return out
 
 
-def _split(pieces: Sequence[Tuple[Value, bool]]) -> List[Tuple[Value, bool]]:
+def _split(pieces: Sequence[Tuple[Value, bool]], default_ifs: bool = True) -> List[Tuple[Value, bool]]:
     """Field splitting: whitespace in splittable pieces separates words. Returns (word,
-    splat) where splat marks an unquoted unknown expansion standing alone."""
+    splat) where splat marks a word holding unknown text of a splittable piece (it may be
+    blanks: any number of words, even none). A word with a
+    quoted part stays, even empty (``''``, ``"$EMPTY"``); a word made of unquoted expansions
+    that are empty is no word. A pattern character (``*?[``) in a splittable piece makes its
+    word unknown, a splat (pathname expansion: :meth:`_Walker.word_fields`); so does any
+    splittable text when *default_ifs* is false (``IFS`` is not blank, tab, newline)."""
     if len(pieces) == 1:  # one quoted or literal piece (most words): itself, whole
         value, splittable = pieces[0]
         if not splittable and not value.is_array and MANY not in value.text:
-            return [(value, False)] if value.text or value.offs else []
+            return [(value, False)]
     words: List[Tuple[Value, bool]] = []
     cur: Optional[Value] = None
-    cur_splat = False
+    cur_splat = cur_glob = cur_quoted = False
 
     def flush():
-        nonlocal cur, cur_splat
-        if cur is not None:
+        nonlocal cur, cur_splat, cur_glob, cur_quoted
+        if cur is not None and cur_glob:
+            first = next((o for o in cur.offs if o is not None), None)
+            words.append((Value(UNKNOWN, (first,)), True))
+        elif cur is not None and (cur.text or cur.offs or cur_quoted):
             words.append((cur, cur_splat))
-        cur, cur_splat = None, False
+        cur, cur_splat, cur_glob, cur_quoted = None, False, False, False
 
     for value, splittable in pieces:
         if value.is_array:  # "${A[@]}" / ${A[@]}: one word per element (split if unquoted)
             for j, item in enumerate(value.items):
                 if j:
                     flush()
-                sub = _split([(item, splittable)])
+                sub = _split([(item, splittable)], default_ifs)
                 for k, (w, s) in enumerate(sub):
                     if k == 0 and cur is not None:
                         cur = cur + w
@@ -2588,6 +2676,7 @@ def _split(pieces: Sequence[Tuple[Value, bool]]) -> List[Tuple[Value, bool]]:
                     else:
                         flush()
                         cur, cur_splat = w, s
+                    cur_quoted = cur_quoted or not splittable
                     if k < len(sub) - 1:
                         flush()
             continue
@@ -2596,9 +2685,12 @@ def _split(pieces: Sequence[Tuple[Value, bool]]) -> List[Tuple[Value, bool]]:
                 value = Value(value.text.replace(MANY, ""), tuple(o for o, ch in zip(value.offs, value.text)
                                                                    if ch != MANY))
                 cur_splat = True
+            else:
+                cur_quoted = True
             cur = value if cur is None else cur + value
             continue
-        if value.text in (UNKNOWN, UNKNOWN + MANY):  # an unknown unquoted expansion: any number of words
+        if value.text in (UNKNOWN, UNKNOWN + MANY) or (value.text and not default_ifs):
+            # an unknown unquoted expansion (or one split by an IFS not known): any number of words
             value = Value.unknown()
             cur = value if cur is None else cur + value
             cur_splat = True
@@ -2609,13 +2701,49 @@ def _split(pieces: Sequence[Tuple[Value, bool]]) -> List[Tuple[Value, bool]]:
             if m.start() > pos:
                 piece = Value(text[pos:m.start()], tuple(offs[pos:m.start()]))
                 cur = piece if cur is None else cur + piece
+                cur_glob = cur_glob or _has_pattern(piece.text)
+                cur_splat = cur_splat or UNKNOWN in piece.text
             flush()
             pos = m.end()
         if pos < len(text):
             piece = Value(text[pos:], tuple(offs[pos:]))
             cur = piece if cur is None else cur + piece
+            cur_glob = cur_glob or _has_pattern(piece.text)
+            cur_splat = cur_splat or UNKNOWN in piece.text
     flush()
-    return [(w, s) for w, s in words if w.text or w.offs]
+    return words
+
+
+def _has_pattern(text: str) -> bool:
+    """Whether unquoted *text* holds a pattern character of pathname expansion: ``*``, ``?``,
+    or a ``[`` with a ``]`` after it (a lone ``[`` is itself)."""
+    if "*" in text or "?" in text:
+        return True
+    k = text.find("[")
+    return k >= 0 and "]" in text[k + 1:]
+
+
+def _expands_unquoted(shape: str) -> bool:
+    """Whether a word whose unquoted shape is *shape* (:meth:`_Walker._unquoted_shape`) has
+    a brace expansion, a tilde prefix or a pattern character."""
+    return shape.startswith("~") or _has_pattern(shape) or _BRACE.search(shape) is not None
+
+
+def _tilde(shape: str) -> bool:
+    """Whether the value of an assignment whose unquoted shape is *shape* has a tilde prefix
+    (at its start or after a ``:``)."""
+    return shape.startswith("~") or ":~" in shape
+
+
+def _default_ifs(env) -> bool:
+    """Whether ``IFS`` splits as bash's default does (unset, or blank, tab and newline)."""
+    v = env.get("IFS")
+    return v is None or (not v.is_array and v.text == " \t\n")
+
+
+# a brace expansion: a comma list or a sequence between unquoted braces
+_BRACE = re.compile(r"\{[^{}]*,[^{}]*\}|\{(?:[+-]?[0-9]+\.\.[+-]?[0-9]+|[A-Za-z]\.\.[A-Za-z])(?:\.\.[+-]?[0-9]+)?\}")
+_ESCAPED = re.compile(r"\\(?:.|\n)", re.S)
 
 
 _BLANKS = re.compile(r"[ \t\n]+")
