@@ -384,7 +384,8 @@ class Evaluator:
                 return UNKNOWN  # ``globals()["POOL"] = 1``, ``exec(...)``: rebound unseen
             # a module-level name another module of the run may set (``import a; a.POOL = 1``)
             run = _modules.active()
-            if run is not None and run.files and run.touched(e.value, "store", self.sem.module_name):
+            if run is not None and run.files and run.touched(
+                    e.value, "store", self.sem.own_stores_elsewhere):
                 return UNKNOWN
         if b.kind == "assign":
             top = b.site.scope is self.sem.module_scope
