@@ -28,6 +28,22 @@ class _Unknown:
 
 
 UNKNOWN = _Unknown()
+
+
+class ListValue(tuple):
+    """The items of a list (a list literal, ``[4] * 2``, ``L + [1]``): a tuple to every
+    rule, but ``%`` formats it as the list it is (``"%s" % ([4, 5],)`` is ``"[4, 5]"``, and
+    ``"%s" % [4]`` formats the list as one argument: ``"[4]"``)."""
+
+    __slots__ = ()
+
+
+def _as_python(v):
+    """*v* with its :class:`ListValue` items made lists again (what ``%`` formats)."""
+    if isinstance(v, tuple):
+        items = [_as_python(x) for x in v]
+        return items if type(v) is ListValue else tuple(items)
+    return v
 _UNSET: Any = object()  # not worked out yet; a dtype= not given
 
 
@@ -159,10 +175,15 @@ def _safe_binop(op, a, b):
             n = b if seq is a else a
             if not isinstance(n, int) or isinstance(n, bool) or len(seq) * max(n, 0) > _MAX_STR:
                 return UNKNOWN
+    lists = type(a) is ListValue or type(b) is ListValue
+    if lists and isinstance(a, tuple) and isinstance(b, tuple) and type(a) is not type(b):
+        return UNKNOWN  # a tuple and a list: a TypeError
     try:
-        result = op(a, b)
+        result = op(a, _as_python(b) if op is operator.mod and isinstance(a, (str, bytes)) else b)
     except Exception:  # ZeroDivisionError, TypeError, OverflowError, ValueError
         return UNKNOWN
+    if lists and type(result) is tuple:
+        result = ListValue(result)  # ``[4] * 2``, ``L + [1]``: a list
     if isinstance(result, int) and result.bit_length() > _MAX_INT_BITS:
         return UNKNOWN
     if isinstance(result, complex):
@@ -248,7 +269,7 @@ class Evaluator:
                 if v is UNKNOWN:
                     return UNKNOWN
                 out.append(v)
-            return tuple(out)
+            return ListValue(out) if isinstance(e, cst.List) else tuple(out)
         if isinstance(e, cst.Subscript):
             if len(e.slice) != 1 or not isinstance(e.slice[0].slice, cst.Index):
                 return UNKNOWN

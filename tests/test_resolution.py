@@ -930,3 +930,22 @@ def test_binding_in_a_with_that_swallows_exceptions_is_one_possibility_after_it(
     assert _values("def suppress(e):\n    pass\nY = 2\nwith suppress(E):\n    Y = 3\nprobe(Y)\n") == [3]
     assert _values("import contextlib\nY = 2\nwith contextlib.suppress(E):\n    with open(p):\n"
                    "        Y = 3\n    probe(Y)\nprobe(Y)\n") == [3, UNKNOWN]
+
+
+def test_percent_formats_a_folded_list_as_a_list():
+    # a list folds to a tuple for the rules; ``%`` must still see a list (CPython: "[4]", a
+    # list is one argument, and "%s" of a list in a tuple is "[4, 5]", not "(4, 5)")
+    src = d("""
+        L = [4, 5]
+        T = (1, [2])
+        probe("%s" % [4])
+        probe("%s" % (L,))
+        probe("%s" % (T,))
+        probe("%r|%s" % ((4, 5), [4, 5] * 2))
+        probe("%s" % ([1] + [2],))
+        probe((1,) + [2])
+    """)
+    assert _values(src) == ["[4]", "[4, 5]", "(1, [2])", "(4, 5)|[4, 5, 4, 5]", "[1, 2]", UNKNOWN]
+    # twins: tuples format as tuples, and a list is still a tuple of its items to the rules
+    assert _values("probe('%s-%d' % ('a', 3))\nprobe('%s' % ((4, 5),))\nprobe([4, 5])\n") == \
+        ["a-3", "(4, 5)", (4, 5)]

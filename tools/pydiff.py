@@ -100,8 +100,10 @@ class Gen:
             return f"{r.choice(['T', 'L'])}[{r.choice(['0', '1', '-1'])}]"
         if k < 0.88:
             return f"{{'k': {self.expr(d + 1, names)}, 1: 2}}[{r.choice(['1', chr(39) + 'k' + chr(39), 'True'])}]"
-        if k < 0.91:
+        if k < 0.89:
             return "os.environ.get('%s')" % r.choice(ENVS)
+        if k < 0.91:  # the formats npulint folds (lists and tuples, nested)
+            return f"{r.choice(['%s', '%r', '%s-%s', '%d'])!r} % {r.choice(['L', 'T', '(L,)', '(T, X)', '[X]', 'T[0]', '(X, Y)'])}"
         if k < 0.94:
             return f"K.{r.choice(['a', 'b'])}"
         if k < 0.97 and self.multi:
