@@ -537,8 +537,10 @@ def test_unit_run_modules_table():
     assert run.rewrite("pkg.N", _aliased) == "pkg.N"  # not in __all__: the star import does not bind it
     assert run.constant("pkg.N", _aliased) == (False, None)
     deps = run.take_deps()
-    # the modules read, and whether any file of the run stores `M` (RunModules.touched)
-    assert [m for m, _ in deps] == ["\0touched\0M\0store\0", "pkg", "pkg.env"] and all(d for _, d in deps)
+    # the modules read, whether any file of the run stores `M` and whether one puts another
+    # module in pkg.env's place in sys.modules (RunModules.touched)
+    assert [m for m, _ in deps] == ["\0touched\0M\0store\0", "\0touched\0pkg.env\0replace\0", "pkg",
+                                    "pkg.env"] and all(d for _, d in deps)
     assert run.fresh(deps)
     texts["/p/pkg/env.py"] += "X = 1\n"
     assert not modules.RunModules.from_files([("/p/pkg/__init__.py", "pkg", True),
@@ -949,3 +951,46 @@ def test_percent_formats_a_folded_list_as_a_list():
     # twins: tuples format as tuples, and a list is still a tuple of its items to the rules
     assert _values("probe('%s-%d' % ('a', 3))\nprobe('%s' % ((4, 5),))\nprobe([4, 5])\n") == \
         ["a-3", "(4, 5)", (4, 5)]
+
+
+def test_package_name_of_a_submodule_is_not_a_constant():
+    # CPython: ``import pkg.a`` anywhere sets the package's ``a`` to the submodule, over its ``a = 5``
+    files = {"pkg/__init__.py": "a = 5\nb = 6\n", "pkg/a.py": "X = 1\n",
+             "main.py": "import pkg.a\nfrom pkg import a, b\nprobe(a)\nprobe(b)\nprobe(pkg.b)\n"}
+    from npulint.values import Ref
+
+    assert run_values(files, "main.py") == [Ref("pkg.a"), 6, 6]  # the submodule, not 5
+
+
+def constants(files, which):
+    """:func:`run_values`, with what is not a constant (a :class:`Ref` to a name) as UNKNOWN."""
+    from npulint.values import is_constant
+
+    return [v if is_constant(v) else UNKNOWN for v in run_values(files, which)]
+
+
+def test_module_replaced_in_sys_modules_is_not_read_for_constants():
+    # CPython: ``from pkg.a import X`` after b.py's store reads pkg.c's X (5)
+    base = {"pkg/__init__.py": "", "pkg/a.py": "X = 1\n", "pkg/c.py": "X = 5\n",
+            "main.py": "import pkg.b\nfrom pkg.a import X\nprobe(X)\n"}
+    for store in ("sys.modules['pkg.a'] = pkg.c\n", "sys.modules.update({'pkg.a': pkg.c})\n",
+                  "sys.modules[name] = pkg.c\n", "sys.modules['pkg'] = pkg.c\n", "install(sys.modules)\n"):
+        files = dict(base, **{"pkg/b.py": "import sys, pkg.c\n" + store})
+        assert constants(files, "main.py") == [UNKNOWN], store
+    # twins: reads, removals (the module runs again when imported: the same X) and another key
+    for store in ("print(sys.modules['pkg.a'], sys.modules.get('pkg.a'), 'pkg.a' in sys.modules)\n",
+                  "del sys.modules['pkg.a']\n", "sys.modules.pop('pkg.a', None)\n",
+                  "sys.modules['apex'] = pkg.c\n", "sys.modules['pkg.ab'] = pkg.c\n"):
+        files = dict(base, **{"pkg/b.py": "import sys, pkg.c\n" + store})
+        assert constants(files, "main.py") == [1], store
+
+
+def test_module_dict_changed_by_another_module_is_as_vars():
+    base = {"pkg/__init__.py": "", "pkg/a.py": "X = 1\n", "main.py": "import pkg.b\nfrom pkg.a import X\nprobe(X)\n"}
+    for change in ("m.__dict__.update(X=4)\n", "m.__dict__['X'] = 4\n", "d = m.__dict__\nd['X'] = 4\n",
+                   "vars(m)['X'] = 4\n"):
+        files = dict(base, **{"pkg/b.py": "import pkg.a as m\n" + change})
+        assert constants(files, "main.py") == [UNKNOWN], change
+    # twin: the namespace only read
+    files = dict(base, **{"pkg/b.py": "import pkg.a as m\nprint(m.__dict__['X'], m.__dict__.get('Y'))\n"})
+    assert constants(files, "main.py") == [1]
