@@ -44,4 +44,8 @@ def test_generated_programs_agree_with_cpython():
         found = pydiff.check(files)
         if found:
             bad.append((seed, found))
+    for name, files in pydiff.CASES.items():
+        found = pydiff.check(files)
+        if found:
+            bad.append((name, found))
     assert bad == []

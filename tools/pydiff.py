@@ -13,6 +13,7 @@ UNKNOWN is always acceptable.
     python tools/pydiff.py --seed 1 --count 500          # report discrepancies, exit 1 if any
     python tools/pydiff.py --seed 7 --count 1 --show     # print one generated program
     python tools/pydiff.py --count 2000 --multi 0        # single-module programs only
+    python tools/pydiff.py --cases                       # the hand-written programs (CASES)
 
 The generated programs are this tool's own (never user code); they run in a subprocess with
 a timeout, in a temporary directory. Values are compared by ``repr`` after turning lists into
@@ -278,6 +279,58 @@ class Gen:
         return files
 
 
+# Hand-written programs of the same form: the import system's corners the generator does not
+# reach (re-exports, submodules, circular imports, sys.modules, another module's stores)
+CASES: Dict[str, Dict[str, str]] = {
+ "init_rebinds": {"pkg/__init__.py": "from .a import X\nX = 2\n", "pkg/a.py": "X = 1\n",
+                  "main.py": "from pkg import X\nprobe(1, X)\nimport pkg\nprobe(2, pkg.X)\nfrom pkg.a import X as Y\nprobe(3, Y)\n"},
+ "init_star_after": {"pkg/__init__.py": "X = 3\nfrom .a import *\n", "pkg/a.py": "X = 1\n",
+                     "main.py": "from pkg import X\nprobe(1, X)\nimport pkg\nprobe(2, pkg.X)\n"},
+ "init_star_before": {"pkg/__init__.py": "from .a import *\nX = 3\n", "pkg/a.py": "X = 1\n",
+                     "main.py": "from pkg import X\nprobe(1, X)\nimport pkg\nprobe(2, pkg.X)\n"},
+ "sub_shadow": {"pkg/__init__.py": "a = 5\n", "pkg/a.py": "X = 1\n",
+                "main.py": "from pkg import a\nprobe(1, a)\nimport pkg.a\nfrom pkg import a as b\nprobe(2, b)\nprobe(3, pkg.a)\n"},
+ "sub_shadow2": {"pkg/__init__.py": "from .a import X\na = 5\n", "pkg/a.py": "X = 1\n",
+                "main.py": "from pkg import a\nprobe(1, a)\nimport pkg\nprobe(3, pkg.a)\n"},
+ "circular": {"pkg/__init__.py": "", "pkg/a.py": "import pkg.b\nX = 1\n", "pkg/b.py": "import pkg.a\nY = getattr(pkg.a, 'X', 2)\nprobe(1, Y)\n",
+              "main.py": "import pkg.a\nfrom pkg.b import Y\nprobe(2, Y)\n"},
+ "circular2": {"pkg/__init__.py": "", "pkg/a.py": "X = 1\nimport pkg.b\nX = 7\n", "pkg/b.py": "from pkg.a import X\nprobe(1, X)\n",
+              "main.py": "import pkg.a\nfrom pkg.b import X\nprobe(2, X)\nfrom pkg.a import X\nprobe(3, X)\n"},
+ "all_filter": {"pkg/__init__.py": "", "pkg/a.py": "__all__ = ['X']\nX = 1\nY = 2\n",
+                "main.py": "Y = 9\nfrom pkg.a import *\nprobe(1, X)\nprobe(2, Y)\n"},
+ "all_dyn": {"pkg/__init__.py": "", "pkg/a.py": "__all__ = ['X']\n__all__ += ['Y']\nX = 1\nY = 2\n",
+                "main.py": "Y = 9\nfrom pkg.a import *\nprobe(1, X)\nprobe(2, Y)\n"},
+ "underscore": {"pkg/__init__.py": "", "pkg/a.py": "_P = 1\nX = 2\n",
+                "main.py": "_P = 9\nfrom pkg.a import *\nprobe(1, _P)\n"},
+ "monkey_other": {"pkg/__init__.py": "", "pkg/a.py": "X = 1\ndef get():\n    return X\n", "pkg/b.py": "import pkg.a\npkg.a.X = 4\n",
+                "main.py": "import pkg.b\nfrom pkg.a import X\nprobe(1, X)\n"},
+ "sysmod": {"pkg/__init__.py": "", "pkg/a.py": "X = 1\n", "pkg/b.py": "import sys\nsys.modules['pkg.a'].X = 4\n",
+                "main.py": "import pkg.a\nimport pkg.b\nfrom pkg.a import X\nprobe(1, X)\n"},
+ "sysmod_replace": {"pkg/__init__.py": "", "pkg/a.py": "X = 1\n", "pkg/c.py": "X = 5\n", "pkg/b.py": "import sys, pkg.c\nsys.modules['pkg.a'] = pkg.c\n",
+                "main.py": "import pkg.b\nfrom pkg.a import X\nprobe(1, X)\n"},
+ "vars_other": {"pkg/__init__.py": "", "pkg/a.py": "X = 1\n", "pkg/b.py": "import pkg.a as m\nvars(m)['X'] = 4\n",
+                "main.py": "import pkg.b\nfrom pkg.a import X\nprobe(1, X)\n"},
+ "dict_other": {"pkg/__init__.py": "", "pkg/a.py": "X = 1\n", "pkg/b.py": "import pkg.a as m\nm.__dict__.update(X=4)\n",
+                "main.py": "import pkg.b\nfrom pkg.a import X\nprobe(1, X)\n"},
+ "globals_fn": {"pkg/__init__.py": "", "pkg/a.py": "X = 1\ndef set_x():\n    global X\n    X = 4\n",
+                "main.py": "import pkg.a\npkg.a.set_x()\nfrom pkg.a import X\nprobe(1, X)\n"},
+ "reload_env": {"pkg/__init__.py": "", "pkg/a.py": "import os\nX = 1\n",
+                "main.py": "import pkg.a, importlib\npkg.a.X = 3\nimportlib.reload(pkg.a)\nfrom pkg.a import X\nprobe(1, X)\n"},
+ "rel_init": {"pkg/__init__.py": "from .a import X as Y\nfrom . import a\n", "pkg/a.py": "X = 1\n",
+                "main.py": "from pkg import Y\nprobe(1, Y)\nimport pkg\nprobe(2, pkg.a.X)\n"},
+ "main_guard_import": {"pkg/__init__.py": "", "pkg/a.py": "X = 1\nif __name__ == '__main__':\n    X = 2\n",
+                "main.py": "from pkg.a import X\nprobe(1, X)\n"},
+ "classattr_other": {"pkg/__init__.py": "", "pkg/a.py": "class K:\n    A = 1\n", "pkg/b.py": "from pkg.a import K\nK.A = 2\n",
+                "main.py": "import pkg.b\nfrom pkg.a import K\nprobe(1, K.A)\n"},
+ "classattr_sub": {"pkg/__init__.py": "", "pkg/a.py": "class K:\n    A = 1\n    def m(self):\n        probe(1, self.A)\n", "pkg/b.py": "from pkg.a import K\nclass J(K):\n    A = 2\nJ().m()\n",
+                "main.py": "import pkg.b\n"},
+ "dict_other_item": {"pkg/__init__.py": "", "pkg/a.py": "D = {'k': 1}\n", "pkg/b.py": "from pkg.a import D as E\nE['k'] = 2\n",
+                "main.py": "import pkg.b\nfrom pkg.a import D\nprobe(1, D['k'])\n"},
+ "list_alias": {"pkg/__init__.py": "", "pkg/a.py": "L = [1, 2]\nM = L\n", "pkg/b.py": "from pkg.a import M\nM[0] = 5\n",
+                "main.py": "import pkg.b\nfrom pkg.a import L\nprobe(1, L[0])\n"},
+}
+
+
 # -- the two sides ----------------------------------------------------------------------------------
 
 def npulint_side(files: Dict[str, str], root: str) -> Dict[int, object]:
@@ -393,8 +446,18 @@ def main(argv: Optional[List[str]] = None) -> int:
     ap.add_argument("--count", type=int, default=200, help="programs to try")
     ap.add_argument("--multi", type=float, default=0.5, help="share of multi-module programs (0..1)")
     ap.add_argument("--show", action="store_true", help="print the programs (with discrepancies, or all with --count 1)")
+    ap.add_argument("--cases", action="store_true", help="run the hand-written programs (CASES) instead")
     args = ap.parse_args(argv)
     failures = 0
+    if args.cases:
+        for name, files in CASES.items():
+            bad = check(files)
+            if bad:
+                failures += 1
+                print(f"case {name}: " + "; ".join(f"probe {pid}: npulint {v!r}, python {seen}" for pid, v, seen in bad))
+        print(f"{failures} of {len(CASES)} cases with a wrong certain value "
+              f"({STATS['certain']} certain probes, {STATS['reached']} of them reached)")
+        return 1 if failures else 0
     for seed in range(args.seed, args.seed + args.count):
         multi = random.Random(seed * 7919).random() < args.multi
         files = generate(seed, multi)
