@@ -177,7 +177,9 @@ class RunModules:
         * ``"use"``: ``x.NAME`` or ``NAME`` is stored or used other than by an item read, a
           reading method or a comparison (passed to a function, ``x.NAME.record()``...): the
           object bound to it may be used there (a ``setattr`` whose name we cannot read is not
-          counted: it replaces a value, it does not use one).
+          counted: it replaces a value, it does not use one);
+        * ``"replace"``: *name* is a module, and another object may be put in its place in
+          ``sys.modules`` (``sys.modules["pkg.a"] = other``, ``.update(...)``, passing it on).
 
         A file is read and compiled only when *name* occurs in its text (for ``"store"``, in
         text that may store it: :func:`_store_pattern`), and the search ends at the second file
@@ -251,6 +253,10 @@ class RunModules:
                 if text is None:
                     continue
                 other = name in self._other_spellings(path, text)  # ``x.ＰＯＯＬ``, as CPython reads it
+                if kind == "replace":
+                    if "modules" not in text:
+                        continue
+                    other = True  # (a key we cannot read names any module)
                 if name not in text and not other and (kind in ("element", "use") or
                                                        not self._sets_by_name(path, text)):
                     continue
@@ -534,7 +540,10 @@ class RunModules:
             return False, None
         entry = self.entry(split[0], split[1])
         if entry is not None and entry[0] == CONST and not self.touched(split[1], "store") and \
-                not self._rebinds_by_name(split[0], split[1]):
+                not self._rebinds_by_name(split[0], split[1]) and \
+                not self.is_module(f"{split[0]}.{split[1]}") and not self.touched(split[0], "replace"):
+            # (a submodule of that name replaces the package's binding once imported; a module
+            # put in place of this one in sys.modules binds what it binds)
             return True, entry[1]
         return False, None
 
@@ -648,7 +657,7 @@ _READING = frozenset({"get", "keys", "values", "items", "copy", "index", "count"
 class Touches:
     """What one module may change of other modules' objects (:meth:`RunModules.touched`)."""
 
-    __slots__ = ("stored", "mutated", "elements", "class_bound", "dynamic", "rebound")
+    __slots__ = ("stored", "mutated", "elements", "class_bound", "dynamic", "rebound", "replaced")
 
     def __init__(self):
         self.stored: Set[str] = set()  # x.NAME stored or deleted, setattr(x, "NAME", v)
@@ -660,6 +669,9 @@ class Touches:
         # ``globals()`` (``vars()``/``locals()`` with no argument), passing it on, ``exec``, a
         # use of ``sys.modules`` other than ``k in sys.modules``
         self.rebound: Set[Optional[str]] = set()
+        # the modules it may put another object in place of in ``sys.modules`` (None: any):
+        # ``sys.modules["pkg.a"] = other`` makes ``from pkg.a import X`` read ``other.X``
+        self.replaced: Set[Optional[str]] = set()
 
 
 @functools.lru_cache(maxsize=4)  # a few trees only: each may be tens of MB
@@ -697,6 +709,7 @@ def touches(text: str) -> Optional[Touches]:
         elif kind is ast.Attribute and node.attr == "modules" and type(node.value) is ast.Name and \
                 node.value.id == "sys" and not isinstance(parent.get(id(node)), ast.Compare):
             t.rebound.add(None)  # sys.modules[__name__] may reach setattr
+            t.replaced.update(_modules_stored(node, parent))
         if kind is ast.ClassDef:
             for stmt in node.body:
                 t.class_bound.update(_names_bound(stmt))
@@ -737,7 +750,26 @@ def touches(text: str) -> Optional[Touches]:
         for child in ast.iter_child_nodes(node):
             parent[id(child)] = node
             stack.append(child)
+    if "__dict__" in t.mutated:  # ``m.__dict__.update(X=4)``, ``m.__dict__["X"] = 4``: as vars(m)
+        t.dynamic = True
     return t
+
+
+def _modules_stored(node: ast.Attribute, parent: Dict[int, ast.AST]) -> Set[Optional[str]]:
+    """The modules a use of ``sys.modules`` (*node*) may put another object in place of: the
+    literal key of an item store, None (any) for any other use but an item read or deletion
+    and a reading or removing method (``.get``, ``.pop``...), nothing for those (a module
+    removed is run again when imported: it binds what it bound)."""
+    up = parent.get(id(node))
+    if type(up) is ast.Subscript and up.value is node:
+        if not isinstance(up.ctx, ast.Store):
+            return set()
+        key = up.slice
+        return {key.value} if type(key) is ast.Constant and isinstance(key.value, str) else {None}
+    if type(up) is ast.Attribute and up.value is node and (up.attr in _READING or up.attr in (
+            "pop", "popitem", "clear", "__contains__")):
+        return set()
+    return {None}
 
 
 def _changes(t: Touches, name: str, kind: str, computed: bool = True) -> bool:
@@ -748,6 +780,9 @@ def _changes(t: Touches, name: str, kind: str, computed: bool = True) -> bool:
         return name in t.elements
     if kind == "use":
         return name in t.mutated or name in t.stored
+    if kind == "replace":
+        return any(k is None and computed or k is not None and (name == k or name.startswith(k + "."))
+                   for k in t.replaced)
     return (computed and t.dynamic) or name in t.stored or (kind == "class" and name in t.class_bound) or (
         kind == "container" and name in t.mutated)
 
@@ -892,7 +927,7 @@ def register_text_facts(key: str, extract: Callable[[str], Any]) -> None:
     """Make *extract* (a file's text -> a value whose ``repr`` is stable from run to run, or a
     false value for nothing) available to :meth:`RunModules.text_facts` under *key*."""
     _EXTRACTORS[key] = extract
-_SETS_BY_NAME = re.compile(r"\b(?:setattr|delattr|vars)\b")
+_SETS_BY_NAME = re.compile(r"\b(?:setattr|delattr|vars)\b|\b__dict__\b")
 
 
 # a dot, then a name with a character that is not ASCII (blanks, continuations and comments between)

@@ -316,6 +316,15 @@ class Semantic:
         self.top_of: Dict[int, object] = {}
         # the module-level ``if __name__ == "__main__":`` statements whose body is straight-line code
         self.main_guards: set = set()
+        # the bodies that may run in part or not at all although straight-line inside (the
+        # main guards', skipped on import; a ``with contextlib.suppress(...):``'s, left at a
+        # swallowed exception), as spans of the traversal's counter: [seq before, seq after].
+        # A binding in one decides nothing read after the body (see _partly_run)
+        self.partial_spans: List[List[int]] = []
+        self._open_spans: Dict[int, List[int]] = {}  # id(node) -> its span, while walked
+        # the file imports its own module (``import pkg.a as me`` in pkg/a.py): its own
+        # attribute stores (``me.X = 1``, ``setattr(me, "X", 1)``) may rebind its names
+        self.imports_self = False
         # the attribute names assigned, augmented or deleted anywhere in the file (``x.ID = 1``)
         self.stored_attrs: Dict[str, int] = {}  # attribute name -> how many stores of it (any object, any form)
         self.withs: List[Tuple[cst.With, Site]] = []  # every ``with`` statement, and where it is
@@ -485,7 +494,7 @@ class Semantic:
         dominator: Optional[Binding] = None
         for b in reversed(before):
             cands.append(b)
-            if b.site.scope is scope and b.site.encloses(site):
+            if b.site.scope is scope and b.site.encloses(site) and not self._partly_run(b.site.seq, site.seq):
                 dominator = b
                 break
         start = dominator.site.seq if dominator is not None else cands[-1].site.seq
@@ -504,6 +513,35 @@ class Semantic:
                     cands.append(b)
                     exact = False
         return cands, exact
+
+    @property
+    def own_stores_elsewhere(self) -> Optional[str]:
+        """The module whose file :meth:`npulint.modules.RunModules.touched` may leave out
+        when asked about this module's names: this one, whose stores it reads itself, unless
+        the file imports its own module (``import pkg.a as me; me.X = 1`` in pkg/a.py), and
+        then a store through any name may be to its globals."""
+        return None if self.imports_self else self.module_name
+
+    def open_partial(self, node: cst.CSTNode) -> None:
+        """The body of *node* starts here and may run in part or not at all (see
+        :attr:`partial_spans`)."""
+        span = self._open_spans[id(node)] = [self.seq, 1 << 62]
+        self.partial_spans.append(span)
+
+    def close_partial(self, node: cst.CSTNode) -> None:
+        span = self._open_spans.pop(id(node), None)
+        if span is not None:
+            span[1] = self.seq
+
+    def _partly_run(self, seq: int, use: int) -> bool:
+        """Whether the point *seq* is in a body that may run in part or not at all (an
+        ``if __name__ == "__main__":``'s, skipped when the file is imported; a ``with
+        contextlib.suppress(...):``'s, left at a swallowed exception) that the point *use* is
+        not in: straight-line code inside, but one possibility after it."""
+        for start, end in self.partial_spans:
+            if start < seq <= end and not start < use <= end:
+                return True
+        return False
 
     def qualnames(self, expr: cst.CSTNode, site: Site, _depth: int = 0) -> FrozenSet[str]:
         """Candidate qualified names of a Name/Attribute chain (canonical). Contains
@@ -737,9 +775,9 @@ class Semantic:
             # SIZES; SIZES.update(...)``) or let its items escape
             run = _modules.active()
             if run is not None and run.files:
-                if run.touched(name, "container", self.module_name):
+                if run.touched(name, "container", self.own_stores_elsewhere):
                     ok = False
-                elif run.touched(name, "element", self.module_name):
+                elif run.touched(name, "element", self.own_stores_elsewhere):
                     leak = 1
         if ok and leak is not None and _nested_mutable(literal, leak):
             ok = False
@@ -1271,6 +1309,7 @@ class Walker(cst.CSTVisitor):
             if attribute == "body" and t is cst.If and scope is self.sem.module_scope and \
                     not scope.blocks and is_main_guard(node, self.sem):
                 self.sem.main_guards.add(node)
+                self.sem.open_partial(node)
                 return  # the script's body: straight-line code (RULES.md "Resolve values")
             scope.blocks = scope.blocks + ((node, t in _LOOP_TYPES),)
         elif attribute == "params" and (t is cst.FunctionDef or t is cst.Lambda):
@@ -1286,6 +1325,7 @@ class Walker(cst.CSTVisitor):
             t = type(original_node)
             if t in _BLOCK_OWNER_TYPES:
                 if t is cst.If and original_node in self.sem.main_guards:
+                    self.sem.close_partial(original_node)
                     return
                 scope = self.sem.scope
                 scope.blocks = scope.blocks[:-1]
@@ -1490,6 +1530,8 @@ def _v_import(sem: Semantic, node: cst.Import) -> None:
         full = dotted(alias.name)
         if full is None:
             continue
+        if full == sem.module_name:
+            sem.imports_self = True
         if alias.asname is not None and isinstance(alias.asname.name, cst.Name):
             sem.bind(alias.asname.name.value, "import", node,
                      qualname=None if _foreign(sem, full) else _aliased(full))
@@ -1533,6 +1575,8 @@ def _v_import_from(sem: Semantic, node: cst.ImportFrom) -> None:
         bound = alias.asname.name.value if alias.asname is not None and isinstance(
             alias.asname.name, cst.Name) else name
         qualname = None if module is None else _aliased(f"{module}.{name}" if module else name)
+        if module and f"{module}.{name}" == sem.module_name:
+            sem.imports_self = True
         sem.bind(bound, "import", node, qualname=qualname)
 
 
@@ -1554,13 +1598,24 @@ def _v_for(sem: Semantic, node: cst.For) -> None:
     sem.bind_target(node.target, "loop", node)
 
 
+# context managers that swallow exceptions raised in their body: execution goes on after the
+# ``with`` from the middle of the body (CPython Lib/contextlib.py ``suppress.__exit__``;
+# pytest-dev/pytest src/_pytest/python_api.py ``RaisesContext.__exit__`` returns True)
+SWALLOWING_MANAGERS = frozenset({"contextlib.suppress", "pytest.raises"})
+
+
 def _v_with(sem: Semantic, node) -> None:
-    sem.withs.append((node, sem.site()))
+    site = sem.site()
+    sem.withs.append((node, site))
     sem.scope.with_depth += 1
+    if any(isinstance(item.item, cst.Call) and sem.qualnames(item.item.func, site) & SWALLOWING_MANAGERS
+           for item in node.items):
+        sem.open_partial(node)
 
 
 def _l_with(sem: Semantic, node) -> None:
     sem.scope.with_depth -= 1
+    sem.close_partial(node)
 
 
 def _l_with_item(sem: Semantic, node: cst.WithItem) -> None:

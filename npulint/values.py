@@ -28,6 +28,30 @@ class _Unknown:
 
 
 UNKNOWN = _Unknown()
+
+
+class ListValue(tuple):
+    """The items of a list (a list literal, ``[4] * 2``, ``L + [1]``) inside the evaluator,
+    which ``%`` formats as the list it is (``"%s" % ([4, 5],)`` is ``"[4, 5]"``, and ``"%s" %
+    [4]`` formats the list as one argument: ``"[4]"``); :meth:`Evaluator.value` gives the
+    rules a plain tuple of its items."""
+
+    __slots__ = ()
+
+
+def _plain(v):
+    """*v* with its :class:`ListValue` items as plain tuples (what the rules are given)."""
+    if isinstance(v, tuple) and (type(v) is ListValue or any(isinstance(x, tuple) for x in v)):
+        return tuple(_plain(x) for x in v)
+    return v
+
+
+def _as_python(v):
+    """*v* with its :class:`ListValue` items made lists again (what ``%`` formats)."""
+    if isinstance(v, tuple):
+        items = [_as_python(x) for x in v]
+        return items if type(v) is ListValue else tuple(items)
+    return v
 _UNSET: Any = object()  # not worked out yet; a dtype= not given
 
 
@@ -159,10 +183,15 @@ def _safe_binop(op, a, b):
             n = b if seq is a else a
             if not isinstance(n, int) or isinstance(n, bool) or len(seq) * max(n, 0) > _MAX_STR:
                 return UNKNOWN
+    lists = type(a) is ListValue or type(b) is ListValue
+    if lists and isinstance(a, tuple) and isinstance(b, tuple) and type(a) is not type(b):
+        return UNKNOWN  # a tuple and a list: a TypeError
     try:
-        result = op(a, b)
+        result = op(a, _as_python(b) if op is operator.mod and isinstance(a, (str, bytes)) else b)
     except Exception:  # ZeroDivisionError, TypeError, OverflowError, ValueError
         return UNKNOWN
+    if lists and type(result) is tuple:
+        result = ListValue(result)  # ``[4] * 2``, ``L + [1]``: a list
     if isinstance(result, int) and result.bit_length() > _MAX_INT_BITS:
         return UNKNOWN
     if isinstance(result, complex):
@@ -183,6 +212,11 @@ class Evaluator:
         self._in_unknown_with: Optional[FrozenSet[cst.Call]] = None  # see default_dtype()
 
     def value(self, expr: Optional[cst.CSTNode], site: Site, _depth: int = 0):
+        """The value of *expr* at *site* (a list's items as a tuple), or UNKNOWN."""
+        return _plain(self._val(expr, site, _depth))
+
+    def _val(self, expr: Optional[cst.CSTNode], site: Site, _depth: int = 0):
+        """:meth:`value`, with lists as :class:`ListValue` (what the evaluator itself folds)."""
         if expr is None or _depth > 50:
             return UNKNOWN
         key = (id(expr), site.seq)
@@ -212,7 +246,7 @@ class Evaluator:
                     return {"True": True, "False": False, "None": None}[e.value]
             return self._name(e, site, depth)
         if isinstance(e, cst.Attribute):
-            base = self.value(e.value, site, depth)
+            base = self._val(e.value, site, depth)
             if isinstance(base, Ref):
                 return self._ref(f"{base.qualname}.{e.attr.value}")
             if e.attr.value in ("T", "mT"):
@@ -227,15 +261,15 @@ class Evaluator:
                 return v
             return UNKNOWN
         if isinstance(e, cst.UnaryOperation):
-            return fold_unary(_UNARY.get(type(e.operator), ""), self.value(e.expression, site, depth))
+            return fold_unary(_UNARY.get(type(e.operator), ""), self._val(e.expression, site, depth))
         if isinstance(e, cst.BinaryOperation):
             op = _BINOPS.get(type(e.operator))
             if op is None:
                 return UNKNOWN
-            a = self.value(e.left, site, depth)
+            a = self._val(e.left, site, depth)
             if a is UNKNOWN:
                 return UNKNOWN
-            b = self.value(e.right, site, depth)
+            b = self._val(e.right, site, depth)
             if b is UNKNOWN:
                 return UNKNOWN
             return _safe_binop(op, a, b)
@@ -244,25 +278,25 @@ class Evaluator:
             for el in e.elements:
                 if isinstance(el, cst.StarredElement):
                     return UNKNOWN
-                v = self.value(el.value, site, depth)
+                v = self._val(el.value, site, depth)
                 if v is UNKNOWN:
                     return UNKNOWN
                 out.append(v)
-            return tuple(out)
+            return ListValue(out) if isinstance(e, cst.List) else tuple(out)
         if isinstance(e, cst.Subscript):
             if len(e.slice) != 1 or not isinstance(e.slice[0].slice, cst.Index):
                 return UNKNOWN
             found = self._element(e, site, depth)
             if found is not None:  # an element of a literal dict/list/tuple, bound once and never changed
-                return self.value(found[0], found[1], depth) if found[0] is not None else UNKNOWN
+                return self._val(found[0], found[1], depth) if found[0] is not None else UNKNOWN
             if isinstance(e.value, cst.Name):
                 b = self.sem.certain_binding(e.value, site)
                 if b is not None and b.kind == "assign" and not b.index and isinstance(b.value, (cst.List, cst.Dict)):
                     return UNKNOWN  # a list or dict that may change in place
-            base = self.value(e.value, site, depth)
+            base = self._val(e.value, site, depth)
             if not isinstance(base, (tuple, str)):
                 return UNKNOWN
-            idx = self.value(e.slice[0].slice.value, site, depth)
+            idx = self._val(e.slice[0].slice.value, site, depth)
             if not isinstance(idx, int) or isinstance(idx, bool):
                 return UNKNOWN
             try:
@@ -290,7 +324,7 @@ class Evaluator:
         """The value of a plain assignment binding (with tuple unpacking), else UNKNOWN."""
         if b.kind != "assign" or b.value is None:
             return UNKNOWN
-        v = self.value(b.value, b.site, depth)
+        v = self._val(b.value, b.site, depth)
         for i in b.index:
             if not isinstance(v, tuple) or i >= len(v):
                 return UNKNOWN
@@ -334,7 +368,7 @@ class Evaluator:
         if found is None:
             return None
         box, box_site, items_known = found
-        key = self.value(e.slice[0].slice.value, site, depth)
+        key = self._val(e.slice[0].slice.value, site, depth)
         if key is UNKNOWN:
             return None, None
         if isinstance(box, cst.Dict):
@@ -342,7 +376,7 @@ class Evaluator:
             for el in box.elements:
                 if not isinstance(el, cst.DictElement):
                     return None, None  # ``**other``: unknown keys
-                k = self.value(el.key, box_site, depth)
+                k = self._val(el.key, box_site, depth)
                 if k is UNKNOWN or not is_constant(k):
                     return None, None
                 try:
@@ -384,7 +418,8 @@ class Evaluator:
                 return UNKNOWN  # ``globals()["POOL"] = 1``, ``exec(...)``: rebound unseen
             # a module-level name another module of the run may set (``import a; a.POOL = 1``)
             run = _modules.active()
-            if run is not None and run.files and run.touched(e.value, "store", self.sem.module_name):
+            if run is not None and run.files and run.touched(
+                    e.value, "store", self.sem.own_stores_elsewhere):
                 return UNKNOWN
         if b.kind == "assign":
             top = b.site.scope is self.sem.module_scope
@@ -408,7 +443,7 @@ class Evaluator:
             prev = self._prev(e.value, b, depth)
             if prev is UNKNOWN:
                 return UNKNOWN
-            rhs = self.value(b.value, b.site, depth)
+            rhs = self._val(b.value, b.site, depth)
             if rhs is UNKNOWN:
                 return UNKNOWN
             return _safe_binop(op, prev, rhs)

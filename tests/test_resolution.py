@@ -133,6 +133,33 @@ def test_main_guard_value_resolution():
     assert _values(src) == [8, UNKNOWN]
 
 
+def test_main_guard_binding_is_one_possibility_after_the_guard():
+    # found by tools/pydiff.py: an imported module skips its guard, so after the body the
+    # name holds what it held before (CPython: 0 on import, 8 as the script)
+    src = d("""
+        n = 0
+        if __name__ == "__main__":
+            n = 8
+            probe(n)
+            def inner():
+                probe(n)
+        probe(n)
+        probe(n + 1)
+        m = n
+        probe(m)
+    """)
+    assert _values(src) == [8, UNKNOWN, UNKNOWN, UNKNOWN, UNKNOWN]  # inner(): n is bound twice
+    # twins: bound after the guard again, bound only before it, or only in it (a function
+    # reading it runs only once it is bound: a NameError otherwise, no value)
+    assert _values("n = 0\nif __name__ == '__main__':\n    n = 8\nn = 3\nprobe(n)\n") == [3]
+    assert _values("n = 0\nif __name__ == '__main__':\n    pass\nprobe(n)\n") == [0]
+    assert _values("def f():\n    probe(n)\nif __name__ == '__main__':\n    n = 8\n    f()\n") == [8]
+    # traps: the other guard of the file, and augmented assignments in the guard
+    assert _values("n = 0\nif __name__ == '__main__':\n    n = 8\nif __name__ == '__main__':\n"
+                   "    probe(n)\n") == [UNKNOWN]
+    assert _values("n = 1\nif __name__ == '__main__':\n    n += 1\n    probe(n)\nprobe(n)\n") == [2, UNKNOWN]
+
+
 # -- helpers ------------------------------------------------------------------------------
 
 _values = probe_values
@@ -510,8 +537,10 @@ def test_unit_run_modules_table():
     assert run.rewrite("pkg.N", _aliased) == "pkg.N"  # not in __all__: the star import does not bind it
     assert run.constant("pkg.N", _aliased) == (False, None)
     deps = run.take_deps()
-    # the modules read, and whether any file of the run stores `M` (RunModules.touched)
-    assert [m for m, _ in deps] == ["\0touched\0M\0store\0", "pkg", "pkg.env"] and all(d for _, d in deps)
+    # the modules read, whether any file of the run stores `M` and whether one puts another
+    # module in pkg.env's place in sys.modules (RunModules.touched)
+    assert [m for m, _ in deps] == ["\0touched\0M\0store\0", "\0touched\0pkg.env\0replace\0", "pkg",
+                                    "pkg.env"] and all(d for _, d in deps)
     assert run.fresh(deps)
     texts["/p/pkg/env.py"] += "X = 1\n"
     assert not modules.RunModules.from_files([("/p/pkg/__init__.py", "pkg", True),
@@ -820,3 +849,148 @@ def test_a_store_of_a_module_constant_from_another_module_leaves_it_unknown(lint
                      "def build(x):\n    with npu_weight_prefetch_scope(buffer_pool_id=POOL):\n        return x\n",
              "b.py": "import a  # sets POOL\n\n" + store}
     assert bool(lint(files, select=["NPU103"])) is reported
+
+
+# ======================================================================================
+# found by differential testing against CPython (tools/pydiff.py)
+# ======================================================================================
+
+def run_values(files, which):
+    """The ``probe(x)`` values of module file *which* of *files* (relative path -> text),
+    resolved with the modules of the run active, as the pipeline resolves them."""
+    import libcst as cst
+
+    from conftest import Probe
+    from npulint import modules
+    from npulint.semantic import Semantic, Walker
+    from npulint.values import Evaluator
+
+    entries = []
+    for rel in files:
+        parts = rel[:-3].split("/")
+        is_pkg = parts[-1] == "__init__"
+        entries.append(("/p/" + rel, ".".join(parts[:-1] if is_pkg else parts), is_pkg))
+    texts = {"/p/" + rel: d(t) for rel, t in files.items()}
+    old = modules.activate(modules.RunModules.from_files(entries, texts.get))
+    try:
+        _, name, is_pkg = next(e for e in entries if e[0] == "/p/" + which)
+        module = cst.parse_module(texts["/p/" + which])
+        sem = Semantic(module, name, is_pkg)
+        probe = Probe(sem)
+        Walker(sem, [probe], on_error=lambda *a: (_ for _ in ()).throw(a[1])).walk(module)
+        ev = Evaluator(sem)
+        return [ev.value(expr, site) for expr, site in probe.sites]
+    finally:
+        modules.activate(old)
+
+
+@pytest.mark.parametrize("me", ["import pkg.a as me", "from pkg import a as me", "from . import a as me"])
+def test_module_storing_into_itself_through_its_own_import_is_unknown(me):
+    # pkg/a.py imports its own module: ``me.Z = 0.5`` rebinds its global Z
+    for change in ("me.Z = 0.5\n", "setattr(me, 'Z', 0.5)\n", "me.Z += 1\n"):
+        files = {"pkg/__init__.py": "", "pkg/a.py": f"{me}\nZ = 1\n{change}probe(Z)\n"}
+        assert run_values(files, "pkg/a.py") == [UNKNOWN], (me, change)
+    # containers too: an item stored through the module's own name
+    files = {"pkg/__init__.py": "", "pkg/a.py": f"{me}\nD = {{'k': 1}}\nme.D['k'] = 2\nprobe(D['k'])\n"}
+    assert run_values(files, "pkg/a.py") == [UNKNOWN]
+    # twins: with no import of itself, a store of the attribute is to another object (a
+    # config's attribute of the same name); the file imports another module of the run
+    for text in ("Z = 1\ncfg.Z = Z\nsetattr(cfg, 'Z', 2)\nprobe(Z)\n", "import pkg.b as other\nZ = 1\nother.Z = 0.5\nprobe(Z)\n"):
+        files = {"pkg/__init__.py": "", "pkg/b.py": "", "pkg/a.py": text}
+        assert run_values(files, "pkg/a.py") == [1], text
+
+
+def test_binding_in_a_with_that_swallows_exceptions_is_one_possibility_after_it():
+    # CPython: ``raise`` leaves the body of ``with suppress(...)`` and goes on after it, Y = 2
+    src = d("""
+        import contextlib
+        from contextlib import suppress as quiet
+        import pytest
+        Y = 2
+        with contextlib.suppress(Exception):
+            Y = 3
+            probe(Y)
+            raise ValueError
+        probe(Y)
+        with quiet(ValueError):
+            Y = 4
+        probe(Y)
+        def f():
+            n = 1
+            with pytest.raises(KeyError):
+                n = 2
+                probe(n)
+            probe(n)
+    """)
+    assert _values(src) == [3, UNKNOWN, UNKNOWN, 2, UNKNOWN]
+    # twins: managers that let exceptions through (the body runs whole, or nothing after it
+    # does), and a binding after the suppressing with
+    assert _values("import torch\nY = 2\nwith torch.no_grad():\n    Y = 3\nprobe(Y)\n") == [3]
+    assert _values("Y = 2\nwith open(p) as f:\n    Y = 3\nprobe(Y)\n") == [3]
+    assert _values("import contextlib\nY = 2\nwith contextlib.suppress(E):\n    pass\nY = 5\nprobe(Y)\n") == [5]
+    # traps: a local name ``suppress`` that is not contextlib's, and nested withs
+    assert _values("def suppress(e):\n    pass\nY = 2\nwith suppress(E):\n    Y = 3\nprobe(Y)\n") == [3]
+    assert _values("import contextlib\nY = 2\nwith contextlib.suppress(E):\n    with open(p):\n"
+                   "        Y = 3\n    probe(Y)\nprobe(Y)\n") == [3, UNKNOWN]
+
+
+def test_percent_formats_a_folded_list_as_a_list():
+    # a list folds to a tuple for the rules; ``%`` must still see a list (CPython: "[4]", a
+    # list is one argument, and "%s" of a list in a tuple is "[4, 5]", not "(4, 5)")
+    src = d("""
+        L = [4, 5]
+        T = (1, [2])
+        probe("%s" % [4])
+        probe("%s" % (L,))
+        probe("%s" % (T,))
+        probe("%r|%s" % ((4, 5), [4, 5] * 2))
+        probe("%s" % ([1] + [2],))
+        probe((1,) + [2])
+    """)
+    assert _values(src) == ["[4]", "[4, 5]", "(1, [2])", "(4, 5)|[4, 5, 4, 5]", "[1, 2]", UNKNOWN]
+    # twins: tuples format as tuples, and a list is still a tuple of its items to the rules
+    assert _values("probe('%s-%d' % ('a', 3))\nprobe('%s' % ((4, 5),))\nprobe([4, 5])\n") == \
+        ["a-3", "(4, 5)", (4, 5)]
+
+
+def test_package_name_of_a_submodule_is_not_a_constant():
+    # CPython: ``import pkg.a`` anywhere sets the package's ``a`` to the submodule, over its ``a = 5``
+    files = {"pkg/__init__.py": "a = 5\nb = 6\n", "pkg/a.py": "X = 1\n",
+             "main.py": "import pkg.a\nfrom pkg import a, b\nprobe(a)\nprobe(b)\nprobe(pkg.b)\n"}
+    from npulint.values import Ref
+
+    assert run_values(files, "main.py") == [Ref("pkg.a"), 6, 6]  # the submodule, not 5
+
+
+def constants(files, which):
+    """:func:`run_values`, with what is not a constant (a :class:`Ref` to a name) as UNKNOWN."""
+    from npulint.values import is_constant
+
+    return [v if is_constant(v) else UNKNOWN for v in run_values(files, which)]
+
+
+def test_module_replaced_in_sys_modules_is_not_read_for_constants():
+    # CPython: ``from pkg.a import X`` after b.py's store reads pkg.c's X (5)
+    base = {"pkg/__init__.py": "", "pkg/a.py": "X = 1\n", "pkg/c.py": "X = 5\n",
+            "main.py": "import pkg.b\nfrom pkg.a import X\nprobe(X)\n"}
+    for store in ("sys.modules['pkg.a'] = pkg.c\n", "sys.modules.update({'pkg.a': pkg.c})\n",
+                  "sys.modules[name] = pkg.c\n", "sys.modules['pkg'] = pkg.c\n", "install(sys.modules)\n"):
+        files = dict(base, **{"pkg/b.py": "import sys, pkg.c\n" + store})
+        assert constants(files, "main.py") == [UNKNOWN], store
+    # twins: reads, removals (the module runs again when imported: the same X) and another key
+    for store in ("print(sys.modules['pkg.a'], sys.modules.get('pkg.a'), 'pkg.a' in sys.modules)\n",
+                  "del sys.modules['pkg.a']\n", "sys.modules.pop('pkg.a', None)\n",
+                  "sys.modules['apex'] = pkg.c\n", "sys.modules['pkg.ab'] = pkg.c\n"):
+        files = dict(base, **{"pkg/b.py": "import sys, pkg.c\n" + store})
+        assert constants(files, "main.py") == [1], store
+
+
+def test_module_dict_changed_by_another_module_is_as_vars():
+    base = {"pkg/__init__.py": "", "pkg/a.py": "X = 1\n", "main.py": "import pkg.b\nfrom pkg.a import X\nprobe(X)\n"}
+    for change in ("m.__dict__.update(X=4)\n", "m.__dict__['X'] = 4\n", "d = m.__dict__\nd['X'] = 4\n",
+                   "vars(m)['X'] = 4\n"):
+        files = dict(base, **{"pkg/b.py": "import pkg.a as m\n" + change})
+        assert constants(files, "main.py") == [UNKNOWN], change
+    # twin: the namespace only read
+    files = dict(base, **{"pkg/b.py": "import pkg.a as m\nprint(m.__dict__['X'], m.__dict__.get('Y'))\n"})
+    assert constants(files, "main.py") == [1]
