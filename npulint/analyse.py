@@ -166,28 +166,31 @@ def _cpython_check(text: str, top_lines: Optional[List[int]] = None) -> Optional
 
 
 # Syntax a Python older than the version named rejects, found by the text of the error's line
-# (and, where given, by the start of CPython's message: the f-string errors of the parser before
-# 3.12 begin with "f-string"), each from "What's New In Python 3.x" (docs.python.org/3/whatsnew/)
-# and its PEP: a syntax error the Python npulint runs on reports on such a line names that
-# Python, since a newer one may accept the file.
+# and by the start of CPython's message (what the older parser says of that syntax: "invalid
+# syntax" mostly; the f-string errors PEP 701 lifted, not every f-string error), each from
+# "What's New In Python 3.x" (docs.python.org/3/whatsnew/) and its PEP: a syntax error the Python
+# npulint runs on reports on such a line names that Python, since a newer one may accept the file.
+_INVALID = ("invalid syntax",)
 _NEWER_SYNTAX = (
-    ((3, 10), r"^\s*match\b[^=]*:\s*(?:#.*)?$", None, "`match` statements", "PEP 634"),
-    ((3, 11), r"^\s*except\s*\*", None, "`except*`", "PEP 654"),
-    ((3, 12), r"^\s*(?:type\s+[A-Za-z_]\w*\s*[=\[]|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)", None,
-     "type parameter lists and `type` statements", "PEP 695"),
-    ((3, 12), r"(?<!\w)(?:[fF][rR]?|[rR][fF])['\"]", "f-string",
+    ((3, 10), r"^\s*match\b[^=]*:\s*(?:#.*)?$", _INVALID, "`match` statements", "PEP 634"),
+    ((3, 11), r"^\s*except\s*\*", _INVALID, "`except*`", "PEP 654"),
+    ((3, 12), r"^\s*(?:type\s+[A-Za-z_]\w*\s*[=\[]|(?:async\s+)?def\s+\w+\s*\[|class\s+\w+\s*\[)",
+     _INVALID + ("expected '('",), "type parameter lists and `type` statements", "PEP 695"),
+    ((3, 12), r"(?<!\w)(?:[fF][rR]?|[rR][fF])['\"]",
+     ("f-string: unmatched", "f-string: expecting '}'", "f-string expression part cannot include"),
      "f-strings that reuse their quotes, nest or span lines", "PEP 701"),
-    ((3, 13), r"^\s*(?:type\s+\w+|(?:async\s+)?def\s+\w+|class\s+\w+)\s*\[[^\]]*=", None,
+    ((3, 13), r"^\s*(?:type\s+\w+|(?:async\s+)?def\s+\w+|class\s+\w+)\s*\[[^\]]*=", _INVALID + ("expected '('",),
      "type parameter defaults", "PEP 696"),
-    ((3, 14), r"(?<!\w)(?:[tT][rR]?|[rR][tT])['\"]", None, "template strings", "PEP 750"),
-    ((3, 14), r"^\s*except\s+[^:(]*,", None, "`except` without brackets", "PEP 758"),
+    ((3, 14), r"(?<!\w)(?:[tT][rR]?|[rR][tT])['\"]", _INVALID, "template strings", "PEP 750"),
+    ((3, 14), r"^\s*except\s+[^:(]*,", ("multiple exception types must be parenthesized",),
+     "`except` without brackets", "PEP 758"),
 )
 
 
 def _newer_syntax_hint(text: str, line: Optional[int], msg: str, here: Tuple[int, int] = sys.version_info[:2]) -> str:
     """CPython's *msg* for a syntax error at *line*, with the Python that read the file (*here*)
     named when the line uses syntax of a newer Python (:data:`_NEWER_SYNTAX`); else *msg* as it is."""
-    newer = [entry for entry in _NEWER_SYNTAX if here < entry[0] and (entry[2] is None or msg.startswith(entry[2]))]
+    newer = [entry for entry in _NEWER_SYNTAX if here < entry[0] and msg.startswith(entry[2])]
     lines = text.splitlines() if newer and line else ()
     if not line or line > len(lines):
         return msg

@@ -429,7 +429,7 @@ def _fix_run(lint, files, stdin, by_code, output_format, statistics, quiet, exit
     # a file left as it was keeps the findings of what is on disk: the first round's
     remaining = [f for f in result.findings if f.path not in failed] + [f for f in first if f.path in failed]
     remaining.sort(key=lambda f: f.sort_key())
-    written = {p for p in changed if pipeline.display_path(p, cwd) not in failed}
+    written = {p for p in changed if pipeline.display_path(p, cwd) not in failed and p not in loop.same_as}
     applied_written = sum(applied.get(p, 0) for p in written)
     if report:
         with _output(output_file, sys.stderr if to_stdin else sys.stdout) as out:

@@ -180,14 +180,40 @@ def _extended(settings: Settings, value, where: str, known_codes: Sequence[str],
     base = load_config(target, known_codes, chain)
     # the extended file's patterns are relative to its own folder (as in ruff): rewritten relative
     # to this file's, whose settings apply; an anchored one that points outside it matches nothing here
-    rebase = functools.partial(_rebased_pattern, base.root, settings.root)
+    rebase = functools.partial(_rebased_patterns, base.root, settings.root)
     return dataclasses.replace(
         base, root=settings.root, config_path=settings.config_path,
         extends=(os.path.abspath(target),) + base.extends,
-        exclude=[p for p in map(rebase, base.exclude) if p is not None],
-        extend_exclude=[p for p in map(rebase, base.extend_exclude) if p is not None],
-        per_file_ignores={q: codes for q, codes in ((rebase(p), c) for p, c in base.per_file_ignores.items())
-                          if q is not None})
+        exclude=[q for p in base.exclude for q in rebase(p)],
+        extend_exclude=[q for p in base.extend_exclude for q in rebase(p)],
+        per_file_ignores={q: codes for p, codes in base.per_file_ignores.items() for q in rebase(p)})
+
+
+def _rebased_patterns(old_root: str, new_root: str, pattern: str) -> List[str]:
+    """*pattern*, relative to *old_root*, as patterns relative to *new_root*: each alternative
+    of its ``{a,b}`` groups rebased on its own (:func:`_rebased_pattern`: none where it points
+    outside *new_root*); an anchored one also as its absolute path, which ruff's reading of the
+    rebased (root-anchored) text would take from the file system's root (:mod:`npulint.globs`)."""
+    from npulint import globs
+
+    if os.path.normpath(old_root) == os.path.normpath(new_root):
+        return [pattern]
+    negated = pattern.startswith("!")
+    body = pattern[1:] if negated else pattern
+    try:
+        alternatives = globs.expand(body) if "{" in body else [body]
+    except globs.GlobError as exc:
+        raise ConfigError(f"invalid pattern {pattern!r}: {exc}")
+    out: List[str] = []
+    for alt in alternatives:
+        rebased = _rebased_pattern(old_root, new_root, ("!" if negated else "") + alt)
+        if rebased is None:
+            continue
+        out.append(rebased)
+        anchored = "/" in alt.rstrip("/") and not alt.startswith("**/")
+        if anchored and not negated and rebased.lstrip("!") not in ("*",):
+            out.append(os.path.join(os.path.abspath(old_root), alt.lstrip("/")))
+    return list(dict.fromkeys(out))
 
 
 def _rebased_pattern(old_root: str, new_root: str, pattern: str) -> Optional[str]:
@@ -414,11 +440,10 @@ class ConfigResolver:
                 settings.fixable, settings.extend_fixable = list(self.fixable), []
             settings.unfixable = list(settings.unfixable) + self.unfixable
             settings.extend_fixable = list(settings.extend_fixable) + self.extend_fixable
-            rebase = functools.partial(_rebased_pattern, self.cwd, settings.root)
+            rebase = functools.partial(_rebased_patterns, self.cwd, settings.root)
             if self.exclude is not None:
-                settings.exclude = [p for p in map(rebase, self.exclude) if p is not None]
-            settings.extend_exclude = list(settings.extend_exclude) + [
-                p for p in map(rebase, self.extend_exclude) if p is not None]
+                settings.exclude = [q for p in self.exclude for q in rebase(p)]
+            settings.extend_exclude = list(settings.extend_exclude) + [q for p in self.extend_exclude for q in rebase(p)]
             enabled = enabled_codes(self.rules, settings.select, settings.extend_select, settings.ignore)
             cached = self._by_config[config] = (settings, enabled)
         return cached

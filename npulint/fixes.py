@@ -480,6 +480,8 @@ class FixLoop:
     applied: Dict[str, int]
     result: object
     first: List[Finding]
+    # a path whose file :func:`write_all` wrote through another of its names (a link) -> that name
+    same_as: Dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def changed(self) -> Dict[str, str]:
@@ -570,17 +572,20 @@ def write_all(loop: FixLoop, files, skip: Optional[str] = None) -> List[Tuple[st
         for folder in sorted({os.path.dirname(os.path.realpath(p)) for p in changed}
                              | {os.path.dirname(p) for p, _, _ in files}):
             remove_stale_temps(folder)
-        written: Dict[str, Tuple[str, str]] = {}  # the file each name leads to: (name, text)
+        written: Dict[object, Tuple[str, str]] = {}  # the file each name leads to: (name, text)
+        identity = {path: _identity(path) for path in changed}  # before any write makes a new inode
         for path, text in sorted(changed.items()):
             if path == skip:
                 continue
-            real = os.path.realpath(path)
+            real = identity[path]
             if real in written:
-                # one file named twice (a symbolic link beside its target): written once; two
+                # one file named twice (a symbolic or hard link beside it): written once; two
                 # names whose fixes differ would each undo the other's
                 if written[real][1] != text:
                     failures.append((path, f"the same file as {written[real][0]}, which was fixed under that name; "
                                            "its fixes under this one differ (run again)"))
+                else:
+                    loop.same_as[path] = written[real][0]
                 continue
             written[real] = (path, text)
             try:
@@ -591,6 +596,15 @@ def write_all(loop: FixLoop, files, skip: Optional[str] = None) -> List[Tuple[st
             except OSError as exc:
                 failures.append((path, exc))
     return failures
+
+
+def _identity(path: str) -> object:
+    """The file *path* names, whatever the name (a symbolic or hard link): its device and inode."""
+    try:
+        st = os.stat(path)
+        return st.st_dev, st.st_ino
+    except OSError:
+        return os.path.realpath(path)
 
 
 def unified_diff(path: str, before: str, after: str) -> str:

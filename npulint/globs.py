@@ -124,6 +124,23 @@ def _regex(branches: List[List[_Item]]) -> str:
     return "|".join(alternatives)
 
 
+# The alternatives a pattern's ``{a,b}`` groups may expand to, at most (globset compiles the
+# groups into one regular expression; npulint's gitignore reading needs each alternative, and
+# ``{a,b}`` twenty times over is a million of them).
+MAX_ALTERNATIVES = 1024
+
+
+def _count(branch: List[_Item]) -> int:
+    """How many texts :func:`_texts` gives for *branch* (capped just past the bound)."""
+    n = 1
+    for item in branch:
+        if item[0] != "re":
+            n *= sum(_count(sub) for sub in item[1])
+            if n > MAX_ALTERNATIVES:
+                return MAX_ALTERNATIVES + 1
+    return n
+
+
 def _texts(branch: List[_Item]) -> List[str]:
     parts = []
     for item in branch:
@@ -143,8 +160,10 @@ def compile_glob(pattern: str) -> "re.Pattern":
 
 def expand(pattern: str) -> List[str]:
     """*pattern* with its ``{a,b}`` groups expanded (``a{b,c}`` -> ``ab``, ``ac``), each
-    alternative as written; raises :class:`GlobError`."""
+    alternative as written; raises :class:`GlobError` (also past :data:`MAX_ALTERNATIVES`)."""
     branches, _ = _parse(pattern)
+    if sum(_count(branch) for branch in branches) > MAX_ALTERNATIVES:
+        raise GlobError(f"its {{a,b}} groups expand to more than {MAX_ALTERNATIVES} alternatives")
     return [text for branch in branches for text in _texts(branch)]
 
 

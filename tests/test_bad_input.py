@@ -404,6 +404,9 @@ def test_a_syntax_error_on_newer_syntax_names_the_python_that_read_it(line, vers
     ("matches = 1 1", "invalid syntax"),
     ("except ValueError", "expected ':'"),
     ("text = at\"x\"", "invalid syntax"),
+    # an f-string or t-string on the line, and an error the newer Python gives as well
+    ("x = f'{a!}'", "f-string: invalid conversion character: expected 's', 'r', or 'a'"),
+    ("s = t'abc' + 'x' 'y", "unterminated string literal (detected at line 2)"),
 ])
 def test_a_syntax_error_without_newer_syntax_keeps_cpythons_message(line, msg):
     from npulint.analyse import _newer_syntax_hint

@@ -309,3 +309,13 @@ def test_a_run_over_part_of_a_program_judges_the_engine_s_own_codes(cli_run, tmp
     (tmp_path / "train.py").write_text(TRAIN.replace("NPU101", "NPU101, NPU004"))
     r = cli_run(["--select", "ALL", "--no-cache", "train.py"], tmp_path)
     assert "unused `noqa` directive: NPU004 suppressed" in r.stdout and "NPU101 suppressed" not in r.stdout, r.stdout
+
+
+def test_one_file_named_twice_through_a_hard_link_is_written_once_and_counted_once(cli_run, tmp_path):
+    (tmp_path / "t.py").write_text(UNUSED)
+    os.link(tmp_path / "t.py", tmp_path / "hard.py")
+    os.symlink(tmp_path / "t.py", tmp_path / "link.py")
+    r = cli_run(["--fix", "--select", "NPU003,NPU304", "--no-cache", "t.py", "hard.py", "link.py"], tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "changed while npulint" not in r.stderr and "Fixed 1 finding in 1 file." in r.stderr, r.stderr
+    assert (tmp_path / "t.py").read_text() == "longer_name = compute(1, 2)\n"

@@ -65,3 +65,12 @@ def test_patterns_globset_rejects(pattern):
 ])
 def test_expand(pattern, alternatives):
     assert expand(pattern) == alternatives
+
+
+def test_a_pattern_that_expands_to_too_many_alternatives_is_refused_at_once():
+    # `{a,b}` twenty-two times is four million alternatives: refused, not expanded
+    from npulint.globs import MAX_ALTERNATIVES
+
+    with pytest.raises(GlobError, match="more than"):
+        expand("{a,b}" * 22)
+    assert len(expand("{a,b}" * 10)) == 1024 == MAX_ALTERNATIVES

@@ -8,6 +8,7 @@ the text output."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -529,7 +530,32 @@ def test_an_extended_files_patterns_are_relative_to_its_own_folder(cli_run, tmp_
     # still linted
     assert found == [("other/gen/x.py", "NPU202"), ("other/x.py", "NPU202")]
     r = cli_run(["--show-settings", "x.py"], sub / "other")
-    assert 'extend-exclude = ["/gen/", "vendored/"]' in r.stdout.splitlines()
+    # the anchored pattern twice: as a gitignore line of sub's, and as the absolute path ruff's
+    # reading takes it for (relative to the parent's folder, where it was written)
+    gen = os.path.join(str(tmp_path), "sub/gen/")
+    assert f'extend-exclude = ["/gen/", "{gen}", "vendored/"]' in r.stdout.splitlines()
+
+
+def test_a_brace_pattern_of_another_folder_is_rebased_one_alternative_at_a_time(cli_run, tmp_path):
+    # the review's repro: a nested configuration rebases the command line's pattern to its folder
+    for name in ("pkg/a1.py", "pkg/gen.py", "pkg/ab/c.py", "pkg/sub/a2.py", "other/gen.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x = 1\n", encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text("[tool.npulint]\n", encoding="utf-8")
+    (tmp_path / "pkg" / "pyproject.toml").write_text("[tool.npulint]\n", encoding="utf-8")
+
+    def listed(*args):
+        out = cli_run(["--show-files", *args], tmp_path).stdout.splitlines()
+        return sorted(os.path.relpath(p, str(tmp_path)) for p in out)
+
+    # pkg/ab/c.py is not pkg/c.py; pkg/gen.py is one of the alternatives, other/gen.py the other
+    assert listed("--extend-exclude", "pkg/{c.py,sub/a2.py}", "pkg") == ["pkg/a1.py", "pkg/ab/c.py", "pkg/gen.py"]
+    assert listed("--extend-exclude", "{pkg/gen.py,other/gen.py}", "pkg", "other") == [
+        "pkg/a1.py", "pkg/ab/c.py", "pkg/sub/a2.py"]
+    # the same pattern, the same files, whichever folder is named (ruff's `*` crosses `/`)
+    in_pkg = listed("--extend-exclude", "pkg/a*.py", "pkg")
+    assert in_pkg == ["pkg/gen.py", "pkg/sub/a2.py"]
+    assert listed("--extend-exclude", "pkg/a*.py", ".") == sorted(in_pkg + ["other/gen.py"])
 
 
 @pytest.mark.parametrize("args, fixed", [
