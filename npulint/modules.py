@@ -696,6 +696,7 @@ def touches(text: str) -> Optional[Touches]:
     if tree is None:
         return None
     t = Touches()
+    sys_names, modules_names = _sys_aliases(text)
     parent: Dict[int, ast.AST] = {}
     stack: List[ast.AST] = [tree]
     while stack:
@@ -706,8 +707,10 @@ def touches(text: str) -> Optional[Touches]:
             key = _namespace_store(node, parent) if node.func.id != "exec" else None
             if key != "":
                 t.rebound.add(key)
-        elif kind is ast.Attribute and node.attr == "modules" and type(node.value) is ast.Name and \
-                node.value.id == "sys" and not isinstance(parent.get(id(node)), ast.Compare):
+        elif ((kind is ast.Attribute and node.attr == "modules" and type(node.value) is ast.Name
+               and node.value.id in sys_names) or (kind is ast.Name and node.id in modules_names
+                                                   and isinstance(node.ctx, ast.Load))) and \
+                not isinstance(parent.get(id(node)), ast.Compare):
             t.rebound.add(None)  # sys.modules[__name__] may reach setattr
             t.replaced.update(_modules_stored(node, parent))
         if kind is ast.ClassDef:
@@ -755,7 +758,26 @@ def touches(text: str) -> Optional[Touches]:
     return t
 
 
-def _modules_stored(node: ast.Attribute, parent: Dict[int, ast.AST]) -> Set[Optional[str]]:
+_IMPORT_SYS_AS = re.compile(r"\bsys\s+as\s+(\w+)")  # (import os, sys as _s: any "sys as", which can only widen)
+_FROM_SYS_IMPORT = re.compile(r"\bfrom\s+sys\s+import\s+\(?([^)\n;]*)")
+
+
+def _sys_aliases(text: str) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The names a module may call ``sys`` by (``import sys as _s``), and those it may call
+    ``sys.modules`` by (``from sys import modules as m``)."""
+    if "sys" not in text:
+        return frozenset({"sys"}), frozenset()
+    names = {"sys", *_IMPORT_SYS_AS.findall(text)}
+    modules = set()
+    for listed in _FROM_SYS_IMPORT.findall(text):
+        for item in listed.split(","):
+            parts = item.split()
+            if parts and parts[0] == "modules":
+                modules.add(parts[2] if len(parts) == 3 and parts[1] == "as" else "modules")
+    return frozenset(names), frozenset(modules)
+
+
+def _modules_stored(node: ast.expr, parent: Dict[int, ast.AST]) -> Set[Optional[str]]:
     """The modules a use of ``sys.modules`` (*node*) may put another object in place of: the
     literal key of an item store, None (any) for any other use but an item read or deletion
     and a reading or removing method (``.get``, ``.pop``...), nothing for those (a module

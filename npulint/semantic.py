@@ -492,11 +492,18 @@ class Semantic:
             return [], False
         cands: List[Binding] = []
         dominator: Optional[Binding] = None
+        partly: Optional[Binding] = None
         for b in reversed(before):
             cands.append(b)
-            if b.site.scope is scope and b.site.encloses(site) and not self._partly_run(b.site.seq, site.seq):
-                dominator = b
-                break
+            if b.site.scope is scope and b.site.encloses(site):
+                if not self._partly_run(b.site.seq, site.seq):
+                    dominator = b
+                    break
+                partly = partly or b
+        if dominator is None and partly is not None and cands == [partly]:
+            # the only binding before the use, in a body that may stop early: where it does, the
+            # name is unbound at the use (NameError), so where the use runs, the binding ran
+            dominator = partly
         start = dominator.site.seq if dominator is not None else cands[-1].site.seq
         if any(start < seq < site.seq for seq, _ in scope.stars):
             return [], False  # an ``import *`` between the binding and the use may rebind it
@@ -1598,19 +1605,46 @@ def _v_for(sem: Semantic, node: cst.For) -> None:
     sem.bind_target(node.target, "loop", node)
 
 
-# context managers that swallow exceptions raised in their body: execution goes on after the
-# ``with`` from the middle of the body (CPython Lib/contextlib.py ``suppress.__exit__``;
-# pytest-dev/pytest src/_pytest/python_api.py ``RaisesContext.__exit__`` returns True)
-SWALLOWING_MANAGERS = frozenset({"contextlib.suppress", "pytest.raises"})
+# A context manager whose ``__exit__`` returns a true value swallows the exception raised in
+# its body, and execution goes on after the ``with`` from the middle of the body
+# (``contextlib.suppress``, ``pytest.raises``, ``unittest.TestCase.assertRaises``, a class of
+# the project's, ``ExitStack`` with such a callback). A ``with`` body runs whole, for what
+# comes after it, only where every manager is one of these, which never swallow (their
+# ``__exit__`` returns None or False): the standard library's, PyTorch's, torch_npu's,
+# torchair's and TensorFlow's that model code holds its work in.
+STRAIGHT_MANAGERS = frozenset({
+    "open", "io.open", "builtins.open", "gzip.open", "bz2.open", "lzma.open", "tarfile.open", "zipfile.ZipFile",
+    "tempfile.TemporaryDirectory", "tempfile.NamedTemporaryFile", "tempfile.TemporaryFile",
+    "contextlib.nullcontext", "contextlib.redirect_stdout", "contextlib.redirect_stderr",
+    "warnings.catch_warnings", "threading.Lock", "threading.RLock", "multiprocessing.Pool",
+    "torch.no_grad", "torch.enable_grad", "torch.inference_mode", "torch.set_grad_enabled",
+    "torch.autocast", "torch.amp.autocast", "torch.cuda.amp.autocast", "torch.npu.amp.autocast",
+    "torch.device", "torch.cuda.device", "torch.npu.device", "torch.cuda.stream", "torch.npu.stream",
+    "torch.profiler.profile", "torch.profiler.record_function", "torch.autograd.profiler.record_function",
+    "torch.autograd.profiler.profile", "torch.autograd.set_detect_anomaly", "torch.autograd.detect_anomaly",
+    "torch_npu.profiler.profile", "torch_npu.npu.stream", "torch_npu.npu.device",
+    "torchair.scope.npu_stream_switch", "torchair.scope.npu_wait_tensor", "torchair.scope.super_kernel",
+    "torchair.scope.limit_core_num", "torchair.scope.op_never_timeout", "torchair.ops.NpuStreamSwitch",
+    "tensorflow.name_scope", "tensorflow.variable_scope", "tensorflow.compat.v1.variable_scope",
+    "tensorflow.compat.v1.name_scope", "tensorflow.device", "tensorflow.control_dependencies",
+    "tensorflow.GradientTape", "tensorflow.Session", "tensorflow.compat.v1.Session", "tensorflow.Graph.as_default",
+    "npu_bridge.estimator.npu.npu_scope.npu_weight_prefetch_scope",
+})
 
 
 def _v_with(sem: Semantic, node) -> None:
     site = sem.site()
     sem.withs.append((node, site))
     sem.scope.with_depth += 1
-    if any(isinstance(item.item, cst.Call) and sem.qualnames(item.item.func, site) & SWALLOWING_MANAGERS
-           for item in node.items):
+    if not all(isinstance(item.item, cst.Call) and _straight_manager(sem.qualnames(item.item.func, site))
+               for item in node.items):
         sem.open_partial(node)
+
+
+def _straight_manager(names) -> bool:
+    """Whether the qualified names a ``with`` item's call may have are all managers known to
+    run their body whole (:data:`STRAIGHT_MANAGERS`)."""
+    return bool(names) and all(n in STRAIGHT_MANAGERS for n in names)
 
 
 def _l_with(sem: Semantic, node) -> None:

@@ -125,9 +125,10 @@ class Command:
 
     words: List[Arg]
     span: Span  # the command as written
-    # where the functions running it were called (start bytes, outermost first): one command
-    # as written runs once per path through the script and once per call of its function
-    calls: Tuple[int, ...] = ()
+    # where the functions running it were called (start bytes, outermost first), and where it
+    # stands in the eval text or ``bash -c`` string that holds it (which share *span*): one
+    # command as written runs once per path through the script and once per call of its function
+    calls: Tuple[object, ...] = ()
     # the lines of the ``# noqa`` comments that apply to the whole command: a comment line
     # directly above it (or above a statement it is part of, or above the function call that
     # runs it), or above an assignment that one of its words comes from
@@ -1474,17 +1475,18 @@ class _Walker:
         """``eval``: its arguments, joined by blanks, are a script the shell runs here (its
         commands are the script's, at the ``eval``); unknown text may set any variable."""
         if any(splat or UNKNOWN in v.text or MANY in v.text for v, splat in args) or self.depth >= 4:
-            return [_all_unknown(env)]
+            return [_all_unknown(env, ifs=True)]
         value = _join_with_spaces([v for v, _ in args])
         if not value.text.strip():
             return [env]
         sub = self._sub_script(value)
         if sub is None:
-            return [_all_unknown(env)]
+            return [_all_unknown(env, ifs=True)]
         root, inner = sub
         inner.commands = self.s.commands
         w = _Walker(inner, self.depth + 1, self._noqa_lines(n, ()))
         w.functions, w.calling, w.call_sites, w.namerefs = self.functions, self.calling, self.call_sites, self.namerefs
+        w.attributes = self.attributes  # (``declare -i X`` in the text holds outside it, and the other way)
         w._assigned, w._depth, w._returns, w._loops = {}, self._depth, self._returns, self._loops
         w.span = self.span or self.s.span_of(n.start_byte, n.end_byte)
         return w.block(root.children, [env])
@@ -2149,7 +2151,9 @@ class _Walker:
         if os.path.basename(first) in _NOT_COMMANDS:
             return fields
         noqa = self._noqa_lines(n, fields)
-        command = Command(words, self.span or self.s.span_of(n.start_byte, n.end_byte), tuple(self.call_sites), noqa)
+        # (in an eval text, the commands share the eval's span: their place in the text tells them apart)
+        place = tuple(self.call_sites) + ((n.start_byte,) if self.span is not None else ())
+        command = Command(words, self.span or self.s.span_of(n.start_byte, n.end_byte), place, noqa)
         self.s.commands.append(command)
         self.shell_string(command, fields)
         return fields
@@ -2190,7 +2194,7 @@ class _Walker:
         if inner.limit is not None:
             raise _Limit(inner.limit)
         for c in inner.commands:
-            self.s.commands.append(Command(c.words, command.span, command.calls + c.calls,
+            self.s.commands.append(Command(c.words, command.span, command.calls + (c.span,) + c.calls,
                                            tuple(dict.fromkeys(command.noqa_lines + c.noqa_lines))))
 
 
@@ -2584,11 +2588,16 @@ def _untold(env, keep_told, keep_facts) -> dict:
     return env
 
 
-def _all_unknown(env) -> dict:
+def _all_unknown(env, ifs: bool = False) -> dict:
     """*env* after something that may have set any variable (``source``, ``eval`` of unknown
     text): every variable is unknown, also the outer values a function's locals hide, and
-    nothing is known about values any more."""
+    nothing is known about values any more. ``IFS`` too with *ifs* (``eval`` of unknown text,
+    which a caller may give ``IFS=,``); a sourced file is taken to leave it alone: a launch
+    script's sourced configuration sets variables, and an unknown ``IFS`` would make every
+    later unquoted expansion unknown (docs/internals.md)."""
     out = {k: Value.unknown() for k in env if k not in (_FACTS, _FRAMES, _NARROWED)}
+    if ifs:
+        out["IFS"] = Value.unknown()
     frames = env.get(_FRAMES)
     if frames:
         out[_FRAMES] = tuple(tuple((name, Value.unknown()) for name, _ in frame) for frame in frames)
@@ -2725,8 +2734,14 @@ def _has_pattern(text: str) -> bool:
 
 def _expands_unquoted(shape: str) -> bool:
     """Whether a word whose unquoted shape is *shape* (:meth:`_Walker._unquoted_shape`) has
-    a brace expansion, a tilde prefix or a pattern character."""
-    return shape.startswith("~") or _has_pattern(shape) or _BRACE.search(shape) is not None
+    a brace expansion, a tilde prefix or a pattern character. An argument shaped like an
+    assignment (``save=~/x``, ``p=a:~/b``) has bash's tilde expansion after ``=`` and ``:``
+    too (outside POSIX mode)."""
+    return shape.startswith("~") or _has_pattern(shape) or _BRACE.search(shape) is not None or \
+        _ASSIGNMENT_TILDE.match(shape) is not None
+
+
+_ASSIGNMENT_TILDE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=(?:~|[^\n]*:~)")
 
 
 def _tilde(shape: str) -> bool:

@@ -1140,24 +1140,33 @@ class RunFlags:
     def parsers(self, flag: str, launch: dict, where: str) -> List[Tuple[str, int, Optional[Tuple[str, ...]], str]]:
         """The linted registrations of *flag* that may be in the parser reading *launch* (in the
         file *where*): those of Megatron-family packages, and those of the entry script it runs,
-        in the launch's own program (:func:`npulint.program.one_program`: a clone beside it in
-        the run has a parser of its own release)."""
+        in the program of that entry script (of the launch's file where no linted entry script
+        is named: :func:`npulint.program.one_program`; a clone beside it in the run has a parser
+        of its own release)."""
         found = self.choices.get(flag)
         if not found:
             return []
         entries = self.entries
-        mine = set(self.entries_of(launch, where)) if entries else set()
-        return [r for r in found if (r[3] not in entries or r[3] in mine) and self._one_program(where, r[3])]
+        mine = self.entries_of(launch, where) if entries else []
+        anchors = mine or [where]
+        return [r for r in found if (r[3] not in entries or r[3] in mine)
+                and any(self._one_program(a, r[3]) for a in anchors)]
 
     def entries_of(self, launch: dict, where: str) -> List[str]:
         """The linted entry scripts *launch* (in the file *where*) may run: those its entry word
-        may name (:func:`_linted_entries`) in its own program."""
-        return [p for p in _linted_entries(launch["entry"], self.entries) if self._one_program(where, p)]
+        may name (:func:`_linted_entries`), in the launch's own program; in another program,
+        the one the word is the path of from the launch's folder (``torchrun
+        ../other/pretrain_gpt.py`` runs the other checkout's)."""
+        named = _linted_entries(launch["entry"], self.entries)
+        mine = [p for p in named if self._one_program(where, p)]
+        if mine or not named:
+            return mine
+        # another program's, where the word is its path from the launch's folder
+        written = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(where)), launch["entry"]))
+        return [p for p in named if os.path.normpath(os.path.abspath(p)) == written]
 
     def _one_program(self, a: str, b: str) -> bool:
-        from npulint.program import one_program
-
-        return one_program(os.path.abspath(a), os.path.abspath(b), self._roots)
+        return one_program(a, b, self._roots)
 
     def own_parser_takes(self, flags: Sequence[str]) -> bool:
         """Whether a registration of the linted files that may extend a launch's parser registers,

@@ -9,6 +9,7 @@ run's facts in ``project()``.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import functools
 import re
@@ -1206,8 +1207,8 @@ def _tables(facts) -> Tables:
     # a class of a module name two files hold (``model.Attn`` of two folders run as scripts) is
     # two classes these tables cannot tell apart (bases, methods and instantiations are keyed
     # by name): its instances are not counted, so neither is known to be made more than once
-    names = list(modules.values())
-    shared = tuple(sorted({m + "." for m in names if names.count(m) > 1}))
+    counts = collections.Counter(modules.values())
+    shared = tuple(sorted(m + "." for m, n in counts.items() if n > 1))
     total, together = _per_process(calls, bases, methods, explicit_inits, imports,
                                    {c[6] for c in creations if c[6] is not None and not c[6].startswith(shared)},
                                    plain)

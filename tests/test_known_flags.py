@@ -754,3 +754,18 @@ def test_a_clone_beside_another_does_not_judge_its_launches(lint):
     # the twin: in one checkout, the vendored parser is the launch's
     one = {name[2:]: text for name, text in b.items()}
     assert npu5(lint, {**one, "run.sh": CUSTOM}) == []
+
+
+def test_a_launch_of_another_checkout_s_entry_script_is_judged_by_that_checkout_s_parser(lint):
+    # the review's repro: a/run.sh runs ../b/pretrain_llama.py, whose vendored parser takes `custom`
+    b = {f"b/{name}": text for name, text in vendored(", choices=['uniform', 'block', 'custom']").items()}
+    b["b/pyproject.toml"] = "[project]\nname = 'b'\n"
+    b.pop("b/run.sh")
+    files = {"a/pyproject.toml": "[project]\nname = 'a'\n",
+             "a/run.sh": CUSTOM.replace("pretrain_llama.py", "../b/pretrain_llama.py"), **b}
+    assert npu5(lint, files) == []
+    # the twin: b's parser excludes it, and says so
+    files["b/ascendspeed/arguments.py"] = files["b/ascendspeed/arguments.py"].replace(", 'custom'", "")
+    found = npu5(lint, files)
+    assert codes(found) == ["NPU504"] and "(the parser in the linted files: b/ascendspeed/arguments.py:6)" in \
+        found[0].message, found[0].message

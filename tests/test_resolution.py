@@ -928,8 +928,12 @@ def test_binding_in_a_with_that_swallows_exceptions_is_one_possibility_after_it(
     assert _values("import torch\nY = 2\nwith torch.no_grad():\n    Y = 3\nprobe(Y)\n") == [3]
     assert _values("Y = 2\nwith open(p) as f:\n    Y = 3\nprobe(Y)\n") == [3]
     assert _values("import contextlib\nY = 2\nwith contextlib.suppress(E):\n    pass\nY = 5\nprobe(Y)\n") == [5]
-    # traps: a local name ``suppress`` that is not contextlib's, and nested withs
-    assert _values("def suppress(e):\n    pass\nY = 2\nwith suppress(E):\n    Y = 3\nprobe(Y)\n") == [3]
+    # any other manager may swallow (its ``__exit__`` returns a true value): the review's repros
+    # (CPython: Y = 2 after each, the body left at the raise)
+    for manager in ("Quiet()", "self.assertRaises(ValueError)", "contextlib.ExitStack()", "lock", "suppress(E)"):
+        src = f"import contextlib\nclass Quiet:\n    pass\nY = 2\nwith {manager}:\n    Y = 3\nprobe(Y)\n"
+        assert _values(src) == [UNKNOWN], manager
+    # traps: nested withs
     assert _values("import contextlib\nY = 2\nwith contextlib.suppress(E):\n    with open(p):\n"
                    "        Y = 3\n    probe(Y)\nprobe(Y)\n") == [3, UNKNOWN]
 
@@ -983,6 +987,19 @@ def test_module_replaced_in_sys_modules_is_not_read_for_constants():
                   "sys.modules['apex'] = pkg.c\n", "sys.modules['pkg.ab'] = pkg.c\n"):
         files = dict(base, **{"pkg/b.py": "import sys, pkg.c\n" + store})
         assert constants(files, "main.py") == [1], store
+
+
+def test_module_replaced_through_another_name_of_sys_modules_is_not_read_for_constants():
+    # the review's repro: sys under another name, and sys.modules imported by name
+    base = {"pkg/__init__.py": "", "pkg/a.py": "X = 1\n", "pkg/c.py": "X = 5\n",
+            "main.py": "import pkg.b\nfrom pkg.a import X\nprobe(X)\n"}
+    for head in ("import sys as _s, pkg.c\n_s.modules", "import os, sys as _s, pkg.c\n_s.modules",
+                 "from sys import modules\nimport pkg.c\nmodules", "from sys import (path, modules as mods)\nimport pkg.c\nmods"):
+        files = dict(base, **{"pkg/b.py": head + "['pkg.a'] = pkg.c\n"})
+        assert constants(files, "main.py") == [UNKNOWN], head
+    # the twin: only read under the other name
+    files = dict(base, **{"pkg/b.py": "import sys as _s, pkg.c\nprint(_s.modules.get('pkg.a'))\n"})
+    assert constants(files, "main.py") == [1]
 
 
 def test_module_dict_changed_by_another_module_is_as_vars():

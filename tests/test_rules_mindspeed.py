@@ -121,6 +121,15 @@ def test_a_companion_missing_on_every_path_that_holds_the_flag_is_reported(lint)
     assert codes(found) == ["NPU504"] and pos(found[0]) == at(src, "--reuse-fp32-param")
 
 
+def test_two_commands_of_one_eval_text_or_bash_c_string_are_two_places(lint):
+    # the review's repro: the first command certainly lacks --bf16; the second has it
+    for run in ("bash -c", "eval"):
+        src = f'ARGS="--reuse-fp32-param"\n{run} "torchrun pretrain_gpt.py $ARGS; torchrun pretrain_gpt.py $ARGS --bf16"\n'
+        assert codes(sh(lint, src)) == ["NPU504"], run
+        # the twin: both have it
+        assert sh(lint, src.replace("$ARGS;", "$ARGS --bf16;")) == [], run
+
+
 def test_choices(lint):
     src = "torchrun pretrain_gpt.py --recompute-granularity ful\n"
     found = sh(lint, src)

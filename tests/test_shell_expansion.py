@@ -191,3 +191,27 @@ def test_the_harness_finds_a_wrong_word():
     assert bashdiff.matches(w[:1] + [shell.Arg(shell.UNKNOWN, None, True)], ["p.py", "--fp16", "x"])
     assert bashdiff.matches(w[:1] + [shell.Arg("--x=" + shell.UNKNOWN, None)], ["p.py", "--x=3"])
     assert not bashdiff.matches(w[:1] + [shell.Arg("--x=" + shell.UNKNOWN, None)], ["p.py", "--y=3"])
+
+
+# ------------------------------------------------------------------ eval texts (the second review)
+
+
+def test_an_attribute_declared_in_an_eval_text_holds_outside_it_and_the_other_way():
+    # bash: X=1+1 under `declare -i X` is 2, whichever side of the eval declared it
+    assert words("X=0\neval 'declare -i X'\nX=1+1\ntorchrun a $X\n") == [["a", "*?"]]
+    assert words("declare -i Y\neval 'Y=2+3'\ntorchrun b $Y\n") == [["b", "*?"]]
+    assert words("X=0\neval 'declare Z'\nX=1+1\ntorchrun a $X\n") == [["a", "1+1"]]  # the twin
+
+
+def test_an_eval_of_unknown_text_may_set_ifs():
+    # bash, with $1 = 'IFS=,': $V splits at the comma, "${A[*]}" joins with one
+    assert words('eval "$1"\nV="p,q"\ntorchrun u1 $V\n') == [["u1", "*?"]]
+    assert words('eval "$1"\nA=(a b)\ntorchrun u2 "${A[*]}"\n') == [["u2", "?"]]
+    assert words('eval "X=$1"\nV="p q"\ntorchrun u3 $V\n') == [["u3", "*?"]]
+    assert words('eval "X=1"\nV="p q"\ntorchrun u4 $V\n') == [["u4", "p", "q"]]  # the twin: known text
+
+
+def test_a_tilde_after_the_equals_sign_of_an_assignment_shaped_argument_is_unknown():
+    # bash (not in POSIX mode): `save=~/x` and `x=a:~/b` expand the tilde; `--s=~/y` does not
+    assert words("torchrun t1 save=~/x --s=~/y x=a:~/b\n") == [["t1", "*?", "--s=~/y", "*?"]]
+    assert words("torchrun t2 save=x~ s=a:b~\n") == [["t2", "save=x~", "s=a:b~"]]  # the twin
