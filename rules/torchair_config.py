@@ -1268,7 +1268,10 @@ class ConfigOptionType(_StoreRule):
         "`aclgraph_config.use_custom_pool` is a plain attribute, stored unchecked; when an aclgraph is first "
         "compiled torchair raises TypeError unless it is None or a graph-pool handle, a 2-tuple of ints with a "
         "zero element (`torch.npu.graph_pool_handle()`): a literal bool, number, string or list is reported; "
-        "a call result is unknown and not reported.")
+        "a call result is unknown and not reported. A check holds on the torchair releases that define the "
+        "option (`options` in rules/torchair_releases.json), and setting it is evidence that the code runs on one "
+        "of them: where no release the code may run on defines it (`debug.deadlock_check` with torchair pinned "
+        "to 7.1.0), the assignment fails otherwise, which NPU206 reports.")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:42-68, configs/debug_config.py:78-88, "
               "_acl_concrete_graph/acl_graph.py:752-761")
     INVALID = (
@@ -1293,8 +1296,12 @@ class ConfigOptionType(_StoreRule):
     uses = (TorchairConfigAnalysis,)
 
     def judge(self, cfg: Config, s: Store) -> None:
+        # the check is each defining release's: on a release without the option the store fails
+        # otherwise (ValueError "has no option", AttributeError through ``.value``: NPU206), so it
+        # holds where the code may run on a release that defines it (the store is evidence of that)
         if s.validated and s.option_path != MODE and s.w.node is not None and s.w.node.check is not None and \
-                self.ctx.analysis(TorchairConfigAnalysis).checked(s):
+                self.ctx.analysis(TorchairConfigAnalysis).checked(s) and \
+                holds_with_options(self.ctx, certain_stores(cfg, s.site) + [s], [s.option_path]) is not None:
             self._check_type(s)
 
     def _check_type(self, s: Store) -> None:
@@ -1786,8 +1793,9 @@ class UnknownConfigOption(_StoreRule):
             order = [r for r in torchair_data()["releases"] if r in defined]
             first = order[0]
             where = torchair_data()["options"][".".join(missing)][first]
-            # read first: the sub-config, the option's `.value`, or the object a deeper store is on
-            if i < len(path) or s.w.via is not None or len(path) < len(s.path):
+            # read first: the sub-config, the option's `.value`, the object a deeper store is on, or
+            # the missing attribute itself (`+=` reads it, `del` deletes it)
+            if i < len(path) or s.w.via is not None or len(path) < len(s.path) or _reads_target(s):
                 effect = f"reading `config.{'.'.join(missing)}` raises AttributeError"
             elif getattr(walk(path[:-1]).node, "kind", None) == "config":
                 effect = "torchair raises ValueError at this assignment"
@@ -1813,6 +1821,8 @@ class UnknownConfigOption(_StoreRule):
         if not holds:  # the object it is set on is missing too: reading it is what fails first
             return self._release_message(s, scope, s.path[:w.index]) if w.index else None
         runs = describe(f"torchair@{r}" for r in holds)
+        if w.status == "unassignable" and _reads_target(s):
+            return None  # `+=` fails in its operator first (TypeError), `del` deletes the attribute
         if w.status == "unassignable":
             name = s.path[-1]
             hint = " set `config.aclgraph_config.use_custom_pool` instead" if name == "aclgraph_config" else \
@@ -1840,7 +1850,7 @@ class UnknownConfigOption(_StoreRule):
         hint = f"; did you mean `config.{'.'.join(s.path[:w.index] + (close[0],))}`?" if close else ""
         # reading the attribute (a path through it, `+=`) or deleting it fails in Python; any other
         # store (`=`, a tuple or `for`/`with ... as` target) sets it, which a config refuses
-        if not last or s.raw.kind == "aug" or type(s.raw.node) is cst.Del:
+        if not last or _reads_target(s):
             effect = f"{owner} has no attribute {name!r}, so Python raises AttributeError here"
         elif parent is not None and parent.kind == "config":
             # the class as master names it (an older release may name it otherwise: then its path)
@@ -1853,6 +1863,11 @@ class UnknownConfigOption(_StoreRule):
             effect = (f"{owner} ({parent.cls if parent else 'object'}) accepts any attribute, so the value is "
                       "silently stored and ignored")
         return f"`config.{path}` is not a torchair config option ({runs}): {effect}{hint}"
+
+
+def _reads_target(s: Store) -> bool:
+    """An augmented assignment (reads the attribute first) or a ``del`` (no ``__setattr__``)."""
+    return s.raw.kind == "aug" or type(s.raw.node) is cst.Del
 
 
 def _defined_in(path: Tuple[str, ...], scope: Set[str]) -> bool:

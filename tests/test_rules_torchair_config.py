@@ -1646,3 +1646,67 @@ def test_npu203_compiles_that_may_both_run_clean_twins(lint, body, second):
     found = lint(src, select=["NPU203"], config=TORCHAIR_MASTER)
     assert [pos(f) for f in found] == [at(src, f"torch.compile({second}")]
     assert f"the first is at line {at(src, 'torch.compile(model,')[0]}" in found[0].message
+
+
+# ======================================================================================
+# Found by tools/tadiff.py (torchair's own config classes as the oracle)
+# ======================================================================================
+
+# debug.deadlock_check is master's only (rules/torchair_releases.json); 7.1.0 has none of it
+@pytest.mark.parametrize("store", ["config.debug.deadlock_check = V", "config.debug.deadlock_check.value = V",
+                                   "config.debug.deadlock_check = 1.0"])
+def test_npu204_only_on_the_releases_that_define_the_option(lint, store):
+    src = mk(f"""
+        V = "yes"
+        config = torchair.CompilerConfig()
+        {store}
+    """)
+    # torchair 7.1.0: ValueError "has no option" / AttributeError, not the option's check (NPU206 says so)
+    found = lint(src, select=["NPU204", "NPU206"], config=_torchair("7.1.0"))
+    assert codes(found) == ["NPU206"]
+    assert codes(lint(src, select=["NPU204"], config=_torchair("master"))) == ["NPU204"]
+    # no pin: the code that sets it runs on a release that has it (master)
+    assert codes(lint(src, select=["NPU204"])) == ["NPU204"]
+
+
+def test_npu204_release_evidence_from_an_earlier_store(lint):
+    # static_capture_size_limit is 7.2.0 on; with 7.1.0 and 7.2.0 configured, the store itself
+    # says the code runs on 7.2.0
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.debug.aclgraph.static_capture_size_limit = 0
+    """)
+    assert codes(lint(src, select=["NPU204"], config=_torchair("7.1.0", "7.2.0"))) == ["NPU204"]
+    assert codes(lint(src, select=["NPU204"], config=_torchair("7.1.0"))) == []
+
+
+@pytest.mark.parametrize("release, path, effect", [
+    ("7.3.0", "npugraphex_config.use_graph_pool", "the value is stored and ignored"),  # 26.0.0 on, lenient
+    ("7.1.0", "debug.deadlock_check", "torchair raises ValueError at this assignment"),  # master, strict
+])
+def test_npu206_missing_option_augmented_reads_it_first(lint, release, path, effect):
+    src = mk(f"""
+        config = torchair.CompilerConfig()
+        config.{path} += 1
+        del config.{path}
+        config.{path} = 1
+    """)
+    found = lint(src, select=["NPU206"], config=_torchair(release))
+    assert codes(found) == ["NPU206"] * 3
+    reads = f"reading `config.{path}` raises AttributeError"
+    assert reads in found[0].message and reads in found[1].message  # `+=` reads it; `del` finds none
+    assert effect in found[2].message and "AttributeError" not in found[2].message
+
+
+def test_npu206_unassignable_sub_object_augmented_or_deleted(lint):
+    # `config.aclgraph_config += 1`: the `+` of _AclGraphConfig and int raises TypeError first;
+    # `del` deletes the attribute (NpuBaseConfig has no __delattr__): no ValueError either way
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.aclgraph_config += 1
+        del config.npugraphex_config
+        config.aclgraph_config = None
+    """)
+    found = lint(src, select=["NPU206"])
+    assert codes(found) == ["NPU206"] and pos(found[0]) == at(src, "config.aclgraph_config = None")
+    assert "raises ValueError at this assignment" in found[0].message
