@@ -81,6 +81,17 @@ TWO_CODES = (
 )
 
 
+def load_tool(name: str):
+    """The module of ``tools/<name>.py`` (the tools are scripts, not a package)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "tools" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _write(root: Path, files: Union[str, Dict[str, str]]) -> None:
     if isinstance(files, str):
         files = {"t.py": files}

@@ -7,12 +7,11 @@ scripts (the tool's full runs: docs/internals.md, "Reading bash")."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
-from pathlib import Path
 
 import pytest
 
+from conftest import load_tool
 from npulint import shell
 
 UNK = "?"  # a word with unknown text, in the lists below; "*…" marks a splat
@@ -153,11 +152,7 @@ def test_an_assignment_before_eval_holds_while_its_text_runs():
 
 
 def _bashdiff():
-    path = Path(__file__).resolve().parent.parent / "tools" / "bashdiff.py"
-    spec = importlib.util.spec_from_file_location("bashdiff", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_tool("bashdiff")
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")

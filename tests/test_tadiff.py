@@ -3,13 +3,9 @@
 checked on a small fake torchair tree written here (the real ones are Ascend/torchair's release
 branches, which the tool reads from a mirror and this repository does not hold)."""
 
-import importlib.util
-import os
+from conftest import load_tool
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-spec = importlib.util.spec_from_file_location("tadiff", os.path.join(REPO, "tools", "tadiff.py"))
-tadiff = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(tadiff)
+tadiff = load_tool("tadiff")
 
 # the shape of torchair's configs: an OptionValue with an optional list, a strict NpuBaseConfig
 # (its __setattr__ behind the tree's own pretty_error_msg, importing torch.distributed and the

@@ -3,15 +3,11 @@ point of generated programs (RULES.md "General semantics": resolve what is certa
 guess). A plain run checks the harness on two fixed programs; ``pytest --slow`` runs a
 seeded batch of generated ones (docs/internals.md, "Differential testing of values")."""
 
-import importlib.util
-import os
-
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-spec = importlib.util.spec_from_file_location("pydiff", os.path.join(REPO, "tools", "pydiff.py"))
-pydiff = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(pydiff)
+from conftest import load_tool
+
+pydiff = load_tool("pydiff")
 
 # pkg/a.py imports itself and stores into its own global through that import, and reads
 # after a main guard that import skips: npulint named 1 and 8 here before the fixes
