@@ -9,7 +9,6 @@ run's facts in ``project()``.
 
 from __future__ import annotations
 
-import collections
 import dataclasses
 import functools
 import re
@@ -56,7 +55,10 @@ _COMPILED_CLASS = (
     "`torchair.inference.cache_compile(model.forward, config=cfg)` (Ascend/torchair@fced8842 "
     "python/torchair/inference/__init__.py:12 and _cache_compiler.py:602: `func` is a bound method of an "
     "`nn.Module`; the backend is made from `cfg` (its mode at the cache_compile call), from `backend=`'s "
-    "config, or from the default config when neither is given). Its methods run in the graph: those of its "
+    "config, or from the default config when neither is given). A class of a module name two files hold "
+    "(`model.py` of two folders each run as its own script) is the one of the compiling file's own import folder "
+    "(`qwen/run.py` compiles `qwen/model.py`'s `M`, not `llama/model.py`'s), else none. Its methods run in the graph: "
+    "those of its "
     "class and those it inherits (a base's method that the class or a nearer base overrides only when an "
     "overriding method calls it through `super()`; where a base that is not a class of the run comes first "
     "in the method resolution order, which method runs is unknown); the classes it instantiates in its "
@@ -114,6 +116,9 @@ class Tables:
     # per process: class that owns a creation -> the branches of each instantiation (its
     # subclasses' too); "<class>.__init__" -> those of the instantiations that run its __init__
     together: List[Dict[str, list]]
+    # (path, qualified name a file names) -> the name the tables key that class or function by
+    # (:func:`_keys`): what a COMPILED fact of that file names (:func:`_modes`)
+    key: Callable[[str, Optional[str]], Optional[str]]
 
 
 # A project computation that several rules need, made once per run: (the fact lists it read, value).
@@ -1173,47 +1178,86 @@ def _tables(facts) -> Tables:
     calls: Dict[str, List[tuple]] = {}  # path -> its calls of named things (:func:`_per_process`)
     plain: Set[str] = set()  # functions a call runs the body of then and there (:func:`_plain_function`)
     for path, fact in facts:
+        if fact[0] == "module":
+            modules[path] = fact[1]
+            imported[path] = fact[2]
+    key = _keys(modules)
+    for path, fact in facts:
         kind = fact[0]
         if kind == "new":
             _, q, looped, owner, main, branches, runner, held = fact
+            q, owner, runner = key(path, q), key(path, owner), key(path, runner)
             calls.setdefault(path, []).append((q, 2 if looped else 1, main, branches, runner))
             if owner is not None and (runner is None or runner.startswith(owner + ".")):
                 # the method of the class that makes it (None: the class body); not one in a lambda
                 method = runner[len(owner) + 1:].split(".", 1)[0] if runner is not None else None
                 children.setdefault(owner, {}).setdefault(method, set()).add((q, held))
         elif kind == "attr":
-            attrs.setdefault(fact[1], {})[fact[2]] = fact[3]
+            attrs.setdefault(key(path, fact[1]), {})[fact[2]] = key(path, fact[3])
         elif kind == "class":
-            bases[fact[1]] = fact[2]
-            methods[fact[1]] = {m: (own, sup) for m, own, sup, _, _ in fact[3]}
-            explicit_inits[fact[1]] = next((ex for m, _, _, ex, _ in fact[3] if m == "__init__"), ())
-            refs[fact[1]] = {m: named for m, _, _, _, named in fact[3]}
+            q = key(path, fact[1])
+            bases[q] = tuple(key(path, b) for b in fact[2])
+            methods[q] = {m: (own, sup) for m, own, sup, _, _ in fact[3]}
+            explicit_inits[q] = next((tuple(key(path, b) for b in ex) for m, _, _, ex, _ in fact[3]
+                                      if m == "__init__"), ())
+            refs[q] = {m: named for m, _, _, _, named in fact[3]}
         elif kind == "api":
-            apis.append((path,) + fact[1:])
+            apis.append((path,) + fact[1:3] + (key(path, fact[3]),) + fact[4:])
         elif kind == "module":
-            modules[path] = fact[1]
-            imported[path] = fact[2]
+            pass  # (read above)
         elif kind == "uses":
             used.add(fact[1])
         elif kind == "plain":
-            plain.add(fact[1])
+            plain.add(key(path, fact[1]))
         elif kind == "torchair":
             torchair[path] = (fact[1], fact[2])
         elif kind == "streams":
             pass  # NPU305's (RecordStreamUnknownTag.project)
         else:
-            creations.append((path,) + fact[1:])
+            creations.append((path,) + fact[1:6] + (key(path, fact[6]),) + fact[7:10] + (key(path, fact[10]),))
     imports = _import_graph(modules, imported)
-    # a class of a module name two files hold (``model.Attn`` of two folders run as scripts) is
-    # two classes these tables cannot tell apart (bases, methods and instantiations are keyed
-    # by name): its instances are not counted, so neither is known to be made more than once
-    counts = collections.Counter(modules.values())
-    shared = tuple(sorted(m + "." for m, n in counts.items() if n > 1))
     total, together = _per_process(calls, bases, methods, explicit_inits, imports,
-                                   {c[6] for c in creations if c[6] is not None and not c[6].startswith(shared)},
-                                   plain)
+                                   {c[6] for c in creations if c[6] is not None}, plain)
     return Tables(total, bases, methods, children, creations, apis, imports, used, torchair,
-                  refs, attrs, together)
+                  refs, attrs, together, key)
+
+
+def _files_of(modules: Dict[str, str]) -> Dict[str, List[str]]:
+    """Module name -> the files of the run that hold it (*modules*: path -> module name), sorted."""
+    out: Dict[str, List[str]] = {}
+    for path, m in sorted(modules.items()):
+        out.setdefault(m, []).append(path)
+    return out
+
+
+def _keys(modules: Dict[str, str]) -> Callable[[str, Optional[str]], Optional[str]]:
+    """How the tables name the class or function that a file calls *q* (its own, or one it
+    instantiates, subclasses or calls through an import): by that qualified name, unless the
+    module of *q* (the longest prefix of it that is a module of the run) is a name two files hold
+    (``model`` of ``qwen/`` and ``llama/``, each run by its own ``run.py``): then by the file that
+    defines it, ``"<file>::<q>"``, the one the name reaches from the file that names it
+    (:func:`npulint.paths.reached_from`: its own file, the one of its own folder), so each file's
+    ``Attn`` is counted apart; and ``"?<path>::<q>"`` when that is not known (a class of its own,
+    with no facts: nothing of it is counted). The last dotted part stays the name."""
+    files = _files_of(modules)
+    shared = {m: paths for m, paths in files.items() if len(paths) > 1}
+    if not shared:
+        return lambda path, q: q
+    reached: Dict[Tuple[str, str], Optional[str]] = {}
+
+    def key(path: str, q: Optional[str]) -> Optional[str]:
+        if q is None:
+            return None
+        parts = q.split(".")
+        m = next((m for m in (".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)) if m in files), None)
+        if m not in shared:
+            return q
+        if (path, m) not in reached:
+            reached[path, m] = reached_from(path, shared[m])
+        target = reached[path, m]
+        return f"{target}::{q}" if target is not None else f"?{path}::{q}"
+
+    return key
 
 
 _CONTAINER_READERS = frozenset({"len", "enumerate", "list", "tuple", "iter", "reversed", "zip", "sorted", "print",
@@ -1626,7 +1670,7 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
         return out
 
     done: Set[Tuple[str, str]] = set()
-    todo = [(q, mode, (path, line), method) for path, (q, mode, line, method) in compiled]
+    todo = [(tables.key(path, q), mode, (path, line), method) for path, (q, mode, line, method) in compiled]
     while todo:
         q, mode, where, method = todo.pop()
         if method is not None:
@@ -2030,8 +2074,10 @@ class TaggedEventTagReused(LintRule):
                    "that do not import each other are two processes, each with its own registry, so one instance in "
                    "each is not reported, and neither are two creations of one tag in them. A module name that two "
                    "files of the run hold (`model.py` of two folders each run as its own script) is, where a file "
-                   "imports it, the one in that file's own import folder, else neither; one process never loads both, "
-                   "and the instances of a class of such a module are not counted.")
+                   "imports it, the one in that file's own import folder, else neither; one process never loads both. "
+                   "A class of such a module is that file's own: `qwen/run.py` making two `Attn` of `qwen/model.py` "
+                   "is reported, whatever `llama/run.py` makes of `llama/model.py`'s; one made where the name "
+                   "reaches neither file is unknown and not counted.")
     SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/ops/_tagged_event.py:137-138; "
               "Ascend/torchair@fbd4456f docs/zh/context/npu_create_tagged_event.md:13")
     INVALID = (
@@ -2231,9 +2277,7 @@ def _import_graph(modules: Dict[str, str], imported: Dict[str, Tuple[str, ...]])
     path -> the names it imports). A name two files hold (``model`` of two folders run as
     scripts) is the file :func:`npulint.paths.reached_from` says, or neither: one process never
     loads both."""
-    paths_of: Dict[str, List[str]] = {}
-    for path, m in sorted(modules.items()):
-        paths_of.setdefault(m, []).append(path)
+    paths_of = _files_of(modules)
     graph: Dict[str, Set[str]] = {}
     for path, names in imported.items():
         found = graph[path] = set()

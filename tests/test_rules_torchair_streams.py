@@ -2209,14 +2209,116 @@ def test_npu306_packages_compare_their_distinct_dotted_names(lint):
     assert where(found) == [("pkg/qwen/model.py",) + at(KV, "tng.ops") + ("NPU306",)]
 
 
-def test_npu306_class_of_a_shared_module_name_is_not_counted_across_folders(lint):
-    # llama's run.py makes two Attn of llama/model.py; qwen's Attn, one class name with it, is
-    # made once in its own process. The tables key classes by name, so the instances of a
-    # class of a shared module name are not counted at all (never qwen's from llama's)
-    run = ZOO_RUN.replace("m = Attn()", "m = Attn()\n    n = Attn()")
-    files = {"zoo2/qwen/model.py": ZOO_MODEL, "zoo2/qwen/run.py": ZOO_RUN,
+TWICE = ZOO_RUN.replace("m = Attn()", "m = Attn()\n    n = Attn()")
+
+
+@pytest.mark.parametrize("twice", ["qwen", "llama"])
+def test_npu306_class_of_a_shared_module_name_is_counted_by_its_file(lint, twice):
+    # the model zoo: one run.py makes two Attn of its own folder's model.py (the second creation
+    # of "attn_ready" raises); the other folder's Attn, one qualified name with it, is made once
+    # in its own process and counted apart (never one from the other's)
+    once = "llama" if twice == "qwen" else "qwen"
+    files = {"zoo2/qwen/model.py": ZOO_MODEL, "zoo2/llama/model.py": ZOO_MODEL,
+             f"zoo2/{twice}/run.py": TWICE, f"zoo2/{once}/run.py": ZOO_RUN}
+    found = lint(files, select=SEL)
+    assert where(found) == [(f"zoo2/{twice}/model.py",) + at(ZOO_MODEL, "tng.ops.npu_create_tagged_event")
+                            + ("NPU306",)]
+    assert "once per instance of Attn, which is instantiated more than once" in found[0].message
+
+
+@pytest.mark.parametrize("run", [
+    "from model import Attn as A\nA()\nA()\n",                        # an alias
+    "import model\nmodel.Attn()\nmodel.Attn()\n",                     # through the module
+    "import model as m\nm.Attn()\nm.Attn()\n",
+    "from model import Attn\nLAYERS = [Attn() for _ in range(2)]\n",   # in a loop
+    "from model import Attn\n\nclass Big(Attn):\n    pass\n\nBig()\nBig()\n",  # a subclass
+    "from model import Attn\n\ndef build():\n    return Attn()\n\nbuild()\nbuild()\n",
+])
+def test_npu306_shared_module_name_aliases_and_values(lint, run):
+    files = {"zoo2/qwen/model.py": ZOO_MODEL, "zoo2/qwen/run.py": run,
+             "zoo2/llama/model.py": ZOO_MODEL, "zoo2/llama/run.py": ZOO_RUN}
+    assert [f.path for f in lint(files, select=SEL)] == ["zoo2/qwen/model.py"]
+    # twin: the same made once in each folder
+    once = {"zoo2/qwen/model.py": ZOO_MODEL, "zoo2/qwen/run.py": ZOO_RUN,
+            "zoo2/llama/model.py": ZOO_MODEL, "zoo2/llama/run.py": ZOO_RUN}
+    assert codes(lint(once, select=SEL)) == []
+
+
+def test_npu306_subclass_in_each_folder_is_counted_by_its_file(lint):
+    # each folder's run.py subclasses its own Attn and makes it once: no process makes two
+    run = "from model import Attn\n\nclass Big(Attn):\n    pass\n\nBig()\n"
+    files = {"zoo2/qwen/model.py": ZOO_MODEL, "zoo2/qwen/run.py": run,
              "zoo2/llama/model.py": ZOO_MODEL, "zoo2/llama/run.py": run}
     assert codes(lint(files, select=SEL)) == []
+
+
+ZOO_BASE = mk("""
+    class Base(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.evt = tng.ops.npu_create_tagged_event(tag="attn_ready")
+
+    class Attn(Base):
+        def __init__(self):
+            super().__init__()
+""")
+
+
+@pytest.mark.parametrize("twice, report", [("llama", False), ("qwen", True)])
+def test_npu306_methods_of_a_shared_module_name_are_their_file_s(lint, twice, report):
+    # trap: llama's Attn.__init__ never runs Base.__init__ (qwen's does): two llama Attn create
+    # no event. Keyed by name, one file's methods would stand for the other's
+    llama = ZOO_BASE.replace("class Attn(Base):\n    def __init__(self):\n        super().__init__()\n",
+                             "class Attn(Base):\n    def __init__(self):\n        pass\n")
+    assert llama != ZOO_BASE
+    once = "llama" if twice == "qwen" else "qwen"
+    files = {"zoo2/qwen/model.py": ZOO_BASE, "zoo2/llama/model.py": llama,
+             f"zoo2/{twice}/run.py": TWICE, f"zoo2/{once}/run.py": ZOO_RUN}
+    assert [f.path for f in lint(files, select=SEL)] == (["zoo2/qwen/model.py"] if report else [])
+
+
+def test_npu306_class_of_a_shared_name_from_another_folder_is_unknown(lint):
+    # tools/run.py makes two Attn of `model`, which qwen/ and llama/ both hold: which one (and so
+    # whether its __init__ creates the event) is not known
+    files = {"zoo2/qwen/model.py": ZOO_MODEL, "zoo2/llama/model.py": ZOO_MODEL,
+             "zoo2/tools/run.py": TWICE}
+    assert codes(lint(files, select=SEL)) == []
+
+
+def test_npu306_package_layout_is_keyed_by_its_dotted_names(lint):
+    # trap: pkg.qwen.model and pkg.llama.model are two module names (not one shared): their
+    # classes keep their qualified names, counted as before
+    init = {"pkg/__init__.py": "", "pkg/qwen/__init__.py": "", "pkg/llama/__init__.py": ""}
+    twice = "from pkg.qwen.model import Attn\nAttn()\nAttn()\nfrom pkg.llama.model import Attn as L\n"
+    files = dict(init, **{"pkg/qwen/model.py": ZOO_MODEL, "pkg/llama/model.py": ZOO_MODEL, "main.py": twice})
+    assert where(lint(files, select=SEL)) == [("pkg/qwen/model.py",) + at(ZOO_MODEL, "tng.ops.npu_create_tagged_event")
+                                              + ("NPU306",)]
+    # both classes made once in one process: their creations of one tag meet
+    both = "from pkg.qwen.model import Attn\nfrom pkg.llama.model import Attn as L\nAttn()\nL()\n"
+    files["main.py"] = both
+    found = lint(files, select=SEL)
+    assert where(found) == [("pkg/qwen/model.py",) + at(ZOO_MODEL, "tng.ops.npu_create_tagged_event")
+                            + ("NPU306",)]
+    assert "pkg/llama/model.py" in found[0].message
+
+
+ZOO_WAIT = mk("""
+    class M(torch.nn.Module):
+        def forward(self, x, y):
+            return tng.scope.npu_wait_tensor(x, y)
+""")
+ZOO_COMPILE = RUN_TEMPLATE.replace("Model", "M")
+
+
+def test_npu308_compiled_class_of_a_shared_module_name_is_its_folder_s(lint):
+    # qwen/run.py compiles qwen's M in reduce-overhead, llama/run.py llama's in max-autotune:
+    # only qwen's npu_wait_tensor runs in an aclgraph mode
+    files = {"zoo2/qwen/model.py": ZOO_WAIT, "zoo2/llama/model.py": ZOO_WAIT,
+             "zoo2/qwen/run.py": ZOO_COMPILE.format(module="model", mode="reduce-overhead"),
+             "zoo2/llama/run.py": ZOO_COMPILE.format(module="model", mode="max-autotune")}
+    found = lint(files, select=SEL)
+    assert where(found) == [("zoo2/qwen/model.py",) + at(ZOO_WAIT, "tng.scope.npu_wait_tensor") + ("NPU308",)]
+    assert "zoo2/qwen/run.py" in found[0].message
 
 
 def test_npu306_class_of_a_unique_module_name_is_still_counted(lint):
