@@ -32,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import re
 from typing import Any, Dict, FrozenSet, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -391,6 +392,59 @@ def mode_rejected(value) -> Dict[str, str]:
 
     accepted = torchair_data()["modes"].get(value, {}) if isinstance(value, str) else {}
     return {r: where for r, where in mode_lists().items() if r not in accepted}
+
+
+def option_values(path: Tuple[str, ...]) -> Dict[str, dict]:
+    """Release -> what torchair's class of option *path* accepts there (rules/torchair_releases.json
+    ``values``: the ``_option_base.py`` class, its arguments, where the option is defined)."""
+    from npulint.releases import torchair_data
+
+    return torchair_data().get("values", {}).get(".".join(path), {})
+
+
+def _int_bound(n: int) -> str:
+    return "2**63-1" if n == INT64_MAX else str(n)
+
+
+def value_rejected(entry: dict, kind: str, v) -> Optional[Tuple[str, str]]:
+    """(the exception, what is allowed) where the value setter of the option class *entry*
+    (Ascend/torchair@fced8842 python/torchair/configs/_option_base.py; the same in every release
+    that has the class) raises for a value of literal *kind* (:func:`literal_kind`) and value *v*;
+    None where it accepts it or that is not known. ``OptionValue``: ValueError unless ``v in
+    optional`` (:42-48); ``IntRangeValue``: ValueError unless an int in [min, max] (:62-68);
+    ``IntListValue`` (:83-91), ``StrOptionValue`` (:104-108), ``DictOptionValue`` (:121-125),
+    ``CallableValue`` (:205-209): TypeError unless None or of the type (a list/tuple of ints, str,
+    dict, callable); ``RegexValue`` (:181-186): ``re.match`` raises TypeError for a non-string,
+    ValueError for a string the pattern does not match. Files and paths are the machine's, never
+    known."""
+    cls, args = entry["cls"], entry["args"]
+    scalar = kind == "scalar"
+    if cls == "OptionValue":
+        if len(args) < 2 or not isinstance(args[1], list) or v is UNKNOWN:
+            return None
+        return None if v in args[1] else ("ValueError", ", ".join(repr(x) for x in args[1]))
+    if cls == "IntRangeValue":
+        lo, hi = args[1], args[2]
+        allowed = f"an int in [{_int_bound(lo)}, {_int_bound(hi)}]"
+        return None if scalar and isinstance(v, int) and lo <= v <= hi else ("ValueError", allowed)
+    if scalar and v is None and cls in ("IntListValue", "StrOptionValue", "DictOptionValue", "CallableValue"):
+        return None
+    if cls == "IntListValue":
+        if kind in ("list", "tuple") and (v is UNKNOWN or all(isinstance(x, int) for x in v)):
+            return None
+        return "TypeError", "a list or tuple of ints, or None"
+    if cls == "StrOptionValue":
+        return None if scalar and isinstance(v, str) else ("TypeError", "a str or None")
+    if cls == "DictOptionValue":
+        return "TypeError", "a dict or None"  # a dict is never a known value here
+    if cls == "CallableValue":
+        return "TypeError", "a callable or None"  # no literal is callable
+    if cls == "RegexValue":
+        allowed = f"a str matching {args[1]!r}, e.g. {args[2]!r}"
+        if not (scalar and isinstance(v, str)):
+            return "TypeError", allowed
+        return None if re.match(args[1], v) else ("ValueError", allowed)
+    return None
 
 
 def _either(values: Sequence[str]) -> str:
@@ -1268,11 +1322,21 @@ class ConfigOptionType(_StoreRule):
         "`aclgraph_config.use_custom_pool` is a plain attribute, stored unchecked; when an aclgraph is first "
         "compiled torchair raises TypeError unless it is None or a graph-pool handle, a 2-tuple of ints with a "
         "zero element (`torch.npu.graph_pool_handle()`): a literal bool, number, string or list is reported; "
-        "a call result is unknown and not reported. A check holds on the torchair releases that define the "
+        "a call result is unknown and not reported. The other options are checked as each release's class "
+        "defines them (`values` in rules/torchair_releases.json, read from the configs by "
+        "tools/gen_torchair_releases.py): an enum `OptionValue(_, [...])` raises ValueError for a value not in its "
+        "list (`ge_config.oo_level = \"o1\"`); an `IntRangeValue` for a non-int or one outside its bounds; "
+        "`StrOptionValue`, `IntListValue`, `DictOptionValue` and `CallableValue` raise TypeError for a known value "
+        "that is neither None nor a str, a list/tuple of ints, a dict, a callable; a `RegexValue` raises TypeError "
+        "for a non-string and ValueError for a string its pattern does not match. Paths and files are the "
+        "machine's and never reported. Where the releases the code may run on differ, a value one of them accepts "
+        "is not reported (nor in a conditional store), and the message names the releases that reject it. "
+        "A check holds on the torchair releases that define the "
         "option (`options` in rules/torchair_releases.json), and setting it is evidence that the code runs on one "
         "of them: where no release the code may run on defines it (`debug.deadlock_check` with torchair pinned "
         "to 7.1.0), the assignment fails otherwise, which NPU206 reports.")
-    SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:42-68, configs/debug_config.py:78-88, "
+    SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:42-68,71-125,171-186,195-209, "
+              "configs/debug_config.py:78-88, "
               "_acl_concrete_graph/acl_graph.py:752-761")
     INVALID = (
         Invalid(_ex("config.debug.aclgraph.clone_input = \"False\""), range=(4, 1, 4, 34),
@@ -1281,6 +1345,9 @@ class ConfigOptionType(_StoreRule):
         Invalid(_ex("config.debug.aclgraph.static_capture_size_limit = 0"), range=(4, 1, 4, 48),
                 message="`config.debug.aclgraph.static_capture_size_limit` = 0 is outside [1, 2**63-1]: torchair "
                         "raises ValueError at this assignment; use an int >= 1 (the default is 64)"),
+        Invalid(_ex("config.ge_config.oo_level = \"o1\""), range=(4, 1, 4, 26),
+                message="`config.ge_config.oo_level` gets 'o1' (str): torchair raises ValueError at this assignment "
+                        "(allowed: 'O1', 'O3')"),
         Invalid(_ex("config.aclgraph_config.use_custom_pool = True"), range=(4, 1, 4, 39),
                 message="`config.aclgraph_config.use_custom_pool` gets True (bool), which is not a graph-pool "
                         "handle: torchair stores it unchecked and raises TypeError (\"Invalid graph pool handle "
@@ -1288,10 +1355,12 @@ class ConfigOptionType(_StoreRule):
                         "for no shared pool)"),
     )
     VALID = (_ex("config.debug.aclgraph.clone_input = 0", "config.debug.aclgraph.static_capture_size_limit = 128",
-                 "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()"),
+                 "config.aclgraph_config.use_custom_pool = torch.npu.graph_pool_handle()",
+                 "config.ge_config.oo_level = \"O1\""),
              _ex("config.aclgraph_config.use_custom_pool = None"))
-    HOW_TO_FIX = ("Use True/False for boolean options, an int >= 1 for static_capture_size_limit, and "
-                  "`torch.npu.graph_pool_handle()` for use_custom_pool.")
+    HOW_TO_FIX = ("Use True/False for boolean options, an int >= 1 for static_capture_size_limit, "
+                  "`torch.npu.graph_pool_handle()` for use_custom_pool, and for the other options a value the "
+                  "message lists as allowed.")
 
     uses = (TorchairConfigAnalysis,)
 
@@ -1302,7 +1371,43 @@ class ConfigOptionType(_StoreRule):
         if s.validated and s.option_path != MODE and s.w.node is not None and s.w.node.check is not None and \
                 self.ctx.analysis(TorchairConfigAnalysis).checked(s) and \
                 holds_with_options(self.ctx, certain_stores(cfg, s.site) + [s], [s.option_path]) is not None:
-            self._check_type(s)
+            if s.w.node.check in ("bool", "pool") or s.option_path == CAPTURE_LIMIT:
+                self._check_type(s)
+            else:
+                self._check_value(cfg, s)
+
+    def _check_value(self, cfg: Config, s: Store) -> None:
+        """The other option classes, as each release defines the option (``values``): reported
+        where every release the code may run on rejects the value with the same exception."""
+        from npulint.releases import describe
+
+        kind, v, node = literal_kind(self.ctx, s.raw.value, s.site)
+        if kind is None:
+            return
+        entries = option_values(s.option_path)
+        rejected = {r: value_rejected(e, kind, v) for r, e in entries.items()}
+        holds = {r: entries[r]["source"] for r, why in rejected.items() if why is not None}
+        if not holds:
+            return
+        everywhere = len(holds) == len(option_releases(s.option_path))
+        held = None if s.conditional and not everywhere else \
+            holds_with_evidence(self.ctx, certain_stores(cfg, s.site) + [s], holds)
+        if held is None:
+            return
+        releases, where = held
+        newest = next(r for r, w in holds.items() if w == where)
+        exc, allowed = rejected[newest]
+        if any(rejected[r][0] != exc for r in holds):
+            return  # the releases differ in the exception: say nothing rather than name the wrong one
+        path = ".".join(s.option_path)
+        shown = f"the {kind} {self.ctx.code(node)}" if kind in ("list", "tuple") else f"{v!r} ({type(v).__name__})"
+        if everywhere:
+            self.report(s.node, f"`config.{path}` gets {shown}: torchair raises {exc} at this assignment "
+                                f"(allowed: {allowed})")
+            return
+        accepting = describe(f"torchair@{r}" for r in option_releases(s.option_path) if r not in holds)
+        self.report(s.node, f"`config.{path}` gets {shown}: torchair {releases} raises {exc} at this assignment "
+                            f"({where}, allowed: {allowed}; {accepting} accept it)")
 
     def _check_type(self, s: Store) -> None:
         ctx = self.ctx

@@ -705,6 +705,109 @@ def test_npu204_traps(lint):
     assert codes(lint(src, select=SEL)) == []
 
 
+# the other option classes, as rules/torchair_releases.json ``values`` holds them per release
+@pytest.mark.parametrize("option, value, exc, allowed", [
+    ("ge_config.oo_level", '"o1"', "ValueError", "'O1', 'O3'"),
+    ("ge_config.export_compile_stat", "1", "ValueError", "'0', '1', '2'"),
+    ("dump_config.dump_mode", "None", "ValueError", "'input', 'output', 'all'"),
+    ("experimental_config.static_model_ops_lower_limit", "-2", "ValueError", "an int in [-1, 2**63-1]"),
+    ("experimental_config.static_model_ops_lower_limit", '"5"', "ValueError", "an int in [-1, 2**63-1]"),
+    ("experimental_config.aclgraph._aclnn_static_shape_kernel_build_dir", "3", "TypeError", "a str or None"),
+    ("experimental_config.aclgraph._aclnn_static_shape_kernel_sym_value_range", '["a"]', "TypeError",
+     "a list or tuple of ints, or None"),
+    ("experimental_config.aclgraph._aclnn_static_shape_kernel_sym_value_range", "4", "TypeError",
+     "a list or tuple of ints, or None"),
+    ("experimental_config.aclgraph._super_kernel_optimize_options", '"x"', "TypeError", "a dict or None"),
+    ("post_grad_custom_pre_pass", '"my_pass"', "TypeError", "a callable or None"),
+    ("dump_config.dump_step", "5", "TypeError", "a str matching"),
+    ("dump_config.dump_step", '"a|b"', "ValueError", "a str matching"),
+])
+def test_npu204_option_classes_reject(lint, option, value, exc, allowed):
+    src = mk(f"""
+        VALUE = {value}
+        config = torchair.CompilerConfig()
+        config.{option} = VALUE
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU204"]
+    assert pos(found[0]) == at(src, "config.")
+    assert found[0].message.startswith(f"`config.{option}` gets ")
+    assert f"torchair raises {exc} at this assignment (allowed: {allowed}" in found[0].message
+
+
+@pytest.mark.parametrize("option, value", [
+    ("ge_config.oo_level", '"O1"'),
+    ("ge_config.export_compile_stat", '"1"'),
+    ("dump_config.dump_mode", '"all"'),
+    ("experimental_config.static_model_ops_lower_limit", "-1"),
+    ("experimental_config.static_model_ops_lower_limit", "True"),  # bool is an int
+    ("experimental_config.aclgraph._aclnn_static_shape_kernel_build_dir", "None"),
+    ("experimental_config.aclgraph._aclnn_static_shape_kernel_sym_value_range", "(1, 2)"),
+    ("experimental_config.aclgraph._aclnn_static_shape_kernel_sym_value_range", "[n for n in sizes]"),
+    ("experimental_config.aclgraph._super_kernel_optimize_options", '{"a": 1}'),
+    ("post_grad_custom_pre_pass", "my_pass"),
+    ("dump_config.dump_step", '"0|1|2-5"'),
+    ("ge_config.aicore_num", '"x"'),  # OptionValue(None, None): anything
+    ("dump_config.dump_path", '"/nonexistent"'),  # a path: the machine's
+    ("ge_config.oo_level", "level"),
+])
+def test_npu204_option_classes_clean(lint, option, value):
+    src = mk(f"""
+        config = torchair.CompilerConfig()
+        config.{option} = {value}
+        config.{option}.value = {value}
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu204_option_classes_traps(lint):
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.ge_config.oo_level._value = "o1"      # the raw slot: no check
+        config.export.export_mode = "o1"             # _ExportConfig: replaced unchecked
+        if flag:
+            config.ge_config.oo_level = "O1"
+        other = torchair.CompilerConfig()
+        other.ge_config = my_ge
+        other.ge_config.oo_level = "o1"             # no longer torchair's sub-config
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu204_option_classes_on_the_releases_that_define_the_option(lint):
+    # _super_kernel_optimize_options: 26.0.0 and master only; on 7.1.0 the store fails otherwise (NPU206)
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.experimental_config.aclgraph._super_kernel_optimize_options = "x"
+    """)
+    assert codes(lint(src, select=SEL, config=TORCHAIR_MASTER)) == ["NPU204"]
+    assert "NPU204" not in codes(lint(src, select=SEL, config='[tool.npulint.releases]\ntorchair = "7.1.0"\n'))
+
+
+def test_npu204_option_classes_where_releases_differ(lint, monkeypatch):
+    # no option but the mode differs between the releases today: a release whose class accepts the
+    # value keeps it silent unless the code is pinned to the others, which the message names
+    real = tc.option_values
+
+    def values(path):
+        out = dict(real(path))
+        if path == ("ge_config", "oo_level"):
+            out["master"] = dict(out["master"], args=["O3", ["O1", "O2", "O3"]])
+        return out
+
+    monkeypatch.setattr(tc, "option_values", values)
+    src = mk("""
+        config = torchair.CompilerConfig()
+        config.ge_config.oo_level = "O2"
+    """)
+    assert codes(lint(src, select=SEL)) == []
+    assert codes(lint(src, select=SEL, config=TORCHAIR_MASTER)) == []
+    found = lint(src, select=SEL, config='[tool.npulint.releases]\ntorchair = "7.3.0"\n')
+    assert codes(found) == ["NPU204"]
+    assert "torchair 7.1.0 to 26.0.0 raises ValueError at this assignment (Ascend/torchair@" in found[0].message
+    assert "allowed: 'O1', 'O3'; torchair master accept it)" in found[0].message
+
+
 # ======================================================================================
 # NPU205 aclgraph-output-retained
 # ======================================================================================

@@ -24,6 +24,11 @@ Releases before 7.1.0 have none of these APIs and are not listed.
   sub-config classes (not into the option value classes of ``_option_base.py``). A rule whose
   premise or advice names an option holds only on the releases that define it (NPU201, NPU202,
   NPU203).
+* the same ``self.<name> = <Value class>(...)`` calls, for what each option accepts (``values``:
+  dotted path -> release -> ``cls``, the class of ``_option_base.py`` it instantiates, ``args``,
+  its positional arguments evaluated (literals, ``2 ** 63 - 1``, and module-level names bound to
+  them; an option with an argument that cannot be is left out), and ``source``): an ``OptionValue``'s optional list, an
+  ``IntRangeValue``'s bounds, a ``RegexValue``'s pattern (NPU204);
 * the NPU010 signatures (``SIGNATURES``: qualified name -> the file and the ``def``/``class``
   that define it; a class's ``__init__`` without ``self``), rendered without annotations, with
   their defaults (``signatures``: name -> release -> text and ``Repo@sha file:line``);
@@ -90,20 +95,52 @@ def show(mirror: str, rev: str, path: str) -> str:
 CONFIGS = "python/torchair/configs/"
 
 
-def config_options(mirror: str, rev: str, short: str) -> dict:
-    """Dotted option path -> ``Repo@sha file:line`` of its definition, at *rev*. A class name
+_UNKNOWN = object()
+
+
+def _evaluate(node, names: dict):
+    """A literal, a list/tuple of them, ``-x``, ``a + b``, ``a - b``, ``a * b``, ``a ** b`` of
+    ints, or a name bound to one at module level (*names*); ``_UNKNOWN`` otherwise."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, (ast.List, ast.Tuple)):
+        items = [_evaluate(e, names) for e in node.elts]
+        return _UNKNOWN if any(i is _UNKNOWN for i in items) else items
+    if isinstance(node, ast.Name):
+        return names.get(node.id, _UNKNOWN)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _evaluate(node.operand, names)
+        return -v if type(v) is int else _UNKNOWN
+    ops = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+           ast.Pow: lambda a, b: a ** b}
+    if isinstance(node, ast.BinOp) and type(node.op) in ops:
+        a, b = _evaluate(node.left, names), _evaluate(node.right, names)
+        return ops[type(node.op)](a, b) if type(a) is int and type(b) is int and 0 <= b <= 64 else _UNKNOWN
+    return _UNKNOWN
+
+
+def config_options(mirror: str, rev: str, short: str, values: dict = None) -> dict:
+    """Dotted option path -> ``Repo@sha file:line`` of its definition, at *rev*; *values*, when
+    given, gets what each option defined by a class of ``_option_base.py`` accepts (dotted path
+    -> ``{"cls", "args", "source"}``, see the module docstring). A class name
     is looked up in its own file, then through that file's ``from torchair.configs.<m> import``
     (two files define an ``_ExperimentalConfig``); a class's bases are read too (``_path`` of
     the dump configs comes from their base)."""
     names = git(mirror, "ls-tree", "--name-only", rev, CONFIGS).split()
     classes = {}  # (file, class name) -> ClassDef
     imports = {}  # (file, name) -> the file that defines it
+    constants = {}  # file -> module-level name -> value
     for path in sorted(n for n in names if n.endswith(".py")):
         try:
             tree = ast.parse(show(mirror, rev, path))
         except SyntaxError:
             continue
+        constants[path] = {}
         for node in tree.body:
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                value = _evaluate(node.value, constants[path])
+                if value is not _UNKNOWN:
+                    constants[path][node.targets[0].id] = value
             if isinstance(node, ast.ClassDef):
                 classes[(path, node.name)] = node
             elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("torchair.configs."):
@@ -143,6 +180,13 @@ def config_options(mirror: str, rev: str, short: str) -> dict:
                             name = prefix + (target.attr,)
                             out[".".join(name)] = f"{REPO}@{short} {path}:{sub.lineno}"
                             value = sub.value
+                            cls = lookup(path, value.func.id) if isinstance(value, ast.Call) and isinstance(
+                                value.func, ast.Name) else None
+                            args = [_evaluate(a, constants.get(path, {})) for a in value.args] \
+                                if cls is not None and cls[0].endswith("_option_base.py") else [_UNKNOWN]
+                            if values is not None and _UNKNOWN not in args:
+                                values[".".join(name)] = {"cls": cls[1], "args": args,
+                                                          "source": f"{REPO}@{short} {path}:{sub.lineno}"}
                             found = lookup(path, value.func.id) if isinstance(value, ast.Call) and isinstance(
                                 value.func, ast.Name) else None
                             if found is not None and found not in seen:
@@ -251,6 +295,7 @@ def main(mirror: str) -> dict:
     raises = {}
     ignores = {}
     options = {}
+    values = {}
     signatures = {}
     modes = {}
     kwarg = {}
@@ -263,8 +308,11 @@ def main(mirror: str) -> dict:
             found = signature(mirror, rel, short, path, name)
             if found is not None:
                 signatures.setdefault(qual, {})[rel] = found
-        for name, where in config_options(mirror, rel, short).items():
+        accepts = {}
+        for name, where in config_options(mirror, rel, short, accepts).items():
             options.setdefault(name, {})[rel] = where
+        for name, entry in accepts.items():
+            values.setdefault(name, {})[rel] = entry
         init = show(mirror, rel, "python/torchair/ops/__init__.py")
         for lineno, line in enumerate(init.splitlines(), 1):
             m = re.match(r"def (npu_\w+)\(", line)
@@ -302,6 +350,7 @@ def main(mirror: str) -> dict:
         "checks": {"NPU303": {"holds": raises, "does_not_hold": ignores}},
         "options": options,
         "modes": modes,
+        "values": values,
         "mode_kwarg": kwarg,
         "signatures": signatures,
         "versions": {r: version(mirror, r) for r in RELEASES},
