@@ -321,6 +321,7 @@ class Semantic:
         # swallowed exception), as spans of the traversal's counter: [seq before, seq after].
         # A binding in one decides nothing read after the body (see _partly_run)
         self.partial_spans: List[List[int]] = []
+        self.expecting_spans: List[List[int]] = []  # the bodies of withs that expect an exception
         self._open_spans: Dict[int, List[int]] = {}  # id(node) -> its span, while walked
         # the file imports its own module (``import pkg.a as me`` in pkg/a.py): its own
         # attribute stores (``me.X = 1``, ``setattr(me, "X", 1)``) may rebind its names
@@ -529,11 +530,17 @@ class Semantic:
         then a store through any name may be to its globals."""
         return None if self.imports_self else self.module_name
 
-    def open_partial(self, node: cst.CSTNode) -> None:
+    def open_partial(self, node: cst.CSTNode) -> List[int]:
         """The body of *node* starts here and may run in part or not at all (see
-        :attr:`partial_spans`)."""
+        :attr:`partial_spans`); its span, closed by :meth:`close_partial`."""
         span = self._open_spans[id(node)] = [self.seq, 1 << 62]
         self.partial_spans.append(span)
+        return span
+
+    def expects_raise(self, seq: int) -> bool:
+        """Whether the point *seq* is in the body of a ``with`` that expects an exception there
+        (``pytest.raises``, ``self.assertRaises``...: a test of the raise a rule would report)."""
+        return any(start < seq <= end for start, end in self.expecting_spans)
 
     def close_partial(self, node: cst.CSTNode) -> None:
         span = self._open_spans.pop(id(node), None)
@@ -1638,7 +1645,19 @@ def _v_with(sem: Semantic, node) -> None:
     sem.scope.with_depth += 1
     if not all(isinstance(item.item, cst.Call) and _straight_manager(sem.qualnames(item.item.func, site))
                for item in node.items):
-        sem.open_partial(node)
+        span = sem.open_partial(node)
+        if any(isinstance(item.item, cst.Call) and _expects_raise(item.item.func, sem, site) for item in node.items):
+            sem.expecting_spans.append(span)
+
+
+# the managers whose body a test expects to raise: pytest.raises, unittest's assertRaises*
+_RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
+
+
+def _expects_raise(func: cst.BaseExpression, sem: Semantic, site: Site) -> bool:
+    if isinstance(func, cst.Attribute) and func.attr.value in _RAISES_METHODS:
+        return True
+    return "pytest.raises" in sem.qualnames(func, site)
 
 
 def _straight_manager(names) -> bool:

@@ -845,13 +845,16 @@ class TorchairConfigAnalysis(Analysis):
 
     def checked(self, store: Store) -> bool:
         """Whether *store*'s path is torchair's: not below a sub-config that an assignment
-        replaced (NPU204, NPU206, NPU207 judge only those)."""
+        replaced; and whether a raise there is a defect: not in the body of a ``with`` that
+        expects one (``pytest.raises``, ``self.assertRaises``: a test of that very raise).
+        NPU204, NPU206, NPU207 judge only those."""
         if self._unchecked is None:
             self._unchecked = set()
             for cfg in self.configs.values():
                 replaced = [s.path for s in cfg.stores if s.replaces]
                 for s in cfg.stores:
-                    if any(len(p) < len(s.path) and s.path[:len(p)] == p for p in replaced):
+                    if any(len(p) < len(s.path) and s.path[:len(p)] == p for p in replaced) or \
+                            self.ctx.sem.expects_raise(s.seq):
                         self._unchecked.add(id(s))
         return id(store) not in self._unchecked
 
@@ -1334,7 +1337,9 @@ class ConfigOptionType(_StoreRule):
         "A check holds on the torchair releases that define the "
         "option (`options` in rules/torchair_releases.json), and setting it is evidence that the code runs on one "
         "of them: where no release the code may run on defines it (`debug.deadlock_check` with torchair pinned "
-        "to 7.1.0), the assignment fails otherwise, which NPU206 reports.")
+        "to 7.1.0), the assignment fails otherwise, which NPU206 reports."
+        " A store in the body of `pytest.raises(...)` or `self.assertRaises(...)` tests that very raise and is not "
+        "reported.")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:42-68,71-125,171-186,195-209, "
               "configs/debug_config.py:78-88, "
               "_acl_concrete_graph/acl_graph.py:752-761")
@@ -1826,7 +1831,9 @@ class UnknownConfigOption(_StoreRule):
         "(`rules/torchair_releases.json`). Every message names the releases it holds for; a name master's "
         "schema lacks but a release the project may run defines is not reported, and where the project runs a "
         "torchair release npulint has no data for (a pin to 6.0.rc1, a torchair tree older than 7.1.0) nothing "
-        "is said.")
+        "is said."
+        " A store in the body of `pytest.raises(...)` or `self.assertRaises(...)` tests that very raise and is not "
+        "reported.")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:221-232, "
               "configs/compiler_config.py:24-45 and the sub-config modules (configs/debug_config.py, "
               "aclgraph_config.py, experimental_config.py)")
@@ -1996,7 +2003,9 @@ class InvalidCompileMode(_StoreRule):
         "only outside `if`/`try` (maybe a version guard) and where every torchair release the code may run on rejects it (those configured in "
         "`[tool.npulint.releases]` or inferred, else every release npulint knows, less those that lack an "
         "option the code sets; with a torchair release npulint has no data for, nothing), naming those "
-        "releases. The suggested modes are those a release the code may run on accepts.")
+        "releases. The suggested modes are those a release the code may run on accepts."
+        " A store in the body of `pytest.raises(...)` or `self.assertRaises(...)` tests that very raise and is not "
+        "reported.")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/compiler_config.py:39, "
               "configs/_option_base.py:42-48; Ascend/torchair@9a83e396 (7.3.0) configs/compiler_config.py:39")
     INVALID = (

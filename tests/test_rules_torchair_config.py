@@ -1813,3 +1813,30 @@ def test_npu206_unassignable_sub_object_augmented_or_deleted(lint):
     found = lint(src, select=["NPU206"])
     assert codes(found) == ["NPU206"] and pos(found[0]) == at(src, "config.aclgraph_config = None")
     assert "raises ValueError at this assignment" in found[0].message
+
+
+def test_a_store_a_test_expects_to_raise_is_not_reported(lint):
+    # torchair's own tests: `with self.assertRaises(ValueError): config.mode = "bad"` tests the
+    # raise NPU207 (and NPU204, NPU206) would report
+    for manager in ("self.assertRaises(ValueError)", "self.assertRaisesRegex(ValueError, 'mode')",
+                    "pytest.raises(ValueError)"):
+        src = mk(f"""
+            import pytest
+            class T:
+                def test(self):
+                    config = torchair.CompilerConfig()
+                    with {manager}:
+                        config.mode = "reduce_overhead"
+                    with {manager}:
+                        config.debug.no_such_option = True
+        """)
+        assert codes(lint(src, select=SEL)) == [], manager
+    # the twins: outside the with, and inside a with that expects nothing
+    src = mk("""
+        import contextlib
+        config = torchair.CompilerConfig()
+        config.mode = "reduce_overhead"
+        with contextlib.nullcontext():
+            config.mode = "default"
+    """)
+    assert codes(lint(src, select=SEL)) == ["NPU207", "NPU207"]
