@@ -443,8 +443,16 @@ def value_rejected(entry: dict, kind: str, v) -> Optional[Tuple[str, str]]:
         allowed = f"a str matching {args[1]!r}, e.g. {args[2]!r}"
         if not (scalar and isinstance(v, str)):
             return "TypeError", allowed
+        if len(v) > MAX_REGEX_VALUE:
+            return None  # (torchair's patterns nest quantifiers: a long value can take the match forever)
         return None if re.match(args[1], v) else ("ValueError", allowed)
     return None
+
+
+# The longest string value a RegexValue's pattern is tried on: `dump_step`'s pattern,
+# ``^(((\d+)|(\d+-{0,1}\d+))\|{0,1})*$``, backtracks exponentially on a long run of digits that
+# does not match (0.3 s at 16 characters, minutes at 30); at 12 a try is a few milliseconds.
+MAX_REGEX_VALUE = 12
 
 
 def _either(values: Sequence[str]) -> str:
@@ -845,18 +853,21 @@ class TorchairConfigAnalysis(Analysis):
 
     def checked(self, store: Store) -> bool:
         """Whether *store*'s path is torchair's: not below a sub-config that an assignment
-        replaced; and whether a raise there is a defect: not in the body of a ``with`` that
-        expects one (``pytest.raises``, ``self.assertRaises``: a test of that very raise).
-        NPU204, NPU206, NPU207 judge only those."""
+        replaced (NPU204, NPU206, NPU207 judge only those)."""
         if self._unchecked is None:
             self._unchecked = set()
             for cfg in self.configs.values():
                 replaced = [s.path for s in cfg.stores if s.replaces]
                 for s in cfg.stores:
-                    if any(len(p) < len(s.path) and s.path[:len(p)] == p for p in replaced) or \
-                            self.ctx.sem.expects_raise(s.seq):
+                    if any(len(p) < len(s.path) and s.path[:len(p)] == p for p in replaced):
                         self._unchecked.add(id(s))
         return id(store) not in self._unchecked
+
+    def raise_expected(self, store: Store) -> bool:
+        """Whether *store* is in the body of a ``with`` that expects an exception there
+        (``pytest.raises``, ``self.assertRaises``): a test of the raise at the assignment that
+        NPU204, NPU206 and NPU207 would report, which they do not."""
+        return self.ctx.sem.expects_raise(store.seq)
 
     def compile_at(self, call: cst.Call) -> Optional[Tuple[cst.Call, Site, Backend, Optional[cst.Arg]]]:
         """The record of :attr:`compiles` for *call*, None if it is not such a compile."""
@@ -1338,8 +1349,8 @@ class ConfigOptionType(_StoreRule):
         "option (`options` in rules/torchair_releases.json), and setting it is evidence that the code runs on one "
         "of them: where no release the code may run on defines it (`debug.deadlock_check` with torchair pinned "
         "to 7.1.0), the assignment fails otherwise, which NPU206 reports."
-        " A store in the body of `pytest.raises(...)` or `self.assertRaises(...)` tests that very raise and is not "
-        "reported.")
+        " A store that raises at the assignment is not reported in the body of `pytest.raises(...)` or "
+        "`self.assertRaises(...)`, which expects an exception there (a test of the raise).")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:42-68,71-125,171-186,195-209, "
               "configs/debug_config.py:78-88, "
               "_acl_concrete_graph/acl_graph.py:752-761")
@@ -1376,6 +1387,9 @@ class ConfigOptionType(_StoreRule):
         if s.validated and s.option_path != MODE and s.w.node is not None and s.w.node.check is not None and \
                 self.ctx.analysis(TorchairConfigAnalysis).checked(s) and \
                 holds_with_options(self.ctx, certain_stores(cfg, s.site) + [s], [s.option_path]) is not None:
+            raises_here = s.w.node.check != "pool"  # (use_custom_pool is stored unchecked: it raises later)
+            if raises_here and self.ctx.analysis(TorchairConfigAnalysis).raise_expected(s):
+                return
             if s.w.node.check in ("bool", "pool") or s.option_path == CAPTURE_LIMIT:
                 self._check_type(s)
             else:
@@ -1832,8 +1846,8 @@ class UnknownConfigOption(_StoreRule):
         "schema lacks but a release the project may run defines is not reported, and where the project runs a "
         "torchair release npulint has no data for (a pin to 6.0.rc1, a torchair tree older than 7.1.0) nothing "
         "is said."
-        " A store in the body of `pytest.raises(...)` or `self.assertRaises(...)` tests that very raise and is not "
-        "reported.")
+        " A store that raises at the assignment is not reported in the body of `pytest.raises(...)` or "
+        "`self.assertRaises(...)`, which expects an exception there (a test of the raise).")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:221-232, "
               "configs/compiler_config.py:24-45 and the sub-config modules (configs/debug_config.py, "
               "aclgraph_config.py, experimental_config.py)")
@@ -1874,7 +1888,8 @@ class UnknownConfigOption(_StoreRule):
         scope = self._scope
         if not scope:
             return  # the project's torchair is one npulint has no data for: its options are unknown
-        if not self.ctx.analysis(TorchairConfigAnalysis).checked(s):
+        a = self.ctx.analysis(TorchairConfigAnalysis)
+        if not a.checked(s) or a.raise_expected(s):
             return
         if s.w.status in ("unknown", "unassignable", "readonly"):
             message = self._unknown_message(s, scope)
@@ -2004,8 +2019,8 @@ class InvalidCompileMode(_StoreRule):
         "`[tool.npulint.releases]` or inferred, else every release npulint knows, less those that lack an "
         "option the code sets; with a torchair release npulint has no data for, nothing), naming those "
         "releases. The suggested modes are those a release the code may run on accepts."
-        " A store in the body of `pytest.raises(...)` or `self.assertRaises(...)` tests that very raise and is not "
-        "reported.")
+        " A store that raises at the assignment is not reported in the body of `pytest.raises(...)` or "
+        "`self.assertRaises(...)`, which expects an exception there (a test of the raise).")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/compiler_config.py:39, "
               "configs/_option_base.py:42-48; Ascend/torchair@9a83e396 (7.3.0) configs/compiler_config.py:39")
     INVALID = (
@@ -2024,7 +2039,8 @@ class InvalidCompileMode(_StoreRule):
     uses = (TorchairConfigAnalysis,)
 
     def judge(self, cfg: Config, s: Store) -> None:
-        if not s.validated or s.option_path != MODE or not self.ctx.analysis(TorchairConfigAnalysis).checked(s):
+        a = self.ctx.analysis(TorchairConfigAnalysis)
+        if not s.validated or s.option_path != MODE or not a.checked(s) or a.raise_expected(s):
             return
         v = self.ctx.value(s.raw.value, s.site)
         if not is_constant(v):

@@ -1840,3 +1840,28 @@ def test_a_store_a_test_expects_to_raise_is_not_reported(lint):
             config.mode = "default"
     """)
     assert codes(lint(src, select=SEL)) == ["NPU207", "NPU207"]
+
+
+def test_a_long_value_of_a_regex_option_is_not_matched(lint):
+    # the third review's repro: dump_step's pattern backtracks exponentially on a long run of
+    # digits (the lint hung); a value past MAX_REGEX_VALUE is not judged, a short one is
+    MAX_REGEX_VALUE = tc.MAX_REGEX_VALUE
+
+    long_value = "1" * 30 + "x"
+    assert len(long_value) > MAX_REGEX_VALUE
+    assert only(lint(mk(f'config = torchair.CompilerConfig()\nconfig.dump_config.dump_step = "{long_value}"\n'),
+                     select=SEL), "NPU204") == []
+    assert codes(only(lint(mk('config = torchair.CompilerConfig()\nconfig.dump_config.dump_step = "1x"\n'),
+                           select=SEL), "NPU204")) == ["NPU204"]
+
+
+def test_a_pool_stored_in_a_with_that_expects_a_raise_is_still_reported(lint):
+    # use_custom_pool is stored unchecked: torchair raises later, not at the assignment, so a
+    # `pytest.raises` around the store does not test that raise
+    src = mk("""
+        import pytest
+        config = torchair.CompilerConfig()
+        with pytest.raises(TypeError):
+            config.aclgraph_config.use_custom_pool = True
+    """)
+    assert codes(only(lint(src, select=SEL), "NPU204")) == ["NPU204"]
