@@ -1616,9 +1616,12 @@ def _v_for(sem: Semantic, node: cst.For) -> None:
 # its body, and execution goes on after the ``with`` from the middle of the body
 # (``contextlib.suppress``, ``pytest.raises``, ``unittest.TestCase.assertRaises``, a class of
 # the project's, ``ExitStack`` with such a callback). A ``with`` body runs whole, for what
-# comes after it, only where every manager is one of these, which never swallow (their
-# ``__exit__`` returns None or False): the standard library's, PyTorch's, torch_npu's,
-# torchair's and TensorFlow's that model code holds its work in.
+# comes after it, only where every manager is one of these, which never swallow: their
+# ``__exit__`` returns None or False, or they are ``@contextmanager`` generators that do not
+# catch (the standard library's; PyTorch's torch/autograd/grad_mode.py, torch/amp/autocast_mode.py,
+# torch/profiler; torchair's scopes return ``_npu_scope_exit()``, whose op returns None:
+# Ascend/torchair@fced8842 python/torchair/scope/__init__.py:18-19, scope/_scope.py:44;
+# TensorFlow's scopes and sessions).
 STRAIGHT_MANAGERS = frozenset({
     "open", "io.open", "builtins.open", "gzip.open", "bz2.open", "lzma.open", "tarfile.open", "zipfile.ZipFile",
     "tempfile.TemporaryDirectory", "tempfile.NamedTemporaryFile", "tempfile.TemporaryFile",
@@ -1630,7 +1633,7 @@ STRAIGHT_MANAGERS = frozenset({
     "torch.profiler.profile", "torch.profiler.record_function", "torch.autograd.profiler.record_function",
     "torch.autograd.profiler.profile", "torch.autograd.set_detect_anomaly", "torch.autograd.detect_anomaly",
     "torch_npu.profiler.profile", "torch_npu.npu.stream", "torch_npu.npu.device",
-    "torchair.scope.npu_stream_switch", "torchair.scope.npu_wait_tensor", "torchair.scope.super_kernel",
+    "torchair.scope.npu_stream_switch", "torchair.scope.super_kernel",
     "torchair.scope.limit_core_num", "torchair.scope.op_never_timeout", "torchair.ops.NpuStreamSwitch",
     "tensorflow.name_scope", "tensorflow.variable_scope", "tensorflow.compat.v1.variable_scope",
     "tensorflow.compat.v1.name_scope", "tensorflow.device", "tensorflow.control_dependencies",
@@ -1643,10 +1646,11 @@ def _v_with(sem: Semantic, node) -> None:
     site = sem.site()
     sem.withs.append((node, site))
     sem.scope.with_depth += 1
-    if not all(isinstance(item.item, cst.Call) and _straight_manager(sem.qualnames(item.item.func, site))
-               for item in node.items):
+    calls = [item.item for item in node.items if isinstance(item.item, cst.Call)]
+    names = [sem.qualnames(call.func, site) for call in calls]
+    if len(calls) < len(node.items) or not all(_straight_manager(n) for n in names):
         span = sem.open_partial(node)
-        if any(isinstance(item.item, cst.Call) and _expects_raise(item.item.func, sem, site) for item in node.items):
+        if any(_expects_raise(call.func, n) for call, n in zip(calls, names)):
             sem.expecting_spans.append(span)
 
 
@@ -1654,10 +1658,9 @@ def _v_with(sem: Semantic, node) -> None:
 _RAISES_METHODS = frozenset({"assertRaises", "assertRaisesRegex", "assertRaisesRegexp"})
 
 
-def _expects_raise(func: cst.BaseExpression, sem: Semantic, site: Site) -> bool:
-    if isinstance(func, cst.Attribute) and func.attr.value in _RAISES_METHODS:
-        return True
-    return "pytest.raises" in sem.qualnames(func, site)
+def _expects_raise(func: cst.BaseExpression, names) -> bool:
+    """Whether a ``with`` item's call (*func*, its qualified names *names*) expects an exception."""
+    return (isinstance(func, cst.Attribute) and func.attr.value in _RAISES_METHODS) or "pytest.raises" in names
 
 
 def _straight_manager(names) -> bool:
