@@ -81,13 +81,86 @@ def _versions(framework: str) -> Dict[str, Tuple[str, ...]]:
     for stack, version in declared.items():
         fw, _, rel = stack.partition("@")
         if fw == framework:
-            out.setdefault(version, []).append(rel)
+            rels = out.setdefault(canonical_version(version), [])
+            # master's own periods are master_versions; a release branch declares it at every
+            # snapshot since it set it, which may be older than the one npulint models
+            rels.extend(r for r in ((rel,) if rel == "master" else _branch_line(framework, rel)) if r not in rels)
     for version, history in data.get("master_versions", {}).get(framework, {}).items():
-        rels = out.setdefault(version, [])
+        rels = out.setdefault(canonical_version(version), [])
         rels.extend(r for r in history["releases"] if r not in rels)
     order = known(framework)
     return {v: tuple(sorted(rs, key=lambda r: order.index(r) if r in order else len(order)))
             for v, rs in out.items()}
+
+
+def _branch_line(framework: str, release: str) -> Tuple[str, ...]:
+    """The releases a snapshot of *release*'s branch may behave like, at any time since the
+    branch left master: npulint models each release at its branch's commit in the generated
+    data, and a project that installed the branch (or its tag, or the package the tag built)
+    earlier may lack checks backported since. At its branch point the branch was master, which
+    may behave like the release branched last before it (as in :func:`_versions`), so the line
+    is the release and those branched last before it (by ``branch_points`` where the data have
+    them, else the order of the releases); a checkout of master may be of any date: every
+    release."""
+    order = known(framework)
+    if release == "master":
+        return order
+    if release not in order:
+        return ()
+    points = {}
+    for stack, text in _data(framework).get("branch_points", {}).items():
+        fw, _, rel = stack.partition("@")
+        if fw == framework:
+            points[rel] = _point_date(text)
+    if release in points and None not in points.values():
+        mine = points[release]
+        before = [points[r] for r in points if points[r] < mine]
+        last = max(before) if before else None
+        line = {r for r in points if points[r] == mine or points[r] == last}
+    else:
+        i = order.index(release)
+        line = set(order[max(0, i - 1):i + 1])
+    return tuple(r for r in order if r in line)
+
+
+def _point_date(text: str):
+    """The date of a ``branch_points`` value (``Owner/Repo@sha8 <ISO date>``), or None."""
+    import datetime
+
+    try:
+        return datetime.datetime.fromisoformat(text.split()[-1])
+    except (ValueError, IndexError):
+        return None
+
+
+_PEP440 = re.compile(r"v?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?(\d*))?"
+                     r"(?:-(\d+)|[-_.]?(post|rev|r)[-_.]?(\d*))?(?:[-_.]?(dev)[-_.]?(\d*))?(\+[a-z0-9._-]+)?")
+_PRE = {"a": "a", "alpha": "a", "b": "b", "beta": "b", "c": "rc", "rc": "rc", "pre": "rc", "preview": "rc"}
+
+
+def canonical_version(value: str) -> str:
+    """*value* in PEP 440's normal form, trailing zeros of the release left out, as pip's
+    ``canonicalize_version`` writes it (``26.0.0.dev0`` and ``26.0.0dev0`` are one version: pip
+    freeze writes the first, the upstream ``setup.py`` the second); *value* itself lower-cased
+    when it is not a version."""
+    v = value.strip().lower()
+    m = _PEP440.fullmatch(v)
+    if m is None:
+        return v
+    release, pre, pre_n, post_implicit, post, post_n, dev, dev_n, local = m.groups()
+    parts = release.split(".")
+    while len(parts) > 1 and parts[-1].isdigit() and int(parts[-1]) == 0:
+        parts.pop()
+    out = ".".join(str(int(p)) for p in parts)
+    if pre:
+        out += _PRE[pre] + str(int(pre_n or 0))
+    if post_implicit is not None:
+        out += ".post" + str(int(post_implicit))
+    elif post:
+        out += ".post" + str(int(post_n or 0))
+    if dev:
+        out += ".dev" + str(int(dev_n or 0))
+    return out + (local or "")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -333,11 +406,12 @@ def _to_releases(framework: str, value: str, package: Optional[str] = None) -> T
     *package*, the folder of the framework's own package in the linted tree, holds the
     ``marker`` file, which every modelled release has and no unmodelled one."""
     names = known(framework)
-    if value in names:
-        return (value,)
-    rels = _versions(framework).get(value, ())
+    if value in names:  # a branch (or a release named so): any snapshot of it
+        return _branch_line(framework, value)
+    version = canonical_version(value)
+    rels = _versions(framework).get(version, ())
     data = _data(framework)
-    if rels and any(v.get("version") == value for v in data.get("unmodelled", {}).values()):
+    if rels and any(canonical_version(str(v.get("version"))) == version for v in data.get("unmodelled", {}).values()):
         marker = data["marker"]["path"].split("/", 1)[1]  # python/torchair/... -> torchair/...
         if package is None or not os.path.isfile(os.path.join(package, marker)):
             return ()

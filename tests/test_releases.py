@@ -253,8 +253,10 @@ def test_the_tree_is_the_framework_itself(tmp_path):
     (tmp_path / "mindspeed_llm" / "__init__.py").write_text("")
     (tmp_path / "setup.py").write_text("__version__ = '2.2.0'\nsetup(version=__version__)\n")
     got = _resolve(tmp_path)
-    assert got.of("mindspeed-llm") == ("2.2.0",)
-    assert got.mindspeed_stacks() == {"mindspeed-llm@2.2.0"}
+    # any snapshot of the 2.2.0 branch: at its branch point it was master, which may behave like
+    # 2.1.0, the release branched last before it
+    assert got.of("mindspeed-llm") == ("2.1.0", "2.2.0")
+    assert got.mindspeed_stacks() == {"mindspeed-llm@2.1.0", "mindspeed-llm@2.2.0"}
 
 
 def test_a_version_several_releases_declare_infers_all_of_them(tmp_path):
@@ -275,9 +277,10 @@ def test_a_version_master_declared_names_the_releases_branched_while_it_did(tmp_
     # such a snapshot is older than all of them, and the version names every release
     (tmp_path / "setup.py").write_text("__version__ = '0.0.1'\n")
     assert _resolve(tmp_path).of("mindspeed-llm") == releases.known("mindspeed-llm")
-    # a version only a release branch declared still names that release alone
+    # a version only a release branch declared names that release's line: the release, and the
+    # one branched last before it (the branch's older snapshots may lack checks backported since)
     (tmp_path / "setup.py").write_text("__version__ = '2.3.0'\n")
-    assert _resolve(tmp_path).of("mindspeed-llm") == ("2.3.0",)
+    assert _resolve(tmp_path).of("mindspeed-llm") == ("2.2.0", "2.3.0")
 
 
 def test_an_unknown_version_makes_the_release_unknown(tmp_path):
@@ -293,11 +296,25 @@ def test_an_unknown_version_makes_the_release_unknown(tmp_path):
 
 
 @pytest.mark.parametrize("name, text, framework, expected", [
-    ("requirements.txt", "torch==2.1.0\nmindspeed-llm==2.2.0\n", "mindspeed-llm", ("2.2.0",)),
+    # a release names its line: the release and the one(s) branched last before it
+    ("requirements.txt", "torch==2.1.0\nmindspeed-llm==2.2.0\n", "mindspeed-llm", ("2.1.0", "2.2.0")),
+    # the two core_r0.8.0 releases left master at one commit (4b71802c)
     ("requirements.txt", "mindspeed @ git+https://gitcode.com/Ascend/MindSpeed.git@2.1.0_core_r0.8.0\n",
-     "mindspeed", ("2.1.0_core_r0.8.0",)),
-    ("requirements-npu.txt", "torchair==7.3.0\n", "torchair", ("7.3.0",)),
-    ("pyproject.toml", '[project]\ndependencies = ["mindspeed_mm==master"]\n', "mindspeed-mm", ("master",)),
+     "mindspeed", ("2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0")),
+    ("requirements.txt", "git+https://gitee.com/ascend/MindSpeed.git@2.2.0_core_r0.12.1\n",
+     "mindspeed", ("2.1.0_core_r0.12.1", "2.2.0_core_r0.12.1")),
+    # torchair's data have no branch points: the release before it in the data's order
+    ("requirements-npu.txt", "torchair==7.3.0\n", "torchair", ("7.2.0", "7.3.0")),
+    ("requirements-npu.txt", "torchair==7.1.0\n", "torchair", ("7.1.0",)),  # the oldest npulint models
+    # master, or a checkout of it, may be of any date: every release
+    ("pyproject.toml", '[project]\ndependencies = ["mindspeed_mm==master"]\n', "mindspeed-mm",
+     ("2.0.0", "2.1.0", "2.2.0", "2.3.0", "26.0.0", "26.1.0", "master")),
+    ("requirements.txt", "git+https://gitee.com/ascend/MindSpeed.git@master\n", "mindspeed",
+     releases.known("mindspeed")),
+    # pip freeze writes a version in PEP 440's normal form (26.0.0.dev0), setup.py as upstream wrote it
+    ("requirements.txt", "mindspeed_llm==26.0.0.dev0\n", "mindspeed-llm", ("2.3.0", "26.0.0", "26.1.0", "master")),
+    ("requirements.txt", "mindspeed-llm==26.0.0-dev0\n", "mindspeed-llm", ("2.3.0", "26.0.0", "26.1.0", "master")),
+    ("requirements.txt", "mindspeed==0.12.1.0\n", "mindspeed", releases.known("mindspeed")),
 ])
 def test_pinned_requirements(tmp_path, name, text, framework, expected):
     (tmp_path / name).write_text(text)
@@ -447,8 +464,8 @@ def test_configured_wins_over_inferred(tmp_path):
     s = Settings(root=str(tmp_path), config_path=str(tmp_path / "pyproject.toml"))
     s.releases = {"mindspeed-llm": ("master",)}
     got = releases.resolve(s, [str(tmp_path / "x.sh")])
-    assert got.of("mindspeed-llm") == ("master",)
-    assert got.of("torchair") == ("7.3.0",)  # the other frameworks are still inferred
+    assert got.of("mindspeed-llm") == ("master",)  # as configured: no line, no other release
+    assert got.of("torchair") == ("7.2.0", "7.3.0")  # the other frameworks are still inferred
 
 
 def test_mindspeed_stack_is_an_alias(tmp_path):
@@ -652,16 +669,17 @@ def test_a_pin_in_a_comment_infers_nothing(tmp_path):
     (tmp_path / "requirements.txt").write_text(
         "torch==2.1.0\n# mindspeed-llm==2.1.0 was used before; we now run master\ntorchair==7.3.0  # torchair==7.1.0\n")
     got = _resolve(tmp_path)
-    assert got.of("mindspeed-llm") is None and got.of("torchair") == ("7.3.0",)
+    assert got.of("mindspeed-llm") is None and got.of("torchair") == ("7.2.0", "7.3.0")
     (tmp_path / "requirements.txt").write_text(
-        "mindspeed @ git+https://gitcode.com/Ascend/MindSpeed.git@2.1.0_core_r0.8.0#egg=mindspeed\n")
-    assert _resolve(tmp_path).of("mindspeed") == ("2.1.0_core_r0.8.0",)  # a URL's #egg= is not a comment
+        "mindspeed @ git+https://gitcode.com/Ascend/MindSpeed.git@2.2.0_core_r0.12.1#egg=mindspeed\n")
+    # a URL's #egg= is not a comment
+    assert _resolve(tmp_path).of("mindspeed") == ("2.1.0_core_r0.12.1", "2.2.0_core_r0.12.1")
 
 
 def test_a_mindspeed_pin_keeps_the_llm_and_mm_releases_paired_with_it(tmp_path):
     (tmp_path / "requirements.txt").write_text("git+https://gitcode.com/Ascend/MindSpeed.git@2.1.0_core_r0.8.0\n")
     got = _resolve(tmp_path)
-    assert got.of("mindspeed") == ("2.1.0_core_r0.8.0",)
+    assert got.of("mindspeed") == ("2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0")
     assert "mindspeed-llm@2.1.0" in got.mindspeed_stacks()  # LLM 2.1.0 runs on that MindSpeed
 
 
@@ -674,3 +692,58 @@ def test_each_configuration_infers_from_its_own_files_only(project, cli_run):
     for order in (["plain", "cfg"], ["cfg", "plain"]):
         r = cli_run([*order, "--select", "NPU5", "--format", "json", "--no-cache"], cwd=root)
         assert json.loads(r.stdout) == [], order
+
+
+# -- a pin names a line of snapshots, not the one npulint models ---------------------------------
+
+_MC2_ALONE = ("torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 "
+              "--use-ascend-mc2 --bf16\n")  # no --sequence-parallel: an error from 26.0.0_core_r0.12.1 on
+_BUBBLE_SWAP = ("torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 4 "
+                "--num-layers-per-virtual-pipeline-stage 2 --recompute-in-bubble --swap-attention --bf16\n")
+_FB_ALLTOALL = ("torchrun --nproc_per_node 8 pretrain_gpt.py --moe-fb-overlap --moe-grouped-gemm "
+                "--moe-alltoall-overlap-comm --bf16\n")  # a conflict of every release
+
+
+def _npu5(cli_run, root):
+    r = cli_run([".", "--select", "NPU5", "--format", "json", "--no-cache"], cwd=root)
+    return sorted(f["code"] for f in json.loads(r.stdout))
+
+
+@pytest.mark.parametrize("pin, launch, expected", [
+    # master may be checked out at any date: MindSpeed's mc2 check was a warning until 499eb043
+    # (2026-04-22; Ascend/MindSpeed@a654440c mindspeed/features_manager/tensor_parallel/mc2.py:22-28
+    # on 2.2.0_core_r0.12.1 still warns), so a master pin judges it on every release
+    ("git+https://gitee.com/ascend/MindSpeed.git@master", _MC2_ALONE, []),
+    # ... and reports what every release rejects
+    ("git+https://gitee.com/ascend/MindSpeed.git@master", _FB_ALLTOALL, ["NPU501"]),
+    # a pin of the newest release branches, where the check holds at both ends of the line
+    ("git+https://gitee.com/ascend/MindSpeed.git@26.1.0_core_r0.12.1", _MC2_ALONE, ["NPU504"]),
+    # the 2.2.0 branch gained recompute-in-bubble vs swap-attention after its tag (354af96f, 2025-11-03;
+    # the tag v2.2.0_core_r0.12.1, f321067c, has no such check): a project that installed it earlier runs
+    ("git+https://gitee.com/ascend/MindSpeed.git@2.2.0_core_r0.12.1", _BUBBLE_SWAP, []),
+    ("git+https://gitee.com/ascend/MindSpeed.git@2.2.0_core_r0.12.1", _FB_ALLTOALL, ["NPU501"]),
+    # pip freeze's normal form of the version upstream's setup.py writes 26.0.0dev0
+    ("mindspeed==0.12.1\nmindspeed_llm==26.0.0.dev0", _FB_ALLTOALL, ["NPU501"]),
+    ("mindspeed==0.12.1\nmindspeed_llm==26.0.0dev0", _FB_ALLTOALL, ["NPU501"]),
+])
+def test_a_pinned_branch_or_version_is_judged_on_every_snapshot_it_may_be(project, cli_run, pin, launch, expected):
+    root = project({"requirements.txt": pin + "\n", "run.sh": "#!/bin/bash\n" + launch})
+    assert _npu5(cli_run, root) == expected
+
+
+def test_a_configured_release_is_the_release_npulint_models(project, cli_run):
+    # the configuration says which release runs: no line of older snapshots
+    root = project({"pyproject.toml": '[tool.npulint.releases]\nmindspeed = "2.2.0_core_r0.12.1"\n',
+                    "run.sh": "#!/bin/bash\n" + _BUBBLE_SWAP})
+    assert _npu5(cli_run, root) == ["NPU501"]
+
+
+@pytest.mark.parametrize("value, canonical", [
+    ("26.0.0dev0", "26.dev0"), ("26.0.0.dev0", "26.dev0"), ("26.0.0-dev0", "26.dev0"), ("26.0.0_dev", "26.dev0"),
+    ("0.12.1", "0.12.1"), ("0.1.0", "0.1"), ("0.1", "0.1"), ("V2.2.0", "2.2"), ("1.0RC1", "1rc1"),
+    ("1.0.c1", "1rc1"), ("1.0-alpha2", "1a2"), ("1.0.post2", "1.post2"), ("1.0-3", "1.post3"),
+    ("0.12.1+local.1", "0.12.1+local.1"),  # a local build stays another version
+    ("2.2.0_core_r0.12.1", "2.2.0_core_r0.12.1"), ("master", "master"), ("2.2.", "2.2."),
+])
+def test_versions_compare_in_pep440_normal_form(value, canonical):
+    assert releases.canonical_version(value) == canonical
