@@ -17,7 +17,7 @@ from npulint.model import Finding, Span
 from npulint.paths import module_name, normal_abs
 from npulint.project import _deps_fresh, _follow_up, _project_phase
 from npulint.registry import engine
-from npulint.source import PYTHON, Unreadable, decode
+from npulint.source import PYTHON, SHELL, Unreadable, decode
 from npulint.stat_index import StatIndex
 from npulint.suppress import _suppress
 from npulint.workers import _can_fork, _cpu_count, _execute, _forked_pool, _gc_tuned
@@ -235,7 +235,7 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
 def _whole_programs(inputs: List[_Input], settings: Settings, options: RunOptions) -> Callable[[], bool]:
     """Whether the run holds every file of the programs of its files (asked once, when NPU003
     has a directive to judge that needs it): it was given the folders that hold them whole, or
-    their programs have no Python file it does not lint (:mod:`npulint.program`)."""
+    their programs have no Python file or launch script it does not lint (:mod:`npulint.program`)."""
     answer: List[bool] = []
 
     def whole() -> bool:
@@ -243,8 +243,9 @@ def _whole_programs(inputs: List[_Input], settings: Settings, options: RunOption
             from npulint.program import covered, outside_files
 
             paths = [i.path for i in inputs]
+            # a launch script counts: NPU503 in a Python file needs the program's launches
             answer.append(covered(paths, options.walked) or outside_files(
-                [i.path for i in inputs if i.language == PYTHON], settings, options.walked) == [])
+                paths, settings, options.walked, (PYTHON, SHELL)) == [])
         return answer[0]
 
     return whole

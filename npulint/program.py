@@ -9,10 +9,10 @@ to resolution)."""
 from __future__ import annotations
 
 import os
-from typing import Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Collection, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from npulint.paths import import_root, module_name, nearest_project
-from npulint.source import PYTHON
+from npulint.source import PYTHON, detect_language, is_shell_candidate_name, language_of
 
 # Past this many Python files outside the run, nothing the run binds is taken as unchanged by
 # them (every question is answered "may change"): reading a monorepo's every file for one
@@ -45,9 +45,10 @@ def _script_folder(path: str) -> str:
     return import_root(path, *module_name(path))
 
 
-def _beside(folder: str, limit: int) -> Optional[List[str]]:
+def _beside(folder: str, limit: int, languages: Collection[str] = (PYTHON,)) -> Optional[List[str]]:
     """The Python modules of *folder* and of the packages under it (folders with an
-    ``__init__.py``, as far down as they go); None past *limit* files."""
+    ``__init__.py``, as far down as they go), and their files of the other *languages* (a
+    launch script); None past *limit* files."""
     out: List[str] = []
     todo = [folder]
     while todo:
@@ -58,7 +59,9 @@ def _beside(folder: str, limit: int) -> Optional[List[str]]:
             continue
         for e in entries:
             try:
-                if e.is_file() and e.name.endswith(".py"):
+                if e.is_file() and (e.name.endswith(".py") or (languages != (PYTHON,) and (
+                        language_of(e.path) or (is_shell_candidate_name(e.name) and detect_language(e.path)))
+                        in languages)):
                     out.append(e.path)
                 elif e.is_dir(follow_symlinks=False) and os.path.isfile(os.path.join(e.path, "__init__.py")):
                     todo.append(e.path)
@@ -92,11 +95,13 @@ def covered(paths: Iterable[str], walked: Sequence[str]) -> bool:
     return all(os.path.join(f, "").startswith(inside) for f in roots | folders) if inside else not (roots or folders)
 
 
-def outside_files(paths: Iterable[str], settings, walked: Sequence[str] = ()) -> Optional[List[str]]:
-    """The Python files of the programs *paths* (the run's Python files) belong to that are
-    not among them, sorted; None when there are more than :data:`MAX_PROGRAM_FILES`. A program
-    root inside a folder of *walked* (folders the run was given whole) adds nothing: the run's
-    files are all of its files that the configuration does not exclude."""
+def outside_files(paths: Iterable[str], settings, walked: Sequence[str] = (),
+                  languages: Collection[str] = (PYTHON,)) -> Optional[List[str]]:
+    """The Python files (and the files of the other *languages*: a launch script) of the
+    programs *paths* (the run's files) belong to that are not among them, sorted; None when
+    there are more than :data:`MAX_PROGRAM_FILES`. A program root inside a folder of *walked*
+    (folders the run was given whole) adds nothing: the run's files are all of its files that
+    the configuration does not exclude."""
     from npulint import discovery
 
     run = set(paths)
@@ -109,14 +114,14 @@ def outside_files(paths: Iterable[str], settings, walked: Sequence[str] = ()) ->
         # the walk stops past the bound (a marker in a home folder must not walk the home)
         excluder = discovery.Excluder(settings)
         for f, language, _ in discovery._walk(root, discovery._initial_ignores(root), excluder, True):
-            if language == PYTHON and f not in run:
+            if language in languages and f not in run:
                 found.add(f)
                 if len(found) > MAX_PROGRAM_FILES:
                     return None
     for folder in sorted(folders):
         if os.path.join(folder, "").startswith(inside):
             continue
-        beside = _beside(folder, MAX_PROGRAM_FILES)
+        beside = _beside(folder, MAX_PROGRAM_FILES, languages)
         if beside is None:
             return None
         found.update(os.path.abspath(f) for f in beside)

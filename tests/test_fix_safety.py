@@ -280,6 +280,11 @@ APPLY = ("import torch\n\n\nclass F(torch.autograd.Function):\n    @staticmethod
 @pytest.mark.parametrize("files, named", [
     ({"layers.py": LAYERS, "train.py": TRAIN}, "train.py"),
     ({"model.py": APPLY, "pretrain_gpt.py": "from model import M\n", "run.sh": AMO}, "model.py"),
+    # the program's only other file is the launch script (the entry is an installed package's),
+    # with or without a project marker: an editor's buffer, a pre-commit run over model.py
+    ({"model.py": APPLY, "run.sh": AMO}, "model.py"),
+    ({"model.py": APPLY, "run.sh": AMO, "pyproject.toml": "[project]\nname = 'm'\n"}, "model.py"),
+    ({"model.py": APPLY, "launch": "#!/bin/bash\n" + AMO}, "model.py"),  # a script without a suffix
 ])
 def test_a_run_over_part_of_a_program_keeps_the_directives_the_whole_needs(cli_run, tmp_path, files, named):
     for name, text in files.items():
