@@ -1855,15 +1855,29 @@ class MindSpeedMissingRequirement(_LaunchRule):
                      f"{path}:{line})"
 
 
+def _wrapper_binding(args: Sequence[cst.Arg]) -> Optional[str]:
+    """Why the arguments *args* cannot bind to ``adapt_mem_func_wrapper(fc_class, *args)``
+    (Python's own TypeError), or None: a keyword other than ``fc_class``, or ``fc_class=``
+    beside a positional argument (a ``*`` spread that may be empty is unknown)."""
+    for a in args:
+        if a.keyword is not None and a.keyword.value != "fc_class":
+            return f"got an unexpected keyword argument '{a.keyword.value}'"
+    if any(a.keyword is not None for a in args) and any(a.keyword is None and not a.star for a in args):
+        return "got multiple values for argument 'fc_class'"
+    return None
+
+
 class AdaptMemWrapperMisuse(LintRule):
     CODE = "NPU505"
     NAME = "adapt-mem-wrapper-misuse"
     SEVERITY = "error"
-    SUMMARY = "`adapt_mem_func_wrapper` given something other than an autograd Function class, or keywords."
+    SUMMARY = "`adapt_mem_func_wrapper` given something other than an autograd Function class, or keywords it lacks."
     EXPLANATION = (
         "`adapt_mem_func_wrapper(fc_class, *args)` first checks that `fc_class` is a subclass of "
         "`torch.autograd.Function` and raises `TypeError` otherwise; passing an instance, `X.apply`, a function "
-        "or a lambda fails. It takes no keyword arguments. The Function class may be defined in another linted module "
+        "or a lambda fails. Its only keyword is `fc_class` (a keyword other than that, or `fc_class=` beside a "
+        "positional argument, raises `TypeError` when the call binds). The Function class may be defined in another "
+        "linted module "
         "(`from pkg.fns import MyFn`: `MyFn.apply`, `MyFn()`); a class of a module that is not linted is unknown.")
     SOURCE = (_SRC + "; Ascend/MindSpeed@c721ce33 "
               "mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112-114")
@@ -1894,13 +1908,16 @@ class AdaptMemWrapperMisuse(LintRule):
     def visit_Call(self, node: cst.Call) -> None:
         if node not in self.ctx.analysis(PythonLaunches).wrapper_calls:
             return
-        if any(a.keyword is not None for a in node.args):
-            self.report(node, "adapt_mem_func_wrapper() takes no keyword arguments "
+        problem = _wrapper_binding(node.args)
+        if problem:
+            self.report(node, f"adapt_mem_func_wrapper() {problem} "
                               "(signature: adapt_mem_func_wrapper(fc_class, *args)): it raises TypeError")
             return
-        if not node.args or node.args[0].star:
+        # the class: the first positional argument, or ``fc_class=`` given alone
+        given = [a for a in node.args if a.keyword is None] or list(node.args)
+        if not given or given[0].star:
             return
-        first = node.args[0].value
+        first = given[0].value
         site = self.ctx.site()
         what = self._not_a_function_class(first, site)
         if what:

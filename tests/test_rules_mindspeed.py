@@ -476,6 +476,25 @@ def test_npu505(lint):
     assert [f.line for f in found] == [13, 14, 15, 16, 17]
 
 
+@pytest.mark.parametrize("call, message", [
+    # ``def adapt_mem_func_wrapper(fc_class, *args)`` (Ascend/MindSpeed@c721ce33
+    # mindspeed/core/memory/adaptive_memory/adaptive_memory_function.py:112): fc_class= binds
+    ("w(fc_class=Fn)", None),
+    ("w(*args, fc_class=Fn)", None),  # an empty spread binds too: unknown
+    ("w(Fn, **kw)", None),
+    ("w(fc_class=Fn.apply)", "needs a torch.autograd.Function subclass as its first argument, not Fn.apply"),
+    ("w(Fn, x=1)", "got an unexpected keyword argument 'x'"),
+    ("w(Fn, fc_class=Fn)", "got multiple values for argument 'fc_class'"),
+    ("w(1, fc_class=Fn)", "got multiple values for argument 'fc_class'"),
+])
+def test_npu505_binds_as_python_does(lint, call, message):
+    src = WRAP.split("\n\n\na = ")[0] + "\n\n\ny = " + call + "\n"
+    found = lint(src, select=["NPU505"])
+    assert [m for f in found for m in [f.message] if message is None or message in m] == \
+        ([] if message is None else [found[0].message]), [f.message for f in found]
+    assert len(found) == (0 if message is None else 1)
+
+
 FNS = """\
 import torch
 
