@@ -20,6 +20,7 @@ another module in the project phase."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import itertools
@@ -41,7 +42,7 @@ from npulint.source import SHELL
 from npulint.program import one_program
 from npulint.releases import narrowing, runs_on
 
-from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, catalog_index
+from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, Entry, catalog_index
 
 _SRC = ("MindSpeed's adaptive memory optimization page, Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
         "docs/features/adaptive-memory.md:32-40")
@@ -189,14 +190,44 @@ class Cmd:
         for o in self.occs:
             self.by_flag.setdefault(o.flag, []).append(o)
         self.has_unknown = bool(self.splats) or any(not w.known for w in launch.args)
+        # what an alias (Alias) changed: the values of absent flags, and flags it leaves unknown
+        self.defaults: Dict[str, Any] = DEFAULTS
+        self.set_absent: Dict[str, Any] = {}
+        self.unknown_flags: FrozenSet[str] = frozenset()
+
+    def under(self, alias) -> "Cmd":
+        """The command as the checks after *alias* read it (whether it runs is the caller's
+        question): *alias.to* takes *alias.source*'s occurrences (the flag named is the one
+        written), or, when the source is not written, its parser default (unknown without one)."""
+        view = copy.copy(self)
+        view.by_flag = dict(self.by_flag)
+        view.defaults = dict(self.defaults)
+        view.set_absent = dict(self.set_absent)
+        occs = self.by_flag.get(alias.source)
+        view.by_flag.pop(alias.to, None)
+        view.set_absent.pop(alias.to, None)
+        if occs or alias.source in self.unknown_flags or self.splats:
+            view.unknown_flags = self.unknown_flags - {alias.to}
+            if occs:
+                view.by_flag[alias.to] = occs
+            else:
+                view.unknown_flags |= {alias.to}
+            return view
+        defaults = dict(alias.defaults)
+        if alias.source in defaults:
+            view.defaults[alias.to] = view.set_absent[alias.to] = defaults[alias.source]
+            view.unknown_flags = self.unknown_flags - {alias.to}
+        else:
+            view.unknown_flags = self.unknown_flags | {alias.to}
+        return view
 
     def value(self, flag: str):
         """(known, value, occ): the flag's effective value (the last occurrence, or the default)."""
         occs = self.by_flag.get(flag)
         if not occs:
-            if self.splats:
+            if self.splats or flag in self.unknown_flags:
                 return False, None, None
-            return True, DEFAULTS.get(flag), None
+            return True, self.defaults.get(flag), None
         last = occs[-1]
         if any(s > last.index for s in self.splats):
             return False, None, last
@@ -210,9 +241,18 @@ class Cmd:
         kind = cond[0]
         if kind in ("all", "any"):
             return self._combined(kind, cond[1:])
+        if kind == "unknown":
+            return None, None
+        if kind == "not":
+            r, occ = self.holds(cond[1])
+            return (None if r is None else not r), occ
         flag = cond[1]
         if kind == "on":
             occs = self.by_flag.get(flag)
+            if flag in self.unknown_flags and not occs:
+                return None, None
+            if flag in self.set_absent and not occs:  # set from an alias's default: its truth
+                return bool(self.set_absent[flag]), None
             if occs:
                 # MindSpeed mostly tests the attribute's truth: `--moe-zero-memory-num-layers 0` is
                 # off for an int flag but `--noop-layers 0` (a str) is on; without the flag's type
@@ -268,12 +308,49 @@ class Cmd:
         list does not say which flags take values)."""
         if self.has_unknown:
             return True
-        if cond[0] in ("all", "any"):
+        if cond[0] in ("all", "any", "not"):
             return any(self.has_unknown_for(c) for c in cond[1:])
+        if cond[0] == "unknown" or cond[1] in self.unknown_flags:
+            return True
         occs = self.by_flag.get(cond[1])
         if occs and (occs[-1].value is not None and not occs[-1].value.known):
             return True
         return False
+
+
+def _variants(cmd: Cmd, view) -> List[Cmd]:
+    """The command as an entry's check reads it on one release: each alias of *view* (in
+    upstream's order) applied where its test holds on the launch (read with the release's parser
+    defaults), and both with and without it where that test or the order is not known."""
+    out = [cmd]
+    for alias in view:
+        after = []
+        for c in out:
+            judge = copy.copy(c)
+            judge.defaults = {**c.defaults, **dict(alias.defaults)}
+            runs, _ = judge.holds(alias.when)
+            if runs is False:
+                after.append(c)
+            elif runs and alias.certain:
+                after.append(c.under(alias))
+            else:
+                after += [c, c.under(alias)]
+        out = after
+    return out
+
+
+def agreed(cmd: Cmd, applicable: Applicable, find) -> list:
+    """What ``find(c)`` (a list) finds in every way the releases of *applicable* may read *cmd*
+    (:attr:`Applicable.views`, :func:`_variants`): a release that maps a flag onto another, or
+    may, does not report what only the unmapped reading shows, and neither do the others."""
+    found = None
+    for view in applicable.views:
+        for c in _variants(cmd, view):
+            these = find(c)
+            found = these if found is None else [f for f in found if f in these]
+            if not found:
+                return []
+    return found or []
 
 
 def _falsy(text: str) -> bool:
@@ -1506,24 +1583,27 @@ class MindSpeedIncompatibleFlags(_LaunchRule):
         default value never conflicts): one finding per pair of flags, at the later one."""
         out = []
         pairs = set()
+
+        def both(c: Cmd, e: Entry) -> List[Tuple[Occ, Occ]]:
+            a, occ_a = c.holds(e.a)
+            if a is not True or occ_a is None:
+                return []
+            b, occ_b = c.holds(e.b)
+            return [(occ_a, occ_b)] if b is True and occ_b is not None else []
+
         for applicable in entries:
             e = applicable.entry
             if e.kind != "conflict":
                 continue
-            a, occ_a = cmd.holds(e.a)
-            if a is not True or occ_a is None:
-                continue
-            b, occ_b = cmd.holds(e.b)
-            if b is not True or occ_b is None:
-                continue
-            pair = frozenset((occ_a.flag, occ_b.flag))
-            if pair in pairs:
-                continue
-            pairs.add(pair)
-            later = occ_a if occ_a.index > occ_b.index else occ_b
-            other = occ_b if later is occ_a else occ_a
-            out.append((later.word.span, f"{later.flag} conflicts with {other.flag}: {e.message}; rejected at "
-                                         f"start-up ({applicable.releases}: {applicable.citation})"))
+            for occ_a, occ_b in agreed(cmd, applicable, lambda c: both(c, e)):
+                pair = frozenset((occ_a.flag, occ_b.flag))
+                if pair in pairs:
+                    continue
+                pairs.add(pair)
+                later = occ_a if occ_a.index > occ_b.index else occ_b
+                other = occ_b if later is occ_a else occ_a
+                out.append((later.word.span, f"{later.flag} conflicts with {other.flag}: {e.message}; rejected at "
+                                             f"start-up ({applicable.releases}: {applicable.citation})"))
         return out
 
 
@@ -1797,35 +1877,40 @@ class MindSpeedMissingRequirement(_LaunchRule):
         compares the literal number, and 0 may be out of range)."""
         out: List[tuple] = []
         for applicable in entries:
-            e = applicable.entry
-            where = f"{applicable.releases}: {applicable.citation}"
-            if e.kind == "range":
-                flag, lo, hi = e.b
-                known, value, occ = cmd.value(flag)
-                if not known or occ is None or occ.value is None:
-                    continue
-                try:
-                    num = float(value)
-                except (TypeError, ValueError):
-                    continue
-                if (lo is not None and num < lo) or (hi is not None and num > hi):
-                    out.append((occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})", None))
-                continue
-            if e.kind not in ("requires", "choices"):
-                continue
-            a, occ_a = cmd.holds(e.a)
-            if a is not True or occ_a is None:
-                continue
-            if e.kind == "requires":
-                b, _ = cmd.holds(e.b)
-                if b is False and not cmd.has_unknown_for(e.b):
-                    out.append((occ_a.word.span, f"{occ_a.flag}: {e.message} ({where})", None))
-                continue
-            known, value, occ = cmd.value(occ_a.flag)
-            if known and occ is not None and occ.value is not None and str(value) not in tuple(map(str, e.b[2])):
-                out.append((occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})",
-                            (occ.flag, str(value)) if e.checked_by == "parser" else None))
+            if applicable.entry.kind in ("range", "requires", "choices"):
+                out += agreed(cmd, applicable, lambda c: cls._finding(c, applicable))
         return out
+
+    @staticmethod
+    def _finding(cmd: Cmd, applicable: Applicable) -> List[tuple]:
+        """:meth:`check`'s finding for one entry, as *cmd* reads (a list of one, or empty)."""
+        e = applicable.entry
+        where = f"{applicable.releases}: {applicable.citation}"
+        if e.kind == "range":
+            flag, lo, hi = e.b
+            known, value, occ = cmd.value(flag)
+            if not known or occ is None or occ.value is None:
+                return []
+            try:
+                num = float(value)
+            except (TypeError, ValueError):
+                return []
+            if (lo is not None and num < lo) or (hi is not None and num > hi):
+                return [(occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})", None)]
+            return []
+        a, occ_a = cmd.holds(e.a)
+        if a is not True or occ_a is None:
+            return []
+        if e.kind == "requires":
+            b, _ = cmd.holds(e.b)
+            if b is False and not cmd.has_unknown_for(e.b):
+                return [(occ_a.word.span, f"{occ_a.flag}: {e.message} ({where})", None)]
+            return []
+        known, value, occ = cmd.value(occ_a.flag)
+        if known and occ is not None and occ.value is not None and str(value) not in tuple(map(str, e.b[2])):
+            return [(occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})",
+                     (occ.flag, str(value)) if e.checked_by == "parser" else None)]
+        return []
 
     @classmethod
     def judge(cls, item: tuple, launch: dict, run: "RunFlags", where: str) -> Optional[Tuple[Span, str]]:

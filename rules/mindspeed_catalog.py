@@ -795,12 +795,49 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
 
 
 @dataclasses.dataclass(frozen=True)
+class Alias:
+    """A validator line that sets one flag's attribute (*to*) from another's (*source*) before
+    the entry's check runs: when *when* holds on the launch (a condition; ``("unknown",)`` parts
+    decide nothing), with *defaults* the parser defaults of the flags it reads and of *source*
+    (what *to* gets when *source* is not written); *certain* is False where upstream's order
+    does not say whether it runs before the check (both are then judged). From
+    ``mindspeed_releases.json`` (``aliases``, ``entry_aliases``; tools/gen_releases.py)."""
+    source: str
+    to: str
+    when: tuple
+    defaults: Tuple[Tuple[str, object], ...]
+    certain: bool
+    at: str
+
+
+@dataclasses.dataclass(frozen=True)
 class Applicable:
     """An entry that holds on every stack release of a run, with what its message names: the
-    releases it holds for (text) and the upstream line at the newest of the run's releases."""
+    releases it holds for (text) and the upstream line at the newest of the run's releases; and
+    the aliases onto its flags each of those releases runs before the check (one tuple per
+    distinct set: the entry is reported only where every one of them reports it)."""
     entry: Entry
     releases: str
     citation: str
+    views: Tuple[Tuple[Alias, ...], ...] = ((),)
+
+
+def _tuple(x):
+    return tuple(_tuple(v) for v in x) if isinstance(x, list) else x
+
+
+def aliases_before(entry: Entry, stack: str) -> Tuple[Alias, ...]:
+    """The aliases onto *entry*'s flags that run (or may run) before its check on *stack*."""
+    from npulint.releases import mindspeed_data
+
+    data = mindspeed_data()
+    found = data.get("entry_aliases", {}).get(entry.key, {}).get(stack, ())
+    out = []
+    for index, order in found:
+        a = data["aliases"][stack][index]
+        out.append(Alias(a["from"], a["to"], _tuple(a["when"]), tuple(sorted(a["defaults"].items())),
+                         order == "after", a["at"]))
+    return tuple(out)
 
 
 def holds(entry: Entry) -> Dict[str, str]:
@@ -830,7 +867,9 @@ def catalog_index(stacks: FrozenSet[str]) -> Tuple[Tuple[Applicable, ...], Dict[
     entries = catalog_for(stacks)
     index: Dict[str, List[int]] = {}
     for i, applicable in enumerate(entries):
-        for flag in entry_flags(applicable.entry):
+        # a flag an alias copies onto one of the entry's flags may make it apply
+        sources = {a.source for view in applicable.views for a in view}
+        for flag in entry_flags(applicable.entry) | sources:
             index.setdefault(flag, []).append(i)
     return entries, {flag: tuple(at) for flag, at in index.items()}
 
@@ -845,5 +884,6 @@ def catalog_for(stacks: FrozenSet[str]) -> Tuple[Applicable, ...]:
     for e in CATALOG:
         where = holds(e)
         if stacks and all(s in where for s in stacks):
-            out.append(Applicable(e, describe(where), where[cite]))
+            views = tuple(dict.fromkeys(aliases_before(e, s) for s in sorted(stacks)))
+            out.append(Applicable(e, describe(where), where[cite], views))
     return tuple(out)

@@ -37,7 +37,7 @@ def stacks(data):
 def test_shape(data):
     assert data["generated_by"] == "tools/gen_releases.py"
     assert set(data) == {"generated_by", "repos", "releases", "pairs", "versions", "branch_points", "master_versions",
-                         "validators", "entries"}
+                         "validators", "entries", "aliases", "entry_aliases"}
     assert set(data["releases"]) == {"mindspeed", "mindspeed-llm", "mindspeed-mm"}
     assert data["releases"]["mindspeed"] == ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0", "2.1.0_core_r0.12.1",
                                              "2.2.0_core_r0.12.1", "2.3.0_core_r0.12.1", "26.0.0_core_r0.12.1",
@@ -230,3 +230,28 @@ def test_the_releases_a_master_period_names():
     assert gen.period_releases(points, order, 25, None) == {"2.0", "3.0", "master"}  # still declared
     assert gen.period_releases(points, order, 32, 40) == {"3.0", "master"}  # nothing branched since
     assert gen.period_releases(points, order, 5, 12) == set(order)  # older than every release
+
+
+def test_a_features_own_check_is_found_only_in_a_class_of_that_feature(data):
+    """`self.incompatible_check(args, 'moe_alltoall_overlap_comm')` raises for the class's feature:
+    FwdBwdOverlapFeature's (moe-fb-overlap) is not MoEAlltoAllMC2Feature's, however long the name."""
+    mc2 = data["entries"][by_message("moe_alltoall_mc2 and moe_alltoall_overlap_comm are incompatible")]
+    assert [s for s in mc2 if s.startswith("mindspeed@")] == \
+        ["mindspeed@26.0.0_core_r0.12.1", "mindspeed@26.1.0_core_r0.12.1", "mindspeed@master"]
+    assert all(c.endswith("mindspeed/features_manager/moe/moe_alltoall_mc2.py:23") for c in mc2.values())
+    bubble = data["entries"][by_message("adaptive memory optimization is not compatible with recompute_in_bubble")]
+    assert "swap_attention.py" not in " ".join(bubble.values())
+    assert bubble["mindspeed@master"].endswith("ripipe_schedules_feature.py:51")
+    # a shared base class's check (RiPipeSchedulesFeature.validate_args) runs for its subclasses' features
+    assert "mindspeed@master" in data["entries"][by_message("recompute_in_bubble and optimize_send_recv_comm are incompatible")]
+
+
+def test_lines_cited_together_stay_together(data):
+    """recompute_in_bubble's condition is the same text as recompute_in_advance's, seven lines up
+    (Ascend/MindSpeed@c721ce33 mindspeed/arguments.py:882-883 and :889-890): its raise decides."""
+    for fragment, legacy, current in (("recompute_in_bubble only supports pipelining with interleaving (pipeline", 889, 63),
+                                      ("recompute_in_advance only supports pipelining with interleaving (pipeline", None, 111)):
+        holds = data["entries"][by_message(fragment)]
+        if legacy:
+            assert holds["mindspeed@2.0.0_core_r0.8.0"].endswith(f"mindspeed/arguments.py:{legacy}")
+        assert holds["mindspeed@master"].endswith(f"ripipe_schedules_feature.py:{current}")

@@ -21,9 +21,11 @@ How it works
 2. *Finding the check in a release.*  For each stack release, every ``.py`` file of the code that
    release runs (MindSpeed at the paired commit, MindSpeed-LLM / MindSpeed-MM at the release commit,
    Megatron's ``arguments.py``) is indexed by normalised line.  A fingerprint matches where all its
-   lines occur in one file, in order, each within ``MAX_GAP`` lines of the previous one.  This
-   tolerates line moves and file renames, and nothing else: a changed condition or message (an
-   inverted check) does not match, so the entry does not hold there.
+   lines occur in one file, in order, each within ``MAX_GAP`` lines of the previous one (lines cited
+   together within ``GROUP_SLACK`` lines more than in the cited source).  This tolerates line moves
+   and file renames, and nothing else: a changed condition or message (an inverted check) does not
+   match, so the entry does not hold there.  A feature's own ``incompatible_check`` /
+   ``dependency_check`` line matches only in a class whose feature is one of the entry's flags.
 3. *Activation.*  A match counts only inside code that the stack release executes at start-up:
    the registered validator function and the module functions it calls (transitively), and the
    validation methods of the feature classes in the feature list that stack uses (plus inherited
@@ -31,7 +33,11 @@ How it works
    evidence citations are located by ``EVIDENCE`` patterns (so a line move is followed) and written
    into the output's ``validators`` section.
 
-4. *Versions.*  ``versions`` is what each release declares (``setup.py`` ``__version__`` of MindSpeed and
+4. *Aliases.*  Validator lines ``args.D = args.S`` between two flags' attributes, with their ``if``
+   tests as catalog conditions, and per entry and stack release whether one onto the entry's flags
+   runs before the check (``aliases``, ``entry_aliases``; docs/releases.md "Flag aliases").
+
+5. *Versions.*  ``versions`` is what each release declares (``setup.py`` ``__version__`` of MindSpeed and
    MindSpeed-LLM, ``pyproject.toml`` ``version`` of MindSpeed-MM).  ``master_versions`` adds master's
    history of that file (``git log --first-parent``: the periods during which master declared each
    version) and ``branch_points`` each release's ``git merge-base`` with master: a tree declaring a
@@ -165,6 +171,8 @@ EXTRA_ANCHORS = {
 }
 
 MAX_GAP = 80  # lines between consecutive fingerprint lines of one anchor
+GROUP_SLACK = 3  # lines a release may add between two lines cited together (a comment, a blank line)
+_SELF_CHECK = re.compile(r"self\.(incompatible|dependency)_check\(")
 VALIDATION_METHODS_EXCLUDED = {"__init__", "register_args", "register_patches", "pre_register_patches"}
 
 
@@ -334,6 +342,7 @@ class Anchor:
         full, ctx = statement_lines(text, cited) if text and origin != "hand" else (sorted(cited), {})
         self.context = {ctx.get(n) for n in cited} - {None}
         self.fingerprint = []  # [(normalised line, group index)]: contiguous runs are groups
+        self.gaps = []  # lines from the previous fingerprint line in the same group (None: a new group)
         gi, prev = -1, None
         for n in full:
             s = norm(lines[n - 1])
@@ -341,9 +350,15 @@ class Anchor:
                 continue
             if prev is None or n - prev > 1:
                 gi += 1
+                self.gaps.append(None)
+            else:
+                self.gaps.append(n - prev)
             prev = n
             self.fingerprint.append((s, gi))
         self.raw = [lines[n - 1] for n in full]
+        # ``self.incompatible_check(args, 'x')`` raises for the feature of the class it is in: it
+        # is the entry's check only in a feature class whose feature_name is one of the entry's flags
+        self.feature_check = any(_SELF_CHECK.search(s) for s, _ in self.fingerprint)
         literals = " ".join(re.findall(r"'([^']*)'", " ".join(s for s, _ in self.fingerprint)))
         # A fingerprint without a message of its own (``self.incompatible_check(args, 'x')``) can only be
         # recognised in the same file or the same class/function.
@@ -385,9 +400,41 @@ def anchor_mentions_entry(anchor, entry):
 
 
 # ---------------------------------------------------------------------------------------- matching
-def find_matches(anchor, repo, commit):
+def _own_feature_name(node):
+    """The ``feature_name=`` or first string argument of an ``__init__`` call in a class, as a flag."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__":
+            named = [k.value for k in n.keywords if k.arg == "feature_name"]
+            strings = named or [a for a in n.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if strings and isinstance(strings[0], ast.Constant) and isinstance(strings[0].value, str):
+                return "--" + strings[0].value.replace("_", "-")
+    return None
+
+
+def feature_names(repo, commit, path, line):
+    """The features (as flags) a method line of a feature class runs for: the class's own
+    ``feature_name`` and those of its subclasses in the same file (a shared base class's
+    ``validate_args``, ``RiPipeSchedulesFeature``); empty outside a class."""
+    info = module_info(repo, commit, path)
+    classes = info.classes if info else {}
+    todo = [c for c, node in classes.items() if node.lineno <= line <= node.end_lineno]
+    names, seen = set(), set()
+    while todo:
+        c = todo.pop()
+        if c in seen:
+            continue
+        seen.add(c)
+        names.add(_own_feature_name(classes[c]))
+        todo += [s for s, node in classes.items()
+                 if any(isinstance(b, ast.Name) and b.id == c for b in node.bases)]
+    return names - {None}
+
+
+def find_matches(anchor, repo, commit, flags=frozenset()):
     """[(path, line)] where the anchor's fingerprint occurs in repo@commit (cited line: first line of
-    the anchor's last line group)."""
+    the anchor's last line group).  Lines of one group (contiguous in the cited source) must stay
+    about as close as they are there (``GROUP_SLACK``); a feature's own check
+    (:attr:`Anchor.feature_check`) matches only in a class whose feature is one of *flags*."""
     if not anchor.fingerprint:
         return []
     idx = line_index(repo, commit)
@@ -401,7 +448,8 @@ def find_matches(anchor, repo, commit):
         for k, (s, gi) in enumerate(anchor.fingerprint[1:], 1):
             cands = pos_list[s]
             j = bisect.bisect_left(cands, cur)  # same line allowed (a fingerprint line may repeat)
-            if j < len(cands) and cands[j] - cur <= MAX_GAP:
+            gap = MAX_GAP if anchor.gaps[k] is None else anchor.gaps[k] + GROUP_SLACK
+            if j < len(cands) and cands[j] - cur <= gap:
                 cur = cands[j]
                 positions[k] = cur
             else:
@@ -413,6 +461,8 @@ def find_matches(anchor, repo, commit):
                 ok = bool(anchor.context & {ctx.get(start)})
             except KeyError:
                 ok = False
+        if ok and anchor.feature_check:
+            ok = bool(feature_names(repo, commit, path, start) & flags)
         if ok:
             last_group = anchor.fingerprint[-1][1]
             k0 = min(k for k, (_, gi) in enumerate(anchor.fingerprint) if gi == last_group)
@@ -697,6 +747,249 @@ def grep_line(repo, commit, path, pattern):
     return None
 
 
+# ------------------------------------------------------------------------------------------ aliases
+# A validator line ``args.D = args.S`` (D and S the attributes of two flags) makes the checks that
+# run after it read S's value as D's: a deprecated flag mapped onto its successor (MindSpeed-LLM
+# >= 2.2.0 DeprecatedArgsFeature), LLM 2.0.0/2.1.0's ``_add_dummy_args`` (``attention_mask_type =
+# cp_attention_mask_type``, unguarded), MindSpeed's MLAFeature.  Each alias is written with the
+# ``if`` tests around it as a catalog condition on the launch (``("unknown",)`` for a part npulint
+# cannot express: then the alias may or may not run), the parser defaults of the flags the test
+# reads and of S (what D gets when S is not written), and its line.  For every entry and stack, ``entry_aliases`` says which aliases onto one of the
+# entry's flags run before the check ("after") or may do so ("unknown": neither order is certain).
+_NO_DEFAULT = "<not a literal>"
+
+
+def parser_attrs(st):
+    """{attribute: (flag, default)} of the stack's parsers (the registrations in its parser scope,
+    then Megatron's arguments.py): the first ``--`` option string, ``dest=`` or the flag's name,
+    the literal ``default=`` (``store_true``: False; none: None; anything else :data:`_NO_DEFAULT`)."""
+    out = {}
+    scopes = sorted(st.parser.items()) + [((MEG, PACKAGE[MEG]), None)]
+    for (repo, path), lines in scopes:
+        info = module_info(repo, st.commits[repo], path)
+        if info is None:
+            continue
+        for n in ast.walk(info.tree):
+            if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "add_argument"):
+                continue
+            if lines is not None and n.lineno not in lines:
+                continue
+            opts = [a.value for a in n.args if isinstance(a, ast.Constant) and isinstance(a.value, str)
+                    and a.value.startswith("--")]
+            if not opts:
+                continue
+            kw = {k.arg: k.value for k in n.keywords}
+            dest = kw["dest"].value if isinstance(kw.get("dest"), ast.Constant) else opts[0][2:].replace("-", "_")
+            action = kw["action"].value if isinstance(kw.get("action"), ast.Constant) else None
+            if "default" in kw:
+                try:
+                    default = ast.literal_eval(kw["default"])
+                except ValueError:
+                    default = _NO_DEFAULT
+            else:
+                default = {"store_true": False, "store_false": True}.get(action)
+            out.setdefault(dest, (opts[0], default))
+    return out
+
+
+UNKNOWN = ("unknown",)  # a part of a test npulint cannot express: neither true nor false
+
+
+def guard_condition(test, attrs):
+    """A validator ``if`` test as a catalog condition on the launch; a part npulint cannot express
+    (a truth test of a flag whose default is truthy, a comparison with a non-literal, run-time
+    state) is :data:`UNKNOWN`, so that only the other parts can decide it."""
+    def flag_of(node):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "args" \
+                and node.attr in attrs:
+            return attrs[node.attr]
+        return None
+
+    if isinstance(test, ast.BoolOp):
+        return ("all" if isinstance(test.op, ast.And) else "any",) + tuple(guard_condition(v, attrs) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = guard_condition(test.operand, attrs)
+        return UNKNOWN if inner == UNKNOWN else ("not", inner)
+    reg = flag_of(test)
+    if reg is not None:  # truth of the attribute: "given" when its default is falsy
+        return ("on", reg[0]) if reg[1] in (None, False, 0, "") else UNKNOWN
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" \
+            and len(test.args) == 2 and isinstance(test.args[1], ast.Constant):
+        # the launch's namespace holds what the stack's parsers register, nothing else
+        return ("all",) if test.args[1].value in attrs else ("any",)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1:
+        reg, op, right = flag_of(test.left), test.ops[0], test.comparators[0]
+        if reg is not None and isinstance(right, ast.Constant):
+            if right.value is None and isinstance(op, (ast.Is, ast.IsNot)) and reg[1] is None:
+                given = ("on", reg[0])
+                return given if isinstance(op, ast.IsNot) else ("not", given)
+            if isinstance(op, (ast.Eq, ast.NotEq)) and right.value is not None:
+                return ("eq" if isinstance(op, ast.Eq) else "ne", reg[0], right.value)
+    return UNKNOWN
+
+
+def _cond_flags(cond):
+    if cond[0] in ("all", "any", "not"):
+        return set().union(*(_cond_flags(c) for c in cond[1:]))
+    return {cond[1]} if len(cond) > 1 else set()
+
+
+def alias_sites(st):
+    """The stack's aliases: [{"from", "to", "when", "default", "at", "site": (repo, path, line)}]."""
+    attrs = parser_attrs(st)
+    out = []
+    for (repo, path), lines in sorted(st.active.items()):
+        info = module_info(repo, st.commits[repo], path)
+        if info is None:
+            continue
+        parents = {c: p for p in ast.walk(info.tree) for c in ast.iter_child_nodes(p)}
+        for n in ast.walk(info.tree):
+            if not (isinstance(n, ast.Assign) and n.lineno in lines and len(n.targets) == 1):
+                continue
+            t, v = n.targets[0], n.value
+            if not all(isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "args"
+                       for x in (t, v)) or t.attr not in attrs or v.attr not in attrs:
+                continue
+            dst, src = attrs[t.attr][0], attrs[v.attr]
+            if dst == src[0]:
+                continue
+            guards, node = [], n
+            while node in parents and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                parent = parents[node]
+                if isinstance(parent, ast.If):
+                    c = guard_condition(parent.test, attrs)
+                    guards.append(("not", c) if node in parent.orelse and c != UNKNOWN else
+                                  UNKNOWN if node in parent.orelse else c)
+                node = parent
+            when = ("all",) + tuple(reversed(guards))
+            by_flag = {f: d for f, d in attrs.values()}
+            # the parser defaults the test reads (an absent flag compared with a value) and S's
+            # (what D gets when S is not written); a default that is not a literal is left out
+            defaults = {f: by_flag[f] for f in sorted(_cond_flags(when) | {src[0]})
+                        if f in by_flag and by_flag[f] != _NO_DEFAULT}
+            out.append({"from": src[0], "to": dst, "when": when, "defaults": defaults,
+                        "at": f"{short(repo, st.commits[repo])} {path}:{n.lineno}", "site": (repo, path, n.lineno)})
+    return out
+
+
+_PHASES = {"pre_validate_args": 0, "post_validate_args": 2}
+
+
+def _enclosing_method(repo, commit, path, line):
+    """(class name or None, function name) of the innermost def around *line*."""
+    info = module_info(repo, commit, path)
+    best = (None, None)
+    for node in info.tree.body if info else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno:
+            best = (None, node.name)
+        elif isinstance(node, ast.ClassDef) and node.lineno <= line <= node.end_lineno:
+            for m in node.body:
+                if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)) and m.lineno <= line <= m.end_lineno:
+                    best = (node.name, m.name)
+    return best
+
+
+def ordered_classes(st, repo, path):
+    """The feature classes of a feature list file in the order the list holds them (the calls of
+    ``create_features_list`` followed in order, else the ``FEATURES_LIST`` literal)."""
+    info = module_info(repo, st.commits[repo], path)
+    out = []
+
+    def walk(node, seen):
+        calls = sorted((x for x in ast.walk(node) if isinstance(x, ast.Call) and isinstance(x.func, ast.Name)),
+                       key=lambda x: (x.lineno, x.col_offset))
+        for c in calls:
+            name = c.func.id
+            if name in info.funcs and name not in seen:
+                walk(info.funcs[name], seen | {name})
+            elif name[:1].isupper():
+                r, p, cls = st.resolve_name(repo, path, name)
+                if r:
+                    out.append((r, p, cls))
+
+    if "create_features_list" in info.funcs:
+        walk(info.funcs["create_features_list"], {"create_features_list"})
+    else:
+        for node in info.tree.body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "FEATURES_LIST" for t in node.targets):
+                walk(node, set())
+    return out
+
+
+def run_positions(st):
+    """{(repo, path, line): {position}}: when each validator line runs, as comparable tuples, for
+    the validators whose order is read (MindSpeed-LLM's monolith: the statements of its wrapper in
+    order; a feature list: pre-validation, Megatron's validation, post-validation, then each
+    feature's ``validate_args`` in the list's order).  A line missing here runs at an unknown time."""
+    roots = stack_roots(st.name)
+    pos = {}
+
+    def mark(tmp, key, phase_of=None):
+        for (r, p), lines in tmp.active.items():
+            for ln in lines:
+                ph = phase_of(r, p, ln) if phase_of else 0
+                pos.setdefault((r, p, ln), set()).add((ph,) + key if ph is not None else None)
+
+    if LLM_MONOLITH in roots:
+        _, repo, path, fn = LLM_MONOLITH
+        info = module_info(repo, st.commits[repo], path)
+        wrapper = next(n for n in ast.walk(info.funcs[fn]) if isinstance(n, ast.FunctionDef) and n.name == "wrapper")
+        for i, stmt in enumerate(wrapper.body):
+            tmp = Stack(st.name, st.commits)
+            tmp.add(tmp.active, repo, path, span(stmt))
+            names, inst = called_names(stmt)
+            for n in names:
+                if n in info.funcs:
+                    tmp.add_function(repo, path, n)
+            for cls in inst:
+                r, p, c = tmp.resolve_name(repo, path, cls)
+                if r:
+                    tmp.add_class(r, p, c)
+            if "FEATURES_LIST" in names:
+                r, p, _ = tmp.resolve_name(repo, path, "FEATURES_LIST")
+                if r is None and "FEATURES_LIST" in info.imports:
+                    r, p = tmp.resolve(info.imports["FEATURES_LIST"][0])
+                if r:
+                    tmp.add_feature_list(r, p, literal_only=True)
+            mark(tmp, (i,))
+        return {k: v for k, v in pos.items() if None not in v}
+    features = [r for r in roots if r[0] == "features"]
+    if len(features) != 1 or LEGACY_VALIDATOR in roots:
+        return {}
+
+    def phase_of(r, p, ln):
+        cls, meth = _enclosing_method(r, st.commits[r], p, ln)
+        return _PHASES.get(meth, 3) if cls else None
+
+    for j, (r, p, c) in enumerate(ordered_classes(st, features[0][1], features[0][2])):
+        tmp = Stack(st.name, st.commits)
+        tmp.add_class(r, p, c)
+        mark(tmp, (j,), phase_of)
+    if MM_VALIDATOR in roots:  # MindSpeed-MM's copy of Megatron's validate_args: between pre and post
+        tmp = Stack(st.name, st.commits)
+        tmp.add_function(*MM_VALIDATOR[1:])
+        mark(tmp, (0,), lambda *_: 1)
+    return {k: v for k, v in pos.items() if None not in v}
+
+
+def alias_order(positions, alias_site, check_site, commits):
+    """"after" when the alias runs before every run of the check, "before" when after every one,
+    else "unknown"."""
+    a, c = positions.get(alias_site), positions.get(check_site)
+    if not a or not c:
+        return "unknown"
+    same_def = alias_site[:2] == check_site[:2] and a == c and len(a) == 1 and \
+        _enclosing_method(alias_site[0], commits[alias_site[0]], *alias_site[1:]) == \
+        _enclosing_method(check_site[0], commits[check_site[0]], *check_site[1:])
+    if same_def:
+        return "after" if alias_site[2] < check_site[2] else "before"
+    if max(a) < min(c):
+        return "after"
+    if min(a) > max(c):
+        return "before"
+    return "unknown"
+
+
 # ------------------------------------------------------------------------------ master's versions
 # The file that declares each framework's version, and the declaration.
 VERSION_FILES = {
@@ -851,7 +1144,9 @@ def build(report=False):
         validators[name] = {**flags, "evidence": "; ".join(ev)}
         log(f"{name}: {sum(len(v) for v in st.active.values())} active validator lines in {len(st.active)} files")
 
-    entries, notes = {}, {}
+    aliases = {name: alias_sites(st) for name, st in built.items()}
+    positions = {name: run_positions(st) for name, st in built.items()}
+    entries, notes, entry_aliases = {}, {}, {}
     for entry in CATALOG:
         anchors = anchors_for(entry)
         usable = []
@@ -872,16 +1167,21 @@ def build(report=False):
                 for repo, commit in st.commits.items():
                     if a.repo == MEG and repo != MEG or a.repo != MEG and repo == MEG:
                         continue
-                    for path, line in find_matches(a, repo, commit):
+                    for path, line in find_matches(a, repo, commit, entry_flags(entry)):
                         if st.is_active(repo, path, line, entry.kind):
-                            cand = f"{short(repo, commit)} {path}:{line}"
                             # first found: the release's own repository before the paired MindSpeed
                             # (stack commits are ordered so), then the anchors' order in the source
                             if best is None:
-                                best = cand
+                                best = (repo, path, line)
                             break
             if best:
-                holds[name] = best
+                holds[name] = f"{short(best[0], st.commits[best[0]])} {best[1]}:{best[2]}"
+                onto = [(i, a) for i, a in enumerate(aliases[name]) if a["to"] in entry_flags(entry)]
+                if onto:
+                    order = {i: alias_order(positions[name], a["site"], best, st.commits) for i, a in onto}
+                    seen = [[i, o] for i, o in sorted(order.items()) if o != "before"]
+                    if seen:
+                        entry_aliases.setdefault(entry.key, {})[name] = seen
         entries[entry.key] = dict(sorted(holds.items(), key=lambda kv: list(stacks).index(kv[0])))
         if not holds:
             notes.setdefault(entry.key, []).append("holds in no stack release")
@@ -895,6 +1195,9 @@ def build(report=False):
         "master_versions": master_versions,
         "validators": validators,
         "entries": entries,
+        "aliases": {name: [{k: v for k, v in a.items() if k != "site"} for a in found]
+                    for name, found in aliases.items() if found},
+        "entry_aliases": entry_aliases,
     }
     return data, notes
 

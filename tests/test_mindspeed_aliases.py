@@ -1,0 +1,181 @@
+"""Flag aliases a release's validator applies before a check (rules/mindspeed_releases.json
+``aliases`` / ``entry_aliases``, made by tools/gen_releases.py; read by the launch rules through
+``Applicable.views``): the check reads the alias's value on the releases that map it, and says
+nothing where what a release does is not known."""
+
+import dataclasses
+import json
+import os
+
+import pytest
+
+from conftest import at, codes, pos
+from npulint import registry
+
+registry.load()
+from npulint.rules import mindspeed as ms  # noqa: E402
+from npulint.rules.mindspeed_catalog import CATALOG, Alias, Applicable  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LLM210 = '[tool.npulint.releases]\nmindspeed-llm = "2.1.0"\n'
+LLM260 = '[tool.npulint.releases]\nmindspeed-llm = "26.0.0"\n'
+LEGACY = '[tool.npulint.releases]\nmindspeed = ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0"]\n'
+# the probe's repro (/tmp/probe-catalog/llm210_cpmask): CP with --reset-attention-mask and a general mask
+EOD = ("torchrun --nproc_per_node 8 posttrain_gpt.py --tensor-model-parallel-size 2 --context-parallel-size 2 "
+       "--context-parallel-algo ulysses_cp_algo --reset-attention-mask --stage sft --bf16")
+EOD_MSG = "accelerated eod reset mode"
+
+
+def sh(lint, src, config):
+    return lint({"run.sh": src}, select=["NPU5"], config=config)
+
+
+def about(found, text):
+    return [f for f in found if text in f.message]
+
+
+@pytest.fixture(scope="module")
+def data():
+    with open(os.path.join(REPO, "rules", "mindspeed_releases.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+# -- the data ----------------------------------------------------------------------------------
+
+
+def test_llm_2_1_maps_cp_attention_mask_type_unconditionally(data):
+    (alias,) = [a for a in data["aliases"]["mindspeed-llm@2.1.0"] if a["to"] == "--attention-mask-type"]
+    assert alias["from"] == "--cp-attention-mask-type"
+    assert alias["when"] == ["all"]  # _add_dummy_args: no test around it
+    assert alias["defaults"]["--cp-attention-mask-type"] == "causal"
+    assert alias["at"] == "Ascend/MindSpeed-LLM@70116e9b mindspeed_llm/training/arguments.py:1321"
+
+
+def test_deprecated_args_feature_from_2_2_0(data):
+    for rel in ("2.2.0", "2.3.0", "26.0.0", "26.1.0", "master"):
+        found = {(a["from"], a["to"]): a for a in data["aliases"][f"mindspeed-llm@{rel}"]}
+        for pair in (("--use-mc2", "--use-ascend-mc2"), ("--cp-attention-mask-type", "--attention-mask-type"),
+                     ("--moe-intermediate-size", "--moe-ffn-hidden-size"), ("--n-group", "--moe-router-num-groups"),
+                     ("--topk-group", "--moe-router-group-topk")):
+            assert pair in found, (rel, pair)
+            assert "deprecated_args.py" in found[pair]["at"]
+        # `if args.deprecated_use_mc2 and not args.use_ascend_mc2`: the destination given wins
+        assert found[("--use-mc2", "--use-ascend-mc2")]["when"] == \
+            ["all", ["all", ["on", "--use-mc2"], ["not", ["on", "--use-ascend-mc2"]]]]
+        # `if args.deprecated_cp_attention_mask_type`: the deprecated flag given wins
+        assert found[("--cp-attention-mask-type", "--attention-mask-type")]["when"] == \
+            ["all", ["on", "--cp-attention-mask-type"]]
+    # 2.2.0 and 2.3.0 set the scaling factor from --topk-group's value (deprecated_args.py:90), later releases fix it
+    assert ("--topk-group", "--moe-router-topk-scaling-factor") in \
+        {(a["from"], a["to"]) for a in data["aliases"]["mindspeed-llm@2.2.0"]}
+    assert ("--routed-scaling-factor", "--moe-router-topk-scaling-factor") in \
+        {(a["from"], a["to"]) for a in data["aliases"]["mindspeed-llm@26.0.0"]}
+
+
+def test_mindspeed_core_mla_alias(data):
+    found = {(a["from"], a["to"]) for a in data["aliases"]["mindspeed@master"]}
+    assert ("--multi-head-latent-attention", "--multi-latent-attention") in found
+
+
+def test_order_decides_whether_a_check_sees_the_alias(data):
+    """LLM 2.1.0: _add_dummy_args runs before _validate_create_attention_mask_in_dataloader (the
+    eod check); from 2.2.0, DeprecatedArgsFeature runs before MC2Feature (the list's order)."""
+    eod = next(e for e in CATALOG if EOD_MSG in e.message)
+    assert data["entry_aliases"][eod.key]["mindspeed-llm@2.1.0"] == [[0, "after"]]
+    mc2 = next(e for e in CATALOG if e.message == "mc2 requires --sequence-parallel")
+    for rel in ("26.0.0", "26.1.0", "master"):
+        (index, order), = data["entry_aliases"][mc2.key][f"mindspeed-llm@{rel}"]
+        assert data["aliases"][f"mindspeed-llm@{rel}"][index]["from"] == "--use-mc2" and order == "after"
+
+
+# -- the rules ---------------------------------------------------------------------------------
+
+
+def test_cp_attention_mask_type_general_on_2_1_0(lint):
+    """The probe's false positive: 2.1.0 sets attention_mask_type from --cp-attention-mask-type."""
+    assert about(sh(lint, EOD + " --cp-attention-mask-type general\n", LLM210), EOD_MSG) == []
+
+
+def test_cp_attention_mask_type_causal_on_2_1_0_still_reported(lint):
+    src = EOD + " --cp-attention-mask-type causal\n"
+    found = about(sh(lint, src, LLM210), EOD_MSG)
+    assert codes(found) == ["NPU504"]
+    assert pos(found[0]) == at(src, "--cp-attention-mask-type")
+    # absent: its default (causal) is copied
+    assert codes(about(sh(lint, EOD + "\n", LLM210), EOD_MSG)) == ["NPU504"]
+
+
+def test_destination_given_with_the_alias_on_2_1_0(lint):
+    """_add_dummy_args overwrites --attention-mask-type whatever it says: the copied value decides."""
+    assert codes(about(sh(lint, EOD + " --attention-mask-type general\n", LLM210), EOD_MSG)) == ["NPU504"]
+    assert about(sh(lint, EOD + " --attention-mask-type causal --cp-attention-mask-type general\n", LLM210),
+                 EOD_MSG) == []
+
+
+def test_attention_mask_type_on_a_release_that_does_not_map_it(lint):
+    """MindSpeed's legacy validator reads --attention-mask-type itself: the alias's flag changes nothing."""
+    legacy = EOD.replace("posttrain_gpt.py", "pretrain_gpt.py").replace(" --stage sft", "")
+    assert codes(about(sh(lint, legacy + " --attention-mask-type causal\n", LEGACY), EOD_MSG)) == ["NPU504"]
+    assert about(sh(lint, legacy + " --attention-mask-type general\n", LEGACY), EOD_MSG) == []
+
+
+def test_use_mc2_from_2_2_0(lint):
+    """--use-mc2 is --use-ascend-mc2 on the releases whose DeprecatedArgsFeature maps it."""
+    src = "torchrun pretrain_gpt.py --use-mc2 --tensor-model-parallel-size 2\n"
+    found = about(sh(lint, src, LLM260), "mc2 requires --sequence-parallel")
+    assert codes(found) == ["NPU504"]
+    assert pos(found[0]) == at(src, "--use-mc2")
+    assert about(sh(lint, src.replace("\n", " --sequence-parallel\n"), LLM260), "mc2 requires") == []
+    # with the destination too (`and not args.use_ascend_mc2`): one finding, at the flag the check reads
+    both = "torchrun pretrain_gpt.py --use-ascend-mc2 --use-mc2 --tensor-model-parallel-size 2\n"
+    found = about(sh(lint, both, LLM260), "mc2 requires --sequence-parallel")
+    assert codes(found) == ["NPU504"] and pos(found[0]) == at(both, "--use-ascend-mc2")
+
+
+def test_use_mc2_where_no_release_maps_it(lint):
+    """LLM 2.1.0 sets use_mc2 = False before its checks and maps nothing: no mc2 check applies."""
+    assert sh(lint, "torchrun pretrain_gpt.py --use-mc2 --use-ascend-coc\n", LLM210) == []
+
+
+# -- the mechanism -----------------------------------------------------------------------------
+
+
+def cmd_of(text):
+    return ms.Cmd(ms.find_launch([ms.Word(w, None) for w in text.split()]))
+
+
+ENTRY = next(e for e in CATALOG if e.message == "mc2 requires --sequence-parallel")
+MC2 = Alias("--use-mc2", "--use-ascend-mc2", ("all", ("on", "--use-mc2"), ("not", ("on", "--use-ascend-mc2"))),
+            (("--use-mc2", False),), True, "x.py:1")
+
+
+def finds(text, views):
+    applicable = Applicable(ENTRY, "r", "c", views)
+    return ms.MindSpeedMissingRequirement.check(cmd_of(text), [applicable])
+
+
+def test_unknown_order_or_test_says_nothing_unless_both_readings_report():
+    text = "torchrun pretrain_gpt.py --use-mc2 --tensor-model-parallel-size 2"
+    assert len(finds(text, ((MC2,),))) == 1
+    assert finds(text, ((dataclasses.replace(MC2, certain=False),),)) == []  # unmapped, --use-mc2 is no mc2 flag
+    unknown_test = Alias("--use-mc2", "--use-ascend-mc2", ("all", ("unknown",)), MC2.defaults, True, "x.py:1")
+    assert finds(text, ((unknown_test,),)) == []
+    # a release that does not map it, beside one that does: nothing
+    assert finds(text, ((MC2,), ())) == []
+
+
+def test_unknown_parts_of_a_test_do_not_hide_a_false_one():
+    text = "torchrun pretrain_gpt.py --use-mc2 --tensor-model-parallel-size 2"
+    never = Alias("--use-mc2", "--use-ascend-mc2", ("all", ("any",), ("unknown",)), MC2.defaults, True, "x.py:1")
+    assert finds(text, ((never,),)) == []  # (a hasattr of an attribute no parser registers)
+    assert finds("torchrun pretrain_gpt.py --use-ascend-mc2 --tensor-model-parallel-size 2", ((never,),)) != []
+
+
+def test_an_alias_source_written_with_an_unknown_value_leaves_the_destination_unknown():
+    copy = Alias("--cp-attention-mask-type", "--attention-mask-type", ("all",), (("--cp-attention-mask-type", "causal"),),
+                 True, "x.py:1")
+    cmd = ms.Cmd(ms.find_launch([ms.Word(w, None) for w in "torchrun pretrain_gpt.py --cp-attention-mask-type".split()]
+                                + [ms.Word("$M", None, known=False)]))
+    assert cmd.under(copy).holds(("eq", "--attention-mask-type", "causal"))[0] is None
+    absent = cmd_of("torchrun pretrain_gpt.py --attention-mask-type general").under(copy)
+    assert absent.holds(("eq", "--attention-mask-type", "causal"))[0] is True
