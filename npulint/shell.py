@@ -1504,8 +1504,20 @@ class _Walker:
             offmap[b] = o
             b += len(ch.encode("utf-8", "surrogateescape"))
         inner = Script(value.text)
-        inner.source = _MappedSource(self.s.source, offmap)
+        outer = self.s.source
+        inner.source = _MappedSource(outer.root if isinstance(outer, _MappedSource) else outer, offmap)
         return root, inner
+
+    def _offsets(self, start: int, end: int) -> Tuple[Optional[int], ...]:
+        """The offsets, in the script the file holds, of the characters of this walker's text
+        from byte *start* to *end*: a ``bash -c`` string's or an ``eval`` text's characters
+        point where they were written there, so that a value keeps where it came from in
+        whichever text expands it (``eval 'torchrun … $ARGS'`` with ``ARGS`` set outside)."""
+        offs = _char_offsets(self.data, start, end)
+        source = self.s.source
+        if isinstance(source, _MappedSource):
+            return tuple(source.offmap.get(o) for o in offs)
+        return offs
 
     def _expansion_effects(self, n, envs):
         """Expansions that assign, before statement *n* runs: arithmetic (``$((X=4))``,
@@ -1861,7 +1873,7 @@ class _Walker:
             return [(self.literal(n, unquoted=True), False)]
         if t == "raw_string":
             s, e = n.start_byte + 1, n.end_byte - 1
-            return [(Value(self.data[s:e].decode("utf-8", "surrogateescape"), _char_offsets(self.data, s, e)), False)]
+            return [(Value(self.data[s:e].decode("utf-8", "surrogateescape"), self._offsets(s, e)), False)]
         if t == "ansi_c_string":
             return [(Value.unknown(), False)]
         if t in ("string", "translated_string"):
@@ -1885,7 +1897,7 @@ class _Walker:
         text, offs = [], []
         i = 0
         chars = raw.decode("utf-8", "surrogateescape")
-        coffs = _char_offsets(self.data, n.start_byte, n.end_byte)
+        coffs = self._offsets(n.start_byte, n.end_byte)
         if "\\" not in chars:  # most words: the text as written
             return Value(chars, coffs)
         while i < len(chars):
@@ -1929,7 +1941,7 @@ class _Walker:
         if end <= start:
             return EMPTY
         chars = self.data[start:end].decode("utf-8", "surrogateescape")
-        coffs = _char_offsets(self.data, start, end)
+        coffs = self._offsets(start, end)
         if "\\" not in chars:
             return Value(chars, coffs)
         # `\$ \` \" \\` stand for the character; a backslash-newline is a line continuation
@@ -2053,7 +2065,7 @@ class _Walker:
         if value is None:
             return Value.unknown()
         text = str(value)
-        return Value(text, (n.start_byte,) + (None,) * (len(text) - 1))
+        return Value(text, self._offsets(n.start_byte, n.start_byte + 1)[:1] + (None,) * (len(text) - 1))
 
     def arith(self, n, env) -> Optional[int]:
         """The value of ``$(( … ))`` or ``(( … ))`` node *n* on a path: its text with the
@@ -2107,7 +2119,7 @@ class _Walker:
         turns globbing off). Field splitting is :func:`_split`'s, by the default ``IFS``;
         under any other ``IFS`` an unquoted expansion is unknown."""
         if _expands_unquoted(self._unquoted_shape(n)):
-            return [(Value(UNKNOWN, (n.start_byte,)), True)]
+            return [(Value(UNKNOWN, self._offsets(n.start_byte, n.start_byte + 1)[:1]), True)]
         return _split(self.parts(n, env, quoted=False), _default_ifs(env))
 
     def _unquoted_shape(self, n) -> str:
@@ -2515,20 +2527,20 @@ def _negate(r):
 
 
 class _MappedSource:
-    """The source of a ``bash -c`` string: its offsets are those of the string's text, each
-    mapped to where that character was written in the outer script."""
+    """The source of a ``bash -c`` string or an ``eval`` text: a byte of the text is mapped to
+    where that character was written in the file's script (*root*, the same for texts inside
+    one another). Values hold offsets in *root* already (:meth:`_Walker._offsets`)."""
 
-    def __init__(self, outer: _Source, offmap: Dict[int, Optional[int]]):
-        self.outer = outer
+    def __init__(self, root: _Source, offmap: Dict[int, Optional[int]]):
+        self.root = root
         self.offmap = offmap
 
     def token_span(self, value: Value) -> Optional[Span]:
-        offs = tuple(self.offmap.get(o) if o is not None else None for o in value.offs)
-        return self.outer.token_span(Value(value.text, offs))
+        return self.root.token_span(value)
 
     def span_of(self, start: int, end: Optional[int] = None) -> Span:
         a = self.offmap.get(start)
-        return self.outer.span_of(a if a is not None else 0)
+        return self.root.span_of(a if a is not None else 0)
 
 
 def _backgrounded(n) -> bool:

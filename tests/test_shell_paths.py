@@ -299,6 +299,31 @@ def test_eval_runs_its_text_here(lint):
     assert sh(lint, 'PP=1\neval "$(cat setup)"\n' + BUBBLE) == []
 
 
+@pytest.mark.parametrize("text", [
+    "'{L} $ARGS'",  # single quotes: the eval text expands ARGS
+    '"{L} \\$ARGS"',
+    "'{L} \\\n    $ARGS'",  # a continuation inside the text
+    "'{L} $ARGS | tee x.log'",
+    '"{L} $ARGS"',  # expanded before eval sees it
+])
+def test_a_value_expanded_in_an_eval_text_keeps_where_it_was_written(lint, text):
+    # a value set outside the text points at its assignment (line 1), wherever it is expanded;
+    # it was mapped through the text's characters as well, which put it elsewhere or nowhere
+    src = f'ARGS="{AMO} --swap-attention"\neval {text.format(L=LAUNCH)}\n'
+    found = lint({"run.sh": src}, select=["NPU5"], config=LEGACY)
+    assert [(f.code, f.line, f.column) for f in found] == [("NPU501", 1, 38)], found
+
+
+def test_a_value_set_in_an_eval_text_points_into_the_text(lint):
+    src = f"eval 'ARGS=\"{AMO} --swap-attention\"'\n{LAUNCH} $ARGS\n"
+    found = lint({"run.sh": src}, select=["NPU5"], config=LEGACY)
+    assert [(f.code, f.line, f.column) for f in found] == [("NPU501", 1, 44)], found
+    # and in a bash -c string inside an eval text
+    src = f"eval 'bash -c \"{LAUNCH} {AMO} --swap-attention\"'\n"
+    found = lint({"run.sh": src}, select=["NPU5"], config=LEGACY)
+    assert [(f.code, f.line, f.column) for f in found] == [("NPU501", 1, 72)], found
+
+
 def test_declarations_of_expanded_words(lint):
     assert sh(lint, 'PP=1\nexport $(grep -v "^#" .env | xargs)\n' + BUBBLE) == []
     assert sh(lint, 'PP=1\ndeclare "$NAME=4"\n' + BUBBLE) == []
