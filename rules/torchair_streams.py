@@ -297,6 +297,25 @@ class StreamsAnalysis(Analysis):
 
         return self._once("switch_tags", compute)
 
+    def record_streams(self) -> Dict[cst.Call, Tuple[Site, Optional[cst.CSTNode], Any]]:
+        """The ``npu_record_tagged_stream`` calls: call -> ``(site, tag expression, tag value)``;
+        the expression is None (and the tag UNKNOWN) for a call that does not bind or passes no tag."""
+        def compute():
+            out = {}
+            for call, (site, q) in self.resolved.items():
+                if q == RECORD_STREAM:
+                    bound, tag_expr = self.arg(q, call, "tagged_stream")
+                    if bound is None:
+                        tag_expr = None
+                    out[call] = (site, tag_expr, UNKNOWN if tag_expr is None else self.ctx.value(tag_expr, site))
+            return out
+
+        return self._once("record_streams", compute)
+
+    def record_stream(self, call: cst.Call) -> Optional[Tuple[Site, Optional[cst.CSTNode], Any]]:
+        """*call*'s record in :meth:`record_streams` (None: not an ``npu_record_tagged_stream``)."""
+        return self.record_streams().get(call) if call in self.resolved else None
+
     def creations(self) -> Dict[cst.Call, Tuple[Site, cst.CSTNode, Any]]:
         """The ``npu_create_tagged_event`` calls that bind and pass a tag: call -> ``(site, tag
         expression, tag value)``."""
@@ -526,17 +545,15 @@ class StreamsAnalysis(Analysis):
         passed: Set[str] = set()
         records = []
         for call, site in self.calls:
-            api = self.resolved.get(call)
-            if api is None:
+            if call not in self.resolved:
                 for a in call.args:
                     if self._may_hold_strings(a.value, site):
                         _strings(ctx.value(a.value, site), passed)
-            elif api[1] == RECORD_STREAM:
-                bound, tag_expr = self.arg(api[1], call, "tagged_stream")
-                tag = ctx.value(tag_expr, site) if bound is not None and tag_expr is not None else UNKNOWN
-                if isinstance(tag, str) and tag != "default":
-                    span = ctx.span(tag_expr)
-                    records.append((tag, span.line, span.column, span.end_line, span.end_column))
+                continue
+            record = self.record_stream(call)
+            if record is not None and isinstance(record[2], str) and record[2] != "default":
+                span = ctx.span(record[1])
+                records.append((record[2], span.line, span.column, span.end_line, span.end_column))
         users = _tag_users(ctx.path, {r[0] for r in records}) if records else {}
         ctx.fact(StreamsAnalysis, ("streams", ctx.path, tuple(sorted(tags)), unknown, tuple(sorted(passed)),
                                    tuple(r + (users[r[0]],) for r in records)))
@@ -2149,8 +2166,11 @@ class StreamTagType(LintRule):
     NAME = "stream-tag-type"
     SEVERITY = "error"
     SUMMARY = "A stream tag or event tag that is not a str."
-    EXPLANATION = "`npu_stream_switch(stream_tag, ...)` and `npu_create_tagged_event(tag)` take string tags."
-    SOURCE = _SRC + "; Ascend/torchair@fced8842 python/torchair/scope/__init__.py:22 (stream_tag: str)"
+    EXPLANATION = ("`npu_stream_switch(stream_tag, ...)`, `npu_record_tagged_stream(input, tagged_stream)` and "
+                   "`npu_create_tagged_event(tag)` take string tags: a tag known to be another constant (a literal, "
+                   "or a name bound to one) is reported.")
+    SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/scope/__init__.py:22 (stream_tag: str), "
+              "python/torchair/ops/_tagged_event.py:100, :170-171 (record_tagged_stream_ takes str tag)")
     INVALID = (
         Invalid(_IMP + "with tng.scope.npu_stream_switch(1):\n    pass\n", range=(3, 34, 3, 35),
                 message="stream tag 1 is not a str: entering the scope fails (torch.ops.air.scope_enter takes "
@@ -2169,6 +2189,14 @@ class StreamTagType(LintRule):
                 self.report(tag_expr, f"stream tag {tag!r} is not a str: entering the scope fails "
                                       "(torch.ops.air.scope_enter takes str[]) when the graph is traced; pass the tag "
                                       "as a string, e.g. '1'")
+            return
+        record = analysis.record_stream(node)
+        if record is not None:
+            _, tag_expr, tag = record
+            if tag_expr is not None and not isinstance(tag, str) and is_constant(tag):
+                self.report(tag_expr, f"stream tag {tag!r} is not a str: the call fails (the op "
+                                      "torch.ops.air.record_tagged_stream_ takes the tag as str); pass the tag as a "
+                                      "string, the one the stream's npu_stream_switch uses")
             return
         creation = analysis.creation(node)
         if creation is not None:

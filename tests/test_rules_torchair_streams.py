@@ -2349,6 +2349,10 @@ def test_npu307_int_stream_tag(lint):
     ('import torchair\nwith torchair.ops.NpuStreamSwitch(None):\n    pass\n', "None"),
     ('from torchair.ops import npu_create_tagged_event\nTAG = 5\nev = npu_create_tagged_event(TAG)\n', "TAG)"),
     ('import torchair as tng\nev = tng.ops.npu_create_tagged_event(tag=b"x")\n', 'b"x"'),
+    # npu_record_tagged_stream(input, tagged_stream: str) (RULES.md NPU307 "a stream tag")
+    ('import torchair as tng\ndef f(x):\n    tng.ops.npu_record_tagged_stream(x, 1)\n', "1)"),
+    ('from torchair.ops import npu_record_tagged_stream as rts\nSTREAM = 2\n'
+     'def f(x):\n    rts(x, tagged_stream=STREAM)\n', "STREAM)"),
 ])
 def test_npu307_aliases_legacy_and_constants(lint, body, needle):
     found = lint(body, select=SEL)
@@ -2365,9 +2369,14 @@ def test_npu307_clean_twin_and_unknown(lint):
 
         def step(tag, x):
             with tng.scope.npu_stream_switch(tag):
+                tng.ops.npu_record_tagged_stream(x, tag)
+                tng.ops.npu_record_tagged_stream(x, TAG)
+                tng.ops.npu_record_tagged_stream(x, "1")
+                tng.ops.npu_record_tagged_stream(x, tagged_stream="default")
+                tng.ops.npu_record_tagged_stream(x)  # does not bind: NPU010's
                 return tng.ops.npu_create_tagged_event(tag=tag)
     """)
-    assert codes(lint(src, select=SEL)) == []
+    assert codes(lint(src, select=["NPU307"])) == []
 
 
 def test_npu307_wrapper_taking_a_stream_is_not_torchair(lint):
@@ -2389,9 +2398,11 @@ def test_npu307_messages_say_what_happens_and_what_to_do(lint):
         with tng.scope.npu_stream_switch(1):
             pass
         ev = tng.ops.npu_create_tagged_event(tag=2)
+        def f(x):
+            tng.ops.npu_record_tagged_stream(x, 3)
     """)
     found = lint(src, select=SEL)
-    assert codes(found) == ["NPU307"] * 2
+    assert codes(found) == ["NPU307"] * 3
     for f in found:
         assert says_runtime_and_fix(f.message, ("raises", "fails", "error", "TypeError", "RuntimeError"),
                                     ("pass", "use a str", "string")), f.message
