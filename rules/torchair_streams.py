@@ -348,16 +348,21 @@ class StreamsAnalysis(Analysis):
         records: Dict[tuple, List[Tuple[cst.Call, Site]]] = {}
         waits: List[Tuple[cst.Call, Site, tuple, cst.CSTNode]] = []
         counted: Set[int] = set()
-        for call, (site, q) in self.resolved.items():
-            if q not in (RECORD, WAIT):
-                continue
-            bound, ev = self.arg(q, call, "event")
-            if ev is None:
+        for call, site in self.calls:
+            api = self.resolved.get(call)
+            if api is not None and api[1] in (RECORD, WAIT):
+                q = api[1]
+                ev = self.arg(q, call, "event")[1]
+                if ev is None:
+                    continue
+            elif api is None and type(call.func) is cst.Attribute and call.func.attr.value == "record":
+                q, ev = RECORD, call.func.value  # ``e.record(stream=None)``: the event's own method
+            else:
                 continue
             key = self._event_key(ev, site, families)
             if key is None:
                 continue
-            counted.add(id(ev))
+            counted.add(id(ev) if api is not None else id(call.func))  # (the method: see _escaped)
             if q == RECORD:
                 records.setdefault(key, []).append((call, site))
             else:
@@ -468,7 +473,9 @@ class StreamsAnalysis(Analysis):
 
     def _escaped(self, families, counted: Set[int]) -> Set[tuple]:
         """Event keys used other than as the event of a record/wait call or an assignment
-        target (passed to a function, stored elsewhere, returned...): another name may record them."""
+        target (passed to a function, stored elsewhere, returned...): another name may record them.
+        An attribute of the event (a ``torch.npu.Event``) is such a use too, unless it is a method
+        that records nothing (:data:`_EVENT_READS`) or the ``record`` of a call counted as a record."""
         sem = self.ctx.sem
         stores: Set[int] = set()
         for scope_attrs in sem.attrs.values():
@@ -483,10 +490,14 @@ class StreamsAnalysis(Analysis):
                         stores.update(id(t.target) for t in b.node.targets)
         out = set()
         inner: Set[int] = set()
-        for node, _ in self.loads:
+        for node, site in self.loads:
             if isinstance(node, cst.Attribute):
                 inner.add(id(node.value))
                 inner.add(id(node.attr))
+                if node.attr.value not in _EVENT_READS and id(node) not in counted:
+                    key = self._event_key(node.value, site, families)
+                    if key is not None:
+                        out.add(key)  # ``e.ipc_handle()``, ``e.<unknown>``, ``r = e.record``
         foreign: Set[str] = set()  # ``<expr>.<attr>`` on an object we cannot tell: maybe an instance's
         for node, site in self.loads:
             if id(node) in counted or id(node) in stores or id(node) in inner:
@@ -1277,6 +1288,11 @@ def _keys(modules: Dict[str, str]) -> Callable[[str, Optional[str]], Optional[st
     return key
 
 
+# the methods of torch.npu.Event that do not record it (Ascend/pytorch@9e73e708 torch_npu/npu/streams.py:
+# wait 219-227, query 229-236, elapsed_time 238-242, recorded_time 244-247, synchronize 249-258); its
+# ``record(stream=None)`` (:209-217) records it, and any other attribute may
+_EVENT_READS = frozenset({"wait", "query", "elapsed_time", "recorded_time", "synchronize"})
+
 _CONTAINER_READERS = frozenset({"len", "enumerate", "list", "tuple", "iter", "reversed", "zip", "sorted", "print",
                                 "isinstance", "id", "repr", "str", "bool"})
 _CONTAINER_MUTATORS = frozenset({"append", "extend", "insert", "pop", "remove", "clear", "update", "setdefault",
@@ -1812,21 +1828,25 @@ class EventWaitWithoutRecord(LintRule):
     SEVERITY = "error"
     SUMMARY = "npu_tagged_event_wait on an event that is never recorded."
     EXPLANATION = (
-        "A wait on an event that is never passed to `npu_tagged_event_record` does nothing: torch_npu creates "
-        "the event lazily on its first record, and a wait on an event never created enqueues no wait. No "
-        "synchronisation happens and the streams race. An event is identified by the name it is bound to: a "
+        "A wait on an event that is never recorded (passed to `npu_tagged_event_record`, or recorded by its own "
+        "method: the event is a `torch.npu.Event`, and `e.record(stream=None)` records it) does nothing: "
+        "torch_npu creates the event lazily on its first record, and a wait on an event never created enqueues "
+        "no wait. No synchronisation happens and the streams race. An event is identified by the name it is bound to: a "
         "local or closure variable (recorded in the defining function or a function nested in it), a "
         "module-level name (recorded anywhere in the module), or `self.<attr>` (recorded in any method of the "
         "class or of the classes it inherits from or that inherit from it in the same file, or in a function or "
         "lambda nested in one, where `self` is the method's). Events reached through parameters, subscripts or "
-        "other expressions, or passed to other functions, are unknown; so is `self.<attr>` when the same "
+        "other expressions, passed to other functions, or whose other attributes are used (any but the "
+        "methods that record nothing: `wait`, `query`, `elapsed_time`, `recorded_time`, `synchronize`) are "
+        "unknown; so is `self.<attr>` when the same "
         "attribute of an object that cannot be told is used in the file (`npu_tagged_event_record(m.ev)` with "
         "`m` a parameter or a loop variable, `self.sub.ev`): that object may be the instance. An event that "
         "another linted module may use escapes the file and is unknown too: a module-level name used there "
         "(`from pkg.events import MOE_EVENT` and a record of it), or `self.<attr>` when `x.<attr>` is used there "
         "other than by a read (a subclass that records `self.<attr>`).")
     SOURCE = (_SRC + "; a wait on an event never recorded enqueues nothing: Ascend/pytorch@9e73e708 "
-              "torch_npu/csrc/core/npu/NPUEvent.cpp:123-147")
+              "torch_npu/csrc/core/npu/NPUEvent.cpp:123-147; the event's methods: Ascend/pytorch@9e73e708 "
+              "torch_npu/npu/streams.py:209-258")
     INVALID = (
         Invalid(_IMP + "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                        "        self.ev = tng.ops.npu_create_tagged_event(tag='a')\n"
@@ -1858,7 +1878,8 @@ class EventWaitBeforeRecord(LintRule):
     NAME = "event-wait-before-record"
     SEVERITY = "warning"
     SUMMARY = "A wait comes before the event's only records, later in the same function."
-    EXPLANATION = ("Within one function, `npu_tagged_event_wait(e)` runs before every `npu_tagged_event_record(e)` "
+    EXPLANATION = ("Within one function, `npu_tagged_event_wait(e)` runs before every record of e "
+                   "(`npu_tagged_event_record(e)`, `e.record()`) "
                    "(which are all later in that function, no other function records e, and no other linted "
                    "module may use it: see NPU301). The wait finds the "
                    "event not yet recorded and synchronises nothing. Not reported when a loop encloses both.")

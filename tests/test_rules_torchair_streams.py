@@ -385,6 +385,84 @@ def test_npu301_event_copied_to_another_name_escapes(lint):
     assert codes(lint(src, select=SEL)) == []
 
 
+# npu_create_tagged_event returns a torch.npu.Event (research §B.1): its own record(stream=None)
+# records it (Ascend/pytorch@9e73e708 torch_npu/npu/streams.py:209-217). RULES.md NPU301 names
+# npu_tagged_event_record only; the method is a record all the same.
+@pytest.mark.parametrize("record", ["self.e.record()", "self.e.record(torch.npu.current_stream())",
+                                    "self.e.record(stream=s)"])
+def test_npu301_the_events_own_record_method_records_it(lint, record):
+    src = mk(f"""
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.e = tng.ops.npu_create_tagged_event(tag="a")
+
+            def forward(self, x, s=None):
+                {record}
+                tng.ops.npu_tagged_event_wait(self.e)
+                return x
+
+        def step(x):
+            ev = tng.ops.npu_create_tagged_event(tag="b")
+            ev.record()
+            tng.ops.npu_tagged_event_wait(ev)
+            return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("use", ["self.e.query()", "self.e.synchronize()", "self.e.wait()",
+                                 "t = self.e.elapsed_time(self.f)", "self.f.record()", "self.rec.record()"])
+def test_npu301_a_method_that_records_nothing_or_another_objects_record_twin(lint, use):
+    # torch.npu.Event's wait, query, elapsed_time, recorded_time, synchronize record nothing
+    # (streams.py:219-258); a record of another attribute is another event's
+    src = mk(f"""
+        class M(torch.nn.Module):
+            def __init__(self, rec):
+                super().__init__()
+                self.e = tng.ops.npu_create_tagged_event(tag="a")
+                self.f = tng.ops.npu_create_tagged_event(tag="f")
+                self.rec = rec
+
+            def forward(self, x):
+                {use}
+                tng.ops.npu_tagged_event_wait(self.e)
+                return x
+    """)
+    found = lint(src, select=["NPU301"])
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_tagged_event_wait(self.e)") + ("NPU301",)]
+
+
+@pytest.mark.parametrize("use", ["self.e.ipc_handle()", "self.e.custom_record()", "r = self.e.record\n                r()",
+                                 "getattr(self.e, 'record')()"])
+def test_npu301_another_attribute_of_the_event_makes_it_unknown(lint, use):
+    src = mk(f"""
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.e = tng.ops.npu_create_tagged_event(tag="a")
+
+            def forward(self, x):
+                {use}
+                tng.ops.npu_tagged_event_wait(self.e)
+                return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+def test_npu302_the_events_own_record_after_the_wait(lint):
+    src = mk("""
+        def step(x):
+            ev = tng.ops.npu_create_tagged_event(tag="b")
+            tng.ops.npu_tagged_event_wait(ev)
+            ev.record()
+            return x
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU302"]
+    assert f"(line {at(src, 'ev.record()')[0]})" in found[0].message
+
+
 def test_npu301_class_with_unseen_base_is_silent(lint):
     # the base is neither nn.Module nor in this file: it may record self.ev
     src = mk("""
