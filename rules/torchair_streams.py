@@ -632,6 +632,8 @@ class StreamsAnalysis(Analysis):
                 (tuple(sorted(named.get(m, ()))),) for m in methods)))
         for q, attr, child in self._submodules():
             ctx.fact(StreamsAnalysis, ("attr", q, attr, child))
+        for q in self._called_by_name():
+            ctx.fact(StreamsAnalysis, ("direct", q))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
@@ -660,6 +662,33 @@ class StreamsAnalysis(Analysis):
             runner = self._runner(site) if id(call) not in self.header_calls else "?"  # (evaluated where the def runs)
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
                                        where, runner, held.get(id(call))))
+
+    def _called_by_name(self) -> List[str]:
+        """The functions of the file's top level (defined once, not under a branch, without a
+        decorator) whose name the file uses only to call them (``run_inference(args)``; not
+        passed on, stored, exported by ``global`` or a star import): in this file, they run
+        where its calls of them run (:func:`_callers`). Their qualified names."""
+        sem = self.ctx.sem
+        module = sem.module_scope
+        if module.stars:
+            return []
+        defs = {name: bl[0].node for name, bl in module.bindings.items()
+                if len(bl) == 1 and bl[0].kind == "def" and not bl[0].conditional
+                and isinstance(bl[0].node, cst.FunctionDef) and not bl[0].node.decorators}
+        if not defs:
+            return []
+        called = {id(call.func) for call, _ in self.calls}
+        own = {id(fn.name) for fn in defs.values()}
+        for node, _ in self.loads:
+            if isinstance(node, cst.Attribute):
+                own.add(id(node.attr))  # ``x.run_inference``: another object's
+        for node, site in self.loads:
+            if type(node) is cst.Name and node.value in defs and id(node) not in called and id(node) not in own:
+                scope = sem.lookup(node.value, site)[0]
+                if scope is None or scope is module:
+                    del defs[node.value]
+        return sorted(q for q in (sem.qualname_of_def(fn) for fn in defs.values())
+                      if q is not None and not q.startswith("<file>"))
 
     @staticmethod
     def _branches(call: cst.Call, site: Site, sem: Semantic, numbers: Dict[int, int]):
@@ -1205,6 +1234,7 @@ def _tables(facts) -> Tables:
     torchair: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
     calls: Dict[str, List[tuple]] = {}  # path -> its calls of named things (:func:`_per_process`)
     plain: Set[str] = set()  # functions a call runs the body of then and there (:func:`_plain_function`)
+    direct: Dict[str, str] = {}  # function -> its file, for those the file uses only to call them
     for path, fact in facts:
         if fact[0] == "module":
             modules[path] = fact[1]
@@ -1237,6 +1267,8 @@ def _tables(facts) -> Tables:
             used.add(fact[1])
         elif kind == "plain":
             plain.add(key(path, fact[1]))
+        elif kind == "direct":
+            direct[key(path, fact[1])] = path
         elif kind == "torchair":
             torchair[path] = (fact[1], fact[2])
         elif kind == "streams":
@@ -1245,7 +1277,7 @@ def _tables(facts) -> Tables:
             creations.append((path,) + fact[1:6] + (key(path, fact[6]),) + fact[7:10] + (key(path, fact[10]),))
     imports = _import_graph(modules, imported)
     total, together = _per_process(calls, bases, methods, explicit_inits, imports,
-                                   {c[6] for c in creations if c[6] is not None}, plain)
+                                   {c[6] for c in creations if c[6] is not None}, plain, direct)
     return Tables(total, bases, methods, children, creations, apis, imports, used, torchair,
                   refs, attrs, together, key)
 
@@ -1443,24 +1475,78 @@ def _plain_function(fn: cst.FunctionDef) -> bool:
     return not fn.decorators and fn.asynchronous is None
 
 
-def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
-    """How many instantiations the *sites* ((count, branches), :mod:`npulint.flow`) certainly make
-    in one process: 2 for "more than one" (one site in a loop, or two that may both run:
-    not under disjoint arms of one statement), 1, or 0."""
+def _most(sites: List[Tuple[int, Sequence[Dict[Any, FrozenSet[int]]]]]) -> int:
+    """How many instantiations the *sites* ((count, ways), :func:`_sites`) certainly make in one
+    process: 2 for "more than one" (one site in a loop, or two that may both run: not reached
+    only under disjoint arms of one statement, :func:`_apart`), 1, or 0."""
     if not sites:
         return 0
     if any(n > 1 for n, _ in sites):
         return 2
     for i, (_, a) in enumerate(sites):
-        if any(not Flow.disjoint(a, b) for _, b in sites[i + 1:]):
+        if any(not _apart(a, b) for _, b in sites[i + 1:]):
             return 2
     return 1
+
+
+def _apart(a: Sequence[Dict[Any, FrozenSet[int]]], b: Sequence[Dict[Any, FrozenSet[int]]]) -> bool:
+    """Whether code reached only in the ways *a* and code reached only in the ways *b* (each
+    way: the branches it runs under, :mod:`npulint.flow`) never both run: every way of one
+    excludes every way of the other."""
+    return all(Flow.disjoint(x, y) for x in a for y in b)
+
+
+_MOST_WAYS = 64  # a function reached in more ways than this (through its callers' callers...) is not followed
+
+
+def _callers(counted, direct: Dict[str, str], importers: Dict[str, Set[str]]) -> Callable[[Optional[str]], Optional[list]]:
+    """The ways the code of each function runs in one process (*counted*: its calls, ``(path,
+    (callee, count, in the main guard, branches, runner))``): for a function of *direct* (one
+    its file uses only to call it by name, :meth:`StreamsAnalysis._called_by_name`) in a file
+    no other module of the run imports, the branches of each of its calls, with the ways the
+    function around that call runs (a call at module level: its own branches), up the chain of
+    callers, or one way with no branch when no call of the run reaches it (it runs as written, as
+    the run's other code: an entry point's ``main``, a test); None (not known: only its own
+    branches count) for any other function, one called from a lambda, a parameter default or a
+    function not known so, one in a cycle of calls, or one reached in too many ways. ``run_benchmark()`` and
+    ``run_inference()`` called in the two arms of ``if args.bench:`` in ``main()`` never both
+    run, nor what they make."""
+    calls: Dict[str, list] = {}
+    for path, r in counted:
+        if r[0] in direct and r[3] is not None:  # (a call that never runs reaches nothing)
+            calls.setdefault(r[0], []).append((path, r[3], r[4]))
+    memo: Dict[str, Optional[list]] = {}
+
+    def ways(q: Optional[str]) -> Optional[list]:
+        if q is None or q not in direct:
+            return None
+        if q in memo:
+            return memo[q]
+        memo[q] = None  # (a cycle: not known)
+        if importers.get(direct[q], set()) - {direct[q]}:
+            return None
+        if q not in calls:
+            memo[q] = [{}]  # called from outside the run (an entry point, pytest): runs as written
+            return memo[q]
+        out: Optional[list] = []
+        for path, branches, runner in calls[q]:
+            up = [{}] if runner is None else ways(runner)
+            if up is None or len(out) + len(up) > _MOST_WAYS:
+                out = None
+                break
+            own = {(path, k): frozenset(arms) for k, arms in branches}
+            out.extend({**way, **own} for way in up)
+        memo[q] = out
+        return out
+
+    return ways
 
 
 def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]],
                  methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]],
                  explicit_inits: Dict[str, Tuple[str, ...]], imports: Dict[str, Set[str]],
-                 owners: Set[str], plain: FrozenSet[str] = frozenset()) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
+                 owners: Set[str], plain: FrozenSet[str] = frozenset(),
+                 direct: Optional[Dict[str, str]] = None) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
     """Class -> whether one process certainly instantiates it more than once (2), once (1):
     on its own, and with its subclasses for a class that owns a creation. A process runs one
     script: the whole file (its main guard too) and the module-level code of every module of
@@ -1470,7 +1556,8 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
     that one calls through ``super()`` or as ``Base.__init__(self)``), transitively; a call in
     another function of theirs is not known to run. Two entry scripts that instantiate a class once each are two processes,
     as for two creations of one tag (:func:`_one_process`). Two instantiations under disjoint
-    arms of one statement never both run, and one in dead code never runs (:mod:`npulint.flow`).
+    arms of one statement never both run, also when the arms are those of their functions'
+    calls (:func:`_callers`), and one in dead code never runs (:mod:`npulint.flow`).
     Only the classes that own a creation, and their subclasses, are counted; for a class's
     ``__init__`` ("<class>.__init__"), only the instantiations that run it."""
     wanted: Dict[str, List[str]] = {}  # class -> the owners of creations it runs the methods of
@@ -1558,6 +1645,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
                 for r in in_function.get(p, {}).get(q, ()):
                     counted.append((p, r))
                     todo.append(r[0])
+        ways = _callers(counted, direct or {}, importers)
         # a call that runs whenever a class's __init__ runs (at its top level, no branch) runs
         # once per instance of that class, subclasses' included (``Layer.__init__`` making
         # ``MoE()``, with ``ModuleList([Layer(i) for i in range(n)])``), and one at the top level
@@ -1565,7 +1653,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
         # comprehension): it runs more than once when the class is instantiated, or the function
         # called, more than once; to a fixed point, down the nesting
         while True:
-            sites = _sites(counted, bases, lines, inits)
+            sites = _sites(counted, bases, lines, inits, ways)
             # a function's calls by the code they are in (one function, or a module's top level):
             # only calls in one such body certainly run together, not two in functions that may
             # never both run (``train()`` and ``eval()`` each calling ``build()``)
@@ -1573,7 +1661,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
             for path, (q, n, _, branches, runner) in counted:
                 if q in plain and branches is not None:
                     together_calls.setdefault(q, {}).setdefault((path, runner), []).append(
-                        (n, {(path, k): frozenset(arms) for k, arms in branches}))
+                        (n, ({(path, k): frozenset(arms) for k, arms in branches},)))
             grown = False
             for i, (path, r) in enumerate(counted):
                 q, n, main, branches, runner = r
@@ -1588,23 +1676,26 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
         for b in keys:
             total[b] = max(total.get(b, 0), _most(sites[b]))
         # (for two owners' creations of one tag: whether one process makes both)
-        together.append({b: [branches for _, branches in sites[b]] for b in keys})
+        together.append({b: [way for _, way in sites[b]] for b in keys})
     return total, together
 
 
 def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str]],
-           inits: Callable[[str], List[str]]) -> Dict[str, list]:
+           inits: Callable[[str], List[str]], ways: Callable[[Optional[str]], Optional[list]]) -> Dict[str, list]:
     """Class -> its instantiations in one process, its own and its subclasses', and
-    "<class>.__init__" -> those that run that ``__init__`` (*inits*), each ``(1 or 2,
-    branches)`` (:func:`_most` counts them); from *counted*, ``(path, (class, 1 or 2, in the
-    main guard, branches, runner))``. Every class, not only those that own a creation: the count
-    of a class's ``__init__`` tells how often its calls run. *lines* memoizes each class with its
-    ancestors and the ``__init__`` methods it runs."""
+    "<class>.__init__" -> those that run that ``__init__`` (*inits*), each ``(1 or 2, ways)``
+    (:func:`_most` counts them): the ways it runs, its branches with each way its function runs
+    (*ways*: :func:`_callers`), or its branches alone; from *counted*, ``(path, (class, 1 or 2,
+    in the main guard, branches, runner))``. Every class, not only those that own a creation: the
+    count of a class's ``__init__`` tells how often its calls run. *lines* memoizes each class
+    with its ancestors and the ``__init__`` methods it runs."""
     out: Dict[str, list] = {}
-    for path, (q, n, _, branches, _) in counted:
+    for path, (q, n, _, branches, runner) in counted:
         if branches is None:
             continue  # never runs
-        site = (n, {(path, k): frozenset(arms) for k, arms in branches})
+        own = {(path, k): frozenset(arms) for k, arms in branches}
+        up = ways(runner)
+        site = (n, [{**way, **own} for way in up] if up is not None else [own])
         line = lines.get(q)
         if line is None:
             line = lines[q] = [q] + _ancestors(q, bases) + inits(q)
@@ -2098,6 +2189,12 @@ class TaggedEventTagReused(LintRule):
                    "`x if c else y`, in a `try` body and its handler, or one in an `if` arm that always ends in "
                    "`return`/`raise`/`continue`/`break` and one after that `if` (`if small: return Model(1)` then "
                    "`return Model()`), with no loop around that statement; one after a `return` never runs. "
+                   "This follows calls: instantiations in functions that run only in such arms (`if args.bench: "
+                   "run_benchmark() else: run_inference()`, each making `Model()`), directly or through their "
+                   "callers, are one instance too. It holds for a function defined once at the top level of a file "
+                   "that no other module of the run imports, without a decorator, and that the file names only to "
+                   "call it (one nothing in the run calls, such as an entry point's `main` or a test, runs as written; "
+                   "one passed on, stored or called from a lambda may run anywhere, and only its own branches count). "
                    "A class made at the top level of another's `__init__` is made once per instance of that one "
                    "(`ModuleList([Layer(i) for i in range(n)])` whose `Layer.__init__` makes `MoE()` makes n `MoE`s), "
                    "and one made at the top level of a function once per call of it (`[make() for _ in range(n)]` "
@@ -2317,7 +2414,7 @@ def _both_made(a: Optional[str], b: Optional[str], tables: Tables) -> bool:
         return True
     if len(owners) == 1 or a == b:
         return any(owners[0] in sites for sites in tables.together)
-    return any(not Flow.disjoint(x, y) for sites in tables.together
+    return any(not _apart(x, y) for sites in tables.together
                for x in sites.get(a, ()) for y in sites.get(b, ()))
 
 

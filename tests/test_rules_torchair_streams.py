@@ -387,9 +387,12 @@ def test_npu301_event_copied_to_another_name_escapes(lint):
 
 # npu_create_tagged_event returns a torch.npu.Event (research §B.1): its own record(stream=None)
 # records it (Ascend/pytorch@9e73e708 torch_npu/npu/streams.py:209-217). RULES.md NPU301 names
-# npu_tagged_event_record only; the method is a record all the same.
+# npu_tagged_event_record only; the method is a record all the same. Any other attribute but the
+# methods that record nothing makes the event unknown (it may record it).
 @pytest.mark.parametrize("record", ["self.e.record()", "self.e.record(torch.npu.current_stream())",
-                                    "self.e.record(stream=s)"])
+                                    "self.e.record(stream=s)",
+                                    "self.e.ipc_handle()", "self.e.custom_record()",
+                                    "r = self.e.record\n                r()", "getattr(self.e, 'record')()"])
 def test_npu301_the_events_own_record_method_records_it(lint, record):
     src = mk(f"""
         class M(torch.nn.Module):
@@ -431,23 +434,6 @@ def test_npu301_a_method_that_records_nothing_or_another_objects_record_twin(lin
     """)
     found = lint(src, select=["NPU301"])
     assert where(found) == [("t.py",) + at(src, "tng.ops.npu_tagged_event_wait(self.e)") + ("NPU301",)]
-
-
-@pytest.mark.parametrize("use", ["self.e.ipc_handle()", "self.e.custom_record()", "r = self.e.record\n                r()",
-                                 "getattr(self.e, 'record')()"])
-def test_npu301_another_attribute_of_the_event_makes_it_unknown(lint, use):
-    src = mk(f"""
-        class M(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.e = tng.ops.npu_create_tagged_event(tag="a")
-
-            def forward(self, x):
-                {use}
-                tng.ops.npu_tagged_event_wait(self.e)
-                return x
-    """)
-    assert codes(lint(src, select=SEL)) == []
 
 
 def test_npu302_the_events_own_record_after_the_wait(lint):
@@ -2807,6 +2793,176 @@ def test_npu306_instantiations_that_may_both_run_clean_twins(lint, build):
     src = mk(LAYER, build)
     found = lint(src, select=SEL)
     assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+GE_ACL = """
+    def build_ge():
+        return Layer()
+
+    def build_acl():
+        return Layer()
+"""
+
+
+# two instantiations in functions that the run calls only under disjoint arms of one statement
+# (up the chain of callers) never both run: one process builds one model (torchair's registry,
+# _tagged_event.py:137-138, sees the tag once)
+@pytest.mark.parametrize("build", [
+    # the probe's case: main() picks the benchmark or the inference
+    """
+    def run_benchmark(args):
+        model = Layer()
+        return model
+
+    def run_inference(args):
+        model = Layer()
+        return model
+
+    def main():
+        args = parse()
+        if args.bench:
+            run_benchmark(args)
+        else:
+            run_inference(args)
+
+    if __name__ == "__main__":
+        main()
+    """,
+    # ge or acl factory, chosen in the main guard
+    GE_ACL + """
+    if __name__ == "__main__":
+        if sys.argv[1] == "ge":
+            model = build_ge()
+        elif sys.argv[1] == "acl":
+            model = build_acl()
+        else:
+            model = Layer(2)
+    """,
+    # a conditional expression, and a chain two calls deep
+    """
+    def make():
+        return Layer()
+
+    def build_ge():
+        return make()
+
+    def build_acl():
+        return Layer()
+
+    model = build_ge() if FLAG else build_acl()
+    """,
+    # an entry point nobody in the run calls (console_scripts: infer:main) still picks one
+    """
+    def run_benchmark():
+        return Layer()
+
+    def run_inference():
+        return Layer()
+
+    def main():
+        if parse().bench:
+            return run_benchmark()
+        return run_inference()
+    """,
+])
+def test_npu306_instantiations_in_functions_called_in_disjoint_arms_are_one_instance(lint, build):
+    src = mk(LAYER, "import sys\nFLAG = bool(sys.argv[1:])\n\ndef parse():\n    return None\n", build)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("build", [
+    # two tests under pytest: one process runs both (nothing in the run calls them)
+    """
+    def test_ge():
+        assert build_ge()
+
+    def test_acl():
+        assert build_acl()
+    """,
+    # two factories nothing in the run calls: RULES.md NPU306 "two call sites", nothing shows they exclude
+    "",
+    # called in sequence
+    """
+    def main():
+        a = build_ge()
+        b = build_acl()
+
+    if __name__ == "__main__":
+        main()
+    """,
+    # one of them also called after the if
+    """
+    if __name__ == "__main__":
+        if FLAG:
+            build_ge()
+        else:
+            build_acl()
+        build_acl()
+    """,
+    # the arms of an if in a loop take turns
+    """
+    for mode in sys.argv:
+        if mode == "ge":
+            build_ge()
+        else:
+            build_acl()
+    """,
+    # a factory used other than by a call: whoever gets it may call it
+    """
+    BUILDERS = [build_ge, build_acl]
+    if FLAG:
+        build_ge()
+    else:
+        build_acl()
+    """,
+    # a caller not known as such: a lambda
+    """
+    pick = lambda: build_ge()
+    if FLAG:
+        pick()
+    else:
+        build_acl()
+    """,
+])
+def test_npu306_instantiations_in_functions_that_may_both_run_clean_twins(lint, build):
+    src = mk(LAYER, "import sys\nFLAG = bool(sys.argv[1:])\n", GE_ACL, build)
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+@pytest.mark.parametrize("bench, reported", [("import infer\n", True), ("import torch\n", False)])
+def test_npu306_functions_of_a_module_another_module_imports_keep_their_own_branches(lint, bench, reported):
+    # bench.py may call build_ge and build_acl both: the arms of infer.py do not tell
+    infer = mk(LAYER, "import sys\n", GE_ACL, """
+        if __name__ == "__main__":
+            if sys.argv[1] == "ge":
+                build_ge()
+            else:
+                build_acl()
+    """)
+    found = lint({"infer.py": infer, "bench.py": bench}, select=SEL)
+    expected = [("infer.py",) + at(infer, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+    assert where(found) == (expected if reported else [])
+
+
+def test_npu306_one_tag_in_two_classes_made_by_factories_in_disjoint_arms(lint):
+    src = mk(VARIANTS.format(build=textwrap.dedent("""
+        def deepseek():
+            return DeepseekMoE()
+
+        def qwen():
+            return QwenMoE()
+
+        def main(name):
+            if name == 'deepseek':
+                deepseek()
+            else:
+                qwen()
+    """).replace("\n", "\n    ")))
+    assert codes(lint(src, select=["NPU306"])) == []
+    both = src.replace("    else:\n        qwen()", "    qwen()")
+    assert both != src
+    assert codes(lint(both, select=["NPU306"])) == ["NPU306"]
 
 
 # what an imported module runs in the importer's process: its module-level code, and the functions
