@@ -297,6 +297,25 @@ class StreamsAnalysis(Analysis):
 
         return self._once("switch_tags", compute)
 
+    def record_streams(self) -> Dict[cst.Call, Tuple[Site, Optional[cst.CSTNode], Any]]:
+        """The ``npu_record_tagged_stream`` calls: call -> ``(site, tag expression, tag value)``;
+        the expression is None (and the tag UNKNOWN) for a call that does not bind or passes no tag."""
+        def compute():
+            out = {}
+            for call, (site, q) in self.resolved.items():
+                if q == RECORD_STREAM:
+                    bound, tag_expr = self.arg(q, call, "tagged_stream")
+                    if bound is None:
+                        tag_expr = None
+                    out[call] = (site, tag_expr, UNKNOWN if tag_expr is None else self.ctx.value(tag_expr, site))
+            return out
+
+        return self._once("record_streams", compute)
+
+    def record_stream(self, call: cst.Call) -> Optional[Tuple[Site, Optional[cst.CSTNode], Any]]:
+        """*call*'s record in :meth:`record_streams` (None: not an ``npu_record_tagged_stream``)."""
+        return self.record_streams().get(call) if call in self.resolved else None
+
     def creations(self) -> Dict[cst.Call, Tuple[Site, cst.CSTNode, Any]]:
         """The ``npu_create_tagged_event`` calls that bind and pass a tag: call -> ``(site, tag
         expression, tag value)``."""
@@ -329,16 +348,21 @@ class StreamsAnalysis(Analysis):
         records: Dict[tuple, List[Tuple[cst.Call, Site]]] = {}
         waits: List[Tuple[cst.Call, Site, tuple, cst.CSTNode]] = []
         counted: Set[int] = set()
-        for call, (site, q) in self.resolved.items():
-            if q not in (RECORD, WAIT):
-                continue
-            bound, ev = self.arg(q, call, "event")
-            if ev is None:
+        for call, site in self.calls:
+            api = self.resolved.get(call)
+            if api is not None and api[1] in (RECORD, WAIT):
+                q = api[1]
+                ev = self.arg(q, call, "event")[1]
+                if ev is None:
+                    continue
+            elif api is None and type(call.func) is cst.Attribute and call.func.attr.value == "record":
+                q, ev = RECORD, call.func.value  # ``e.record(stream=None)``: the event's own method
+            else:
                 continue
             key = self._event_key(ev, site, families)
             if key is None:
                 continue
-            counted.add(id(ev))
+            counted.add(id(ev) if api is not None else id(call.func))  # (the method: see _escaped)
             if q == RECORD:
                 records.setdefault(key, []).append((call, site))
             else:
@@ -449,7 +473,9 @@ class StreamsAnalysis(Analysis):
 
     def _escaped(self, families, counted: Set[int]) -> Set[tuple]:
         """Event keys used other than as the event of a record/wait call or an assignment
-        target (passed to a function, stored elsewhere, returned...): another name may record them."""
+        target (passed to a function, stored elsewhere, returned...): another name may record them.
+        An attribute of the event (a ``torch.npu.Event``) is such a use too, unless it is a method
+        that records nothing (:data:`_EVENT_READS`) or the ``record`` of a call counted as a record."""
         sem = self.ctx.sem
         stores: Set[int] = set()
         for scope_attrs in sem.attrs.values():
@@ -464,10 +490,14 @@ class StreamsAnalysis(Analysis):
                         stores.update(id(t.target) for t in b.node.targets)
         out = set()
         inner: Set[int] = set()
-        for node, _ in self.loads:
+        for node, site in self.loads:
             if isinstance(node, cst.Attribute):
                 inner.add(id(node.value))
                 inner.add(id(node.attr))
+                if node.attr.value not in _EVENT_READS and id(node) not in counted:
+                    key = self._event_key(node.value, site, families)
+                    if key is not None:
+                        out.add(key)  # ``e.ipc_handle()``, ``e.<unknown>``, ``r = e.record``
         foreign: Set[str] = set()  # ``<expr>.<attr>`` on an object we cannot tell: maybe an instance's
         for node, site in self.loads:
             if id(node) in counted or id(node) in stores or id(node) in inner:
@@ -526,17 +556,15 @@ class StreamsAnalysis(Analysis):
         passed: Set[str] = set()
         records = []
         for call, site in self.calls:
-            api = self.resolved.get(call)
-            if api is None:
+            if call not in self.resolved:
                 for a in call.args:
                     if self._may_hold_strings(a.value, site):
                         _strings(ctx.value(a.value, site), passed)
-            elif api[1] == RECORD_STREAM:
-                bound, tag_expr = self.arg(api[1], call, "tagged_stream")
-                tag = ctx.value(tag_expr, site) if bound is not None and tag_expr is not None else UNKNOWN
-                if isinstance(tag, str) and tag != "default":
-                    span = ctx.span(tag_expr)
-                    records.append((tag, span.line, span.column, span.end_line, span.end_column))
+                continue
+            record = self.record_stream(call)
+            if record is not None and isinstance(record[2], str) and record[2] != "default":
+                span = ctx.span(record[1])
+                records.append((record[2], span.line, span.column, span.end_line, span.end_column))
         users = _tag_users(ctx.path, {r[0] for r in records}) if records else {}
         ctx.fact(StreamsAnalysis, ("streams", ctx.path, tuple(sorted(tags)), unknown, tuple(sorted(passed)),
                                    tuple(r + (users[r[0]],) for r in records)))
@@ -604,6 +632,8 @@ class StreamsAnalysis(Analysis):
                 (tuple(sorted(named.get(m, ()))),) for m in methods)))
         for q, attr, child in self._submodules():
             ctx.fact(StreamsAnalysis, ("attr", q, attr, child))
+        for q in self._called_by_name():
+            ctx.fact(StreamsAnalysis, ("direct", q))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
@@ -632,6 +662,33 @@ class StreamsAnalysis(Analysis):
             runner = self._runner(site) if id(call) not in self.header_calls else "?"  # (evaluated where the def runs)
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
                                        where, runner, held.get(id(call))))
+
+    def _called_by_name(self) -> List[str]:
+        """The functions of the file's top level (defined once, not under a branch, without a
+        decorator) whose name the file uses only to call them (``run_inference(args)``; not
+        passed on, stored, exported by ``global`` or a star import): in this file, they run
+        where its calls of them run (:func:`_callers`). Their qualified names."""
+        sem = self.ctx.sem
+        module = sem.module_scope
+        if module.stars:
+            return []
+        defs = {name: bl[0].node for name, bl in module.bindings.items()
+                if len(bl) == 1 and bl[0].kind == "def" and not bl[0].conditional
+                and isinstance(bl[0].node, cst.FunctionDef) and not bl[0].node.decorators}
+        if not defs:
+            return []
+        called = {id(call.func) for call, _ in self.calls}
+        own = {id(fn.name) for fn in defs.values()}
+        for node, _ in self.loads:
+            if isinstance(node, cst.Attribute):
+                own.add(id(node.attr))  # ``x.run_inference``: another object's
+        for node, site in self.loads:
+            if type(node) is cst.Name and node.value in defs and id(node) not in called and id(node) not in own:
+                scope = sem.lookup(node.value, site)[0]
+                if scope is None or scope is module:
+                    del defs[node.value]
+        return sorted(q for q in (sem.qualname_of_def(fn) for fn in defs.values())
+                      if q is not None and not q.startswith("<file>"))
 
     @staticmethod
     def _branches(call: cst.Call, site: Site, sem: Semantic, numbers: Dict[int, int]):
@@ -1177,6 +1234,7 @@ def _tables(facts) -> Tables:
     torchair: Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]] = {}
     calls: Dict[str, List[tuple]] = {}  # path -> its calls of named things (:func:`_per_process`)
     plain: Set[str] = set()  # functions a call runs the body of then and there (:func:`_plain_function`)
+    direct: Dict[str, str] = {}  # function -> its file, for those the file uses only to call them
     for path, fact in facts:
         if fact[0] == "module":
             modules[path] = fact[1]
@@ -1209,6 +1267,8 @@ def _tables(facts) -> Tables:
             used.add(fact[1])
         elif kind == "plain":
             plain.add(key(path, fact[1]))
+        elif kind == "direct":
+            direct[key(path, fact[1])] = path
         elif kind == "torchair":
             torchair[path] = (fact[1], fact[2])
         elif kind == "streams":
@@ -1217,7 +1277,7 @@ def _tables(facts) -> Tables:
             creations.append((path,) + fact[1:6] + (key(path, fact[6]),) + fact[7:10] + (key(path, fact[10]),))
     imports = _import_graph(modules, imported)
     total, together = _per_process(calls, bases, methods, explicit_inits, imports,
-                                   {c[6] for c in creations if c[6] is not None}, plain)
+                                   {c[6] for c in creations if c[6] is not None}, plain, direct)
     return Tables(total, bases, methods, children, creations, apis, imports, used, torchair,
                   refs, attrs, together, key)
 
@@ -1259,6 +1319,11 @@ def _keys(modules: Dict[str, str]) -> Callable[[str, Optional[str]], Optional[st
 
     return key
 
+
+# the methods of torch.npu.Event that do not record it (Ascend/pytorch@9e73e708 torch_npu/npu/streams.py:
+# wait 219-227, query 229-236, elapsed_time 238-242, recorded_time 244-247, synchronize 249-258); its
+# ``record(stream=None)`` (:209-217) records it, and any other attribute may
+_EVENT_READS = frozenset({"wait", "query", "elapsed_time", "recorded_time", "synchronize"})
 
 _CONTAINER_READERS = frozenset({"len", "enumerate", "list", "tuple", "iter", "reversed", "zip", "sorted", "print",
                                 "isinstance", "id", "repr", "str", "bool"})
@@ -1410,24 +1475,78 @@ def _plain_function(fn: cst.FunctionDef) -> bool:
     return not fn.decorators and fn.asynchronous is None
 
 
-def _most(sites: List[Tuple[int, Dict[Any, FrozenSet[int]]]]) -> int:
-    """How many instantiations the *sites* ((count, branches), :mod:`npulint.flow`) certainly make
-    in one process: 2 for "more than one" (one site in a loop, or two that may both run:
-    not under disjoint arms of one statement), 1, or 0."""
+def _most(sites: List[Tuple[int, Sequence[Dict[Any, FrozenSet[int]]]]]) -> int:
+    """How many instantiations the *sites* ((count, ways), :func:`_sites`) certainly make in one
+    process: 2 for "more than one" (one site in a loop, or two that may both run: not reached
+    only under disjoint arms of one statement, :func:`_apart`), 1, or 0."""
     if not sites:
         return 0
     if any(n > 1 for n, _ in sites):
         return 2
     for i, (_, a) in enumerate(sites):
-        if any(not Flow.disjoint(a, b) for _, b in sites[i + 1:]):
+        if any(not _apart(a, b) for _, b in sites[i + 1:]):
             return 2
     return 1
+
+
+def _apart(a: Sequence[Dict[Any, FrozenSet[int]]], b: Sequence[Dict[Any, FrozenSet[int]]]) -> bool:
+    """Whether code reached only in the ways *a* and code reached only in the ways *b* (each
+    way: the branches it runs under, :mod:`npulint.flow`) never both run: every way of one
+    excludes every way of the other."""
+    return all(Flow.disjoint(x, y) for x in a for y in b)
+
+
+_MOST_WAYS = 64  # a function reached in more ways than this (through its callers' callers...) is not followed
+
+
+def _callers(counted, direct: Dict[str, str], importers: Dict[str, Set[str]]) -> Callable[[Optional[str]], Optional[list]]:
+    """The ways the code of each function runs in one process (*counted*: its calls, ``(path,
+    (callee, count, in the main guard, branches, runner))``): for a function of *direct* (one
+    its file uses only to call it by name, :meth:`StreamsAnalysis._called_by_name`) in a file
+    no other module of the run imports, the branches of each of its calls, with the ways the
+    function around that call runs (a call at module level: its own branches), up the chain of
+    callers, or one way with no branch when no call of the run reaches it (it runs as written, as
+    the run's other code: an entry point's ``main``, a test); None (not known: only its own
+    branches count) for any other function, one called from a lambda, a parameter default or a
+    function not known so, one in a cycle of calls, or one reached in too many ways. ``run_benchmark()`` and
+    ``run_inference()`` called in the two arms of ``if args.bench:`` in ``main()`` never both
+    run, nor what they make."""
+    calls: Dict[str, list] = {}
+    for path, r in counted:
+        if r[0] in direct and r[3] is not None:  # (a call that never runs reaches nothing)
+            calls.setdefault(r[0], []).append((path, r[3], r[4]))
+    memo: Dict[str, Optional[list]] = {}
+
+    def ways(q: Optional[str]) -> Optional[list]:
+        if q is None or q not in direct:
+            return None
+        if q in memo:
+            return memo[q]
+        memo[q] = None  # (a cycle: not known)
+        if importers.get(direct[q], set()) - {direct[q]}:
+            return None
+        if q not in calls:
+            memo[q] = [{}]  # called from outside the run (an entry point, pytest): runs as written
+            return memo[q]
+        out: Optional[list] = []
+        for path, branches, runner in calls[q]:
+            up = [{}] if runner is None else ways(runner)
+            if up is None or len(out) + len(up) > _MOST_WAYS:
+                out = None
+                break
+            own = {(path, k): frozenset(arms) for k, arms in branches}
+            out.extend({**way, **own} for way in up)
+        memo[q] = out
+        return out
+
+    return ways
 
 
 def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]],
                  methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]],
                  explicit_inits: Dict[str, Tuple[str, ...]], imports: Dict[str, Set[str]],
-                 owners: Set[str], plain: FrozenSet[str] = frozenset()) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
+                 owners: Set[str], plain: FrozenSet[str] = frozenset(),
+                 direct: Optional[Dict[str, str]] = None) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
     """Class -> whether one process certainly instantiates it more than once (2), once (1):
     on its own, and with its subclasses for a class that owns a creation. A process runs one
     script: the whole file (its main guard too) and the module-level code of every module of
@@ -1437,7 +1556,8 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
     that one calls through ``super()`` or as ``Base.__init__(self)``), transitively; a call in
     another function of theirs is not known to run. Two entry scripts that instantiate a class once each are two processes,
     as for two creations of one tag (:func:`_one_process`). Two instantiations under disjoint
-    arms of one statement never both run, and one in dead code never runs (:mod:`npulint.flow`).
+    arms of one statement never both run, also when the arms are those of their functions'
+    calls (:func:`_callers`), and one in dead code never runs (:mod:`npulint.flow`).
     Only the classes that own a creation, and their subclasses, are counted; for a class's
     ``__init__`` ("<class>.__init__"), only the instantiations that run it."""
     wanted: Dict[str, List[str]] = {}  # class -> the owners of creations it runs the methods of
@@ -1525,6 +1645,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
                 for r in in_function.get(p, {}).get(q, ()):
                     counted.append((p, r))
                     todo.append(r[0])
+        ways = _callers(counted, direct or {}, importers)
         # a call that runs whenever a class's __init__ runs (at its top level, no branch) runs
         # once per instance of that class, subclasses' included (``Layer.__init__`` making
         # ``MoE()``, with ``ModuleList([Layer(i) for i in range(n)])``), and one at the top level
@@ -1532,7 +1653,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
         # comprehension): it runs more than once when the class is instantiated, or the function
         # called, more than once; to a fixed point, down the nesting
         while True:
-            sites = _sites(counted, bases, lines, inits)
+            sites = _sites(counted, bases, lines, inits, ways)
             # a function's calls by the code they are in (one function, or a module's top level):
             # only calls in one such body certainly run together, not two in functions that may
             # never both run (``train()`` and ``eval()`` each calling ``build()``)
@@ -1540,7 +1661,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
             for path, (q, n, _, branches, runner) in counted:
                 if q in plain and branches is not None:
                     together_calls.setdefault(q, {}).setdefault((path, runner), []).append(
-                        (n, {(path, k): frozenset(arms) for k, arms in branches}))
+                        (n, ({(path, k): frozenset(arms) for k, arms in branches},)))
             grown = False
             for i, (path, r) in enumerate(counted):
                 q, n, main, branches, runner = r
@@ -1555,23 +1676,26 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
         for b in keys:
             total[b] = max(total.get(b, 0), _most(sites[b]))
         # (for two owners' creations of one tag: whether one process makes both)
-        together.append({b: [branches for _, branches in sites[b]] for b in keys})
+        together.append({b: [way for _, way in sites[b]] for b in keys})
     return total, together
 
 
 def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str]],
-           inits: Callable[[str], List[str]]) -> Dict[str, list]:
+           inits: Callable[[str], List[str]], ways: Callable[[Optional[str]], Optional[list]]) -> Dict[str, list]:
     """Class -> its instantiations in one process, its own and its subclasses', and
-    "<class>.__init__" -> those that run that ``__init__`` (*inits*), each ``(1 or 2,
-    branches)`` (:func:`_most` counts them); from *counted*, ``(path, (class, 1 or 2, in the
-    main guard, branches, runner))``. Every class, not only those that own a creation: the count
-    of a class's ``__init__`` tells how often its calls run. *lines* memoizes each class with its
-    ancestors and the ``__init__`` methods it runs."""
+    "<class>.__init__" -> those that run that ``__init__`` (*inits*), each ``(1 or 2, ways)``
+    (:func:`_most` counts them): the ways it runs, its branches with each way its function runs
+    (*ways*: :func:`_callers`), or its branches alone; from *counted*, ``(path, (class, 1 or 2,
+    in the main guard, branches, runner))``. Every class, not only those that own a creation: the
+    count of a class's ``__init__`` tells how often its calls run. *lines* memoizes each class
+    with its ancestors and the ``__init__`` methods it runs."""
     out: Dict[str, list] = {}
-    for path, (q, n, _, branches, _) in counted:
+    for path, (q, n, _, branches, runner) in counted:
         if branches is None:
             continue  # never runs
-        site = (n, {(path, k): frozenset(arms) for k, arms in branches})
+        own = {(path, k): frozenset(arms) for k, arms in branches}
+        up = ways(runner)
+        site = (n, [{**way, **own} for way in up] if up is not None else [own])
         line = lines.get(q)
         if line is None:
             line = lines[q] = [q] + _ancestors(q, bases) + inits(q)
@@ -1795,21 +1919,25 @@ class EventWaitWithoutRecord(LintRule):
     SEVERITY = "error"
     SUMMARY = "npu_tagged_event_wait on an event that is never recorded."
     EXPLANATION = (
-        "A wait on an event that is never passed to `npu_tagged_event_record` does nothing: torch_npu creates "
-        "the event lazily on its first record, and a wait on an event never created enqueues no wait. No "
-        "synchronisation happens and the streams race. An event is identified by the name it is bound to: a "
+        "A wait on an event that is never recorded (passed to `npu_tagged_event_record`, or recorded by its own "
+        "method: the event is a `torch.npu.Event`, and `e.record(stream=None)` records it) does nothing: "
+        "torch_npu creates the event lazily on its first record, and a wait on an event never created enqueues "
+        "no wait. No synchronisation happens and the streams race. An event is identified by the name it is bound to: a "
         "local or closure variable (recorded in the defining function or a function nested in it), a "
         "module-level name (recorded anywhere in the module), or `self.<attr>` (recorded in any method of the "
         "class or of the classes it inherits from or that inherit from it in the same file, or in a function or "
         "lambda nested in one, where `self` is the method's). Events reached through parameters, subscripts or "
-        "other expressions, or passed to other functions, are unknown; so is `self.<attr>` when the same "
+        "other expressions, passed to other functions, or whose other attributes are used (any but the "
+        "methods that record nothing: `wait`, `query`, `elapsed_time`, `recorded_time`, `synchronize`) are "
+        "unknown; so is `self.<attr>` when the same "
         "attribute of an object that cannot be told is used in the file (`npu_tagged_event_record(m.ev)` with "
         "`m` a parameter or a loop variable, `self.sub.ev`): that object may be the instance. An event that "
         "another linted module may use escapes the file and is unknown too: a module-level name used there "
         "(`from pkg.events import MOE_EVENT` and a record of it), or `self.<attr>` when `x.<attr>` is used there "
         "other than by a read (a subclass that records `self.<attr>`).")
     SOURCE = (_SRC + "; a wait on an event never recorded enqueues nothing: Ascend/pytorch@9e73e708 "
-              "torch_npu/csrc/core/npu/NPUEvent.cpp:123-147")
+              "torch_npu/csrc/core/npu/NPUEvent.cpp:123-147; the event's methods: Ascend/pytorch@9e73e708 "
+              "torch_npu/npu/streams.py:209-258")
     INVALID = (
         Invalid(_IMP + "class M(torch.nn.Module):\n    def __init__(self):\n        super().__init__()\n"
                        "        self.ev = tng.ops.npu_create_tagged_event(tag='a')\n"
@@ -1841,7 +1969,8 @@ class EventWaitBeforeRecord(LintRule):
     NAME = "event-wait-before-record"
     SEVERITY = "warning"
     SUMMARY = "A wait comes before the event's only records, later in the same function."
-    EXPLANATION = ("Within one function, `npu_tagged_event_wait(e)` runs before every `npu_tagged_event_record(e)` "
+    EXPLANATION = ("Within one function, `npu_tagged_event_wait(e)` runs before every record of e "
+                   "(`npu_tagged_event_record(e)`, `e.record()`) "
                    "(which are all later in that function, no other function records e, and no other linted "
                    "module may use it: see NPU301). The wait finds the "
                    "event not yet recorded and synchronises nothing. Not reported when a loop encloses both.")
@@ -2060,6 +2189,12 @@ class TaggedEventTagReused(LintRule):
                    "`x if c else y`, in a `try` body and its handler, or one in an `if` arm that always ends in "
                    "`return`/`raise`/`continue`/`break` and one after that `if` (`if small: return Model(1)` then "
                    "`return Model()`), with no loop around that statement; one after a `return` never runs. "
+                   "This follows calls: instantiations in functions that run only in such arms (`if args.bench: "
+                   "run_benchmark() else: run_inference()`, each making `Model()`), directly or through their "
+                   "callers, are one instance too. It holds for a function defined once at the top level of a file "
+                   "that no other module of the run imports, without a decorator, and that the file names only to "
+                   "call it (one nothing in the run calls, such as an entry point's `main` or a test, runs as written; "
+                   "one passed on, stored or called from a lambda may run anywhere, and only its own branches count). "
                    "A class made at the top level of another's `__init__` is made once per instance of that one "
                    "(`ModuleList([Layer(i) for i in range(n)])` whose `Layer.__init__` makes `MoE()` makes n `MoE`s), "
                    "and one made at the top level of a function once per call of it (`[make() for _ in range(n)]` "
@@ -2149,8 +2284,11 @@ class StreamTagType(LintRule):
     NAME = "stream-tag-type"
     SEVERITY = "error"
     SUMMARY = "A stream tag or event tag that is not a str."
-    EXPLANATION = "`npu_stream_switch(stream_tag, ...)` and `npu_create_tagged_event(tag)` take string tags."
-    SOURCE = _SRC + "; Ascend/torchair@fced8842 python/torchair/scope/__init__.py:22 (stream_tag: str)"
+    EXPLANATION = ("`npu_stream_switch(stream_tag, ...)`, `npu_record_tagged_stream(input, tagged_stream)` and "
+                   "`npu_create_tagged_event(tag)` take string tags: a tag known to be another constant (a literal, "
+                   "or a name bound to one) is reported.")
+    SOURCE = (_SRC + "; Ascend/torchair@fced8842 python/torchair/scope/__init__.py:22 (stream_tag: str), "
+              "python/torchair/ops/_tagged_event.py:100, :170-171 (record_tagged_stream_ takes str tag)")
     INVALID = (
         Invalid(_IMP + "with tng.scope.npu_stream_switch(1):\n    pass\n", range=(3, 34, 3, 35),
                 message="stream tag 1 is not a str: entering the scope fails (torch.ops.air.scope_enter takes "
@@ -2169,6 +2307,14 @@ class StreamTagType(LintRule):
                 self.report(tag_expr, f"stream tag {tag!r} is not a str: entering the scope fails "
                                       "(torch.ops.air.scope_enter takes str[]) when the graph is traced; pass the tag "
                                       "as a string, e.g. '1'")
+            return
+        record = analysis.record_stream(node)
+        if record is not None:
+            _, tag_expr, tag = record
+            if tag_expr is not None and not isinstance(tag, str) and is_constant(tag):
+                self.report(tag_expr, f"stream tag {tag!r} is not a str: the call fails (the op "
+                                      "torch.ops.air.record_tagged_stream_ takes the tag as str); pass the tag as a "
+                                      "string, the one the stream's npu_stream_switch uses")
             return
         creation = analysis.creation(node)
         if creation is not None:
@@ -2268,7 +2414,7 @@ def _both_made(a: Optional[str], b: Optional[str], tables: Tables) -> bool:
         return True
     if len(owners) == 1 or a == b:
         return any(owners[0] in sites for sites in tables.together)
-    return any(not Flow.disjoint(x, y) for sites in tables.together
+    return any(not _apart(x, y) for sites in tables.together
                for x in sites.get(a, ()) for y in sites.get(b, ()))
 
 

@@ -385,6 +385,70 @@ def test_npu301_event_copied_to_another_name_escapes(lint):
     assert codes(lint(src, select=SEL)) == []
 
 
+# npu_create_tagged_event returns a torch.npu.Event (research §B.1): its own record(stream=None)
+# records it (Ascend/pytorch@9e73e708 torch_npu/npu/streams.py:209-217). RULES.md NPU301 names
+# npu_tagged_event_record only; the method is a record all the same. Any other attribute but the
+# methods that record nothing makes the event unknown (it may record it).
+@pytest.mark.parametrize("record", ["self.e.record()", "self.e.record(torch.npu.current_stream())",
+                                    "self.e.record(stream=s)",
+                                    "self.e.ipc_handle()", "self.e.custom_record()",
+                                    "r = self.e.record\n                r()", "getattr(self.e, 'record')()"])
+def test_npu301_the_events_own_record_method_records_it(lint, record):
+    src = mk(f"""
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.e = tng.ops.npu_create_tagged_event(tag="a")
+
+            def forward(self, x, s=None):
+                {record}
+                tng.ops.npu_tagged_event_wait(self.e)
+                return x
+
+        def step(x):
+            ev = tng.ops.npu_create_tagged_event(tag="b")
+            ev.record()
+            tng.ops.npu_tagged_event_wait(ev)
+            return x
+    """)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("use", ["self.e.query()", "self.e.synchronize()", "self.e.wait()",
+                                 "t = self.e.elapsed_time(self.f)", "self.f.record()", "self.rec.record()"])
+def test_npu301_a_method_that_records_nothing_or_another_objects_record_twin(lint, use):
+    # torch.npu.Event's wait, query, elapsed_time, recorded_time, synchronize record nothing
+    # (streams.py:219-258); a record of another attribute is another event's
+    src = mk(f"""
+        class M(torch.nn.Module):
+            def __init__(self, rec):
+                super().__init__()
+                self.e = tng.ops.npu_create_tagged_event(tag="a")
+                self.f = tng.ops.npu_create_tagged_event(tag="f")
+                self.rec = rec
+
+            def forward(self, x):
+                {use}
+                tng.ops.npu_tagged_event_wait(self.e)
+                return x
+    """)
+    found = lint(src, select=["NPU301"])
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_tagged_event_wait(self.e)") + ("NPU301",)]
+
+
+def test_npu302_the_events_own_record_after_the_wait(lint):
+    src = mk("""
+        def step(x):
+            ev = tng.ops.npu_create_tagged_event(tag="b")
+            tng.ops.npu_tagged_event_wait(ev)
+            ev.record()
+            return x
+    """)
+    found = lint(src, select=SEL)
+    assert codes(found) == ["NPU302"]
+    assert f"(line {at(src, 'ev.record()')[0]})" in found[0].message
+
+
 def test_npu301_class_with_unseen_base_is_silent(lint):
     # the base is neither nn.Module nor in this file: it may record self.ev
     src = mk("""
@@ -2349,6 +2413,10 @@ def test_npu307_int_stream_tag(lint):
     ('import torchair\nwith torchair.ops.NpuStreamSwitch(None):\n    pass\n', "None"),
     ('from torchair.ops import npu_create_tagged_event\nTAG = 5\nev = npu_create_tagged_event(TAG)\n', "TAG)"),
     ('import torchair as tng\nev = tng.ops.npu_create_tagged_event(tag=b"x")\n', 'b"x"'),
+    # npu_record_tagged_stream(input, tagged_stream: str) (RULES.md NPU307 "a stream tag")
+    ('import torchair as tng\ndef f(x):\n    tng.ops.npu_record_tagged_stream(x, 1)\n', "1)"),
+    ('from torchair.ops import npu_record_tagged_stream as rts\nSTREAM = 2\n'
+     'def f(x):\n    rts(x, tagged_stream=STREAM)\n', "STREAM)"),
 ])
 def test_npu307_aliases_legacy_and_constants(lint, body, needle):
     found = lint(body, select=SEL)
@@ -2365,9 +2433,14 @@ def test_npu307_clean_twin_and_unknown(lint):
 
         def step(tag, x):
             with tng.scope.npu_stream_switch(tag):
+                tng.ops.npu_record_tagged_stream(x, tag)
+                tng.ops.npu_record_tagged_stream(x, TAG)
+                tng.ops.npu_record_tagged_stream(x, "1")
+                tng.ops.npu_record_tagged_stream(x, tagged_stream="default")
+                tng.ops.npu_record_tagged_stream(x)  # does not bind: NPU010's
                 return tng.ops.npu_create_tagged_event(tag=tag)
     """)
-    assert codes(lint(src, select=SEL)) == []
+    assert codes(lint(src, select=["NPU307"])) == []
 
 
 def test_npu307_wrapper_taking_a_stream_is_not_torchair(lint):
@@ -2389,9 +2462,11 @@ def test_npu307_messages_say_what_happens_and_what_to_do(lint):
         with tng.scope.npu_stream_switch(1):
             pass
         ev = tng.ops.npu_create_tagged_event(tag=2)
+        def f(x):
+            tng.ops.npu_record_tagged_stream(x, 3)
     """)
     found = lint(src, select=SEL)
-    assert codes(found) == ["NPU307"] * 2
+    assert codes(found) == ["NPU307"] * 3
     for f in found:
         assert says_runtime_and_fix(f.message, ("raises", "fails", "error", "TypeError", "RuntimeError"),
                                     ("pass", "use a str", "string")), f.message
@@ -2718,6 +2793,176 @@ def test_npu306_instantiations_that_may_both_run_clean_twins(lint, build):
     src = mk(LAYER, build)
     found = lint(src, select=SEL)
     assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+GE_ACL = """
+    def build_ge():
+        return Layer()
+
+    def build_acl():
+        return Layer()
+"""
+
+
+# two instantiations in functions that the run calls only under disjoint arms of one statement
+# (up the chain of callers) never both run: one process builds one model (torchair's registry,
+# _tagged_event.py:137-138, sees the tag once)
+@pytest.mark.parametrize("build", [
+    # the probe's case: main() picks the benchmark or the inference
+    """
+    def run_benchmark(args):
+        model = Layer()
+        return model
+
+    def run_inference(args):
+        model = Layer()
+        return model
+
+    def main():
+        args = parse()
+        if args.bench:
+            run_benchmark(args)
+        else:
+            run_inference(args)
+
+    if __name__ == "__main__":
+        main()
+    """,
+    # ge or acl factory, chosen in the main guard
+    GE_ACL + """
+    if __name__ == "__main__":
+        if sys.argv[1] == "ge":
+            model = build_ge()
+        elif sys.argv[1] == "acl":
+            model = build_acl()
+        else:
+            model = Layer(2)
+    """,
+    # a conditional expression, and a chain two calls deep
+    """
+    def make():
+        return Layer()
+
+    def build_ge():
+        return make()
+
+    def build_acl():
+        return Layer()
+
+    model = build_ge() if FLAG else build_acl()
+    """,
+    # an entry point nobody in the run calls (console_scripts: infer:main) still picks one
+    """
+    def run_benchmark():
+        return Layer()
+
+    def run_inference():
+        return Layer()
+
+    def main():
+        if parse().bench:
+            return run_benchmark()
+        return run_inference()
+    """,
+])
+def test_npu306_instantiations_in_functions_called_in_disjoint_arms_are_one_instance(lint, build):
+    src = mk(LAYER, "import sys\nFLAG = bool(sys.argv[1:])\n\ndef parse():\n    return None\n", build)
+    assert codes(lint(src, select=SEL)) == []
+
+
+@pytest.mark.parametrize("build", [
+    # two tests under pytest: one process runs both (nothing in the run calls them)
+    """
+    def test_ge():
+        assert build_ge()
+
+    def test_acl():
+        assert build_acl()
+    """,
+    # two factories nothing in the run calls: RULES.md NPU306 "two call sites", nothing shows they exclude
+    "",
+    # called in sequence
+    """
+    def main():
+        a = build_ge()
+        b = build_acl()
+
+    if __name__ == "__main__":
+        main()
+    """,
+    # one of them also called after the if
+    """
+    if __name__ == "__main__":
+        if FLAG:
+            build_ge()
+        else:
+            build_acl()
+        build_acl()
+    """,
+    # the arms of an if in a loop take turns
+    """
+    for mode in sys.argv:
+        if mode == "ge":
+            build_ge()
+        else:
+            build_acl()
+    """,
+    # a factory used other than by a call: whoever gets it may call it
+    """
+    BUILDERS = [build_ge, build_acl]
+    if FLAG:
+        build_ge()
+    else:
+        build_acl()
+    """,
+    # a caller not known as such: a lambda
+    """
+    pick = lambda: build_ge()
+    if FLAG:
+        pick()
+    else:
+        build_acl()
+    """,
+])
+def test_npu306_instantiations_in_functions_that_may_both_run_clean_twins(lint, build):
+    src = mk(LAYER, "import sys\nFLAG = bool(sys.argv[1:])\n", GE_ACL, build)
+    found = lint(src, select=SEL)
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+
+
+@pytest.mark.parametrize("bench, reported", [("import infer\n", True), ("import torch\n", False)])
+def test_npu306_functions_of_a_module_another_module_imports_keep_their_own_branches(lint, bench, reported):
+    # bench.py may call build_ge and build_acl both: the arms of infer.py do not tell
+    infer = mk(LAYER, "import sys\n", GE_ACL, """
+        if __name__ == "__main__":
+            if sys.argv[1] == "ge":
+                build_ge()
+            else:
+                build_acl()
+    """)
+    found = lint({"infer.py": infer, "bench.py": bench}, select=SEL)
+    expected = [("infer.py",) + at(infer, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+    assert where(found) == (expected if reported else [])
+
+
+def test_npu306_one_tag_in_two_classes_made_by_factories_in_disjoint_arms(lint):
+    src = mk(VARIANTS.format(build=textwrap.dedent("""
+        def deepseek():
+            return DeepseekMoE()
+
+        def qwen():
+            return QwenMoE()
+
+        def main(name):
+            if name == 'deepseek':
+                deepseek()
+            else:
+                qwen()
+    """).replace("\n", "\n    ")))
+    assert codes(lint(src, select=["NPU306"])) == []
+    both = src.replace("    else:\n        qwen()", "    qwen()")
+    assert both != src
+    assert codes(lint(both, select=["NPU306"])) == ["NPU306"]
 
 
 # what an imported module runs in the importer's process: its module-level code, and the functions
