@@ -111,6 +111,9 @@ class RunModules:
         self._quoted: Dict[str, Tuple[str, ...]] = {}  # see quoting
         self._words: Dict[str, frozenset] = {}  # see _may_bind
         self._roots: Dict[Tuple[Optional[str], bool], Optional[str]] = {}  # see foreign
+        # paths -> the Python files of their programs the run does not lint (None: too many);
+        # set by the pipeline (npulint.program.outside_files with the run's settings)
+        self.program_of: Optional[Callable[[Sequence[str]], Optional[Sequence[str]]]] = None
 
     def _text(self, path: str) -> Optional[str]:
         if path not in self._texts:

@@ -111,7 +111,14 @@ def _run_with_modules(files, settings, checker_classes, enabled, stdin, settings
 
         return outside_files([e[0] for e in entries], settings, options.walked)
 
-    old = modules.activate(modules.RunModules.from_files(entries, read, outside, lambda path: read(path, READ_CAP)))
+    def program_of(paths: Sequence[str]) -> Optional[List[str]]:
+        from npulint.program import outside_files
+
+        return outside_files(paths, settings, options.walked)
+
+    run_modules = modules.RunModules.from_files(entries, read, outside, lambda path: read(path, READ_CAP))
+    run_modules.program_of = program_of
+    old = modules.activate(run_modules)
     try:
         return _run(files, settings, checker_classes, enabled, stdin, settings_for, overrides, options)
     finally:

@@ -1199,6 +1199,21 @@ class RunFlags:
                     imports[f["path"]] = f["imports"]
         followed = _Followed(imports)
         self.entries = entries
+        unlinted = _UnlintedEntries()
+        for display, f in launches:
+            if entries and any(entries[p] != argflags.MEGATRON and not followed.megatron(p)
+                               for p in self.entries_of(f, display)):
+                continue  # not visibly Megatron's parser: its own (or one we cannot read) judges
+            if not self.entries_of(f, display):
+                # an entry script of its program the run does not lint: the same, and what a
+                # Megatron entry registers counts as a linted one's does
+                found = unlinted.facts(f["entry"], display)
+                if any(e["entry"] is not None and e["entry"][0] != argflags.MEGATRON for e in found):
+                    continue
+                for e in found:
+                    registered.update(e["flags"])
+                    patterns.update(e["unknown"])
+            self.launches.append((display, f))
         self.registered = frozenset(registered)
         # an add_argument whose option strings are not certain may register any flag they may
         # be: such a flag is not known to be unknown (the linted files' flags count for every
@@ -1208,11 +1223,6 @@ class RunFlags:
         self._own = frozenset(own)
         if own_patterns:
             self._own_maybe = _any_of(own_patterns)
-        for display, f in launches:
-            if entries and any(entries[p] != argflags.MEGATRON and not followed.megatron(p)
-                               for p in self.entries_of(f, display)):
-                continue  # not visibly Megatron's parser: its own (or one we cannot read) judges
-            self.launches.append((display, f))
 
     def parsers(self, flag: str, launch: dict, where: str) -> List[Tuple[str, int, Optional[Tuple[str, ...]], str]]:
         """The linted registrations of *flag* that may be in the parser reading *launch* (in the
@@ -1371,6 +1381,36 @@ class _Followed:
             tree = argflags.parse(found[0])
             self.trees[name] = None if tree is None else (tree, found[1])
         return self.trees[name]
+
+
+class _UnlintedEntries:
+    """The entry scripts of a launch's program that the run does not lint (a pre-commit run or
+    an editor's buffer of the launch script alone), as :func:`_argparse_fact` reads their text.
+    A run given the program's folders has none such; outside a run, nothing is read."""
+
+    def __init__(self):
+        self._programs: Dict[str, Sequence[str]] = {}  # launch file -> its program's unlinted files
+        self._facts: Dict[str, Optional[dict]] = {}  # path -> its _argparse_fact
+
+    def facts(self, entry: str, where: str) -> List[dict]:
+        """The :func:`_argparse_fact` of each unlinted entry script of *where*'s program that the
+        launch's entry word *entry* may name (one npulint cannot read is left out: Megatron's,
+        as an entry script outside the program is)."""
+        from npulint import modules
+
+        run = modules.active()
+        if run is None or run.program_of is None:
+            return []
+        if where not in self._programs:
+            self._programs[where] = run.program_of([os.path.abspath(where)]) or ()
+        out = []
+        for path in _linted_entries(entry, dict.fromkeys(self._programs[where], "")):
+            if path not in self._facts:
+                text = run._asked_text(path, keep=False)
+                self._facts[path] = _argparse_fact(path, text, None) if text is not None else None
+            if self._facts[path] is not None:
+                out.append(self._facts[path])
+        return out
 
 
 def _linted_entries(entry: str, entries: Dict[str, str]) -> List[str]:

@@ -6,6 +6,7 @@ import ast
 import os
 import subprocess
 import sys
+import json
 import textwrap
 
 import pytest
@@ -769,3 +770,26 @@ def test_a_launch_of_another_checkout_s_entry_script_is_judged_by_that_checkout_
     found = npu5(lint, files)
     assert codes(found) == ["NPU504"] and "(the parser in the linted files: b/ascendspeed/arguments.py:6)" in \
         found[0].message, found[0].message
+
+
+# -- a run over the launch script alone (pre-commit, an editor's buffer) ----------------------
+
+
+@pytest.mark.parametrize("entry, expected", [
+    # its own parser judges it, as in the run over the whole folder
+    (OWN_ENTRY, []),
+    (OTHER_CLI["helper"], []),  # a parser npulint cannot read: unknown
+    # Megatron's: checked, and what it registers is known (no NPU502 for its own flag)
+    (OWN_ENTRY.replace("import torch\n", "import torch\nfrom megatron.training import pretrain\n"), ["NPU504"]),
+    (None, ["NPU502", "NPU504"]),  # no such file in the program: Megatron's, as before
+])
+def test_a_run_over_the_launch_alone_reads_the_program_s_entry_script(project, cli_run, entry, expected):
+    files = {"pyproject.toml": "[project]\nname = 'x'\n", "scripts/run.sh": "cd ..\n" + OWN_LAUNCH}
+    if entry is not None:
+        files["finetune_x.py"] = entry
+    root = project(files)
+    whole = cli_run([".", "--select", "NPU5", "--format", "json", "--no-cache"], cwd=root)
+    alone = cli_run(["scripts/run.sh", "--select", "NPU5", "--format", "json", "--no-cache"], cwd=root)
+    got = sorted(f["code"] for f in json.loads(alone.stdout))
+    assert [c for c in got if c != "NPU501"] == expected  # (NPU501: AMO, as the releases decide)
+    assert json.loads(alone.stdout) == json.loads(whole.stdout)
