@@ -525,17 +525,20 @@ def _megatron_ref(mindspeed_release: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _release_flags() -> Tuple[Dict[str, int], Dict[str, int]]:
-    """(flag -> bit mask of the refs that register it, stack release -> mask of its refs)."""
+    """(flag -> bit mask of the refs that register it, stack release -> mask of its refs: its
+    framework's, its MindSpeed's, its Megatron-LM's, and the parts only some stacks' parsers run,
+    ``stack_parts``: MindSpeed's legacy parser, tools/gen_known_flags.py)."""
     data = _load("mindspeed_release_flags.json")
     index = {name: i for i, name in enumerate(data["refs"])}
     flags = {f: sum(1 << i for i in refs) for f, refs in data["flags"].items()}
     pairs = mindspeed_data().get("pairs", {})
+    extra = data.get("stack_parts", {})
     stacks: Dict[str, int] = {}
     for fw in MINDSPEED_FRAMEWORKS:
         for rel in known(fw):
             stack = f"{fw}@{rel}"
             ms = stack if fw == "mindspeed" else pairs.get(stack)
-            parts = {stack} | ({ms, _megatron_ref(ms.partition("@")[2])} if ms else set())
+            parts = {stack, *extra.get(stack, ())} | ({ms, _megatron_ref(ms.partition("@")[2])} if ms else set())
             if all(p in index for p in parts):  # else: unknown, the stack is never excluded
                 stacks[stack] = functools.reduce(lambda a, b: a | b, (1 << index[p] for p in parts))
     return flags, stacks

@@ -9,7 +9,7 @@ from npulint.config import Settings
 from npulint.core import lint_source
 
 BAD = "from npu_bridge.hccl import hccl_ops\nout = hccl_ops.allgather(w)\n"
-AMO = "torchrun pretrain_gpt.py --adaptive-memory-optimization --recompute-granularity full\n"
+LEGACY_ONLY = "torchrun pretrain_gpt.py --use-fused-swiglu\n"  # needs --swiglu on the core_r0.8.0 releases only
 
 
 def test_lint_source_reads_and_writes_no_file():
@@ -41,8 +41,8 @@ def test_lint_source_is_what_a_run_reports(lint):
 
 
 def test_lint_source_takes_the_releases_from_the_settings_and_infers_none():
-    assert lint_source("run.sh", AMO, Settings(root=".")) == []
+    assert lint_source("run.sh", LEGACY_ONLY, Settings(root=".")) == []
     configured = Settings(root=".", releases={"mindspeed": ("2.1.0_core_r0.8.0",)})
-    assert codes(lint_source("run.sh", AMO, configured)) == ["NPU501"]
+    assert codes(lint_source("run.sh", LEGACY_ONLY, configured)) == ["NPU504"]
     legacy = Settings(root=".", mindspeed_stack="legacy")
-    assert codes(lint_source("run.sh", AMO, legacy)) == ["NPU501"]
+    assert codes(lint_source("run.sh", LEGACY_ONLY, legacy)) == ["NPU504"]

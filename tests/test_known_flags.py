@@ -3,10 +3,11 @@ linted Python files, the configuration's extend-known-flags; entry scripts that 
 own arguments; npulint/argflags.py, which reads the flags from source."""
 
 import ast
+import json
 import os
+import re
 import subprocess
 import sys
-import json
 import textwrap
 
 import pytest
@@ -793,3 +794,122 @@ def test_a_run_over_the_launch_alone_reads_the_program_s_entry_script(project, c
     got = sorted(f["code"] for f in json.loads(alone.stdout))
     assert [c for c in got if c != "NPU501"] == expected  # (NPU501: AMO, as the releases decide)
     assert json.loads(alone.stdout) == json.loads(whole.stdout)
+
+
+# -- the release data: the parsers a launch of each release runs --------------------------------
+
+
+def _tool():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_known_flags", REPO / "tools" / "gen_known_flags.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _branches(tmp_path, name, branches):
+    """A bare repository with one branch per ``{branch: {path: text}}``, each from an empty tree."""
+    work = tmp_path / f"{name}-work"
+    work.mkdir()
+    _git(work, "init", "-q", "-b", "base")
+    _git(work, "commit", "-q", "--allow-empty", "-m", "base")
+    for branch, files in branches.items():
+        _git(work, "checkout", "-q", "-b", branch, "base")
+        for path, text in files.items():
+            (work / path).parent.mkdir(parents=True, exist_ok=True)
+            (work / path).write_text(text, encoding="utf-8")
+        _git(work, "add", "-A")
+        _git(work, "commit", "-q", "-m", branch)
+    bare = tmp_path / f"{name}.git"
+    _git(tmp_path, "clone", "-q", "--bare", str(work), str(bare))
+    return str(bare)
+
+
+PATCH = "    {pm}.register_patch('megatron.training.arguments.parse_args', {name})\n"
+LEGACY_ARGS = ("def process_args(parser):\n    parser.add_argument('--legacy-only')\n"
+               "    parser.add_argument('--both')\n    return parser\n")
+MINDSPEED = {
+    # the core_r0.8.0 adaptor: a relative import in the function that patches
+    "legacy": {"mindspeed/arguments.py": LEGACY_ARGS,
+               "mindspeed/features_manager/f.py": "def register_args(parser):\n    parser.add_argument('--both')\n",
+               "mindspeed/megatron_adaptor.py": "def adaptation_l0(aspm):\n    from .arguments import parse_args_wrapper\n"
+                                                + PATCH.format(pm="aspm", name="parse_args_wrapper")},
+    # the feature manager's wrapper; the legacy one imported elsewhere (a pretrain decorator)
+    "current": {"mindspeed/arguments.py": LEGACY_ARGS,
+                "mindspeed/core/training.py": "from mindspeed.arguments import parse_args_wrapper\n",
+                "mindspeed/features_manager/megatron_basic.py":
+                    "from mindspeed.arguments import parse_args_wrapper\n\n\ndef register_patches(pm):\n"
+                    "    from mindspeed.core.megatron_basic.arguments_basic import parse_args_wrapper\n"
+                    + PATCH.format(pm="pm", name="parse_args_wrapper")},
+    # an alias, two levels up
+    "alias": {"mindspeed/arguments.py": LEGACY_ARGS,
+              "mindspeed/a/b.py": "from ..arguments import parse_args_wrapper as wrap\n\n\ndef f(pm):\n"
+                                  + PATCH.format(pm="pm", name="wrap")},
+    "twice": {"mindspeed/x.py": "from .arguments import w\n\n\ndef f(pm):\n" + PATCH.format(pm="pm", name="w") * 2},
+}
+
+
+def test_which_wrapper_patches_megatron_s_parse_args(tmp_path):
+    tool = _tool()
+    git = tool.Git(_branches(tmp_path, "ms", MINDSPEED))
+    assert tool.legacy_wired(git, "Ascend/MindSpeed", "legacy") == (
+        True, "Ascend/MindSpeed@legacy mindspeed/megatron_adaptor.py:3")
+    assert tool.legacy_wired(git, "Ascend/MindSpeed", "current") == (
+        False, "Ascend/MindSpeed@current mindspeed/features_manager/megatron_basic.py:6")
+    assert tool.legacy_wired(git, "Ascend/MindSpeed", "alias")[0] is True
+    with pytest.raises(SystemExit, match="decide its parser by hand"):
+        tool.legacy_wired(git, "Ascend/MindSpeed", "twice")
+    assert tool._module_of("mindspeed/a/b.py", 2, "arguments") == "mindspeed.arguments"
+    assert tool._module_of("mindspeed/__init__.py", 1, "arguments") == "mindspeed.arguments"
+    assert tool._module_of("x.py", 0, "mindspeed.arguments") == "mindspeed.arguments"
+
+
+def test_the_legacy_parser_is_a_part_only_the_stacks_that_run_it_take(tmp_path, monkeypatch):
+    tool = _tool()
+    ms = _branches(tmp_path, "ms", {k: MINDSPEED[k] for k in ("legacy", "current")})
+    # a MindSpeed-LLM that replaces process_args (2.0.0's dummy), a MindSpeed-MM that does not
+    llm = _branches(tmp_path, "llm", {"r1": {"mindspeed_llm/tasks/adaptor.py":
+                                             "MegatronAdaptation.register('mindspeed.arguments.process_args', d)\n"}})
+    mm = _branches(tmp_path, "mm", {"r1": {"mindspeed_mm/args.py": "parser.add_argument('--mm-only')\n"},
+                                    "r2": {"mindspeed_mm/args.py": "parser.add_argument('--mm-only')\n"}})
+    mirrors = {"Ascend/MindSpeed": ms, "Ascend/MindSpeed-LLM": llm, "Ascend/MindSpeed-MM": mm}
+    monkeypatch.setattr(tool, "RELEASE_REFS", (
+        ("mindspeed", "Ascend/MindSpeed", "legacy"), ("mindspeed", "Ascend/MindSpeed", "current"),
+        ("mindspeed-llm", "Ascend/MindSpeed-LLM", "r1"), ("mindspeed-mm", "Ascend/MindSpeed-MM", "r1"),
+        ("mindspeed-mm", "Ascend/MindSpeed-MM", "r2")))
+    sources = [(repo, repo, ("refs/heads/*",)) for repo in mirrors]
+    result = tool.collect(sources, mirrors)
+    commits = tool.release_commits(result)
+    pairs = {"mindspeed-llm@r1": "mindspeed@legacy", "mindspeed-mm@r1": "mindspeed@legacy",
+             "mindspeed-mm@r2": "mindspeed@current"}
+    legacy = tool.legacy_parser_runs(mirrors, commits, pairs)
+    assert {s: runs for s, (runs, _, _) in legacy.items()} == {
+        "mindspeed@legacy": True, "mindspeed@current": False, "mindspeed-llm@r1": False,
+        "mindspeed-mm@r1": True, "mindspeed-mm@r2": False}
+    assert legacy["mindspeed-llm@r1"][2].endswith("mindspeed_llm/tasks/adaptor.py:1")
+    data = json.loads(tool.render_releases(result, commits, legacy))
+    part = "mindspeed@legacy mindspeed/arguments.py"
+    assert data["stack_parts"] == {"mindspeed@legacy": [part], "mindspeed-mm@r1": [part]}
+    names = list(data["refs"])
+    assert names[-1] == part and data["refs"][part] == data["refs"]["mindspeed@legacy"]
+    registered = {f: {names[i] for i in idx} for f, idx in data["flags"].items()}
+    # a flag only the legacy parser registers is the part's; one another file registers too stays
+    assert registered["--legacy-only"] == {part}
+    assert registered["--both"] == {"mindspeed@legacy", part}
+    assert registered["--mm-only"] == {"mindspeed-mm@r1", "mindspeed-mm@r2"}
+
+
+def test_shipped_release_data_records_each_decision():
+    with open(REPO / "rules" / "mindspeed_release_flags.json", encoding="utf-8") as fh:
+        data = json.load(fh)
+    decisions = data["legacy_parser"]
+    assert len(decisions) == 22 and all(re.search(r"Ascend/MindSpeed(-LLM)?@[0-9a-f]{8} \S+\.py:\d+$", why)
+                                        for why in decisions.values())
+    assert decisions["mindspeed-llm@2.0.0"] == ("not run: it replaces mindspeed.arguments.process_args, "
+                                                "Ascend/MindSpeed-LLM@b626d239 mindspeed_llm/tasks/megatron_adaptor.py:106")
+    assert {s for s, why in decisions.items() if why.startswith("runs it")} == set(data["stack_parts"]) == {
+        "mindspeed@2.0.0_core_r0.8.0", "mindspeed@2.1.0_core_r0.8.0", "mindspeed-mm@2.0.0", "mindspeed-mm@2.1.0"}
+    names = list(data["refs"])
+    assert {names[i] for i in data["flags"]["--adaptive-memory-optimization"]} == {
+        "mindspeed@2.0.0_core_r0.8.0 mindspeed/arguments.py", "mindspeed@2.1.0_core_r0.8.0 mindspeed/arguments.py"}

@@ -9,7 +9,9 @@ MindSpeed-LLM, MindSpeed-MM, MindSpeed-RL and Megatron-LM, read from bare git mi
 
 It also writes rules/mindspeed_release_flags.json: for the release branches npulint models
 (RELEASE_REFS), which of them register each flag, so that a launch tells the releases it can run
-on (a flag no file of a release registers makes that release reject the launch).
+on (a flag the parser of a release's launches does not take makes that release reject the launch).
+MindSpeed's legacy parser (mindspeed/arguments.py) counts only for the stacks whose launches run
+it, with the line that decides it (LEGACY_PARSER below; docs/releases.md).
 
 Standard library and git only. Upstream code is never imported or run: each file is parsed
 with ``ast`` (npulint/argflags.py says which option strings are read). Megatron-LM 0.16 and
@@ -223,12 +225,13 @@ class Result:
         self.where: Dict[str, Dict[Tuple[str, str, int], str]] = {}
         self.labels: Dict[str, Set[str]] = {}
         self.uncertain: Set[Tuple[str, str, int]] = set()
-        self.by_commit: Dict[str, Set[str]] = {}  # commit -> the flags registered there
+        # commit -> flag -> the files that register it there
+        self.by_commit: Dict[str, Dict[str, Set[str]]] = {}
 
     def add(self, flag: str, repo: str, label: str, path: str, line: int, commit: str) -> None:
         self.where.setdefault(flag, {}).setdefault((repo, path, line), commit)
         self.labels.setdefault(flag, set()).add(label)
-        self.by_commit.setdefault(commit, set()).add(flag)
+        self.by_commit.setdefault(commit, {}).setdefault(flag, set()).add(path)
 
 
 def collect(sources, mirrors: Dict[str, str], log=None) -> Result:
@@ -316,29 +319,157 @@ def render(result: Result, sources) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_releases(result: Result) -> str:
-    """``{"refs": {"framework@ref": commit}, "flags": {flag: [index of each ref that registers it]}}``:
-    a flag's releases, for the refs in RELEASE_REFS (a tag's commit when the branch is absent)."""
-    import json
+# ------------------------------------------------------------- the parsers a launch runs
 
+# MindSpeed's legacy parser: ``process_args`` of mindspeed/arguments.py adds its flags to
+# Megatron's parser only where that module's ``parse_args_wrapper`` wraps Megatron's
+# ``parse_args``. Each MindSpeed release patches ``parse_args`` once: the core_r0.8.0 releases
+# with the legacy wrapper (``megatron_training_adaptation_l0``, run by ``exe_adaptation`` when
+# ``--optimization-level`` >= 0, its default 2), the *_core_r0.12.1 releases and master with the
+# feature manager's (``mindspeed.core.megatron_basic.arguments_basic``: the features'
+# ``register_args``); there ``process_args`` only feeds the side parser MindSpeed reads its own
+# options with (``get_mindspeed_args``, ``parse_known_args``), and the training's pretrain
+# decorators (auto-settings, auto-pipeline), not every launch. A framework on a MindSpeed that
+# wires it may still replace ``process_args`` before the adaptor runs: MindSpeed-LLM 2.0.0/2.1.0
+# register a dummy whose ``--optimization-level`` defaults to -1, so the wiring never happens.
+# The legacy parser's registrations are thus a part of their own in the release data, which a
+# stack's parser takes only when it runs it (``stack_parts``; docs/releases.md).
+LEGACY_PARSER = "mindspeed/arguments.py"
+LEGACY_MODULE = "mindspeed.arguments"
+PARSE_ARGS_PATCH = r"""['"]megatron\.training\.arguments\.parse_args['"]"""
+PROCESS_ARGS_PATCH = r"""['"]mindspeed\.arguments\.process_args['"]"""
+PACKAGES = {"mindspeed": "mindspeed/", "mindspeed-llm": "mindspeed_llm/", "mindspeed-mm": "mindspeed_mm/"}
+
+
+def _cite(repo: str, commit: str, path: str, line: int) -> str:
+    return f"{repo}@{commit[:8]} {path}:{line}"
+
+
+def _grep_lines(git: Git, commit: str, pattern: str, under: str) -> List[Tuple[str, int]]:
+    """``(path, line)`` of the lines of the Python files under *under* that match *pattern*."""
+    raw = git.run("grep", "-n", "-I", "-E", "-e", pattern, commit, "--", "*.py", ok_codes=(0, 1))
+    out = []
+    for hit in raw.decode("utf-8", "surrogateescape").splitlines():
+        _, path, line, _ = hit.split(":", 3)
+        if path.startswith(under):
+            out.append((path, int(line)))
+    return sorted(out)
+
+
+def _module_of(path: str, level: int, module: Optional[str]) -> str:
+    """The module an ``from <dots><module> import`` in the file *path* names."""
+    if not level:
+        return module or ""
+    parts = path[:-len(".py")].split("/")[:-1]  # the file's package
+    parts = parts[:len(parts) - (level - 1)]
+    return ".".join(parts + ([module] if module else []))
+
+
+def legacy_wired(git: Git, repo: str, commit: str) -> Tuple[bool, str]:
+    """Whether the MindSpeed release at *commit* wraps Megatron's ``parse_args`` with the legacy
+    parser's wrapper, and the line that patches it: the one ``register_patch`` of
+    ``megatron.training.arguments.parse_args`` in the package, whose wrapper is the name the
+    nearest import above it brings (relative imports resolved)."""
+    hits = _grep_lines(git, commit, PARSE_ARGS_PATCH, PACKAGES["mindspeed"])
+    if len(hits) != 1:
+        raise SystemExit(f"gen_known_flags: {repo}@{commit[:8]} patches Megatron's parse_args at "
+                         f"{hits or 'no line'}, not at one: decide its parser by hand")
+    path, line = hits[0]
+    tree = ast.parse(git.run("show", f"{commit}:{path}").decode("utf-8", "replace"))
+    wrapper = next((node.args[1].id for node in ast.walk(tree) if isinstance(node, ast.Call)
+                    and node.lineno == line and len(node.args) == 2 and isinstance(node.args[1], ast.Name)), None)
+    imports = [node for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.lineno < line
+               and any((a.asname or a.name) == wrapper for a in node.names)]
+    if wrapper is None or not imports:
+        raise SystemExit(f"gen_known_flags: {_cite(repo, commit, path, line)}: which wrapper? decide by hand")
+    source = max(imports, key=lambda node: node.lineno)
+    return _module_of(path, source.level, source.module) == LEGACY_MODULE, _cite(repo, commit, path, line)
+
+
+def legacy_parser_runs(mirrors: Dict[str, str], commits: Dict[str, Tuple[str, str]],
+                       pairs: Dict[str, str]) -> Dict[str, Tuple[bool, str, str]]:
+    """For each stack release of RELEASE_REFS (``framework@release``; *commits* maps it to its
+    repository and commit, *pairs* a MindSpeed-LLM/-MM release to its MindSpeed): whether a
+    launch's parser runs MindSpeed's legacy parser there, the MindSpeed release whose legacy
+    parser it is, and the line that decides it. A
+    MindSpeed-LLM/-MM stack runs it when its MindSpeed wires it and the framework does not
+    replace ``process_args`` (a ``register`` of ``mindspeed.arguments.process_args`` in its
+    package). A stack whose MindSpeed is not modelled has no entry."""
+    gits = {repo: Git(mirrors[repo]) for repo, _ in commits.values()}
+    out: Dict[str, Tuple[bool, str, str]] = {}
+    for stack, (repo, commit) in commits.items():
+        fw = stack.partition("@")[0]
+        if fw != "mindspeed":
+            continue
+        wired, where = legacy_wired(gits[repo], repo, commit)
+        out[stack] = (wired, stack, ("runs it: " if wired else "not run: parse_args is patched with another "
+                                                                "wrapper, ") + where)
+    for stack, (repo, commit) in commits.items():
+        fw = stack.partition("@")[0]
+        if fw not in PACKAGES or fw == "mindspeed" or pairs.get(stack) not in out:
+            continue
+        ms = pairs[stack]
+        wired, _, where = out[ms]
+        where = where.partition(": ")[2]
+        if not wired:
+            out[stack] = (False, ms, f"not run on its MindSpeed ({ms}): {where}")
+            continue
+        replaced = _grep_lines(gits[repo], commit, PROCESS_ARGS_PATCH, PACKAGES[fw])
+        if replaced:
+            out[stack] = (False, ms, "not run: it replaces mindspeed.arguments.process_args, "
+                          + _cite(repo, commit, *replaced[0]))
+        else:
+            out[stack] = (True, ms, f"runs it: its MindSpeed's ({ms}), {where}")
+    return out
+
+
+def release_commits(result: Result) -> Dict[str, Tuple[str, str]]:
+    """``framework@ref`` -> (repository, commit) for RELEASE_REFS (a tag's commit when the branch
+    is absent), in their order."""
     commits = {}
     for repo, ref, commit in result.refs:
         for prefix in ("refs/heads/", "refs/tags/"):
             if ref.startswith(prefix):
                 commits.setdefault((repo, ref[len(prefix):]), commit)
-    names, order = [], []
+    out = {}
     for fw, repo, ref in RELEASE_REFS:
         commit = commits.get((repo, ref))
         if commit is None:
             raise SystemExit(f"gen_known_flags: {repo} has no ref {ref}")
-        names.append(f"{fw}@{ref}")
-        order.append(commit)
+        out[f"{fw}@{ref}"] = (repo, commit)
+    return out
+
+
+def render_releases(result: Result, commits: Dict[str, Tuple[str, str]],
+                    legacy: Dict[str, Tuple[bool, str, str]]) -> str:
+    """``{"refs": {name: commit}, "legacy_parser": {stack: decision}, "stack_parts": {stack:
+    [name]}, "flags": {flag: [index of each ref that registers it]}}``: a flag's releases, for the
+    refs in RELEASE_REFS (*commits*, :func:`release_commits`); a MindSpeed ref's flags leave out
+    those only its legacy parser registers, which are a ref of their own (``<ref> <file>``) that
+    the stacks running it (*legacy*, :func:`legacy_parser_runs`) take too."""
+    import json
+
+    names = list(commits)
+    order = [commit for _, commit in commits.values()]
+    parts = {stack: [f"{ms} {LEGACY_PARSER}"] for stack, (runs, ms, _) in legacy.items() if runs}
+    for ms in sorted({ms for runs, ms, _ in legacy.values() if runs}, key=names.index):
+        names.append(f"{ms} {LEGACY_PARSER}")
+        order.append(commits[ms][1])
     flags: Dict[str, List[int]] = {}
-    for i, commit in enumerate(order):
-        for flag in result.by_commit.get(commit, ()):
-            flags.setdefault(flag, []).append(i)
+    for i, (name, commit) in enumerate(zip(names, order)):
+        legacy_part = name.endswith(" " + LEGACY_PARSER)
+        for flag, paths in result.by_commit.get(commit, {}).items():
+            if legacy_part:
+                counts = LEGACY_PARSER in paths
+            elif name.startswith("mindspeed@"):
+                counts = bool(paths - {LEGACY_PARSER})
+            else:
+                counts = True
+            if counts:
+                flags.setdefault(flag, []).append(i)
     doc = {"generated_by": "tools/gen_known_flags.py", "refs": dict(zip(names, order)),
-           "flags": {f: flags[f] for f in sorted(flags)}}
+           "legacy_parser": {s: legacy[s][2] for s in commits if s in legacy},
+           "stack_parts": parts, "flags": {f: flags[f] for f in sorted(flags)}}
     return json.dumps(doc, indent=0, sort_keys=False, separators=(",", ":")) + "\n"
 
 
@@ -387,7 +518,11 @@ def main(argv=None) -> int:
             print(f"uncertain: {repo} {path}:{line}", file=sys.stderr)
     outputs = [(args.output, render(result, sources))]
     if not args.only:
-        outputs.append((args.release_output, render_releases(result)))
+        from npulint.releases import mindspeed_data
+
+        commits = release_commits(result)
+        legacy = legacy_parser_runs(mirrors, commits, mindspeed_data().get("pairs", {}))
+        outputs.append((args.release_output, render_releases(result, commits, legacy)))
     if args.check:
         stale = []
         for path, text in outputs:
