@@ -502,12 +502,12 @@ def fix_loop(lint, files, stdin, max_file_size: int = 0, unsafe: bool = False, p
     edits are positioned on the very text they are applied to (see :func:`write_all` for the
     other half of that promise)."""
     from npulint import pipeline
-    from npulint.source import PYTHON, Unreadable, decode, detect_language
+    from npulint.source import Unreadable, decode
 
     cwd = os.getcwd()
     where = {pipeline.display_path(p, cwd): (p, lang) for p, lang, _ in files}
     if stdin is not None:
-        where[pipeline.display_path(stdin[0], cwd)] = (stdin[0], detect_language(stdin[0], stdin[1][:256]) or PYTHON)
+        where[pipeline.display_path(stdin[0], cwd)] = (stdin[0], pipeline.stdin_language(stdin))
     # a finding's file: the path the run read (``Finding.file``), else its displayed path
     target = dict(where)
     target.update({p: (p, lang) for p, lang in where.values()})
@@ -556,7 +556,7 @@ def fix_loop(lint, files, stdin, max_file_size: int = 0, unsafe: bool = False, p
         enc.update({p: encode_like(originals[p][0], t, lang_of[p]) for p, t in current.items()})
         stdin_now = stdin
         if stdin is not None and stdin[0] in enc:
-            stdin_now = (stdin[0], enc.pop(stdin[0]))
+            stdin_now = (stdin[0], enc.pop(stdin[0]), *stdin[2:])  # (its language, when given, stays)
         result = resolved(lint(overrides=enc, stdin_data=stdin_now))
     return FixLoop(where, originals, current, applied, result, first)
 

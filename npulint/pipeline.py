@@ -63,11 +63,12 @@ def display_path(path: str, cwd: Optional[str] = None) -> str:
 
 
 def run(files: Sequence[Tuple[str, str, bool]], settings: Settings, checker_classes,
-        enabled: Set[str], stdin: Optional[Tuple[str, bytes]] = None,
+        enabled: Set[str], stdin: Optional[Tuple] = None,
         settings_for: Optional[Callable[[str], Tuple[Settings, Set[str]]]] = None,
         overrides: Optional[Dict[str, bytes]] = None, options: Optional[RunOptions] = None) -> RunResult:
     """Lint *files* (``(abs_path, language, explicit)``) and optionally one stdin buffer
-    (``(abs_path_it_stands_for, bytes)``). *settings_for* gives each file its own settings
+    (``(abs_path_it_stands_for, bytes)``, or with its language third: :func:`stdin_language`).
+    *settings_for* gives each file its own settings
     and enabled codes (hierarchical configuration); without it, *settings* and *enabled*
     apply to every file, and in any case *enabled* must cover every file's codes.
     *overrides* maps absolute paths to contents to lint instead of what is on disk (the
@@ -92,7 +93,7 @@ def _run_with_modules(files, settings, checker_classes, enabled, stdin, settings
     if stdin is not None:
         texts[stdin[0]] = stdin[1]
     entries = [(p, *module_name(p)) for p, language, _ in files if language == PYTHON]
-    if stdin is not None and (_stdin_language(stdin[0], stdin[1]) == PYTHON):
+    if stdin is not None and stdin_language(stdin) == PYTHON:
         entries = [e for e in entries if e[0] != stdin[0]] + [(stdin[0], *module_name(stdin[0]))]
 
     def read(path: str, limit: int = options.max_file_size) -> Optional[str]:
@@ -125,15 +126,16 @@ def _run_with_modules(files, settings, checker_classes, enabled, stdin, settings
         modules.activate(old)
 
 
-def _stdin_language(path: str, data: bytes) -> Optional[str]:
+def stdin_language(stdin: Tuple) -> str:
+    """The language of the buffer *stdin*, ``(path, bytes)`` or ``(path, bytes, language)``
+    (the language server's, from the editor's languageId): the one given, else its path's
+    suffix, else its shebang, else Python."""
     from npulint.source import detect_language
 
-    return detect_language(path, data[:256]) or PYTHON
+    return stdin[2] if len(stdin) > 2 else detect_language(stdin[0], stdin[1][:256]) or PYTHON
 
 
 def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrides, options: RunOptions) -> RunResult:
-    from npulint.source import detect_language
-
     def config_of(path):
         return settings_for(path) if settings_for is not None else (settings, enabled)
 
@@ -160,9 +162,9 @@ def _run(files, settings, checker_classes, enabled, stdin, settings_for, overrid
                 _read_for_key(inp, options, index)  # (else the first pass reads it)
         inputs.append(inp)
     if stdin is not None:
-        spath, data = stdin
+        spath, data = stdin[:2]
         fs, fe = configs[spath] = config_of(spath)
-        language = detect_language(spath, data[:256]) or PYTHON  # a suffix, else a shebang
+        language = stdin_language(stdin)
         inputs.append(_Input(spath, display_path(spath, cwd), language, True, fs, fe,
                              data=data, cacheable=False, on_disk=False))
 

@@ -6,7 +6,10 @@ comment, fix all) and hover pages. Pure functions over lsprotocol types; the ser
 Positions: npulint's are 1-based lines and columns counting characters (code points); LSP's
 are 0-based, their ``character`` counting units of the encoding the client and server
 negotiated at ``initialize`` (``general.positionEncodings``: ``utf-8``, ``utf-16`` (the
-default), ``utf-32``). Lines end at ``\\r\\n``, ``\\r`` or ``\\n`` for both.
+default), ``utf-32``). Lines end at ``\\r\\n``, ``\\r`` or ``\\n`` for both. A byte order mark
+(U+FEFF) that starts the client's text is not part of npulint's: npulint reads a file without
+it, as CPython does (its first line's columns, the text fixes and ``# noqa`` comments are
+computed on, start after it); the client's positions count it.
 """
 
 from __future__ import annotations
@@ -50,6 +53,9 @@ class Text:
         for i, a in enumerate(self.starts):
             b = self.starts[i + 1] if i + 1 < len(self.starts) else len(text)
             self.lines.append(text[a:b].rstrip("\r\n"))
+        self.bom = 1 if text.startswith("\ufeff") else 0
+        self.source = text[self.bom:]  # the text npulint reads: without the byte order mark
+        self.source_lines = [self.lines[0][self.bom:]] + self.lines[1:]  # its lines
 
     def line(self, line0: int) -> str:
         return self.lines[line0] if 0 <= line0 < len(self.lines) else ""
@@ -61,7 +67,7 @@ class Text:
             return 0
         if line > len(self.starts):
             return len(self.text)
-        return min(len(self.text), self.starts[line - 1] + max(0, column - 1))
+        return min(len(self.text), self.starts[line - 1] + max(0, column - 1) + (self.bom if line == 1 else 0))
 
     def position_at(self, offset: int) -> t.Position:
         offset = max(0, min(offset, len(self.text)))
@@ -96,14 +102,15 @@ class Text:
             return len(self.lines), len(self.lines[-1]) + 1
         line0 = max(0, pos.line)
         text = self.lines[line0]
+        skip = self.bom if line0 == 0 else 0  # the byte order mark: not a column of npulint's
         units = 0
         for i, ch in enumerate(text):
             if units >= pos.character:
-                return line0 + 1, i + 1
+                return line0 + 1, max(1, i + 1 - skip)
             units += self.units(ch)
             if units > pos.character:  # inside this character
-                return line0 + 1, i + 1
-        return line0 + 1, len(text) + 1
+                return line0 + 1, max(1, i + 1 - skip)
+        return line0 + 1, len(text) + 1 - skip
 
     def edit(self, e: Edit, newline: str) -> t.TextEdit:
         text = e.text
@@ -163,10 +170,21 @@ def config_error_diagnostic(doc: Text, config: Optional[str], message: str) -> t
             location=t.Location(uri=_uri(config), range=t.Range(start=t.Position(line=0, character=0),
                                                                  end=t.Position(line=0, character=0))),
             message="the configuration file")]
-    end = t.Position(line=0, character=doc.units(doc.line(0)))
-    return t.Diagnostic(range=t.Range(start=t.Position(line=0, character=0), end=end),
+    return t.Diagnostic(range=_first_line(doc),
                         message=f"npulint cannot lint this file, its configuration is broken: {text}",
                         source=SOURCE, severity=t.DiagnosticSeverity.Error, related_information=related)
+
+
+def note_diagnostic(doc: Text, note: str) -> t.Diagnostic:
+    """Why npulint did not analyse the document (larger than the size limit, not decodable:
+    what the command line notes on stderr, *note*), on line 1 as information: without it, a
+    document with no finding would read as one found clean."""
+    return t.Diagnostic(range=_first_line(doc), message=f"npulint: {note}", source=SOURCE,
+                        severity=t.DiagnosticSeverity.Information)
+
+
+def _first_line(doc: Text) -> t.Range:
+    return t.Range(start=t.Position(line=0, character=0), end=t.Position(line=0, character=doc.units(doc.line(0))))
 
 
 # --- code actions ---------------------------------------------------------------------------
@@ -213,7 +231,7 @@ def fix_applies(d: Document, fix: Fix) -> bool:
     """The fix alone applies to the text and leaves it parsable (what ``--fix`` asks)."""
     from npulint.fixes import fix_text
 
-    _, applied = fix_text(d.doc.text, [fix], d.language)
+    _, applied = fix_text(d.doc.source, [fix], d.language)
     return bool(applied)
 
 
@@ -224,13 +242,13 @@ def noqa_edit(d: Document, f: Finding) -> Optional[Tuple[str, Edit]]:
     statement holding the finding (or merged into one there)."""
     from npulint.noqa import noqa_edit as place
 
-    return place(d.doc.text, d.language, f.line, f.column, [f.code], lines=d.doc.lines)
+    return place(d.doc.source, d.language, f.line, f.column, [f.code], lines=d.doc.source_lines)
 
 
 def _noqa_works(d: Document, f: Finding, e: Edit) -> bool:
     from npulint.noqa import noqa_works
 
-    return noqa_works(d.doc.text, d.language, f.line, [f.code], e)
+    return noqa_works(d.doc.source, d.language, f.line, [f.code], e)
 
 
 def code_actions(d: Document, request: t.Range, only: Optional[Sequence[str]],
@@ -263,10 +281,11 @@ def code_actions(d: Document, request: t.Range, only: Optional[Sequence[str]],
     # document up to ten times, too much for every move of the cursor
     if only and _kind_wanted(FIX_ALL_KIND, only) and any(f.fix is not None and f.fix.applicability == "safe"
                                                           for f in d.findings):
-        fixed = fix_all()
-        if fixed is not None and fixed != d.doc.text:
+        fixed = fix_all()  # (npulint's text: without the byte order mark, which stays)
+        if fixed is not None and fixed != d.doc.source:
             out.append(t.CodeAction(title="npulint: Fix all auto-fixable problems", kind=FIX_ALL_KIND,
-                                    edit=workspace_edit(d, [replace_changed(d.doc, fixed)], document_changes)))
+                                    edit=workspace_edit(d, [replace_changed(d.doc, d.doc.text[:d.doc.bom] + fixed)],
+                                                       document_changes)))
     return out
 
 
@@ -311,10 +330,10 @@ def hover(d: Document, pos: t.Position) -> Optional[t.Hover]:
     from npulint.source import noqa_directives
 
     line, col = d.doc.from_client(pos)
-    for lineno, start, end, codes, _, _ in noqa_directives(d.doc.text, d.language):
+    for lineno, start, end, codes, _, _ in noqa_directives(d.doc.source, d.language):
         if lineno != line or codes is None or not start <= col < end:
             continue
-        text = d.doc.line(line - 1)
+        text = d.doc.source_lines[line - 1]
         directive = text[start - 1:end - 1]
         m = _NOQA_CODES.match(directive)
         for c in _CODE.finditer(directive, m.end() if m else 0):
@@ -335,5 +354,5 @@ def hover(d: Document, pos: t.Position) -> Optional[t.Hover]:
     return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=pages), range=found[0][1])
 
 
-__all__ = ["Text", "Document", "diagnostic", "config_error_diagnostic", "code_actions", "hover", "noqa_edit",
-           "replace_changed", "docs_url", "rule_markdown", "FIX_ALL_KIND", "SOURCE"]
+__all__ = ["Text", "Document", "diagnostic", "config_error_diagnostic", "note_diagnostic", "code_actions", "hover",
+           "noqa_edit", "replace_changed", "docs_url", "rule_markdown", "FIX_ALL_KIND", "SOURCE"]

@@ -11,11 +11,13 @@ import concurrent.futures
 from typing import Dict, List, Optional, Set, Tuple
 
 from lsprotocol import types as t
+from pygls import uris
 from pygls.lsp.server import LanguageServer
 
 from npulint import __version__
+from npulint.config import CONFIG_NAMES
 from npulint import server_features as sf
-from npulint.server import Lint, _path_of, compute, fix_all_text
+from npulint.server import Lint, compute, fix_all_text, path_of
 
 
 class State:
@@ -23,6 +25,8 @@ class State:
         self.ls = ls
         self.debounce = debounce
         self.pull = False  # the client pulls diagnostics (textDocument/diagnostic): no push
+        self.refresh = False  # it takes workspace/diagnostic/refresh (it pulls again when asked)
+        self.watch = False  # it watches files for the server (dynamic didChangeWatchedFiles)
         self.document_changes = False  # the client takes versioned TextDocumentEdits
         self.generation: Dict[str, int] = {}  # bumped by every open, change, save, close
         self.timers: Dict[str, asyncio.TimerHandle] = {}
@@ -52,6 +56,35 @@ class State:
         doc = self.ls.workspace.get_text_document(uri)
         return doc.source, doc.version
 
+    def folder(self) -> Optional[str]:
+        """The workspace folder an untitled buffer belongs to (:func:`npulint.server.path_of`):
+        the only one (the root when the client names none); None with several."""
+        folders = [f.uri for f in self.ls.workspace.folders.values()] or [self.ls.workspace.root_uri]
+        return uris.to_fs_path(folders[0]) if len(folders) == 1 and folders[0] else None
+
+    def path(self, uri: str) -> str:
+        return path_of(uri, self.folder())
+
+    def lint(self, uri: str, text: str, version: Optional[int]):
+        """Lint the document's *text* on the worker thread."""
+        language_id = self.ls.workspace.get_text_document(uri).language_id
+        return self.in_worker(compute, uri, text, version, self.encoding, language_id, self.folder())
+
+    def reconfigure(self) -> None:
+        """A configuration file was created, changed or deleted: every open document is linted
+        afresh, as ruff's server does (astral-sh/ruff@fca5c7c
+        crates/ruff_server/src/server/api/notifications/did_change_watched_files.rs:19-34): a
+        pulling client that takes it is asked to pull again, a pushed-to one is sent the
+        diagnostics. (Ruff pushes to a pulling client that cannot be asked; npulint does not: a
+        client shows pushed diagnostics beside pulled ones. Its next pull is linted afresh.)"""
+        self.last.clear()
+        if self.pull:
+            if self.refresh:
+                self.ls.workspace_diagnostic_refresh(None)
+            return
+        for uri in list(self.generation):
+            self.schedule(uri, 0)
+
     # --- linting -----------------------------------------------------------------------------
     async def current(self, uri: str) -> Optional[Lint]:
         """The lint of the document's current text: the last one when the text is the same."""
@@ -62,7 +95,7 @@ class State:
         last = self.last.get(uri)
         if last is not None and last.text == text and last.encoding == self.encoding:
             return last
-        lint = await self.in_worker(compute, uri, text, version, self.encoding)
+        lint = await self.lint(uri, text, version)
         self.linted(lint)
         if uri in self.generation and self.snapshot(uri) == (text, version):
             self.last[uri] = lint
@@ -71,7 +104,8 @@ class State:
     def linted(self, lint: Lint) -> None:
         """After every lint: trace it, log a failure, show a configuration error once."""
         self.trace(f"linted {lint.uri} version {lint.version}: {len(lint.diagnostics)} diagnostics "
-                   f"in {lint.seconds * 1000:.1f} ms")
+                   + (f"(not linted: {lint.skipped}) " if lint.skipped else "")
+                   + f"in {lint.seconds * 1000:.1f} ms")
         if lint.failure:
             self.log(lint.failure, t.MessageType.Error)
         if lint.config_error is not None:
@@ -110,7 +144,7 @@ class State:
             if snap is None:
                 return
             text, version = snap
-            lint = await self.in_worker(compute, uri, text, version, self.encoding)
+            lint = await self.lint(uri, text, version)
             self.linted(lint)
             if self.generation.get(uri) != gen:
                 return  # changed (a newer lint is coming) or closed meanwhile
@@ -153,9 +187,24 @@ def register(debounce: float) -> LanguageServer:
     def initialize(ls, params: t.InitializeParams) -> None:
         caps = params.capabilities
         state.pull = _supports(caps, "text_document", "diagnostic")
+        state.refresh = _supports(caps, "workspace", "diagnostics", "refresh_support")
+        state.watch = _supports(caps, "workspace", "did_change_watched_files", "dynamic_registration")
         state.document_changes = _supports(caps, "workspace", "workspace_edit", "document_changes")
         if params.trace is not None:
             ls.protocol.trace = params.trace
+
+    @server.feature(t.INITIALIZED)
+    def initialized(ls, params: t.InitializedParams) -> None:
+        if state.watch:  # the configuration files npulint reads (ruff's server watches its own)
+            ls.client_register_capability(t.RegistrationParams(registrations=[t.Registration(
+                id="npulint-configuration", method=t.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=t.DidChangeWatchedFilesRegistrationOptions(
+                    watchers=[t.FileSystemWatcher(glob_pattern=f"**/{name}") for name in CONFIG_NAMES]))]))
+
+    @server.feature(t.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def did_change_watched_files(ls, params: t.DidChangeWatchedFilesParams) -> None:
+        if params.changes:
+            state.reconfigure()
 
     @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls, params: t.DidOpenTextDocumentParams) -> None:
@@ -196,9 +245,10 @@ def register(debounce: float) -> LanguageServer:
             if lint is None or lint.document is None:
                 return []
             d = lint.document
+            language_id = ls.workspace.get_text_document(uri).language_id
             return await state.in_worker(
                 sf.code_actions, d, params.range, params.context.only, state.document_changes,
-                lambda: fix_all_text(_path_of(uri), d.doc.text))
+                lambda: fix_all_text(d.path, d.doc.text, language_id))
         except Exception as exc:
             state.log(f"npulint: code actions on {uri} failed: {exc!r}", t.MessageType.Error)
             return []

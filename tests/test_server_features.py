@@ -567,7 +567,261 @@ def test_bad_requests_get_empty_answers(shared):
                                             "position": {"line": 0, "character": 0}})["result"] is None
 
 
-# --- 7. the command line --------------------------------------------------------------------
+# --- 7. which documents are linted, and by which configuration -------------------------------
+
+WHOLE = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}
+EXCLUDING = '[tool.npulint]\nextend-exclude = ["third_party", "gen/*.py"]\n'
+
+
+def _nothing_for(c: Client, uri: str) -> None:
+    """The document (its diagnostics published: none) gets no code action, no hover."""
+    everywhere = {"start": {"line": 0, "character": 0}, "end": {"line": 99, "character": 0}}
+    for only in (None, ["quickfix"], ["source.fixAll"]):
+        assert actions(c, uri, everywhere, only=only) == []
+    for line in range(len(POOL.splitlines())):
+        assert c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                                "position": {"line": line, "character": 8}})["result"] is None
+
+
+@pytest.mark.parametrize("force", ["", "force-exclude = true\n", "force-exclude = false\n"])
+def test_excluded_files_are_not_linted_whatever_force_exclude_says(shared, force):
+    # ruff's server: an editor names every file it opens (astral-sh/ruff#11587, fixed in #11590)
+    c = shared({"pyproject.toml": EXCLUDING + force})
+    for rel in ("gen/b.py", "third_party/megatron/a.py", "third_party/x/y/z.py",
+                ".venv/lib/python3.11/site-packages/somepkg/a.py"):  # the last: a default exclude
+        uri = open_doc(c, rel, POOL)
+        assert c.diagnostics(uri)["diagnostics"] == []
+        _nothing_for(c, uri)
+    # the twins: what the patterns do not match is linted, its fixes offered
+    for rel in ("c.py", "third_party.py", "gen2/b.py", "venv-notes/a.py"):
+        uri = open_doc(c, rel, POOL)
+        (d,) = c.diagnostics(uri)["diagnostics"]
+        assert d["code"] == "NPU202", rel
+        assert [a["kind"] for a in actions(c, uri, WHOLE, only=["source.fixAll"])] == ["source.fixAll.npulint"]
+
+
+def test_an_exclude_in_a_nearer_configuration_counts(shared):
+    c = shared({"pyproject.toml": EXCLUDING, "pkg/pyproject.toml": '[tool.npulint]\nextend-exclude = ["old"]\n'})
+    uri = open_doc(c, "pkg/old/m.py", POOL)
+    assert c.diagnostics(uri)["diagnostics"] == []
+    _nothing_for(c, uri)
+    # pkg's configuration governs pkg: the root's patterns are not its own (as on the command line)
+    (d,) = c.diagnostics(open_doc(c, "pkg/gen/b.py", POOL))["diagnostics"]
+    assert d["code"] == "NPU202"
+
+
+def _answer_requests(c: Client, method: str) -> list:
+    """Answer (null) every request *method* the server sent so far; the requests' params."""
+    seen = [m for m in c.received if m.get("method") == method and "id" in m]
+    c.send_many([{"id": m["id"], "result": None} for m in seen])
+    return [m.get("params") for m in seen]
+
+
+WATCHING = {"workspace": {"didChangeWatchedFiles": {"dynamicRegistration": True}}}
+
+
+def _changed(c: Client, *rels: str, kind: int = 2) -> None:
+    c.send("workspace/didChangeWatchedFiles",
+           {"changes": [{"uri": (c.root / rel).as_uri(), "type": kind} for rel in rels]})
+
+
+def test_the_configuration_files_are_watched_when_the_client_can(server):
+    c = server(capabilities=WATCHING)
+    reg = c.wait(lambda m: m.get("method") == "client/registerCapability")
+    c.send_many([{"id": reg["id"], "result": None}])
+    (r,) = reg["params"]["registrations"]
+    assert r["method"] == "workspace/didChangeWatchedFiles"
+    globs = sorted(w["globPattern"] for w in r["registerOptions"]["watchers"])
+    assert globs == ["**/.npulint.toml", "**/npulint.toml", "**/pyproject.toml"]
+    # a client that cannot register dynamically is not asked
+    c = server()
+    c.diagnostics(open_doc(c, "m.py", TWO_CODES))
+    assert not [m for m in c.received if m.get("method") == "client/registerCapability"]
+
+
+def _published(c: Client, *uris: str) -> dict:
+    """The next diagnostics published for each of *uris* (in whatever order they come): codes by URI."""
+    out: dict = {}
+    while len(out) < len(uris):
+        m = c.wait(lambda m: m.get("method") == "textDocument/publishDiagnostics"
+                   and m["params"]["uri"] in uris and m["params"]["uri"] not in out)
+        out[m["params"]["uri"]] = sorted(d.get("code", d["message"]) for d in m["params"]["diagnostics"])
+    return out
+
+
+def test_a_configuration_change_lints_the_open_documents_again(server):
+    c = server({"pyproject.toml": "[tool.npulint]\n", "sub/npulint.toml": "\n"}, capabilities=WATCHING)
+    uri = open_doc(c, "m.py", TWO_CODES)
+    sub = open_doc(c, "sub/s.py", TWO_CODES)
+    both = ["NPU101", "NPU103"]
+    assert _published(c, uri, sub) == {uri: both, sub: both}
+    npu103 = {"start": {"line": 5, "character": 5}, "end": {"line": 5, "character": 6}}
+    assert any("NPU103" in a["title"] for a in actions(c, uri, npu103))
+    (c.root / "pyproject.toml").write_text('[tool.npulint]\nignore = ["NPU103"]\n', encoding="utf-8")
+    _changed(c, "pyproject.toml")
+    # every open document is linted again (sub's own configuration governs it: unchanged)
+    assert _published(c, uri, sub) == {uri: ["NPU101"], sub: both}
+    assert not any("NPU103" in a["title"] for a in actions(c, uri, npu103))  # its actions go too
+    # the twin: a change that enables a code makes it appear
+    (c.root / "pyproject.toml").write_text("[tool.npulint]\n", encoding="utf-8")
+    _changed(c, "pyproject.toml")
+    assert _published(c, uri, sub)[uri] == both
+    # broken, then repaired: the broken configuration's diagnostic goes when it loads again
+    (c.root / "pyproject.toml").write_text('[tool.npulint]\nignore = ["NPU103"\n', encoding="utf-8")
+    _changed(c, "pyproject.toml")
+    (message,) = _published(c, uri, sub)[uri]
+    assert "configuration is broken" in message
+    (c.root / "pyproject.toml").write_text('[tool.npulint]\nignore = ["NPU101"]\n', encoding="utf-8")
+    _changed(c, "pyproject.toml")
+    assert _published(c, uri, sub)[uri] == ["NPU103"]
+    # a nearer configuration's new exclude: the diagnostics published are cleared
+    (c.root / "sub" / "npulint.toml").write_text('extend-exclude = ["s.py"]\n', encoding="utf-8")
+    _changed(c, "sub/npulint.toml", kind=1)
+    assert _published(c, uri, sub) == {uri: ["NPU103"], sub: []}
+    _nothing_for(c, sub)
+    # without a notification, nothing is linted: the document's text has not changed
+    assert [m["params"].get("version") for m in c.received
+            if m.get("method") == "textDocument/publishDiagnostics"] == [1] * 12
+
+
+@pytest.mark.parametrize("refresh", [True, False])
+def test_a_configuration_change_reaches_pulling_clients(server, refresh):
+    caps = {"textDocument": {"diagnostic": {}}, **WATCHING}
+    caps["workspace"] = dict(caps["workspace"], diagnostics={"refreshSupport": refresh})
+    c = server({"pyproject.toml": "[tool.npulint]\n"}, capabilities=caps)
+    uri = open_doc(c, "m.py", TWO_CODES)
+
+    def pull():
+        return sorted(d["code"] for d in c.request("textDocument/diagnostic",
+                                                   {"textDocument": {"uri": uri}})["result"]["items"])
+
+    assert pull() == ["NPU101", "NPU103"]
+    (c.root / "pyproject.toml").write_text('[tool.npulint]\nignore = ["NPU103"]\n', encoding="utf-8")
+    _changed(c, "pyproject.toml")
+    if refresh:  # asked to pull again (ruff's server asks so too)
+        c.wait(lambda m: m.get("method") == "workspace/diagnostic/refresh")
+    assert pull() == ["NPU101"]  # no didSave of the document needed
+    (c.root / "pyproject.toml").write_text("[tool.npulint]\n", encoding="utf-8")
+    _changed(c, "pyproject.toml")
+    assert pull() == ["NPU101", "NPU103"]
+    _answer_requests(c, "client/registerCapability")
+    assert len(_answer_requests(c, "workspace/diagnostic/refresh")) == (2 if refresh else 0)
+    assert not [m for m in c.received if m.get("method") == "textDocument/publishDiagnostics"]  # never pushed
+
+
+def test_a_file_over_the_size_limit_says_so(shared):
+    from npulint.inputs import DEFAULT_MAX_FILE_SIZE
+
+    c = shared()
+    filler = "".join(f"def f{i}(x):\n    return x * {i}  # 中文\n\n" for i in range(DEFAULT_MAX_FILE_SIZE // 30))
+    big = TWO_CODES + filler
+    assert len(big.encode("utf-8")) > DEFAULT_MAX_FILE_SIZE
+    uri = open_doc(c, "big.py", big)
+    (d,) = c.diagnostics(uri)["diagnostics"]
+    assert d["severity"] == 3 and "code" not in d  # information: no finding
+    assert d["range"] == {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": len(IMPORT) - 1}}
+    assert d["message"].startswith("npulint: not analysed: ") and "max-file-size" in d["message"]
+    assert "big.py" not in d["message"]  # (the document's own)
+    assert actions(c, uri, d["range"]) == []
+    # the twin: under the limit, the findings and no note
+    c.send_many([change(uri, 2, TWO_CODES + filler[:1000])])
+    assert sorted(d["code"] for d in c.diagnostics(uri)["diagnostics"]) == ["NPU101", "NPU103"]
+    # a big file that mentions no NPU API has nothing to analyse: no note either (as on the command line)
+    assert c.diagnostics(open_doc(c, "plain.py", "x = 1\n" + filler))["diagnostics"] == []
+
+
+LAUNCH_BODY = LAUNCH.split("\n", 1)[1]  # without its shebang
+
+
+@pytest.mark.parametrize("rel, language, text, codes", [
+    ("run", "shellscript", LAUNCH_BODY, ["NPU501"]),  # no suffix, no shebang: its languageId says shell
+    ("run", "sh", LAUNCH_BODY, ["NPU501"]),
+    ("run", "bash", LAUNCH_BODY, ["NPU501"]),
+    ("notes", "plaintext", TWO_CODES, []),  # neither Python nor shell: not linted
+    ("notes", "python", TWO_CODES, ["NPU101", "NPU103"]),
+    ("run.sh", "plaintext", LAUNCH_BODY, ["NPU501"]),  # the name says shell: the languageId does not count
+])
+def test_the_language_id_names_the_language_where_the_name_does_not(shared, rel, language, text, codes):
+    c = shared(AMO_RELEASES)
+    uri = open_doc(c, rel, text, language=language)
+    diags = c.diagnostics(uri)["diagnostics"]
+    assert sorted(d["code"] for d in diags) == codes
+    if codes == ["NPU501"]:  # its actions are the shell's: the noqa comment above the command
+        acts = actions(c, uri, diags[0]["range"])
+        assert [a["title"] for a in acts] == ["Disable NPU501 for this command"]
+
+
+def test_the_fix_loop_keeps_a_buffers_language_in_every_round(tmp_path, monkeypatch):
+    # fix all on a buffer whose languageId says shell: each round lints the fixed text as shell
+    from npulint.fixes import fix_loop
+    from npulint.model import Edit, Finding, Fix
+    from npulint.pipeline import RunResult
+
+    monkeypatch.chdir(tmp_path)
+    path = str(tmp_path / "run")
+    buffer = (path, b"x=1\necho\n", "shell")
+    seen = []
+
+    def lint(overrides=None, stdin_data=buffer):  # (as the server's: the first round lints the buffer)
+        seen.append(stdin_data)
+        if len(seen) > 1:
+            return RunResult([], 1, 1, 1)
+        fix = Fix("drop it", (Edit(1, 1, 2, 1, ""),))
+        return RunResult([Finding("run", 1, 1, "NPU501", "m", fix=fix, file=path)], 1, 1, 1)
+
+    loop = fix_loop(lint, [], buffer)
+    assert loop.current[path] == "echo\n"
+    assert [s[2:] for s in seen] == [("shell",), ("shell",)]
+
+
+def test_a_python_name_is_linted_whatever_its_language_id(shared):
+    c = shared()
+    uri = open_doc(c, "m.py", TWO_CODES, language="plaintext")
+    assert sorted(d["code"] for d in c.diagnostics(uri)["diagnostics"]) == ["NPU101", "NPU103"]
+
+
+def test_an_untitled_buffer_has_the_workspace_folders_configuration(server, tmp_path_factory, monkeypatch):
+    c = server({"pyproject.toml": '[tool.npulint]\nignore = ["NPU103"]\n\n[tool.npulint.releases]\n'
+                                  'mindspeed = "2.1.0_core_r0.8.0"\n'})
+    monkeypatch.chdir(tmp_path_factory.mktemp("elsewhere"))  # the server's working folder: not the workspace
+    for n, (language, text, codes) in enumerate([("python", TWO_CODES, ["NPU101"]),
+                                                 ("shellscript", LAUNCH_BODY, ["NPU501"]),
+                                                 ("plaintext", TWO_CODES, [])]):
+        uri = f"untitled:Untitled-{n}"
+        c.send("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": language, "version": 1,
+                                                         "text": text}})
+        assert [d["code"] for d in c.diagnostics(uri)["diagnostics"]] == codes, language
+
+
+# --- 8. a byte order mark -------------------------------------------------------------------
+
+def test_a_byte_order_mark_is_not_a_column(server, cli_run):
+    c = server()
+    text = "\ufeff" + POOL.replace("import torch\n", "import torch  # noqa: NPU101\n", 1)
+    uri = open_doc(c, "bom.py", text)
+    (d,) = c.diagnostics(uri)["diagnostics"]
+    assert d["code"] == "NPU202"
+    acts = actions(c, uri, d["range"])
+    assert [a["title"].split(":")[0] for a in acts] == ["Fix NPU202", "Disable NPU202 for this line"]
+    fixed = apply(text, edits_of(acts[0], uri))
+    assert fixed.startswith("\ufeffimport torch") and fixed != text
+    assert fixed[1:] == cli_fix(cli_run, c, "bom.py", text[1:])
+    noqa = apply(text, edits_of(acts[1], uri))
+    assert noqa.startswith("\ufeff") and "# noqa: NPU202" in noqa
+    (fa,) = actions(c, uri, WHOLE, only=["source.fixAll"])
+    assert apply(text, edits_of(fa, uri)) == fixed  # the mark stays
+    # line 1: the client's columns count the mark, npulint's do not
+    col = text.splitlines()[0].index("NPU101")  # (the mark is one UTF-16 unit)
+    h = c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                         "position": {"line": 0, "character": col}})["result"]
+    assert h["range"] == {"start": {"line": 0, "character": col}, "end": {"line": 0, "character": col + 6}}
+    assert h["contents"]["value"].startswith("# NPU101 ")
+    first = text.splitlines()[0]
+    assert c.request("textDocument/hover", {"textDocument": {"uri": uri},
+                                            "position": {"line": 0, "character": first.index("# noqa")}})["result"] is None
+
+
+# --- 9. the command line --------------------------------------------------------------------
 
 def test_help_names_the_server_and_its_extra(cli_run, tmp_path):
     r = cli_run(["--help"], cwd=tmp_path)
