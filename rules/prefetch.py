@@ -596,7 +596,8 @@ class PrefetchPoolTooSmall(LintRule):
         if need > s.size:
             self.report(call, f"allgather output needs {need} bytes ({out} bytes = {x.dtype.name}{list(x.shape)} x "
                               f"rank_size {rank}, aligned to {HCOM_ALIGN} plus {HCOM_PAD} bytes before and after) "
-                              f"but prefetch pool {s.pool_id!r} holds {s.size} bytes: the op does not fit; "
+                              f"but {'the prefetch pool' if s.pool_id is UNKNOWN else f'prefetch pool {s.pool_id!r}'} "
+                              f"holds {s.size} bytes: the op does not fit; "
                               f"raise buffer_pool_size to at least {need}")
 
 

@@ -1592,6 +1592,21 @@ def test_npu105_float32_8192x8192_rank8_in_128mib(lint):
     assert str(8192 * 8192 * 4 * 8 + 1024) in found[0].message
 
 
+def test_npu105_names_the_pool_only_when_its_id_is_known(lint):
+    src = """
+        import tensorflow as tf
+        from npu_bridge.npu_init import *
+        w = tf.get_variable('w', shape=[8192, 8192], dtype=tf.float32)
+        with npu_scope.npu_weight_prefetch_scope(POOL_ID, 128 * 1024 * 1024):
+            g = hccl_ops.allgather(w, 8)
+    """
+    found = lint(src, select=["NPU105"])
+    assert codes(found) == ["NPU105"] and "but the prefetch pool holds 134217728 bytes" in found[0].message
+    assert "UNKNOWN" not in found[0].message
+    found = lint(src.replace("POOL_ID", "1"), select=["NPU105"])
+    assert "but prefetch pool 1 holds 134217728 bytes" in found[0].message
+
+
 def test_npu105_clean_twin_big_enough_pool(lint):
     found = lint("""
         import tensorflow as tf
