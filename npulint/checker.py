@@ -146,6 +146,7 @@ class FileContext:
         # the module's name (for relative imports): given, or from the path and its package folders
         name, is_package = module_name if module_name is not None else _module_name(path)
         self.sem = Semantic(module, name, is_package)
+        self.sem.may_stub_modules = "modules" in text
         # torch's default dtype, worked out when a tensor needs it (a scan of the run's texts)
         self.ev = Evaluator(self.sem, functools.partial(program_default_dtype, text))
         self.findings: List[Finding] = []

@@ -336,6 +336,10 @@ class Semantic:
         self._namespace_calls: List[cst.Call] = []  # see _use_table()
         self._set_names: FrozenSet[str] = frozenset()  # see _use_table(): setattr/delattr's literal names
         self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
+        # whether the file may put another object in place of a module (``sys.modules["x"] = m``):
+        # False when its text has no "modules" (FileContext); see stubbed()
+        self.may_stub_modules = True
+        self._stubs: Optional[FrozenSet[Optional[str]]] = None
         self._in_place: Dict[Tuple[str, bool, int], bool] = {}  # see changed_in_place()
         self._defs: Optional[Dict[str, List[cst.FunctionDef]]] = None  # see _defs_by_name()
         self._any_change: Optional[bool] = None  # see _changes_anything()
@@ -579,7 +583,8 @@ class Semantic:
             base = self.qualnames(expr.value, site, _depth + 1)
             out = set()
             for q in base:
-                out.add(LOCAL if q == LOCAL else canonical(f"{q}.{expr.attr.value}"))
+                q = LOCAL if q == LOCAL else f"{q}.{expr.attr.value}"
+                out.add(q if q == LOCAL else LOCAL if self.may_stub_modules and self.stubbed(q) else canonical(q))
             return frozenset(out)
         if not isinstance(expr, cst.Name):
             return frozenset()
@@ -604,6 +609,8 @@ class Semantic:
         if b.kind == "import":
             if not b.qualname:
                 return self._IN_PROGRESS
+            if self.may_stub_modules and self.stubbed(b.qualname):
+                return frozenset({LOCAL})  # the import may bind the file's stand-in
             return frozenset({canonical(b.qualname) if _modules.active() is not None else b.qualname})
         if b.kind != "assign" or b.index:
             return frozenset({LOCAL})
@@ -969,14 +976,40 @@ class Semantic:
             stack.extend(node.children)
         return True
 
+    def stubbed(self, qualname: str) -> bool:
+        """Whether the module *qualname* names (or one it is in) may be another object in this
+        file: it puts one in its place, or changes it, through ``sys.modules``
+        (``sys.modules["torch_npu"] = MagicMock()``, a test's stand-in; ``del``, an attribute of
+        the item set; a key or a use that is not certain: any module). Its imports in this file
+        may then bind that object, never the API (whatever the order: not followed)."""
+        if self._stubs is None:
+            stubs: Set[Optional[str]] = set()
+            self._use_table()
+            for a in self._attr_uses.get("modules", ()):
+                if type(a.value) is not cst.Name or a.value.value != "sys" or self._use_verdict(a) is not False:
+                    continue
+                p = self._uses_parent.get(a)
+                key = None
+                if type(p) is cst.Subscript and p.value is a and len(p.slice) == 1 and \
+                        isinstance(p.slice[0].slice, cst.Index):
+                    key = _literal_str(p.slice[0].slice.value)
+                stubs.add(key)
+            self._stubs = frozenset(stubs)
+        if not self._stubs:
+            return False
+        return any(k is None or qualname == k or qualname.startswith(k + ".") for k in self._stubs)
+
     def _other_module_read(self, a: cst.Attribute) -> bool:
-        """Whether ``sys.modules`` (*a*) is only read here for another module than this one:
-        ``sys.modules["tensorflow"]`` (not stored or deleted), ``sys.modules.get("horovod")``,
-        with a literal key that cannot name this module (its name, its last part, ``__main__``)."""
+        """Whether ``sys.modules`` (*a*) is used here only for another module than this one, by
+        a literal key that cannot name this module (its name, its last part, ``__main__``):
+        ``sys.modules["tensorflow"]``, ``sys.modules.get("horovod")``, and also a store or a
+        ``del`` of such an item (a test's stub, ``sys.modules["torch_npu"] = fake``), which binds
+        nothing in this module's namespace (what it does to imports is resolution's:
+        :mod:`npulint.modules`)."""
         parent = self._uses_parent
         p = parent.get(a)
         if type(p) is cst.Subscript and p.value is a:
-            if len(p.slice) != 1 or not isinstance(p.slice[0].slice, cst.Index) or self._use_verdict(a) is False:
+            if len(p.slice) != 1 or not isinstance(p.slice[0].slice, cst.Index):
                 return False
             key = p.slice[0].slice.value
         elif type(p) is cst.Attribute and p.value is a and p.attr.value == "get":

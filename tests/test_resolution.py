@@ -354,7 +354,13 @@ def test_sys_modules_read_for_another_module_rebinds_nothing(lint):
                           ('setattr(sys.modules.get(__name__), "POOL", 2)\n', 0),
                           ('setattr(sys.modules["__main__"], "POOL", 2)\n', 0),
                           ('setattr(sys.modules["run"], "POOL", 2)\n', 0),
-                          ('sys.modules["horovod"] = None\n', 0),
+                          ('sys.modules["run"] = stub\n', 0),
+                          ('sys.modules["__main__"].POOL = 2\n', 0),
+                          # another module's item stored or deleted (a test's stub) binds nothing here
+                          ('sys.modules["horovod"] = None\n', 1),
+                          ('def restore(s):\n    sys.modules["torch_npu"] = s\n', 1),
+                          ('del sys.modules["torch_npu"]\n', 1),
+                          ('sys.modules["torch_npu"].npu = None\n', 1),
                           ('for m in sys.modules.values():\n    setattr(m, "POOL", 2)\n', 0)):
         src = SCOPE + "import sys\nPOOL = 1024\n" + change + twice
         assert len(lint({"run.py": src}, select=["NPU101"])) == found, change
@@ -1011,3 +1017,26 @@ def test_module_dict_changed_by_another_module_is_as_vars():
     # twin: the namespace only read
     files = dict(base, **{"pkg/b.py": "import pkg.a as m\nprint(m.__dict__['X'], m.__dict__.get('Y'))\n"})
     assert constants(files, "main.py") == [1]
+
+
+# -- a module a file puts a stand-in in place of (sys.modules) --------------------------------
+
+_SWITCH = 'with torchair.scope.npu_stream_switch("1", 3):\n    pass\n'
+
+
+@pytest.mark.parametrize("stub, found", [
+    # a test's stand-in: the import binds it, not torchair
+    ('import sys\nfrom unittest import mock\nsys.modules["torchair"] = mock.MagicMock()\nimport torchair\n', 0),
+    ('import sys\nsys.modules["torchair.scope"] = object()\nimport torchair\n', 0),  # a submodule
+    ('import sys\nfrom unittest import mock\nwith mock.patch.dict(sys.modules, {"torchair": mock.MagicMock()}):\n'
+     '    import torchair\n', 0),
+    ('import sys\nsys.modules.update(stubs)\nimport torchair\n', 0),
+    ('import sys\nsys.modules[name] = stub\nimport torchair\n', 0),
+    ('import sys\nsys.modules["torchair"].scope = stub\nimport torchair\n', 0),
+    # the twins: another module's stand-in, and reads of sys.modules
+    ('import sys\nsys.modules["torch_npu"] = None\nimport torchair\n', 1),
+    ('import sys\nif "torchair" in sys.modules:\n    pass\nm = sys.modules.get("torchair")\nimport torchair\n', 1),
+    ('import sys\nimport torchair\n', 1),
+])
+def test_an_import_of_a_module_the_file_stubs_is_not_the_api(lint, stub, found):
+    assert len(lint({"t.py": stub + _SWITCH}, select=["NPU304"])) == found, stub
