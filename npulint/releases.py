@@ -85,8 +85,16 @@ def _versions(framework: str) -> Dict[str, Tuple[str, ...]]:
             # master's own periods are master_versions; a release branch declares it at every
             # snapshot since it set it, which may be older than the one npulint models
             rels.extend(r for r in ((rel,) if rel == "master" else _branch_line(framework, rel)) if r not in rels)
+    first = _first_branch_point(framework)
     for version, history in data.get("master_versions", {}).get(framework, {}).items():
-        rels = out.setdefault(canonical_version(version), [])
+        key = canonical_version(version)
+        ended = [_point_date(p["to"]) if p.get("to") else None for p in history.get("periods", ())]
+        if key not in out and first is not None and ended and all(e is not None and e < first for e in ended):
+            # only master declared it, and only before any release npulint models was branched:
+            # such a tree is older than all of them, a release npulint has no data for (as
+            # torchair==6.0.rc1 is): unknown
+            continue
+        rels = out.setdefault(key, [])
         rels.extend(r for r in history["releases"] if r not in rels)
     order = known(framework)
     return {v: tuple(sorted(rs, key=lambda r: order.index(r) if r in order else len(order)))
@@ -121,6 +129,13 @@ def _branch_line(framework: str, release: str) -> Tuple[str, ...]:
         i = order.index(release)
         line = set(order[max(0, i - 1):i + 1])
     return tuple(r for r in order if r in line)
+
+
+def _first_branch_point(framework: str):
+    """The date the first release of *framework* npulint models left master, or None."""
+    dates = [_point_date(text) for stack, text in _data(framework).get("branch_points", {}).items()
+             if stack.partition("@")[0] == framework]
+    return min(dates) if dates and None not in dates else None
 
 
 def _point_date(text: str):

@@ -283,6 +283,22 @@ def test_a_version_master_declared_names_the_releases_branched_while_it_did(tmp_
     assert _resolve(tmp_path).of("mindspeed-llm") == ("2.2.0", "2.3.0")
 
 
+@pytest.mark.parametrize("version", ["0.7.0", "1.1.0", "0.0.1"])
+def test_a_version_only_master_declared_before_every_release_npulint_models_is_unknown(tmp_path, version):
+    # Ascend/MindSpeed master declared 0.7.0 from d0765db3 (2024-08-06) to 49588a3e (2024-11-30),
+    # before the first release npulint models left master (the core_r0.8.0 ones, 2025-01-22), and
+    # no release declares it: such a tree is older than all of them (its core_r0.7.0 validator
+    # has no use_legacy_models), as torchair==6.0.rc1 is
+    (tmp_path / "mindspeed").mkdir()
+    (tmp_path / "mindspeed" / "megatron_adaptor.py").write_text("")
+    (tmp_path / "setup.py").write_text(f"__version__ = '{version}'\n")
+    got = _resolve(tmp_path)
+    assert got.of("mindspeed") == () and got.unknown("mindspeed") and got.mindspeed_stacks() == frozenset()
+    # 0.8.0, which the core_r0.8.0 releases declare, still names releases
+    (tmp_path / "setup.py").write_text("__version__ = '0.8.0'\n")
+    assert "2.1.0_core_r0.8.0" in _resolve(tmp_path).of("mindspeed")
+
+
 def test_an_unknown_version_makes_the_release_unknown(tmp_path):
     (tmp_path / "mindspeed_llm").mkdir()
     (tmp_path / "mindspeed_llm" / "__init__.py").write_text("")
