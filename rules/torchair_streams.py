@@ -1514,11 +1514,13 @@ def _callers(counted, direct: Dict[str, str], importers: Dict[str, Set[str]]) ->
     calls: Dict[str, list] = {}
     for path, r in counted:
         if r[0] in direct and r[3] is not None:  # (a call that never runs reaches nothing)
-            calls.setdefault(r[0], []).append((path, r[3], r[4]))
+            calls.setdefault(r[0], []).append((path, r[1], r[3], r[4]))
     memo: Dict[str, Optional[list]] = {}
 
     def ways(q: Optional[str]) -> Optional[list]:
-        if q is None or q not in direct:
+        if q is None:
+            return [((), {})]  # a module's top level: it runs once
+        if q not in direct:
             return None
         if q in memo:
             return memo[q]
@@ -1526,20 +1528,32 @@ def _callers(counted, direct: Dict[str, str], importers: Dict[str, Set[str]]) ->
         if importers.get(direct[q], set()) - {direct[q]}:
             return None
         if q not in calls:
-            memo[q] = [{}]  # called from outside the run (an entry point, pytest): runs as written
+            memo[q] = [((), {})]  # called from outside the run (an entry point, pytest): runs as written
             return memo[q]
         out: Optional[list] = []
-        for path, branches, runner in calls[q]:
-            up = [{}] if runner is None else ways(runner)
+        for i, (path, count, branches, runner) in enumerate(calls[q]):
+            up = ways(runner)
             if up is None or len(out) + len(up) > _MOST_WAYS:
                 out = None
                 break
-            own = {(path, k): frozenset(arms) for k, arms in branches}
-            out.extend({**way, **own} for way in up)
+            for ctx, way in up:
+                # the call's branches are those of one run of its caller (*ctx*); each call is a
+                # run of q of its own (a call in a loop, many)
+                out.append((ctx + ((q, i, count > 1),), {**way, **_branch_keys(ctx, path, branches)}))
         memo[q] = out
         return out
 
     return ways
+
+
+def _branch_keys(ctx: tuple, path: str, branches) -> Dict[Any, FrozenSet[int]]:
+    """The branches *branches* of a function's body (or a module's top level) in the run of
+    it that *ctx* names (:func:`_callers`): two runs of one function may take different arms of
+    one of its statements, so they are two runs' branches; in a run that is one of many (a call
+    in a loop, or in a function so called), none: its arms may take turns."""
+    if any(looped for _, _, looped in ctx):
+        return {}
+    return {(ctx, path, k): frozenset(arms) for k, arms in branches}
 
 
 def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]],
@@ -1693,9 +1707,11 @@ def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str
     for path, (q, n, _, branches, runner) in counted:
         if branches is None:
             continue  # never runs
-        own = {(path, k): frozenset(arms) for k, arms in branches}
         up = ways(runner)
-        site = (n, [{**way, **own} for way in up] if up is not None else [own])
+        if up is None:  # its own branches only
+            site = (n, [_branch_keys(((None, None, False),), path, branches)])
+        else:
+            site = (n, [{**way, **_branch_keys(ctx, path, branches)} for ctx, way in up])
         line = lines.get(q)
         if line is None:
             line = lines[q] = [q] + _ancestors(q, bases) + inits(q)

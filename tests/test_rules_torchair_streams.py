@@ -2804,6 +2804,15 @@ GE_ACL = """
 """
 
 
+PICK = """
+    def pick(ge):
+        if ge:
+            build_ge()
+        else:
+            build_acl()
+"""
+
+
 # two instantiations in functions that the run calls only under disjoint arms of one statement
 # (up the chain of callers) never both run: one process builds one model (torchair's registry,
 # _tagged_event.py:137-138, sees the tag once)
@@ -2864,6 +2873,11 @@ GE_ACL = """
             return run_benchmark()
         return run_inference()
     """,
+    # the function that picks one, run once
+    GE_ACL + PICK + """
+    if __name__ == "__main__":
+        pick(FLAG)
+    """,
 ])
 def test_npu306_instantiations_in_functions_called_in_disjoint_arms_are_one_instance(lint, build):
     src = mk(LAYER, "import sys\nFLAG = bool(sys.argv[1:])\n\ndef parse():\n    return None\n", build)
@@ -2922,6 +2936,30 @@ def test_npu306_instantiations_in_functions_called_in_disjoint_arms_are_one_inst
         pick()
     else:
         build_acl()
+    """,
+    # the function that picks one runs twice: each run takes its own arm (two pytest tests, two
+    # calls in sequence, a call in a loop), so both are made in one process
+    PICK + """
+    def test_ge():
+        pick(True)
+
+    def test_acl():
+        pick(False)
+    """,
+    PICK + """
+    pick(True)
+    pick(False)
+    """,
+    PICK + """
+    for flag in (True, False):
+        pick(flag)
+    """,
+    PICK + """
+    def main(flag):
+        pick(flag)
+
+    main(True)
+    main(False)
     """,
 ])
 def test_npu306_instantiations_in_functions_that_may_both_run_clean_twins(lint, build):
