@@ -87,6 +87,19 @@ def _aliased(qualname: str) -> str:
     return qualname
 
 
+def _literal_keys(expr: cst.BaseExpression) -> Optional[Set[Optional[str]]]:
+    """The keys of a literal dict whose keys are all literal strings, or None."""
+    if type(expr) is not cst.Dict:
+        return None
+    keys: Set[Optional[str]] = set()
+    for el in expr.elements:
+        name = None if isinstance(el, cst.StarredDictElement) else _literal_str(el.key)
+        if name is None:
+            return None
+        keys.add(name)
+    return keys
+
+
 class Scope:
     __slots__ = ("kind", "node", "parent", "bindings", "globals", "nonlocals", "blocks", "with_depth", "stars")
 
@@ -986,18 +999,55 @@ class Semantic:
             stubs: Set[Optional[str]] = set()
             self._use_table()
             for a in self._attr_uses.get("modules", ()):
-                if type(a.value) is not cst.Name or a.value.value != "sys" or self._use_verdict(a) is not False:
-                    continue
-                p = self._uses_parent.get(a)
-                key = None
-                if type(p) is cst.Subscript and p.value is a and len(p.slice) == 1 and \
-                        isinstance(p.slice[0].slice, cst.Index):
-                    key = _literal_str(p.slice[0].slice.value)
-                stubs.add(key)
+                if type(a.value) is cst.Name and a.value.value == "sys" and self._use_verdict(a) is False:
+                    stubs.update(self._stub_keys(a))
             self._stubs = frozenset(stubs)
         if not self._stubs:
             return False
         return any(k is None or qualname == k or qualname.startswith(k + ".") for k in self._stubs)
+
+    # what leaves sys.modules' items as they are or removes them (an import then loads the module)
+    _MODULES_KEEP = frozenset({"pop", "get", "keys", "values", "items", "copy", "__contains__"})
+
+    def _stub_keys(self, a: cst.Attribute) -> Set[Optional[str]]:
+        """The modules a use of ``sys.modules`` (*a*) that is not a read may put an object in
+        place of, or change: a literal key's (``sys.modules["x"] = m``, ``.setdefault("x", m)``,
+        a literal dict's keys in ``.update({...})`` or ``mock.patch.dict(sys.modules, {...})``),
+        none for this module's own item (``sys.modules[__name__]``) and for a removal
+        (``.pop``), and any (None) for another use at the top level; in a function, a key that
+        is not literal puts in place what a caller names, not this file's imports."""
+        parent = self._uses_parent
+        p = parent.get(a)
+        keys: Optional[Set[Optional[str]]] = None
+        if type(p) is cst.Subscript and p.value is a:
+            if len(p.slice) == 1 and isinstance(p.slice[0].slice, cst.Index):
+                k = p.slice[0].slice.value
+                if type(k) is cst.Name and k.value == "__name__":
+                    return set()
+                name = _literal_str(k)
+                keys = {name} if name is not None else None
+        elif type(p) is cst.Attribute and p.value is a:
+            if p.attr.value in self._MODULES_KEEP:
+                return set()
+            call = parent.get(p)
+            if type(call) is cst.Call and call.func is p and call.args and not call.args[0].star:
+                if p.attr.value == "setdefault":
+                    name = _literal_str(call.args[0].value)
+                    keys = {name} if name is not None else None
+                elif p.attr.value == "update":
+                    keys = _literal_keys(call.args[0].value)
+        elif type(p) is cst.Arg:
+            call = parent.get(p)
+            if type(call) is cst.Call:
+                for arg in call.args:
+                    if arg is not p and type(arg.value) is cst.Dict:
+                        keys = _literal_keys(arg.value)
+        if keys is not None:
+            return keys
+        node = p
+        while node is not None and type(node) not in (cst.FunctionDef, cst.Lambda):
+            node = parent.get(node)
+        return {None} if node is None else set()
 
     def _other_module_read(self, a: cst.Attribute) -> bool:
         """Whether ``sys.modules`` (*a*) is used here only for another module than this one, by

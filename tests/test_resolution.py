@@ -1033,8 +1033,15 @@ _SWITCH = 'with torchair.scope.npu_stream_switch("1", 3):\n    pass\n'
     ('import sys\nsys.modules.update(stubs)\nimport torchair\n', 0),
     ('import sys\nsys.modules[name] = stub\nimport torchair\n', 0),
     ('import sys\nsys.modules["torchair"].scope = stub\nimport torchair\n', 0),
+    ('import sys\nsys.modules.setdefault("torchair", stub)\nimport torchair\n', 0),
+    ('import sys\nsys.modules.update({"torchair": stub})\nimport torchair\n', 0),
     # the twins: another module's stand-in, and reads of sys.modules
     ('import sys\nsys.modules["torch_npu"] = None\nimport torchair\n', 1),
+    ('import sys\nsys.modules.setdefault("amp_C", None)\nsys.modules.update({"apex": None})\nimport torchair\n', 1),
+    ('import sys\nsys.modules.pop("torchair", None)\nimport torchair\n', 1),  # removed: imported again
+    ('import sys\nsys.modules[__name__].VERSION = 1\nimport torchair\n', 1),  # this module's own item
+    # a helper that installs what its caller names (sglang's dummy modules): not this file's imports
+    ('import sys\ndef install(name, dummy):\n    sys.modules[name] = dummy\nimport torchair\n', 1),
     ('import sys\nif "torchair" in sys.modules:\n    pass\nm = sys.modules.get("torchair")\nimport torchair\n', 1),
     ('import sys\nimport torchair\n', 1),
 ])
