@@ -42,7 +42,7 @@ from npulint.source import SHELL
 from npulint.program import one_program
 from npulint.releases import narrowing, runs_on
 
-from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, Entry, catalog_index
+from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, Entry, catalog_index, partial_requirements
 
 _SRC = ("MindSpeed's adaptive memory optimization page, Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
         "docs/features/adaptive-memory.md:32-40")
@@ -378,6 +378,31 @@ def catalog_entries(cmd: Cmd, stacks: FrozenSet[str], fallback: FrozenSet[str] =
     return tuple(entries[at] for at in sorted({i for flag in cmd.by_flag for i in index.get(flag, ())}))
 
 
+def rejected_everywhere(cmd: Cmd, stacks: FrozenSet[str], fallback: FrozenSet[str] = frozenset(),
+                        declared: FrozenSet[str] = frozenset()) -> List[tuple]:
+    """NPU504's candidates for a flag whose requirements differ between the releases the
+    launch may run on (:func:`catalog_entries`' releases) and fail on each of them: one finding
+    at the flag, naming each requirement with the releases it holds for."""
+    if "--yaml-cfg" in cmd.by_flag:
+        return []
+    runs = runs_on(_narrowing_flags(cmd, declared), stacks, fallback)
+    if not runs:
+        return []
+    partial = partial_requirements(runs)
+    out: List[tuple] = []
+    for flag in cmd.by_flag:
+        fired = []
+        for mine, applicable in partial.get(flag, ()):
+            found = agreed(cmd, applicable, lambda c, a=applicable: MindSpeedMissingRequirement._finding(c, a))
+            if found:
+                fired.append((mine, found[0]))
+        if fired and frozenset().union(*(mine for mine, _ in fired)) == runs:
+            span = fired[0][1][0]
+            parts = [found[1].split(": ", 1)[1] for _, found in fired]
+            out.append((span, f"{flag}: {'; and '.join(parts)}: every release the launch may run on rejects it", None))
+    return out
+
+
 def _narrowing_flags(cmd: Cmd, declared: FrozenSet[str]) -> List[str]:
     """The flags of *cmd* that may say which releases it runs on: all but the declared ones."""
     return [f for f in cmd.by_flag if f not in declared]
@@ -423,6 +448,9 @@ def launch_found(launch: Launch, stacks: FrozenSet[str], fallback: FrozenSet[str
     out = {}
     for rule in LAUNCH_RULES:
         found = rule.check(cmd, entries)
+        if rule is MindSpeedMissingRequirement:
+            found = found + [f for f in rejected_everywhere(cmd, stacks, fallback, declared)
+                             if not any(g[0] == f[0] for g in found)]
         if found:
             out[rule.CODE] = found
     narrowed = narrowing(_narrowing_flags(cmd, declared), stacks, fallback) if entries else ()

@@ -875,6 +875,27 @@ def catalog_index(stacks: FrozenSet[str]) -> Tuple[Tuple[Applicable, ...], Dict[
 
 
 @functools.lru_cache(maxsize=256)
+def partial_requirements(stacks: FrozenSet[str]) -> Dict[str, Tuple[Tuple[FrozenSet[str], Applicable], ...]]:
+    """The ``requires`` entries that hold on some of *stacks* but not all, by the flag their
+    first condition turns on, each with those of *stacks* it holds on: a launch is rejected on
+    every one of them when each has such an entry it fails (RULES.md "Releases": `--neat-pack`
+    needs `--reset-position-ids` up to MindSpeed-LLM 2.2.0 and `--reset-attention-mask` later)."""
+    from npulint.releases import describe, newest
+
+    out: Dict[str, List[Tuple[FrozenSet[str], Applicable]]] = {}
+    for e in CATALOG:
+        if e.kind != "requires" or e.a[0] != "on":
+            continue
+        where = holds(e)
+        mine = frozenset(s for s in stacks if s in where)
+        if not mine or mine == stacks:
+            continue
+        views = tuple(dict.fromkeys(aliases_before(e, s) for s in sorted(mine)))
+        out.setdefault(e.a[1], []).append((mine, Applicable(e, describe(where), where[newest(mine)], views)))
+    return {flag: tuple(found) for flag, found in out.items()}
+
+
+@functools.lru_cache(maxsize=256)
 def catalog_for(stacks: FrozenSet[str]) -> Tuple[Applicable, ...]:
     """The entries that hold on every one of *stacks* (a launch may run on any of them)."""
     from npulint.releases import describe, newest

@@ -1221,3 +1221,31 @@ def test_a_yaml_launch_does_not_enable_amo(lint):
     assert lint(files, select=["NPU503"]) == []
     files["run.sh"] = "torchrun pretrain_transformers.py --adaptive-memory-optimization\n"
     assert codes(lint(files, select=["NPU503"])) == ["NPU503"]
+
+
+# -- a requirement that differs between releases and fails on every one -------------------------
+
+@pytest.mark.parametrize("flags, reported", [
+    # RULES.md "Releases": --neat-pack needs --reset-position-ids up to MindSpeed-LLM 2.2.0 and
+    # --reset-attention-mask later; only MindSpeed-LLM registers it, so every release the launch
+    # may run on rejects it, each by a check of its own
+    ("--neat-pack", True),
+    ("--neat-pack --reset-position-ids", False),  # 2.0.0-2.2.0 take it
+    ("--neat-pack --reset-attention-mask", False),  # 2.3.0 on take it
+    ("--neat-pack --reset-position-ids --reset-attention-mask", False),
+    ("--neat-pack $EXTRA", False),  # the companion may be there
+])
+def test_a_requirement_every_release_has_its_own_of(lint, flags, reported):
+    found = sh(lint, f"torchrun --nproc_per_node 8 pretrain_gpt.py {flags} --bf16\n", config=None)
+    assert codes(found) == (["NPU504"] if reported else [])
+    if reported:
+        assert "--reset-attention-mask (MindSpeed-LLM 2.3.0 to master" in found[0].message
+        assert "--reset-position-ids (MindSpeed-LLM 2.0.0 to 2.2.0" in found[0].message
+        assert (found[0].line, found[0].column) == (1, 45)
+
+
+def test_a_requirement_of_the_configured_releases_is_reported_alone(lint):
+    src = "torchrun --nproc_per_node 8 pretrain_gpt.py --neat-pack --bf16\n"
+    found = sh(lint, src, config='[tool.npulint.releases]\nmindspeed-llm = "2.3.0"\n')
+    assert codes(found) == ["NPU504"] and "every release" not in found[0].message
+    assert "--reset-position-ids" not in found[0].message
