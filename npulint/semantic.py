@@ -1012,14 +1012,17 @@ class Semantic:
     def _stub_keys(self, a: cst.Attribute) -> Set[Optional[str]]:
         """The modules a use of ``sys.modules`` (*a*) that is not a read may put an object in
         place of, or change: a literal key's (``sys.modules["x"] = m``, ``.setdefault("x", m)``,
-        a literal dict's keys in ``.update({...})`` or ``mock.patch.dict(sys.modules, {...})``),
-        none for this module's own item (``sys.modules[__name__]``) and for a removal
-        (``.pop``), and any (None) for another use at the top level; in a function, a key that
-        is not literal puts in place what a caller names, not this file's imports."""
+        a literal dict's keys in ``.update({...})`` or ``mock.patch.dict(sys.modules, {...})``,
+        the keywords of ``mock.patch.dict(sys.modules, x=m)``, the literal strings passed beside
+        it, as to ``monkeypatch.setitem(sys.modules, "x", m)``), none for this module's own item
+        (``sys.modules[__name__]``) and for a removal (``.pop``, ``del``), and any (None) for
+        another use: a helper's ``sys.modules[name] = m`` may be given any name."""
         parent = self._uses_parent
         p = parent.get(a)
         keys: Optional[Set[Optional[str]]] = None
         if type(p) is cst.Subscript and p.value is a:
+            if type(parent.get(p)) is cst.Del:
+                return set()  # removed: an import loads the module again
             if len(p.slice) == 1 and isinstance(p.slice[0].slice, cst.Index):
                 k = p.slice[0].slice.value
                 if type(k) is cst.Name and k.value == "__name__":
@@ -1037,17 +1040,21 @@ class Semantic:
                 elif p.attr.value == "update":
                     keys = _literal_keys(call.args[0].value)
         elif type(p) is cst.Arg:
+            # mock.patch.dict(sys.modules, {"x": m}) or (..., x=m), monkeypatch.setitem(sys.modules, "x", m)
             call = parent.get(p)
             if type(call) is cst.Call:
-                for arg in call.args:
-                    if arg is not p and type(arg.value) is cst.Dict:
-                        keys = _literal_keys(arg.value)
-        if keys is not None:
-            return keys
-        node = p
-        while node is not None and type(node) not in (cst.FunctionDef, cst.Lambda):
-            node = parent.get(node)
-        return {None} if node is None else set()
+                others = [arg for arg in call.args if arg is not p]
+                if others and all(arg.star == "" for arg in others):
+                    found: Set[Optional[str]] = set()
+                    for arg in others:
+                        if arg.keyword is not None:
+                            found.add(arg.keyword.value)
+                        elif type(arg.value) is cst.Dict:
+                            found |= _literal_keys(arg.value) or {None}
+                        elif _literal_str(arg.value) is not None:
+                            found.add(_literal_str(arg.value))
+                    keys = found or None
+        return keys if keys is not None else {None}
 
     def _other_module_read(self, a: cst.Attribute) -> bool:
         """Whether ``sys.modules`` (*a*) is used here only for another module than this one, by

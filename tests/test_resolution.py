@@ -1040,8 +1040,15 @@ _SWITCH = 'with torchair.scope.npu_stream_switch("1", 3):\n    pass\n'
     ('import sys\nsys.modules.setdefault("amp_C", None)\nsys.modules.update({"apex": None})\nimport torchair\n', 1),
     ('import sys\nsys.modules.pop("torchair", None)\nimport torchair\n', 1),  # removed: imported again
     ('import sys\nsys.modules[__name__].VERSION = 1\nimport torchair\n', 1),  # this module's own item
-    # a helper that installs what its caller names (sglang's dummy modules): not this file's imports
-    ('import sys\ndef install(name, dummy):\n    sys.modules[name] = dummy\nimport torchair\n', 1),
+    # a helper that installs what its caller names may be given any module, also in a test
+    ('import sys\ndef install(name, dummy):\n    sys.modules[name] = dummy\nimport torchair\n', 0),
+    ('import sys\ndef test_x(monkeypatch):\n    monkeypatch.setitem(sys.modules, "torchair", object())\n'
+     'import torchair\n', 0),
+    ('import sys\nfrom unittest import mock\nwith mock.patch.dict(sys.modules, torchair=mock.MagicMock()):\n'
+     '    import torchair\n', 0),
+    ('import sys\ndef test_x(monkeypatch):\n    monkeypatch.setitem(sys.modules, "torch_npu", object())\n'
+     'import torchair\n', 1),  # another module's
+    ('import sys\ndel sys.modules["torchair"]\nimport torchair\n', 1),  # removed: imported again
     ('import sys\nif "torchair" in sys.modules:\n    pass\nm = sys.modules.get("torchair")\nimport torchair\n', 1),
     ('import sys\nimport torchair\n', 1),
 ])
