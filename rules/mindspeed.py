@@ -453,7 +453,7 @@ def launch_found(launch: Launch, stacks: FrozenSet[str], fallback: FrozenSet[str
                              if not any(g[0] == f[0] for g in found)]
         if found:
             out[rule.CODE] = found
-    narrowed = narrowing(_narrowing_flags(cmd, declared), stacks, fallback) if entries else ()
+    narrowed = narrowing(_narrowing_flags(cmd, declared), stacks, fallback) if entries or out else ()
     return out, narrowed
 
 

@@ -1244,6 +1244,14 @@ def test_a_requirement_every_release_has_its_own_of(lint, flags, reported):
         assert (found[0].line, found[0].column) == (1, 45)
 
 
+def test_a_requirement_every_release_has_its_own_of_but_the_project_registers_the_flag(lint):
+    # the project's parser takes --neat-pack: the launch starts on MindSpeed and MindSpeed-MM too
+    src = "torchrun --nproc_per_node 8 pretrain_gpt.py --neat-pack\n"
+    files = {"run.sh": src, "my_args.py": "def add(group):\n    group.add_argument('--neat-pack', action='store_true')\n"}
+    assert codes(lint({"run.sh": src}, select=["NPU5"], config=None)) == ["NPU504"]
+    assert codes(lint(files, select=["NPU5"], config=None)) == []
+
+
 def test_a_requirement_of_the_configured_releases_is_reported_alone(lint):
     src = "torchrun --nproc_per_node 8 pretrain_gpt.py --neat-pack --bf16\n"
     found = sh(lint, src, config='[tool.npulint.releases]\nmindspeed-llm = "2.3.0"\n')
