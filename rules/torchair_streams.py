@@ -1497,6 +1497,7 @@ def _apart(a: Sequence[Dict[Any, FrozenSet[int]]], b: Sequence[Dict[Any, FrozenS
 
 
 _MOST_WAYS = 64  # a function reached in more ways than this (through its callers' callers...) is not followed
+_MOST_DEPTH = 32  # nor one reached only through a longer chain of calls (each way keys its branches by the chain)
 
 
 def _callers(counted, direct: Dict[str, str], importers: Dict[str, Set[str]]) -> Callable[[Optional[str]], Optional[list]]:
@@ -1533,7 +1534,7 @@ def _callers(counted, direct: Dict[str, str], importers: Dict[str, Set[str]]) ->
         out: Optional[list] = []
         for i, (path, count, branches, runner) in enumerate(calls[q]):
             up = ways(runner)
-            if up is None or len(out) + len(up) > _MOST_WAYS:
+            if up is None or len(out) + len(up) > _MOST_WAYS or any(len(ctx) >= _MOST_DEPTH for ctx, _ in up):
                 out = None
                 break
             for ctx, way in up:
