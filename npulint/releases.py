@@ -67,6 +67,7 @@ def known(framework: str) -> Tuple[str, ...]:
     return tuple(mindspeed_data()["releases"].get(framework, ()))
 
 
+@functools.lru_cache(maxsize=None)
 def _versions(framework: str) -> Dict[str, Tuple[str, ...]]:
     """Declared package version -> the releases a tree declaring it may run: those that declare it,
     and for a version upstream master declared for a while, the releases branched from master
@@ -101,6 +102,7 @@ def _versions(framework: str) -> Dict[str, Tuple[str, ...]]:
             for v, rs in out.items()}
 
 
+@functools.lru_cache(maxsize=None)
 def _branch_line(framework: str, release: str) -> Tuple[str, ...]:
     """The releases a snapshot of *release*'s branch may behave like, at any time since the
     branch left master: npulint models each release at its branch's commit in the generated

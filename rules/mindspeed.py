@@ -39,7 +39,7 @@ from npulint.paths import reached_from
 from npulint.shell import command_start
 from npulint.source import SHELL
 
-from npulint.program import one_program
+from npulint.program import one_program, program_root
 from npulint.releases import narrowing, runs_on
 
 from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, Entry, catalog_index, partial_requirements
@@ -362,31 +362,32 @@ def _falsy(text: str) -> bool:
         return False
 
 
-def catalog_entries(cmd: Cmd, stacks: FrozenSet[str], fallback: FrozenSet[str] = frozenset(),
-                    declared: FrozenSet[str] = frozenset()) -> Tuple[Applicable, ...]:
-    """The catalog entries to check in a launch command that may run on any of *stacks* (stack
-    releases, ``framework@release``), or on any of *fallback* when its flags rule out every one
-    of *stacks* (inferred releases the launch contradicts): those that hold on all of the
-    releases whose parsers take every flag of the command but those the configuration declares
-    (*declared*: the project's parser takes them on every release), and that name a flag it
-    writes (:func:`mindspeed_catalog.catalog_index`), in catalog order. None when Megatron takes
-    the arguments from a YAML file (``--yaml-cfg``, MEG@0.12.1 megatron/training/arguments.py:87-91):
-    then only the spelling of the flags can be checked."""
+def catalog_entries(cmd: Cmd, runs: FrozenSet[str]) -> Tuple[Applicable, ...]:
+    """The catalog entries to check in a launch command that may run on any of *runs* (stack
+    releases, ``framework@release``: :func:`launch_runs_on`): those that hold on all of them
+    and name a flag it writes (:func:`mindspeed_catalog.catalog_index`), in catalog order. None
+    when Megatron takes the arguments from a YAML file (``--yaml-cfg``, MEG@0.12.1
+    megatron/training/arguments.py:87-91): then only the spelling of the flags can be checked."""
     if "--yaml-cfg" in cmd.by_flag:
         return ()
-    entries, index = catalog_index(runs_on(_narrowing_flags(cmd, declared), stacks, fallback))
+    entries, index = catalog_index(runs)
     return tuple(entries[at] for at in sorted({i for flag in cmd.by_flag for i in index.get(flag, ())}))
 
 
-def rejected_everywhere(cmd: Cmd, stacks: FrozenSet[str], fallback: FrozenSet[str] = frozenset(),
-                        declared: FrozenSet[str] = frozenset()) -> List[tuple]:
+def launch_runs_on(cmd: Cmd, stacks: FrozenSet[str], fallback: FrozenSet[str] = frozenset(),
+                   declared: FrozenSet[str] = frozenset()) -> FrozenSet[str]:
+    """The releases a launch command that may run on any of *stacks*, or on any of *fallback*
+    when its flags rule out every one of *stacks* (inferred releases the launch contradicts),
+    is judged on: those whose parsers take every flag of the command but those the
+    configuration declares (*declared*: the project's parser takes them on every release)."""
+    return runs_on(_narrowing_flags(cmd, declared), stacks, fallback)
+
+
+def rejected_everywhere(cmd: Cmd, runs: FrozenSet[str]) -> List[tuple]:
     """NPU504's candidates for a flag whose requirements differ between the releases the
-    launch may run on (:func:`catalog_entries`' releases) and fail on each of them: one finding
+    launch may run on (*runs*: :func:`launch_runs_on`) and fail on each of them: one finding
     at the flag, naming each requirement with the releases it holds for."""
-    if "--yaml-cfg" in cmd.by_flag:
-        return []
-    runs = runs_on(_narrowing_flags(cmd, declared), stacks, fallback)
-    if not runs:
+    if "--yaml-cfg" in cmd.by_flag or not runs:
         return []
     partial = partial_requirements(runs)
     out: List[tuple] = []
@@ -444,13 +445,13 @@ def launch_found(launch: Launch, stacks: FrozenSet[str], fallback: FrozenSet[str
     if not is_training_entry(launch.entry) or flags_from_yaml(launch):
         return {}, ()
     cmd = Cmd(launch)
-    entries = catalog_entries(cmd, stacks, fallback, declared)
+    runs = launch_runs_on(cmd, stacks, fallback, declared)
+    entries = catalog_entries(cmd, runs)
     out = {}
     for rule in LAUNCH_RULES:
         found = rule.check(cmd, entries)
         if rule is MindSpeedMissingRequirement:
-            found = found + [f for f in rejected_everywhere(cmd, stacks, fallback, declared)
-                             if not any(g[0] == f[0] for g in found)]
+            found = found + [f for f in rejected_everywhere(cmd, runs) if not any(g[0] == f[0] for g in found)]
         if found:
             out[rule.CODE] = found
     narrowed = narrowing(_narrowing_flags(cmd, declared), stacks, fallback) if entries or out else ()
@@ -1417,7 +1418,8 @@ class _UnlintedEntries:
     A run given the program's folders has none such; outside a run, nothing is read."""
 
     def __init__(self):
-        self._programs: Dict[str, Sequence[str]] = {}  # launch file -> its program's unlinted files
+        self._programs: Dict[str, Sequence[str]] = {}  # program root (or script folder) -> its unlinted files
+        self._roots: Dict[str, Optional[str]] = {}  # folder -> its project root (nearest_project's memo)
         self._facts: Dict[str, Optional[dict]] = {}  # path -> its _argparse_fact
 
     def facts(self, entry: str, where: str) -> List[dict]:
@@ -1429,10 +1431,13 @@ class _UnlintedEntries:
         run = modules.active()
         if run is None or run.program_of is None:
             return []
-        if where not in self._programs:
-            self._programs[where] = run.program_of([os.path.abspath(where)]) or ()
+        path = os.path.abspath(where)
+        # the launches of one program (or one folder without a project marker) share its files
+        key = program_root(path, self._roots) or os.path.dirname(path)
+        if key not in self._programs:
+            self._programs[key] = run.program_of([path]) or ()
         out = []
-        for path in _linted_entries(entry, dict.fromkeys(self._programs[where], "")):
+        for path in _linted_entries(entry, dict.fromkeys(self._programs[key], "")):
             if path not in self._facts:
                 text = run._asked_text(path, keep=False)
                 self._facts[path] = _argparse_fact(path, text, None) if text is not None else None
