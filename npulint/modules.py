@@ -791,10 +791,15 @@ def _modules_stored(node: ast.expr, parent: Dict[int, ast.AST]) -> Set[Optional[
             return set()
         key = up.slice
         return {key.value} if type(key) is ast.Constant and isinstance(key.value, str) else {None}
-    if type(up) is ast.Attribute and up.value is node and (up.attr in _READING or up.attr in (
-            "pop", "popitem", "clear", "__contains__")):
+    if type(up) is ast.Attribute and up.value is node and up.attr in MODULES_KEEPING:
         return set()
     return {None}
+
+
+# The methods of ``sys.modules`` that put no object in place of a module: they read its items or
+# remove them (a module removed is run again when imported: it binds what it bound). Also
+# Semantic.stubbed's.
+MODULES_KEEPING = _READING | frozenset({"pop", "popitem", "clear", "__contains__"})
 
 
 def _changes(t: Touches, name: str, kind: str, computed: bool = True) -> bool:

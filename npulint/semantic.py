@@ -1006,9 +1006,6 @@ class Semantic:
             return False
         return any(k is None or qualname == k or qualname.startswith(k + ".") for k in self._stubs)
 
-    # what leaves sys.modules' items as they are or removes them (an import then loads the module)
-    _MODULES_KEEP = frozenset({"pop", "get", "keys", "values", "items", "copy", "__contains__"})
-
     def _stub_keys(self, a: cst.Attribute) -> Set[Optional[str]]:
         """The modules a use of ``sys.modules`` (*a*) that is not a read may put an object in
         place of, or change: a literal key's (``sys.modules["x"] = m``, ``.setdefault("x", m)``,
@@ -1030,7 +1027,7 @@ class Semantic:
                 name = _literal_str(k)
                 keys = {name} if name is not None else None
         elif type(p) is cst.Attribute and p.value is a:
-            if p.attr.value in self._MODULES_KEEP:
+            if p.attr.value in _modules.MODULES_KEEPING:
                 return set()
             call = parent.get(p)
             if type(call) is cst.Call and call.func is p and call.args and not call.args[0].star:
