@@ -162,6 +162,8 @@ class StreamsAnalysis(Analysis):
         self._not_plain: Set[int] = set()  # id() of function scopes: see visit_Yield
         self._header = 0  # parameter lists and decorators open at this point
         self.header_calls: Set[int] = set()  # calls there: they run where the ``def`` runs, not in its calls
+        self._params = 0  # parameter lists open at this point (the traversal is in the function's scope there)
+        self.param_calls: Set[int] = set()  # header calls in one (a default)
         self._ending_loops: Set[int] = set()  # id() of loop bodies a return/raise/break/continue may leave
 
     # a function whose calls may not run its body as written (see _plain_function): a generator,
@@ -196,14 +198,25 @@ class StreamsAnalysis(Analysis):
         setattr(self, counter, getattr(self, counter) + step)
 
     # a def's parameters (their defaults) and decorators run where the def runs
-    visit_Parameters = visit_Decorator = functools.partialmethod(_count, counter="_header", step=1)
-    leave_Parameters = leave_Decorator = functools.partialmethod(_count, counter="_header", step=-1)
+    visit_Decorator = functools.partialmethod(_count, counter="_header", step=1)
+    leave_Decorator = functools.partialmethod(_count, counter="_header", step=-1)
+
+    def visit_Parameters(self, node: cst.Parameters) -> None:
+        self._header += 1
+        self._params += 1
+
+    def leave_Parameters(self, node: cst.Parameters) -> None:
+        self._header -= 1
+        self._params -= 1
+
 
     def visit_Call(self, node: cst.Call) -> None:
         site = self.ctx.site()
         self.calls.append((node, site))
         if self._header:
             self.header_calls.add(id(node))
+            if self._params:
+                self.param_calls.add(id(node))
         if self._choices or (site.scope.kind == "comprehension" and _comprehension_guarded(site.scope)):
             self.guarded.add(id(node))
 
@@ -538,9 +551,13 @@ class StreamsAnalysis(Analysis):
                 continue  # after a return: never runs
             span = ctx.span(call)
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
+            # a parameter's default runs where its def runs, whose scope the traversal is not in
+            # there (the function's own): not counted per instance or per call
+            default = id(call) in self.param_calls
             ctx.fact(StreamsAnalysis, ("create", tag, span.line, span.column, span.end_line, span.end_column,
-                                       self._class_qualname(site), looped, self.conditional(call, site),
-                                       where, self._runner(site)))
+                                       None if default else self._class_qualname(site), looped,
+                                       self.conditional(call, site), where,
+                                       self._runner(site) if id(call) not in self.header_calls else "?"))
         self._facts_for_instances()
 
     def _stream_facts(self) -> None:
@@ -641,15 +658,17 @@ class StreamsAnalysis(Analysis):
         held = self._held() if self.classes else {}
         plain: Dict[int, bool] = {}  # id(function scope) -> whether a call runs its body as written
         for call, site in self.calls:
-            q = sem.callee_qualname(call.func, site)
-            if q is None or q.startswith(("torch.", "torchair.")):
-                continue
+            # (a function that calls only torchair, such as ``make()`` returning a created
+            # event, is counted by its calls too)
             fn = site.scope.enclosing_function()
             if fn is not None and fn.kind == "function" and id(fn) not in plain:
                 plain[id(fn)] = id(fn) not in self._not_plain and _plain_function(fn.node)
                 runner = self._runner(site)
                 if plain[id(fn)] and runner not in (None, "?"):
                     ctx.fact(StreamsAnalysis, ("plain", runner))
+            q = sem.callee_qualname(call.func, site)
+            if q is None or q.startswith(("torch.", "torchair.")):
+                continue
             looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
             owner = sem.enclosing_class(site)
             in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
@@ -1276,8 +1295,11 @@ def _tables(facts) -> Tables:
         else:
             creations.append((path,) + fact[1:6] + (key(path, fact[6]),) + fact[7:10] + (key(path, fact[10]),))
     imports = _import_graph(modules, imported)
-    total, together = _per_process(calls, bases, methods, explicit_inits, imports,
-                                   {c[6] for c in creations if c[6] is not None}, plain, direct)
+    # what is counted: the classes whose methods create events, and the functions a call runs
+    # the body of then and there that create one outside any class (``make()`` returning one)
+    owners = {c[6] for c in creations if c[6] is not None}
+    owners |= {c[10] for c in creations if c[6] is None and c[10] in plain}
+    total, together = _per_process(calls, bases, methods, explicit_inits, imports, owners, plain, direct)
     return Tables(total, bases, methods, children, creations, apis, imports, used, torchair,
                   refs, attrs, together, key)
 
@@ -2199,9 +2221,13 @@ class TaggedEventTagReused(LintRule):
                    "a loop or comprehension such as `ModuleList([Layer() for _ in range(n)])`, also through a "
                    "subclass: for a creation in `__init__`, one that runs it, as Python does only when the "
                    "subclass defines no `__init__` or its `__init__` calls `super().__init__()` or "
-                   "`Base.__init__(self)`), or directly in a loop. A creation that may not run at all (under `if`/`try`/`match` "
-                   "in its function, in an operand of `x if c else y`/`and`/`or`, in a comprehension with an `if` "
-                   "clause) is not known to run more than once and is not reported for it. Two instantiations that "
+                   "`Base.__init__(self)`), in a function called more than once (`make()` returning the event, "
+                   "called twice or in a loop; only a function a call runs then and there: no decorator, not "
+                   "`async`, not a generator), or directly in a loop. A creation that may not run at all (under "
+                   "`if`/`try`/`match` in its function, after an `if` arm that ends the function (`if small: "
+                   "return`), in an operand of `x if c else y`/`and`/`or`, in a comprehension with an `if` "
+                   "clause) is not known to run more than once and is not reported for it; nor is one in a "
+                   "parameter's default, which runs once, where the `def` runs. Two instantiations that "
                    "never both run are one instance: in two arms of one `if`/`elif`/`else`, `match` or "
                    "`x if c else y`, in a `try` body and its handler, or one in an `if` arm that always ends in "
                    "`return`/`raise`/`continue`/`break` and one after that `if` (`if small: return Model(1)` then "
@@ -2281,8 +2307,10 @@ class TaggedEventTagReused(LintRule):
                               f"npu_create_tagged_event raises ValueError('tagged event tag {tag} is already in use'); "
                               "give each event its own tag", related=((fpath, fline, fcol),))
                 continue
-            if conditional:
-                continue  # whether it runs at all is unknown, so whether it runs twice is too
+            if conditional or where:
+                # whether it runs at all is unknown (under if/try/match, or after an if arm that
+                # returns: ``if small: return``), so whether it runs twice is too
+                continue
             if looped:
                 cls.report_in(report, path, span,
                               f"npu_create_tagged_event(tag={tag!r}) runs in a loop: the second creation raises "
@@ -2294,6 +2322,12 @@ class TaggedEventTagReused(LintRule):
                               f"{owner.rsplit('.', 1)[-1]}, which is instantiated more than once: the second "
                               f"creation raises ValueError('tagged event tag {tag} is already in use'); include an "
                               "index in the tag or share one event")
+            elif owner is None and runner is not None and tables.total.get(runner, 0) > 1:
+                cls.report_in(report, path, span,
+                              f"npu_create_tagged_event(tag={tag!r}) runs once per call of "
+                              f"{runner.rsplit('.', 1)[-1]}(), which is called more than once: the second "
+                              f"creation raises ValueError('tagged event tag {tag} is already in use'); create "
+                              "the event once and share it, or give each call its own tag")
 
 
 class StreamTagType(LintRule):

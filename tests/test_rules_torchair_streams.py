@@ -1816,6 +1816,95 @@ def test_npu306_a_class_made_in_a_function_called_more_than_once_clean_twins(lin
     assert codes(lint(src, select=["NPU001", "NPU306"])) == []
 
 
+MAKER = """
+    {factory}
+
+    {build}
+"""
+CREATE = "tng.ops.npu_create_tagged_event(tag='ev')"
+
+
+@pytest.mark.parametrize("factory, build", [
+    (f"def make():\n        return {CREATE}", "events = [make() for _ in range(4)]"),
+    (f"def make(i):\n        ev = {CREATE}\n        return ev", "for i in range(2):\n        make(i)"),
+    (f"def make():\n        return {CREATE}", "a = make()\n    b = make()"),
+    (f"def make():\n        return {CREATE}\n\n    def build():\n        return [make(), make()]", "net = build()"),
+    # an entry point nothing in the run calls runs as written
+    (f"def make():\n        return {CREATE}\n\n    def main():\n        a = make()\n        b = make()", ""),
+])
+def test_npu306_a_creation_in_a_function_called_more_than_once(lint, factory, build):
+    src = mk(MAKER.format(factory=factory, build=build))
+    found = lint(src, select=["NPU306"])
+    assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
+    assert found[0].message == (
+        "npu_create_tagged_event(tag='ev') runs once per call of make(), which is called more than once: the second "
+        "creation raises ValueError('tagged event tag ev is already in use'); create the event once and share it, "
+        "or give each call its own tag")
+
+
+@pytest.mark.parametrize("factory, build", [
+    (f"def make():\n        return {CREATE}", "ev = make()"),  # called once
+    (f"def make(i):\n        if i == 0:\n            return {CREATE}", "evs = [make(i) for i in range(4)]"),  # may run once
+    (f"def make(skip):\n        if skip:\n            return None\n        return {CREATE}",
+     "a = make(True)\n    b = make(False)"),  # after an if arm that returns: may not run
+    (f"@functools.lru_cache(maxsize=None)\n    def make():\n        return {CREATE}",
+     "evs = [make() for _ in range(4)]"),  # a decorator may run it once for many calls
+    (f"def make():\n        yield {CREATE}", "gens = [make() for _ in range(4)]"),  # a generator runs when iterated
+    (f"async def make():\n        return {CREATE}", "coros = [make() for _ in range(4)]"),  # a coroutine when awaited
+    (f"_e = None\n\n    def make():\n        return {CREATE}\n\n    def get():\n        global _e\n"
+     "        _e = _e or make()\n        return _e", "a = get()\n    b = get()"),  # an operand of or may not run
+    (f"def make():\n        return {CREATE}", "if fast:\n        a = make()\n    else:\n        b = make()"),
+    # two functions that each call its caller, which may never both run (as for a class made in a function)
+    (f"def make():\n        return {CREATE}\n\n    def build():\n        return make()\n\n    def train():\n"
+     "        return build()\n\n    def evaluate():\n        return build()",
+     "if __name__ == '__main__':\n        train()"),
+    (f"def make(e={CREATE}):\n        return e", "a = make()\n    b = make()"),  # a default: made once, at def
+    (f"REG = []\n\n    def make():\n        for e in REG:\n            return e\n        e = {CREATE}\n"
+     "        REG.append(e)\n        return e", "a = make()\n    b = make()"),  # the second call returns the first
+])
+def test_npu306_a_creation_in_a_function_called_more_than_once_clean_twins(lint, factory, build):
+    src = mk(MAKER.format(factory=factory, build=build), header=HEADER + "import functools\n")
+    assert codes(lint(src, select=["NPU001", "NPU306"])) == []
+
+
+@pytest.mark.parametrize("early", [
+    "if small:\n            return",
+    "if small:\n            raise ValueError('small')",
+])
+def test_npu306_a_creation_after_an_if_arm_that_ends_the_init_may_not_run(lint, early):
+    # Layer(True) returns before it creates: only one of the two instances makes the event
+    layer = """
+        class Layer(torch.nn.Module):
+            def __init__(self, small):
+                super().__init__()
+                {early}
+                self.ev = {create}
+
+        a = Layer(True)
+        b = Layer(False)
+    """
+    assert codes(lint(mk(layer.format(early=early, create=CREATE)), select=["NPU306"])) == []
+    # the twin: no early exit, two instances, two creations
+    assert codes(lint(mk(layer.format(early="pass", create=CREATE)), select=["NPU306"])) == ["NPU306"]
+
+
+def test_npu306_a_creation_in_a_methods_default_runs_once_where_the_def_runs(lint):
+    # the default is evaluated once, when the class body runs, not per instance
+    layer = """
+        class Layer(torch.nn.Module):
+            def __init__(self, {param}):
+                super().__init__()
+                self.ev = {value}
+
+        a = Layer()
+        b = Layer()
+    """
+    clean = mk(layer.format(param=f"ev={CREATE}", value="ev"))
+    assert codes(lint(clean, select=["NPU306"])) == []
+    twin = mk(layer.format(param="ev=None", value=CREATE))
+    assert codes(lint(twin, select=["NPU306"])) == ["NPU306"]
+
+
 VARIANTS = """
     class DeepseekMoE(torch.nn.Module):
         def __init__(self):
