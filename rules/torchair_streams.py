@@ -651,6 +651,8 @@ class StreamsAnalysis(Analysis):
             ctx.fact(StreamsAnalysis, ("attr", q, attr, child))
         for q in self._called_by_name():
             ctx.fact(StreamsAnalysis, ("direct", q))
+        for q in self._top_functions():
+            ctx.fact(StreamsAnalysis, ("toplevel", q))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
@@ -681,6 +683,20 @@ class StreamsAnalysis(Analysis):
             runner = self._runner(site) if id(call) not in self.header_calls else "?"  # (evaluated where the def runs)
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
                                        where, runner, held.get(id(call))))
+
+    def _top_functions(self) -> List[str]:
+        """The functions the file defines at its top level (with a decorator too): where the run
+        does not show how often one runs (nothing calls it: an entry point; or it is passed on,
+        decorated, called from a lambda), it is an entry of its own (:func:`_entry`)."""
+        sem = self.ctx.sem
+        out = set()
+        for bl in sem.module_scope.bindings.values():
+            for b in bl:
+                if b.kind == "def" and isinstance(b.node, cst.FunctionDef):
+                    q = sem.qualname_of_def(b.node)
+                    if q is not None and not q.startswith("<file>"):
+                        out.add(q)
+        return sorted(out)
 
     def _called_by_name(self) -> List[str]:
         """The functions of the file's top level (defined once, not under a branch, without a
@@ -1254,6 +1270,7 @@ def _tables(facts) -> Tables:
     calls: Dict[str, List[tuple]] = {}  # path -> its calls of named things (:func:`_per_process`)
     plain: Set[str] = set()  # functions a call runs the body of then and there (:func:`_plain_function`)
     direct: Dict[str, str] = {}  # function -> its file, for those the file uses only to call them
+    toplevel: Set[str] = set()  # functions defined at the top level of their file (:func:`_entry`)
     for path, fact in facts:
         if fact[0] == "module":
             modules[path] = fact[1]
@@ -1288,6 +1305,8 @@ def _tables(facts) -> Tables:
             plain.add(key(path, fact[1]))
         elif kind == "direct":
             direct[key(path, fact[1])] = path
+        elif kind == "toplevel":
+            toplevel.add(key(path, fact[1]))
         elif kind == "torchair":
             torchair[path] = (fact[1], fact[2])
         elif kind == "streams":
@@ -1299,7 +1318,8 @@ def _tables(facts) -> Tables:
     # the body of then and there that create one outside any class (``make()`` returning one)
     owners = {c[6] for c in creations if c[6] is not None}
     owners |= {c[10] for c in creations if c[6] is None and c[10] in plain}
-    total, together = _per_process(calls, bases, methods, explicit_inits, imports, owners, plain, direct)
+    total, together = _per_process(calls, bases, methods, explicit_inits, imports, owners, plain, direct,
+                                   frozenset(toplevel))
     return Tables(total, bases, methods, children, creations, apis, imports, used, torchair,
                   refs, attrs, together, key)
 
@@ -1522,7 +1542,61 @@ _MOST_WAYS = 64  # a function reached in more ways than this (through its caller
 _MOST_DEPTH = 32  # nor one reached only through a longer chain of calls (each way keys its branches by the chain)
 
 
-def _callers(counted, direct: Dict[str, str], importers: Dict[str, Set[str]]) -> Callable[[Optional[str]], Optional[list]]:
+_MAIN = {("entry",): frozenset(("__main__",))}  # the script's main guard: an entry of its own (:func:`_entry`)
+
+
+def _certainly_run(counted) -> Callable[[str], Optional[Dict[Any, FrozenSet[Any]]]]:
+    """Whether the process of *counted* (its calls, as :func:`_callers` reads them) certainly
+    runs the function *q*: ``{}`` when a call of it runs under no branch in the modules' code
+    (outside the main guard), or in a function that is so run; the main guard's entry
+    (``_MAIN``) when only the script's main guard certainly runs it; None when nothing does."""
+    by_callee: Dict[str, list] = {}
+    for _, r in counted:
+        by_callee.setdefault(r[0], []).append(r)
+    memo: Dict[str, Optional[Dict[Any, FrozenSet[Any]]]] = {}
+
+    def runs(q: str) -> Optional[Dict[Any, FrozenSet[Any]]]:
+        if q not in memo:
+            memo[q] = None  # (a cycle: not known)
+            found = None
+            for r in by_callee.get(q, ()):
+                if r[3] != ():
+                    continue
+                up = {} if r[4] is None else (runs(r[4]) if r[4] != "?" else None)
+                if up is None:
+                    continue
+                way = {**up, **_MAIN} if r[2] else up
+                if not way:
+                    found = way
+                    break
+                found = way
+            memo[q] = found
+        return memo[q]
+
+    return runs
+
+
+def _entry(q: Optional[str], toplevel: FrozenSet[str],
+           runs: Callable[[str], Optional[Dict[Any, FrozenSet[Any]]]] = lambda q: None) -> Dict[Any, FrozenSet[Any]]:
+    """The branch that code of the top-level function *q* runs under when the run does not show
+    how often *q* runs (nothing in the run calls it; or it is passed on, decorated, called from a
+    lambda): one arm of a statement all such functions share, so two of them are never known to
+    both run (``infer()`` and ``bench()`` picked as subcommands: one process runs one), while code
+    of one of them runs with itself and with the module's code. A test (``test*``) is not one:
+    pytest runs every test of its files in one process. Empty for anything else: a method runs
+    where its class is instantiated (RULES.md NPU306). A function the process certainly calls
+    (*runs*) runs where that call runs: with the module's code, or as part of the main guard's
+    entry (a script's own: a function the script's main guard does not call is not run with it)."""
+    if q is None or q not in toplevel or q.rsplit(".", 1)[-1].startswith("test"):
+        return {}
+    certain = runs(q)
+    return certain if certain is not None else {("entry",): frozenset((q,))}
+
+
+def _callers(counted, direct: Dict[str, str], importers: Dict[str, Set[str]],
+             toplevel: FrozenSet[str] = frozenset(),
+             runs: Callable[[str], Optional[Dict[Any, FrozenSet[Any]]]] = lambda q: None
+             ) -> Callable[[Optional[str]], Optional[list]]:
     """The ways the code of each function runs in one process (*counted*: its calls, ``(path,
     (callee, count, in the main guard, branches, runner))``): for a function of *direct* (one
     its file uses only to call it by name, :meth:`StreamsAnalysis._called_by_name`) in a file
@@ -1537,7 +1611,7 @@ def _callers(counted, direct: Dict[str, str], importers: Dict[str, Set[str]]) ->
     calls: Dict[str, list] = {}
     for path, r in counted:
         if r[0] in direct and r[3] is not None:  # (a call that never runs reaches nothing)
-            calls.setdefault(r[0], []).append((path, r[1], r[3], r[4]))
+            calls.setdefault(r[0], []).append((path, r[1], r[3], r[4], r[2]))
     memo: Dict[str, Optional[list]] = {}
 
     def ways(q: Optional[str]) -> Optional[list]:
@@ -1551,10 +1625,11 @@ def _callers(counted, direct: Dict[str, str], importers: Dict[str, Set[str]]) ->
         if importers.get(direct[q], set()) - {direct[q]}:
             return None
         if q not in calls:
-            memo[q] = [((), {})]  # called from outside the run (an entry point, pytest): runs as written
+            # called from outside the run (an entry point, pytest): runs as written, as an entry
+            memo[q] = [((), _entry(q, toplevel, runs))]
             return memo[q]
         out: Optional[list] = []
-        for i, (path, count, branches, runner) in enumerate(calls[q]):
+        for i, (path, count, branches, runner, main) in enumerate(calls[q]):
             up = ways(runner)
             if up is None or len(out) + len(up) > _MOST_WAYS or any(len(ctx) >= _MOST_DEPTH for ctx, _ in up):
                 out = None
@@ -1562,7 +1637,7 @@ def _callers(counted, direct: Dict[str, str], importers: Dict[str, Set[str]]) ->
             for ctx, way in up:
                 # the call's branches are those of one run of its caller (*ctx*); each call is a
                 # run of q of its own (a call in a loop, many)
-                out.append((ctx + ((q, i, count > 1),), {**way, **_branch_keys(ctx, path, branches)}))
+                out.append((ctx + ((q, i, count > 1),), {**way, **(_MAIN if main else {}), **_branch_keys(ctx, path, branches)}))
         memo[q] = out
         return out
 
@@ -1583,7 +1658,8 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
                  methods: Dict[str, Dict[str, Tuple[Tuple[str, ...], Tuple[str, ...]]]],
                  explicit_inits: Dict[str, Tuple[str, ...]], imports: Dict[str, Set[str]],
                  owners: Set[str], plain: FrozenSet[str] = frozenset(),
-                 direct: Optional[Dict[str, str]] = None) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
+                 direct: Optional[Dict[str, str]] = None,
+                 toplevel: FrozenSet[str] = frozenset()) -> Tuple[Dict[str, int], List[Dict[str, list]]]:
     """Class -> whether one process certainly instantiates it more than once (2), once (1):
     on its own, and with its subclasses for a class that owns a creation. A process runs one
     script: the whole file (its main guard too) and the module-level code of every module of
@@ -1682,7 +1758,8 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
                 for r in in_function.get(p, {}).get(q, ()):
                     counted.append((p, r))
                     todo.append(r[0])
-        ways = _callers(counted, direct or {}, importers)
+        runs = _certainly_run(counted)
+        ways = _callers(counted, direct or {}, importers, toplevel, runs)
         # a call that runs whenever a class's __init__ runs (at its top level, no branch) runs
         # once per instance of that class, subclasses' included (``Layer.__init__`` making
         # ``MoE()``, with ``ModuleList([Layer(i) for i in range(n)])``), and one at the top level
@@ -1690,7 +1767,7 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
         # comprehension): it runs more than once when the class is instantiated, or the function
         # called, more than once; to a fixed point, down the nesting
         while True:
-            sites = _sites(counted, bases, lines, inits, ways)
+            sites = _sites(counted, bases, lines, inits, ways, toplevel, runs)
             # a function's calls by the code they are in (one function, or a module's top level):
             # only calls in one such body certainly run together, not two in functions that may
             # never both run (``train()`` and ``eval()`` each calling ``build()``)
@@ -1718,7 +1795,9 @@ def _per_process(calls: Dict[str, List[tuple]], bases: Dict[str, Tuple[str, ...]
 
 
 def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str]],
-           inits: Callable[[str], List[str]], ways: Callable[[Optional[str]], Optional[list]]) -> Dict[str, list]:
+           inits: Callable[[str], List[str]], ways: Callable[[Optional[str]], Optional[list]],
+           toplevel: FrozenSet[str] = frozenset(),
+           runs: Callable[[str], Optional[Dict[Any, FrozenSet[Any]]]] = lambda q: None) -> Dict[str, list]:
     """Class -> its instantiations in one process, its own and its subclasses', and
     "<class>.__init__" -> those that run that ``__init__`` (*inits*), each ``(1 or 2, ways)``
     (:func:`_most` counts them): the ways it runs, its branches with each way its function runs
@@ -1727,14 +1806,16 @@ def _sites(counted, bases: Dict[str, Tuple[str, ...]], lines: Dict[str, List[str
     count of a class's ``__init__`` tells how often its calls run. *lines* memoizes each class
     with its ancestors and the ``__init__`` methods it runs."""
     out: Dict[str, list] = {}
-    for path, (q, n, _, branches, runner) in counted:
+    for path, (q, n, main, branches, runner) in counted:
         if branches is None:
             continue  # never runs
         up = ways(runner)
-        if up is None:  # its own branches only
-            site = (n, [_branch_keys(((None, None, False),), path, branches)])
+        guard = _MAIN if main else {}  # (the main guard: the script's entry)
+        if up is None:  # its own branches only (and, for a top-level function, its entry)
+            site = (n, [{**_entry(runner, toplevel, runs), **guard,
+                         **_branch_keys(((None, None, False),), path, branches)}])
         else:
-            site = (n, [{**way, **_branch_keys(ctx, path, branches)} for ctx, way in up])
+            site = (n, [{**way, **guard, **_branch_keys(ctx, path, branches)} for ctx, way in up])
         line = lines.get(q)
         if line is None:
             line = lines[q] = [q] + _ancestors(q, bases) + inits(q)
@@ -2238,6 +2319,12 @@ class TaggedEventTagReused(LintRule):
                    "that no other module of the run imports, without a decorator, and that the file names only to "
                    "call it (one nothing in the run calls, such as an entry point's `main` or a test, runs as written; "
                    "one passed on, stored or called from a lambda may run anywhere, and only its own branches count). "
+                   "A top-level function that nothing certainly runs (nothing in the run calls it, or it is "
+                   "decorated, passed on or stored: `main`, a subcommand of argparse, click or a dispatch dict) is "
+                   "an entry of its own, and so is the script's `if __name__ == \"__main__\":` block: what one entry "
+                   "makes counts with itself and with the modules' other code, not with another entry's, which one "
+                   "process may never run (`infer()` and `bench()` each making `Model()`; a function the main guard "
+                   "does not call). Tests (`test*`) are not: pytest runs them all in one process. "
                    "A class made at the top level of another's `__init__` is made once per instance of that one "
                    "(`ModuleList([Layer(i) for i in range(n)])` whose `Layer.__init__` makes `MoE()` makes n `MoE`s), "
                    "and one made at the top level of a function once per call of it (`[make() for _ in range(n)]` "

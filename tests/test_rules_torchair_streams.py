@@ -2967,6 +2967,60 @@ PICK = """
     if __name__ == "__main__":
         pick(FLAG)
     """,
+    # two factories nothing in the run calls: entry points of their own, one process may run
+    # either (RULES.md's "two call sites" are two that certainly run in one process)
+    GE_ACL,
+    # factories used other than by a call: whoever gets them may call either
+    GE_ACL + """
+    BUILDERS = [build_ge, build_acl]
+    if FLAG:
+        build_ge()
+    else:
+        build_acl()
+    """,
+    # subcommands: one process runs the one the command line names
+    GE_ACL + """
+    def main():
+        import argparse
+        parser = argparse.ArgumentParser()
+        sub = parser.add_subparsers()
+        sub.add_parser("ge").set_defaults(func=build_ge)
+        sub.add_parser("acl").set_defaults(func=build_acl)
+        args = parser.parse_args()
+        args.func()
+
+    if __name__ == "__main__":
+        main()
+    """,
+    GE_ACL + """
+    COMMANDS = {"ge": build_ge, "acl": build_acl}
+
+    if __name__ == "__main__":
+        COMMANDS[sys.argv[1]]()
+    """,
+    """
+    import click
+
+    @click.group()
+    def cli():
+        pass
+
+    @cli.command()
+    def infer():
+        model = Layer()
+
+    @cli.command()
+    def bench():
+        model = Layer()
+
+    if __name__ == "__main__":
+        cli()
+    """,
+    # an entry point the main guard does not call
+    GE_ACL + """
+    if __name__ == "__main__":
+        build_ge()
+    """,
 ])
 def test_npu306_instantiations_in_functions_called_in_disjoint_arms_are_one_instance(lint, build):
     src = mk(LAYER, "import sys\nFLAG = bool(sys.argv[1:])\n\ndef parse():\n    return None\n", build)
@@ -2982,8 +3036,6 @@ def test_npu306_instantiations_in_functions_called_in_disjoint_arms_are_one_inst
     def test_acl():
         assert build_acl()
     """,
-    # two factories nothing in the run calls: RULES.md NPU306 "two call sites", nothing shows they exclude
-    "",
     # called in sequence
     """
     def main():
@@ -3009,14 +3061,6 @@ def test_npu306_instantiations_in_functions_called_in_disjoint_arms_are_one_inst
             build_ge()
         else:
             build_acl()
-    """,
-    # a factory used other than by a call: whoever gets it may call it
-    """
-    BUILDERS = [build_ge, build_acl]
-    if FLAG:
-        build_ge()
-    else:
-        build_acl()
     """,
     # a caller not known as such: a lambda
     """
@@ -3057,7 +3101,11 @@ def test_npu306_instantiations_in_functions_that_may_both_run_clean_twins(lint, 
     assert where(found) == [("t.py",) + at(src, "tng.ops.npu_create_tagged_event") + ("NPU306",)]
 
 
-@pytest.mark.parametrize("bench, reported", [("import infer\n", True), ("import torch\n", False)])
+@pytest.mark.parametrize("bench, reported", [
+    ("import infer\n\ninfer.build_ge()\ninfer.build_acl()\n", True),
+    ("import infer\n", False),  # (their entries: bench.py calls neither)
+    ("import torch\n", False),
+])
 def test_npu306_functions_of_a_module_another_module_imports_keep_their_own_branches(lint, bench, reported):
     # bench.py may call build_ge and build_acl both: the arms of infer.py do not tell
     infer = mk(LAYER, "import sys\n", GE_ACL, """
