@@ -497,11 +497,27 @@ class RunModules:
 
     def _split(self, qualname: str) -> Optional[Tuple[str, str, List[str]]]:
         """The longest prefix of *qualname* that is a module of the run, the name after it,
-        and the rest."""
+        and the rest; but where a package of the run binds the name of its submodule to a name
+        imported from that submodule (``pkg/__init__.py: from .config import config``), the
+        import has set the package's ``config`` to the submodule first and the binding then
+        replaces it, for good: ``pkg.config`` is that object, as Python looks it up (the
+        package, that name, and the rest). Which of another binding (``b = Namespace()``) and
+        the submodule holds the name depends on which came last: ``__init__`` importing the
+        submodule before the binding, or a module importing it after (``import pkg.b``); so
+        then the name is not known (None)."""
         parts = qualname.split(".")
         for cut in range(len(parts) - 1, 0, -1):
             prefix = ".".join(parts[:cut])
             if self.is_module(prefix):
+                for k in range(1, cut):
+                    package, name = ".".join(parts[:k]), parts[k]
+                    if self.is_module(package):
+                        e = self.entry(package, name)
+                        if e is None or e == (QUAL, f"{package}.{name}") or e[0] == UNKNOWN_ENTRY:
+                            continue  # (unknown: a star import after may rebind it, as before)
+                        if e[0] == QUAL and e[1].startswith(f"{package}.{name}."):
+                            return package, name, parts[k + 1:]
+                        return None
                 return prefix, parts[cut], parts[cut + 1:]
         return None
 
@@ -874,8 +890,12 @@ def scan(text: str, module: str, is_package: bool,
             if src is not None and foreign and foreign(src):
                 src = None
             if is_package and src and src.startswith(module + "."):
+                # the import sets the package's name of its submodule (once: another import
+                # from it sets the same), unless this statement binds that name itself
                 sub = src[len(module) + 1:].split(".")[0]
-                bind(sub, (QUAL, f"{module}.{sub}"))
+                if raw.get(sub) != (QUAL, f"{module}.{sub}") and \
+                        all((a.asname or a.name) != sub for a in stmt.names):
+                    bind(sub, (QUAL, f"{module}.{sub}"))
             if len(stmt.names) == 1 and stmt.names[0].name == "*":
                 if src is None:
                     t.complete = False

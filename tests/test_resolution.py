@@ -1054,3 +1054,32 @@ _SWITCH = 'with torchair.scope.npu_stream_switch("1", 3):\n    pass\n'
 ])
 def test_an_import_of_a_module_the_file_stubs_is_not_the_api(lint, stub, found):
     assert len(lint({"t.py": stub + _SWITCH}, select=["NPU304"])) == found, stub
+
+
+RUN_401 = "import torch_npu\nfrom pkg import config\nimport pkg.config\n" \
+          "torch_npu.npu_mm_reduce_scatter_base(1, 2, 3, config.WS)\n" \
+          "torch_npu.npu_mm_reduce_scatter_base(1, 2, 3, pkg.config.WS)\n"
+
+
+@pytest.mark.parametrize("init, config", [
+    # the package binds its submodule's name to the object the submodule makes (after the
+    # import set it to the submodule): pkg.config is the object, whose WS is 8
+    ("from .config import config\n", "WS = 16\nclass Config:\n    WS = 8\nconfig = Config()\n"),
+    ("from pkg.config import config\n", "WS = 16\nclass Config:\n    WS = 8\nconfig = Config()\n"),
+    # bound after the package imported the submodule: the object, for good
+    ("from . import config as _c\nclass _NS:\n    WS = 8\nconfig = _NS()\n", "WS = 16\n"),
+])
+def test_a_package_name_bound_over_its_submodule_is_not_the_submodule(lint, init, config):
+    files = {"pkg/__init__.py": init, "pkg/config.py": config, "run.py": RUN_401}
+    assert only(lint(files), "NPU401") == []
+
+
+@pytest.mark.parametrize("init", ["", "from .config import WS\n", "from .config import WS\nfrom .config import Config\n",
+                                  "from . import config\n"])
+def test_a_package_name_bound_over_its_submodule_clean_twin(lint, init):
+    # the package leaves the name to the submodule (importing from it twice too): 16, both ways
+    files = {"pkg/__init__.py": init, "pkg/config.py": "WS = 16\nclass Config:\n    WS = 8\n",
+             "run.py": RUN_401}
+    found = only(lint(files), "NPU401")
+    assert [(f.path, f.line) for f in found] == [("run.py", 4), ("run.py", 5)]
+    assert all("world_size=16" in f.message for f in found)
