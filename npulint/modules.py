@@ -742,6 +742,13 @@ def touches(text: str) -> Optional[Touches]:
                 t.stored.add(args[1].value)
             else:
                 t.dynamic = True
+        elif kind is ast.Call and type(node.func) is ast.Attribute and node.func.attr in ("__setattr__", "__delattr__"):
+            # ``object.__setattr__(m, "WS", v)``, ``super().__setattr__(k, v)``
+            names = [a.value for a in node.args[:2] if type(a) is ast.Constant and isinstance(a.value, str)]
+            if len(node.args) >= 2 and len(names) == 1 and not node.keywords:
+                t.stored.add(names[0])
+            else:
+                t.dynamic = True
         elif kind is ast.ImportFrom:
             # ``from m import NAME as other``: what the module does with the object goes by another
             # name, which the uses below do not tie back to NAME: it may do anything with it

@@ -257,6 +257,19 @@ def _nested_mutable(literal: cst.CSTNode, depth: int) -> bool:
     return False
 
 
+_SETS_THROUGH = ("__dict__", "__setattr__", "__delattr__")
+
+
+def _dunder_set_name(call: cst.Call) -> Optional[str]:
+    """The attribute a ``__setattr__``/``__delattr__`` call sets, where a literal names it:
+    ``object.__setattr__(obj, "WS", v)``, ``super().__setattr__("WS", v)``; None otherwise."""
+    args = call.args
+    if len(args) < 2 or any(a.star or a.keyword is not None for a in args):
+        return None
+    names = [n for n in (_literal_str(a.value) for a in args[:2]) if n is not None]
+    return names[0] if len(names) == 1 else None
+
+
 def _literal_attr_name(call: cst.Call) -> Optional[str]:
     """The attribute name ``setattr(obj, "name", v)``/``delattr(obj, "name")`` certainly names
     (a string literal, passed plainly by position), else None."""
@@ -880,6 +893,16 @@ class Semantic:
                     continue
                 if cls is cst.Attribute:
                     attr_uses.setdefault(node.attr.value, []).append(node)
+                    if node.attr.value in _SETS_THROUGH:
+                        # ``self.__dict__.update(cfg)``, ``object.__setattr__(self, k, v)``:
+                        # attributes set by names we do not read (a literal one: that one)
+                        up = parent.get(node)
+                        name = _dunder_set_name(up) if node.attr.value != "__dict__" and type(up) is cst.Call \
+                            and up.func is node else None
+                        if name is not None:
+                            set_names.add(name)
+                        else:
+                            dynamic = True
                 if cls is cst.Call and type(node.func) is cst.Name and node.func.value in (
                         "setattr", "delattr", "vars", "globals", "exec", "locals"):
                     name = _literal_attr_name(node) if node.func.value in ("setattr", "delattr") else None

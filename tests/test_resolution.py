@@ -1083,3 +1083,33 @@ def test_a_package_name_bound_over_its_submodule_clean_twin(lint, init):
     found = only(lint(files), "NPU401")
     assert [(f.path, f.line) for f in found] == [("run.py", 4), ("run.py", 5)]
     assert all("world_size=16" in f.message for f in found)
+
+
+BASE_WS = ("import torch_npu\nclass Base:\n    WS = 16\n    def __init__(self, cfg, k, v):\n        {init}\n"
+           "    def forward(self, x, w, h):\n        return torch_npu.npu_mm_reduce_scatter_base(x, w, h, self.WS)\n")
+
+
+@pytest.mark.parametrize("init", [
+    "self.__dict__.update(cfg)", 'self.__dict__["WS"] = v', "self.__dict__ = dict(cfg)",
+    "super().__setattr__(k, v)", "object.__setattr__(self, k, v)", 'object.__setattr__(self, "WS", v)',
+    'self.__setattr__("WS", v)', "vars(self).update(cfg)",
+])
+def test_a_class_attribute_set_through_dict_or_dunder_setattr_is_unknown(lint, init):
+    # Python reads the instance's WS (8 from the config), not the class body's 16
+    assert only(lint({"base.py": BASE_WS.format(init=init)}), "NPU401") == []
+
+
+@pytest.mark.parametrize("init", ["self.cfg = cfg", 'object.__setattr__(self, "other", v)', "print(k, v)"])
+def test_a_class_attribute_set_through_dict_or_dunder_setattr_clean_twin(lint, init):
+    # other attributes, or none: the class body's 16 holds
+    found = only(lint({"base.py": BASE_WS.format(init=init)}), "NPU401")
+    assert [f.line for f in found] == [7] and "world_size=16" in found[0].message
+
+
+@pytest.mark.parametrize("store, reported", [('object.__setattr__(m, "WS", 8)', False),
+                                             ("object.__setattr__(m, name, 8)", False),
+                                             ('object.__setattr__(m, "other", 8)', True)])
+def test_a_class_attribute_set_with_dunder_setattr_in_another_module(lint, store, reported):
+    files = {"base.py": BASE_WS.format(init="pass"),
+             "main.py": f"from base import Base\nname = 'WS'\nm = Base(1, 2, 3)\n{store}\nm.forward(1, 2, 3)\n"}
+    assert [f.path for f in only(lint(files), "NPU401")] == (["base.py"] if reported else [])
