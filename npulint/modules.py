@@ -878,6 +878,7 @@ def scan(text: str, module: str, is_package: bool,
     after_star: Set[str] = set()  # names bound before a star import (it may rebind them)
 
     order: Dict[str, int] = {}  # the index of the top-level statement that binds a name
+    all_extra: List[Tuple[int, Tuple[str, ...]]] = []  # ``__all__ += [...]`` at the top level, in order
 
     def bind(name: str, entry: Entry) -> None:
         counts[name] = counts.get(name, 0) + 1
@@ -929,6 +930,9 @@ def scan(text: str, module: str, is_package: bool,
             bind(stmt.name, (LOCAL_DEF,))
         elif isinstance(stmt, ast.Expr):
             continue
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == "__all__" \
+                and isinstance(stmt.op, ast.Add) and "__all__" in raw and _str_list(stmt.value) is not None:
+            all_extra.append((at, _str_list(stmt.value)))  # ``__all__ += ["X"]``: the list grows
         else:  # if/try/for/while/with/match/del/aug-assign...: whatever they bind is unsure
             for n in _names_bound(stmt):
                 bind(n, (UNKNOWN_ENTRY,))
@@ -957,13 +961,24 @@ def scan(text: str, module: str, is_package: bool,
         entry = raw["__all__"]
         node = entry[1] if entry[0] == "expr" and t.entries["__all__"][0] != UNKNOWN_ENTRY else None
         if isinstance(node, (ast.List, ast.Tuple)) and all(
-                isinstance(el, ast.Constant) and isinstance(el.value, str) for el in node.elts) and not dynamic:
-            t.all_names = tuple(el.value for el in node.elts)
+                isinstance(el, ast.Constant) and isinstance(el.value, str) for el in node.elts) and not dynamic \
+                and (not all_extra or isinstance(node, ast.List)):
+            # (and what ``+=`` adds after it; a tuple's += of a list raises, so only a list's)
+            t.all_names = tuple(el.value for el in node.elts) + tuple(
+                n for at, names in all_extra if at > order["__all__"] for n in names)
         else:
             t.complete = False  # an __all__ we cannot read: what a star import of it binds is unknown
     if dynamic:
         t.complete = False
     return t
+
+
+def _str_list(node: ast.AST) -> Optional[Tuple[str, ...]]:
+    """The strings of a list or tuple display of string literals, else None."""
+    if isinstance(node, (ast.List, ast.Tuple)) and all(
+            isinstance(el, ast.Constant) and isinstance(el.value, str) for el in node.elts):
+        return tuple(el.value for el in node.elts)
+    return None
 
 
 _TOUCHED = "\0touched\0"  # the dependency key of a RunModules.touched answer

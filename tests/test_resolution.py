@@ -1113,3 +1113,19 @@ def test_a_class_attribute_set_with_dunder_setattr_in_another_module(lint, store
     files = {"base.py": BASE_WS.format(init="pass"),
              "main.py": f"from base import Base\nname = 'WS'\nm = Base(1, 2, 3)\n{store}\nm.forward(1, 2, 3)\n"}
     assert [f.path for f in only(lint(files), "NPU401")] == (["base.py"] if reported else [])
+
+
+@pytest.mark.parametrize("all_, reported", [
+    ('__all__ = ["Y"]\n__all__ += ["WS"]\n', True),  # += adds WS to what the star import binds
+    ('__all__ = ["Y"]\n__all__ += ("WS",)\n', True),
+    ('__all__ = ["WS"]\n__all__ += ["Y"]\n', True),
+    ('__all__ = ["Y"]\n__all__ += ["Z"]\n', False),  # twin: WS is not exported
+    ('__all__ = ["WS"]\n__all__ += names\n', False),  # unknown: what the star import binds is unknown
+    ('__all__ = ("Y",)\n__all__ += ("WS",)\n', False),  # (a tuple's: not followed)
+    ('__all__ += ["WS"]\n__all__ = ["Y"]\n', False),  # rebound after: only Y
+])
+def test_all_extended_with_plus_equals(lint, all_, reported):
+    files = {"consts.py": "WS = 16\nY = 1\nZ = 2\nnames = ['WS']\n" + all_,
+             "run.py": "import torch_npu\nfrom consts import *\n"
+                       "torch_npu.npu_mm_reduce_scatter_base(1, 2, 3, WS)\n"}
+    assert [f.path for f in only(lint(files), "NPU401")] == (["run.py"] if reported else [])
