@@ -60,11 +60,14 @@ _MAX_DEPTH = 24
 class ModuleTable:
     """What one module binds at its top level."""
 
-    __slots__ = ("name", "entries", "complete", "all_names", "stars")
+    __slots__ = ("name", "entries", "complete", "all_names", "stars", "made")
 
     def __init__(self, name: str):
         self.name = name
         self.entries: Dict[str, Entry] = {}
+        # a name bound once, unconditionally, to a call of a dotted name (``config =
+        # torchair.CompilerConfig()``) -> that dotted name, in the module's own terms
+        self.made: Dict[str, str] = {}
         self.complete = True  # every top-level name is in entries (no unknown star import)
         self.all_names: Optional[Tuple[str, ...]] = None  # a literal ``__all__``, when there is one
         self.stars: List[str] = []  # modules star-imported at the top level, in order
@@ -566,6 +569,26 @@ class RunModules:
             return True, entry[1]
         return False, None
 
+    def made_by(self, qualname: str, canonical: Callable[[str], str]) -> Optional[str]:
+        """The qualified name of what *qualname* (rewritten) was made by, when it is a name a
+        module of the run binds once, unconditionally, at its top level to a call of a dotted
+        name (``comp.py: config = torchair.CompilerConfig()`` -> ``torchair.CompilerConfig``),
+        and nothing rebinds (a store of that attribute in another module, the module's
+        namespace, the module replaced in ``sys.modules``); else None."""
+        q = self.rewrite(qualname, canonical)
+        split = self._split(q)
+        if split is None or split[2]:
+            return None
+        module, name, _ = split
+        entry = self.entry(module, name)
+        t = self.table(module)
+        if entry is None or entry[0] == UNKNOWN_ENTRY or t is None or name not in t.made:
+            return None
+        if self.touched(name, "store", module) or self._rebinds_by_name(module, name) or \
+                self.is_module(f"{module}.{name}") or self.touched(module, "replace"):
+            return None
+        return self.rewrite(canonical(f"{module}.{t.made[name]}"), canonical)
+
     def _rebinds_by_name(self, module: str, name: str) -> bool:
         """Whether *module* may rebind its top-level *name* through its namespace
         (:attr:`Touches.rebound`: ``globals()["NAME"] = v``, ``exec``...)."""
@@ -956,6 +979,10 @@ def scan(text: str, module: str, is_package: bool,
     # values: constants and plain aliases of imports, in the module's own terms
     for name, entry in list(t.entries.items()):
         if entry[0] == "expr":
+            if type(entry[1]) is ast.Call and not dynamic:
+                func = _dotted_text(entry[1].func)
+                if func is not None:
+                    t.made[name] = func
             t.entries[name] = _fold(entry[1], t.entries, set(), order, entry[2])
     if "__all__" in raw:
         entry = raw["__all__"]
@@ -971,6 +998,18 @@ def scan(text: str, module: str, is_package: bool,
     if dynamic:
         t.complete = False
     return t
+
+
+def _dotted_text(node: ast.AST) -> Optional[str]:
+    """``a.b.c`` for a name or a chain of attributes of one, else None."""
+    parts = []
+    while type(node) is ast.Attribute:
+        parts.append(node.attr)  # type: ignore[attr-defined]
+        node = node.value  # type: ignore[attr-defined]
+    if type(node) is not ast.Name:
+        return None
+    parts.append(node.id)  # type: ignore[attr-defined]
+    return ".".join(reversed(parts))
 
 
 def _str_list(node: ast.AST) -> Optional[Tuple[str, ...]]:
@@ -1198,9 +1237,19 @@ def api_exports(sem) -> Tuple[Tuple[str, str], ...]:
 
     out = []
     for name, bl in sem.module_scope.bindings.items():
-        if len(bl) != 1 or bl[0].kind != "import" or bl[0].conditional or not bl[0].qualname:
+        if len(bl) != 1 or bl[0].conditional:
             continue
-        q = canonical(bl[0].qualname)
+        b = bl[0]
+        if b.kind == "import" and b.qualname:
+            q = canonical(b.qualname)
+        elif b.kind == "assign" and not b.index and type(b.value).__name__ == "Call":
+            # an object an API call makes (``config = torchair.CompilerConfig()``): as the call
+            callee = sem.callee_qualname(b.value.func, b.site)
+            if callee is None:
+                continue
+            q = canonical(callee) + "()"
+        else:
+            continue
         top = q.split(".")[0]
         if top in FRAMEWORKS and "." in q and name != top:
             out.append((name, q))

@@ -41,7 +41,7 @@ from npulint import modules as _modules
 from npulint.checker import FileContext
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Fix
-from npulint.semantic import AttrStore, Scope, Site, dotted
+from npulint.semantic import AttrStore, Scope, Site, canonical, dotted
 from npulint.values import UNKNOWN, is_constant
 
 # ======================================================================================
@@ -491,11 +491,12 @@ class Config:
     """One ``CompilerConfig()`` object: the call that makes it, the stores to it, and the
     ways it may be changed behind our back."""
 
-    def __init__(self, call: cst.Call, site: Site):
-        self.call = call
+    def __init__(self, call: Optional[cst.Call], site: Site):
+        self.call = call  # (None: one another module makes, which this one imports)
         self.site = site
         self.stores: List["Store"] = []
         self.tainted = False  # a store whose root may or may not be this config
+        self.imported = False  # made by another module of the run (its sub-configs may be replaced there)
         self.escapes: List[Tuple[Tuple[str, ...], Site]] = []  # sub-path passed on (() = the config)
         self.backends: List["Backend"] = []
 
@@ -697,13 +698,30 @@ class TorchairConfigAnalysis(Analysis):
         for call, site in self.calls:
             if ctx.resolve(call.func, site, COMPILER_CONFIG) is not None:
                 self.configs[id(call)] = Config(call, site)
-        if not self.configs:
-            return
         for b in ctx.sem.all_bindings():
             if b.kind == "assign" and not b.index and isinstance(b.value, cst.Call):
                 cfg = self.configs.get(id(b.value))
                 if cfg is not None:
                     self.config_bindings[id(b)] = cfg
+            elif b.kind == "import" and b.qualname:
+                self._imported_config(b)
+
+    def _imported_config(self, b) -> None:
+        """A config another module of the run makes at its top level and this file imports
+        (``from comp import config``): its stores here are checked where they do not depend on
+        the other module's (NPU204, NPU206, NPU207: what torchair validates at the assignment);
+        every option's value is unknown (the other module may set it)."""
+        run = _modules.active()
+        if run is None or not run.files:
+            return
+        made = run.made_by(b.qualname, canonical)
+        if made is None or canonical(made) not in COMPILER_CONFIG:
+            return
+        cfg = Config(None, b.site)
+        cfg.tainted = True
+        cfg.imported = True
+        self.configs[id(b)] = cfg
+        self.config_bindings[id(b)] = cfg
 
     def _config_of(self, name: str, site: Site) -> Tuple[Optional[Config], List[Config]]:
         """The config *name* certainly is at *site*, else the configs it may be."""
@@ -853,13 +871,17 @@ class TorchairConfigAnalysis(Analysis):
 
     def checked(self, store: Store) -> bool:
         """Whether *store*'s path is torchair's: not below a sub-config that an assignment
-        replaced (NPU204, NPU206, NPU207 judge only those)."""
+        replaced (NPU204, NPU206, NPU207 judge only those); for an imported config, also not
+        below one another module of the run may replace (``cfg.debug = ...``)."""
         if self._unchecked is None:
             self._unchecked = set()
+            run = _modules.active()
             for cfg in self.configs.values():
                 replaced = [s.path for s in cfg.stores if s.replaces]
                 for s in cfg.stores:
-                    if any(len(p) < len(s.path) and s.path[:len(p)] == p for p in replaced):
+                    if any(len(p) < len(s.path) and s.path[:len(p)] == p for p in replaced) or (
+                            cfg.imported and (run is None or any(
+                                run.touched(p, "store", self.ctx.sem.module_name) for p in s.path[:-1]))):
                         self._unchecked.add(id(s))
         return id(store) not in self._unchecked
 
@@ -1350,7 +1372,8 @@ class ConfigOptionType(_StoreRule):
         "of them: where no release the code may run on defines it (`debug.deadlock_check` with torchair pinned "
         "to 7.1.0), the assignment fails otherwise, which NPU206 reports."
         " A store that raises at the assignment is not reported in the body of `pytest.raises(...)` or "
-        "`self.assertRaises(...)`, which expects an exception there (a test of the raise).")
+        "`self.assertRaises(...)`, which expects an exception there (a test of the raise)."
+        " A config another module of the run makes at its top level and this file imports (`from comp import config`) is checked too: torchair validates at the assignment, whoever made the config.")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:42-68,71-125,171-186,195-209, "
               "configs/debug_config.py:78-88, "
               "_acl_concrete_graph/acl_graph.py:752-761")
@@ -1847,7 +1870,8 @@ class UnknownConfigOption(_StoreRule):
         "torchair release npulint has no data for (a pin to 6.0.rc1, a torchair tree older than 7.1.0) nothing "
         "is said."
         " A store that raises at the assignment is not reported in the body of `pytest.raises(...)` or "
-        "`self.assertRaises(...)`, which expects an exception there (a test of the raise).")
+        "`self.assertRaises(...)`, which expects an exception there (a test of the raise)."
+        " A config another module of the run makes at its top level and this file imports (`from comp import config`) is checked too: torchair validates at the assignment, whoever made the config.")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/_option_base.py:221-232, "
               "configs/compiler_config.py:24-45 and the sub-config modules (configs/debug_config.py, "
               "aclgraph_config.py, experimental_config.py)")
@@ -2020,7 +2044,8 @@ class InvalidCompileMode(_StoreRule):
         "option the code sets; with a torchair release npulint has no data for, nothing), naming those "
         "releases. The suggested modes are those a release the code may run on accepts."
         " A store that raises at the assignment is not reported in the body of `pytest.raises(...)` or "
-        "`self.assertRaises(...)`, which expects an exception there (a test of the raise).")
+        "`self.assertRaises(...)`, which expects an exception there (a test of the raise)."
+        " A config another module of the run makes at its top level and this file imports (`from comp import config`) is checked too: torchair validates at the assignment, whoever made the config.")
     SOURCE = ("Ascend/torchair@fced8842 python/torchair/configs/compiler_config.py:39, "
               "configs/_option_base.py:42-48; Ascend/torchair@9a83e396 (7.3.0) configs/compiler_config.py:39")
     INVALID = (

@@ -1865,3 +1865,53 @@ def test_a_pool_stored_in_a_with_that_expects_a_raise_is_still_reported(lint):
             config.aclgraph_config.use_custom_pool = True
     """)
     assert codes(only(lint(src, select=SEL), "NPU204")) == ["NPU204"]
+
+
+# ======================================================================================
+# A config another module of the run makes, imported (``from comp import config``)
+# ======================================================================================
+
+COMP = "import torchair\nconfig = torchair.CompilerConfig()\n"
+USES = ('config.mode = "fast"\n'  # NPU207
+        "config.debug.aclgraph.clone_inputs = False\n"  # NPU206
+        'config.debug.aclgraph.clone_input = "False"\n'  # NPU204
+        "config.aclgraph_config.use_custom_pool = None\n")  # (a valid store: NPU201 needs the mode, unknown here)
+
+
+@pytest.mark.parametrize("comp, main, name", [
+    (COMP, "from comp import config\n", "config"),
+    ("from torchair import CompilerConfig\nconfig = CompilerConfig()\n", "from comp import config\n", "config"),
+    ("from torchair.configs.compiler_config import CompilerConfig as CC\nconfig = CC()\n",
+     "from comp import config as cfg\n", "cfg"),
+    ("from .comp import *\n", "from pkg.comp import config\n", "config"),  # (comp.py is then pkg/comp.py)
+])
+def test_stores_to_a_config_imported_from_another_module(lint, comp, main, name):
+    # torchair validates at the assignment, whoever made the config: the checks that need
+    # nothing of the other module's stores apply
+    src = main + "".join(f"{name}{line[len('config'):]}\n" for line in USES.splitlines())
+    if comp.startswith("from .comp"):
+        found = lint({"pkg/__init__.py": comp, "pkg/comp.py": COMP, "main.py": src}, select=SEL)
+    else:
+        found = lint({"comp.py": comp, "main.py": src}, select=SEL)
+    assert [(f.path, f.line, f.code) for f in found] == [
+        ("main.py", at(src, f'{name}.mode = "fast"')[0], "NPU207"),
+        ("main.py", at(src, f"{name}.debug.aclgraph.clone_inputs")[0], "NPU206"),
+        ("main.py", at(src, f"{name}.debug.aclgraph.clone_input =")[0], "NPU204")]
+
+
+@pytest.mark.parametrize("files", [
+    {"comp.py": COMP.replace("config = ", "if FAST:\n    config = ")},  # may not be a config
+    {"comp.py": COMP + "config = make()\n"},  # rebound
+    {"comp.py": COMP, "other.py": "import comp\ncomp.config = object()\n"},  # replaced from elsewhere
+    {"comp.py": "import mylib\nconfig = mylib.CompilerConfig()\n"},  # not torchair's
+    {"comp.py": COMP, "other.py": "from comp import config\nconfig.debug = object()\n"},  # sub-configs replaced
+])
+def test_stores_to_a_config_imported_from_another_module_unknown(lint, files):
+    found = lint(dict(files, **{"main.py": "from comp import config\n" + USES.replace('"fast"', '"max-autotune"')}),
+                 select=SEL)
+    assert [f for f in found if f.path == "main.py"] == []
+
+
+def test_stores_to_a_config_imported_from_another_module_valid_values_twin(lint):
+    valid = ('config.mode = "reduce-overhead"\nconfig.debug.aclgraph.clone_input = False\n')
+    assert lint({"comp.py": COMP, "main.py": "from comp import config\n" + valid}, select=SEL) == []
