@@ -760,6 +760,14 @@ class TorchairConfigAnalysis(Analysis):
                 cfg = self.config_bindings.get(id(b))
                 if cfg is not None:
                     cfg.escapes.append((path, site))
+        # a module-level config reached through the module's namespace (``globals()["config"]
+        # .mode = ...``, ``exec``, ``sys.modules[__name__].config``): any option may be set unseen
+        sem = self.ctx.sem
+        for name, bl in sem.module_scope.bindings.items():
+            cfgs = [self.config_bindings[id(b)] for b in bl if id(b) in self.config_bindings]
+            if cfgs and sem.namespace_changed(name)[1]:
+                for cfg in cfgs:
+                    cfg.tainted = True
         # a module-level config another module of the run may import and change
         # (``from pkg.compile_utils import config; config.mode = "reduce-overhead"``): every
         # option of it is unknown here, as for a config passed to a function

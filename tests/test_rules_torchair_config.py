@@ -1915,3 +1915,17 @@ def test_stores_to_a_config_imported_from_another_module_unknown(lint, files):
 def test_stores_to_a_config_imported_from_another_module_valid_values_twin(lint):
     valid = ('config.mode = "reduce-overhead"\nconfig.debug.aclgraph.clone_input = False\n')
     assert lint({"comp.py": COMP, "main.py": "from comp import config\n" + valid}, select=SEL) == []
+
+
+@pytest.mark.parametrize("reach", [
+    'globals()["config"].mode = "reduce-overhead"', 'vars()["config"].mode = "reduce-overhead"',
+    'exec("config.mode = \'reduce-overhead\'")', 'sys.modules[__name__].config.mode = "reduce-overhead"',
+])
+def test_npu201_config_reached_through_the_module_namespace_is_unknown(lint, reach):
+    src = ("import sys\nimport torchair\nconfig = torchair.CompilerConfig()\n" + reach + "\n"
+           "config.debug.aclgraph.clone_input = False\n"
+           "backend = torchair.get_npu_backend(compiler_config=config)\n")
+    assert only(lint(src, select=SEL), "NPU201") == []
+    # twin: a read of the namespace changes nothing; the mode is never set
+    twin = src.replace(reach, 'assert "config" in globals()')
+    assert [f.code for f in only(lint(twin, select=SEL), "NPU201")] == ["NPU201"]
