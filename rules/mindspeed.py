@@ -198,14 +198,19 @@ class Cmd:
     def under(self, alias) -> "Cmd":
         """The command as the checks after *alias* read it (whether it runs is the caller's
         question): *alias.to* takes *alias.source*'s occurrences (the flag named is the one
-        written), or, when the source is not written, its parser default (unknown without one)."""
+        written), or, when the source is not written, its parser default (unknown without one);
+        or the literal *alias.value* a validator sets it to."""
         view = copy.copy(self)
         view.by_flag = dict(self.by_flag)
         view.defaults = dict(self.defaults)
         view.set_absent = dict(self.set_absent)
-        occs = self.by_flag.get(alias.source)
         view.by_flag.pop(alias.to, None)
         view.set_absent.pop(alias.to, None)
+        if alias.source is None:  # set to a literal (``args.use_flash_attn = True``)
+            view.defaults[alias.to] = view.set_absent[alias.to] = alias.value
+            view.unknown_flags = self.unknown_flags - {alias.to}
+            return view
+        occs = self.by_flag.get(alias.source)
         if occs or alias.source in self.unknown_flags or self.splats:
             view.unknown_flags = self.unknown_flags - {alias.to}
             if occs:

@@ -802,12 +802,13 @@ class Alias:
     (what *to* gets when *source* is not written); *certain* is False where upstream's order
     does not say whether it runs before the check (both are then judged). From
     ``mindspeed_releases.json`` (``aliases``, ``entry_aliases``; tools/gen_releases.py)."""
-    source: str
+    source: Optional[str]  # None: the validator sets *to* to *value*, a literal
     to: str
     when: tuple
     defaults: Tuple[Tuple[str, object], ...]
     certain: bool
     at: str
+    value: object = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -835,8 +836,10 @@ def aliases_before(entry: Entry, stack: str) -> Tuple[Alias, ...]:
     out = []
     for index, order in found:
         a = data["aliases"][stack][index]
+        # a literal set by a validator may run, or not (an early ``return`` before it is not read
+        # by the generator): the check is judged both with and without it
         out.append(Alias(a["from"], a["to"], _tuple(a["when"]), tuple(sorted(a["defaults"].items())),
-                         order == "after", a["at"]))
+                         order == "after" and a["from"] is not None, a["at"], a.get("value")))
     return tuple(out)
 
 
@@ -868,7 +871,7 @@ def catalog_index(stacks: FrozenSet[str]) -> Tuple[Tuple[Applicable, ...], Dict[
     index: Dict[str, List[int]] = {}
     for i, applicable in enumerate(entries):
         # a flag an alias copies onto one of the entry's flags may make it apply
-        sources = {a.source for view in applicable.views for a in view}
+        sources = {a.source for view in applicable.views for a in view if a.source is not None}
         for flag in entry_flags(applicable.entry) | sources:
             index.setdefault(flag, []).append(i)
     return entries, {flag: tuple(at) for flag, at in index.items()}

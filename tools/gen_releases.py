@@ -756,6 +756,13 @@ def grep_line(repo, commit, path, pattern):
 # cannot express: then the alias may or may not run), the parser defaults of the flags the test
 # reads and of S (what D gets when S is not written), and its line.  For every entry and stack, ``entry_aliases`` says which aliases onto one of the
 # entry's flags run before the check ("after") or may do so ("unknown": neither order is certain).
+# A validator line ``args.D = <literal>`` (``use_flash_attn = True`` where context parallel needs
+# it, Megatron's ``sequence_parallel = False`` at TP 1) is written so too, with ``"from": null`` and
+# its ``"value"`` (only where every assignment of that attribute in its file's validator lines is
+# that literal: a bypass set then restored is not a setting), onto
+# the flags of an entry's condition and of what it requires or rejects; npulint
+# takes such a line as one that may run (an early ``return`` before it is not read), so a launch is
+# reported only where the check fails both with and without it.
 _NO_DEFAULT = "<not a literal>"
 
 
@@ -838,7 +845,30 @@ def alias_sites(st):
     """The stack's aliases: [{"from", "to", "when", "default", "at", "site": (repo, path, line)}]."""
     attrs = parser_attrs(st)
     out = []
-    for (repo, path), lines in sorted(st.active.items()):
+    scopes = dict(st.active)
+    # Megatron's own validate_args runs on every stack, between MindSpeed's pre- and
+    # post-validation: its literal settings (``sequence_parallel = False`` at TP 1) count too
+    meg = module_info(MEG, st.commits[MEG], PACKAGE[MEG]) if MEG in st.commits else None
+    if meg is not None and "validate_args" in meg.funcs:
+        fn = meg.funcs["validate_args"]
+        scopes.setdefault((MEG, PACKAGE[MEG]), set()).update(range(fn.lineno, fn.end_lineno + 1))
+    # every value each attribute is assigned in those lines, per file: a literal setting counts
+    # only where all of that file's are that one literal (``use_legacy_models = False`` before
+    # Megatron's check, then ``= True`` after it, only bypasses that check: later ones see True)
+    assigned = {}
+    for (repo, path), lines in sorted(scopes.items()):
+        info = module_info(repo, st.commits[repo], path)
+        for n in ast.walk(info.tree) if info is not None else ():
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+                n, (ast.AugAssign, ast.AnnAssign)) else []
+            if getattr(n, "lineno", None) not in lines:
+                continue
+            for t in targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "args":
+                    v = n.value if isinstance(n, ast.Assign) else None
+                    assigned.setdefault((t.attr, repo, path), set()).add(
+                        ("literal", repr(v.value)) if isinstance(v, ast.Constant) else ("other", id(n)))
+    for (repo, path), lines in sorted(scopes.items()):
         info = module_info(repo, st.commits[repo], path)
         if info is None:
             continue
@@ -847,11 +877,21 @@ def alias_sites(st):
             if not (isinstance(n, ast.Assign) and n.lineno in lines and len(n.targets) == 1):
                 continue
             t, v = n.targets[0], n.value
-            if not all(isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "args"
-                       for x in (t, v)) or t.attr not in attrs or v.attr not in attrs:
+            if not (isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "args"
+                    and t.attr in attrs):
                 continue
-            dst, src = attrs[t.attr][0], attrs[v.attr]
-            if dst == src[0]:
+            if isinstance(v, ast.Constant) and (v.value is None or isinstance(v.value, (bool, int, float, str))) \
+                    and assigned.get((t.attr, repo, path)) == {("literal", repr(v.value))}:
+                # ``args.D = <literal>``: a validator that sets a flag's value (``use_flash_attn =
+                # True`` under context parallel, ``recompute_in_advance = False`` without a
+                # one-layer virtual pipeline): the checks after it read that value
+                dst, src = attrs[t.attr][0], (None, _NO_DEFAULT)
+            elif isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id == "args" \
+                    and v.attr in attrs:
+                dst, src = attrs[t.attr][0], attrs[v.attr]
+                if dst == src[0]:
+                    continue
+            else:
                 continue
             guards, node = [], n
             while node in parents and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -865,14 +905,34 @@ def alias_sites(st):
             by_flag = {f: d for f, d in attrs.values()}
             # the parser defaults the test reads (an absent flag compared with a value) and S's
             # (what D gets when S is not written); a default that is not a literal is left out
-            defaults = {f: by_flag[f] for f in sorted(_cond_flags(when) | {src[0]})
+            defaults = {f: by_flag[f] for f in sorted(_cond_flags(when) | ({src[0]} if src[0] else set()))
                         if f in by_flag and by_flag[f] != _NO_DEFAULT}
-            out.append({"from": src[0], "to": dst, "when": when, "defaults": defaults,
-                        "at": f"{short(repo, st.commits[repo])} {path}:{n.lineno}", "site": (repo, path, n.lineno)})
+            found = {"from": src[0], "to": dst, "when": when, "defaults": defaults,
+                     "at": f"{short(repo, st.commits[repo])} {path}:{n.lineno}", "site": (repo, path, n.lineno)}
+            if src[0] is None:
+                found["value"] = v.value
+            out.append(found)
     return out
 
 
 _PHASES = {"pre_validate_args": 0, "post_validate_args": 2}
+
+
+def _innermost_def(repo, commit, path, line):
+    """The line of the innermost ``def`` around *line* whose body holds no loop around it (two
+    lines of one such body run in their order), or None."""
+    info = module_info(repo, commit, path)
+    best = None
+    for node in ast.walk(info.tree) if info else ():
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.lineno <= line <= node.end_lineno:
+            if best is None or node.lineno > best.lineno:
+                best = node
+    if best is None:
+        return None
+    for node in ast.walk(best):
+        if isinstance(node, (ast.For, ast.While, ast.AsyncFor)) and node.lineno <= line <= node.end_lineno:
+            return None
+    return best.lineno
 
 
 def _enclosing_method(repo, commit, path, line):
@@ -977,6 +1037,11 @@ def alias_order(positions, alias_site, check_site, commits):
     else "unknown"."""
     a, c = positions.get(alias_site), positions.get(check_site)
     if not a or not c:
+        # (order not read, as in the legacy validator: within one function, its lines' order)
+        if alias_site[:2] == check_site[:2]:
+            fa = _innermost_def(alias_site[0], commits[alias_site[0]], *alias_site[1:])
+            if fa is not None and fa == _innermost_def(check_site[0], commits[check_site[0]], *check_site[1:]):
+                return "after" if alias_site[2] < check_site[2] else "before"
         return "unknown"
     same_def = alias_site[:2] == check_site[:2] and a == c and len(a) == 1 and \
         _enclosing_method(alias_site[0], commits[alias_site[0]], *alias_site[1:]) == \
@@ -1176,7 +1241,11 @@ def build(report=False):
                             break
             if best:
                 holds[name] = f"{short(best[0], st.commits[best[0]])} {best[1]}:{best[2]}"
-                onto = [(i, a) for i, a in enumerate(aliases[name]) if a["to"] in entry_flags(entry)]
+                # (a literal set onto a flag of what it requires or rejects too: a validator that
+                # sets the companion, ``use_flash_attn = True``, meets the requirement)
+                flags = entry_flags(entry) | (_cond_flags(entry.b) if entry.kind in ("requires", "conflict") else set())
+                onto = [(i, a) for i, a in enumerate(aliases[name])
+                        if a["to"] in entry_flags(entry) or ("value" in a and a["to"] in flags)]
                 if onto:
                     order = {i: alias_order(positions[name], a["site"], best, st.commits) for i, a in onto}
                     seen = [[i, o] for i, o in sorted(order.items()) if o != "before"]
