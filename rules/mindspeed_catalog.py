@@ -404,9 +404,13 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     requires(on("--enable-elastic-training"), on("--use-distributed-optimizer"),
              "--enable-elastic-training needs --use-distributed-optimizer",
              f"{_LFM}high_availability/high_availability.py:59-60"),
+    # (not --use-dist-ckpt: the check reads args.use_dist_ckpt, which Megatron core_r0.12.1 derives
+    # from --ckpt-format, the flag being deprecated and without effect (MEG@a845aa7e
+    # megatron/training/arguments.py:294-298, :918-919), and which LLM 2.2.0-26.0.0 force to False
+    # before the feature checks (337813b0 mindspeed_llm/training/arguments.py:1322, :1539-1540))
     *[conflict(on("--enable-high-availability"), on(f), f"high availability is not supported with {f}",
                f"{_LFM}high_availability/high_availability.py:{line}")
-      for f, line in (("--use-dist-ckpt", "43-44"), ("--swap-attention", "45-46"), ("--disable-gloo-group", "49-50"),
+      for f, line in (("--swap-attention", "45-46"), ("--disable-gloo-group", "49-50"),
                       ("--swap-optimizer", "53-54"))],
     *[conflict(on("--enable-elastic-training"), on(f), f"elastic training is not supported with {f}",
                f"{_LFM}high_availability/high_availability.py:{line}")
@@ -544,7 +548,9 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     *[requires(("eq", "--rope-scaling-type", "longrope"), on(f), f"longrope needs {f}", f"{_LFM}common/rotary.py:{line}")
       for f, line in (("--rope-scaling-original-max-position-embeddings", "69-71"), ("--long-factor", "73-74"),
                       ("--short-factor", "76-77"))],
-    *[requires(on(a), on(b), "--short-mscale and --long-mscale must be set together", f"{_LFM}common/rotary.py:79-80")
+    # (only under longrope: rotary.py:68; 2.0.0/2.1.0 training/arguments.py:1430-1446 likewise)
+    *[requires(all_of(on(a), ("eq", "--rope-scaling-type", "longrope")), on(b),
+               "with longrope, --short-mscale and --long-mscale must be set together", f"{_LFM}common/rotary.py:68,79-80")
       for a, b in (("--short-mscale", "--long-mscale"), ("--long-mscale", "--short-mscale"))],
     conflict(("gt", "--context-parallel-size", 1), on("--use-kv-cache"), "context parallel does not support use_kv_cache",
              f"{_LFM}context_parallel/context_parallel_feature.py:48,51-52"),

@@ -233,3 +233,26 @@ def test_megatron_turns_sequence_parallel_off_at_tensor_parallel_1(lint, tp, rep
     # Megatron a845aa7e megatron/training/arguments.py:758-761
     src = f"{BASE} --tp-2d --sequence-parallel --tensor-model-parallel-size {tp}\n"
     assert codes(about(sh(lint, src, MS_MASTER), "sequence_parallel")) == (["NPU501"] if reported else [])
+
+
+LONGROPE = " --rope-scaling-type longrope --rope-scaling-original-max-position-embeddings 4096 " \
+           "--long-factor 1,2 --short-factor 1,2"
+
+
+@pytest.mark.parametrize("config", [LLM_MASTER, NONE])
+def test_mscale_alone_is_checked_only_under_longrope(lint, config):
+    # c77308a1 mindspeed_llm/features_manager/common/rotary.py:68,79-80: inside `if longrope`
+    assert about(sh(lint, f"{BASE} --short-mscale 1.0\n", config), "mscale") == []
+    found = about(sh(lint, f"{BASE} --short-mscale 1.0{LONGROPE}\n", LLM_MASTER), "mscale")
+    assert codes(found) == ["NPU504"]
+    assert about(sh(lint, f"{BASE} --short-mscale 1.0 --long-mscale 1.0{LONGROPE}\n", LLM_MASTER), "mscale") == []
+
+
+@pytest.mark.parametrize("config", [LLM_MASTER, '[tool.npulint.releases]\nmindspeed-llm = "2.2.0"\n', NONE])
+def test_high_availability_with_the_deprecated_use_dist_ckpt_flag(lint, config):
+    # the flag has no effect on core_r0.12.1 Megatron; 2.2.0-26.0.0 force use_dist_ckpt off
+    src = f"{BASE} --enable-high-availability --use-dist-ckpt\n"
+    assert about(sh(lint, src, config), "high availability") == []
+    # twin: another flag high availability rejects is still reported
+    assert codes(about(sh(lint, src.replace("--use-dist-ckpt", "--swap-attention"), LLM_MASTER),
+                       "high availability")) == ["NPU501"]
