@@ -256,3 +256,31 @@ def test_high_availability_with_the_deprecated_use_dist_ckpt_flag(lint, config):
     # twin: another flag high availability rejects is still reported
     assert codes(about(sh(lint, src.replace("--use-dist-ckpt", "--swap-attention"), LLM_MASTER),
                        "high availability")) == ["NPU501"]
+
+
+# -- features validated only when their name's attribute is true --------------------------------
+LEGACY_R08 = '[tool.npulint.releases]\nmindspeed = "2.1.0_core_r0.8.0"\n'
+
+
+@pytest.mark.parametrize("config", [LEGACY_R08, LLM210])
+def test_a_gated_feature_checks_only_when_its_flag_is_on(lint, config):
+    # 1e898a29 mindspeed/arguments.py:1042-1046 validates a feature only when getattr(args,
+    # feature_name); LLM 2.1.0 validates FwdBwdOverlapFeature only under `if args.moe_fb_overlap`
+    # (70116e9b mindspeed_llm/training/arguments.py:239-241): unperm2-swap alone is never checked
+    assert about(sh(lint, f"{BASE} --moe-unperm2-mem-optim-swap\n", config), "unperm2") == []
+
+
+def test_a_gated_feature_twin_its_flag_on(lint):
+    # dualpipev's feature is named after --schedules-method: a dualpipev launch runs its checks
+    src = f"{BASE} --schedules-method dualpipev --pipeline-model-parallel-size 2 " \
+          "--num-layers-per-virtual-pipeline-stage 2\n"
+    assert codes(about(sh(lint, src, LEGACY_R08), "dualpipev")) == ["NPU501"]
+
+
+def test_a_feature_whose_name_is_no_attribute_never_validates(lint):
+    # LLM 2.1.0's HighAvailabilityFeature('high-availability'): getattr(args, 'high_availability')
+    # is never set (70116e9b mindspeed_llm/training/arguments.py:1532-1536)
+    assert about(sh(lint, f"{BASE} --enable-optimizer-state-local-copy\n", LLM210), "high-availability") == []
+    twin = '[tool.npulint.releases]\nmindspeed-llm = "2.0.0"\n'  # 2.0.0 checks it in its own validator
+    assert codes(about(sh(lint, f"{BASE} --enable-optimizer-state-local-copy\n", twin), "high-availability")) \
+        == ["NPU504"]

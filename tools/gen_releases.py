@@ -527,6 +527,7 @@ class Stack:
     def __init__(self, name, commits):
         self.name, self.commits = name, commits  # repo -> full sha
         self.active = {}  # (repo, path) -> set of lines (validator scope)
+        self.gates = {}  # (repo, path, line) -> the attribute that gates its feature (gate_ok)
         self.parser = {}  # (repo, path) -> set of lines (argparse scope, for `choices` entries)
         self.seen_classes = set()
 
@@ -579,18 +580,59 @@ class Stack:
         for n in names:
             if n in info.funcs:
                 self.add_function(repo, path, n, scope, done)
+        gates = _instantiation_gates(node)
         for cls in inst:
             r, p, c = self.resolve_name(repo, path, cls)
             if r:
-                self.add_class(r, p, c)
+                self.add_gated(r, p, c, gates.get(cls))
         if "FEATURES_LIST" in names and "validate_args" in ast.unparse(node):
             r, p, _ = self.resolve_name(repo, path, "FEATURES_LIST")
             if r is None and "FEATURES_LIST" in info.imports:
                 r, p = self.resolve(info.imports["FEATURES_LIST"][0])
+            # ``for feature in FEATURES_LIST: if getattr(args, feature.feature_name, None) ...``
+            # (MindSpeed's legacy validator, @1e898a29 mindspeed/arguments.py:1042-1046; MindSpeed-LLM
+            # 2.0.0/2.1.0, @70116e9b mindspeed_llm/training/arguments.py:1532-1536): a feature of a
+            # level above 0 validates only when the attribute its name gives is true
+            gated = any(isinstance(n, ast.For) and isinstance(n.iter, ast.Name) and n.iter.id == "FEATURES_LIST"
+                        and "feature.feature_name" in ast.unparse(n) for n in ast.walk(node))
             if r:
-                self.add_feature_list(r, p, literal_only=True)
+                self.add_feature_list(r, p, literal_only=True, gated=gated)
 
-    def add_feature_list(self, repo, path, literal_only=False):
+    def feature_identity(self, repo, path, cls):
+        """(the attribute ``MindSpeedFeature`` makes of the name the class passes to
+        ``super().__init__``, its optimization level), or None when the class does not say."""
+        info = module_info(repo, self.commits[repo], path)
+        node = info.classes.get(cls) if info else None
+        init = next((m for m in node.body if isinstance(m, ast.FunctionDef) and m.name == "__init__"), None) if node else None
+        for n in ast.walk(init) if init else ():
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "__init__" \
+                    and isinstance(n.func.value, ast.Call) and isinstance(n.func.value.func, ast.Name) \
+                    and n.func.value.func.id == "super" and n.args and isinstance(n.args[0], ast.Constant) \
+                    and isinstance(n.args[0].value, str):
+                level = n.args[1] if len(n.args) > 1 else next(
+                    (k.value for k in n.keywords if k.arg == "optimization_level"), ast.Constant(2))
+                if not isinstance(level, ast.Constant) or not isinstance(level.value, int):
+                    return None
+                return n.args[0].value.strip().replace("-", "_"), level.value
+        return None
+
+    def gate_ok(self, repo, path, line, entry, attrs):
+        """Whether a check at *line* can run for *entry*'s launches: not in a feature validated
+        only when its name's attribute is true (:meth:`add_feature_list`), or the entry's
+        condition turns that attribute's flag on (``--moe-unperm2-mem-optim-swap`` needs
+        ``--moe-fb-overlap``: checked only within the fb-overlap feature, so never)."""
+        gate = self.gates.get((repo, path, line))
+        if gate is None:
+            return True
+        flag = attrs.get(gate, (None,))[0]
+        if flag is None:
+            return False  # (``high_availability``: no flag has that attribute)
+        conds = entry.a[1:] if entry.a[0] == "all" else (entry.a,)
+        # a condition that makes the flag's attribute true: on, or equal to (one of) truthy values
+        return any(c[0] == "on" and c[1] == flag or c[0] == "eq" and c[1] == flag and bool(c[2]) or
+                   c[0] == "in" and c[1] == flag and all(bool(v) for v in c[2]) for c in conds)
+
+    def add_feature_list(self, repo, path, literal_only=False, gated=False):
         info = module_info(repo, self.commits[repo], path)
         nodes = []
         if not literal_only and "create_features_list" in info.funcs:
@@ -610,8 +652,22 @@ class Stack:
             for n in ast.walk(node):
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id[:1].isupper():
                     r, p, c = self.resolve_name(repo, path, n.func.id)
-                    if r:
-                        self.add_class(r, p, c)
+                    if not r:
+                        continue
+                    ident = self.feature_identity(r, p, c) if gated else None
+                    self.add_gated(r, p, c, ident[0] if ident is not None and ident[1] != 0 else None)
+
+    def add_gated(self, repo, path, cls, gate):
+        """:meth:`add_class`, the lines it adds validating only when the attribute *gate* is
+        true (None: always)."""
+        if gate is None:
+            self.add_class(repo, path, cls)
+            return
+        before = {k: set(v) for k, v in self.active.items()}
+        self.add_class(repo, path, cls)
+        for k, lines in self.active.items():
+            for ln in lines - before.get(k, set()):
+                self.gates.setdefault((k[0], k[1], ln), gate)
 
     def add_class(self, repo, path, cls, overridden=frozenset()):
         key = (repo, path, cls, overridden)
@@ -935,6 +991,27 @@ def _innermost_def(repo, commit, path, line):
     return best.lineno
 
 
+def _instantiation_gates(fn):
+    """{class name: attribute} for the classes *fn* instantiates only in the body of an
+    ``if args.<attribute>:`` (MindSpeed-LLM 2.1.0's ``if args.moe_fb_overlap:
+    FwdBwdOverlapFeature().validate_args(args)``, @70116e9b mindspeed_llm/training/arguments.py:239-241)."""
+    parents = {c: p for p in ast.walk(fn) for c in ast.iter_child_nodes(p)}
+    seen = {}
+    for n in ast.walk(fn):
+        if not (isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id[:1].isupper()):
+            continue
+        gate, node = None, n
+        while node in parents and node is not fn:
+            parent = parents[node]
+            if isinstance(parent, ast.If) and node in parent.body and isinstance(parent.test, ast.Attribute) \
+                    and isinstance(parent.test.value, ast.Name) and parent.test.value.id == "args":
+                gate = parent.test.attr
+                break
+            node = parent
+        seen.setdefault(n.func.id, set()).add(gate)
+    return {cls: next(iter(g)) for cls, g in seen.items() if len(g) == 1 and None not in g}
+
+
 def _enclosing_method(repo, commit, path, line):
     """(class name or None, function name) of the innermost def around *line*."""
     info = module_info(repo, commit, path)
@@ -1210,6 +1287,7 @@ def build(report=False):
         log(f"{name}: {sum(len(v) for v in st.active.values())} active validator lines in {len(st.active)} files")
 
     aliases = {name: alias_sites(st) for name, st in built.items()}
+    attrs_of = {name: parser_attrs(st) for name, st in built.items()}
     positions = {name: run_positions(st) for name, st in built.items()}
     entries, notes, entry_aliases = {}, {}, {}
     for entry in CATALOG:
@@ -1233,7 +1311,8 @@ def build(report=False):
                     if a.repo == MEG and repo != MEG or a.repo != MEG and repo == MEG:
                         continue
                     for path, line in find_matches(a, repo, commit, entry_flags(entry)):
-                        if st.is_active(repo, path, line, entry.kind):
+                        if st.is_active(repo, path, line, entry.kind) and \
+                                st.gate_ok(repo, path, line, entry, attrs_of[name]):
                             # first found: the release's own repository before the paired MindSpeed
                             # (stack commits are ordered so), then the anchors' order in the source
                             if best is None:
