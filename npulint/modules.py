@@ -1226,10 +1226,21 @@ def _chain(e: ast.AST) -> Optional[List[str]]:
     return None
 
 
+_EXPORTED_CALLS: Set[str] = set()
+
+
+def register_exported_calls(qualnames: Iterable[str]) -> None:
+    """Make the objects a module of the run binds at its top level to a call of one of
+    *qualnames* (an API's qualified names) exports of it (:func:`api_exports`): the follow-up
+    parses the files that import them, for the checkers that want those names."""
+    _EXPORTED_CALLS.update(qualnames)
+
+
 def api_exports(sem) -> Tuple[Tuple[str, str], ...]:
     """The names a module of the run binds once, unconditionally, at its top level by an
-    import of a framework's API (:data:`FRAMEWORKS`), with their qualified names: the names
-    other modules may import from it to reach that API."""
+    import of a framework's API (:data:`FRAMEWORKS`), or to an object a registered API call
+    makes (``qualname()``), with their qualified names: the names other modules may import from
+    it to reach that API."""
     run = _ACTIVE
     if run is None or not sem.module_name or not run.is_module(sem.module_name):
         return ()
@@ -1242,10 +1253,11 @@ def api_exports(sem) -> Tuple[Tuple[str, str], ...]:
         b = bl[0]
         if b.kind == "import" and b.qualname:
             q = canonical(b.qualname)
-        elif b.kind == "assign" and not b.index and type(b.value).__name__ == "Call":
-            # an object an API call makes (``config = torchair.CompilerConfig()``): as the call
+        elif b.kind == "assign" and not b.index and type(b.value).__name__ == "Call" and _EXPORTED_CALLS:
+            # an object a checker follows across modules (``config = torchair.CompilerConfig()``:
+            # :func:`register_exported_calls`), as the call
             callee = sem.callee_qualname(b.value.func, b.site)
-            if callee is None:
+            if callee is None or canonical(callee) not in _EXPORTED_CALLS:
                 continue
             q = canonical(callee) + "()"
         else:

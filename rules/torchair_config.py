@@ -50,6 +50,8 @@ from npulint.values import UNKNOWN, is_constant
 
 COMPILER_CONFIG = {"torchair.CompilerConfig", "torchair.configs.compiler_config.CompilerConfig"}
 GET_NPU_BACKEND = {"torchair.get_npu_backend", "torchair.npu_fx_compiler.get_npu_backend"}
+# a config another module makes and this one imports is followed (TorchairConfigAnalysis._imported_config)
+_modules.register_exported_calls(COMPILER_CONFIG)
 TORCH_COMPILE = {"torch.compile"}
 # ``cache_compile(func, *, config=None, dynamic=True, cache_dir=None, global_rank=None, tp_rank=None,
 # pp_rank=None, **kwargs)``: Ascend/torchair@fced8842 python/torchair/inference/__init__.py:12, which
@@ -712,8 +714,8 @@ class TorchairConfigAnalysis(Analysis):
         the other module's (NPU204, NPU206, NPU207: what torchair validates at the assignment);
         every option's value is unknown (the other module may set it)."""
         run = _modules.active()
-        if run is None or not run.files:
-            return
+        if run is None or not run.files or not run.is_module(b.qualname.split(".", 1)[0]):
+            return  # (an import of a module outside the run: torch, torchair...)
         made = run.made_by(b.qualname, canonical)
         if made is None or canonical(made) not in COMPILER_CONFIG:
             return
@@ -763,11 +765,13 @@ class TorchairConfigAnalysis(Analysis):
         # a module-level config reached through the module's namespace (``globals()["config"]
         # .mode = ...``, ``exec``, ``sys.modules[__name__].config``): any option may be set unseen
         sem = self.ctx.sem
-        for name, bl in sem.module_scope.bindings.items():
-            cfgs = [self.config_bindings[id(b)] for b in bl if id(b) in self.config_bindings]
-            if cfgs and sem.namespace_changed(name)[1]:
-                for cfg in cfgs:
-                    cfg.tainted = True
+        text = self.ctx.text
+        if "globals" in text or "vars" in text or "exec" in text or "modules" in text or "locals" in text:
+            for name, bl in sem.module_scope.bindings.items():
+                cfgs = [self.config_bindings[id(b)] for b in bl if id(b) in self.config_bindings]
+                if cfgs and sem.namespace_changed(name)[1]:
+                    for cfg in cfgs:
+                        cfg.tainted = True
         # a module-level config another module of the run may import and change
         # (``from pkg.compile_utils import config; config.mode = "reduce-overhead"``): every
         # option of it is unknown here, as for a config passed to a function

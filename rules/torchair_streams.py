@@ -651,8 +651,6 @@ class StreamsAnalysis(Analysis):
             ctx.fact(StreamsAnalysis, ("attr", q, attr, child))
         for q in self._called_by_name():
             ctx.fact(StreamsAnalysis, ("direct", q))
-        for q in self._top_functions():
-            ctx.fact(StreamsAnalysis, ("toplevel", q))
         # an instantiation under `if __name__ == "__main__":` runs only when this file is the
         # script, never in a process that imports it
         guards = {sem.top_of.get(id(g)) for g in sem.main_guards}  # top-level statements: calls in one share its index
@@ -668,6 +666,10 @@ class StreamsAnalysis(Analysis):
                 runner = self._runner(site)
                 if plain[id(fn)] and runner not in (None, "?"):
                     ctx.fact(StreamsAnalysis, ("plain", runner))
+                if fn.parent is sem.module_scope and runner not in (None, "?"):
+                    # defined at the top level (with a decorator too): where the run does not
+                    # show how often it runs, an entry of its own (:func:`_entry`)
+                    ctx.fact(StreamsAnalysis, ("toplevel", runner))
             q = sem.callee_qualname(call.func, site)
             if q is None or q.startswith(("torch.", "torchair.")):
                 continue
@@ -683,20 +685,6 @@ class StreamsAnalysis(Analysis):
             runner = self._runner(site) if id(call) not in self.header_calls else "?"  # (evaluated where the def runs)
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
                                        where, runner, held.get(id(call))))
-
-    def _top_functions(self) -> List[str]:
-        """The functions the file defines at its top level (with a decorator too): where the run
-        does not show how often one runs (nothing calls it: an entry point; or it is passed on,
-        decorated, called from a lambda), it is an entry of its own (:func:`_entry`)."""
-        sem = self.ctx.sem
-        out = set()
-        for bl in sem.module_scope.bindings.values():
-            for b in bl:
-                if b.kind == "def" and isinstance(b.node, cst.FunctionDef):
-                    q = sem.qualname_of_def(b.node)
-                    if q is not None and not q.startswith("<file>"):
-                        out.add(q)
-        return sorted(out)
 
     def _called_by_name(self) -> List[str]:
         """The functions of the file's top level (defined once, not under a branch, without a
