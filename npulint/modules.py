@@ -1257,8 +1257,9 @@ def api_exports(sem) -> Tuple[Tuple[str, str], ...]:
             # an object a checker follows across modules (``config = torchair.CompilerConfig()``:
             # :func:`register_exported_calls`), as the call
             callee = sem.callee_qualname(b.value.func, b.site)
-            if callee is None or canonical(callee) not in _EXPORTED_CALLS:
-                continue
+            if callee is None or canonical(callee) not in _EXPORTED_CALLS or \
+                    not run.touched(name, "use", sem.module_name):
+                continue  # (not a registered call, or no other module uses the name: nothing to follow)
             q = canonical(callee) + "()"
         else:
             continue
