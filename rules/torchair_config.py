@@ -702,13 +702,17 @@ class TorchairConfigAnalysis(Analysis):
         for call, site in self.calls:
             if ctx.resolve(call.func, site, COMPILER_CONFIG) is not None:
                 self.configs[id(call)] = Config(call, site)
+        roots = None  # the names this file stores attributes of (an imported config matters only there)
         for b in ctx.sem.all_bindings():
             if b.kind == "assign" and not b.index and isinstance(b.value, cst.Call):
                 cfg = self.configs.get(id(b.value))
                 if cfg is not None:
                     self.config_bindings[id(b)] = cfg
             elif b.kind == "import" and b.qualname:
-                self._imported_config(b)
+                if roots is None:
+                    roots = {raw.root for raw in ctx.sem.attr_stores}
+                if b.name in roots:
+                    self._imported_config(b)
 
     def _imported_config(self, b) -> None:
         """A config another module of the run makes at its top level and this file imports
