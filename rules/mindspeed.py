@@ -207,6 +207,9 @@ class Cmd:
         view.by_flag.pop(alias.to, None)
         view.set_absent.pop(alias.to, None)
         if alias.source is None:  # set to a literal (``args.use_flash_attn = True``)
+            known, value, occ = self.value(alias.to)
+            if known and occ is not None and (value == alias.value or str(value) == str(alias.value)):
+                return self  # (the value written: nothing changes, and the flag keeps its place)
             view.defaults[alias.to] = view.set_absent[alias.to] = alias.value
             view.unknown_flags = self.unknown_flags - {alias.to}
             return view

@@ -284,3 +284,18 @@ def test_a_feature_whose_name_is_no_attribute_never_validates(lint):
     twin = '[tool.npulint.releases]\nmindspeed-llm = "2.0.0"\n'  # 2.0.0 checks it in its own validator
     assert codes(about(sh(lint, f"{BASE} --enable-optimizer-state-local-copy\n", twin), "high-availability")) \
         == ["NPU504"]
+
+
+def test_a_literal_setting_of_the_value_written_changes_nothing(lint):
+    # c77308a1 muon_optimizer_feature.py:112 sets optimizer = "muon" (from "dist_muon") before the
+    # Muon checks: for a launch that writes --optimizer muon nothing changes, and the flag keeps its place
+    found = about(sh(lint, f"{BASE} --optimizer muon --fp16\n", LLM_MASTER), "Muon")
+    assert codes(found) == ["NPU501"]
+    assert about(sh(lint, f"{BASE} --optimizer adam --fp16\n", LLM_MASTER), "Muon") == []
+
+
+def test_guards_read_through_getattr(data):
+    # `if getattr(args, "optimizer", None) == "dist_muon":` is a condition on the launch
+    found = [a for a in data["aliases"]["mindspeed-llm@master"]
+             if a["from"] is None and a["to"] == "--optimizer" and a["value"] == "muon"]
+    assert [a["when"] for a in found] == [["all", ["eq", "--optimizer", "dist_muon"]]]

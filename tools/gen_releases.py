@@ -866,6 +866,11 @@ def guard_condition(test, attrs):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "args" \
                 and node.attr in attrs:
             return attrs[node.attr]
+        # ``getattr(args, "name", default)``: the attribute, the parsers registering it
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "getattr" \
+                and len(node.args) >= 2 and isinstance(node.args[0], ast.Name) and node.args[0].id == "args" \
+                and isinstance(node.args[1], ast.Constant) and node.args[1].value in attrs:
+            return attrs[node.args[1].value]
         return None
 
     if isinstance(test, ast.BoolOp):
