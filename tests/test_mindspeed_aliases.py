@@ -299,3 +299,15 @@ def test_guards_read_through_getattr(data):
     found = [a for a in data["aliases"]["mindspeed-llm@master"]
              if a["from"] is None and a["to"] == "--optimizer" and a["value"] == "muon"]
     assert [a["when"] for a in found] == [["all", ["eq", "--optimizer", "dist_muon"]]]
+
+
+def test_a_literal_setting_that_may_run_keeps_a_written_flag_of_that_value():
+    # the mc2 entry on `--use-ascend-mc2 --tensor-model-parallel-size 2` (no --sequence-parallel):
+    # a validator that may set use_ascend_mc2 = True changes nothing; one that may set it False
+    # may turn the check off (both readings must report)
+    text = "torchrun pretrain_gpt.py --use-ascend-mc2 --tensor-model-parallel-size 2"
+    assert len(finds(text, ((),))) == 1
+    same = Alias(None, "--use-ascend-mc2", ("all", ("unknown",)), (), False, "x.py:1", True)
+    assert len(finds(text, ((same,),))) == 1
+    off = dataclasses.replace(same, value=False)
+    assert finds(text, ((off,),)) == []
