@@ -147,6 +147,7 @@ class FileContext:
         name, is_package = module_name if module_name is not None else _module_name(path)
         self.sem = Semantic(module, name, is_package)
         self.sem.may_stub_modules = "modules" in text
+        self.sem.may_reach_namespace = "modules" in text or any(w in text for w in ("globals", "vars", "locals", "exec"))
         # torch's default dtype, worked out when a tensor needs it (a scan of the run's texts)
         self.ev = Evaluator(self.sem, functools.partial(program_default_dtype, text))
         self.findings: List[Finding] = []

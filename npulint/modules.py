@@ -980,36 +980,22 @@ def scan(text: str, module: str, is_package: bool,
     for name, entry in list(t.entries.items()):
         if entry[0] == "expr":
             if type(entry[1]) is ast.Call and not dynamic:
-                func = _dotted_text(entry[1].func)
+                func = _chain(entry[1].func)
                 if func is not None:
-                    t.made[name] = func
+                    t.made[name] = ".".join(func)
             t.entries[name] = _fold(entry[1], t.entries, set(), order, entry[2])
     if "__all__" in raw:
         entry = raw["__all__"]
         node = entry[1] if entry[0] == "expr" and t.entries["__all__"][0] != UNKNOWN_ENTRY else None
-        if isinstance(node, (ast.List, ast.Tuple)) and all(
-                isinstance(el, ast.Constant) and isinstance(el.value, str) for el in node.elts) and not dynamic \
-                and (not all_extra or isinstance(node, ast.List)):
+        listed = _str_list(node) if node is not None else None
+        if listed is not None and not dynamic and (not all_extra or isinstance(node, ast.List)):
             # (and what ``+=`` adds after it; a tuple's += of a list raises, so only a list's)
-            t.all_names = tuple(el.value for el in node.elts) + tuple(
-                n for at, names in all_extra if at > order["__all__"] for n in names)
+            t.all_names = listed + tuple(n for at, names in all_extra if at > order["__all__"] for n in names)
         else:
             t.complete = False  # an __all__ we cannot read: what a star import of it binds is unknown
     if dynamic:
         t.complete = False
     return t
-
-
-def _dotted_text(node: ast.AST) -> Optional[str]:
-    """``a.b.c`` for a name or a chain of attributes of one, else None."""
-    parts = []
-    while type(node) is ast.Attribute:
-        parts.append(node.attr)  # type: ignore[attr-defined]
-        node = node.value  # type: ignore[attr-defined]
-    if type(node) is not ast.Name:
-        return None
-    parts.append(node.id)  # type: ignore[attr-defined]
-    return ".".join(reversed(parts))
 
 
 def _str_list(node: ast.AST) -> Optional[Tuple[str, ...]]:

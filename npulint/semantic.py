@@ -365,6 +365,10 @@ class Semantic:
         # whether the file may put another object in place of a module (``sys.modules["x"] = m``):
         # False when its text has no "modules" (FileContext); see stubbed()
         self.may_stub_modules = True
+        # whether the file may reach its own namespace (``globals()``, ``vars()``, ``locals()``,
+        # ``exec``, ``sys.modules``): False when its text names none of them (FileContext); see
+        # namespace_changed()
+        self.may_reach_namespace = True
         self._stubs: Optional[FrozenSet[Optional[str]]] = None
         self._in_place: Dict[Tuple[str, bool, int], bool] = {}  # see changed_in_place()
         self._defs: Optional[Dict[str, List[cst.FunctionDef]]] = None  # see _defs_by_name()
@@ -948,6 +952,8 @@ class Semantic:
         ``sys.modules.get("horovod")``: ``setattr(sys.modules[__name__], "NAME", v)``), and whether the object it
         holds may escape by name (``x = globals()["NAME"]``). Reading (``globals()[k]``,
         ``.get``, ``k in globals()``) changes nothing."""
+        if self._namespace is None and not self.may_reach_namespace:
+            self._namespace = (frozenset(), frozenset())  # (no walk: nothing can reach it)
         if self._namespace is None:
             self._use_table()
             rebound: Set[Optional[str]] = set()  # None: any name

@@ -50,8 +50,6 @@ from npulint.values import UNKNOWN, is_constant
 
 COMPILER_CONFIG = {"torchair.CompilerConfig", "torchair.configs.compiler_config.CompilerConfig"}
 GET_NPU_BACKEND = {"torchair.get_npu_backend", "torchair.npu_fx_compiler.get_npu_backend"}
-# what a module may reach its own namespace with (TorchairConfigAnalysis._collect_escapes)
-_NAMESPACE_WORDS = re.compile(r"\b(?:globals|vars|locals|exec)\s*\(|\bmodules\b")
 # a config another module makes and this one imports is followed (TorchairConfigAnalysis._imported_config)
 _modules.register_exported_calls(COMPILER_CONFIG)
 TORCH_COMPILE = {"torch.compile"}
@@ -771,12 +769,11 @@ class TorchairConfigAnalysis(Analysis):
         # a module-level config reached through the module's namespace (``globals()["config"]
         # .mode = ...``, ``exec``, ``sys.modules[__name__].config``): any option may be set unseen
         sem = self.ctx.sem
-        if _NAMESPACE_WORDS.search(self.ctx.text):
-            for name, bl in sem.module_scope.bindings.items():
-                cfgs = [self.config_bindings[id(b)] for b in bl if id(b) in self.config_bindings]
-                if cfgs and sem.namespace_changed(name)[1]:
-                    for cfg in cfgs:
-                        cfg.tainted = True
+        for name, bl in sem.module_scope.bindings.items():
+            cfgs = [self.config_bindings[id(b)] for b in bl if id(b) in self.config_bindings]
+            if cfgs and sem.namespace_changed(name)[1]:
+                for cfg in cfgs:
+                    cfg.tainted = True
         # a module-level config another module of the run may import and change
         # (``from pkg.compile_utils import config; config.mode = "reduce-overhead"``): every
         # option of it is unknown here, as for a config passed to a function
