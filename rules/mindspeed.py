@@ -327,11 +327,15 @@ class Cmd:
 
 
 def _variants(cmd: Cmd, view) -> List[Cmd]:
-    """The command as an entry's check reads it on one release: each alias of *view* (in
-    upstream's order) applied where its test holds on the launch (read with the release's parser
-    defaults), and both with and without it where that test or the order is not known."""
+    """The command as an entry's check reads it on one release: its absent flags with the
+    release's parser defaults (*view*'s), then each alias of *view* (in upstream's order) applied
+    where its test holds on the launch (read with those defaults), and both with and without it
+    where that test or the order is not known."""
+    if view.defaults:
+        cmd = copy.copy(cmd)
+        cmd.defaults = {**cmd.defaults, **dict(view.defaults)}
     out = [cmd]
-    for alias in view:
+    for alias in view.aliases:
         after = []
         for c in out:
             judge = copy.copy(c)

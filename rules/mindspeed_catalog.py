@@ -49,7 +49,9 @@ DEFAULTS = {
     # MS@200r08 mindspeed/arguments.py:210, LLM@master .../context_parallel/context_parallel_feature.py:31-34, LLM@2.0.0 :208
     "--attention-mask-type": "causal",
 }
-# A value condition on an absent flag with no default here is unknown: nothing is reported.
+# Each release's own parser defaults (``parser_defaults`` of mindspeed_releases.json, where
+# tools/gen_releases.py finds them certain: :class:`View`) override these. A value condition on an
+# absent flag with no default is unknown: nothing is reported.
 
 # Entry scripts whose arguments are Megatron/MindSpeed training flags (the checks apply to
 # launches of these only: a preprocessing or conversion tool has its own parser).
@@ -818,15 +820,25 @@ class Alias:
 
 
 @dataclasses.dataclass(frozen=True)
+class View:
+    """How one stack release reads a launch for an entry's check: the aliases onto its flags the
+    release runs (or may run) before the check, and its parser defaults of the flags the entry
+    compares by value (``parser_defaults`` of ``mindspeed_releases.json``: an absent flag has
+    them there, over :data:`DEFAULTS`)."""
+    aliases: Tuple[Alias, ...] = ()
+    defaults: Tuple[Tuple[str, object], ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
 class Applicable:
     """An entry that holds on every stack release of a run, with what its message names: the
     releases it holds for (text) and the upstream line at the newest of the run's releases; and
-    the aliases onto its flags each of those releases runs before the check (one tuple per
-    distinct set: the entry is reported only where every one of them reports it)."""
+    how each of those releases reads a launch for its check (one :class:`View` per distinct
+    reading: the entry is reported only where every one of them reports it)."""
     entry: Entry
     releases: str
     citation: str
-    views: Tuple[Tuple[Alias, ...], ...] = ((),)
+    views: Tuple[View, ...] = (View(),)
 
 
 def _tuple(x):
@@ -847,6 +859,26 @@ def aliases_before(entry: Entry, stack: str) -> Tuple[Alias, ...]:
         out.append(Alias(a["from"], a["to"], _tuple(a["when"]), tuple(sorted(a["defaults"].items())),
                          order == "after" and a["from"] is not None, a["at"], a.get("value")))
     return tuple(out)
+
+
+def _value_flags(cond) -> FrozenSet[str]:
+    if cond[0] in ("all", "any", "not"):
+        return frozenset().union(*(_value_flags(c) for c in cond[1:]))
+    return frozenset((cond[1],)) if cond[0] not in ("on", "unknown") and len(cond) > 1 else frozenset()
+
+
+def value_flags(entry: Entry) -> FrozenSet[str]:
+    """The flags *entry*'s conditions compare by value (not only by being written)."""
+    return _value_flags(entry.a) | (_value_flags(entry.b) if entry.kind in ("requires", "conflict") else frozenset())
+
+
+def view_for(entry: Entry, stack: str) -> View:
+    """How *stack* reads a launch for *entry*'s check (:class:`View`)."""
+    from npulint.releases import mindspeed_data
+
+    flags = value_flags(entry)
+    found = mindspeed_data().get("parser_defaults", {}).get(stack, {})
+    return View(aliases_before(entry, stack), tuple((f, found[f][0]) for f in sorted(flags) if f in found))
 
 
 def holds(entry: Entry) -> Dict[str, str]:
@@ -877,7 +909,7 @@ def catalog_index(stacks: FrozenSet[str]) -> Tuple[Tuple[Applicable, ...], Dict[
     index: Dict[str, List[int]] = {}
     for i, applicable in enumerate(entries):
         # a flag an alias copies onto one of the entry's flags may make it apply
-        sources = {a.source for view in applicable.views for a in view if a.source is not None}
+        sources = {a.source for view in applicable.views for a in view.aliases if a.source is not None}
         for flag in entry_flags(applicable.entry) | sources:
             index.setdefault(flag, []).append(i)
     return entries, {flag: tuple(at) for flag, at in index.items()}
@@ -899,7 +931,7 @@ def partial_requirements(stacks: FrozenSet[str]) -> Dict[str, Tuple[Tuple[Frozen
         mine = frozenset(s for s in stacks if s in where)
         if not mine or mine == stacks:
             continue
-        views = tuple(dict.fromkeys(aliases_before(e, s) for s in sorted(mine)))
+        views = tuple(dict.fromkeys(view_for(e, s) for s in sorted(mine)))
         out.setdefault(e.a[1], []).append((mine, Applicable(e, describe(where), where[newest(mine)], views)))
     return {flag: tuple(found) for flag, found in out.items()}
 
@@ -914,6 +946,6 @@ def catalog_for(stacks: FrozenSet[str]) -> Tuple[Applicable, ...]:
     for e in CATALOG:
         where = holds(e)
         if stacks and all(s in where for s in stacks):
-            views = tuple(dict.fromkeys(aliases_before(e, s) for s in sorted(stacks)))
+            views = tuple(dict.fromkeys(view_for(e, s) for s in sorted(stacks)))
             out.append(Applicable(e, describe(where), where[cite], views))
     return tuple(out)

@@ -14,7 +14,7 @@ from npulint import registry
 
 registry.load()
 from npulint.rules import mindspeed as ms  # noqa: E402
-from npulint.rules.mindspeed_catalog import CATALOG, Alias, Applicable  # noqa: E402
+from npulint.rules.mindspeed_catalog import CATALOG, Alias, Applicable, View  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LLM210 = '[tool.npulint.releases]\nmindspeed-llm = "2.1.0"\n'
@@ -153,8 +153,10 @@ MC2 = Alias("--use-mc2", "--use-ascend-mc2", ("all", ("on", "--use-mc2"), ("not"
             (("--use-mc2", False),), True, "x.py:1")
 
 
-def finds(text, views):
-    applicable = Applicable(ENTRY, "r", "c", views)
+def finds(text, views, entry=ENTRY):
+    """*views*: each a View, or a tuple of aliases (a View without parser defaults)."""
+    views = tuple(v if isinstance(v, View) else View(v) for v in views)
+    applicable = Applicable(entry, "r", "c", views)
     return ms.MindSpeedMissingRequirement.check(cmd_of(text), [applicable])
 
 
@@ -311,3 +313,60 @@ def test_a_literal_setting_that_may_run_keeps_a_written_flag_of_that_value():
     assert len(finds(text, ((same,),))) == 1
     off = dataclasses.replace(same, value=False)
     assert finds(text, ((off,),)) == []
+
+
+# -- parser defaults per release (``parser_defaults``) -------------------------------------------
+# An absent flag has its release's parser default. The msdiff oracle found launches every
+# release rejects because of one (the alltoall flags with the default allgather dispatcher).
+
+DISPATCH = next(e for e in CATALOG if e.message.startswith("--moe-alltoall-overlap-comm only supports the alltoall"))
+
+
+def test_parser_defaults_are_in_the_data(data):
+    found = data["parser_defaults"]
+    for stack in ("mindspeed@master", "mindspeed@2.1.0_core_r0.8.0", "mindspeed-llm@master", "mindspeed-llm@2.2.0",
+                  "mindspeed-mm@master"):
+        value, at = found[stack]["--moe-token-dispatcher-type"]
+        assert value == "allgather" and at.startswith("NVIDIA/Megatron-LM@"), (stack, at)
+    # releases differ: MindSpeed's CP algorithm registration changed its default
+    assert found["mindspeed@2.1.0_core_r0.8.0"]["--context-parallel-algo"][0] == "ulysses_cp_algo"
+    assert found["mindspeed@master"]["--context-parallel-algo"][0] == "megatron_cp_algo"
+    # a default a validator may overwrite is left out: Megatron's validate_args sets
+    # `args.tensor_model_parallel_size = min(...)` (a845aa7e megatron/training/arguments.py)
+    assert "--tensor-model-parallel-size" not in found["mindspeed@master"]
+    # registrations that disagree are left out: LLM 2.1.0's --transformer-impl ("local") against Megatron's
+    assert "--transformer-impl" not in found["mindspeed-llm@2.1.0"]
+
+
+@pytest.mark.parametrize("config", [MS_MASTER, LLM_MASTER, '[tool.npulint.releases]\nmindspeed-llm = "2.2.0"\n'])
+def test_an_absent_dispatcher_is_the_default_allgather(lint, config):
+    found = about(sh(lint, f"{BASE} --moe-alltoall-overlap-comm\n", config), "only supports the alltoall")
+    assert codes(found) == ["NPU504"]
+    assert [pos(f) for f in found] == [(1, len(BASE) + 2)]
+
+
+@pytest.mark.parametrize("dispatcher", ["alltoall", "alltoall_seq", "$DISPATCHER"])
+def test_an_absent_dispatcher_twins(lint, dispatcher):
+    src = f"{BASE} --moe-token-dispatcher-type {dispatcher} --moe-alltoall-overlap-comm\n"
+    assert about(sh(lint, src, MS_MASTER), "only supports the alltoall") == []
+    # an unknown word could be the dispatcher flag itself
+    assert about(sh(lint, f"{BASE} $EXTRA --moe-alltoall-overlap-comm\n", MS_MASTER), "only supports the alltoall") == []
+
+
+def test_a_release_default_decides_only_on_that_release(lint):
+    # CP with --reset-attention-mask and a causal mask needs megatron_cp_algo on 2.1.0_core_r0.8.0
+    # (1e898a29 mindspeed/arguments.py:997): its default there is ulysses_cp_algo
+    src = f"{BASE} --context-parallel-size 2 --reset-attention-mask --attention-mask-type causal\n"
+    assert codes(about(sh(lint, src, LEGACY_R08), "accelerated eod reset")) == ["NPU504"]
+    # the twin: the algorithm written
+    written = src.replace("\n", " --context-parallel-algo megatron_cp_algo\n")
+    assert about(sh(lint, written, LEGACY_R08), "accelerated eod reset") == []
+
+
+def test_views_with_different_defaults_must_all_report():
+    text = "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm"
+    gather = View((), (("--moe-token-dispatcher-type", "allgather"),))
+    assert len(finds(text, (gather,), DISPATCH)) == 1
+    assert finds(text, ((),), DISPATCH) == []  # no default: unknown
+    assert finds(text, (gather, View((), (("--moe-token-dispatcher-type", "alltoall"),))), DISPATCH) == []
+    assert finds(text, (gather, View()), DISPATCH) == []

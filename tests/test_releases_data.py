@@ -37,7 +37,7 @@ def stacks(data):
 def test_shape(data):
     assert data["generated_by"] == "tools/gen_releases.py"
     assert set(data) == {"generated_by", "repos", "releases", "pairs", "versions", "branch_points", "master_versions",
-                         "validators", "entries", "aliases", "entry_aliases"}
+                         "validators", "entries", "aliases", "entry_aliases", "parser_defaults"}
     assert set(data["releases"]) == {"mindspeed", "mindspeed-llm", "mindspeed-mm"}
     assert data["releases"]["mindspeed"] == ["2.0.0_core_r0.8.0", "2.1.0_core_r0.8.0", "2.1.0_core_r0.12.1",
                                              "2.2.0_core_r0.12.1", "2.3.0_core_r0.12.1", "26.0.0_core_r0.12.1",
@@ -218,11 +218,7 @@ def test_the_releases_a_master_period_names():
     """tools/gen_releases.py period_releases: the releases branched during the period, the
     neighbours before and after, master while it still declares the version or when nothing was
     branched since, and every release for a period older than all of them."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("gen_releases", os.path.join(REPO, "tools", "gen_releases.py"))
-    gen = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gen)
+    gen = _gen()
     points = {"1.0": 10, "2.0": 20, "3.0": 30}
     order = ["1.0", "2.0", "3.0", "master"]
     assert gen.period_releases(points, order, 15, 25) == {"1.0", "2.0", "3.0"}
@@ -255,3 +251,44 @@ def test_lines_cited_together_stay_together(data):
         if legacy:
             assert holds["mindspeed@2.0.0_core_r0.8.0"].endswith(f"mindspeed/arguments.py:{legacy}")
         assert holds["mindspeed@master"].endswith(f"ripipe_schedules_feature.py:{current}")
+
+
+def _gen():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gen_releases", os.path.join(REPO, "tools", "gen_releases.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    return gen
+
+
+def test_which_setattr_calls_may_change_a_parser_default():
+    """tools/gen_releases.py parser_defaults: a ``setattr(args, key, ...)`` in the else arm of
+    ``if getattr(args, key, None) is not None`` (Megatron's validate_args defaults) sets only
+    attributes that are None; another by a computed name may set any; ``self.X`` is the class's
+    ``X = "..."``."""
+    import ast
+
+    gen = _gen()
+    tree = ast.parse(
+        "def validate_args(args, defaults={}):\n"
+        "    for key in defaults:\n"
+        "        if getattr(args, key, None) is not None:\n"
+        "            print(key)\n"
+        "        else:\n"
+        "            setattr(args, key, defaults[key])\n"
+        "    for key in other:\n"
+        "        if getattr(args, key, None) is not None:\n"
+        "            setattr(args, key, 1)\n"
+        "class Layout:\n"
+        "    _STATE = '_layout_state'\n"
+        "    def pre(self, args):\n"
+        "        setattr(args, self._STATE, {})\n"
+        "        setattr(args, self.other, {})\n")
+    up = {c: p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
+    calls = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "id", "") == "setattr"),
+                   key=lambda n: n.lineno)
+    assert [gen._sets_only_none(c, c.args[1], up) for c in calls[:2]] == [True, False]
+    named = gen._class_constant(calls[2], calls[2].args[1], up)
+    assert isinstance(named, ast.Constant) and named.value == "_layout_state"
+    assert gen._class_constant(calls[3], calls[3].args[1], up) is calls[3].args[1]

@@ -605,11 +605,18 @@ def test_flag_value_with_equals_sign(lint):
     assert codes(sh(lint, "torchrun pretrain_gpt.py --adaptive-memory-optimization --ampipe-degree=4\n", config=LEGACY, select=("NPU501",))) == ["NPU501"]
 
 
-def test_value_condition_on_absent_flag_without_default_is_unknown(lint):
-    # --moe-alltoall-overlap-comm needs EP > 1 (default 1): reported; a dispatcher we hold no
-    # default for would be unknown, never a finding
-    assert codes(sh(lint, "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm\n")) == ["NPU504"]
-    assert sh(lint, "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm --expert-model-parallel-size 8\n") == []
+def test_value_condition_on_absent_flag_reads_the_release_default(lint):
+    # --moe-alltoall-overlap-comm needs EP > 1 (default 1) and the alltoall dispatcher (default
+    # allgather, the release's parser_defaults): both reported
+    found = sh(lint, "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm\n")
+    assert sorted(f.message.split(": ")[1].split(" (")[0] for f in found) == [
+        "--moe-alltoall-overlap-comm needs --expert-model-parallel-size > 1",
+        "--moe-alltoall-overlap-comm only supports the alltoall or alltoall_seq dispatcher"]
+    assert sh(lint, "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm --expert-model-parallel-size 8 "
+                    "--moe-token-dispatcher-type alltoall_seq --moe-permutation-async-comm --moe-grouped-gemm\n") == []
+    # a value that is not known is never a finding
+    assert sh(lint, "torchrun pretrain_gpt.py --moe-alltoall-overlap-comm --expert-model-parallel-size 8 "
+                    "--moe-token-dispatcher-type $D --moe-permutation-async-comm --moe-grouped-gemm\n") == []
 
 
 def test_subprocess_tuple_and_keyword(lint):
@@ -793,8 +800,10 @@ def test_value_condition_inside_all_of(lint):
           "--moe-grouped-gemm --expert-model-parallel-size 2 --moe-tp-extend-ep\n"
     assert codes(sh(lint, src)) == ["NPU501"]
     assert sh(lint, src.replace("type alltoall ", "type alltoall_seq --moe-permutation-async-comm ")) == []
-    # the dispatcher not written: unknown, nothing said
-    assert sh(lint, src.replace("--moe-token-dispatcher-type alltoall ", "")) == []
+    # the dispatcher not written: the release's default (allgather) makes the conflict's condition
+    # false, and fails the overlap's own requirement instead
+    found = sh(lint, src.replace("--moe-token-dispatcher-type alltoall ", ""))
+    assert codes(found) == ["NPU504"] and "only supports the alltoall or alltoall_seq dispatcher" in found[0].message
 
 
 def test_catalog_entries_cite_a_source_and_hold_somewhere():
@@ -858,7 +867,10 @@ def test_dsa_indexer_context_parallel_algorithm(lint):
     found = about(lint, src, "cp_algo")
     assert codes(found) == ["NPU504"]
     assert not about(lint, src.replace("megatron_cp_algo", "ulysses_cp_algo"), "cp_algo")
-    assert not about(lint, src.replace(" --context-parallel-algo megatron_cp_algo", ""), "cp_algo")
+    # the algorithm not written: the release's default, megatron_cp_algo (c77308a1
+    # dsa_indexer_feature.py:119-123 reads args.context_parallel_algo)
+    assert codes(about(lint, src.replace(" --context-parallel-algo megatron_cp_algo", ""), "cp_algo")) == ["NPU504"]
+    assert not about(lint, src.replace(" --context-parallel-size 2", ""), "cp_algo")
 
 
 def test_tp_2d_context_parallel_algorithm(lint):
@@ -1008,7 +1020,9 @@ def test_legacy_llm_fused_ops(lint):
     assert codes(sh(lint, rope, config=LLM200)) == ["NPU504"]
     assert sh(lint, rope.replace("learned_absolute", "rope"), config=LLM200) == []
     assert sh(lint, rope.replace("\n", " --use-rotary-position-embeddings\n"), config=LLM200) == []
-    assert sh(lint, "torchrun pretrain_gpt.py --use-fused-rotary-pos-emb\n", config=LLM200) == []  # no default here
+    # not written: LLM 2.0.0's default learned_absolute (Megatron sets rope only for
+    # --use-rotary-position-embeddings, above)
+    assert codes(sh(lint, "torchrun pretrain_gpt.py --use-fused-rotary-pos-emb\n", config=LLM200)) == ["NPU504"]
     assert sh(lint, rope, config=CURRENT) == []
 
 

@@ -100,7 +100,7 @@ from functools import lru_cache
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from rules.mindspeed_catalog import CATALOG  # noqa: E402  (our own data, not upstream code)
+from rules.mindspeed_catalog import CATALOG, value_flags  # noqa: E402  (our own data, not upstream code)
 
 OUT = os.path.join(ROOT, "rules", "mindspeed_releases.json")
 MIRRORS = os.environ.get("NPULINT_MIRRORS", "/work/.mirror")
@@ -822,11 +822,11 @@ def grep_line(repo, commit, path, pattern):
 _NO_DEFAULT = "<not a literal>"
 
 
-def parser_attrs(st):
-    """{attribute: (flag, default)} of the stack's parsers (the registrations in its parser scope,
-    then Megatron's arguments.py): the first ``--`` option string, ``dest=`` or the flag's name,
-    the literal ``default=`` (``store_true``: False; none: None; anything else :data:`_NO_DEFAULT`)."""
-    out = {}
+def registrations(st):
+    """The stack's ``add_argument`` calls (the registrations in its parser scope, then Megatron's
+    arguments.py), in that order: (dest, the ``--`` option strings, default, repo, path, line),
+    with ``dest=`` or the flag's name and the literal ``default=`` (``store_true``: False; none:
+    None; anything else :data:`_NO_DEFAULT`)."""
     scopes = sorted(st.parser.items()) + [((MEG, PACKAGE[MEG]), None)]
     for (repo, path), lines in scopes:
         info = module_info(repo, st.commits[repo], path)
@@ -851,7 +851,15 @@ def parser_attrs(st):
                     default = _NO_DEFAULT
             else:
                 default = {"store_true": False, "store_false": True}.get(action)
-            out.setdefault(dest, (opts[0], default))
+            yield dest, tuple(opts), default, repo, path, n.lineno
+
+
+def parser_attrs(st):
+    """{attribute: (flag, default)} of the stack's parsers: the first registration of each
+    attribute (:func:`registrations`) and its first option string."""
+    out = {}
+    for dest, opts, default, _repo, _path, _line in registrations(st):
+        out.setdefault(dest, (opts[0], default))
     return out
 
 
@@ -902,17 +910,23 @@ def _cond_flags(cond):
     return {cond[1]} if len(cond) > 1 else set()
 
 
-def alias_sites(st):
-    """The stack's aliases: [{"from", "to", "when", "default", "at", "site": (repo, path, line)}]."""
-    attrs = parser_attrs(st)
-    out = []
-    scopes = dict(st.active)
-    # Megatron's own validate_args runs on every stack, between MindSpeed's pre- and
-    # post-validation: its literal settings (``sequence_parallel = False`` at TP 1) count too
+def validator_scopes(st):
+    """(repo, path) -> lines: the stack's validator scope, with Megatron's own ``validate_args``
+    (it runs on every stack, between MindSpeed's pre- and post-validation)."""
+    scopes = {k: set(v) for k, v in st.active.items()}
     meg = module_info(MEG, st.commits[MEG], PACKAGE[MEG]) if MEG in st.commits else None
     if meg is not None and "validate_args" in meg.funcs:
         fn = meg.funcs["validate_args"]
         scopes.setdefault((MEG, PACKAGE[MEG]), set()).update(range(fn.lineno, fn.end_lineno + 1))
+    return scopes
+
+
+def alias_sites(st):
+    """The stack's aliases: [{"from", "to", "when", "default", "at", "site": (repo, path, line)}]."""
+    attrs = parser_attrs(st)
+    out = []
+    # Megatron's literal settings (``sequence_parallel = False`` at TP 1) count too
+    scopes = validator_scopes(st)
     # every value each attribute is assigned in those lines, per file: a literal setting counts
     # only where all of that file's are that one literal (``use_legacy_models = False`` before
     # Megatron's check, then ``= True`` after it, only bypasses that check: later ones see True)
@@ -933,7 +947,7 @@ def alias_sites(st):
         info = module_info(repo, st.commits[repo], path)
         if info is None:
             continue
-        parents = {c: p for p in ast.walk(info.tree) for c in ast.iter_child_nodes(p)}
+        up = parent_map(info)
         for n in ast.walk(info.tree):
             if not (isinstance(n, ast.Assign) and n.lineno in lines and len(n.targets) == 1):
                 continue
@@ -955,8 +969,8 @@ def alias_sites(st):
             else:
                 continue
             guards, node = [], n
-            while node in parents and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                parent = parents[node]
+            while node in up and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                parent = up[node]
                 if isinstance(parent, ast.If):
                     c = guard_condition(parent.test, attrs)
                     guards.append(("not", c) if node in parent.orelse and c != UNKNOWN else
@@ -973,6 +987,137 @@ def alias_sites(st):
             if src[0] is None:
                 found["value"] = v.value
             out.append(found)
+    return out
+
+
+# ------------------------------------------------------------------------------ parser defaults
+# A flag the launch does not write has its parser's default, on the release the launch runs on:
+# ``--moe-token-dispatcher-type`` is "allgather", ``--context-parallel-algo`` "ulysses_cp_algo" on the
+# core_r0.8.0-era releases and "megatron_cp_algo" later.  For each flag a catalog condition
+# compares by value, a stack's default is written only where it is certain: every registration
+# of the flag in the stack's parsers gives the same literal (not None), no ``set_defaults`` in
+# them names its attribute, and no validator line assigns the attribute other than as an alias
+# npulint models (``args.D = args.S``, a literal setting), nor sets attributes by a computed name:
+# an attribute assigned otherwise may hold anything by the time a check reads it.
+_ANY = "*"  # a ``setattr(args, name, ...)`` / ``vars(args)`` with a name not written out
+
+
+def catalog_value_flags():
+    return set().union(*(value_flags(e) for e in CATALOG))
+
+
+@lru_cache(maxsize=None)
+def parent_map(info):
+    """{node: its parent} of a module's tree."""
+    return {c: p for p in ast.walk(info.tree) for c in ast.iter_child_nodes(p)}
+
+
+@lru_cache(maxsize=None)
+def literals(info):
+    """The identifiers the module writes as string constants."""
+    return frozenset(n.value for n in ast.walk(info.tree) if isinstance(n, ast.Constant)
+                     and isinstance(n.value, str) and n.value.isidentifier())
+
+
+def _class_constant(call, name, up):
+    """``self.NAME`` where the class around *call* binds ``NAME = "literal"`` in its body: that
+    constant; else *name*."""
+    if not (isinstance(name, ast.Attribute) and isinstance(name.value, ast.Name) and name.value.id == "self"):
+        return name
+    node = call
+    while node in up and not isinstance(node, ast.ClassDef):
+        node = up[node]
+    for stmt in node.body if isinstance(node, ast.ClassDef) else ():
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Constant) and any(
+                isinstance(t, ast.Name) and t.id == name.attr for t in stmt.targets):
+            return stmt.value
+    return name
+
+
+def _sets_only_none(call, name, up):
+    """Whether ``setattr(args, name, ...)`` runs only where ``getattr(args, name, None)`` is None
+    (Megatron's ``validate_args`` defaults, MEG@a845aa7e megatron/training/arguments.py:389-395:
+    the else arm of ``if getattr(args, key, None) is not None``): it sets no attribute whose
+    parser default is a value."""
+    node = call
+    while node in up:
+        parent = up[node]
+        test = parent.test if isinstance(parent, ast.If) else None
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.IsNot)) \
+                and isinstance(test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+            left = test.left
+            reads = isinstance(left, ast.Call) and isinstance(left.func, ast.Name) and left.func.id == "getattr" \
+                and len(left.args) == 3 and isinstance(left.args[0], ast.Name) and left.args[0].id == "args" \
+                and isinstance(left.args[1], ast.Name) and isinstance(name, ast.Name) and left.args[1].id == name.id \
+                and isinstance(left.args[2], ast.Constant) and left.args[2].value is None
+            if reads and ((node in parent.orelse) if isinstance(test.ops[0], ast.IsNot) else (node in parent.body)):
+                return True
+        node = parent
+    return False
+
+
+def assigned_attrs(st):
+    """{attribute: {(repo, path, line)}} the stack's validator lines assign (``_ANY``: a name not
+    written out), and the attributes a ``set_defaults`` in its parser scope names."""
+    out = {}
+    for scopes in (validator_scopes(st), st.parser):
+        for (repo, path), lines in sorted(scopes.items()):
+            info = module_info(repo, st.commits[repo], path)
+            for n in ast.walk(info.tree) if info is not None else ():
+                if getattr(n, "lineno", None) not in lines:
+                    continue
+                site = (repo, path, n.lineno)
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+                    n, (ast.AugAssign, ast.AnnAssign)) else []
+                for t in targets:
+                    for x in ast.walk(t):
+                        if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "args":
+                            out.setdefault(x.attr, set()).add(site)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr") \
+                        and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == "args":
+                    name = n.args[1] if len(n.args) > 1 else None
+                    name = _class_constant(n, name, parent_map(info))
+                    if isinstance(name, ast.Constant) and isinstance(name.value, str):
+                        out.setdefault(name.value, set()).add(site)
+                    elif not _sets_only_none(n, name, parent_map(info)):
+                        # a name computed in the file: any attribute the file names in a string
+                        for attr in literals(info) if isinstance(name, ast.Name) else (_ANY,):
+                            out.setdefault(attr, set()).add(site)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "vars" and n.args \
+                        and isinstance(n.args[0], ast.Name) and n.args[0].id == "args" or \
+                        isinstance(n, ast.Attribute) and n.attr == "__dict__" and isinstance(n.value, ast.Name) \
+                        and n.value.id == "args":
+                    out.setdefault(_ANY, set()).add(site)
+                if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "set_defaults":
+                    for k in n.keywords:
+                        out.setdefault(k.arg or _ANY, set()).add(site)
+    return out
+
+
+def parser_defaults(st, flags, aliases):
+    """{flag: [default, "short path:line"]}: the certain parser defaults of *flags* on the stack
+    (see above), at their first registration."""
+    regs = {}
+    for dest, opts, default, repo, path, line in registrations(st):
+        for flag in opts:
+            regs.setdefault(flag, []).append((dest, default, repo, path, line))
+    assigned = assigned_attrs(st)
+    if _ANY in assigned:
+        return {}
+    out = {}
+    for flag in sorted(flags):
+        found = regs.get(flag)
+        if not found:
+            continue
+        dests, values = {d for d, *_ in found}, {repr(v) for _, v, *_ in found}
+        default = found[0][1]
+        if len(dests) != 1 or len(values) != 1 or default is None or default == _NO_DEFAULT:
+            continue
+        modelled = {a["site"] for a in aliases if a["to"] == flag}
+        if assigned.get(next(iter(dests)), set()) - modelled:
+            continue
+        _, _, repo, path, line = found[0]
+        out[flag] = [default, f"{short(repo, st.commits[repo])} {path}:{line}"]
     return out
 
 
@@ -1293,6 +1438,8 @@ def build(report=False):
 
     aliases = {name: alias_sites(st) for name, st in built.items()}
     attrs_of = {name: parser_attrs(st) for name, st in built.items()}
+    value_flags = catalog_value_flags()
+    defaults = {name: parser_defaults(st, value_flags, aliases[name]) for name, st in built.items()}
     positions = {name: run_positions(st) for name, st in built.items()}
     entries, notes, entry_aliases = {}, {}, {}
     for entry in CATALOG:
@@ -1351,6 +1498,7 @@ def build(report=False):
         "aliases": {name: [{k: v for k, v in a.items() if k != "site"} for a in found]
                     for name, found in aliases.items() if found},
         "entry_aliases": entry_aliases,
+        "parser_defaults": {name: found for name, found in defaults.items() if found},
     }
     return data, notes
 
