@@ -902,6 +902,7 @@ def scan(text: str, module: str, is_package: bool,
 
     order: Dict[str, int] = {}  # the index of the top-level statement that binds a name
     all_extra: List[Tuple[int, Tuple[str, ...]]] = []  # ``__all__ += [...]`` at the top level, in order
+    handled: Set[int] = set()  # the ``__all__.append``/``.extend`` of those, read as such
 
     def bind(name: str, entry: Entry) -> None:
         counts[name] = counts.get(name, 0) + 1
@@ -952,6 +953,10 @@ def scan(text: str, module: str, is_package: bool,
         elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             bind(stmt.name, (LOCAL_DEF,))
         elif isinstance(stmt, ast.Expr):
+            grown = _all_grown(stmt.value)
+            if grown is not None and "__all__" in raw:
+                all_extra.append((at, grown))  # ``__all__.append("X")``, ``__all__.extend([...])``
+                handled.add(id(stmt.value.func))  # type: ignore[attr-defined]
             continue
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == "__all__" \
                 and isinstance(stmt.op, ast.Add) and "__all__" in raw and _str_list(stmt.value) is not None:
@@ -965,7 +970,7 @@ def scan(text: str, module: str, is_package: bool,
     # tells which modules may (a walk of the whole tree costs more than the compile); of those,
     # the tree tells which do (:func:`touches`): a mention in a comment or a string, a
     # ``setattr`` of a literal name (an attribute store, like ``args.rank_size = v``) do not.
-    dynamic = _DYNAMIC.search(text) is not None and _rebinds_names(text)
+    dynamic = _DYNAMIC.search(text) is not None and _rebinds_names(text, tree if handled else None, handled)
     if ":=" in text:  # a walrus rebinds its target in the module (in an expression statement, a value...)
         unsure.update(_walrus_targets(tree))
     if "global" in text:
@@ -1066,13 +1071,45 @@ _DYNAMIC = re.compile(r"\b(?:globals|vars|setattr|delattr|exec)\s*\(|\b__all__\s
 _GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)", re.MULTILINE)
 
 
-def _rebinds_names(text: str) -> bool:
+def _rebinds_names(text: str, tree: Optional[ast.Module] = None, handled: Set[int] = frozenset()) -> bool:
     """Whether a module may rebind or add its top-level names unseen, or change its
     ``__all__`` in place: a store through its namespace, ``exec``, a use of ``sys.modules``
     other than ``k in sys.modules`` (:attr:`Touches.rebound`), ``setattr``/``delattr`` of a
-    computed name, ``vars(...)`` (:attr:`Touches.dynamic`), ``__all__.append(...)``."""
+    computed name, ``vars(...)`` (:attr:`Touches.dynamic`), an ``__all__.append(...)`` other
+    than the top-level ones :func:`scan` read (*handled*: their ``func`` nodes in *tree*)."""
     t = touches(text)
-    return t is None or bool(t.rebound) or t.dynamic or "__all__" in t.mutated
+    if t is None or t.rebound or t.dynamic:
+        return True
+    return "__all__" in t.mutated and (tree is None or _all_changed_elsewhere(tree, handled))
+
+
+def _all_grown(call: ast.AST) -> Optional[Tuple[str, ...]]:
+    """``__all__.append("X")`` -> ("X",); ``__all__.extend([...])`` of string literals -> them."""
+    if not (type(call) is ast.Call and type(call.func) is ast.Attribute and type(call.func.value) is ast.Name
+            and call.func.value.id == "__all__" and len(call.args) == 1 and not call.keywords):
+        return None
+    arg = call.args[0]
+    if call.func.attr == "append":
+        return (arg.value,) if type(arg) is ast.Constant and isinstance(arg.value, str) else None
+    return _str_list(arg) if call.func.attr == "extend" else None
+
+
+def _all_changed_elsewhere(tree: ast.Module, handled: Set[int]) -> bool:
+    """Whether the module uses ``__all__`` as an object other than by the calls :func:`scan`
+    read (*handled*) or in a comparison (``"X" in __all__``) or an expression statement: what it
+    does then may change the list (:func:`touches` counts such uses as changes)."""
+    parent: Dict[int, ast.AST] = {}
+    stack: List[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if type(node) is ast.Name and node.id == "__all__" and isinstance(node.ctx, ast.Load):
+            up = parent.get(id(node))
+            if not (id(up) in handled or isinstance(up, (ast.Compare, ast.Expr))):
+                return True
+        for child in ast.iter_child_nodes(node):
+            parent[id(child)] = node
+            stack.append(child)
+    return False
 
 
 def _walrus_targets(tree: ast.AST) -> Set[str]:

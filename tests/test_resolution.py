@@ -1123,6 +1123,16 @@ def test_a_class_attribute_set_with_dunder_setattr_in_another_module(lint, store
     ('__all__ = ["WS"]\n__all__ += names\n', False),  # unknown: what the star import binds is unknown
     ('__all__ = ("Y",)\n__all__ += ("WS",)\n', False),  # (a tuple's: not followed)
     ('__all__ += ["WS"]\n__all__ = ["Y"]\n', False),  # rebound after: only Y
+    # the list's own methods at the top level, with literals
+    ('__all__ = ["Y"]\n__all__.append("WS")\n', True),
+    ('__all__ = ["Y"]\n__all__.extend(["Z", "WS"])\n', True),
+    ('__all__ = ["Y"]\n__all__.append("Z")\n', False),  # twin: WS is not exported
+    ('__all__ = ["Y"]\n__all__.append("WS")\nif "WS" in __all__:\n    pass\n', True),  # a test reads it
+    ('__all__ = ["Y"]\n__all__.append(names[0])\n', False),  # not a literal: unknown
+    ('__all__ = ("Y",)\n__all__.append("WS")\n', False),  # a tuple has no append: the import fails
+    ('__all__.append("WS")\n__all__ = ["Y"]\n', False),  # before the list: unknown
+    ('__all__ = ["Y"]\n__all__.append("WS")\ndef f():\n    __all__.remove("WS")\n', False),  # changed elsewhere
+    ('__all__ = ["Y"]\n__all__.append("WS")\nfor n in __all__:\n    pass\n', False),  # (any other use: unknown)
 ])
 def test_all_extended_with_plus_equals(lint, all_, reported):
     files = {"consts.py": "WS = 16\nY = 1\nZ = 2\nnames = ['WS']\n" + all_,
