@@ -385,9 +385,15 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     conflict(on("--moe-allgather-overlap-comm"), on("--use-ascend-mc2"),
              "moe_allgather_overlap_comm and use_ascend_mc2 are incompatible", f"{_FM}moe/moe_allgather_overlap.py:23"),
     requires(on("--moe-allgather-overlap-comm"), on("--moe-permutation-async-comm"),
-             "--moe-allgather-overlap-comm needs --moe-permutation-async-comm", f"{_FM}moe/moe_allgather_overlap.py:27-28"),
+             "--moe-allgather-overlap-comm needs --moe-permutation-async-comm",
+             f"{_FM}moe/moe_allgather_overlap.py:27-28; {_ARGS}:610-612"),
     requires(on("--moe-allgather-overlap-comm"), on("--moe-grouped-gemm"),
-             "--moe-allgather-overlap-comm needs --moe-grouped-gemm", f"{_FM}moe/moe_allgather_overlap.py:29-30"),
+             "--moe-allgather-overlap-comm needs --moe-grouped-gemm", f"{_FM}moe/moe_allgather_overlap.py:29-30; {_ARGS}:610,613-614"),
+    # the legacy validator asks the same of --moe-alltoall-overlap-comm, whatever the dispatcher
+    requires(on("--moe-alltoall-overlap-comm"), on("--moe-permutation-async-comm"),
+             "--moe-alltoall-overlap-comm needs --moe-permutation-async-comm", f"{_ARGS}:610-612"),
+    requires(on("--moe-alltoall-overlap-comm"), on("--moe-grouped-gemm"),
+             "--moe-alltoall-overlap-comm needs --moe-grouped-gemm", f"{_ARGS}:610,613-614"),
     *[conflict(on("--moe-alltoall-mc2"), on(f), f"moe_alltoall_mc2 and {f[2:].replace('-', '_')} are incompatible",
                f"{_FM}moe/moe_alltoall_mc2.py:{line}")
       for f, line in (("--use-ascend-mc2", 22), ("--moe-alltoall-overlap-comm", 23), ("--moe-allgather-overlap-comm", 24),

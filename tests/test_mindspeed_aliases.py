@@ -370,3 +370,13 @@ def test_views_with_different_defaults_must_all_report():
     assert finds(text, ((),), DISPATCH) == []  # no default: unknown
     assert finds(text, (gather, View((), (("--moe-token-dispatcher-type", "alltoall"),))), DISPATCH) == []
     assert finds(text, (gather, View()), DISPATCH) == []
+
+
+@pytest.mark.parametrize("flag", ["--moe-allgather-overlap-comm", "--moe-alltoall-overlap-comm"])
+def test_legacy_overlap_needs_async_permutation_and_grouped_gemm(lint, flag):
+    # 1e898a29 mindspeed/arguments.py:709-713 (the msdiff oracle: rejected, npulint was silent)
+    found = about(sh(lint, f"{BASE} {flag} --moe-token-dispatcher-type alltoall_seq\n", LEGACY_R08), f"{flag} needs")
+    assert sorted(f.message.split(": ")[1].split(" (")[0] for f in found) == [
+        f"{flag} needs --moe-grouped-gemm", f"{flag} needs --moe-permutation-async-comm"]
+    both = f"{BASE} {flag} --moe-token-dispatcher-type alltoall_seq --moe-permutation-async-comm --moe-grouped-gemm\n"
+    assert about(sh(lint, both, LEGACY_R08), f"{flag} needs") == []
