@@ -553,12 +553,14 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     conflict(on("--num-layer-list"), DUALPIPEV, "a dynamic pipeline (--num-layer-list) and dualpipev cannot be enabled together",
              f"{_LFM}pipeline_parallel/num_layer_list.py:33-34"),
     # rope / context parallel / transformer block
-    *[requires(("eq", "--rope-scaling-type", "longrope"), on(f), f"longrope needs {f}", f"{_LFM}common/rotary.py:{line}")
-      for f, line in (("--rope-scaling-original-max-position-embeddings", "69-71"), ("--long-factor", "73-74"),
-                      ("--short-factor", "76-77"))],
-    # (only under longrope: rotary.py:68; 2.0.0/2.1.0 training/arguments.py:1430-1446 likewise)
+    *[requires(("eq", "--rope-scaling-type", "longrope"), on(f), f"longrope needs {f}",
+               f"{_LFM}common/rotary.py:{line}; {_LLM200}:{old}")
+      for f, line, old in (("--rope-scaling-original-max-position-embeddings", "69-71", "1463-1466"),
+                           ("--long-factor", "73-74", "1463,1467-1468"), ("--short-factor", "76-77", "1463,1472-1473"))],
+    # (only under longrope: rotary.py:68; 2.0.0/2.1.0's _validate_long_rope likewise)
     *[requires(all_of(on(a), ("eq", "--rope-scaling-type", "longrope")), on(b),
-               "with longrope, --short-mscale and --long-mscale must be set together", f"{_LFM}common/rotary.py:68,79-80")
+               "with longrope, --short-mscale and --long-mscale must be set together",
+               f"{_LFM}common/rotary.py:68,79-80; {_LLM200}:1463,1477-1478")
       for a, b in (("--short-mscale", "--long-mscale"), ("--long-mscale", "--short-mscale"))],
     conflict(("gt", "--context-parallel-size", 1), on("--use-kv-cache"), "context parallel does not support use_kv_cache",
              f"{_LFM}context_parallel/context_parallel_feature.py:48,51-52"),

@@ -380,3 +380,12 @@ def test_legacy_overlap_needs_async_permutation_and_grouped_gemm(lint, flag):
         f"{flag} needs --moe-grouped-gemm", f"{flag} needs --moe-permutation-async-comm"]
     both = f"{BASE} {flag} --moe-token-dispatcher-type alltoall_seq --moe-permutation-async-comm --moe-grouped-gemm\n"
     assert about(sh(lint, both, LEGACY_R08), f"{flag} needs") == []
+
+
+@pytest.mark.parametrize("config", [LLM210, '[tool.npulint.releases]\nmindspeed-llm = "2.0.0"\n'])
+def test_mscale_pair_on_the_monolith_releases(lint, config):
+    # b626d239 mindspeed_llm/training/arguments.py:1463,1477-1478 (_validate_long_rope)
+    found = about(sh(lint, f"{BASE} --short-mscale 1.0{LONGROPE}\n", config), "mscale")
+    assert codes(found) == ["NPU504"]
+    assert about(sh(lint, f"{BASE} --short-mscale 1.0 --long-mscale 1.0{LONGROPE}\n", config), "mscale") == []
+    assert about(sh(lint, f"{BASE} --short-mscale 1.0\n", config), "mscale") == []
