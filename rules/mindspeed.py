@@ -42,7 +42,8 @@ from npulint.source import SHELL
 from npulint.program import one_program, program_root
 from npulint.releases import narrowing, runs_on
 
-from .mindspeed_catalog import CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, Entry, catalog_index, partial_requirements
+from .mindspeed_catalog import (CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, Entry, catalog_index, compared_flags,
+                                partial_requirements)
 
 _SRC = ("MindSpeed's adaptive memory optimization page, Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
         "docs/features/adaptive-memory.md:32-40")
@@ -1924,7 +1925,10 @@ class MindSpeedMissingRequirement(_LaunchRule):
         "From the catalog of MindSpeed's start-up checks, e.g. `--recompute-in-bubble` needs pipeline size > 1 "
         "and a virtual pipeline (`--num-layers-per-virtual-pipeline-stage`); `--fsdp2-config-path` needs "
         "`--use-torch-fsdp2`; `--reuse-fp32-param` needs `--bf16`; `--use-ascend-mc2` needs "
-        "`--sequence-parallel` and TP > 1. Absent flags take MindSpeed's defaults (pipeline size 1). Also a "
+        "`--sequence-parallel` and TP > 1. Absent flags take the parser defaults of the releases the launch may "
+        "run on (pipeline size 1, the allgather dispatcher): a pair MindSpeed rejects where the launch writes one "
+        "flag and leaves the other at a default it rejects (`--moe-fb-overlap` without `--moe-token-dispatcher-type`) "
+        "is reported here, at the written flag (NPU501 takes the pairs written both). Also a "
         "value outside the flag's allowed choices or range. A value outside the choices a parser declares "
         "(`choices=` in the flag's registration, not a validator's check) is judged by the "
         "linted files' own registrations of the flag where there are some (a Megatron fork's parser in the tree, "
@@ -1962,9 +1966,28 @@ class MindSpeedMissingRequirement(_LaunchRule):
         compares the literal number, and 0 may be out of range)."""
         out: List[tuple] = []
         for applicable in entries:
-            if applicable.entry.kind in ("range", "requires", "choices"):
+            if applicable.entry.kind in ("range", "requires", "choices", "conflict"):
                 out += agreed(cmd, applicable, lambda c: cls._finding(c, applicable))
         return out
+
+    @staticmethod
+    def _by_default(cmd: Cmd, e: Entry, where: str) -> List[tuple]:
+        """A ``conflict`` one side of which the command writes while the other holds only through
+        defaults (the releases' parser defaults, or a validator's setting): the written flag
+        needs another value of the flags it leaves out (NPU501 takes the pairs written both)."""
+        a, occ_a = cmd.holds(e.a)
+        b, occ_b = cmd.holds(e.b)
+        if a is not True or b is not True or (occ_a is None) == (occ_b is None):
+            return []
+        written, other, occ = (e.a, e.b, occ_a) if occ_a is not None else (e.b, e.a, occ_b)
+        if cmd.has_unknown_for(other):
+            return []
+        absent = [(f, cmd.value(f)[1]) for f in sorted(compared_flags(other))
+                  if f not in cmd.by_flag and cmd.value(f)[1] is not None]
+        if not absent:
+            return []
+        given = ", ".join(f"{f} is not given and defaults to {v}" for f, v in absent)
+        return [(occ.word.span, f"{occ.flag}: {e.message}; {given} ({where})", None)]
 
     @staticmethod
     def _finding(cmd: Cmd, applicable: Applicable) -> List[tuple]:
@@ -1983,6 +2006,8 @@ class MindSpeedMissingRequirement(_LaunchRule):
             if (lo is not None and num < lo) or (hi is not None and num > hi):
                 return [(occ.value.span or occ.word.span, f"{occ.flag} {value}: {e.message} ({where})", None)]
             return []
+        if e.kind == "conflict":
+            return MindSpeedMissingRequirement._by_default(cmd, e, where)
         a, occ_a = cmd.holds(e.a)
         if a is not True or occ_a is None:
             return []

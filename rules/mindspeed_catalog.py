@@ -869,15 +869,16 @@ def aliases_before(entry: Entry, stack: str) -> Tuple[Alias, ...]:
     return tuple(out)
 
 
-def _value_flags(cond) -> FrozenSet[str]:
+def compared_flags(cond) -> FrozenSet[str]:
+    """The flags a condition compares by value (not only by being written)."""
     if cond[0] in ("all", "any", "not"):
-        return frozenset().union(*(_value_flags(c) for c in cond[1:]))
+        return frozenset().union(*(compared_flags(c) for c in cond[1:]))
     return frozenset((cond[1],)) if cond[0] not in ("on", "unknown") and len(cond) > 1 else frozenset()
 
 
 def value_flags(entry: Entry) -> FrozenSet[str]:
-    """The flags *entry*'s conditions compare by value (not only by being written)."""
-    return _value_flags(entry.a) | (_value_flags(entry.b) if entry.kind in ("requires", "conflict") else frozenset())
+    """The flags *entry*'s conditions compare by value."""
+    return compared_flags(entry.a) | (compared_flags(entry.b) if entry.kind in ("requires", "conflict") else frozenset())
 
 
 def view_for(entry: Entry, stack: str) -> View:
@@ -905,8 +906,11 @@ def _condition_flags(cond) -> FrozenSet[str]:
 
 def entry_flags(entry: Entry) -> FrozenSet[str]:
     """The flags one of which a launch must write before *entry* can apply to it: a finding
-    needs a written occurrence of a flag of its first condition (of its flag, for a range)."""
-    return frozenset((entry.b[0],)) if entry.kind == "range" else _condition_flags(entry.a)
+    needs a written occurrence of a flag of its first condition (of its flag, for a range), or
+    for a conflict of either side (the other may hold through defaults: NPU504)."""
+    if entry.kind == "range":
+        return frozenset((entry.b[0],))
+    return _condition_flags(entry.a) | (_condition_flags(entry.b) if entry.kind == "conflict" else frozenset())
 
 
 @functools.lru_cache(maxsize=256)

@@ -389,3 +389,36 @@ def test_mscale_pair_on_the_monolith_releases(lint, config):
     assert codes(found) == ["NPU504"]
     assert about(sh(lint, f"{BASE} --short-mscale 1.0 --long-mscale 1.0{LONGROPE}\n", config), "mscale") == []
     assert about(sh(lint, f"{BASE} --short-mscale 1.0\n", config), "mscale") == []
+
+
+# -- a conflict one side of which holds through a default -----------------------------------------
+FB = f"{BASE} --moe-fb-overlap --moe-grouped-gemm --expert-model-parallel-size 2 --num-experts 4"
+
+
+def test_a_conflict_with_a_default_value_is_a_missing_requirement(lint):
+    # 028de58c fb_overlap.py:88-89 rejects the allgather dispatcher, the default (the oracle: rejected)
+    found = about(sh(lint, FB + "\n", MS_MASTER), "allgather and alltoall_seq")
+    assert codes(found) == ["NPU504"]
+    assert found[0].message.startswith("--moe-fb-overlap: the fb overlap feature does not support")
+    assert "--moe-token-dispatcher-type is not given and defaults to allgather" in found[0].message
+    assert pos(found[0]) == (1, len(BASE) + 2)
+
+
+@pytest.mark.parametrize("tail, code", [(" --moe-token-dispatcher-type alltoall", None),
+                                        (" $DISPATCH", None),
+                                        (" --moe-token-dispatcher-type allgather", "NPU501")])
+def test_a_conflict_with_a_default_value_twins(lint, tail, code):
+    # the value written: no default is read (allgather written is the pair NPU501 reports)
+    found = about(sh(lint, FB + tail + "\n", MS_MASTER), "allgather and alltoall_seq")
+    assert codes(found) == ([code] if code else [])
+
+
+def test_a_conflict_with_a_default_value_on_the_releases_that_hold_it(lint):
+    # c77308a1 convert_checkpoint.py:115-116: --ckpt-format defaults to torch_dist (MindSpeed-LLM's
+    # own tests/poc/qwen3_235b_64p_perf launches are rejected so, the oracle says)
+    src = f"{BASE} --enable-hf2mg-convert --load ckpt\n"
+    found = about(sh(lint, src, LLM_MASTER), "cannot be used with --enable-hf2mg-convert")
+    assert codes(found) == ["NPU504"] and "--ckpt-format is not given and defaults to torch_dist" in found[0].message
+    assert about(sh(lint, src.replace("\n", " --ckpt-format torch\n"), LLM_MASTER), "hf2mg") == []
+    # unconfigured: releases without the check may run it
+    assert about(sh(lint, src, NONE), "hf2mg") == []

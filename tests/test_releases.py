@@ -717,7 +717,7 @@ _MC2_ALONE = ("torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parall
 _BUBBLE_SWAP = ("torchrun --nproc_per_node 8 pretrain_gpt.py --pipeline-model-parallel-size 4 "
                 "--num-layers-per-virtual-pipeline-stage 2 --recompute-in-bubble --swap-attention --bf16\n")
 _FB_ALLTOALL = ("torchrun --nproc_per_node 8 pretrain_gpt.py --moe-fb-overlap --moe-grouped-gemm "
-                "--moe-alltoall-overlap-comm --bf16\n")  # a conflict of every release
+                "--moe-alltoall-overlap-comm --moe-token-dispatcher-type alltoall --bf16\n")  # a conflict of every release
 
 
 def _npu5(cli_run, root):

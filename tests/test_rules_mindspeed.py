@@ -742,7 +742,7 @@ def test_value_range(lint):
 
 def test_flag_given_a_zero_value_is_off(lint):
     src = "torchrun pretrain_gpt.py --moe-fb-overlap --moe-grouped-gemm --expert-model-parallel-size 2 " \
-          "--moe-zero-memory level0 --moe-zero-memory-num-layers 0\n"
+          "--moe-token-dispatcher-type alltoall --moe-zero-memory level0 --moe-zero-memory-num-layers 0\n"
     assert sh(lint, src) == []
     assert codes(sh(lint, src.replace(" 0\n", " 2\n"))) == ["NPU501"]
 
@@ -770,7 +770,9 @@ def test_all_of_three_flags_requirement(lint):
 
 def test_all_of_conflict_reports_at_the_later_flag(lint):
     # in legacy models overlap_param_gather does not support reuse_fp32_param (three flags)
-    src = "torchrun pretrain_gpt.py --reuse-fp32-param --bf16 --use-legacy-models --overlap-param-gather\n"
+    # (legacy models need --transformer-impl local: its default transformer_engine is rejected)
+    src = "torchrun pretrain_gpt.py --reuse-fp32-param --bf16 --transformer-impl local --use-legacy-models " \
+          "--overlap-param-gather\n"
     found = sh(lint, src)
     assert codes(found) == ["NPU501"] and pos(found[0]) == at(src, "--overlap-param-gather")
     assert sh(lint, src.replace(" --use-legacy-models", "")) == []
@@ -781,7 +783,8 @@ def test_any_of_requirement(lint):
     base = "torchrun pretrain_gpt.py --moe-zero-memory level0"
     found = sh(lint, base + "\n")
     assert codes(found) == ["NPU504"] and "--moe-fb-overlap" in found[0].message
-    assert sh(lint, base + " --moe-fb-overlap --moe-grouped-gemm --expert-model-parallel-size 2\n") == []
+    assert sh(lint, base + " --moe-fb-overlap --moe-grouped-gemm --expert-model-parallel-size 2 "
+                           "--moe-token-dispatcher-type alltoall\n") == []
     assert not about(lint, base + " --moe-alltoall-overlap-comm\n", "zero-memory")
     assert sh(lint, base + " $EXTRA\n") == []  # an unknown word may be either flag
 

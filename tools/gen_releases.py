@@ -1472,11 +1472,11 @@ def build(report=False):
                             break
             if best:
                 holds[name] = f"{short(best[0], st.commits[best[0]])} {best[1]}:{best[2]}"
-                # (a literal set onto a flag of what it requires or rejects too: a validator that
-                # sets the companion, ``use_flash_attn = True``, meets the requirement)
+                # (onto a flag of what it requires or rejects too: a validator that sets the
+                # companion, ``use_flash_attn = True``, meets the requirement, and one that copies
+                # a deprecated flag's value onto it gives it that value)
                 flags = entry_flags(entry) | (_cond_flags(entry.b) if entry.kind in ("requires", "conflict") else set())
-                onto = [(i, a) for i, a in enumerate(aliases[name])
-                        if a["to"] in entry_flags(entry) or ("value" in a and a["to"] in flags)]
+                onto = [(i, a) for i, a in enumerate(aliases[name]) if a["to"] in flags]
                 if onto:
                     order = {i: alias_order(positions[name], a["site"], best, st.commits) for i, a in onto}
                     seen = [[i, o] for i, o in sorted(order.items()) if o != "before"]
