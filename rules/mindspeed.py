@@ -43,7 +43,7 @@ from npulint.program import one_program, program_root
 from npulint.releases import narrowing, runs_on
 
 from .mindspeed_catalog import (CATALOG, DEFAULTS, TRAINING_ENTRIES, Applicable, Entry, catalog_index, compared_flags,
-                                partial_requirements)
+                                condition_flags, partial_requirements)
 
 _SRC = ("MindSpeed's adaptive memory optimization page, Ascend/MindSpeed@c721ce33 (2.0.0_core_r0.8.0) "
         "docs/features/adaptive-memory.md:32-40")
@@ -1965,8 +1965,15 @@ class MindSpeedMissingRequirement(_LaunchRule):
         leaves a zero value unknown, since for a switch-like int flag 0 means off, but a range
         compares the literal number, and 0 may be out of range)."""
         out: List[tuple] = []
+        written = cmd.by_flag.keys()
         for applicable in entries:
-            if applicable.entry.kind in ("range", "requires", "choices", "conflict"):
+            e = applicable.entry
+            if e.kind == "conflict" and not any(
+                    not compared_flags(other) <= written and not (condition_flags(mine) | {
+                        a.source for v in applicable.views for a in v.aliases}).isdisjoint(written)
+                    for mine, other in ((e.a, e.b), (e.b, e.a))):
+                continue  # (no side written with a compared flag of the other left out: no default decides)
+            if e.kind in ("range", "requires", "choices", "conflict"):
                 out += agreed(cmd, applicable, lambda c: cls._finding(c, applicable))
         return out
 

@@ -869,6 +869,7 @@ def aliases_before(entry: Entry, stack: str) -> Tuple[Alias, ...]:
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=None)
 def compared_flags(cond) -> FrozenSet[str]:
     """The flags a condition compares by value (not only by being written)."""
     if cond[0] in ("all", "any", "not"):
@@ -898,9 +899,11 @@ def holds(entry: Entry) -> Dict[str, str]:
     return mindspeed_data()["entries"].get(entry.key, {})
 
 
-def _condition_flags(cond) -> FrozenSet[str]:
+@functools.lru_cache(maxsize=None)
+def condition_flags(cond) -> FrozenSet[str]:
+    """The flags a condition names."""
     if cond[0] in ("all", "any"):
-        return frozenset().union(*(_condition_flags(c) for c in cond[1:]))
+        return frozenset().union(*(condition_flags(c) for c in cond[1:]))
     return frozenset((cond[1],))
 
 
@@ -910,7 +913,7 @@ def entry_flags(entry: Entry) -> FrozenSet[str]:
     for a conflict of either side (the other may hold through defaults: NPU504)."""
     if entry.kind == "range":
         return frozenset((entry.b[0],))
-    return _condition_flags(entry.a) | (_condition_flags(entry.b) if entry.kind == "conflict" else frozenset())
+    return condition_flags(entry.a) | (condition_flags(entry.b) if entry.kind == "conflict" else frozenset())
 
 
 @functools.lru_cache(maxsize=256)
