@@ -375,13 +375,25 @@ def _falsy(text: str) -> bool:
         return False
 
 
+# Flags that make Megatron take the arguments from elsewhere: a YAML file (``--yaml-cfg``, MEG@0.12.1
+# megatron/training/arguments.py:87-91), or the checkpoint, which ``load_args_from_checkpoint``
+# reads before the validators and which overrides written flags too (``--use-checkpoint-args``:
+# the dispatcher, the normalization, the experts, TP/PP/EP... with ``force=True``, NVIDIA/Megatron-LM@a845aa7e
+# megatron/training/checkpointing.py:1075-1145; Ascend/MindSpeed-LLM@c77308a1
+# mindspeed_llm/training/initialize.py:102-104). Then only the spelling of the flags can be checked.
+ARGS_FROM_ELSEWHERE = ("--yaml-cfg", "--use-checkpoint-args")
+
+
+def args_from_elsewhere(cmd: Cmd) -> bool:
+    return any(flag in cmd.by_flag for flag in ARGS_FROM_ELSEWHERE)
+
+
 def catalog_entries(cmd: Cmd, runs: FrozenSet[str]) -> Tuple[Applicable, ...]:
     """The catalog entries to check in a launch command that may run on any of *runs* (stack
     releases, ``framework@release``: :func:`launch_runs_on`): those that hold on all of them
     and name a flag it writes (:func:`mindspeed_catalog.catalog_index`), in catalog order. None
-    when Megatron takes the arguments from a YAML file (``--yaml-cfg``, MEG@0.12.1
-    megatron/training/arguments.py:87-91): then only the spelling of the flags can be checked."""
-    if "--yaml-cfg" in cmd.by_flag:
+    when Megatron takes the arguments from elsewhere (:data:`ARGS_FROM_ELSEWHERE`)."""
+    if args_from_elsewhere(cmd):
         return ()
     entries, index = catalog_index(runs)
     return tuple(entries[at] for at in sorted({i for flag in cmd.by_flag for i in index.get(flag, ())}))
@@ -400,7 +412,7 @@ def rejected_everywhere(cmd: Cmd, runs: FrozenSet[str]) -> List[tuple]:
     """NPU504's candidates for a flag whose requirements differ between the releases the
     launch may run on (*runs*: :func:`launch_runs_on`) and fail on each of them: one finding
     at the flag, naming each requirement with the releases it holds for."""
-    if "--yaml-cfg" in cmd.by_flag or not runs:
+    if args_from_elsewhere(cmd) or not runs:
         return []
     partial = partial_requirements(runs)
     out: List[tuple] = []

@@ -422,3 +422,45 @@ def test_a_conflict_with_a_default_value_on_the_releases_that_hold_it(lint):
     assert about(sh(lint, src.replace("\n", " --ckpt-format torch\n"), LLM_MASTER), "hf2mg") == []
     # unconfigured: releases without the check may run it
     assert about(sh(lint, src, NONE), "hf2mg") == []
+
+
+# -- found by the review of the parser defaults ----------------------------------------------------
+MM210 = '[tool.npulint.releases]\nmindspeed-mm = "2.1.0"\n'
+
+
+def test_a_guard_on_another_objects_attribute_is_unknown(data):
+    # MM's validate_args sets normalization = "RMSNorm" under `hasattr(args.mm.model, ...)` (b09d6f14
+    # mindspeed_mm/patchs/validate_args_patch.py:66-68): not a test of the launch's namespace
+    (alias,) = [a for a in data["aliases"]["mindspeed-mm@2.1.0"] if a["to"] == "--normalization"]
+    assert ["unknown"] in alias["when"] and ["any"] not in alias["when"]
+    assert not any(["any"] in a["when"] for aliases in data["aliases"].values() for a in aliases)
+
+
+def test_mm_2_1_fused_rmsnorm_with_a_model_config_that_may_set_rmsnorm(lint):
+    # MindSpeed-MM 2.1.0's own examples (b09d6f14 examples/wan2.1/14b/t2v/pretrain.sh:73) launch so
+    src = "torchrun --nproc_per_node 8 pretrain_sora.py --mm-data data.json --mm-model model.json " \
+          "--use-fused-rmsnorm --bf16\n"
+    assert about(sh(lint, src, MM210), "RMSNorm") == []
+    # twin: plain MindSpeed on the same legacy release has no such setting
+    assert codes(about(sh(lint, f"{BASE} --use-fused-rmsnorm\n", LEGACY_R08), "RMSNorm")) == ["NPU504"]
+
+
+def test_defaults_a_wrapper_assigns_are_not_certain(data):
+    # MindSpeed-LLM 2.2.0's registered wrapper runs _add_dummy_args_v2 (transformer_impl = 'local',
+    # ckpt_format = 'torch') before the feature checks (337813b0 mindspeed_llm/training/arguments.py)
+    found = data["parser_defaults"]
+    for stack in ("mindspeed-llm@2.2.0", "mindspeed-llm@2.3.0"):
+        assert "--transformer-impl" not in found[stack] and "--ckpt-format" not in found[stack]
+    assert "--ckpt-format" not in found["mindspeed-llm@26.0.0"]
+    assert found["mindspeed@master"]["--ckpt-format"][0] == "torch_dist"  # (plain MindSpeed: no wrapper)
+
+
+@pytest.mark.parametrize("config", [MS_MASTER, LLM_MASTER])
+def test_checkpoint_args_make_the_launch_flags_unknown(lint, config):
+    # Megatron's load_args_from_checkpoint force-sets the dispatcher, the experts, TP/PP/EP ...
+    # before the validators (a845aa7e megatron/training/checkpointing.py:1075-1145)
+    src = f"{FB} --use-checkpoint-args --load ckpt\n"
+    assert [f for f in sh(lint, src, config) if f.code in ("NPU501", "NPU504")] == []
+    assert codes(about(sh(lint, FB + "\n", config), "allgather and alltoall_seq")) == ["NPU504"]
+    # the spelling is still checked
+    assert codes(sh(lint, src.replace("--bf16", "--bf61"), config)) == ["NPU502"]

@@ -891,7 +891,10 @@ def guard_condition(test, attrs):
         return ("on", reg[0]) if reg[1] in (None, False, 0, "") else UNKNOWN
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and test.func.id == "hasattr" \
             and len(test.args) == 2 and isinstance(test.args[1], ast.Constant):
-        # the launch's namespace holds what the stack's parsers register, nothing else
+        # the launch's namespace holds what the stack's parsers register, nothing else (of
+        # another object, ``hasattr(args.mm.model, "predictor")``, nothing is known)
+        if not (isinstance(test.args[0], ast.Name) and test.args[0].id == "args"):
+            return UNKNOWN
         return ("all",) if test.args[1].value in attrs else ("any",)
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
         reg, op, right = flag_of(test.left), test.ops[0], test.comparators[0]
@@ -1056,11 +1059,37 @@ def _sets_only_none(call, name, up):
     return False
 
 
-def assigned_attrs(st):
-    """{attribute: {(repo, path, line)}} the stack's validator lines assign (``_ANY``: a name not
-    written out), and the attributes a ``set_defaults`` in its parser scope names."""
+# Functions that run before the validators and may assign flags' attributes, but hold no catalog
+# check: MindSpeed-LLM's registered wrapper (2.2.0 on) runs ``_add_dummy_args_v2`` before
+# ``validate_features_args`` (Ascend/MindSpeed-LLM@c77308a1 mindspeed_llm/training/arguments.py:179-216;
+# @337813b0 sets ``transformer_impl`` and ``ckpt_format`` there).
+WRAPPERS = ((LLM, "mindspeed_llm/training/arguments.py", ("validate_args_v2_decorator",)),)
+
+
+def wrapper_scopes(st):
+    """(repo, path) -> lines of :data:`WRAPPERS` in the stack and the module functions they call."""
     out = {}
-    for scopes in (validator_scopes(st), st.parser):
+    for repo, path, names in WRAPPERS:
+        info = module_info(repo, st.commits[repo], path) if repo in st.commits else None
+        todo = [n for n in names if info is not None and n in info.funcs]
+        seen = set()
+        while todo:
+            name = todo.pop()
+            if name in seen:
+                continue
+            seen.add(name)
+            node = info.funcs[name]
+            out.setdefault((repo, path), set()).update(span(node))
+            todo += [n for n in called_names(node)[0] if n in info.funcs]
+    return out
+
+
+def assigned_attrs(st):
+    """{attribute: {(repo, path, line)}} the stack's validator lines (and :data:`WRAPPERS`) assign
+    (``_ANY``: a name not written out), and the attributes a ``set_defaults`` in its parser scope
+    names."""
+    out = {}
+    for scopes in (validator_scopes(st), wrapper_scopes(st), st.parser):
         for (repo, path), lines in sorted(scopes.items()):
             info = module_info(repo, st.commits[repo], path)
             for n in ast.walk(info.tree) if info is not None else ():
