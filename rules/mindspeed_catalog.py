@@ -172,7 +172,10 @@ ADAPTIVE_RECOMPUTE = (("gt", "--adaptive-recompute-device-size", 0), on("--adapt
 #     LLM 2.0.0's --o2-gradient vs gradient-accumulation fusion (LLM@2.0.0 training/arguments.py:1486-1488),
 #     --recompute-in-advance needs --recompute-num-layers (unless AMO), --defer-embedding-wgrad-compute
 #     (MindSpeed's MegatronBasicFeature only; LLM has its own), attention-mask defaults.
-# (c) Runtime state, files or packages: mindio_ttp / torch_npu ops / mindstudio-probe installed,
+# (c) Runtime state, files or packages: mindio_ttp / torch_npu ops / mindstudio-probe installed
+#     (--moe-permute-fusion's checks, the allgather dispatcher and the capacity factor without
+#     --moe-pad-expert-input-to-capacity, run only where torch_npu has the fused permute ops: with an
+#     older torch_npu the feature warns and turns the fusion off, fused_moe_permute.py:27-36),
 #     --tokenizer-name-or-path existing, hf2mg safetensors in the load dir, Ascend 950 for
 #     --coc-fused-kernel, mmlu/ceval directories, world size divisibility, dsa.py's model spec,
 #     DeepSeek4 spec needs kvallgather, --aiqos-mode manual (patch time), --dist-train (MM only).
@@ -477,13 +480,6 @@ requires(on("--fsdp2-config-path"), on("--use-torch-fsdp2"), "--fsdp2-config-pat
     conflict(all_of(on("--moe-alltoall-mc2"), ("eq", "--moe-token-dispatcher-type", "alltoall")),
              on("--moe-expert-capacity-factor"), "--moe-alltoall-mc2 only supports dropless (no capacity factor)",
              f"{_FM}moe/moe_alltoall_mc2.py:36,39-40"),
-    conflict(any_of(on("--moe-permute-fusion"), on("--use-fused-moe-token-permute-and-unpermute")),
-             ("eq", "--moe-token-dispatcher-type", "allgather"), "--moe-permute-fusion does not support the allgather dispatcher",
-             f"{_FM}fusions/fused_moe_permute.py:40-45"),
-    requires(all_of(any_of(on("--moe-permute-fusion"), on("--use-fused-moe-token-permute-and-unpermute")),
-                    on("--moe-expert-capacity-factor")), on("--moe-pad-expert-input-to-capacity"),
-             "--moe-permute-fusion with --moe-expert-capacity-factor needs --moe-pad-expert-input-to-capacity",
-             f"{_FM}fusions/fused_moe_permute.py:40-43,49-50"),
     *[requires(("eq", "--moe-router-load-balancing-type", "group_limited_greedy"), any_of(on(f), on(alias)),
                f"group_limited_greedy needs {f} (or its alias {alias})", f"{_LFM}moe/moe_router.py:{line}; "
                f"{_LFM}arguments/deprecated_args.py:32-35,81")

@@ -464,3 +464,12 @@ def test_checkpoint_args_make_the_launch_flags_unknown(lint, config):
     assert codes(about(sh(lint, FB + "\n", config), "allgather and alltoall_seq")) == ["NPU504"]
     # the spelling is still checked
     assert codes(sh(lint, src.replace("--bf16", "--bf61"), config)) == ["NPU502"]
+
+
+@pytest.mark.parametrize("tail", ["--moe-token-dispatcher-type allgather", "",
+                                  "--moe-token-dispatcher-type alltoall --moe-expert-capacity-factor 1.0"])
+def test_permute_fusion_checks_depend_on_the_installed_torch_npu(lint, tail):
+    # 028de58c fused_moe_permute.py:27-36: without torch_npu's fused permute ops the feature warns,
+    # turns the fusion off and returns before its checks; the torch_npu release is not known here
+    src = f"{BASE} --moe-permute-fusion {tail}\n"
+    assert about(sh(lint, src, MS_MASTER), "permute-fusion") == []
