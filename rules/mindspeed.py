@@ -207,6 +207,9 @@ class Cmd:
         view.set_absent = dict(self.set_absent)
         view.by_flag.pop(alias.to, None)
         view.set_absent.pop(alias.to, None)
+        if alias.source is None and alias.unknown:  # set to a value not known (a model config's)
+            view.unknown_flags = self.unknown_flags | {alias.to}
+            return view
         if alias.source is None:  # set to a literal (``args.use_flash_attn = True``)
             known, value, occ = self.value(alias.to)
             if known and occ is not None and (value == alias.value or str(value) == str(alias.value)):

@@ -821,6 +821,7 @@ class Alias:
     certain: bool
     at: str
     value: object = None
+    unknown: bool = False  # the validator sets *to* to a value that is not known
 
 
 @dataclasses.dataclass(frozen=True)
@@ -861,7 +862,7 @@ def aliases_before(entry: Entry, stack: str) -> Tuple[Alias, ...]:
         # a literal set by a validator may run, or not (an early ``return`` before it is not read
         # by the generator): the check is judged both with and without it
         out.append(Alias(a["from"], a["to"], _tuple(a["when"]), tuple(sorted(a["defaults"].items())),
-                         order == "after" and a["from"] is not None, a["at"], a.get("value")))
+                         order == "after" and a["from"] is not None, a["at"], a.get("value"), a.get("unknown", False)))
     return tuple(out)
 
 

@@ -331,9 +331,11 @@ def test_parser_defaults_are_in_the_data(data):
     # releases differ: MindSpeed's CP algorithm registration changed its default
     assert found["mindspeed@2.1.0_core_r0.8.0"]["--context-parallel-algo"][0] == "ulysses_cp_algo"
     assert found["mindspeed@master"]["--context-parallel-algo"][0] == "megatron_cp_algo"
-    # a default a validator may overwrite is left out: Megatron's validate_args sets
-    # `args.tensor_model_parallel_size = min(...)` (a845aa7e megatron/training/arguments.py)
-    assert "--tensor-model-parallel-size" not in found["mindspeed@master"]
+    # a default a validator may overwrite, in a way not modelled, is left out: core_r0.8.0's Megatron
+    # sets `args.tensor_model_parallel_size = min(...)` with no test around it; on master the only
+    # setting is the dist-train feature's, modelled (an unknown value under --dist-train)
+    assert "--tensor-model-parallel-size" not in found["mindspeed@2.1.0_core_r0.8.0"]
+    assert found["mindspeed@master"]["--tensor-model-parallel-size"][0] == 1
     # registrations that disagree are left out: LLM 2.1.0's --transformer-impl ("local") against Megatron's
     assert "--transformer-impl" not in found["mindspeed-llm@2.1.0"]
 
@@ -473,3 +475,24 @@ def test_permute_fusion_checks_depend_on_the_installed_torch_npu(lint, tail):
     # turns the fusion off and returns before its checks; the torch_npu release is not known here
     src = f"{BASE} --moe-permute-fusion {tail}\n"
     assert about(sh(lint, src, MS_MASTER), "permute-fusion") == []
+
+
+def test_a_value_a_validator_computes_under_a_flag_is_unknown(data):
+    # MindSpeed's dist-train feature sets TP/PP/CP from the model config under `if args.dist_train:`
+    # (028de58c mindspeed/features_manager/dist_train/dist_train_feature.py:24-26)
+    found = {(a["to"], str(a["when"])) for a in data["aliases"]["mindspeed@master"] if a.get("unknown")}
+    assert ("--tensor-model-parallel-size", str(["all", ["on", "--dist-train"]])) in found
+    # a computed value under a test npulint cannot read, or with none, is not written (restores)
+    assert not [a for aliases in data["aliases"].values() for a in aliases
+                if a.get("unknown") and (len(a["when"]) == 1 or "unknown" in str(a["when"]))]
+
+
+def test_a_setting_to_an_unknown_value_makes_the_flag_unknown_where_it_may_run():
+    text = "torchrun pretrain_gpt.py --use-ascend-mc2 --sequence-parallel"
+    entry = next(e for e in CATALOG if e.message == "mc2 requires tensor parallel size > 1")
+    assert len(finds(text, ((),), entry)) == 1  # TP absent: 1
+    config = Alias(None, "--tensor-model-parallel-size", ("all", ("on", "--dist-train")), (("--dist-train", False),),
+                   False, "x.py:1", None, True)
+    assert len(finds(text, ((config,),), entry)) == 1  # its test is false: TP is 1
+    assert finds(text + " --dist-train", ((config,),), entry) == []  # TP from the model config
+    assert finds(text + " --tensor-model-parallel-size 2 --dist-train", ((config,),), entry) == []
