@@ -1629,6 +1629,15 @@ class _LaunchRule(LintRule):
                 cls.report_in(report, display, found[0], _printable(found[1]), noqa_lines=noqa_lines)
 
 
+@functools.lru_cache(maxsize=1024)
+def _defaulted(applicable: Applicable) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+    """The flags a default or a validator's setting may give a value in some reading of
+    *applicable*'s entry, and the flags its aliases copy from."""
+    views = applicable.views
+    return (frozenset(DEFAULTS) | {f for v in views for f, _ in v.defaults} | {a.to for v in views for a in v.aliases},
+            frozenset(a.source for v in views for a in v.aliases if a.source is not None))
+
+
 class MindSpeedIncompatibleFlags(_LaunchRule):
     CODE = "NPU501"
     NAME = "mindspeed-incompatible-flags"
@@ -1692,10 +1701,14 @@ class MindSpeedIncompatibleFlags(_LaunchRule):
             b, occ_b = c.holds(e.b)
             return [(occ_a, occ_b)] if b is True and occ_b is not None else []
 
+        written = cmd.by_flag.keys()
         for applicable in entries:
             e = applicable.entry
             if e.kind != "conflict":
                 continue
+            sources = _defaulted(applicable)[1]
+            if (condition_flags(e.a) | sources).isdisjoint(written) or (condition_flags(e.b) | sources).isdisjoint(written):
+                continue  # (a pair needs a written flag on each side)
             for occ_a, occ_b in agreed(cmd, applicable, lambda c: both(c, e)):
                 pair = frozenset((occ_a.flag, occ_b.flag))
                 if pair in pairs:
@@ -1983,11 +1996,12 @@ class MindSpeedMissingRequirement(_LaunchRule):
         written = cmd.by_flag.keys()
         for applicable in entries:
             e = applicable.entry
-            if e.kind == "conflict" and not any(
-                    not compared_flags(other) <= written and not (condition_flags(mine) | {
-                        a.source for v in applicable.views for a in v.aliases}).isdisjoint(written)
-                    for mine, other in ((e.a, e.b), (e.b, e.a))):
-                continue  # (no side written with a compared flag of the other left out: no default decides)
+            if e.kind == "conflict":
+                defaulted, sources = _defaulted(applicable)
+                if not any(not (compared_flags(other) - written).isdisjoint(defaulted) and
+                           not (condition_flags(mine) | sources).isdisjoint(written)
+                           for mine, other in ((e.a, e.b), (e.b, e.a))):
+                    continue  # (no side written while the other compares a flag left at a default)
             if e.kind in ("range", "requires", "choices", "conflict"):
                 out += agreed(cmd, applicable, lambda c: cls._finding(c, applicable))
         return out
