@@ -1629,15 +1629,6 @@ class _LaunchRule(LintRule):
                 cls.report_in(report, display, found[0], _printable(found[1]), noqa_lines=noqa_lines)
 
 
-@functools.lru_cache(maxsize=1024)
-def _defaulted(applicable: Applicable) -> Tuple[FrozenSet[str], FrozenSet[str]]:
-    """The flags a default or a validator's setting may give a value in some reading of
-    *applicable*'s entry, and the flags its aliases copy from."""
-    views = applicable.views
-    return (frozenset(DEFAULTS) | {f for v in views for f, _ in v.defaults} | {a.to for v in views for a in v.aliases},
-            frozenset(a.source for v in views for a in v.aliases if a.source is not None))
-
-
 class MindSpeedIncompatibleFlags(_LaunchRule):
     CODE = "NPU501"
     NAME = "mindspeed-incompatible-flags"
@@ -1706,7 +1697,7 @@ class MindSpeedIncompatibleFlags(_LaunchRule):
             e = applicable.entry
             if e.kind != "conflict":
                 continue
-            sources = _defaulted(applicable)[1]
+            sources = applicable.settable[1]
             if (condition_flags(e.a) | sources).isdisjoint(written) or (condition_flags(e.b) | sources).isdisjoint(written):
                 continue  # (a pair needs a written flag on each side)
             for occ_a, occ_b in agreed(cmd, applicable, lambda c: both(c, e)):
@@ -1997,7 +1988,7 @@ class MindSpeedMissingRequirement(_LaunchRule):
         for applicable in entries:
             e = applicable.entry
             if e.kind == "conflict":
-                defaulted, sources = _defaulted(applicable)
+                defaulted, sources = applicable.settable
                 if not any(not (compared_flags(other) - written).isdisjoint(defaulted) and
                            not (condition_flags(mine) | sources).isdisjoint(written)
                            for mine, other in ((e.a, e.b), (e.b, e.a))):

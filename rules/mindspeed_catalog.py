@@ -845,6 +845,14 @@ class Applicable:
     citation: str
     views: Tuple[View, ...] = (View(),)
 
+    @functools.cached_property
+    def settable(self) -> Tuple[FrozenSet[str], FrozenSet[str]]:
+        """The flags a default or a validator's setting may give a value in some reading of the
+        entry, and the flags its aliases copy from (computed once: the launch rules' filters)."""
+        views = self.views
+        return (frozenset(DEFAULTS) | {f for v in views for f, _ in v.defaults} | {a.to for v in views for a in v.aliases},
+                frozenset(a.source for v in views for a in v.aliases if a.source is not None))
+
 
 def _tuple(x):
     return tuple(_tuple(v) for v in x) if isinstance(x, list) else x
