@@ -2006,7 +2006,7 @@ class MindSpeedMissingRequirement(_LaunchRule):
         b, occ_b = cmd.holds(e.b)
         if a is not True or b is not True or (occ_a is None) == (occ_b is None):
             return []
-        written, other, occ = (e.a, e.b, occ_a) if occ_a is not None else (e.b, e.a, occ_b)
+        other, occ = (e.b, occ_a) if occ_a is not None else (e.a, occ_b)
         if cmd.has_unknown_for(other):
             return []
         absent = [(f, cmd.value(f)[1]) for f in sorted(compared_flags(other))
