@@ -699,7 +699,7 @@ _READING = frozenset({"get", "keys", "values", "items", "copy", "index", "count"
 class Touches:
     """What one module may change of other modules' objects (:meth:`RunModules.touched`)."""
 
-    __slots__ = ("stored", "mutated", "elements", "class_bound", "dynamic", "rebound", "replaced")
+    __slots__ = ("stored", "mutated", "elements", "class_bound", "dynamic", "rebound", "replaced", "all_changes")
 
     def __init__(self):
         self.stored: Set[str] = set()  # x.NAME stored or deleted, setattr(x, "NAME", v)
@@ -714,6 +714,9 @@ class Touches:
         # the modules it may put another object in place of in ``sys.modules`` (None: any):
         # ``sys.modules["pkg.a"] = other`` makes ``from pkg.a import X`` read ``other.X``
         self.replaced: Set[Optional[str]] = set()
+        # where the module uses ``__all__`` (or another module's) in a way that may change it
+        # (line, column of the name): what ``"__all__" in mutated`` stands on
+        self.all_changes: Set[Tuple[int, int]] = set()
 
 
 @functools.lru_cache(maxsize=4)  # a few trees only: each may be tens of MB
@@ -776,6 +779,8 @@ def touches(text: str) -> Optional[Touches]:
             # ``from m import NAME as other``: what the module does with the object goes by another
             # name, which the uses below do not tie back to NAME: it may do anything with it
             t.mutated.update(a.name for a in node.names if a.asname and a.asname != a.name)  # type: ignore[attr-defined]
+            if any(a.name == "__all__" and a.asname and a.asname != a.name for a in node.names):  # type: ignore[attr-defined]
+                t.all_changes.add((node.lineno, node.col_offset))  # type: ignore[attr-defined]
         elif kind is ast.Attribute or kind is ast.Name:
             name = node.attr if kind is ast.Attribute else node.id  # type: ignore[attr-defined]
             if isinstance(node.ctx, (ast.Store, ast.Del)):  # type: ignore[attr-defined]
@@ -788,17 +793,22 @@ def touches(text: str) -> Optional[Touches]:
                     if not isinstance(up.ctx, ast.Load):  # type: ignore[union-attr]
                         break
                     cur, up, depth = up, parent.get(id(up)), depth + 1
+                changed = False
                 if type(up) is ast.Subscript and up.value is cur:  # type: ignore[union-attr]
-                    t.mutated.add(name)  # an item stored or deleted
+                    changed = True  # an item stored or deleted
                 elif type(up) is ast.Attribute and up.value is cur:  # type: ignore[union-attr]
                     if up.attr not in _READING:  # type: ignore[union-attr]
-                        t.mutated.add(name)
+                        changed = True
                     elif depth or up.attr in ("get", "values", "items", "copy"):  # type: ignore[union-attr]
                         t.elements.add(name)
                 elif depth:
                     t.elements.add(name)
                 elif kind is ast.Attribute or not isinstance(up, (ast.Compare, ast.Expr)):
+                    changed = True
+                if changed:
                     t.mutated.add(name)
+                    if name == "__all__":
+                        t.all_changes.add((node.lineno, node.col_offset))  # type: ignore[attr-defined]
         for child in ast.iter_child_nodes(node):
             parent[id(child)] = node
             stack.append(child)
@@ -902,7 +912,7 @@ def scan(text: str, module: str, is_package: bool,
 
     order: Dict[str, int] = {}  # the index of the top-level statement that binds a name
     all_extra: List[Tuple[int, Tuple[str, ...]]] = []  # ``__all__ += [...]`` at the top level, in order
-    handled: Set[int] = set()  # the ``__all__.append``/``.extend`` of those, read as such
+    handled: Set[Tuple[int, int]] = set()  # where those ``__all__.append``/``.extend`` name ``__all__``
 
     def bind(name: str, entry: Entry) -> None:
         counts[name] = counts.get(name, 0) + 1
@@ -956,7 +966,7 @@ def scan(text: str, module: str, is_package: bool,
             grown = _all_grown(stmt.value)
             if grown is not None and "__all__" in raw:
                 all_extra.append((at, grown))  # ``__all__.append("X")``, ``__all__.extend([...])``
-                handled.add(id(stmt.value.func))  # type: ignore[attr-defined]
+                handled.add((stmt.value.func.value.lineno, stmt.value.func.value.col_offset))  # type: ignore[attr-defined]
             continue
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == "__all__" \
                 and isinstance(stmt.op, ast.Add) and "__all__" in raw and _str_list(stmt.value) is not None:
@@ -970,7 +980,7 @@ def scan(text: str, module: str, is_package: bool,
     # tells which modules may (a walk of the whole tree costs more than the compile); of those,
     # the tree tells which do (:func:`touches`): a mention in a comment or a string, a
     # ``setattr`` of a literal name (an attribute store, like ``args.rank_size = v``) do not.
-    dynamic = _DYNAMIC.search(text) is not None and _rebinds_names(text, tree if handled else None, handled)
+    dynamic = _DYNAMIC.search(text) is not None and _rebinds_names(text, handled)
     if ":=" in text:  # a walrus rebinds its target in the module (in an expression statement, a value...)
         unsure.update(_walrus_targets(tree))
     if "global" in text:
@@ -1071,16 +1081,16 @@ _DYNAMIC = re.compile(r"\b(?:globals|vars|setattr|delattr|exec)\s*\(|\b__all__\s
 _GLOBAL = re.compile(r"^[ \t]*global[ \t]+([\w \t,]+)", re.MULTILINE)
 
 
-def _rebinds_names(text: str, tree: Optional[ast.Module] = None, handled: Set[int] = frozenset()) -> bool:
+def _rebinds_names(text: str, handled: Set[Tuple[int, int]] = frozenset()) -> bool:
     """Whether a module may rebind or add its top-level names unseen, or change its
     ``__all__`` in place: a store through its namespace, ``exec``, a use of ``sys.modules``
     other than ``k in sys.modules`` (:attr:`Touches.rebound`), ``setattr``/``delattr`` of a
-    computed name, ``vars(...)`` (:attr:`Touches.dynamic`), an ``__all__.append(...)`` other
-    than the top-level ones :func:`scan` read (*handled*: their ``func`` nodes in *tree*)."""
+    computed name, ``vars(...)`` (:attr:`Touches.dynamic`), a use of ``__all__`` that may change
+    it other than the top-level ``__all__.append/extend`` :func:`scan` read (*handled*)."""
     t = touches(text)
     if t is None or t.rebound or t.dynamic:
         return True
-    return "__all__" in t.mutated and (tree is None or _all_changed_elsewhere(tree, handled))
+    return "__all__" in t.mutated and not t.all_changes <= handled
 
 
 def _all_grown(call: ast.AST) -> Optional[Tuple[str, ...]]:
@@ -1092,24 +1102,6 @@ def _all_grown(call: ast.AST) -> Optional[Tuple[str, ...]]:
     if call.func.attr == "append":
         return (arg.value,) if type(arg) is ast.Constant and isinstance(arg.value, str) else None
     return _str_list(arg) if call.func.attr == "extend" else None
-
-
-def _all_changed_elsewhere(tree: ast.Module, handled: Set[int]) -> bool:
-    """Whether the module uses ``__all__`` as an object other than by the calls :func:`scan`
-    read (*handled*) or in a comparison (``"X" in __all__``) or an expression statement: what it
-    does then may change the list (:func:`touches` counts such uses as changes)."""
-    parent: Dict[int, ast.AST] = {}
-    stack: List[ast.AST] = [tree]
-    while stack:
-        node = stack.pop()
-        if type(node) is ast.Name and node.id == "__all__" and isinstance(node.ctx, ast.Load):
-            up = parent.get(id(node))
-            if not (id(up) in handled or isinstance(up, (ast.Compare, ast.Expr))):
-                return True
-        for child in ast.iter_child_nodes(node):
-            parent[id(child)] = node
-            stack.append(child)
-    return False
 
 
 def _walrus_targets(tree: ast.AST) -> Set[str]:

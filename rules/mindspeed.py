@@ -2009,8 +2009,8 @@ class MindSpeedMissingRequirement(_LaunchRule):
         other, occ = (e.b, occ_a) if occ_a is not None else (e.a, occ_b)
         if cmd.has_unknown_for(other):
             return []
-        absent = [(f, cmd.value(f)[1]) for f in sorted(compared_flags(other))
-                  if f not in cmd.by_flag and cmd.value(f)[1] is not None]
+        absent = [(f, value) for f in sorted(compared_flags(other) - cmd.by_flag.keys())
+                  for value in (cmd.value(f)[1],) if value is not None]
         if not absent:
             return []
         given = ", ".join(f"{f} is not given and defaults to {v}" for f, v in absent)

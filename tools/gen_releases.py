@@ -915,6 +915,22 @@ def _cond_flags(cond):
     return {cond[1]} if len(cond) > 1 else set()
 
 
+def args_assignments(st, scopes):
+    """(attribute, repo, path, statement) for each assignment to ``args.X`` (also within a tuple
+    or an item target, ``+=``, annotated) on the lines of *scopes* ((repo, path) -> lines)."""
+    for (repo, path), lines in sorted(scopes.items()):
+        info = module_info(repo, st.commits[repo], path)
+        for n in ast.walk(info.tree) if info is not None else ():
+            if getattr(n, "lineno", None) not in lines:
+                continue
+            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
+                n, (ast.AugAssign, ast.AnnAssign)) else []
+            for t in targets:
+                for x in ast.walk(t):
+                    if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "args":
+                        yield x.attr, repo, path, n
+
+
 def validator_scopes(st):
     """(repo, path) -> lines: the stack's validator scope, with Megatron's own ``validate_args``
     (it runs on every stack, between MindSpeed's pre- and post-validation)."""
@@ -936,18 +952,10 @@ def alias_sites(st):
     # only where all of that file's are that one literal (``use_legacy_models = False`` before
     # Megatron's check, then ``= True`` after it, only bypasses that check: later ones see True)
     assigned = {}
-    for (repo, path), lines in sorted(scopes.items()):
-        info = module_info(repo, st.commits[repo], path)
-        for n in ast.walk(info.tree) if info is not None else ():
-            targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
-                n, (ast.AugAssign, ast.AnnAssign)) else []
-            if getattr(n, "lineno", None) not in lines:
-                continue
-            for t in targets:
-                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "args":
-                    v = n.value if isinstance(n, ast.Assign) else None
-                    assigned.setdefault((t.attr, repo, path), set()).add(
-                        ("literal", repr(v.value)) if isinstance(v, ast.Constant) else ("other", id(n)))
+    for attr, repo, path, n in args_assignments(st, scopes):
+        v = n.value if isinstance(n, ast.Assign) else None
+        assigned.setdefault((attr, repo, path), set()).add(
+            ("literal", repr(v.value)) if isinstance(v, ast.Constant) else ("other", id(n)))
     for (repo, path), lines in sorted(scopes.items()):
         info = module_info(repo, st.commits[repo], path)
         if info is None:
@@ -1109,18 +1117,14 @@ def assigned_attrs(st):
     names."""
     out = {}
     for scopes in (validator_scopes(st), wrapper_scopes(st), st.parser):
+        for attr, repo, path, n in args_assignments(st, scopes):
+            out.setdefault(attr, set()).add((repo, path, n.lineno))
         for (repo, path), lines in sorted(scopes.items()):
             info = module_info(repo, st.commits[repo], path)
             for n in ast.walk(info.tree) if info is not None else ():
                 if getattr(n, "lineno", None) not in lines:
                     continue
                 site = (repo, path, n.lineno)
-                targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(
-                    n, (ast.AugAssign, ast.AnnAssign)) else []
-                for t in targets:
-                    for x in ast.walk(t):
-                        if isinstance(x, ast.Attribute) and isinstance(x.value, ast.Name) and x.value.id == "args":
-                            out.setdefault(x.attr, set()).add(site)
                 if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in ("setattr", "delattr") \
                         and n.args and isinstance(n.args[0], ast.Name) and n.args[0].id == "args":
                     name = n.args[1] if len(n.args) > 1 else None
