@@ -95,13 +95,15 @@ def npu_programs(draw):
 
 
 @FUZZ
-@given(header=st.sampled_from(HEADERS), body=hypothesmith.from_grammar())
+# deferred: building the grammar's parser takes about 2 s, which every test process would pay
+# at collection, whether or not it runs this test
+@given(header=st.sampled_from(HEADERS), body=st.deferred(hypothesmith.from_grammar))
 def test_generated_programs_never_break_npulint(header, body):
     check(f"# {header}\n" + body)
 
 
 @FUZZ
-@given(body=hypothesmith.from_node())
+@given(body=st.deferred(hypothesmith.from_node))
 def test_generated_syntax_trees_never_break_npulint(body):
     check("import torch_npu, torchair  # npu_init hccl_ops CompilerConfig get_npu_backend\n" + body)
 
