@@ -70,7 +70,7 @@ class Entry:
     # when a validator checks the value whatever the registration says
     checked_by: str = "parser"
 
-    @property
+    @functools.cached_property
     def key(self) -> str:
         """A stable name for the entry (its kind, conditions and message), by which the release
         data (``mindspeed_releases.json``) refers to it."""
