@@ -100,6 +100,16 @@ def _literal_keys(expr: cst.BaseExpression) -> Optional[Set[Optional[str]]]:
     return keys
 
 
+# Bases whose construction sets no attribute of a subclass but these (so a class attribute
+# of the subclass is what its instances read): torch's ``Module.__init__`` raises for any
+# argument and sets ``training`` and private state only (torch 2.13.0
+# torch/nn/modules/module.py:482-521).
+PLAIN_BASES: Dict[str, FrozenSet[str]] = {
+    "torch.nn.Module": frozenset({"training"}),
+    "torch.nn.modules.module.Module": frozenset({"training"}),
+}
+
+
 class Scope:
     __slots__ = ("kind", "node", "parent", "bindings", "globals", "nonlocals", "blocks", "with_depth", "stars")
 
@@ -361,6 +371,7 @@ class Semantic:
         self._attr_uses: Dict[str, List[cst.Attribute]] = {}  # see _use_table()
         self._namespace_calls: List[cst.Call] = []  # see _use_table()
         self._set_names: FrozenSet[str] = frozenset()  # see _use_table(): setattr/delattr's literal names
+        self._makes_classes = False  # see _use_table(): ``type(name, bases, namespace)``, a class made by a call
         self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
         # whether the file may put another object in place of a module (``sys.modules["x"] = m``):
         # False when its text has no "modules" (FileContext); see stubbed()
@@ -760,12 +771,54 @@ class Semantic:
             return None  # the class's name rebound unseen (``setattr(sys.modules[__name__], "Pool", P)``)
         if via_self and sum(1 for s in set(self.scope_of.values()) if s.kind == "class" and attr in s.bindings) != 1:
             return None
+        if (via_self and self._makes_classes) or self._class_body_unsure(cls, attr):
+            # ``Par(world_size=8).world_size`` of a dataclass is 8, its class body says 1; a
+            # NamedTuple's ``Par.world_size`` is a field's getter, an Enum's ``E.A`` a member
+            return None
         # another module of the run: ``C.attr = v`` (``setattr``...), or, for ``self``/``cls``,
         # a class body binding it (a subclass in another module may override it)
         run = _modules.active()
         if run is not None and run.files and run.touched(attr, "class" if via_self else "store", self.module_name):
             return None
         return bl[0]
+
+    def _class_body_unsure(self, cls: Scope, attr: str, depth: int = 0) -> bool:
+        """Whether the class *cls* or its instances may hold, for *attr* (which its class body
+        binds), another value than that binding's, set where npulint does not see it: a
+        decorator (``@dataclass``, ``@attrs.define``: the generated ``__init__`` stores each
+        field's argument on the instance), a ``metaclass=`` or other class keyword, or a base
+        that is neither a plain class of this file nor one of :data:`PLAIN_BASES`
+        (``NamedTuple`` and ``Enum`` replace the class attributes; pydantic's ``BaseModel``, a
+        library's base whose ``__init__`` sets attributes), also through the file's own bases."""
+        node = cls.node
+        if not isinstance(node, cst.ClassDef) or node.decorators or node.keywords or depth > 20:
+            return True
+        where = self._class_site(cls) if node.bases else None
+        for arg in node.bases:
+            if arg.star or where is None:
+                return True
+            plain = self.resolve(arg.value, where, PLAIN_BASES)
+            if plain is not None:
+                if attr in PLAIN_BASES[plain]:
+                    return True
+                continue
+            b = self.certain_binding(arg.value, where) if isinstance(arg.value, cst.Name) else None
+            if b is None and isinstance(arg.value, cst.Name) and arg.value.value == "object" \
+                    and not self.reaching("object", where)[0]:
+                continue  # the builtin
+            parent = self.scope_of.get(b.node) if b is not None and b.kind == "class" else None
+            if parent is None or parent.kind != "class" or self._class_body_unsure(parent, attr, depth + 1):
+                return True
+        return False
+
+    def _class_site(self, cls: Scope) -> Optional[Site]:
+        """Where the ``class`` statement of *cls* binds its name (its bases are evaluated there)."""
+        if cls.parent is None:
+            return None
+        for b in cls.parent.bindings.get(cls.node.name.value, ()):
+            if b.node is cls.node:
+                return b.site
+        return None
 
     def attribute_stored_once(self, attr: str) -> bool:
         """Whether the attribute name *attr* is assigned exactly once in this file (on any
@@ -887,6 +940,7 @@ class Semantic:
             namespace_calls: List[cst.Call] = []
             parent: Dict[cst.CSTNode, cst.CSTNode] = {}
             dynamic = False
+            makes_classes = False
             set_names: Set[str] = set()
             stack: List[cst.CSTNode] = [self.module_scope.node]
             while stack:
@@ -907,6 +961,8 @@ class Semantic:
                             set_names.add(name)
                         else:
                             dynamic = True
+                if cls is cst.Call and type(node.func) is cst.Name and node.func.value == "type" and len(node.args) >= 3:
+                    makes_classes = True  # a subclass made so may override any class attribute
                 if cls is cst.Call and type(node.func) is cst.Name and node.func.value in (
                         "setattr", "delattr", "vars", "globals", "exec", "locals"):
                     name = _literal_attr_name(node) if node.func.value in ("setattr", "delattr") else None
@@ -940,6 +996,7 @@ class Semantic:
             self._attr_uses = attr_uses
             self._namespace_calls = namespace_calls
             self._set_names = frozenset(set_names)
+            self._makes_classes = makes_classes
             self._uses = (uses, dynamic)
         return self._uses
 
