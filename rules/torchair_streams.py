@@ -550,7 +550,7 @@ class StreamsAnalysis(Analysis):
             if where is None:
                 continue  # after a return: never runs
             span = ctx.span(call)
-            looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
+            looped = self._looped(call, site)
             # a parameter's default runs where its def runs, whose scope the traversal is not in
             # there (the function's own): not counted per instance or per call
             default = id(call) in self.param_calls
@@ -612,6 +612,16 @@ class StreamsAnalysis(Analysis):
                                                   self._may_hold_strings(b.value, b.site, depth + 1))
                    for b in cands)
 
+    def _looped(self, call: cst.Call, site: Site) -> bool:
+        """Whether *call* may run more than once per run of its function (or module): in a
+        comprehension, or in a loop whose iteration may go on after it. A loop whose body,
+        from the statement that holds the call, certainly leaves the loop (a ``break``,
+        ``return``, ``raise`` or ``sys.exit()`` at its top level, no ``continue`` of the loop on
+        the way) runs the call at most once."""
+        if any(s.kind == "comprehension" for s in site.scope.chain()):
+            return True
+        return any(is_loop and not _leaves_after(blk, call, self.ctx.sem, site) for blk, is_loop in site.blocks)
+
     def _facts_for_instances(self) -> None:
         """Instantiations of classes (calls resolved to a qualified name) and class bases,
         so the project phase can tell a class instantiated more than once; the modules this
@@ -644,9 +654,14 @@ class StreamsAnalysis(Analysis):
             # every name the class body binds shadows the bases' (a method, or an attribute)
             methods = sorted(scope.bindings) if scope is not None else ()
             named = refs.get(scope, {})
+            # what a call of the class makes is unknown: a decorator may return another object
+            # (a singleton's cached instance), a metaclass's ``__call__`` may not run
+            # ``__init__``, and a name bound twice (``def Events(): return _inst``) may not be
+            # the class where it is called
+            opaque = bool(cls.decorators or cls.keywords) or len(site.scope.bindings.get(cls.name.value, ())) > 1
             ctx.fact(StreamsAnalysis, ("class", q, tuple(bases), tuple(
                 (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set(), set()))) +
-                (tuple(sorted(named.get(m, ()))),) for m in methods)))
+                (tuple(sorted(named.get(m, ()))),) for m in methods), opaque))
         for q, attr, child in self._submodules():
             ctx.fact(StreamsAnalysis, ("attr", q, attr, child))
         for q in self._called_by_name():
@@ -673,7 +688,7 @@ class StreamsAnalysis(Analysis):
             q = sem.callee_qualname(call.func, site)
             if q is None or q.startswith(("torch.", "torchair.")):
                 continue
-            looped = site.in_loop or any(s.kind == "comprehension" for s in site.scope.chain())
+            looped = self._looped(call, site)
             owner = sem.enclosing_class(site)
             in_main = bool(guards) and sem.top_of.get(id(call), ()) in guards
             where = self._branches(call, site, sem, branches)
@@ -1259,6 +1274,7 @@ def _tables(facts) -> Tables:
     plain: Set[str] = set()  # functions a call runs the body of then and there (:func:`_plain_function`)
     direct: Dict[str, str] = {}  # function -> its file, for those the file uses only to call them
     toplevel: Set[str] = set()  # functions defined at the top level of their file (:func:`_entry`)
+    opaque: Set[str] = set()  # classes whose calls may not make an instance (see _facts_for_instances)
     for path, fact in facts:
         if fact[0] == "module":
             modules[path] = fact[1]
@@ -1283,6 +1299,8 @@ def _tables(facts) -> Tables:
             explicit_inits[q] = next((tuple(key(path, b) for b in ex) for m, _, _, ex, _ in fact[3]
                                       if m == "__init__"), ())
             refs[q] = {m: named for m, _, _, _, named in fact[3]}
+            if fact[4]:
+                opaque.add(q)
         elif kind == "api":
             apis.append((path,) + fact[1:3] + (key(path, fact[3]),) + fact[4:])
         elif kind == "module":
@@ -1301,6 +1319,9 @@ def _tables(facts) -> Tables:
             pass  # NPU305's (RecordStreamUnknownTag.project)
         else:
             creations.append((path,) + fact[1:6] + (key(path, fact[6]),) + fact[7:10] + (key(path, fact[10]),))
+    if opaque:  # a call of such a class (or of a subclass: a metaclass is inherited) is no known instantiation
+        calls = {path: [r for r in records if r[0] not in opaque and not opaque.intersection(_ancestors(r[0], bases))]
+                 for path, records in calls.items()}
     imports = _import_graph(modules, imported)
     # what is counted: the classes whose methods create events, and the functions a call runs
     # the body of then and there that create one outside any class (``make()`` returning one)
@@ -2587,6 +2608,69 @@ def _one_process(a: str, b: str, imports: Dict[str, Set[str]]) -> bool:
     if b in reachable(a) or a in reachable(b):
         return True
     return any(a in reachable(c) and b in reachable(c) for c in imports)
+
+
+_EXITS = frozenset({"sys.exit", "os._exit"})
+
+
+def _leaves_after(loop: cst.CSTNode, node: cst.CSTNode, sem: Semantic, site: Site) -> bool:
+    """Whether every iteration of *loop* (a ``for`` or ``while``) that runs *node* leaves the
+    loop after it: in the body's top level or in the ``if``/``else`` arms that hold *node*, a
+    statement from the one that holds *node* on is a ``break``, ``return``, ``raise`` or
+    ``sys.exit()``/``os._exit()`` call, and no ``continue`` stands in those statements before
+    it. (Not through ``try`` or ``with``: an exception caught there goes on with the loop.)"""
+    return _block_leaves(getattr(loop, "body", None), node, sem, site)
+
+
+def _block_leaves(body: Optional[cst.CSTNode], node: cst.CSTNode, sem: Semantic, site: Site) -> bool:
+    units: List[cst.CSTNode] = []
+    for stmt in getattr(body, "body", ()):
+        units.extend(stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,))
+    at = next((i for i, u in enumerate(units) if _holds(u, node)), None)
+    if at is None:
+        return False  # (a while loop's test, a for loop's iterable, an if's test: every iteration)
+    for u in units[at:]:
+        if _continues(u):
+            return False
+        if isinstance(u, (cst.Break, cst.Return, cst.Raise)) or (
+                isinstance(u, cst.Expr) and isinstance(u.value, cst.Call)
+                and sem.resolve(u.value.func, site, _EXITS) is not None):
+            return True
+    arm: Optional[cst.CSTNode] = units[at]
+    while isinstance(arm, cst.If):  # the arm that holds it, down an elif chain
+        if _holds(arm.body, node):
+            return _block_leaves(arm.body, node, sem, site)
+        arm = arm.orelse
+        if isinstance(arm, cst.Else):
+            return _holds(arm.body, node) and _block_leaves(arm.body, node, sem, site)
+    return False
+
+
+def _holds(root: cst.CSTNode, node: cst.CSTNode) -> bool:
+    todo = [root]
+    while todo:
+        n = todo.pop()
+        if n is node:
+            return True
+        todo.extend(n.children)
+    return False
+
+
+def _continues(root: cst.CSTNode) -> bool:
+    """Whether *root* holds a ``continue`` of the loop it is in (not of a loop, function or
+    class inside it)."""
+    todo = [root]
+    while todo:
+        n = todo.pop()
+        if isinstance(n, cst.Continue):
+            return True
+        if n is not root and isinstance(n, (cst.For, cst.While)):
+            todo.extend(c for c in (n.orelse,) if c is not None)  # (a loop's else belongs to the outer one)
+            continue
+        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        todo.extend(n.children)
+    return False
 
 
 def _ancestors(q: str, bases: Dict[str, Tuple[str, ...]]) -> List[str]:

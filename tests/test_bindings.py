@@ -109,3 +109,66 @@ def test_a_dataclass_field_read_by_other_rules_is_unknown(lint):
     plain = tags.replace("@dataclass\n", "").replace("tag: str = ", "tag = ").replace('(tag="ev0")', "()") \
         .replace('(tag="ev1")', "()")
     assert [f.code for f in lint({"t.py": plain}, select=["NPU306"])] == ["NPU306"]
+
+
+# -- NPU306: what a call of a class makes, and loops that run a creation at most once --------
+
+EVENTS = d("""\
+    class Events:
+        def __init__(self):
+            self.ev = tng.ops.npu_create_tagged_event(tag="a")
+""")
+
+SINGLETONS = {
+    # the decorator caches the instance: __init__ runs once
+    "decorator": "def singleton(cls):\n    inst = {}\n    def get(*a, **k):\n        if cls not in inst:\n"
+                 "            inst[cls] = cls(*a, **k)\n        return inst[cls]\n    return get\n\n@singleton\n" + EVENTS,
+    # the metaclass's __call__ caches it
+    "metaclass": "class Singleton(type):\n    _inst = {}\n    def __call__(cls, *a, **k):\n"
+                 "        if cls not in cls._inst:\n            cls._inst[cls] = super().__call__(*a, **k)\n"
+                 "        return cls._inst[cls]\n\n" + EVENTS.replace("class Events:", "class Events(metaclass=Singleton):"),
+    # ... and is inherited by a subclass
+    "inherited metaclass": "from mylib import Singleton\n\nclass Base(metaclass=Singleton):\n    pass\n\n"
+                           + EVENTS.replace("class Events:", "class Events(Base):"),
+    # the name is a function returning the one instance where it is called
+    "name rebound": EVENTS + "\n_inst = Events()\n\ndef Events():\n    return _inst\n",
+}
+
+
+@pytest.mark.parametrize("src", list(SINGLETONS.values()), ids=list(SINGLETONS))
+def test_a_class_whose_call_may_not_make_an_instance_is_not_counted(lint, src):
+    src = "import torchair as tng\n" + src + "\ne1 = Events()\ne2 = Events()\n"
+    assert lint({"t.py": src}, select=["NPU306"]) == []
+
+
+def test_a_plain_class_instantiated_twice_is_still_reported(lint):
+    src = "import torchair as tng\n" + EVENTS + "\ne1 = Events()\ne2 = Events()\n"
+    assert [f.code for f in lint({"t.py": src}, select=["NPU306"])] == ["NPU306"]
+
+
+LEAVING = {
+    "break": "for i in range(4):\n    ev = CREATE\n    break\n",
+    "while True ... break": "while True:\n    ev = CREATE\n    break\n",
+    "raise": "for i in range(4):\n    ev = CREATE\n    raise SystemExit\n",
+    "sys.exit": "import sys\nfor i in range(4):\n    ev = CREATE\n    sys.exit(0)\n",
+    "return": "def f():\n    for i in range(4):\n        return CREATE\n",
+    "break in the arm": "for i in range(4):\n    if i > 2:\n        ev = CREATE\n        break\n",
+    "one line": "for i in range(4):\n    ev = CREATE; break\n",
+}
+
+
+@pytest.mark.parametrize("body", list(LEAVING.values()), ids=list(LEAVING))
+def test_a_loop_that_leaves_after_the_creation_runs_it_once(lint, body):
+    src = "import torchair as tng\n" + body.replace("CREATE", 'tng.ops.npu_create_tagged_event(tag="a")')
+    assert lint({"t.py": src}, select=["NPU306"]) == []
+
+
+@pytest.mark.parametrize("body", [
+    "for i in range(4):\n    ev = CREATE\n    if i:\n        continue\n    break\n",  # a continue before the break
+    "for j in range(2):\n    for i in range(4):\n        ev = CREATE\n        break\n",  # the break leaves the inner loop
+    "for i in range(4):\n    ev = CREATE\n",
+    "import sys\nsys.exit = print\nfor i in range(4):\n    ev = CREATE\n    exit(0)\n",  # not sys.exit
+], ids=["continue first", "outer loop", "no exit", "another exit"])
+def test_a_loop_that_may_go_on_after_the_creation_is_still_reported(lint, body):
+    src = "import torchair as tng\n" + body.replace("CREATE", 'tng.ops.npu_create_tagged_event(tag="a")')
+    assert [f.code for f in lint({"t.py": src}, select=["NPU306"])] == ["NPU306"]
