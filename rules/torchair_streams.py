@@ -43,6 +43,10 @@ _CONTAINERS = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.modules.c
 # Base classes that share no tagged-event attributes with their subclasses.
 _PLAIN_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "builtins.object"}
 
+# builtins that read nothing of an instance's attributes (hasattr asks one exists)
+_INSTANCE_READERS = frozenset({"super", "isinstance", "issubclass", "id", "type", "hash", "repr", "str", "print",
+                               "len", "bool", "hasattr", "callable", "format"})
+
 _SRC = ("torchair's page 图内多流表达功能（aclgraph） (Ascend/torchair@fbd4456f "
         "docs/zh/context/图内多流表达功能（aclgraph）.md); Ascend/torchair@fced8842 python/torchair/scope/, "
         "python/torchair/ops/_tagged_event.py")
@@ -520,12 +524,79 @@ class StreamsAnalysis(Analysis):
                 out.add(key)
             elif isinstance(node, cst.Attribute):
                 foreign.add(node.attr.value)
+        out |= self._reflective(families, inner)
         foreign &= {name for attrs in sem.attrs.values() for name in attrs}
         if foreign:
             # ``for m in [self]: npu_tagged_event_record(m.ev)``, ``E.rec(self)`` recording ``m.ev``:
             # the same attribute of an object that may be an instance of the class
             out.update(("attr", fam, name) for fam in set(families.values()) if fam is not None for name in foreign)
         return out
+
+    def _reflective(self, families, inner: Set[int]) -> Set[tuple]:
+        """Event keys a name cannot be seen to reach: every ``self.<attr>`` of a class whose
+        instance is passed to a function not of this file (``getattr(self, f"ev_{i}")``,
+        ``vars(self)``, ``helper(self)``) or read through ``self.__dict__`` /
+        ``self.__getattribute__``; every name of a scope whose namespace is read as a dict
+        (``locals()``, ``vars()``; for the module also ``globals()`` anywhere and
+        ``sys.modules``, as in ``sys.modules[__name__].EV``)."""
+        sem = self.ctx.sem
+        argument: Dict[int, Tuple[cst.Call, Site]] = {}
+        spaces: Set[int] = set()  # id(scope) whose names are read by a namespace dict
+        for call, site in self.calls:
+            for a in call.args:
+                argument[id(a.value)] = (call, site)
+            f = call.func
+            if type(f) is cst.Name and f.value in ("globals", "locals", "vars") and not sem.reaching(f.value, site)[0]:
+                if f.value == "globals":
+                    spaces.add(id(sem.module_scope))
+                elif not call.args:
+                    spaces.add(id(site.scope))
+        whole: Set[int] = set()  # families of classes whose instance escapes
+        for node, site in self.loads:
+            if type(node) is cst.Attribute:
+                if node.attr.value in ("__dict__", "__getattribute__") and type(node.value) is cst.Name:
+                    cls = self._self_class(site, node.value.value)
+                    if cls is not None and families.get(cls) is not None:
+                        whole.add(families[cls])
+                elif node.attr.value == "modules" and type(node.value) is cst.Name and node.value.value == "sys":
+                    spaces.add(id(sem.module_scope))
+                continue
+            if type(node) is not cst.Name or id(node) in inner or id(node) not in argument:
+                continue
+            cls = self._self_class(site, node.value)
+            if cls is None or families.get(cls) is None:
+                continue
+            call, csite = argument[id(node)]
+            if not self._sees_through(call, csite):
+                whole.add(families[cls])
+        out: Set[tuple] = set()
+        if whole:
+            for cls, attrs in sem.attrs.items():
+                if families.get(cls) in whole:
+                    out.update(("attr", families[cls], name) for name in attrs)
+        if spaces:
+            for scope in set(sem.scope_of.values()):
+                if id(scope) in spaces:
+                    out.update(("name", id(scope), name) for name in scope.bindings)
+        return out
+
+    def _sees_through(self, call: cst.Call, site: Site) -> bool:
+        """Whether passing an instance to *call* lets no unseen code reach its attributes: a
+        builtin that reads nothing of them, ``super``, a function or class of this file (its
+        own attribute reads are seen: ``_escaped``'s foreign names), a base's ``__init__``."""
+        sem = self.ctx.sem
+        f = call.func
+        if type(f) is cst.Name:
+            if f.value in _INSTANCE_READERS and not sem.reaching(f.value, site)[0]:
+                return True
+            b = sem.certain_binding(f, site)
+            return b is not None and b.kind in ("def", "class")
+        if type(f) is cst.Attribute and type(f.value) is cst.Name and f.attr.value == "__init__":
+            b = sem.certain_binding(f.value, site)
+            if b is not None and b.kind == "class":
+                return True
+            return sem.resolve(f.value, site, _PLAIN_BASES) is not None
+        return False
 
     # -- facts for the project-wide phase -------------------------------------------------
     def _class_qualname(self, site: Site) -> Optional[str]:

@@ -172,3 +172,82 @@ def test_a_loop_that_leaves_after_the_creation_runs_it_once(lint, body):
 def test_a_loop_that_may_go_on_after_the_creation_is_still_reported(lint, body):
     src = "import torchair as tng\n" + body.replace("CREATE", 'tng.ops.npu_create_tagged_event(tag="a")')
     assert [f.code for f in lint({"t.py": src}, select=["NPU306"])] == ["NPU306"]
+
+
+# -- NPU301: an event read by no name (reflection, the instance or namespace passed on) ------
+
+CLASS_WAIT = d("""\
+    import torchair as tng
+    from mylib import helper
+
+    class M:
+        def __init__(self):
+            self.ev_0 = tng.ops.npu_create_tagged_event(tag="a")
+
+        def p(self, i):
+            USE
+
+        def c(self):
+            tng.ops.npu_tagged_event_wait(self.ev_0)
+""")
+
+
+@pytest.mark.parametrize("use", [
+    'tng.ops.npu_tagged_event_record(getattr(self, f"ev_{i}"))',
+    "for e in vars(self).values(): tng.ops.npu_tagged_event_record(e)",
+    'tng.ops.npu_tagged_event_record(self.__dict__["ev_0"])',
+    'tng.ops.npu_tagged_event_record(self.__getattribute__("ev_0"))',
+    "helper(self)",  # another module's function may record obj.ev_0
+])
+def test_an_instance_read_by_no_name_may_record_its_events(lint, use):
+    assert lint({"t.py": CLASS_WAIT.replace("USE", use)}, select=["NPU301"]) == []
+
+
+@pytest.mark.parametrize("use", [
+    "isinstance(self, M)", "print(self)", "super().__init__()", "pass",
+])
+def test_an_instance_only_read_by_builtins_keeps_its_events_known(lint, use):
+    found = lint({"t.py": CLASS_WAIT.replace("USE", use)}, select=["NPU301"])
+    assert [(f.code, f.line) for f in found] == [("NPU301", 12)]
+
+
+def test_an_instance_passed_to_a_function_of_the_file_is_judged_by_that_function(lint):
+    src = CLASS_WAIT.replace("USE", "show(self)") + "\n\ndef show(m):\n    print(m)\n"
+    assert [f.code for f in lint({"t.py": src}, select=["NPU301"])] == ["NPU301"]
+    src = CLASS_WAIT.replace("USE", "rec(self)") + "\n\ndef rec(m):\n    tng.ops.npu_tagged_event_record(m.ev_0)\n"
+    assert lint({"t.py": src}, select=["NPU301"]) == []
+
+
+@pytest.mark.parametrize("use", [
+    'tng.ops.npu_tagged_event_record(globals()["EV"])',
+    "tng.ops.npu_tagged_event_record(sys.modules[__name__].EV)",
+])
+def test_a_module_event_read_through_the_namespace_may_be_recorded(lint, use):
+    src = d(f"""\
+        import sys
+        import torchair as tng
+
+        EV = tng.ops.npu_create_tagged_event(tag="a")
+
+        def p():
+            {use}
+
+        def c():
+            tng.ops.npu_tagged_event_wait(EV)
+    """)
+    assert lint({"t.py": src}, select=["NPU301"]) == []
+    assert [f.code for f in lint({"t.py": src.replace(use, "pass")}, select=["NPU301"])] == ["NPU301"]
+
+
+def test_a_local_event_read_through_locals_may_be_recorded(lint):
+    src = d("""\
+        import torchair as tng
+
+        def f():
+            ev = tng.ops.npu_create_tagged_event(tag="a")
+            tng.ops.npu_tagged_event_record(locals()["ev"])
+            tng.ops.npu_tagged_event_wait(ev)
+    """)
+    assert lint({"t.py": src}, select=["NPU301"]) == []
+    twin = src.replace('    tng.ops.npu_tagged_event_record(locals()["ev"])\n', "")
+    assert [f.code for f in lint({"t.py": twin}, select=["NPU301"])] == ["NPU301"]
