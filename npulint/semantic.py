@@ -371,6 +371,8 @@ class Semantic:
         self._attr_uses: Dict[str, List[cst.Attribute]] = {}  # see _use_table()
         self._namespace_calls: List[cst.Call] = []  # see _use_table()
         self._set_names: FrozenSet[str] = frozenset()  # see _use_table(): setattr/delattr's literal names
+        self.choices: List[cst.CSTNode] = []  # the and/or operations, conditional expressions and asserts open
+        self.skippable = False  # a binding being made may not happen (see _l_named_expr)
         self._makes_classes = False  # see _use_table(): ``type(name, bases, namespace)``, a class made by a call
         self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
         # whether the file may put another object in place of a module (``sys.modules["x"] = m``):
@@ -409,7 +411,7 @@ class Semantic:
     def bind(self, name: str, kind: str, node: Optional[cst.CSTNode], *, value=None, index=(),
              qualname=None, scope: Optional[Scope] = None) -> None:
         scope = scope or self.scope
-        conditional = bool(scope.blocks) or kind in ("loop", "del", "except")
+        conditional = bool(scope.blocks) or kind in ("loop", "del", "except") or self.skippable
         if scope.kind == "comprehension" and kind == "assign":  # walrus binds outside
             comp = scope
             while scope.kind == "comprehension" and scope.parent is not None:
@@ -419,6 +421,8 @@ class Semantic:
             blocks = scope.blocks + ((comp.node, True),)
         else:
             blocks = scope.blocks
+        if self.skippable:  # a block of its own around it: it encloses no use
+            blocks = blocks + ((node, False),)
         target = scope
         if name in scope.globals:
             target, conditional = self.module_scope, True
@@ -1879,7 +1883,37 @@ def _l_aug_assign(sem: Semantic, node: cst.AugAssign) -> None:
 
 
 def _l_named_expr(sem: Semantic, node: cst.NamedExpr) -> None:
-    sem.bind_target(node.target, "assign", node, value=node.value)
+    # in an operand that may not be evaluated (``flag and (WS := 3)``, an arm of ``x if c else
+    # y``, an ``assert``, which ``python -O`` drops), the binding may not happen
+    sem.skippable = any(_may_skip(e, node) for e in sem.choices)
+    try:
+        sem.bind_target(node.target, "assign", node, value=node.value)
+    finally:
+        sem.skippable = False
+
+
+def _may_skip(expr: cst.CSTNode, node: cst.CSTNode) -> bool:
+    """Whether *node*, inside the ``and``/``or``, conditional expression or ``assert`` *expr*,
+    is in a part of it that may not be evaluated."""
+    if type(expr) is cst.Assert:
+        return True
+    parts = (expr.right,) if type(expr) is cst.BooleanOperation else (expr.body, expr.orelse)
+    for part in parts:
+        todo = [part]
+        while todo:
+            n = todo.pop()
+            if n is node:
+                return True
+            todo.extend(n.children)
+    return False
+
+
+def _v_choice(sem: Semantic, node: cst.CSTNode) -> None:
+    sem.choices.append(node)
+
+
+def _l_choice(sem: Semantic, node: cst.CSTNode) -> None:
+    sem.choices.pop()
 
 
 def _v_global(sem: Semantic, node: cst.Global) -> None:
@@ -1935,6 +1969,7 @@ _ENGINE_VISIT_BASE = {
     "ListComp": _v_comp, "SetComp": _v_comp, "DictComp": _v_comp, "GeneratorExp": _v_comp,
     "CompFor": _v_comp_for,
     "MatchAs": _v_match_name, "MatchStar": _v_match_name, "MatchMapping": _v_match_name,
+    "BooleanOperation": _v_choice, "IfExp": _v_choice, "Assert": _v_choice,
 }
 
 _ENGINE_LEAVE = {
@@ -1944,6 +1979,7 @@ _ENGINE_LEAVE = {
     "AnnAssign": _l_ann_assign,
     "AugAssign": _l_aug_assign,
     "NamedExpr": _l_named_expr,
+    "BooleanOperation": _l_choice, "IfExp": _l_choice, "Assert": _l_choice,
     "ListComp": _l_comp, "SetComp": _l_comp, "DictComp": _l_comp, "GeneratorExp": _l_comp,
 }
 

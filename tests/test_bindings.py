@@ -251,3 +251,28 @@ def test_a_local_event_read_through_locals_may_be_recorded(lint):
     assert lint({"t.py": src}, select=["NPU301"]) == []
     twin = src.replace('    tng.ops.npu_tagged_event_record(locals()["ev"])\n', "")
     assert [f.code for f in lint({"t.py": twin}, select=["NPU301"])] == ["NPU301"]
+
+
+# -- a walrus in an operand that may not be evaluated ---------------------------------------
+
+@pytest.mark.parametrize("stmt", [
+    "if flag and (WS := 3):\n    pass\n",
+    "if flag or (WS := 3):\n    pass\n",
+    "y = (WS := 3) if flag else 0\n",
+    "y = 0 if flag else (WS := 3)\n",
+    "assert (WS := 3)\n",  # python -O drops it
+])
+def test_a_walrus_that_may_not_run_leaves_the_value_unknown(lint, stmt):
+    src = AGMM + "import os\nWS = 8\nflag = os.environ.get('F')\n" + stmt + \
+        "torch_npu.npu_all_gather_base_mm(x, w, h, WS)\n"
+    assert lint({"t.py": src}, select=["NPU401"]) == []
+
+
+@pytest.mark.parametrize("stmt", [
+    "if (WS := 3) and flag:\n    pass\n",  # the left operand always runs
+    "y = 1 if (WS := 3) else 0\n",  # so does the test
+])
+def test_a_walrus_that_always_runs_still_binds_for_certain(lint, stmt):
+    src = AGMM + "import os\nWS = 8\nflag = os.environ.get('F')\n" + stmt + \
+        "torch_npu.npu_all_gather_base_mm(x, w, h, WS)\n"
+    assert [f.code for f in lint({"t.py": src}, select=["NPU401"])] == ["NPU401"]
