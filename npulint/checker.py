@@ -149,7 +149,7 @@ class FileContext:
         self.sem.may_stub_modules = "modules" in text
         self.sem.may_reach_namespace = "modules" in text or any(w in text for w in ("globals", "vars", "locals", "exec"))
         # torch's default dtype, worked out when a tensor needs it (a scan of the run's texts)
-        self.ev = Evaluator(self.sem, functools.partial(program_default_dtype, text))
+        self.ev = Evaluator(self.sem, functools.partial(program_default_dtype, text, self.sem))
         self.findings: List[Finding] = []
         self.facts: Dict[str, List[Any]] = {}
         self.analyses: Dict[type, Any] = {}  # the file's shared analyses (see analysis())

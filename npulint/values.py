@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import operator
+import os
+import sys
 from typing import Any, Callable, Dict, FrozenSet, Optional, Set, Tuple
 
 import libcst as cst
@@ -763,11 +765,17 @@ _DEFAULT_DTYPE_KEY = "values.sets_default_dtype"
 _modules.register_text_facts(_DEFAULT_DTYPE_KEY, _sets_default_dtype)
 
 
-def program_default_dtype(text: str) -> Optional[DType]:
+# Top-level packages whose import or calls leave torch's default dtype alone (besides the
+# standard library's): a module of another package may set it where npulint does not see.
+DTYPE_NEUTRAL_PACKAGES = frozenset({"torch", "torch_npu", "torchair", "numpy", "npu_bridge", "tensorflow"})
+
+
+def program_default_dtype(text: str, sem: Optional[Semantic] = None) -> Optional[DType]:
     """torch's default dtype for a file whose text is *text*: float32, unless this file or
     any Python file of the run or of its programs (:mod:`npulint.program`) names one of its
-    setters (the call may run before any of the file's tensors are made): then None, unknown.
-    The texts are scanned once per run, the first time a file asks (a cached result depends on
+    setters (the call may run before any of the file's tensors are made), or the file (*sem*)
+    imports a module npulint does not see (:func:`_imports_unseen`): then None, unknown. The
+    texts are scanned once per run, the first time a file asks (a cached result depends on
     the answer)."""
     if _sets_default_dtype(text):
         return None
@@ -776,7 +784,45 @@ def program_default_dtype(text: str) -> Optional[DType]:
         setters = run.text_facts(_DEFAULT_DTYPE_KEY)
         if setters is None or setters:  # (None: the program's files are too many to read)
             return None
+    if sem is not None and _imports_unseen(sem, run):
+        return None
     return TORCH_FLOAT32
+
+
+def _imports_unseen(sem: Semantic, run) -> bool:
+    """Whether the file imports a module whose code npulint does not read and that may set
+    torch's default dtype (importing runs its top level; ``from mysetup import init; init()``):
+    one of no package of :data:`DTYPE_NEUTRAL_PACKAGES`, not of the standard library, and not a
+    file of the run or of its programs (whose texts :func:`program_default_dtype` reads)."""
+    seen: Set[str] = set()
+    if run is not None:
+        seen.update(m.split(".", 1)[0] for m in run.paths)
+        for path in run.program():
+            parts = os.path.normpath(path).split(os.sep)
+            seen.update(parts[:-1])
+            seen.add(os.path.splitext(parts[-1])[0])
+    for b in sem.all_bindings():
+        if b.kind != "import":
+            continue
+        node = b.node
+        if isinstance(node, cst.ImportFrom) and node.relative:
+            continue  # a module of the file's own package
+        top = (b.qualname or "").split(".", 1)[0]
+        if top and top not in DTYPE_NEUTRAL_PACKAGES and top not in _STDLIB and top not in seen \
+                and top != "__future__":
+            return True
+    return False
+
+
+# (Python 3.9 has no list of its own: the modules scripts import most)
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) or frozenset((
+    "abc", "argparse", "array", "ast", "atexit", "base64", "bisect", "builtins", "collections", "contextlib",
+    "copy", "csv", "ctypes", "dataclasses", "datetime", "decimal", "enum", "errno", "faulthandler", "fractions",
+    "functools", "gc", "getpass", "glob", "gzip", "hashlib", "heapq", "importlib", "inspect", "io", "itertools",
+    "json", "logging", "math", "multiprocessing", "numbers", "operator", "os", "pathlib", "pickle", "platform",
+    "pprint", "queue", "random", "re", "shlex", "shutil", "signal", "site", "socket", "stat", "statistics",
+    "string", "struct", "subprocess", "sys", "sysconfig", "tarfile", "tempfile", "textwrap", "threading", "time",
+    "traceback", "types", "typing", "unittest", "uuid", "warnings", "weakref", "zipfile"))
 
 
 def _torch_dtype(ev: Evaluator, call: cst.Call, site: Site, dtype_expr) -> Optional[DType]:

@@ -365,7 +365,10 @@ class FusedCommDtype(LintRule):
                    "`npu_mm_all_reduce_base` takes float16, bfloat16 or int8 (quantised) x1; its inputs may "
                    "differ only with quantisation arguments (`antiquant_scale`, `dequant_scale`). A tensor made "
                    "without `dtype=` has torch's default dtype, taken as float32 only where it is known: not when "
-                   "any Python file of the run names `set_default_dtype`/`set_default_tensor_type`, nor inside a "
+                   "any Python file of the run names `set_default_dtype`/`set_default_tensor_type`, nor in a file that "
+                   "imports a module npulint does not read (not of the standard library, torch, torch_npu, torchair, "
+                   "numpy, npu_bridge or tensorflow, nor a file of the run or of its programs: "
+                   "`from mysetup import init; init()` may set it), nor inside a "
                    "`with` whose context manager may set it (vLLM's `set_default_torch_dtype`; torch's grad "
                    "modes, autocast, devices, streams and profilers leave it alone).")
     SOURCE = (_SRC + "; Ascend/op-plugin@517f2e7d op_plugin/ops/opapi/AllGatherBaseMatmulKernelNpuOpApi.cpp:105-108, "

@@ -1063,9 +1063,20 @@ def test_npu407_another_file_of_the_run_sets_the_default_dtype(lint, setter):
     # conftest_helper.py sets torch's default dtype when imported: the model's torch.randn(m, k)
     # may be float16. Any Python file of the run that names a setter makes the default unknown.
     model = mk("import conftest_helper\n" + textwrap.dedent(_DEFAULT_MADE))
-    assert codes(lint({"model.py": model}, select=SEL)) == ["NPU407"]  # the setter is not in the run
     helper = "import torch\n" + setter + "\n"
     assert codes(lint({"model.py": model, "conftest_helper.py": helper}, select=SEL)) == []
+    # the helper in the run, naming no setter: float32
+    assert codes(lint({"model.py": model, "conftest_helper.py": "import torch\n"}, select=SEL)) == ["NPU407"]
+
+
+def test_npu407_a_module_npulint_does_not_read_may_set_the_default_dtype(lint):
+    # RULES.md: a module that is not linted is unknown; importing it runs its top level, and
+    # its functions may set the default (the probe of binding constructs: m/dtype_default4.py)
+    for imp in ("import conftest_helper\n", "from mysetup import init\ninit()\n", "import transformers\n"):
+        assert codes(lint({"model.py": mk(imp + textwrap.dedent(_DEFAULT_MADE))}, select=SEL)) == [], imp
+    # the standard library, numpy and the NPU packages are read as leaving it alone
+    for imp in ("import os, sys, argparse\n", "import numpy as np\n", "from torch_npu.testing import testcase\n"):
+        assert codes(lint({"model.py": mk(imp + textwrap.dedent(_DEFAULT_MADE))}, select=SEL)) == ["NPU407"], imp
 
 
 def test_npu407_a_file_that_only_reads_the_default_dtype_changes_nothing(lint):
@@ -1142,10 +1153,9 @@ def test_npu407_tensors_made_inside_a_known_with_keep_the_default_dtype(lint, he
 
 def test_npu407_tensors_made_before_an_unknown_with_keep_the_default_dtype(lint):
     src = mk("""
-        from vllm.model_executor.model_loader.utils import set_default_torch_dtype
         x = torch.randn(128, 512)
         w = torch.randn(512, 256)
-        with set_default_torch_dtype(torch.bfloat16):
+        with set_default_torch_dtype(torch.bfloat16):  # (as vLLM's, which sets it)
             out = torch_npu.npu_mm_reduce_scatter_base(x, w, hcom, 8)
     """)
     assert codes(lint(src, select=SEL)) == ["NPU407"]
