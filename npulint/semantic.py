@@ -373,6 +373,7 @@ class Semantic:
         self._set_names: FrozenSet[str] = frozenset()  # see _use_table(): setattr/delattr's literal names
         self.choices: List[cst.CSTNode] = []  # the and/or operations, conditional expressions and asserts open
         self.skippable = False  # a binding being made may not happen (see _l_named_expr)
+        self._namespace_direct: FrozenSet[Optional[str]] = frozenset()  # see namespace_rebinds()
         self._makes_classes = False  # see _use_table(): ``type(name, bases, namespace)``, a class made by a call
         self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
         # whether the file may put another object in place of a module (``sys.modules["x"] = m``):
@@ -434,12 +435,19 @@ class Semantic:
         target.bindings.setdefault(name, []).append(b)
 
     def _nonlocal_target(self, scope: Scope, name: str) -> Scope:
+        """The function scope a ``nonlocal`` *name* of *scope* rebinds: the nearest enclosing
+        one that binds it; where none does yet (``nonlocal ws`` in a nested function defined
+        before the outer ``ws = 3``: Python's choice is made over the whole body), the nearest
+        enclosing function, never the module (``nonlocal`` cannot name a global)."""
         s = scope.parent
+        nearest = None
         while s is not None:
-            if s.kind in ("function", "lambda") and name in s.bindings:
-                return s
+            if s.kind in ("function", "lambda"):
+                if name in s.bindings:
+                    return s
+                nearest = nearest or s
             s = s.parent
-        return self.module_scope
+        return nearest or self.module_scope
 
     def bind_target(self, target: cst.BaseExpression, kind: str, node, value=None, index=()) -> None:
         if isinstance(target, cst.Name):
@@ -656,6 +664,9 @@ class Semantic:
                 return self._IN_PROGRESS
             if self.may_stub_modules and self.stubbed(b.qualname):
                 return frozenset({LOCAL})  # the import may bind the file's stand-in
+            if self.may_reach_namespace and b.site.scope is self.module_scope and self.namespace_rebinds(b.name):
+                # rebound by name where no binding shows it (``globals()["hccl_ops"] = myops``)
+                return frozenset({LOCAL, canonical(b.qualname) if _modules.active() is not None else b.qualname})
             return frozenset({canonical(b.qualname) if _modules.active() is not None else b.qualname})
         if b.kind != "assign" or b.index:
             return frozenset({LOCAL})
@@ -1034,6 +1045,7 @@ class Semantic:
                     key = p.slice[0].slice.value.evaluated_value  # globals()["NAME"]...
                     key = key if isinstance(key, str) else None
                 (rebound if verdict is False else escaped).add(key)
+            self._namespace_direct = frozenset(rebound)  # (globals(), vars(), locals(), exec: see namespace_rebinds)
             for a in self._attr_uses.get("modules", ()):
                 if type(a.value) is cst.Name and a.value.value == "sys" and self._use_verdict(a) is not True \
                         and not self._other_module_read(a):
@@ -1042,6 +1054,15 @@ class Semantic:
         rebound, escaped = self._namespace
         hit = None in rebound or name in rebound
         return hit, hit or None in escaped or name in escaped
+
+    def namespace_rebinds(self, name: str) -> bool:
+        """Whether the module-level *name* may be rebound through the namespace dict
+        (``globals()["hccl_ops"] = myops``, ``globals().update(...)``, ``exec`` at the top
+        level): :meth:`namespace_changed` without its reading of ``sys.modules``, whose uses
+        (a stand-in, ``sys.modules[__name__].VERSION = 1``) :meth:`stubbed` judges for imports."""
+        self.namespace_changed(name)
+        direct = self._namespace_direct
+        return None in direct or name in direct
 
     def _exec_confined(self, call: cst.Call) -> bool:
         """Whether ``exec(code, ns)`` runs with a globals dict of its own: a literal dict, a

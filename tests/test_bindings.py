@@ -276,3 +276,35 @@ def test_a_walrus_that_always_runs_still_binds_for_certain(lint, stmt):
     src = AGMM + "import os\nWS = 8\nflag = os.environ.get('F')\n" + stmt + \
         "torch_npu.npu_all_gather_base_mm(x, w, h, WS)\n"
     assert [f.code for f in lint({"t.py": src}, select=["NPU401"])] == ["NPU401"]
+
+
+def test_a_nonlocal_declared_before_the_outer_binding_rebinds_the_outer_name(lint):
+    src = AGMM + d("""\
+        def outer(x, w, h):
+            def set_ws():
+                nonlocal ws
+                ws = 8
+            ws = 3
+            set_ws()
+            torch_npu.npu_all_gather_base_mm(x, w, h, ws)
+    """)
+    assert lint({"t.py": src}, select=["NPU401"]) == []
+    # the twin: the nested function rebinds another name
+    twin = src.replace("nonlocal ws\n        ws = 8", "nonlocal other\n        other = 8").replace(
+        "    ws = 3\n", "    ws = 3\n    other = 1\n")
+    assert [f.code for f in lint({"t.py": twin}, select=["NPU401"])] == ["NPU401"]
+
+
+@pytest.mark.parametrize("rebind", [
+    'globals()["hccl_ops"] = myops',
+    "globals().update(hccl_ops=myops)",
+    'exec("from myops import hccl_ops")',
+])
+def test_an_import_rebound_through_the_namespace_is_not_the_api(lint, rebind):
+    src = "from npu_bridge.hccl import hccl_ops\nimport myops\n" + rebind + "\nout = hccl_ops.allgather(w)\n"
+    assert lint({"t.py": src}, select=["NPU010"]) == []
+
+
+def test_an_import_beside_another_name_set_through_the_namespace_is_still_the_api(lint):
+    src = 'from npu_bridge.hccl import hccl_ops\nglobals()["other"] = 1\nout = hccl_ops.allgather(w)\n'
+    assert [f.code for f in lint({"t.py": src}, select=["NPU010"])] == ["NPU010"]
