@@ -94,6 +94,7 @@ class RunModules:
         self._read_any = read_any
         self._big: Dict[str, Optional[str]] = {}
         self._program: Optional[Tuple[str, ...]] = None  # see program()
+        self._program_names: Optional[FrozenSet[str]] = None  # see program_names()
         self.unbounded = False  # the program's other files are too many to read: anything may change
         self.asked = False  # whether this process asked what the program's files change or hold
         self._touches: Dict[str, Optional["Touches"]] = {}
@@ -147,6 +148,24 @@ class RunModules:
                 extra = ()
             self._program = tuple(sorted(set(self.files) | set(extra)))
         return self._program
+
+    def program_names(self) -> FrozenSet[str]:
+        """The names an import of a module of the run or of its programs may start with: the
+        first part of each of the run's module names, and each program file's name and folders
+        (worked out once). A cached result that asked holds while the names are the same."""
+        self._deps.add(_PROGRAM_NAMES)
+        self.asked = True
+        return self._names()
+
+    def _names(self) -> FrozenSet[str]:
+        if self._program_names is None:
+            seen: Set[str] = {m.split(".", 1)[0] for m in self.paths}
+            for path in self.program():
+                parts = os.path.normpath(path).split(os.sep)
+                seen.update(parts[:-1])
+                seen.add(os.path.splitext(parts[-1])[0])
+            self._program_names = frozenset(seen)
+        return self._program_names
 
     @classmethod
     def from_files(cls, files: Iterable[Tuple[str, Optional[str], bool]],
@@ -426,6 +445,11 @@ class RunModules:
                 self._digests[module] = None if key not in _EXTRACTORS else blake2b(
                     repr(None if facts is None else sorted(facts.items())).encode("utf-8", "surrogateescape"),
                     digest_size=16).hexdigest()
+            return self._digests[module]
+        if module == _PROGRAM_NAMES:  # a dependency on the names of the run's and its programs' files
+            if module not in self._digests:
+                self._digests[module] = blake2b("\0".join(sorted(self._names())).encode("utf-8", "surrogateescape"),
+                                                digest_size=16).hexdigest()
             return self._digests[module]
         if module.startswith(_QUOTING):  # a dependency on which files hold a word between quotes
             if module not in self._digests:
@@ -1025,14 +1049,15 @@ _TOUCHED = "\0touched\0"  # the dependency key of a RunModules.touched answer
 _QUOTING = "\0quoting\0"  # the dependency key of a RunModules.quoting answer
 _UNBOUNDED = "\0unbounded"  # a touched answer when the program's files are too many to read
 _TEXT_FACTS = "\0text\0"  # the dependency key of a RunModules.text_facts answer
+_PROGRAM_NAMES = "\0names\0"  # the dependency key of a RunModules.program_names answer
 _EXTRACTORS: Dict[str, Callable[[str], Any]] = {}
 
 
 def asks_program(deps: Iterable[Tuple[str, Optional[str]]]) -> bool:
     """Whether a result with these dependencies (:meth:`RunModules.take_deps`) asked what the
     files of the run's programs change or hold (:meth:`RunModules.touched`, :meth:`RunModules.text_facts`,
-    :meth:`RunModules.quoting`)."""
-    return any(m.startswith((_TOUCHED, _TEXT_FACTS, _QUOTING)) for m, _ in deps)
+    :meth:`RunModules.quoting`) or which they are (:meth:`RunModules.program_names`)."""
+    return any(m.startswith((_TOUCHED, _TEXT_FACTS, _QUOTING, _PROGRAM_NAMES)) for m, _ in deps)
 
 
 def register_text_facts(key: str, extract: Callable[[str], Any]) -> None:

@@ -794,13 +794,7 @@ def _imports_unseen(sem: Semantic, run) -> bool:
     torch's default dtype (importing runs its top level; ``from mysetup import init; init()``):
     one of no package of :data:`DTYPE_NEUTRAL_PACKAGES`, not of the standard library, and not a
     file of the run or of its programs (whose texts :func:`program_default_dtype` reads)."""
-    seen: Set[str] = set()
-    if run is not None:
-        seen.update(m.split(".", 1)[0] for m in run.paths)
-        for path in run.program():
-            parts = os.path.normpath(path).split(os.sep)
-            seen.update(parts[:-1])
-            seen.add(os.path.splitext(parts[-1])[0])
+    seen = run.program_names() if run is not None else frozenset()
     for b in sem.all_bindings():
         if b.kind != "import":
             continue

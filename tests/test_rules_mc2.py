@@ -1151,6 +1151,17 @@ def test_npu407_tensors_made_inside_a_known_with_keep_the_default_dtype(lint, he
     assert "float32" in found[0].message
 
 
+def test_npu407_a_cached_result_holds_only_while_the_imported_modules_stay_unseen(tmp_path):
+    from test_cache_jobs import _lint, cache_mod
+
+    files = {"model.py": mk("import conftest_helper\n" + textwrap.dedent(_DEFAULT_MADE)), "other.py": "import torch\n"}
+    first = _lint(tmp_path, files, jobs=1, cache=cache_mod.Cache(str(tmp_path / "cache")))
+    assert [f.code for f in first.findings if f.code == "NPU407"] == []  # conftest_helper is not seen
+    files["conftest_helper.py"] = "import torch\n"  # now it is, and sets nothing
+    second = _lint(tmp_path, files, jobs=1, cache=cache_mod.Cache(str(tmp_path / "cache")))
+    assert [f.code for f in second.findings if f.code == "NPU407"] == ["NPU407"]
+
+
 def test_npu407_tensors_made_before_an_unknown_with_keep_the_default_dtype(lint):
     src = mk("""
         x = torch.randn(128, 512)
