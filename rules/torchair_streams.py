@@ -169,6 +169,7 @@ class StreamsAnalysis(Analysis):
         self._params = 0  # parameter lists open at this point (the traversal is in the function's scope there)
         self.param_calls: Set[int] = set()  # header calls in one (a default)
         self._ending_loops: Set[int] = set()  # id() of loop bodies a return/raise/break/continue may leave
+        self._blocks: Dict[int, tuple] = {}  # id(block) -> (block, _block()'s answer)
 
     # a function whose calls may not run its body as written (see _plain_function): a generator,
     # or a return/raise in a loop; noted on the way, not by walking each function again
@@ -217,6 +218,8 @@ class StreamsAnalysis(Analysis):
     def visit_Call(self, node: cst.Call) -> None:
         site = self.ctx.site()
         self.calls.append((node, site))
+        if type(node.func) is cst.Attribute and node.func.attr.value in ("exit", "_exit") and site.blocks:
+            self._ends_loops(site)  # (``sys.exit()``: see _looped)
         if self._header:
             self.header_calls.add(id(node))
             if self._params:
@@ -691,7 +694,75 @@ class StreamsAnalysis(Analysis):
         the way) runs the call at most once."""
         if any(s.kind == "comprehension" for s in site.scope.chain()):
             return True
-        return any(is_loop and not _leaves_after(blk, call, self.ctx.sem, site) for blk, is_loop in site.blocks)
+        return any(is_loop and (id(blk) not in self._ending_loops or not self._leaves_after(blk, call, site))
+                   for blk, is_loop in site.blocks)
+
+    def _leaves_after(self, loop: cst.CSTNode, node: cst.CSTNode, site: Site) -> bool:
+        """Whether every iteration of *loop* (a ``for`` or ``while``) that runs *node* leaves the
+        loop after it: in the body's top level or in the ``if``/``else`` arms that hold *node*, a
+        statement from the one that holds *node* on is a ``break``, ``return``, ``raise`` or
+        ``sys.exit()``/``os._exit()`` call, and no ``continue`` stands in those statements before
+        it. (Not through ``try`` or ``with``: an exception caught there goes on with the loop.)"""
+        body: Optional[cst.CSTNode] = getattr(loop, "body", None)
+        while body is not None:
+            units, owner, continues = self._block(body)
+            at = owner.get(id(node))
+            if at is None:
+                return False  # (a while loop's test, a for loop's iterable, an if's test: every iteration)
+            for i in range(at, len(units)):
+                u = units[i]
+                if continues[i]:
+                    return False
+                if isinstance(u, (cst.Break, cst.Return, cst.Raise)) or (
+                        isinstance(u, cst.Expr) and isinstance(u.value, cst.Call)
+                        and self.ctx.sem.resolve(u.value.func, site, _EXITS) is not None):
+                    return True
+            body = self._arm_holding(units[at], node)  # the if/else arm that holds it, down an elif chain
+        return False
+
+    def _arm_holding(self, stmt: cst.CSTNode, node: cst.CSTNode) -> Optional[cst.CSTNode]:
+        """The body of the ``if``/``elif``/``else`` arm of *stmt* that holds *node*; None when
+        *stmt* is no ``if`` or *node* is in a test."""
+        arm: Optional[cst.CSTNode] = stmt
+        while isinstance(arm, cst.If):
+            if id(node) in self._block(arm.body)[1]:
+                return arm.body
+            arm = arm.orelse
+            if isinstance(arm, cst.Else):
+                return arm.body if id(node) in self._block(arm.body)[1] else None
+        return None
+
+    def _block(self, body: cst.CSTNode):
+        """A block's statements (a line's small statements one by one), the index of the
+        statement that holds each node in it, and whether each holds a ``continue`` of the loop
+        it is in: worked out once per block, with one walk of it."""
+        hit = self._blocks.get(id(body))
+        if hit is not None and hit[0] is body:
+            return hit[1]
+        units: List[cst.CSTNode] = []
+        for stmt in getattr(body, "body", ()):
+            units.extend(stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,))
+        owner: Dict[int, int] = {}
+        continues: List[bool] = []
+        for i, u in enumerate(units):
+            found = False
+            todo = [(u, True)]  # (node, whether a continue there is of this loop)
+            while todo:
+                n, own = todo.pop()
+                owner[id(n)] = i
+                t = type(n)
+                if own and t is cst.Continue:
+                    found = True
+                if t is cst.For or t is cst.While:  # (a loop's else belongs to the loop around it)
+                    todo.extend((c, own and c is n.orelse) for c in n.children)
+                elif t is cst.FunctionDef or t is cst.ClassDef or t is cst.Lambda:
+                    todo.extend((c, False) for c in n.children)
+                else:
+                    todo.extend((c, own) for c in n.children)
+            continues.append(found)
+        info = (units, owner, continues)
+        self._blocks[id(body)] = (body, info)
+        return info
 
     def _facts_for_instances(self) -> None:
         """Instantiations of classes (calls resolved to a qualified name) and class bases,
@@ -2682,66 +2753,6 @@ def _one_process(a: str, b: str, imports: Dict[str, Set[str]]) -> bool:
 
 
 _EXITS = frozenset({"sys.exit", "os._exit"})
-
-
-def _leaves_after(loop: cst.CSTNode, node: cst.CSTNode, sem: Semantic, site: Site) -> bool:
-    """Whether every iteration of *loop* (a ``for`` or ``while``) that runs *node* leaves the
-    loop after it: in the body's top level or in the ``if``/``else`` arms that hold *node*, a
-    statement from the one that holds *node* on is a ``break``, ``return``, ``raise`` or
-    ``sys.exit()``/``os._exit()`` call, and no ``continue`` stands in those statements before
-    it. (Not through ``try`` or ``with``: an exception caught there goes on with the loop.)"""
-    return _block_leaves(getattr(loop, "body", None), node, sem, site)
-
-
-def _block_leaves(body: Optional[cst.CSTNode], node: cst.CSTNode, sem: Semantic, site: Site) -> bool:
-    units: List[cst.CSTNode] = []
-    for stmt in getattr(body, "body", ()):
-        units.extend(stmt.body if isinstance(stmt, cst.SimpleStatementLine) else (stmt,))
-    at = next((i for i, u in enumerate(units) if _holds(u, node)), None)
-    if at is None:
-        return False  # (a while loop's test, a for loop's iterable, an if's test: every iteration)
-    for u in units[at:]:
-        if _continues(u):
-            return False
-        if isinstance(u, (cst.Break, cst.Return, cst.Raise)) or (
-                isinstance(u, cst.Expr) and isinstance(u.value, cst.Call)
-                and sem.resolve(u.value.func, site, _EXITS) is not None):
-            return True
-    arm: Optional[cst.CSTNode] = units[at]
-    while isinstance(arm, cst.If):  # the arm that holds it, down an elif chain
-        if _holds(arm.body, node):
-            return _block_leaves(arm.body, node, sem, site)
-        arm = arm.orelse
-        if isinstance(arm, cst.Else):
-            return _holds(arm.body, node) and _block_leaves(arm.body, node, sem, site)
-    return False
-
-
-def _holds(root: cst.CSTNode, node: cst.CSTNode) -> bool:
-    todo = [root]
-    while todo:
-        n = todo.pop()
-        if n is node:
-            return True
-        todo.extend(n.children)
-    return False
-
-
-def _continues(root: cst.CSTNode) -> bool:
-    """Whether *root* holds a ``continue`` of the loop it is in (not of a loop, function or
-    class inside it)."""
-    todo = [root]
-    while todo:
-        n = todo.pop()
-        if isinstance(n, cst.Continue):
-            return True
-        if n is not root and isinstance(n, (cst.For, cst.While)):
-            todo.extend(c for c in (n.orelse,) if c is not None)  # (a loop's else belongs to the outer one)
-            continue
-        if isinstance(n, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        todo.extend(n.children)
-    return False
 
 
 def _ancestors(q: str, bases: Dict[str, Tuple[str, ...]]) -> List[str]:
