@@ -435,15 +435,15 @@ class Semantic:
         target.bindings.setdefault(name, []).append(b)
 
     def _nonlocal_target(self, scope: Scope, name: str) -> Scope:
-        """The function scope a ``nonlocal`` *name* of *scope* rebinds: the nearest enclosing
-        one that binds it; where none does yet (``nonlocal ws`` in a nested function defined
-        before the outer ``ws = 3``: Python's choice is made over the whole body), the nearest
-        enclosing function, never the module (``nonlocal`` cannot name a global)."""
+        """The function scope a ``nonlocal`` *name* of *scope* rebinds: as Python chooses over
+        the whole body, the nearest enclosing function that binds the name anywhere in it
+        (also after the nested function: ``def set_ws(): nonlocal ws`` before ``ws = 3``);
+        never the module (``nonlocal`` cannot name a global)."""
         s = scope.parent
         nearest = None
         while s is not None:
             if s.kind in ("function", "lambda"):
-                if name in s.bindings:
+                if name in s.bindings or _binds_anywhere(s.node, name):
                     return s
                 nearest = nearest or s
             s = s.parent
@@ -1911,6 +1911,57 @@ def _l_named_expr(sem: Semantic, node: cst.NamedExpr) -> None:
         sem.bind_target(node.target, "assign", node, value=node.value)
     finally:
         sem.skippable = False
+
+
+def _binds_anywhere(fn: cst.CSTNode, name: str) -> bool:
+    """Whether the function (or lambda) *fn* binds *name* as a local of its own: a parameter,
+    or a store anywhere in its body outside nested functions and classes (their names count),
+    unless it declares the name ``global`` or ``nonlocal`` itself."""
+    params = getattr(fn, "params", None)
+    if params is not None:
+        for p in (*params.posonly_params, *params.params, *params.kwonly_params):
+            if p.name.value == name:
+                return True
+        for p in (params.star_arg, params.star_kwarg):
+            if isinstance(p, cst.Param) and p.name.value == name:
+                return True
+    found = False
+    todo: List[cst.CSTNode] = [fn.body]
+    while todo:
+        n = todo.pop()
+        t = type(n)
+        if t is cst.Global or t is cst.Nonlocal:
+            if any(a.name.value == name for a in n.names):
+                return False
+            continue
+        if t is cst.FunctionDef or t is cst.ClassDef:
+            found = found or n.name.value == name
+            todo.extend(d.decorator for d in n.decorators)
+            continue  # (its body is a scope of its own)
+        if t is cst.Lambda:
+            continue
+        target = None
+        if t is cst.AssignTarget or t is cst.AnnAssign or t is cst.AugAssign or t is cst.For \
+                or t is cst.NamedExpr or t is cst.Del:
+            target = n.target
+        elif t is cst.AsName:
+            target = n.name
+        elif t is cst.ImportAlias and n.asname is None:
+            found = found or (dotted(n.name) or "").split(".")[0] == name
+        elif t is cst.MatchAs or t is cst.MatchStar:
+            found = found or (n.name is not None and n.name.value == name)
+        if target is not None:
+            stack = [target]
+            while stack:
+                e = stack.pop()
+                if type(e) is cst.Name:
+                    found = found or e.value == name
+                elif type(e) in (cst.Tuple, cst.List):
+                    stack.extend(el.value for el in e.elements)
+                elif type(e) is cst.StarredElement:
+                    stack.append(e.value)
+        todo.extend(n.children)
+    return found
 
 
 def _may_skip(expr: cst.CSTNode, node: cst.CSTNode) -> bool:

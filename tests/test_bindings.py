@@ -308,3 +308,33 @@ def test_an_import_rebound_through_the_namespace_is_not_the_api(lint, rebind):
 def test_an_import_beside_another_name_set_through_the_namespace_is_still_the_api(lint):
     src = 'from npu_bridge.hccl import hccl_ops\nglobals()["other"] = 1\nout = hccl_ops.allgather(w)\n'
     assert [f.code for f in lint({"t.py": src}, select=["NPU010"])] == ["NPU010"]
+
+
+def test_a_nonlocal_rebinds_the_nearest_function_that_binds_the_name_anywhere(lint):
+    # b binds ws after c's def: c's nonlocal is b's ws, not a's (which was bound first)
+    src = AGMM + d("""\
+        def a(x, w, h):
+            ws = 1
+            def b():
+                def c():
+                    nonlocal ws
+                    ws = 8
+                ws = 3
+                c()
+                return torch_npu.npu_all_gather_base_mm(x, w, h, ws)
+            return b()
+    """)
+    assert lint({"t.py": src}, select=["NPU401"]) == []
+    # b binds nothing: the nonlocal goes on to a, which binds ws after b's def
+    src = AGMM + d("""\
+        def a(x, w, h):
+            def b():
+                def c():
+                    nonlocal ws
+                    ws = 8
+                c()
+            ws = 3
+            b()
+            return torch_npu.npu_all_gather_base_mm(x, w, h, ws)
+    """)
+    assert lint({"t.py": src}, select=["NPU401"]) == []
