@@ -1030,10 +1030,12 @@ class Semantic:
             self._use_table()
             rebound: Set[Optional[str]] = set()  # None: any name
             escaped: Set[Optional[str]] = set()
+            direct: Set[Optional[str]] = set()  # see namespace_rebinds
             for node in self._namespace_calls:
                 if type(node.func) is cst.Name and node.func.value == "exec":
                     if not self._exec_confined(node):
                         rebound.add(None)
+                        direct.add(None)  # (in a function too: its code may say ``global``)
                     continue
                 verdict = self._use_verdict(node)
                 if verdict is True:
@@ -1045,7 +1047,9 @@ class Semantic:
                     key = p.slice[0].slice.value.evaluated_value  # globals()["NAME"]...
                     key = key if isinstance(key, str) else None
                 (rebound if verdict is False else escaped).add(key)
-            self._namespace_direct = frozenset(rebound)  # (globals(), vars(), locals(), exec: see namespace_rebinds)
+                if verdict is False and (node.func.value == "globals" or self._at_top_level(node)):
+                    direct.add(key)  # (a function's or class's locals()/vars() is not the module's)
+            self._namespace_direct = frozenset(direct)
             for a in self._attr_uses.get("modules", ()):
                 if type(a.value) is cst.Name and a.value.value == "sys" and self._use_verdict(a) is not True \
                         and not self._other_module_read(a):
@@ -1055,11 +1059,23 @@ class Semantic:
         hit = None in rebound or name in rebound
         return hit, hit or None in escaped or name in escaped
 
+    def _at_top_level(self, node: cst.CSTNode) -> bool:
+        """Whether *node* (a node of the use table) runs in the module's own namespace: not in
+        a function, lambda or class body."""
+        parent = self._uses_parent
+        n = parent.get(node)
+        while n is not None:
+            if type(n) in (cst.FunctionDef, cst.Lambda, cst.ClassDef):
+                return False
+            n = parent.get(n)
+        return True
+
     def namespace_rebinds(self, name: str) -> bool:
         """Whether the module-level *name* may be rebound through the namespace dict
-        (``globals()["hccl_ops"] = myops``, ``globals().update(...)``, ``exec`` at the top
-        level): :meth:`namespace_changed` without its reading of ``sys.modules``, whose uses
-        (a stand-in, ``sys.modules[__name__].VERSION = 1``) :meth:`stubbed` judges for imports."""
+        (``globals()["hccl_ops"] = myops``, ``globals().update(...)``, ``exec``; ``vars()`` and
+        ``locals()`` at the top level): :meth:`namespace_changed` without its reading of
+        ``sys.modules``, whose uses (a stand-in, ``sys.modules[__name__].VERSION = 1``)
+        :meth:`stubbed` judges for imports, and without a function's ``locals()``."""
         self.namespace_changed(name)
         direct = self._namespace_direct
         return None in direct or name in direct

@@ -338,3 +338,13 @@ def test_a_nonlocal_rebinds_the_nearest_function_that_binds_the_name_anywhere(li
             return torch_npu.npu_all_gather_base_mm(x, w, h, ws)
     """)
     assert lint({"t.py": src}, select=["NPU401"]) == []
+
+
+@pytest.mark.parametrize("other", [
+    "def build(lr=1):\n    cfg = locals()\n    print(cfg)\n",  # a function's own namespace
+    "def build(lr=1):\n    return vars()\n",
+    "class C:\n    x = locals()\n",
+])
+def test_a_function_s_or_class_s_namespace_does_not_rebind_the_module_s_import(lint, other):
+    src = "from npu_bridge.hccl import hccl_ops\n" + other + "out = hccl_ops.allgather(w)\n"
+    assert [f.code for f in lint({"t.py": src}, select=["NPU010"])] == ["NPU010"]
