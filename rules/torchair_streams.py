@@ -123,6 +123,8 @@ class Tables:
     # (path, qualified name a file names) -> the name the tables key that class or function by
     # (:func:`_keys`): what a COMPILED fact of that file names (:func:`_modes`)
     key: Callable[[str, Optional[str]], Optional[str]]
+    # classes whose calls may not make an instance as written (StreamsAnalysis._opaque_class)
+    opaque: Dict[str, int] = dataclasses.field(default_factory=dict)
 
 
 # A project computation that several rules need, made once per run: (the fact lists it read, value).
@@ -800,7 +802,7 @@ class StreamsAnalysis(Analysis):
             # (a singleton's cached instance), a metaclass's ``__call__`` may not run
             # ``__init__``, and a name bound twice (``def Events(): return _inst``) may not be
             # the class where it is called
-            opaque = bool(cls.decorators or cls.keywords) or len(site.scope.bindings.get(cls.name.value, ())) > 1
+            opaque = self._opaque_class(cls, site)
             ctx.fact(StreamsAnalysis, ("class", q, tuple(bases), tuple(
                 (m,) + tuple(tuple(sorted(c)) for c in own.get(m, (set(), set(), set()))) +
                 (tuple(sorted(named.get(m, ()))),) for m in methods), opaque))
@@ -842,6 +844,53 @@ class StreamsAnalysis(Analysis):
             runner = self._runner(site) if id(call) not in self.header_calls else "?"  # (evaluated where the def runs)
             ctx.fact(StreamsAnalysis, ("new", q, looped, sem.qualname_of_def(owner.node) if owner else None, in_main,
                                        where, runner, held.get(id(call))))
+
+    def _opaque_class(self, cls: cst.ClassDef, site: Site) -> int:
+        """Whether a call of the class *cls* may not make an instance as written: 2 where its
+        subclasses inherit that (a metaclass other than ``abc.ABCMeta`` or ``type``, which may
+        cache instances or not run ``__init__``; any other class keyword), 1 for the class
+        alone (a decorator that may return another object, unless it is known to return the
+        class: :data:`_CLASS_DECORATORS`, or a function of this file whose every ``return``
+        gives back its parameter; the class's name bound twice, as by a later
+        ``def Events(): return _inst``), 0 for a plain class."""
+        sem = self.ctx.sem
+        for kw in cls.keywords:
+            if kw.keyword is None or kw.keyword.value != "metaclass" or \
+                    sem.resolve(kw.value, site, _PLAIN_METACLASSES) is None:
+                return 2
+        if any(not self._returns_the_class(d.decorator, site) for d in cls.decorators):
+            return 1
+        return 1 if len(site.scope.bindings.get(cls.name.value, ())) > 1 else 0
+
+    def _returns_the_class(self, decorator: cst.CSTNode, site: Site) -> bool:
+        sem = self.ctx.sem
+        if sem.resolve(decorator.func if isinstance(decorator, cst.Call) else decorator, site,
+                       _CLASS_DECORATORS) is not None:
+            return True  # (``@dataclass`` and ``@dataclass(frozen=True)`` alike)
+        if not isinstance(decorator, cst.Name):
+            return False
+        b = sem.certain_binding(decorator, site)
+        fn = b.node if b is not None and b.kind == "def" else None
+        if not isinstance(fn, cst.FunctionDef) or fn.asynchronous is not None:
+            return False
+        params = fn.params.posonly_params or fn.params.params
+        if not params:
+            return False
+        first = params[0].name.value
+        returns = []
+        todo: List[cst.CSTNode] = [fn.body]
+        while todo:
+            n = todo.pop()
+            t = type(n)
+            if t is cst.Return:
+                returns.append(n)
+            elif t in (cst.Yield, cst.Await):
+                return False
+            if t not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
+                todo.extend(n.children)
+        # (a body that may end without a return gives None: not the class)
+        return bool(returns) and all(isinstance(r.value, cst.Name) and r.value.value == first for r in returns) \
+            and _ends_in_return(fn.body)
 
     def _called_by_name(self) -> List[str]:
         """The functions of the file's top level (defined once, not under a branch, without a
@@ -1416,7 +1465,7 @@ def _tables(facts) -> Tables:
     plain: Set[str] = set()  # functions a call runs the body of then and there (:func:`_plain_function`)
     direct: Dict[str, str] = {}  # function -> its file, for those the file uses only to call them
     toplevel: Set[str] = set()  # functions defined at the top level of their file (:func:`_entry`)
-    opaque: Set[str] = set()  # classes whose calls may not make an instance (see _facts_for_instances)
+    opaque: Dict[str, int] = {}  # classes whose calls may not make an instance (StreamsAnalysis._opaque_class)
     for path, fact in facts:
         if fact[0] == "module":
             modules[path] = fact[1]
@@ -1442,7 +1491,7 @@ def _tables(facts) -> Tables:
                                       if m == "__init__"), ())
             refs[q] = {m: named for m, _, _, _, named in fact[3]}
             if fact[4]:
-                opaque.add(q)
+                opaque[q] = fact[4]
         elif kind == "api":
             apis.append((path,) + fact[1:3] + (key(path, fact[3]),) + fact[4:])
         elif kind == "module":
@@ -1461,8 +1510,9 @@ def _tables(facts) -> Tables:
             pass  # NPU305's (RecordStreamUnknownTag.project)
         else:
             creations.append((path,) + fact[1:6] + (key(path, fact[6]),) + fact[7:10] + (key(path, fact[10]),))
-    if opaque:  # a call of such a class (or of a subclass: a metaclass is inherited) is no known instantiation
-        calls = {path: [r for r in records if r[0] not in opaque and not opaque.intersection(_ancestors(r[0], bases))]
+    if opaque:  # a call of such a class (or of a subclass, where a metaclass is inherited) is no known instantiation
+        calls = {path: [r for r in records if r[0] not in opaque and
+                        not any(opaque.get(a) == 2 for a in _ancestors(r[0], bases))]
                  for path, records in calls.items()}
     imports = _import_graph(modules, imported)
     # what is counted: the classes whose methods create events, and the functions a call runs
@@ -1472,7 +1522,7 @@ def _tables(facts) -> Tables:
     total, together = _per_process(calls, bases, methods, explicit_inits, imports, owners, plain, direct,
                                    frozenset(toplevel))
     return Tables(total, bases, methods, children, creations, apis, imports, used, torchair,
-                  refs, attrs, together, key)
+                  refs, attrs, together, key, opaque)
 
 
 def _files_of(modules: Dict[str, str]) -> Dict[str, List[str]]:
@@ -2065,7 +2115,9 @@ def _modes(tables: Tables, compiled) -> Dict[Tuple[str, Optional[str]], Dict[str
         return out
 
     done: Set[Tuple[str, str]] = set()
-    todo = [(tables.key(path, q), mode, (path, line), method) for path, (q, mode, line, method) in compiled]
+    # (what a call of a class whose calls may not make an instance gives is not known to be one)
+    todo = [(k, mode, (path, line), method) for path, (q, mode, line, method) in compiled
+            for k in (tables.key(path, q),) if k not in tables.opaque]
     while todo:
         q, mode, where, method = todo.pop()
         if method is not None:
@@ -2753,6 +2805,23 @@ def _one_process(a: str, b: str, imports: Dict[str, Set[str]]) -> bool:
 
 
 _EXITS = frozenset({"sys.exit", "os._exit"})
+# metaclasses whose call makes an instance and runs __init__ as type's does
+_PLAIN_METACLASSES = frozenset({"abc.ABCMeta", "builtins.type"})
+# class decorators that return the class they are given
+_CLASS_DECORATORS = frozenset({"dataclasses.dataclass", "functools.total_ordering", "typing.final",
+                               "typing.runtime_checkable", "enum.unique"})
+
+
+def _ends_in_return(body: cst.CSTNode) -> bool:
+    """Whether the last statement of a function's *body* is a ``return`` (so no path falls off
+    the end of it, given every ``return`` of the body was read)."""
+    stmts = getattr(body, "body", ())
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, cst.SimpleStatementLine):
+        return isinstance(last.body[-1], cst.Return)
+    return False
 
 
 def _ancestors(q: str, bases: Dict[str, Tuple[str, ...]]) -> List[str]:

@@ -348,3 +348,48 @@ def test_a_nonlocal_rebinds_the_nearest_function_that_binds_the_name_anywhere(li
 def test_a_function_s_or_class_s_namespace_does_not_rebind_the_module_s_import(lint, other):
     src = "from npu_bridge.hccl import hccl_ops\n" + other + "out = hccl_ops.allgather(w)\n"
     assert [f.code for f in lint({"t.py": src}, select=["NPU010"])] == ["NPU010"]
+
+
+@pytest.mark.parametrize("head", [
+    "def register(cls):\n    REG[cls.__name__] = cls\n    return cls\n\nREG = {}\n\n@register\n",
+    "import dataclasses\n\n@dataclasses.dataclass(eq=False)\n",
+    "import abc\n\n",  # with metaclass=abc.ABCMeta below
+], ids=["a decorator of the file returning the class", "dataclass", "ABCMeta"])
+def test_a_class_whose_call_certainly_makes_an_instance_is_counted(lint, head):
+    cls = EVENTS.replace("class Events:", "class Events(metaclass=abc.ABCMeta):") if "abc" in head else EVENTS
+    src = "import torchair as tng\n" + head + cls + "\ne1 = Events()\ne2 = Events()\n"
+    assert [f.code for f in lint({"t.py": src}, select=["NPU306"])] == ["NPU306"]
+
+
+def test_a_decorated_base_leaves_its_subclass_counted(lint):
+    # a decorator (here another module's registry) is not inherited; a metaclass is
+    src = "import torchair as tng\nfrom mmengine.registry import MODELS\n\n@MODELS.register_module()\n" \
+          "class Base:\n    pass\n\n" + EVENTS.replace("class Events:", "class Events(Base):") + \
+          "\ne1 = Events()\ne2 = Events()\n"
+    assert [f.code for f in lint({"t.py": src}, select=["NPU306"])] == ["NPU306"]
+
+
+def test_npu303_does_not_take_a_call_of_a_class_that_may_not_make_an_instance_for_one(lint):
+    src = d("""\
+        import torch
+        import torchair as tng
+        from mmengine.registry import MODELS
+
+        @MODELS.register_module()
+        class M(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ev = tng.ops.npu_create_tagged_event(tag='m')
+
+            def forward(self, x):
+                tng.ops.npu_tagged_event_record(self.ev)
+                return x
+
+        cfg = tng.CompilerConfig()
+        a = torch.compile(M(), backend=tng.get_npu_backend(compiler_config=cfg))
+    """)
+    assert lint({"t.py": src}, select=["NPU303"]) == []
+    # a decorator of the file that returns the class: M() is an M
+    twin = src.replace("from mmengine.registry import MODELS", "def register(cls):\n    return cls").replace(
+        "@MODELS.register_module()", "@register")
+    assert [f.code for f in lint({"t.py": twin}, select=["NPU303"])] == ["NPU303"]
