@@ -563,7 +563,8 @@ class StreamsAnalysis(Analysis):
                     cls = self._self_class(site, node.value.value)
                     if cls is not None and families.get(cls) is not None:
                         whole.add(families[cls])
-                elif node.attr.value == "modules" and type(node.value) is cst.Name and node.value.value == "sys":
+                elif node.attr.value == "modules" and type(node.value) is cst.Name and node.value.value == "sys" \
+                        and self._may_reach_own_module(node):
                     spaces.add(id(sem.module_scope))
                 continue
             if type(node) is not cst.Name or id(node) in inner or id(node) not in argument:
@@ -585,6 +586,17 @@ class StreamsAnalysis(Analysis):
                     out.update(("name", id(scope), name) for name in scope.bindings)
         return out
 
+    def _may_reach_own_module(self, modules: cst.Attribute) -> bool:
+        """Whether this use of ``sys.modules`` may give this module's object (whose names
+        are then read by no name): not a membership test (``"x" in sys.modules``), nor a read
+        of another module by a literal key (``sys.modules["tensorflow"]``)."""
+        sem = self.ctx.sem
+        sem._use_table()
+        p = sem._uses_parent.get(modules)
+        if type(p) is cst.ComparisonTarget and type(p.operator) in (cst.In, cst.NotIn):
+            return False
+        return not sem._other_module_read(modules)
+
     def _sees_through(self, call: cst.Call, site: Site) -> bool:
         """Whether passing an instance to *call* lets no unseen code reach its attributes: a
         builtin that reads nothing of them, ``super``, a function or class of this file (its
@@ -596,8 +608,8 @@ class StreamsAnalysis(Analysis):
                 return True
             b = sem.certain_binding(f, site)
             return b is not None and b.kind in ("def", "class")
-        if type(f) is cst.Attribute and type(f.value) is cst.Name and f.attr.value == "__init__":
-            b = sem.certain_binding(f.value, site)
+        if type(f) is cst.Attribute and f.attr.value == "__init__":  # Base.__init__(self), nn.Module.__init__(self)
+            b = sem.certain_binding(f.value, site) if type(f.value) is cst.Name else None
             if b is not None and b.kind == "class":
                 return True
             return sem.resolve(f.value, site, _PLAIN_BASES) is not None

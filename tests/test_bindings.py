@@ -393,3 +393,23 @@ def test_npu303_does_not_take_a_call_of_a_class_that_may_not_make_an_instance_fo
     twin = src.replace("from mmengine.registry import MODELS", "def register(cls):\n    return cls").replace(
         "@MODELS.register_module()", "@register")
     assert [f.code for f in lint({"t.py": twin}, select=["NPU303"])] == ["NPU303"]
+
+
+@pytest.mark.parametrize("use", ["torch.nn.Module.__init__(self)", "nn.Module.__init__(self)"])
+def test_an_instance_passed_to_a_plain_base_s_init_keeps_its_events_known(lint, use):
+    src = "import torch\nfrom torch import nn\n" + CLASS_WAIT.replace("USE", use)
+    assert [f.code for f in lint({"t.py": src}, select=["NPU301"])] == ["NPU301"]
+
+
+def test_a_membership_test_of_sys_modules_reads_no_module_event(lint):
+    src = d("""\
+        import sys
+        import torchair as tng
+
+        EV = tng.ops.npu_create_tagged_event(tag="a")
+        HAS_APEX = "apex" in sys.modules
+
+        def c():
+            tng.ops.npu_tagged_event_wait(EV)
+    """)
+    assert [f.code for f in lint({"t.py": src}, select=["NPU301"])] == ["NPU301"]
