@@ -766,8 +766,11 @@ _modules.register_text_facts(_DEFAULT_DTYPE_KEY, _sets_default_dtype)
 
 
 # Top-level packages whose import or calls leave torch's default dtype alone (besides the
-# standard library's): a module of another package may set it where npulint does not see.
-DTYPE_NEUTRAL_PACKAGES = frozenset({"torch", "torch_npu", "torchair", "numpy", "npu_bridge", "tensorflow"})
+# standard library's): torch's own setters are found by name in the linted texts; the test
+# frameworks and PyYAML name no setter (PyYAML 6 searched); a module of another package may
+# set it where npulint does not see.
+DTYPE_NEUTRAL_PACKAGES = frozenset({"torch", "torch_npu", "torchair", "numpy", "npu_bridge", "tensorflow",
+                                    "pytest", "_pytest", "expecttest", "hypothesis", "parameterized", "yaml"})
 
 
 def program_default_dtype(text: str, sem: Optional[Semantic] = None) -> Optional[DType]:
@@ -801,12 +804,16 @@ def _imports_unseen(sem: Semantic, run) -> bool:
         node = b.node
         if isinstance(node, cst.ImportFrom) and node.relative:
             continue  # a module of the file's own package
+        if any(type(blk) is cst.If and sem.resolve(blk.test, b.site, _TYPE_CHECKING) for blk, _ in b.site.blocks):
+            continue  # under ``if TYPE_CHECKING:``, false when the code runs
         top = (b.qualname or "").split(".", 1)[0]
         if top and top not in DTYPE_NEUTRAL_PACKAGES and top not in _STDLIB and top not in seen \
                 and top != "__future__":
             return True
     return False
 
+
+_TYPE_CHECKING = frozenset({"typing.TYPE_CHECKING", "typing_extensions.TYPE_CHECKING"})
 
 # (Python 3.9 has no list of its own: the modules scripts import most)
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) or frozenset((

@@ -367,7 +367,8 @@ class FusedCommDtype(LintRule):
                    "without `dtype=` has torch's default dtype, taken as float32 only where it is known: not when "
                    "any Python file of the run names `set_default_dtype`/`set_default_tensor_type`, nor in a file that "
                    "imports a module npulint does not read (not of the standard library, torch, torch_npu, torchair, "
-                   "numpy, npu_bridge or tensorflow, nor a file of the run or of its programs: "
+                   "numpy, npu_bridge, tensorflow or a test framework, nor a file of the run or of its programs, "
+                   "nor under `if TYPE_CHECKING:`: "
                    "`from mysetup import init; init()` may set it), nor inside a "
                    "`with` whose context manager may set it (vLLM's `set_default_torch_dtype`; torch's grad "
                    "modes, autocast, devices, streams and profilers leave it alone).")

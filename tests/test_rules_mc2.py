@@ -1954,3 +1954,12 @@ def test_full_program_with_several_findings(lint):
         ("NPU406",) + at(src, AG),
         ("NPU408",) + at(src, AG),
     ])
+
+
+def test_npu407_an_import_under_type_checking_or_of_a_test_framework_leaves_the_default_known(lint):
+    for imp in ("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import mysetup\n",
+                "import pytest\nimport expecttest\n"):
+        assert codes(lint({"model.py": mk(imp + textwrap.dedent(_DEFAULT_MADE))}, select=SEL)) == ["NPU407"], imp
+    # the else arm runs
+    imp = "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    pass\nelse:\n    import mysetup\n"
+    assert codes(lint({"model.py": mk(imp + textwrap.dedent(_DEFAULT_MADE))}, select=SEL)) == []
