@@ -220,8 +220,10 @@ class StreamsAnalysis(Analysis):
     def visit_Call(self, node: cst.Call) -> None:
         site = self.ctx.site()
         self.calls.append((node, site))
-        if type(node.func) is cst.Attribute and node.func.attr.value in ("exit", "_exit") and site.blocks:
-            self._ends_loops(site)  # (``sys.exit()``: see _looped)
+        f = node.func
+        if site.blocks and ((type(f) is cst.Attribute and f.attr.value in ("exit", "_exit")) or
+                            (type(f) is cst.Name and f.value in ("exit", "quit"))):
+            self._ends_loops(site)  # (``sys.exit()``, ``exit()``: see _looped)
         if self._header:
             self.header_calls.add(id(node))
             if self._params:
@@ -714,8 +716,8 @@ class StreamsAnalysis(Analysis):
     def _leaves_after(self, loop: cst.CSTNode, node: cst.CSTNode, site: Site) -> bool:
         """Whether every iteration of *loop* (a ``for`` or ``while``) that runs *node* leaves the
         loop after it: in the body's top level or in the ``if``/``else`` arms that hold *node*, a
-        statement from the one that holds *node* on is a ``break``, ``return``, ``raise`` or
-        ``sys.exit()``/``os._exit()`` call, and no ``continue`` stands in those statements before
+        statement from the one that holds *node* on is a ``break``, ``return``, ``raise`` or a
+        ``sys.exit()``/``os._exit()``/``exit()`` call, and no ``continue`` stands in those statements before
         it. (Not through ``try`` or ``with``: an exception caught there goes on with the loop.)"""
         body: Optional[cst.CSTNode] = getattr(loop, "body", None)
         while body is not None:
@@ -2816,7 +2818,7 @@ def _one_process(a: str, b: str, imports: Dict[str, Set[str]]) -> bool:
     return any(a in reachable(c) and b in reachable(c) for c in imports)
 
 
-_EXITS = frozenset({"sys.exit", "os._exit"})
+_EXITS = frozenset({"sys.exit", "os._exit", "builtins.exit", "builtins.quit"})
 # metaclasses whose call makes an instance and runs __init__ as type's does
 _PLAIN_METACLASSES = frozenset({"abc.ABCMeta", "builtins.type"})
 # class decorators that return the class they are given

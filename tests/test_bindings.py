@@ -152,7 +152,7 @@ LEAVING = {
     "raise": "for i in range(4):\n    ev = CREATE\n    raise SystemExit\n",
     "sys.exit": "import sys\nfor i in range(4):\n    ev = CREATE\n    sys.exit(0)\n",
     "return": "def f():\n    for i in range(4):\n        return CREATE\n",
-    "break in the arm": "for i in range(4):\n    if i > 2:\n        ev = CREATE\n        break\n",
+    "builtin exit": "for i in range(4):\n    ev = CREATE\n    exit(0)\n",
     "one line": "for i in range(4):\n    ev = CREATE; break\n",
 }
 
@@ -167,8 +167,9 @@ def test_a_loop_that_leaves_after_the_creation_runs_it_once(lint, body):
     "for i in range(4):\n    ev = CREATE\n    if i:\n        continue\n    break\n",  # a continue before the break
     "for j in range(2):\n    for i in range(4):\n        ev = CREATE\n        break\n",  # the break leaves the inner loop
     "for i in range(4):\n    ev = CREATE\n",
-    "import sys\nsys.exit = print\nfor i in range(4):\n    ev = CREATE\n    exit(0)\n",  # not sys.exit
-], ids=["continue first", "outer loop", "no exit", "another exit"])
+    "for i in range(4):\n    ev = CREATE\n    print(0)\n",  # a call that does not exit
+    "def exit(code):\n    pass\n\nfor i in range(4):\n    ev = CREATE\n    exit(0)\n",  # not the builtin
+], ids=["continue first", "outer loop", "no exit", "a call", "a function named exit"])
 def test_a_loop_that_may_go_on_after_the_creation_is_still_reported(lint, body):
     src = "import torchair as tng\n" + body.replace("CREATE", 'tng.ops.npu_create_tagged_event(tag="a")')
     assert [f.code for f in lint({"t.py": src}, select=["NPU306"])] == ["NPU306"]
