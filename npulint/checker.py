@@ -148,6 +148,7 @@ class FileContext:
         self.sem = Semantic(module, name, is_package)
         self.sem.may_stub_modules = "modules" in text
         self.sem.may_reach_namespace = "modules" in text or any(w in text for w in ("globals", "vars", "locals", "exec"))
+        self.sem.may_rebind_namespace = self.sem.may_reach_namespace and _NAMESPACE_WORDS.search(text) is not None
         # torch's default dtype, worked out when a tensor needs it (a scan of the run's texts)
         self.ev = Evaluator(self.sem, functools.partial(program_default_dtype, text, self.sem))
         self.findings: List[Finding] = []
@@ -782,6 +783,9 @@ def _statement_positions(module: cst.Module, stmt: cst.CSTNode, line: int,
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# calls of the builtins that reach a module's namespace as a dict (not ``executor``, ``env_vars``,
+# a string's "ge.exec.dumpPath")
+_NAMESPACE_WORDS = re.compile(r"\b(?:globals|vars|locals|exec)\s*\(")
 
 
 def _node_lines(stmt: cst.CSTNode) -> Optional[Dict[cst.CSTNode, int]]:

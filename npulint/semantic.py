@@ -383,6 +383,9 @@ class Semantic:
         # ``exec``, ``sys.modules``): False when its text names none of them (FileContext); see
         # namespace_changed()
         self.may_reach_namespace = True
+        # whether its text names ``globals``, ``vars``, ``locals`` or ``exec`` as a word (FileContext);
+        # see namespace_rebinds()
+        self.may_rebind_namespace = True
         self._stubs: Optional[FrozenSet[Optional[str]]] = None
         self._in_place: Dict[Tuple[str, bool, int], bool] = {}  # see changed_in_place()
         self._defs: Optional[Dict[str, List[cst.FunctionDef]]] = None  # see _defs_by_name()
@@ -664,7 +667,7 @@ class Semantic:
                 return self._IN_PROGRESS
             if self.may_stub_modules and self.stubbed(b.qualname):
                 return frozenset({LOCAL})  # the import may bind the file's stand-in
-            if self.may_reach_namespace and b.site.scope is self.module_scope and self.namespace_rebinds(b.name):
+            if self.may_rebind_namespace and b.site.scope is self.module_scope and self.namespace_rebinds(b.name):
                 # rebound by name where no binding shows it (``globals()["hccl_ops"] = myops``)
                 return frozenset({LOCAL, canonical(b.qualname) if _modules.active() is not None else b.qualname})
             return frozenset({canonical(b.qualname) if _modules.active() is not None else b.qualname})
@@ -1729,6 +1732,26 @@ _INERT = frozenset(c for c in vars(cst).values()
 _FIELD_ORDER: Dict[type, object] = {}
 
 
+def child_nodes(node: cst.CSTNode) -> List[cst.CSTNode]:
+    """The children of *node* that are not whitespace, comments or fixed tokens, in LibCST's
+    order: LibCST's ``children`` without its cost (it rebuilds the node's fields through a
+    visitor), for walks that only look."""
+    cls = type(node)
+    order = _FIELD_ORDER.get(cls)
+    if order is None:
+        order = _field_order(cls)
+    if order is False:
+        return [c for c in node.children if type(c) not in _INERT]
+    out: List[cst.CSTNode] = []
+    for name, _ in order:
+        value = getattr(node, name)
+        if type(value) is tuple or type(value) is list:
+            out.extend(c for c in value if isinstance(c, cst.CSTNode) and type(c) not in _INERT)
+        elif isinstance(value, cst.CSTNode) and type(value) not in _INERT:
+            out.append(value)
+    return out
+
+
 def _field_order(cls: type):
     fields = getattr(cls, "__dataclass_fields__", None)
     code = getattr(getattr(cls, "_visit_and_replace_children", None), "__code__", None)
@@ -1976,7 +1999,7 @@ def _binds_anywhere(fn: cst.CSTNode, name: str) -> bool:
                     stack.extend(el.value for el in e.elements)
                 elif type(e) is cst.StarredElement:
                     stack.append(e.value)
-        todo.extend(n.children)
+        todo.extend(child_nodes(n))
     return found
 
 
@@ -1992,7 +2015,7 @@ def _may_skip(expr: cst.CSTNode, node: cst.CSTNode) -> bool:
             n = todo.pop()
             if n is node:
                 return True
-            todo.extend(n.children)
+            todo.extend(child_nodes(n))
     return False
 
 

@@ -22,7 +22,7 @@ from npulint.flow import Flow
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
 from npulint.paths import reached_from
-from npulint.semantic import Scope, Semantic, Site, dotted
+from npulint.semantic import Scope, Semantic, Site, child_nodes, dotted
 from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
@@ -770,11 +770,11 @@ class StreamsAnalysis(Analysis):
                 if own and t is cst.Continue:
                     found = True
                 if t is cst.For or t is cst.While:  # (a loop's else belongs to the loop around it)
-                    todo.extend((c, own and c is n.orelse) for c in n.children)
+                    todo.extend((c, own and c is n.orelse) for c in child_nodes(n))
                 elif t is cst.FunctionDef or t is cst.ClassDef or t is cst.Lambda:
-                    todo.extend((c, False) for c in n.children)
+                    todo.extend((c, False) for c in child_nodes(n))
                 else:
-                    todo.extend((c, own) for c in n.children)
+                    todo.extend((c, own) for c in child_nodes(n))
             continues.append(found)
         info = (units, owner, continues)
         self._blocks[id(body)] = (body, info)
@@ -901,7 +901,7 @@ class StreamsAnalysis(Analysis):
             elif t in (cst.Yield, cst.Await):
                 return False
             if t not in (cst.FunctionDef, cst.ClassDef, cst.Lambda):
-                todo.extend(n.children)
+                todo.extend(child_nodes(n))
         # (a body that may end without a return gives None: not the class)
         return bool(returns) and all(isinstance(r.value, cst.Name) and r.value.value == first for r in returns) \
             and _ends_in_return(fn.body)
