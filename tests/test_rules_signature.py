@@ -471,7 +471,7 @@ def test_npu010_quotes_an_error_only_for_the_releases_that_give_it(lint):
 
 
 def test_npu010_torchair_signatures_are_each_release_s_own():
-    from rules.signature import TORCHAIR
+    from npulint.rules.signature import TORCHAIR
     from npulint.releases import known
 
     assert set(TORCHAIR["torchair.get_npu_backend"]) == set(known("torchair"))
