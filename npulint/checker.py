@@ -146,9 +146,11 @@ class FileContext:
         # the module's name (for relative imports): given, or from the path and its package folders
         name, is_package = module_name if module_name is not None else _module_name(path)
         self.sem = Semantic(module, name, is_package)
-        self.sem.may_stub_modules = "modules" in text
-        self.sem.may_reach_namespace = "modules" in text or any(w in text for w in ("globals", "vars", "locals", "exec"))
-        self.sem.may_rebind_namespace = self.sem.may_reach_namespace and _NAMESPACE_WORDS.search(text) is not None
+        # (the questions below walk the file's uses once asked: only where the text may hold
+        # what they look for, ``sys.modules`` and calls of the namespace builtins)
+        self.sem.may_stub_modules = "modules" in text and _SYS_MODULES.search(text) is not None
+        self.sem.may_rebind_namespace = _NAMESPACE_WORDS.search(text) is not None
+        self.sem.may_reach_namespace = self.sem.may_stub_modules or self.sem.may_rebind_namespace
         # torch's default dtype, worked out when a tensor needs it (a scan of the run's texts)
         self.ev = Evaluator(self.sem, functools.partial(program_default_dtype, text, self.sem))
         self.findings: List[Finding] = []
@@ -783,6 +785,9 @@ def _statement_positions(module: cst.Module, stmt: cst.CSTNode, line: int,
 
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# ``sys.modules`` (also across a line break or a backslash continuation); Semantic.stubbed and
+# namespace_changed read only that spelling of it
+_SYS_MODULES = re.compile(r"\bsys[\s\\]*\.[\s\\]*modules\b")
 # calls of the builtins that reach a module's namespace as a dict (not ``executor``, ``env_vars``,
 # a string's "ge.exec.dumpPath")
 _NAMESPACE_WORDS = re.compile(r"\b(?:globals|vars|locals|exec)\s*\(")

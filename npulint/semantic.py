@@ -377,14 +377,14 @@ class Semantic:
         self._makes_classes = False  # see _use_table(): ``type(name, bases, namespace)``, a class made by a call
         self._namespace: Optional[Tuple[FrozenSet[Optional[str]], FrozenSet[Optional[str]]]] = None
         # whether the file may put another object in place of a module (``sys.modules["x"] = m``):
-        # False when its text has no "modules" (FileContext); see stubbed()
+        # False when its text has no ``sys.modules`` (FileContext); see stubbed()
         self.may_stub_modules = True
         # whether the file may reach its own namespace (``globals()``, ``vars()``, ``locals()``,
-        # ``exec``, ``sys.modules``): False when its text names none of them (FileContext); see
-        # namespace_changed()
+        # ``exec``, ``sys.modules``): False when its text calls none of the builtins and has no
+        # ``sys.modules`` (FileContext); see namespace_changed()
         self.may_reach_namespace = True
-        # whether its text names ``globals``, ``vars``, ``locals`` or ``exec`` as a word (FileContext);
-        # see namespace_rebinds()
+        # whether its text calls ``globals``, ``vars``, ``locals`` or ``exec`` (FileContext); see
+        # namespace_rebinds()
         self.may_rebind_namespace = True
         self._stubs: Optional[FrozenSet[Optional[str]]] = None
         self._in_place: Dict[Tuple[str, bool, int], bool] = {}  # see changed_in_place()

@@ -1051,6 +1051,9 @@ _SWITCH = 'with torchair.scope.npu_stream_switch("1", 3):\n    pass\n'
     ('import sys\ndel sys.modules["torchair"]\nimport torchair\n', 1),  # removed: imported again
     ('import sys\nif "torchair" in sys.modules:\n    pass\nm = sys.modules.get("torchair")\nimport torchair\n', 1),
     ('import sys\nimport torchair\n', 1),
+    # the spelling across a line: the text gate (checker._SYS_MODULES) still sees it
+    ('import sys\nsys.\\\nmodules["torchair"] = object()\nimport torchair\n', 0),
+    ('import sys\n(sys\n .modules)["torchair"] = object()\nimport torchair\n', 0),
 ])
 def test_an_import_of_a_module_the_file_stubs_is_not_the_api(lint, stub, found):
     assert len(lint({"t.py": stub + _SWITCH}, select=["NPU304"])) == found, stub
