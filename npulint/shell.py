@@ -563,9 +563,10 @@ class _Walker:
             return envs
         if t == "ERROR" or n.is_missing:
             return envs
-        if t in _SIMPLE or (t == "compound_statement" and n.children and n.children[0].type == "(("):
+        arith = self._arith_command(n)
+        if t in _SIMPLE or arith:
             envs = self._expansion_effects(n, envs)
-            if t == "compound_statement":  # (( … )): nothing else happens
+            if arith:  # (( … )): nothing else happens
                 return envs
         if t == "variable_assignment":
             return [self.assign(n, e, copy=True) for e in envs]
@@ -728,6 +729,11 @@ class _Walker:
                 ok, failed = self._cap(ok), self._cap(failed)
                 i += 2
             return ok, failed
+        if self._arith_command(n):  # (( … )): succeeds where its value is not 0
+            after = self._stmt(n, envs)
+            if len(after) != len(envs) or any(a is not b for a, b in zip(after, envs)):
+                return after, after  # it assigned variables: not read
+            return self._decide(envs, lambda e: _arith_status(self.arith(n, e)))
         if t == "test_command":
             envs = self._expansion_effects(n, envs)
             return self._decide(envs, lambda e: self._test(n, e))
@@ -737,13 +743,8 @@ class _Walker:
             if name is None or len(after) != len(envs) or any(a is not b for a, b in zip(after, envs)):
                 return after, after  # a function, or a command that assigned variables: not read
             return self._decide(envs, lambda e: self._command_status(n, e))
-        if t == "compound_statement" and not (n.children and n.children[0].type == "(("):
+        if t == "compound_statement":
             return self.status_block(n.named_children, envs)
-        if t == "compound_statement":  # (( … )): succeeds where its value is not 0
-            after = self._stmt(n, envs)
-            if len(after) != len(envs) or any(a is not b for a, b in zip(after, envs)):
-                return after, after  # it assigned variables: not read
-            return self._decide(envs, lambda e: _arith_status(self.arith(n, e)))
         if t == "subshell":  # its status, but none of its assignments
             ok, failed = [], []
             for e in envs:
@@ -1373,8 +1374,7 @@ class _Walker:
                 nm = self.text(c).strip("'\"").split("[")[0]
                 if _NAME.fullmatch(nm):
                     names.append(nm)
-        elif t == "arithmetic_expansion" or (t == "compound_statement" and x.children
-                                             and x.children[0].type == "(("):
+        elif t == "arithmetic_expansion" or self._arith_command(x):
             names.extend(self._arith_targets(self._arith_text(x), {}))
         elif t == "expansion":
             m = _DEFAULT_ASSIGN.match(self.text(x))
@@ -1534,8 +1534,7 @@ class _Walker:
             t = x.type
             if t in ("command_substitution", "process_substitution", "subshell"):
                 continue
-            if t == "arithmetic_expansion" or (t == "compound_statement" and x.children
-                                               and x.children[0].type == "(("):
+            if t == "arithmetic_expansion" or self._arith_command(x):
                 arith.append(self._arith_text(x))
                 continue
             if t == "expansion":
@@ -1558,6 +1557,20 @@ class _Walker:
                     names.append(name)
             out.append(self._set_unknown(e, names))
         return out
+
+    def _arith_command(self, n) -> bool:
+        """Whether *n* is an arithmetic command ``(( … ))``: tree-sitter-bash 0.25 reads it as a
+        compound statement that opens with ``((``; 0.23 (the newest Python 3.9 installs) as a
+        command named by an arithmetic expansion, or, for ``((X++))``, a test command of one
+        word. Both are read as bash reads them, by their text."""
+        t = n.type
+        if t == "compound_statement":
+            return bool(n.children) and n.children[0].type == "(("
+        if t == "command" or t == "test_command":
+            data = self.data
+            start, end = n.start_byte, n.end_byte
+            return data.startswith(b"((", start) and data[end - 2:end] == b"))"
+        return False
 
     def _arith_text(self, x) -> str:
         text = self.text(x)
