@@ -12,6 +12,7 @@ every binding is known).
 
 from __future__ import annotations
 
+import warnings
 from typing import Callable, Dict, FrozenSet, Iterable, List, Optional, Sequence, Set, Tuple
 
 import libcst as cst
@@ -237,7 +238,7 @@ def is_main_guard(node: cst.If, sem: "Semantic") -> bool:
     if not (isinstance(left, cst.Name) and left.value == "__name__" and isinstance(right, cst.SimpleString)):
         return False
     try:
-        if right.evaluated_value != "__main__":
+        if literal_value(right) != "__main__":
             return False
     except Exception:
         return False
@@ -289,12 +290,30 @@ def _literal_attr_name(call: cst.Call) -> Optional[str]:
     return _literal_str(args[1].value)
 
 
+def literal_value(node: cst.CSTNode):
+    """A string literal's ``evaluated_value``, without the ``SyntaxWarning`` Python 3.12 and
+    later give for an invalid escape (``"Add_1\\Add_2"`` read as ``\\A``): a warning of the
+    linted file's, not for the user's terminal, and one ``-W error`` would make an exception.
+    Only a literal with a backslash can warn."""
+    if "\\" in _literal_text(node):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return node.evaluated_value
+    return node.evaluated_value
+
+
+def _literal_text(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.ConcatenatedString):
+        return _literal_text(node.left) + _literal_text(node.right)
+    return getattr(node, "value", "") if isinstance(getattr(node, "value", None), str) else "\\"
+
+
 def _literal_str(node: cst.CSTNode) -> Optional[str]:
     """The text of a string literal (``"a"``, ``"a" "b"``; not an f-string or bytes), else None."""
     if not isinstance(node, (cst.SimpleString, cst.ConcatenatedString)):
         return None
     try:
-        value = node.evaluated_value
+        value = literal_value(node)
     except Exception:
         return None
     return value if isinstance(value, str) else None
@@ -1047,7 +1066,7 @@ class Semantic:
                 p = self._uses_parent.get(node)
                 if type(p) is cst.Subscript and p.value is node and len(p.slice) == 1 and \
                         isinstance(p.slice[0].slice, cst.Index) and type(p.slice[0].slice.value) is cst.SimpleString:
-                    key = p.slice[0].slice.value.evaluated_value  # globals()["NAME"]...
+                    key = literal_value(p.slice[0].slice.value)  # globals()["NAME"]...
                     key = key if isinstance(key, str) else None
                 (rebound if verdict is False else escaped).add(key)
                 if verdict is False and (node.func.value == "globals" or self._at_top_level(node)):

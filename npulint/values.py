@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, FrozenSet, Optional, Set, Tuple
 import libcst as cst
 
 from npulint import modules as _modules
-from npulint.semantic import LOCAL, Semantic, Site, _aliased, _nested_mutable
+from npulint.semantic import LOCAL, Semantic, Site, _aliased, _nested_mutable, literal_value
 
 
 class _Unknown:
@@ -237,7 +237,7 @@ class Evaluator:
             return UNKNOWN
         if isinstance(e, (cst.SimpleString, cst.ConcatenatedString)):
             try:
-                v = e.evaluated_value
+                v = literal_value(e)
             except Exception:
                 return UNKNOWN
             return UNKNOWN if v is None else v

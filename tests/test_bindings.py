@@ -414,3 +414,12 @@ def test_a_membership_test_of_sys_modules_reads_no_module_event(lint):
             tng.ops.npu_tagged_event_wait(EV)
     """)
     assert [f.code for f in lint({"t.py": src}, select=["NPU301"])] == ["NPU301"]
+
+
+def test_a_literal_with_an_invalid_escape_is_read_under_warnings_as_errors(lint):
+    import warnings
+
+    src = "import torchair\nconfig = torchair.CompilerConfig()\nconfig.mode = 'reduce_\\overhead'\n"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # as under python -W error: the escape's warning must not lose the value
+        assert [f.code for f in lint({"t.py": src}, select=["NPU207"])] == ["NPU207"]

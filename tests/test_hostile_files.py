@@ -161,10 +161,14 @@ def test_the_linted_files_syntax_warnings_stay_out_of_the_terminal(tmp_path):
     # a subprocess: the warnings filter is set at start-up, and -j 2's workers write to fd 2
     (tmp_path / "t.py").write_text("import torchair\nconfig = torchair.CompilerConfig()\nz = 0x1for\n"
                                    "y = 1if True else 2\nassert (x, 'never fails')\n")
+    # an invalid escape in a literal the rules evaluate (Python 3.12+: SyntaxWarning; 3.11: DeprecationWarning)
+    (tmp_path / "u.py").write_text("import torchair\nconfig = torchair.CompilerConfig()\n"
+                                   "config.dump_config.dump_layer = 'Add_1\\Add_2'\nconfig.mode = 'reduce_\\overhead'\n")
     for jobs in ("1", "2"):
-        r = run_cli(["--no-cache", "-j", jobs, "--select", "ALL", "t.py"], tmp_path,
+        r = run_cli(["--no-cache", "-j", jobs, "--select", "ALL", "t.py", "u.py"], tmp_path,
                     env={"PYTHONWARNINGS": "default"})
         assert "Warning" not in r.stderr, r.stderr
+        assert "NPU207" in r.stdout  # (the mode's literal was read)
 
 
 needs_bytes_names = pytest.mark.skipif(sys.platform in ("win32", "darwin"),
