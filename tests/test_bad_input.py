@@ -375,6 +375,9 @@ NEWER = [
     ("def make[T](x: T) -> T:", (3, 12), "expected '('"),
     ("class Box[T]:", (3, 12), "invalid syntax"),
     ("msg = f\"{names[\"a\"]}\"", (3, 12), "f-string: unmatched '['"),
+    ("msg = f\"{", (3, 12), "unterminated string literal (detected at line 2)"),  # a field across lines
+    ("def f(*args: *Ts):", (3, 11), "invalid syntax"),
+    ("x = table[*idx]", (3, 11), "invalid syntax"),
     ("def make[T = int](x: T) -> T:", (3, 13), "expected '('"),
     ("greeting = t\"hello {name}\"", (3, 14), "invalid syntax"),
     ("except ValueError, TypeError:", (3, 14), "multiple exception types must be parenthesized"),
