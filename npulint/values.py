@@ -230,12 +230,39 @@ class Evaluator:
         finally:
             self._active.discard(key)
 
+    def _fstring(self, e: cst.FormattedString, site: Site, depth: int):
+        """An f-string whose every field is a known str, int, float, bool or None, written with
+        no conversion, format spec or ``=`` (``f"reduce_{KIND}"``); else unknown. Text with a
+        backslash is not decoded: unknown too."""
+        out = []
+        for part in e.parts:
+            if isinstance(part, cst.FormattedStringText):
+                if "\\" in part.value:
+                    return UNKNOWN
+                out.append(part.value.replace("{{", "{").replace("}}", "}"))
+                continue
+            if not isinstance(part, cst.FormattedStringExpression) or part.conversion is not None \
+                    or part.format_spec is not None or part.equal is not None:
+                return UNKNOWN
+            v = self._value(part.expression, site, depth + 1)
+            if v is None or type(v) in (str, int, float, bool):
+                out.append(format(v, ""))
+            else:
+                return UNKNOWN
+        return "".join(out)
+
     def _value(self, e: cst.CSTNode, site: Site, depth: int):
         if isinstance(e, (cst.Integer, cst.Float)):
             return e.evaluated_value
         if isinstance(e, cst.Imaginary):
             return UNKNOWN
+        if isinstance(e, cst.FormattedString):
+            return self._fstring(e, site, depth)
         if isinstance(e, (cst.SimpleString, cst.ConcatenatedString)):
+            if isinstance(e, cst.ConcatenatedString) and (
+                    isinstance(e.left, cst.FormattedString) or isinstance(e.right, cst.FormattedString)):
+                left, right = self._value(e.left, site, depth), self._value(e.right, site, depth)
+                return left + right if type(left) is str and type(right) is str else UNKNOWN
             try:
                 v = literal_value(e)
             except Exception:

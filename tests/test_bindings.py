@@ -415,3 +415,29 @@ def test_a_literal_with_an_invalid_escape_is_read_under_warnings_as_errors(lint)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # as under python -W error: the escape's warning must not lose the value
         assert [f.code for f in lint({"t.py": src}, select=["NPU207"])] == ["NPU207"]
+
+
+# -- f-strings whose every field is known --------------------------------------------------
+
+CFG = "import torchair\nKIND = 'overhead'\nN = 1\nconfig = torchair.CompilerConfig()\n"
+
+
+def test_an_f_string_of_known_fields_is_its_value(lint):
+    found = lint({"t.py": CFG + "config.mode = f'reduce_{KIND}'\n"}, select=["NPU207"])
+    assert [(f.code, f.line) for f in found] == [("NPU207", 5)]
+    assert "'reduce_overhead' is not a torchair compile mode" in found[0].message
+    # the clean twin: the value is a mode
+    assert lint({"t.py": CFG + "config.mode = f'reduce-{KIND}'\n"}, select=["NPU207"]) == []
+    # text around fields, doubled braces, a concatenation with a plain string
+    found = lint({"t.py": CFG + "config.mode = 'red' f'uce_{{{KIND}}}'\n"}, select=["NPU207"])
+    assert "'reduce_{overhead}'" in found[0].message
+
+
+@pytest.mark.parametrize("value", [
+    "f'reduce_{KIND!r}'", "f'reduce_{KIND:>9}'", "f'reduce_{KIND=}'",  # conversion, format spec, =
+    "f'reduce_{kind}'",  # an unknown name
+    "f'reduce\\\\_{KIND}'",  # text with a backslash
+    "f'reduce_{[KIND]}'",  # a list's text
+])
+def test_an_f_string_with_a_field_npulint_does_not_format_is_unknown(lint, value):
+    assert lint({"t.py": CFG + f"config.mode = {value}\n"}, select=["NPU207"]) == []
