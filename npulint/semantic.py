@@ -102,10 +102,11 @@ def _literal_keys(expr: cst.BaseExpression) -> Optional[Set[Optional[str]]]:
 
 
 # Bases whose construction sets no attribute of a subclass but these (so a class attribute
-# of the subclass is what its instances read): torch's ``Module.__init__`` raises for any
-# argument and sets ``training`` and private state only (torch 2.13.0
-# torch/nn/modules/module.py:482-521).
+# of the subclass is what its instances read): ``object``, and torch's ``Module``, whose
+# ``__init__`` raises for any argument and sets ``training`` and private state only (torch
+# 2.13.0 torch/nn/modules/module.py:482-521).
 PLAIN_BASES: Dict[str, FrozenSet[str]] = {
+    "builtins.object": frozenset(),
     "torch.nn.Module": frozenset({"training"}),
     "torch.nn.modules.module.Module": frozenset({"training"}),
 }
@@ -824,7 +825,7 @@ class Semantic:
         binds), another value than that binding's, set where npulint does not see it: a
         decorator (``@dataclass``, ``@attrs.define``: the generated ``__init__`` stores each
         field's argument on the instance), a ``metaclass=`` or other class keyword, or a base
-        that is neither a plain class of this file nor one of :data:`PLAIN_BASES`
+        that is neither a plain class of this file nor one of :data:`PLAIN_BASES` (``object``)
         (``NamedTuple`` and ``Enum`` replace the class attributes; pydantic's ``BaseModel``, a
         library's base whose ``__init__`` sets attributes), also through the file's own bases."""
         node = cls.node
@@ -840,9 +841,6 @@ class Semantic:
                     return True
                 continue
             b = self.certain_binding(arg.value, where) if isinstance(arg.value, cst.Name) else None
-            if b is None and isinstance(arg.value, cst.Name) and arg.value.value == "object" \
-                    and not self.reaching("object", where)[0]:
-                continue  # the builtin
             parent = self.scope_of.get(b.node) if b is not None and b.kind == "class" else None
             if parent is None or parent.kind != "class" or self._class_body_unsure(parent, attr, depth + 1):
                 return True

@@ -22,7 +22,7 @@ from npulint.flow import Flow
 from npulint.lintrule import Analysis, Invalid, LintRule
 from npulint.model import Span
 from npulint.paths import reached_from
-from npulint.semantic import Scope, Semantic, Site, child_nodes, dotted
+from npulint.semantic import PLAIN_BASES, Scope, Semantic, Site, child_nodes, dotted
 from npulint.values import UNKNOWN, is_constant
 
 from .signature import SIGNATURES
@@ -41,11 +41,14 @@ _SEQUENTIAL = {"torch.nn.Sequential", "torch.nn.modules.container.Sequential"}
 _CONTAINERS = {"torch.nn.ModuleList", "torch.nn.ModuleDict", "torch.nn.modules.container.ModuleList",
                "torch.nn.modules.container.ModuleDict", "builtins.list", "builtins.tuple", "builtins.dict"}
 # Base classes that share no tagged-event attributes with their subclasses.
-_PLAIN_BASES = {"torch.nn.Module", "torch.nn.modules.module.Module", "builtins.object"}
+_PLAIN_BASES = frozenset(PLAIN_BASES)  # (bases whose __init__ is known: semantic.PLAIN_BASES)
 
 # builtins that read nothing of an instance's attributes (hasattr asks one exists)
-_INSTANCE_READERS = frozenset({"super", "isinstance", "issubclass", "id", "type", "hash", "repr", "str", "print",
-                               "len", "bool", "hasattr", "callable", "format"})
+_INSTANCE_READERS = frozenset("builtins." + n for n in (
+    "super", "isinstance", "issubclass", "id", "type", "hash", "repr", "str", "print", "len", "bool", "hasattr",
+    "callable", "format"))
+# builtins that give a function's namespace as a dict, called without arguments
+_NAMESPACE_READERS = frozenset({"builtins.locals", "builtins.vars"})
 
 _SRC = ("torchair's page 图内多流表达功能（aclgraph） (Ascend/torchair@fbd4456f "
         "docs/zh/context/图内多流表达功能（aclgraph）.md); Ascend/torchair@fced8842 python/torchair/scope/, "
@@ -543,21 +546,18 @@ class StreamsAnalysis(Analysis):
         """Event keys a name cannot be seen to reach: every ``self.<attr>`` of a class whose
         instance is passed to a function not of this file (``getattr(self, f"ev_{i}")``,
         ``vars(self)``, ``helper(self)``) or read through ``self.__dict__`` /
-        ``self.__getattribute__``; every name of a scope whose namespace is read as a dict
-        (``locals()``, ``vars()``; for the module also ``globals()`` anywhere and
-        ``sys.modules``, as in ``sys.modules[__name__].EV``)."""
+        ``self.__getattribute__``; every name of a function whose ``locals()``/``vars()`` is
+        read; a module-level name that may escape through the module's namespace
+        (:meth:`Semantic.namespace_changed`: ``globals()["EV"]``, ``sys.modules[__name__].EV``)."""
         sem = self.ctx.sem
         argument: Dict[int, Tuple[cst.Call, Site]] = {}
-        spaces: Set[int] = set()  # id(scope) whose names are read by a namespace dict
+        spaces: Set[int] = set()  # id(function scope) whose names are read by its namespace dict
         for call, site in self.calls:
             for a in call.args:
                 argument[id(a.value)] = (call, site)
-            f = call.func
-            if type(f) is cst.Name and f.value in ("globals", "locals", "vars") and not sem.reaching(f.value, site)[0]:
-                if f.value == "globals":
-                    spaces.add(id(sem.module_scope))
-                elif not call.args:
-                    spaces.add(id(site.scope))
+            if not call.args and site.scope is not sem.module_scope and \
+                    sem.resolve(call.func, site, _NAMESPACE_READERS) is not None:
+                spaces.add(id(site.scope))
         whole: Set[int] = set()  # families of classes whose instance escapes
         for node, site in self.loads:
             if type(node) is cst.Attribute:
@@ -565,9 +565,6 @@ class StreamsAnalysis(Analysis):
                     cls = self._self_class(site, node.value.value)
                     if cls is not None and families.get(cls) is not None:
                         whole.add(families[cls])
-                elif node.attr.value == "modules" and type(node.value) is cst.Name and node.value.value == "sys" \
-                        and self._may_reach_own_module(node):
-                    spaces.add(id(sem.module_scope))
                 continue
             if type(node) is not cst.Name or id(node) in inner or id(node) not in argument:
                 continue
@@ -582,22 +579,12 @@ class StreamsAnalysis(Analysis):
             for cls, attrs in sem.attrs.items():
                 if families.get(cls) in whole:
                     out.update(("attr", families[cls], name) for name in attrs)
-        if spaces:
-            for scope in set(sem.scope_of.values()):
-                if id(scope) in spaces:
-                    out.update(("name", id(scope), name) for name in scope.bindings)
+        for scope in set(sem.scope_of.values()):
+            if id(scope) in spaces:
+                out.update(("name", id(scope), name) for name in scope.bindings)
+        module = sem.module_scope
+        out.update(("name", id(module), name) for name in module.bindings if sem.namespace_changed(name)[1])
         return out
-
-    def _may_reach_own_module(self, modules: cst.Attribute) -> bool:
-        """Whether this use of ``sys.modules`` may give this module's object (whose names
-        are then read by no name): not a membership test (``"x" in sys.modules``), nor a read
-        of another module by a literal key (``sys.modules["tensorflow"]``)."""
-        sem = self.ctx.sem
-        sem._use_table()
-        p = sem._uses_parent.get(modules)
-        if type(p) is cst.ComparisonTarget and type(p.operator) in (cst.In, cst.NotIn):
-            return False
-        return not sem._other_module_read(modules)
 
     def _sees_through(self, call: cst.Call, site: Site) -> bool:
         """Whether passing an instance to *call* lets no unseen code reach its attributes: a
@@ -605,9 +592,9 @@ class StreamsAnalysis(Analysis):
         own attribute reads are seen: ``_escaped``'s foreign names), a base's ``__init__``."""
         sem = self.ctx.sem
         f = call.func
+        if sem.resolve(f, site, _INSTANCE_READERS) is not None:
+            return True
         if type(f) is cst.Name:
-            if f.value in _INSTANCE_READERS and not sem.reaching(f.value, site)[0]:
-                return True
             b = sem.certain_binding(f, site)
             return b is not None and b.kind in ("def", "class")
         if type(f) is cst.Attribute and f.attr.value == "__init__":  # Base.__init__(self), nn.Module.__init__(self)
