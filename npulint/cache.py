@@ -31,6 +31,7 @@ its cache on every edit. Standard input is never cached (the pipeline never asks
 from __future__ import annotations
 
 import dataclasses
+import functools
 import io
 import os
 import pickle
@@ -88,6 +89,17 @@ def engine_key() -> str:
             h.update(f"|libcst:{spec.origin}:{st.st_size}:{st.st_mtime_ns}".encode())
     except (ImportError, OSError, ValueError):
         pass
+    h.update(_sources_digest())
+    return h.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def _sources_digest() -> bytes:
+    """The engine's and the rules' sources, hashed once per process: the code that runs is
+    what this process imported, whatever the files on disk become afterwards (a language
+    server, or a test suite's hundreds of in-process runs, would otherwise read them again
+    for every run)."""
+    h = blake2b(digest_size=16)
     for path in _sources():
         try:
             with open(path, "rb") as fh:
@@ -95,7 +107,7 @@ def engine_key() -> str:
         except OSError:
             continue
         h.update(os.path.basename(path).encode() + b"\0" + blake2b(data, digest_size=16).digest())
-    return h.hexdigest()
+    return h.digest()
 
 
 def digest(parts: Iterable[Any]) -> str:
