@@ -55,11 +55,22 @@ def _fact_gatherer(results: List[FileResult]) -> Callable[[str], List[Tuple[str,
     topic: the rules that read one topic (an analysis's facts) get the same list, so they can
     compute what they share from it once (memoised on its identity). Not to be modified."""
     gathered: Dict[str, List[Tuple[str, Any]]] = {}
+    indexed = []
 
     def gather(topic: str) -> List[Tuple[str, Any]]:
+        if not indexed:  # every topic in one pass over the results (most files have no facts)
+            indexed.append(True)
+            for r in results:
+                if r.facts:
+                    display = r.display
+                    for t, facts in r.facts.items():
+                        found = gathered.get(t)
+                        if found is None:
+                            found = gathered[t] = []
+                        found.extend([(display, f) for f in facts])
         found = gathered.get(topic)
         if found is None:
-            found = gathered[topic] = [(r.display, f) for r in results for f in r.facts.get(topic, ())]
+            found = gathered[topic] = []
         return found
 
     return gather
