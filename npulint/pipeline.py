@@ -377,6 +377,11 @@ FIRST_PASS_PARALLEL_FILES = 500
 # worker then runs alone (docs/benchmarks.md, "Figures behind the engine's comments").
 FIRST_PASS_SHARES_PER_JOB = 24
 
+# Of those, this many per worker (the last ones) are each cut in FIRST_PASS_TAIL_SPLIT
+# interleaved pieces, so that the last pieces handed out are small.
+FIRST_PASS_TAIL_SHARES = 2
+FIRST_PASS_TAIL_SPLIT = 4
+
 
 def _first_pass_jobs(n_inputs: int, options: RunOptions) -> int:
     if options.jobs == 1 or n_inputs < FIRST_PASS_PARALLEL_FILES or not _can_fork():
@@ -404,31 +409,36 @@ def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnam
                         notes: List[str], changed: Optional[List[str]], jobs: int,
                         index: Optional[StatIndex] = None) -> List[FileResult]:
     """The first pass in *jobs* worker processes, over interleaved shares of *inputs* (every
-    k-th file), merged in share order (the run sorts the results by path). A share whose worker
-    failed (a crash in native code) is done again here, file by file where it parses."""
+    k-th file; the last few shares cut again so, in smaller pieces), merged in share order
+    (the run sorts the results by path). A share whose worker failed (a crash in native code)
+    is done again here, file by file where it parses."""
     global _FORKED_FIRST_PASS
     checkers.get()  # loaded once, before the fork
     n = len(inputs)
     k = min(n, jobs * FIRST_PASS_SHARES_PER_JOB)
+    # the last shares in smaller pieces: the workers then finish closer together
+    tail = min(k - 1, jobs * FIRST_PASS_TAIL_SHARES) if n >= k * FIRST_PASS_TAIL_SPLIT else 0
+    shares = [(first, k) for first in range(k - tail)] + [
+        (c + j * k, k * FIRST_PASS_TAIL_SPLIT) for c in range(k - tail, k) for j in range(FIRST_PASS_TAIL_SPLIT)]
     results: List[FileResult] = []
-    failed: List[int] = []
+    failed: List[Tuple[int, int]] = []
     pool_notes: List[str] = []
     _FORKED_FIRST_PASS = (inputs, checkers, cache, modnames, options, index)
     try:
         with _gc_tuned():
             with _forked_pool(jobs) as pool:
-                futures = [(first, pool.submit(_first_pass_share, first, k)) for first in range(k)]
-                for first, fut in futures:
+                futures = [((first, step), pool.submit(_first_pass_share, first, step)) for first, step in shares]
+                for (first, step), fut in futures:
                     try:
                         share_results, share_notes, share_changed, keys, taken = fut.result()
                     except Exception:  # the worker died, or its results would not pickle
-                        failed.append(first)
+                        failed.append((first, step))
                         continue
                     results.extend(share_results)
                     pool_notes.extend(share_notes)
                     if changed is not None:
                         changed.extend(share_changed)
-                    for inp, (ok, digest) in zip(inputs[first::k], keys):
+                    for inp, (ok, digest) in zip(inputs[first::step], keys):
                         inp.cacheable = inp.cacheable and ok
                         inp.digest = digest
                     if index is not None:
@@ -437,8 +447,8 @@ def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnam
         _FORKED_FIRST_PASS = None
     notes.extend(sorted(pool_notes))  # (each names its file first: in the order of the paths, whatever the shares)
     # again with the prefilter here and the analysis in pools that retry a crashing file alone
-    for first in failed:
-        results.extend(_first_pass(inputs[first::k], checkers, cache, modnames, options, notes, changed, split=False,
+    for first, step in failed:
+        results.extend(_first_pass(inputs[first::step], checkers, cache, modnames, options, notes, changed, split=False,
                                    isolate=True, index=index))
     return results
 
