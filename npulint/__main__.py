@@ -1,6 +1,6 @@
 import sys
 
-from npulint.cli import main
+from npulint.cli import console_main
 
 if __name__ == "__main__":  # pragma: no cover - exercised through a subprocess (tests/test_cli.py)
-    sys.exit(main())
+    sys.exit(console_main())

@@ -578,3 +578,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             pass
         code = EXIT_FINDINGS
     return code if isinstance(code, int) else EXIT_OK
+
+
+def console_main() -> int:
+    """:func:`main` for the console script and ``python -m npulint``, whose process ends
+    right after: what it allocated is frozen out of the collection the interpreter runs as it
+    exits (a full walk of the rules', LibCST's and the run's objects, which the exit frees
+    anyway)."""
+    code = main()
+    import gc
+
+    gc.freeze()
+    return code
