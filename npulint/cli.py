@@ -548,8 +548,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``npulint`` with *argv* (default: ``sys.argv[1:]``) and return its exit status:
     0 clean, 1 findings, 2 a usage or configuration error (one line on stderr), 130
     interrupted. Writes to ``sys.stdout``/``sys.stderr`` and reads ``sys.stdin`` as they are
-    (it captures nothing). The console script and ``python -m npulint`` call
-    ``sys.exit(main())``."""
+    (it captures nothing). The console script and ``python -m npulint`` call it through
+    :func:`console_main`."""
     args = list(argv) if argv is not None else sys.argv[1:]
     _never_fail_to_encode()
     if args[:1] == ["server"] and not os.path.lexists("server"):  # a path named "server" is linted
