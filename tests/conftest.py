@@ -67,7 +67,10 @@ def pytest_collection(session):
         from _pytest.assertion import rewrite as rw
 
         state = session.config.stash[rw.assertstate_key]
-        files = sorted(Path(__file__).parent.glob("test_*.py"))
+        here = session.config.invocation_params.dir
+        asked = [(here / arg.split("::")[0]).resolve() for arg in session.config.args]
+        files = [f for f in sorted(Path(__file__).resolve().parent.glob("test_*.py"))
+                 if any(f == a or a in f.parents for a in asked)]  # only what this run collects
         start = int(worker[2:]) * len(files) // count
         for fn in files[start:] + files[:start]:
             pyc = rw.get_cache_dir(fn) / (fn.name[:-3] + rw.PYC_TAIL)
