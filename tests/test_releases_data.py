@@ -114,6 +114,16 @@ def test_generated_file_is_up_to_date():
     assert proc.returncode == 0, proc.stderr
 
 
+def test_the_generator_without_its_mirrors_says_so_in_one_line(tmp_path):
+    import subprocess
+    import sys
+    proc = subprocess.run([sys.executable, os.path.join(REPO, "tools", "gen_releases.py"), "--check"],
+                          capture_output=True, text=True, env=dict(os.environ, NPULINT_MIRRORS=str(tmp_path / "none")))
+    assert proc.returncode == 2
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("gen_releases: git rev-parse ") and "NPULINT_MIRRORS" in proc.stderr
+
+
 def test_every_entry_holds_somewhere(data):
     empty = [k for k, v in data["entries"].items() if not v]
     assert not empty

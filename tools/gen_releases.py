@@ -1564,7 +1564,15 @@ def main(argv=None):
     ap.add_argument("--check", action="store_true", help="exit 1 if the JSON on disk is not up to date")
     ap.add_argument("--report", action="store_true", help="print notes per entry and counts to stderr")
     ns = ap.parse_args(argv)
-    data, notes = build(report=ns.report)
+    try:
+        data, notes = build(report=ns.report)
+    except subprocess.CalledProcessError as exc:  # a mirror or ref that is not there: one line, not a traceback
+        where = exc.cmd[2] if len(exc.cmd) > 2 else MIRRORS
+        detail = (exc.stderr or "").strip().splitlines()
+        print(f"gen_releases: git {' '.join(exc.cmd[3:])} failed in {where}"
+              f"{': ' + detail[-1] if detail else ''} (fetch the upstream mirrors into {MIRRORS}, or set NPULINT_MIRRORS)",
+              file=sys.stderr)
+        return 2
     text = json.dumps(data, indent=1, ensure_ascii=False) + "\n"
     if ns.report:
         by_key = {e.key: e for e in CATALOG}
