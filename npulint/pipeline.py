@@ -405,6 +405,16 @@ def _first_pass_share(first: int, step: int):
     return results, notes, changed, [(inp.cacheable, inp.digest) for inp in share], taken
 
 
+def _shares(n: int, jobs: int) -> List[Tuple[int, int]]:
+    """The first pass's shares of *n* inputs, as ``(first, step)`` for ``inputs[first::step]``:
+    every k-th input, k shares per worker; the last ones cut again into interleaved pieces
+    (the workers then finish closer together). Each input is in exactly one share."""
+    k = min(n, jobs * FIRST_PASS_SHARES_PER_JOB)
+    tail = min(k - 1, jobs * FIRST_PASS_TAIL_SHARES) if n >= k * FIRST_PASS_TAIL_SPLIT else 0
+    return [(first, k) for first in range(k - tail)] + [
+        (c + j * k, k * FIRST_PASS_TAIL_SPLIT) for c in range(k - tail, k) for j in range(FIRST_PASS_TAIL_SPLIT)]
+
+
 def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnames, options: RunOptions,
                         notes: List[str], changed: Optional[List[str]], jobs: int,
                         index: Optional[StatIndex] = None) -> List[FileResult]:
@@ -414,12 +424,7 @@ def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnam
     is done again here, file by file where it parses."""
     global _FORKED_FIRST_PASS
     checkers.get()  # loaded once, before the fork
-    n = len(inputs)
-    k = min(n, jobs * FIRST_PASS_SHARES_PER_JOB)
-    # the last shares in smaller pieces: the workers then finish closer together
-    tail = min(k - 1, jobs * FIRST_PASS_TAIL_SHARES) if n >= k * FIRST_PASS_TAIL_SPLIT else 0
-    shares = [(first, k) for first in range(k - tail)] + [
-        (c + j * k, k * FIRST_PASS_TAIL_SPLIT) for c in range(k - tail, k) for j in range(FIRST_PASS_TAIL_SPLIT)]
+    shares = _shares(len(inputs), jobs)
     results: List[FileResult] = []
     failed: List[Tuple[int, int]] = []
     pool_notes: List[str] = []

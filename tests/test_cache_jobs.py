@@ -313,10 +313,13 @@ def test_a_worker_crash_costs_only_the_file_that_caused_it(tmp_path, monkeypatch
 
 
 @pytest.mark.skipif(not workers._can_fork(), reason="worker processes need fork")
-def test_the_first_pass_in_shares_finds_exactly_what_one_process_finds(tmp_path, monkeypatch):
+@pytest.mark.parametrize("per_job", [pipeline.FIRST_PASS_SHARES_PER_JOB, 2])  # 2: the last shares are cut smaller
+def test_the_first_pass_in_shares_finds_exactly_what_one_process_finds(tmp_path, monkeypatch, per_job):
     """Over many files the workers read, prefilter and analyse shares of the files (the
     main process only merges): same findings, fixes, notes, cross-file facts and cache."""
     monkeypatch.setattr(pipeline, "FIRST_PASS_PARALLEL_FILES", 4)
+    monkeypatch.setattr(pipeline, "FIRST_PASS_SHARES_PER_JOB", per_job)
+    assert (len(pipeline._shares(20, 2)) > 2 * per_job) == (per_job == 2)  # (the corpus below: 20 files)
     split = []
     real = pipeline._first_pass_in_pool
     monkeypatch.setattr(pipeline, "_first_pass_in_pool", lambda *a: split.append(a[7]) or real(*a))  # (a[7]: jobs)
@@ -337,6 +340,14 @@ def test_the_first_pass_in_shares_finds_exactly_what_one_process_finds(tmp_path,
     assert cold.findings == two.findings and not cold.cached and not warm.cached
     assert warm.findings == [f for f in two.findings if not f.path.endswith("m00.py")]
     assert warm.parsed == two.parsed - 1
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 47, 48, 191, 192, 193, 1000, 7460])
+@pytest.mark.parametrize("jobs", [1, 2, 3, 8])
+def test_the_first_pass_shares_hold_each_input_once(n, jobs):
+    shares = pipeline._shares(n, jobs)
+    held = sorted(i for first, step in shares for i in range(n)[first::step])
+    assert held == list(range(n)) and all(range(n)[first::step] for first, step in shares)  # once each, none empty
 
 
 def _run_in_process(root, names, cache=None, jobs=1, walked=()):
