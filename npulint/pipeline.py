@@ -418,10 +418,9 @@ def _shares(n: int, jobs: int) -> List[Tuple[int, int]]:
 def _first_pass_in_pool(inputs: List[_Input], checkers: _Checkers, cache, modnames, options: RunOptions,
                         notes: List[str], changed: Optional[List[str]], jobs: int,
                         index: Optional[StatIndex] = None) -> List[FileResult]:
-    """The first pass in *jobs* worker processes, over interleaved shares of *inputs* (every
-    k-th file; the last few shares cut again so, in smaller pieces), merged in share order
-    (the run sorts the results by path). A share whose worker failed (a crash in native code)
-    is done again here, file by file where it parses."""
+    """The first pass in *jobs* worker processes, over interleaved shares of *inputs* (see
+    :func:`_shares`), merged in share order (the run sorts the results by path). A share whose
+    worker failed (a crash in native code) is done again here, file by file where it parses."""
     global _FORKED_FIRST_PASS
     checkers.get()  # loaded once, before the fork
     shares = _shares(len(inputs), jobs)
