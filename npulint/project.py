@@ -51,27 +51,17 @@ def _project_phase(results: List[FileResult], checker_classes: Sequence[type], e
 
 
 def _fact_gatherer(results: List[FileResult]) -> Callable[[str], List[Tuple[str, Any]]]:
-    """The facts of a topic over every file, ``(display, fact)`` in path order, gathered once per
-    topic: the rules that read one topic (an analysis's facts) get the same list, so they can
-    compute what they share from it once (memoised on its identity). Not to be modified."""
+    """The facts of a topic over every file, ``(display, fact)`` in path order, every topic's
+    gathered in one pass over the results: the rules that read one topic (an analysis's facts)
+    get the same list, so they can compute what they share from it once (memoised on its
+    identity). Not to be modified."""
     gathered: Dict[str, List[Tuple[str, Any]]] = {}
-    indexed = []
+    for r in results:  # every topic in one pass (most files have no facts)
+        for topic, facts in r.facts.items():
+            gathered.setdefault(topic, []).extend((r.display, f) for f in facts)
 
     def gather(topic: str) -> List[Tuple[str, Any]]:
-        if not indexed:  # every topic in one pass over the results (most files have no facts)
-            indexed.append(True)
-            for r in results:
-                if r.facts:
-                    display = r.display
-                    for t, facts in r.facts.items():
-                        found = gathered.get(t)
-                        if found is None:
-                            found = gathered[t] = []
-                        found.extend([(display, f) for f in facts])
-        found = gathered.get(topic)
-        if found is None:
-            found = gathered[topic] = []
-        return found
+        return gathered.setdefault(topic, [])
 
     return gather
 
