@@ -2,9 +2,8 @@
 """Instructions a command executes, counted by valgrind's callgrind over the process and its
 children (with ``PYTHONHASHSEED=0``): about the same count for the same run whatever else the
 machine is doing, where wall times on a shared machine move by tens of percent from one minute
-to the next. For comparing two
-commits of npulint on one tree (each installed in its own venv), not for ratios to ruff (the
-targets are wall times; ruff runs threads).
+to the next. For comparing two commits of npulint on one tree (each installed in its own venv),
+not for ratios to ruff (the targets are wall times; ruff runs threads).
 
     python bench/instructions.py -- /tmp/venv-a/bin/npulint TREE --no-cache --exit-zero -q -j1
     python bench/instructions.py -- /tmp/venv-b/bin/npulint TREE --no-cache --exit-zero -q -j1

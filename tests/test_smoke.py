@@ -49,6 +49,7 @@ def test_instructions_bench_sums_what_callgrind_collects_over_the_children():
     two = subprocess.run([sys.executable, str(REPO / "bench" / "instructions.py"), "--", "sh", "-c", f"{true}; {true}"],
                          capture_output=True, text=True, timeout=120)
     assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
+
     def parts(out):  # "TOTAL instructions (FIRST, SECOND, ...)"
         total, per = out.stdout.split(" instructions (")
         return int(total.replace(",", "")), [int(n.replace(",", "")) for n in per.rstrip(")\n").split(", ")]
